@@ -1,0 +1,42 @@
+# Two commands matter: `make run` (set up + run on the embedded default) and
+# `make test` (set up + run the test suite). Everything else is a helper.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.PHONY: run test setup lint typecheck bench services-test browser-deps lock clean
+
+$(STAMP): requirements.txt
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -r requirements.txt
+	touch $(STAMP)
+
+setup: $(STAMP)
+
+run: setup
+	$(PY) manage.py migrate --noinput
+	$(PY) manage.py runserver 127.0.0.1:8000
+
+test: setup
+	$(PY) -m pytest -q
+
+services-test: setup
+	$(PY) -m pytest -q -m services
+
+lint: setup
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+typecheck: setup
+	$(VENV)/bin/mypy .
+
+bench: setup
+	for b in bench/bench_*.py; do $(PY) $$b || exit 1; done
+
+lock:
+	$(PY) -m pip freeze | grep -v '^pkg_resources' > requirements.txt
+
+clean:
+	rm -rf $(VENV) var

@@ -1,0 +1,173 @@
+"""The one settings module. Every knob comes from the environment.
+
+Two profiles, chosen by environment alone:
+
+* embedded (default): SQLite under ``$KIROCREW_HOME``, in-memory channel layer,
+  Celery tasks run inline, the offline ``heuristic`` summarizer.
+* services: ``DATABASE_URL`` (PostgreSQL) and/or ``REDIS_URL`` (Celery broker,
+  result backend and channels-redis layer).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import dj_database_url
+import django_stubs_ext
+
+django_stubs_ext.monkeypatch()
+
+
+def env_bool(name: str, default: bool = False) -> bool:
+    value = os.environ.get(name)
+    if value is None or value.strip() == "":
+        return default
+    return value.strip().lower() in {"1", "true", "yes", "on"}
+
+
+def env_int(name: str, default: int) -> int:
+    try:
+        return int(os.environ.get(name, ""))
+    except ValueError:
+        return default
+
+
+def env_list(name: str, default: str) -> list[str]:
+    return [item.strip() for item in os.environ.get(name, default).split(",") if item.strip()]
+
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+# ---------------------------------------------------------------- data root
+KIROCREW_HOME = Path(os.environ.get("KIROCREW_HOME") or BASE_DIR / "var").resolve()
+KIROCREW_SESSIONS_DIR = KIROCREW_HOME / "sessions"
+KIROCREW_CONFIG_PATH = KIROCREW_HOME / "config.json"
+
+# ---------------------------------------------------------------- core Django
+DEBUG = env_bool("DJANGO_DEBUG", False)
+SECRET_KEY = os.environ.get("DJANGO_SECRET_KEY") or "kirocrew-insecure-embedded-default-key-change-me"
+ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", "127.0.0.1,localhost,testserver")
+CSRF_TRUSTED_ORIGINS = env_list(
+    "DJANGO_CSRF_TRUSTED_ORIGINS", "http://127.0.0.1:8000,http://localhost:8000"
+)
+
+INSTALLED_APPS = [
+    "daphne",
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "channels",
+    "ninja",
+    "transcripts",
+    "summaries",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "kirocrew_site.urls"
+WSGI_APPLICATION = "kirocrew_site.wsgi.application"
+ASGI_APPLICATION = "kirocrew_site.asgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+# ---------------------------------------------------------------- database
+_sqlite_default = f"sqlite:///{KIROCREW_HOME / 'kirocrew.sqlite3'}"
+# An empty DATABASE_URL would make dj_database_url ignore its default.
+DATABASES = {
+    "default": dj_database_url.parse(
+        os.environ.get("DATABASE_URL") or _sqlite_default, conn_max_age=0
+    )
+}
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # Daphne threads, Celery and commands may all write: wait instead of failing.
+    DATABASES["default"]["OPTIONS"] = {
+        "init_command": "PRAGMA busy_timeout = 5000; PRAGMA journal_mode = WAL;",
+        "transaction_mode": "IMMEDIATE",
+    }
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# ---------------------------------------------------------------- auth, i18n, static
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+]
+LOGIN_URL = "/login/"
+LOGIN_REDIRECT_URL = "/"
+LOGOUT_REDIRECT_URL = "/login/"
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = os.environ.get("TZ_NAME", "UTC")
+USE_I18N = True
+USE_TZ = True
+STATIC_URL = "static/"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STATIC_ROOT = KIROCREW_HOME / "staticfiles"
+
+# ---------------------------------------------------------------- redis, channels, celery
+REDIS_URL = os.environ.get("REDIS_URL", "")
+
+if REDIS_URL:
+    CHANNEL_LAYERS = {
+        "default": {
+            "BACKEND": "channels_redis.core.RedisChannelLayer",
+            "CONFIG": {"hosts": [REDIS_URL]},
+        }
+    }
+else:
+    # Works inside ONE process only: pushes from a worker or a command are lost
+    # by design; the panel converges on the next page load.
+    CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+
+CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL") or REDIS_URL
+CELERY_RESULT_BACKEND = os.environ.get("CELERY_RESULT_BACKEND") or REDIS_URL or None
+CELERY_TASK_ALWAYS_EAGER = not CELERY_BROKER_URL
+CELERY_TASK_EAGER_PROPAGATES = True
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TASK_SERIALIZER = "json"
+CELERY_ACCEPT_CONTENT = ["json"]
+
+# ---------------------------------------------------------------- transcripts
+# never | rotate | always: fsync policy for appends (rewrites always fsync unless never).
+TRANSCRIPT_FSYNC = os.environ.get("KIROCREW_TRANSCRIPT_FSYNC", "rotate")
+
+# ---------------------------------------------------------------- summaries
+KIROCREW_SUMMARY_MODEL = os.environ.get("KIROCREW_SUMMARY_MODEL", "heuristic")
+KIROCREW_OPENAI_BASE_URL = os.environ.get("KIROCREW_OPENAI_BASE_URL", "http://127.0.0.1:11434/v1")
+KIROCREW_OPENAI_API_KEY = os.environ.get("KIROCREW_OPENAI_API_KEY", "")
+KIROCREW_OPENAI_TIMEOUT = float(os.environ.get("KIROCREW_OPENAI_TIMEOUT", "60") or 60)
+KIROCREW_OPENAI_MAX_TOKENS = env_int("KIROCREW_OPENAI_MAX_TOKENS", 2000)
+
+# ---------------------------------------------------------------- logging
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": os.environ.get("KIROCREW_LOG_LEVEL", "INFO")},
+    "loggers": {"django.db.backends": {"level": "WARNING"}},
+}

@@ -1,0 +1,17 @@
+"""The unit of extraction: one kept transcript row as the summarizer sees it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class TranscriptTurn:
+    index: int  # 1-based position among kept rows
+    role: str  # "user" or "assistant" (merged_summary rows read as assistant)
+    text: str  # user text capped at max_user_chars; assistant head/tail excerpt
+    ts: str | None
+    user_turn: int | None  # genuine user turn number; None for assistant and injected rows
+    injected: bool = False  # automation posting under role "user"
+    repeat_of: int | None = None  # verbatim resend of this earlier user turn
+    truncated: bool = False
