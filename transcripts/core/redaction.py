@@ -15,3 +15,11 @@ def redact_text(text: str) -> tuple[str, RedactionReport]:
 def redact_value(value: Any) -> tuple[Any, RedactionReport]:
     """Recursively redact every ``str`` inside dicts/lists; keys and non-strings untouched."""
     return value, {}
+
+
+def merge_reports(*reports: RedactionReport) -> RedactionReport:
+    merged: RedactionReport = {}
+    for report in reports:
+        for kind, count in report.items():
+            merged[kind] = merged.get(kind, 0) + count
+    return merged

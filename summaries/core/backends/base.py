@@ -1,0 +1,88 @@
+"""The contract every summarizer backend meets, and the errors it may raise.
+
+A backend turns one summarization prompt into the model's raw reply text. It does
+not parse the reply: the caller owns parsing and normalization, so every backend's
+output goes through the same checks.
+
+Errors are typed so the caller can log *why* a pass failed (and keep the previous
+summary) without string matching. Their messages are written to be safe to log:
+they never contain the API key or any part of the prompt, because the prompt is
+the user's conversation and logs outlive it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol, runtime_checkable
+
+from summaries.core.turns import TranscriptTurn
+
+
+@runtime_checkable
+class SummaryBackend(Protocol):
+    """Something that answers a summarization prompt with raw reply text.
+
+    ``name`` is what gets recorded as the stored summary's ``model``, e.g.
+    ``"heuristic"`` or ``"openai:gpt-4o-mini"``. It is declared as a read-only
+    property so that a plain instance attribute, a class attribute, a frozen
+    dataclass field and a property all satisfy the protocol.
+
+    ``generate`` receives the complete prompt (instructions plus the rendered
+    transcript) and the same transcript as structured turns. A remote model reads
+    only ``prompt``; an offline backend may read ``turns`` instead of re-parsing
+    prose. It returns the reply text unparsed and raises a :class:`BackendError`
+    subclass on failure. It is synchronous: a Celery worker calls it.
+    """
+
+    @property
+    def name(self) -> str: ...
+
+    def generate(self, prompt: str, turns: Sequence[TranscriptTurn]) -> str: ...
+
+
+class BackendError(Exception):
+    """The backend produced no usable reply text. The message is safe to log."""
+
+
+class BackendTimeout(BackendError):
+    """The model server did not answer (connect or read) within the timeout."""
+
+
+class BackendUnavailable(BackendError):
+    """The model server could not be reached or dropped the connection.
+
+    Covers connection refused, DNS failure and a connection closed without a
+    (complete) response.
+    """
+
+
+class BackendHTTPError(BackendError):
+    """The model server answered with a non-success HTTP status.
+
+    ``code`` is the server's short machine-readable error code or type when it
+    sent one (e.g. ``"model_not_found"``); free-text error messages are never
+    copied, since a server may echo the request back in them.
+    """
+
+    def __init__(self, status: int, message: str | None = None, *, code: str | None = None) -> None:
+        self.status = status
+        self.code = code
+        if message is None:
+            message = f"model server answered HTTP {status}"
+            if code:
+                message += f" ({code})"
+        super().__init__(message)
+
+    def __reduce__(self) -> tuple[type[BackendHTTPError], tuple[int, str], dict[str, object]]:
+        # The default Exception pickling calls cls(*args) == cls(message), which
+        # would put the message into ``status``. Celery pickles exceptions that
+        # escape a task, so keep the round trip exact.
+        return (type(self), (self.status, str(self)), {"code": self.code})
+
+
+class BackendBadReply(BackendError):
+    """The server answered, but not with usable reply text.
+
+    Non-JSON body, no ``choices``, no or non-string content, or a body over the
+    size cap.
+    """

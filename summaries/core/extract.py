@@ -1,0 +1,265 @@
+"""Reduce transcript rows to the bounded input the summarizer reads.
+
+Only ``role``, ``content`` and ``ts`` are ever read. ``meta`` is most of a transcript's
+bytes (14.65 MB of a 15.6 MB session in the original) and holds nothing about intent,
+so ignoring it is the single largest saving, and both entry points below prove it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import replace
+from typing import Any
+
+import msgspec
+
+from transcripts.core.codec import MAX_LINE_BYTES
+
+from .turns import TranscriptTurn
+
+READ_ROLES = frozenset({"user", "assistant", "merged_summary"})
+# Automation that posts under role "user". Counting one as a person's turn invents a
+# goal nobody had, so these are labelled and excluded from the user-turn count.
+INJECTED_PREFIXES: tuple[str, ...] = (
+    "[cron notification",
+    "[subagent completion event]",
+    "[subagent batch completion event]",
+    "[auto-nudge cycle",
+    "[monitor wake]",
+    "[tool refusal",
+    "[tool stall",
+    "=== restored context",
+    "[system]",
+)
+MAX_USER_CHARS = 4000
+MAX_INPUT_CHARS = 40_000
+KEEP_FIRST_TURNS = 3
+AUTOMATION_LABEL = "[automation, not the user]"
+_BOM = b"\xef\xbb\xbf"
+
+
+def is_injected(content: str) -> bool:
+    return content.lstrip().lower().startswith(INJECTED_PREFIXES)
+
+
+def excerpt(content: str, keep: int) -> str:
+    """Head and tail of ``content``, ``keep`` characters each, with the gap counted."""
+    keep = max(0, keep)
+    if len(content) <= 2 * keep:
+        return content
+    dropped = len(content) - 2 * keep
+    # content[len - keep:] rather than content[-keep:]: keep == 0 must give "", not all.
+    tail = content[len(content) - keep :]
+    return f"{content[:keep]}\n[... {dropped} characters omitted ...]\n{tail}"
+
+
+class _Extractor:
+    """The one extraction rule, fed by both the dict path and the bytes fast path."""
+
+    def __init__(self, assistant_excerpt_chars: int, max_user_chars: int) -> None:
+        self.keep = assistant_excerpt_chars
+        self.max_user = max_user_chars
+        self.turns: list[TranscriptTurn] = []
+        self.user_count = 0
+        self.prev_norm: str | None = None
+        self.prev_turn = 0
+
+    def feed(self, role: object, content: object, ts: object) -> None:
+        if not isinstance(role, str) or role not in READ_ROLES:
+            return
+        if not isinstance(content, str) or not content.strip():
+            return
+        stamp = ts if isinstance(ts, str) else None
+        index = len(self.turns) + 1
+        if role != "user":
+            text = excerpt(content, self.keep)
+            turn = TranscriptTurn(index, "assistant", text, stamp, None, truncated=text != content)
+        elif is_injected(content):
+            # Neither counted nor remembered: a resend on either side of an automation
+            # row is still a resend.
+            text = content[: self.max_user]
+            turn = TranscriptTurn(
+                index, "user", text, stamp, None, injected=True, truncated=len(content) > len(text)
+            )
+        else:
+            text = content[: self.max_user]
+            self.user_count += 1
+            norm = " ".join(text.split())
+            repeat = self.prev_turn if norm == self.prev_norm else None
+            self.prev_norm, self.prev_turn = norm, self.user_count
+            turn = TranscriptTurn(
+                index,
+                "user",
+                text,
+                stamp,
+                self.user_count,
+                repeat_of=repeat,
+                truncated=len(content) > len(text),
+            )
+        self.turns.append(turn)
+
+
+def extract_turns(
+    records: Iterable[object],
+    *,
+    assistant_excerpt_chars: int = 400,
+    max_user_chars: int = MAX_USER_CHARS,
+) -> list[TranscriptTurn]:
+    """Kept user/assistant rows of folded transcript records, in order."""
+    ex = _Extractor(assistant_excerpt_chars, max_user_chars)
+    for rec in records:
+        if isinstance(rec, dict):
+            ex.feed(rec.get("role"), rec.get("content"), rec.get("ts"))
+    return ex.turns
+
+
+class _RowView(msgspec.Struct):
+    # Any, not str: a row whose ts is a number must be kept with ts None, exactly as the
+    # dict path does, instead of failing validation and vanishing.
+    role: Any = None
+    content: Any = None
+    ts: Any = None
+    record_type: Any = msgspec.field(default=None, name="_type")
+
+
+_decode_row = msgspec.json.Decoder(_RowView).decode
+
+
+def extract_turns_from_lines(
+    lines: Iterable[bytes],
+    *,
+    assistant_excerpt_chars: int = 400,
+    max_user_chars: int = MAX_USER_CHARS,
+) -> list[TranscriptTurn]:
+    """``extract_turns`` straight from JSONL lines, without materialising ``meta``.
+
+    msgspec skips unknown fields without building them, so a row costs roughly its
+    role/content/ts. Only for transcripts with no revision records (nothing to fold);
+    metadata, revision and archive lines are skipped, as are lines the store's reader
+    skips (blank, malformed, non-object, oversize).
+    """
+    ex = _Extractor(assistant_excerpt_chars, max_user_chars)
+    for raw in lines:
+        line = raw[3:] if raw.startswith(_BOM) else raw
+        if len(line.rstrip(b"\r\n")) > MAX_LINE_BYTES or not line.strip():
+            continue
+        try:
+            row = _decode_row(line)
+        except (msgspec.DecodeError, RecursionError, ValueError):
+            continue
+        if row.record_type is None:
+            ex.feed(row.role, row.content, row.ts)
+    return ex.turns
+
+
+def count_user_turns(turns: Iterable[TranscriptTurn]) -> int:
+    return sum(1 for t in turns if t.role == "user" and not t.injected)
+
+
+def count_user_turns_in_records(records: Iterable[object]) -> int:
+    """Genuine user turns straight from records; the same rule ``extract_turns`` applies."""
+    count = 0
+    for rec in records:
+        if not isinstance(rec, dict) or rec.get("role") != "user":
+            continue
+        content = rec.get("content")
+        if isinstance(content, str) and content.strip() and not is_injected(content):
+            count += 1
+    return count
+
+
+def last_activity_ts(turns: Sequence[TranscriptTurn]) -> str | None:
+    for turn in reversed(turns):
+        if turn.ts:
+            return turn.ts
+    return None
+
+
+def _header(turn: TranscriptTurn) -> str:
+    if turn.role != "user":
+        return "ASSISTANT [excerpt]" if turn.truncated else "ASSISTANT"
+    if turn.injected:
+        return AUTOMATION_LABEL
+    head = f"USER (turn {turn.user_turn})"
+    if turn.repeat_of is not None:
+        head += f" [resend of turn {turn.repeat_of}, not a new request]"
+    if turn.ts:
+        head += f" [{turn.ts}]"
+    return head
+
+
+def _block(turn: TranscriptTurn) -> str:
+    return f"{_header(turn)}\n{turn.text}"
+
+
+def render_input(turns: Iterable[TranscriptTurn]) -> str:
+    """Every turn as a header line plus its text, blank-line separated."""
+    return "\n\n".join(_block(t) for t in turns).strip()
+
+
+def _omission_line(dropped: Sequence[TranscriptTurn]) -> str:
+    numbers = [t.user_turn for t in dropped if t.user_turn is not None]
+    if not numbers:
+        return f"[... {len(dropped)} assistant/automation rows omitted ...]"
+    if len(numbers) == 1:
+        return f"[... user turn {numbers[0]} omitted ...]"
+    return f"[... user turns {numbers[0]}-{numbers[-1]} omitted ...]"
+
+
+def _cut(turn: TranscriptTurn, per_end: int) -> TranscriptTurn:
+    # User text is never cut here (it is already <= max_user_chars): a half request
+    # misleads more than a missing one, so the selection below keeps or drops it whole.
+    if turn.role == "user" or len(turn.text) <= 2 * per_end:
+        return turn
+    return replace(turn, text=excerpt(turn.text, per_end), truncated=True)
+
+
+def render_bounded_input(turns: Sequence[TranscriptTurn], max_chars: int = MAX_INPUT_CHARS) -> str:
+    """``render_input`` capped at ``max_chars``: first user turns, then the newest.
+
+    Over budget: each assistant turn is cut to about a quarter of the budget (an
+    eighth per end); the turns through the first KEEP_FIRST_TURNS user turns are kept
+    while they fit in half the budget (that is where the session's intent starts);
+    then as many of the newest turns as fit; one line stands for the middle.
+    """
+    full = render_input(turns)
+    if len(full) <= max_chars:
+        return full
+    cut = [_cut(t, max(1, max_chars // 8)) for t in turns]
+    blocks = [_block(t) for t in cut]
+    if len("\n\n".join(blocks)) <= max_chars:
+        return "\n\n".join(blocks).strip()
+
+    head_end = 0  # exclusive
+    used = 0
+    users_seen = 0
+    for i, turn in enumerate(cut):
+        if turn.user_turn is not None:
+            users_seen += 1
+            if users_seen > KEEP_FIRST_TURNS:
+                break
+        cost = len(blocks[i]) + 2
+        if used + cost > max_chars // 2:
+            break
+        used += cost
+        head_end = i + 1
+
+    # Reserve room for the longest omission line this session could need, so the tail
+    # loop stays linear instead of re-rendering the line for every candidate.
+    reserve = 2 + max(
+        len(_omission_line(cut)),
+        len(f"[... user turns {len(cut)}-{len(cut)} omitted ...]"),
+    )
+    tail_start = len(cut)
+    for i in range(len(cut) - 1, head_end - 1, -1):
+        cost = len(blocks[i]) + 2
+        if used + reserve + cost > max_chars:
+            break
+        used += cost
+        tail_start = i
+
+    parts = blocks[:head_end]
+    if tail_start > head_end:
+        parts.append(_omission_line(cut[head_end:tail_start]))
+    parts.extend(blocks[tail_start:])
+    return "\n\n".join(parts).strip()

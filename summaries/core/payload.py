@@ -1,0 +1,150 @@
+"""Shape a parsed model reply into the stored payload: coerce, derive, cap, redact."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, TypeGuard
+
+from transcripts.core.redaction import redact_payload
+
+logger = logging.getLogger(__name__)
+
+STATE_DONE = "done"
+STATE_NEEDS_YOU = "needs-you"
+STATE_IN_PROGRESS = "in-progress"
+STATE_DROPPED = "dropped"
+STATUSES = frozenset({"active", "completed", "abandoned"})
+
+
+def derive_state(status: object, verified: object) -> str:
+    """The one word the panel shows; status is about the work, verified about the result."""
+    if status == "abandoned":
+        return STATE_DROPPED
+    if status == "completed":
+        # Finished work whose result nobody confirmed is exactly what a person forgets.
+        return STATE_NEEDS_YOU if verified is False else STATE_DONE
+    return STATE_IN_PROGRESS
+
+
+def _is_int(value: object) -> TypeGuard[int]:
+    # JSON true/false are not turn numbers (the original let them through as 1/0).
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _strings(value: object) -> list[str]:
+    if not isinstance(value, list):
+        return []
+    return [s.strip() for s in value if isinstance(s, str) and s.strip()]
+
+
+def _text(value: object) -> str:
+    return str(value or "").strip()
+
+
+def _next_steps(value: object) -> list[dict[str, str]]:
+    if not isinstance(value, list):
+        return []
+    steps: list[dict[str, str]] = []
+    for item in value:
+        if isinstance(item, str) and item.strip():
+            steps.append({"what": item.strip(), "why": "", "expect": ""})
+        elif isinstance(item, dict):
+            what = item.get("what")
+            if isinstance(what, str) and what.strip():
+                steps.append(
+                    {
+                        "what": what.strip(),
+                        "why": _text(item.get("why")),
+                        "expect": _text(item.get("expect")),
+                    }
+                )
+    return steps
+
+
+def _ranges(value: object) -> list[list[int]]:
+    if not isinstance(value, list):
+        return []
+    ranges: list[list[int]] = []
+    for item in value:
+        if _is_int(item) and item >= 1:
+            ranges.append([item, item])  # a bare turn number is a one-turn range
+        elif isinstance(item, list | tuple) and len(item) == 2:
+            start, end = item
+            if _is_int(start) and _is_int(end) and 1 <= start <= end:
+                ranges.append([start, end])
+    return ranges  # overlaps are kept: nested and resumed intents are real
+
+
+def _coerce_intent(raw: object) -> dict[str, Any] | None:
+    if not isinstance(raw, dict):
+        return None
+    title = raw.get("title")
+    if not isinstance(title, str) or not title.strip():
+        return None
+    status = raw.get("status")
+    if status not in STATUSES:
+        status = "active"
+    verified = raw.get("verified")
+    if not isinstance(verified, bool):
+        verified = None
+    origin = raw.get("origin_turn")
+    ranges = _ranges(raw.get("ranges"))
+    return {
+        "title": title.strip(),
+        "initial_intent": _text(raw.get("initial_intent")),
+        "progress": _strings(raw.get("progress")),
+        "next_steps": _next_steps(raw.get("next_steps")),
+        "ranges": ranges,
+        "status": status,
+        "verified": verified,
+        "state": derive_state(status, verified),
+        "last_touched_turn": max((r[-1] for r in ranges), default=0),
+        "origin_turn": origin if _is_int(origin) and origin >= 1 else None,
+    }
+
+
+def normalize_payload(
+    raw: object, *, max_intents: int = 50, max_constraints: int = 50
+) -> dict[str, Any] | None:
+    """The storable payload, or None when the reply holds no usable intent.
+
+    None tells the caller to keep the previous summary rather than store an empty one.
+    """
+    if not isinstance(raw, dict):
+        return None
+    items = raw.get("intents") or []
+    coerced = [_coerce_intent(x) for x in items] if isinstance(items, list) else []
+    intents = [i for i in coerced if i is not None]
+    if not intents:
+        return None
+    # Most recently touched first; list.sort is stable, so ties keep the model's order.
+    intents.sort(key=lambda i: i["last_touched_turn"], reverse=True)
+    max_intents = max(1, max_intents)
+    if len(intents) > max_intents:
+        logger.warning(
+            "session summary: dropping %d of %d intents at the max_intents rail (%d); "
+            "they are absent from the stored summary, not collapsed in the panel",
+            len(intents) - max_intents,
+            len(intents),
+            max_intents,
+        )
+        intents = intents[:max_intents]
+
+    constraints = _strings(raw.get("constraints"))
+    max_constraints = max(0, max_constraints)
+    if len(constraints) > max_constraints:
+        if max_constraints:  # 0 means "no notes section": suppressing it is not news
+            logger.warning(
+                "session summary: dropping %d of %d project notes at the max_constraints rail (%d)",
+                len(constraints) - max_constraints,
+                len(constraints),
+                max_constraints,
+            )
+        constraints = constraints[:max_constraints]
+
+    # The payload echoes transcript text and a sidecar is durable: redact every string,
+    # however deeply nested, before anything can store it.
+    redacted, report = redact_payload({"intents": intents, "constraints": constraints})
+    if report:
+        logger.info("session summary: redacted %s", report)
+    return redacted if isinstance(redacted, dict) else None

@@ -1,0 +1,127 @@
+"""Archives of dropped rows: ``archive/<safe_key>__<YYYYMMDD-HHMMSS>[-N].jsonl``.
+
+Line 0 is ``{"_type":"archive","reason","archived_at","count"}`` (``archived_at`` a naive
+local ISO time, as the original wrote it); the dropped lines follow. The ``__`` delimiter
+is the original's, because keys may contain dots. Retention reads ``archived_at`` from
+the header, never the file's mtime (a copy or restore would reset it).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from pathlib import Path
+
+import orjson
+
+from .codec import ARCHIVE
+from .fsutil import fsync_dir, write_all
+from .reader import parse_json_line
+from .timestamps import parse_ts
+
+DELIMITER = "__"
+MAX_COLLISIONS = 1000
+_SUFFIX = re.compile(r"(\d{8}-\d{6})(?:-(\d+))?\.jsonl")
+
+
+def archive_candidates(archive_dir: Path, *stems: str) -> list[Path]:
+    """These stems' archives, oldest first (stamp, then collision suffix)."""
+    if not archive_dir.is_dir():
+        return []
+    found: list[tuple[str, int, Path]] = []
+    prefixes = [stem + DELIMITER for stem in stems]
+    for entry in os.scandir(archive_dir):
+        for prefix in prefixes:
+            if entry.name.startswith(prefix):
+                match = _SUFFIX.fullmatch(entry.name[len(prefix) :])
+                if match:
+                    found.append((match.group(1), int(match.group(2) or 0), Path(entry.path)))
+                break
+    return [path for _, _, path in sorted(found)]
+
+
+def write_archive(
+    archive_dir: Path, stem: str, lines: list[bytes], reason: str, *, now: datetime, fsync: bool
+) -> Path:
+    """Write the dropped ``lines`` (each without its newline) under a fresh archive name."""
+    archive_dir.mkdir(parents=True, exist_ok=True)
+    header = {
+        "_type": ARCHIVE,
+        "reason": reason,
+        "archived_at": now.astimezone().replace(tzinfo=None).isoformat(),
+        "count": len(lines),
+    }
+    body = orjson.dumps(header) + b"\n" + b"".join(line + b"\n" for line in lines)
+    base = f"{stem}{DELIMITER}{now.astimezone():%Y%m%d-%H%M%S}"
+    for attempt in range(MAX_COLLISIONS):
+        path = archive_dir / (f"{base}.jsonl" if attempt == 0 else f"{base}-{attempt}.jsonl")
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
+        except FileExistsError:
+            continue
+        try:
+            write_all(fd, body)
+            if fsync:
+                os.fsync(fd)
+        except BaseException:
+            os.close(fd)
+            path.unlink(missing_ok=True)
+            raise
+        os.close(fd)
+        if fsync:
+            fsync_dir(archive_dir)
+        return path
+    raise FileExistsError(f"no free archive name for {base} after {MAX_COLLISIONS} attempts")
+
+
+def read_archived_at(path: Path) -> datetime | None:
+    """The header's ``archived_at`` (naive = local time), or None when unreadable."""
+    try:
+        with path.open("rb") as fp:
+            first = fp.readline(64 * 1024)
+    except OSError:
+        return None
+    header, bad = parse_json_line(first.rstrip(b"\n"))
+    if bad or not isinstance(header, dict) or header.get("_type") != ARCHIVE:
+        return None
+    return parse_ts(header.get("archived_at"))
+
+
+@dataclass(frozen=True, slots=True)
+class RetentionDecision:
+    path: Path
+    archived_at: datetime | None
+    expired: bool  # False with archived_at None: undatable archives are kept
+
+
+def plan_retention(
+    archive_dir: Path, retention_days: int, now: datetime
+) -> list[RetentionDecision]:
+    if not archive_dir.is_dir():
+        return []
+    cutoff = now.astimezone() - timedelta(days=retention_days)
+    decisions = []
+    for path in sorted(archive_dir.glob("*.jsonl")):
+        archived_at = read_archived_at(path)
+        expired = archived_at is not None and archived_at < cutoff
+        decisions.append(RetentionDecision(path, archived_at, expired))
+    return decisions
+
+
+def cleanup_archives(
+    archive_dir: Path, retention_days: int, now: datetime, *, dry_run: bool
+) -> list[RetentionDecision]:
+    """Delete archives whose header says they are older than ``retention_days``.
+
+    A negative retention disables cleanup. Returns every decision (dry run deletes nothing).
+    """
+    if retention_days < 0:
+        return []
+    decisions = plan_retention(archive_dir, retention_days, now)
+    if not dry_run:
+        for decision in decisions:
+            if decision.expired:
+                decision.path.unlink(missing_ok=True)
+    return decisions

@@ -1,0 +1,41 @@
+"""One transcript line: compact UTF-8 JSON and exactly one ``\\n``, at the end."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from .errors import RecordRejected
+
+# A writer refuses a record whose encoded line is larger than this, before writing a
+# byte; the reader reports longer lines as ``oversize`` without holding them in memory.
+MAX_LINE_BYTES = 8 * 1024 * 1024
+
+METADATA = "metadata"
+REVISION = "revision"
+ARCHIVE = "archive"
+POSITION_HINT = "_after_ts"  # a revision patch key: place the target after this row ("" = first)
+
+
+def encode_record(record: dict[str, Any], *, max_line: int = MAX_LINE_BYTES) -> bytes:
+    """Serialize one record as a complete line; never produces a raw newline inside it."""
+    try:
+        line = orjson.dumps(record) + b"\n"
+    except (TypeError, orjson.JSONEncodeError) as exc:
+        raise RecordRejected(f"record is not serializable as JSON: {exc}") from None
+    if len(line) > max_line:
+        raise RecordRejected(
+            f"record is {len(line)} bytes; the maximum line size is {max_line} bytes"
+        )
+    return line
+
+
+def decode_line(line: bytes) -> Any:
+    """Parse one line; raises ValueError (incl. RecursionError mapped) on any bad content."""
+    try:
+        return orjson.loads(line)
+    except orjson.JSONDecodeError:
+        raise
+    except RecursionError:
+        raise ValueError("nesting too deep") from None

@@ -1,0 +1,234 @@
+"""THE fold: the one function that turns transcript records into the message list.
+
+Rules (docs/DESIGN.md §Transcript records):
+
+* line 0 ``{"_type": "metadata", …}`` is the metadata; an archive starts with an
+  ``{"_type": "archive", …}`` header instead;
+* every other object without ``_type`` is a row, kept in file order;
+* ``{"_type": "revision", "target_ts", "patch", "ts"}`` shallow-merges ``patch`` into the
+  last earlier row whose ``ts`` equals ``target_ts`` (last revision wins). ``ts`` and
+  ``_type`` in a patch are never applied. A patch key ``_after_ts`` is a position hint:
+  the target moves right after the row with that ts ("" = to the front); moves apply in
+  file order;
+* nothing on disk raises: bad lines are skipped and reported with kind and byte offset;
+  duplicate or non-monotonic ts are reported but their rows kept.
+
+A file without revision records folds to exactly its rows (fold identity).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import IO, Any
+
+from .codec import ARCHIVE, METADATA, POSITION_HINT, REVISION
+from .reader import UTF8_BOM, Anomaly, RawLine, iter_lines, parse_json_line
+from .timestamps import ts_strictly_after
+
+_FORBIDDEN_PATCH_KEYS = ("ts", "_type")
+
+
+@dataclass(slots=True)
+class FoldReport:
+    anomalies: list[Anomaly] = field(default_factory=list)
+    lines: int = 0
+    revisions: int = 0
+
+    def add(self, kind: str, offset: int, file: str, detail: str = "") -> None:
+        self.anomalies.append(Anomaly(kind, offset, file, detail))
+
+    def counts(self) -> dict[str, int]:
+        return dict(Counter(a.kind for a in self.anomalies))
+
+    def extend(self, other: FoldReport) -> None:
+        self.anomalies.extend(other.anomalies)
+        self.lines += other.lines
+        self.revisions += other.revisions
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "lines": self.lines,
+            "revisions": self.revisions,
+            "counts": self.counts(),
+            "anomalies": [a.as_dict() for a in self.anomalies],
+        }
+
+
+@dataclass(slots=True)
+class Folded:
+    metadata: dict[str, Any] | None
+    rows: list[dict[str, Any]]
+    report: FoldReport
+    header: dict[str, Any] | None = None  # archive header
+    # With keep_raw: each row's original line, and the indexes of rows a revision changed.
+    raw: list[bytes] | None = None
+    patched: set[int] = field(default_factory=set)
+    trailing_newline: bool = True
+    # Physical (file) index of each folded row; None when no position hint moved a row.
+    order: list[int] | None = None
+    bad_lines: list[bytes] = field(default_factory=list)  # with keep_raw: skipped lines' bytes
+
+
+class _Fold:
+    def __init__(self, file: str, keep_raw: bool) -> None:
+        self.file = file
+        self.report = FoldReport()
+        self.metadata: dict[str, Any] | None = None
+        self.header: dict[str, Any] | None = None
+        self.rows: list[dict[str, Any]] = []
+        self.raw: list[bytes] | None = [] if keep_raw else None
+        self.patched: set[int] = set()
+        self.by_ts: dict[str, int] | None = None  # built on the first revision only
+        self.moves: list[tuple[int, str]] = []
+        self.order: list[int] | None = None
+        self.bad_lines: list[bytes] = []
+        self.last_ts: str | None = None
+        self.first = True
+
+    def _index(self) -> dict[str, int]:
+        if self.by_ts is None:
+            self.by_ts = {}
+            for i, row in enumerate(self.rows):
+                ts = row.get("ts")
+                if isinstance(ts, str):
+                    self.by_ts[ts] = i
+        return self.by_ts
+
+    def _check_ts(self, ts: Any, offset: int) -> None:
+        if not isinstance(ts, str):
+            self.report.add("missing_ts", offset, self.file)
+            return
+        if self.last_ts is not None:
+            later = ts_strictly_after(ts, self.last_ts)
+            if later is None:
+                self.report.add("bad_ts", offset, self.file)
+                return
+            if not later:
+                kind = "dup_ts" if ts == self.last_ts else "non_monotonic_ts"
+                self.report.add(kind, offset, self.file)
+        self.last_ts = ts
+
+    def feed(self, line: RawLine) -> None:
+        report = self.report
+        report.lines += 1
+        data = line.data
+        if data is None:
+            report.add("oversize", line.offset, self.file)
+            return
+        if line.offset == 0 and data.startswith(UTF8_BOM):
+            report.add("bom", line.offset, self.file)
+            data = data[len(UTF8_BOM) :]
+        if not data.strip():
+            report.add("blank", line.offset, self.file)
+            return
+        obj, bad = parse_json_line(data)
+        if bad or type(obj) is not dict:
+            kind = "torn_tail" if not line.terminated else bad or "not_object"
+            report.add(kind, line.offset, self.file)
+            if self.raw is not None:
+                self.bad_lines.append(data)
+            return
+        if not line.terminated:
+            report.add("unterminated", line.offset, self.file)
+        first, self.first = self.first, False
+        record_type = obj.get("_type")
+        if record_type is None:
+            self._row(obj, data, line.offset)
+        elif record_type == REVISION:
+            self._revision(obj, line.offset)
+        elif record_type == METADATA and first:
+            self.metadata = obj
+        elif record_type == ARCHIVE and first:
+            self.header = obj
+        else:
+            report.add("stray_record", line.offset, self.file, str(record_type)[:40])
+
+    def _row(self, obj: dict[str, Any], data: bytes, offset: int) -> None:
+        self._check_ts(obj.get("ts"), offset)
+        if self.by_ts is not None:
+            ts = obj.get("ts")
+            if isinstance(ts, str):
+                self.by_ts[ts] = len(self.rows)
+        self.rows.append(obj)
+        if self.raw is not None:
+            self.raw.append(data)
+
+    def _revision(self, obj: dict[str, Any], offset: int) -> None:
+        self.report.revisions += 1
+        self._check_ts(obj.get("ts"), offset)
+        target, patch = obj.get("target_ts"), obj.get("patch")
+        if not isinstance(target, str) or not isinstance(patch, dict):
+            self.report.add("invalid_revision", offset, self.file)
+            return
+        index = self._index().get(target)
+        if index is None:
+            self.report.add("orphan_revision", offset, self.file)
+            return
+        if any(k in patch for k in _FORBIDDEN_PATCH_KEYS):
+            self.report.add(
+                "invalid_revision", offset, self.file, "patch may not change ts or _type"
+            )
+            patch = {k: v for k, v in patch.items() if k not in _FORBIDDEN_PATCH_KEYS}
+        if POSITION_HINT in patch:
+            patch = dict(patch)
+            anchor = patch.pop(POSITION_HINT)
+            if isinstance(anchor, str) and (anchor == "" or anchor in self._index()):
+                self.moves.append((index, anchor))
+            else:
+                self.report.add("invalid_revision", offset, self.file, "unknown position anchor")
+        if patch:
+            self.rows[index] = {**self.rows[index], **patch}
+            self.patched.add(index)
+
+    def _apply_moves(self) -> None:
+        if not self.moves:
+            return
+        by_ts = self._index()
+        order = list(range(len(self.rows)))
+        for index, anchor in self.moves:
+            if anchor != "" and by_ts[anchor] == index:
+                continue
+            order.remove(index)
+            at = 0 if anchor == "" else order.index(by_ts[anchor]) + 1
+            order.insert(at, index)
+        self.order = order
+        self.rows = [self.rows[i] for i in order]
+        if self.raw is not None:
+            self.raw = [self.raw[i] for i in order]
+        position = {old: new for new, old in enumerate(order)}
+        self.patched = {position[i] for i in self.patched} | {position[i] for i, _ in self.moves}
+
+    def result(self, trailing_newline: bool) -> Folded:
+        self._apply_moves()
+        return Folded(
+            self.metadata,
+            self.rows,
+            self.report,
+            self.header,
+            self.raw,
+            self.patched,
+            trailing_newline,
+            self.order,
+            self.bad_lines,
+        )
+
+
+def fold_lines(lines: Iterable[RawLine], *, file: str = "", keep_raw: bool = False) -> Folded:
+    state = _Fold(file, keep_raw)
+    terminated = True
+    for line in lines:
+        state.feed(line)
+        terminated = line.terminated
+    return state.result(terminated)
+
+
+def fold_stream(fp: IO[bytes], *, file: str = "", keep_raw: bool = False) -> Folded:
+    return fold_lines(iter_lines(fp), file=file, keep_raw=keep_raw)
+
+
+def fold_bytes(data: bytes, *, file: str = "", keep_raw: bool = False) -> Folded:
+    import io
+
+    return fold_stream(io.BytesIO(data), file=file, keep_raw=keep_raw)

@@ -1,0 +1,100 @@
+"""Per-transcript mutual exclusion: a process-wide RLock plus ``flock`` on the stable ``.lock`` file.
+
+The cross-process lock lives on ``<file>.lock``, never on the data file: rotation and
+metadata edits replace the data file's inode, and a lock on a replaced inode excludes
+nobody. ``flock`` (not ``fcntl``/``lockf``) because POSIX record locks vanish when any
+descriptor of the file is closed anywhere in the process. The flock is taken once per
+outermost entry, so re-entry never reopens the lock file (a second open + flock in the
+same thread would block on itself).
+
+After ``fork()`` (Celery prefork) the child starts with a fresh registry: it never
+inherits a held RLock, and its own entries open the lock file anew.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass, field
+
+from .errors import LockTimeout
+
+DEFAULT_TIMEOUT_S = 10.0
+POLL_INTERVAL_S = 0.005
+
+
+@dataclass
+class _Entry:
+    rlock: threading.RLock = field(default_factory=threading.RLock)
+    depth: int = 0
+    fd: int | None = None
+
+
+_registry: dict[str, _Entry] = {}
+_registry_guard = threading.Lock()
+
+
+def _reset_after_fork() -> None:
+    global _registry, _registry_guard
+    for entry in _registry.values():
+        if entry.fd is not None:
+            # The child's copy shares the parent's open file description; closing it
+            # does not release the parent's flock (other descriptors keep it alive).
+            with suppress(OSError):
+                os.close(entry.fd)
+    _registry = {}
+    _registry_guard = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_reset_after_fork)
+
+
+def _entry(lock_path: str) -> _Entry:
+    with _registry_guard:
+        entry = _registry.get(lock_path)
+        if entry is None:
+            entry = _registry[lock_path] = _Entry()
+        return entry
+
+
+@contextmanager
+def hold(lock_path: str, timeout: float = DEFAULT_TIMEOUT_S) -> Iterator[None]:
+    """Hold the transcript's lock; reentrant within a thread; LockTimeout after ``timeout``."""
+    entry = _entry(lock_path)
+    if not entry.rlock.acquire(timeout=timeout):
+        raise LockTimeout(f"timed out waiting for {lock_path} (in-process)")
+    try:
+        if entry.depth == 0:
+            entry.fd = _flock(lock_path, timeout)
+        entry.depth += 1
+        try:
+            yield
+        finally:
+            entry.depth -= 1
+            if entry.depth == 0 and entry.fd is not None:
+                fd, entry.fd = entry.fd, None
+                fcntl.flock(fd, fcntl.LOCK_UN)
+                os.close(fd)
+    finally:
+        entry.rlock.release()
+
+
+def _flock(lock_path: str, timeout: float) -> int:
+    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    deadline = time.monotonic() + timeout
+    try:
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return fd
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    raise LockTimeout(f"timed out waiting for {lock_path}") from None
+                time.sleep(POLL_INTERVAL_S)
+    except BaseException:
+        os.close(fd)
+        raise

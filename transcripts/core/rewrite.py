@@ -1,0 +1,264 @@
+"""The only rewrites of a transcript: metadata edits, rewind, rotation; plus delete and fork.
+
+Each runs under the transcript's lock and replaces the file atomically (temp + fsync +
+replace + directory fsync, per the fsync policy). Metadata edits and rotation restore the
+previous mtime so the session list order and unrelated caches do not move; rotation and
+rewind advance ``rotation_generation`` (``gen``) because they change the content.
+Rows a rewrite drops are archived first; if archiving fails, nothing is rewritten.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from typing import TYPE_CHECKING, Any
+
+from .archive import write_archive
+from .codec import METADATA, REVISION, encode_record
+from .errors import ArchiveError, RowNotFound, SessionExists, SessionNotFound
+from .fold import Folded
+from .fsutil import atomic_write, remove_stale_temps
+from .reader import iter_lines, parse_json_line
+from .timestamps import monotonic_ts
+
+if TYPE_CHECKING:
+    from .store import TranscriptStore
+
+log = logging.getLogger(__name__)
+
+
+def _split_head(data: bytes) -> tuple[dict[str, Any] | None, bytes]:
+    """Line 0 parsed as metadata (or None) and the bytes after it."""
+    nl = data.find(b"\n")
+    first, rest = (data, b"") if nl < 0 else (data[:nl], data[nl + 1 :])
+    value, bad = parse_json_line(first.removeprefix(b"\xef\xbb\xbf"))
+    if bad or not isinstance(value, dict) or value.get("_type") != METADATA:
+        return None, data
+    return value, rest
+
+
+def _replace(store: TranscriptStore, key: str, data: bytes, mtime_ns: int) -> None:
+    path = store.path(key)
+    remove_stale_temps(path.parent, path.name)
+    atomic_write(path, data, fsync=store.fsync.on_rewrite, mtime_ns=mtime_ns)
+
+
+def update_metadata(
+    store: TranscriptStore, key: str, updates: dict[str, Any], *, remove: tuple[str, ...] = ()
+) -> bool:
+    """Merge ``updates`` into line 0; unknown keys carried through; mtime and gen unchanged.
+
+    Returns False (and writes nothing) when the file is missing or line 0 is not metadata:
+    an edit never clobbers a line it cannot read.
+    """
+    with store.locked(key):
+        path = store.path(key)
+        try:
+            st = path.stat()
+            data = path.read_bytes()
+        except FileNotFoundError:
+            return False
+        metadata, rest = _split_head(data)
+        if metadata is None:
+            log.warning("metadata edit skipped for %s: line 0 is not metadata", key)
+            return False
+        merged = {k: v for k, v in {**metadata, **updates}.items() if k not in remove}
+        _replace(store, key, encode_record(merged, max_line=store.max_line) + rest, st.st_mtime_ns)
+        return True
+
+
+def rewind(store: TranscriptStore, key: str, after_ts: str) -> int:
+    """Drop every row after the row stamped ``after_ts``; archive them; gen + 1.
+
+    Revisions after the cut that target kept rows are kept (they are later than every
+    kept row, so ts order holds); revisions of dropped rows and unreadable lines after
+    the cut go to the archive with the dropped rows. Returns the number of dropped rows.
+    """
+    with store.locked(key):
+        path = store.path(key)
+        try:
+            st = path.stat()
+        except FileNotFoundError:
+            raise SessionNotFound(key) from None
+        with path.open("rb") as fp:
+            lines = [(line.data or b"", _classify(line.data)) for line in iter_lines(fp)]
+        if not lines:
+            raise RowNotFound(after_ts)
+        metadata, _ = _split_head(lines[0][0] + b"\n")
+        cut = max(
+            (i for i, (_, (kind, ts, _t)) in enumerate(lines) if kind == "row" and ts == after_ts),
+            default=-1,
+        )
+        if cut < 0:
+            raise RowNotFound(after_ts)
+        kept = [raw for raw, _ in lines[1 if metadata is not None else 0 : cut + 1]]
+        dropped: list[bytes] = []
+        dropped_ts: set[str] = set()
+        for raw, (kind, ts, target) in lines[cut + 1 :]:
+            if kind == "row":
+                dropped.append(raw)
+                if ts:
+                    dropped_ts.add(ts)
+            elif kind == "revision" and target not in dropped_ts:
+                kept.append(raw)
+            else:
+                dropped.append(raw)
+        rows_dropped = sum(1 for _, (kind, _ts, _t) in lines[cut + 1 :] if kind == "row")
+        if not dropped:
+            return 0
+        _archive_or_fail(store, key, dropped, "rewind")
+        metadata = dict(metadata or {"_type": METADATA})
+        metadata["rotation_generation"] = int(metadata.get("rotation_generation") or 0) + 1
+        body = encode_record(metadata) + b"".join(raw + b"\n" for raw in kept)
+        _replace(store, key, body, st.st_mtime_ns)
+        return rows_dropped
+
+
+def _classify(data: bytes | None) -> tuple[str, str | None, str | None]:
+    """(kind, ts, target_ts) of one raw line, kind in row / revision / other."""
+    if not data:
+        return "other", None, None
+    value, bad = parse_json_line(data)
+    if bad or not isinstance(value, dict):
+        return "other", None, None
+    kind = value.get("_type")
+    ts = value.get("ts") if isinstance(value.get("ts"), str) else None
+    if kind is None:
+        return "row", ts, None
+    if kind == REVISION:
+        target = value.get("target_ts")
+        return "revision", ts, target if isinstance(target, str) else None
+    return "other", ts, None
+
+
+def _archive_or_fail(store: TranscriptStore, key: str, lines: list[bytes], reason: str) -> None:
+    try:
+        write_archive(
+            store.archive_dir,
+            store.path(key).stem,
+            lines,
+            reason,
+            now=store.clock(),
+            fsync=store.fsync.on_rewrite,
+        )
+    except OSError as exc:
+        raise ArchiveError(f"could not archive {len(lines)} lines of {key}: {exc}") from exc
+
+
+def _row_bytes(folded: Folded, index: int) -> bytes:
+    """A row's line: its original bytes when no revision touched it, else re-encoded."""
+    if folded.raw is not None and index not in folded.patched:
+        return folded.raw[index]
+    return encode_record(folded.rows[index])[:-1]
+
+
+def rotate(store: TranscriptStore, key: str, *, force: bool = False) -> int:
+    with store.locked(key):
+        return rotate_locked(store, key, force=force)
+
+
+def rotate_locked(store: TranscriptStore, key: str, *, force: bool = False) -> int:
+    """The original's ``_maybe_rotate``, folding revisions into their base rows.
+
+    Past ``max_bytes``: keep at most ``keep_lines`` newest rows that fit; archive the rest.
+    With ``force`` the file is rewritten (revisions folded) even when under the limit.
+    Returns the number of rows dropped; fails closed (returns 0) when archiving fails.
+    """
+    path = store.path(key)
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        return 0
+    if st.st_size <= store.max_bytes and not force:
+        return 0
+    folded = store.read_file(key, keep_raw=True)
+    if folded.metadata is None or folded.report.counts().get("oversize"):
+        log.warning("rotation skipped for %s: no metadata line or an oversize line", key)
+        return 0
+    physical = folded.order or list(range(len(folded.rows)))
+    by_physical = sorted(range(len(folded.rows)), key=lambda i: physical[i])
+    lines = [_row_bytes(folded, i) for i in by_physical]
+    metadata = dict(folded.metadata)
+    now = store.clock()
+    metadata.update(last_consolidated=0, rotated_at=now.isoformat())
+    metadata["rotation_generation"] = int(metadata.get("rotation_generation") or 0) + 1
+    meta_bytes = len(encode_record(metadata))
+    n = len(lines)
+    keep = max(min(store.keep_lines, n), 1) if n else 0
+    while keep > 1 and meta_bytes + sum(len(x) + 1 for x in lines[n - keep :]) > store.max_bytes:
+        keep -= 1
+    if keep >= n and not force:
+        return 0  # a single unsplittable row
+    dropped = lines[: n - keep] + folded.bad_lines
+    if dropped:
+        try:
+            _archive_or_fail(store, key, dropped, "rotate")
+        except ArchiveError:
+            log.exception("rotation of %s failed closed", key)
+            return 0
+    kept_indexes = by_physical[n - keep :]
+    body = encode_record(metadata) + b"".join(x + b"\n" for x in lines[n - keep :])
+    body += _position_revisions(folded, kept_indexes, now)
+    _replace(store, key, body, st.st_mtime_ns)
+    return n - keep
+
+
+def _position_revisions(folded: Folded, kept: list[int], now: Any) -> bytes:
+    """Re-express the folded order of kept rows as position revisions, if it differs."""
+    if folded.order is None:
+        return b""
+    kept_set = set(kept)
+    wanted = [i for i in range(len(folded.rows)) if i in kept_set]
+    if wanted == kept:
+        return b""
+    out: list[bytes] = []
+    previous: str | None = str(folded.rows[kept[-1]].get("ts"))
+    first_diff = next(i for i, (a, b) in enumerate(zip(wanted, kept, strict=True)) if a != b)
+    for pos in range(first_diff, len(wanted)):
+        anchor = "" if pos == 0 else str(folded.rows[wanted[pos - 1]].get("ts"))
+        previous = monotonic_ts(previous, now)
+        out.append(
+            encode_record(
+                {
+                    "_type": REVISION,
+                    "target_ts": folded.rows[wanted[pos]].get("ts"),
+                    "patch": {"_after_ts": anchor},
+                    "ts": previous,
+                }
+            )
+        )
+    return b"".join(out)
+
+
+def delete(store: TranscriptStore, key: str) -> bool:
+    """Permanently remove the transcript, both sidecars and the session's archives.
+
+    The ``.lock`` file stays: its inode is the mutex a concurrent writer may be waiting on.
+    """
+    with store.locked(key):
+        path = store.path(key)
+        existed = path.is_file()
+        targets = [path, store.sidecar_path(key, "intents"), store.sidecar_path(key, "summaries")]
+        targets += store.archive_paths(key)
+        for target in targets:
+            with contextlib.suppress(FileNotFoundError):
+                target.unlink()
+        remove_stale_temps(path.parent, path.name)
+        return existed
+
+
+def fork(
+    store: TranscriptStore, parent_key: str, child_key: str, metadata: dict[str, Any] | None = None
+) -> int:
+    """Reference-style fork: the child records its parent and a seed length and reads through.
+
+    Returns the seed length (rows of the parent's whole session at fork time).
+    """
+    seed = len(store.read_session(parent_key).rows)
+    with store.locked(child_key):
+        if store.exists(child_key):
+            raise SessionExists(child_key)
+        store.create(
+            child_key, {**(metadata or {}), "forked_from": parent_key, "fork_seed_len": seed}
+        )
+    return seed

@@ -1,0 +1,412 @@
+"""The append-only transcript store: one JSONL file per session under a sessions directory.
+
+Normal operation only appends whole lines under the transcript's lock. The only rewrites
+are rotation, an explicit rewind and metadata edits (see ``rewrite.py``). Every append
+strictly advances the file's ``st_mtime_ns`` (the ``sig``), so "did the conversation
+change?" is one ``stat``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import mmap
+import os
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from . import locking
+from .archive import archive_candidates
+from .codec import MAX_LINE_BYTES, METADATA, POSITION_HINT, REVISION, encode_record
+from .errors import (
+    RecordRejected,
+    RevisionRejected,
+    RowNotFound,
+    SessionExists,
+    SessionNotFound,
+    TranscriptWriteError,
+)
+from .fold import Folded, FoldReport, fold_stream
+from .fsutil import FsyncPolicy, write_all
+from .keys import safe_key
+from .reader import parse_json_line
+from .redaction import RedactionReport, merge_reports, redact_text, redact_value
+from .timestamps import monotonic_ts, now_local
+
+# The original's rotation limits: past MAX_BYTES keep at most KEEP_LINES newest rows.
+MAX_BYTES = 10 * 1024 * 1024
+KEEP_LINES = 200
+TAIL_WINDOW = 64 * 1024
+SIDECAR_DIRS = {"intents": ".intents", "summaries": ".summaries"}
+MAX_FORK_DEPTH = 16
+ROTATE_REASON = "rotate"  # the only archive reason whose rows still belong to the session
+
+
+@dataclass(frozen=True, slots=True)
+class Identity:
+    """What a derived artifact (a summary sidecar) is valid for: ``sig`` and ``gen``."""
+
+    sig: int  # st_mtime_ns of the transcript
+    gen: int  # metadata rotation_generation: advanced by every content rewrite
+    size: int
+
+
+@dataclass(frozen=True, slots=True)
+class Appended:
+    ts: list[str]
+    redactions: RedactionReport
+    identity: Identity
+
+
+@dataclass(slots=True)
+class SessionView:
+    """The whole session: archives (oldest first), then the current file, folded."""
+
+    key: str
+    metadata: dict[str, Any] | None
+    rows: list[dict[str, Any]]
+    report: FoldReport
+    files: list[str] = field(default_factory=list)
+
+
+def _generation(metadata: dict[str, Any] | None) -> int:
+    try:
+        return int((metadata or {}).get("rotation_generation") or 0)
+    except (TypeError, ValueError):
+        return 0
+
+
+def _redact_row(row: dict[str, Any]) -> tuple[dict[str, Any], RedactionReport]:
+    """Every non-user row's content, meta and variants pass redaction before disk."""
+    if row.get("role") == "user":
+        return row, {}
+    reports: list[RedactionReport] = []
+    out = dict(row)
+    if isinstance(out.get("content"), str):
+        out["content"], report = redact_text(out["content"])
+        reports.append(report)
+    for name in ("meta", "variants"):
+        if name in out:
+            out[name], report = redact_value(out[name])
+            reports.append(report)
+    return out, merge_reports(*reports)
+
+
+class TranscriptStore:
+    def __init__(
+        self,
+        root: Path,
+        *,
+        fsync: FsyncPolicy | str = FsyncPolicy.ROTATE,
+        max_bytes: int = MAX_BYTES,
+        keep_lines: int = KEEP_LINES,
+        lock_timeout: float = locking.DEFAULT_TIMEOUT_S,
+        clock: Callable[[], datetime] = now_local,
+        max_line: int = MAX_LINE_BYTES,
+    ) -> None:
+        self.root = Path(root)
+        self.fsync = FsyncPolicy.parse(fsync)
+        self.max_bytes = max_bytes
+        self.keep_lines = keep_lines
+        self.lock_timeout = lock_timeout
+        self.clock = clock
+        self.max_line = max_line
+
+    # ------------------------------------------------------------------ paths
+    @property
+    def archive_dir(self) -> Path:
+        return self.root / "archive"
+
+    def path(self, key: str) -> Path:
+        return self.root / f"{safe_key(key)}.jsonl"
+
+    def lock_path(self, key: str) -> Path:
+        return self.root / f"{safe_key(key)}.jsonl.lock"
+
+    def sidecar_path(self, key: str, kind: str) -> Path:
+        return self.root / SIDECAR_DIRS[kind] / f"{safe_key(key)}.json"
+
+    def archive_paths(self, key: str) -> list[Path]:
+        """Archives of this session, oldest first.
+
+        Besides ``<safe_key>__*`` this accepts the bare slot stem the original's seed
+        data used (``research-notes__*`` for ``dashboard_research-notes``) when no
+        transcript of that bare name exists to claim them.
+        """
+        stems = [safe_key(key)]
+        if stems[0].startswith("dashboard_"):
+            bare = stems[0][len("dashboard_") :]
+            if bare and not (self.root / f"{bare}.jsonl").exists():
+                stems.append(bare)
+        return archive_candidates(self.archive_dir, *stems)
+
+    @contextlib.contextmanager
+    def locked(self, key: str) -> Iterator[None]:
+        self.root.mkdir(parents=True, exist_ok=True)
+        with locking.hold(str(self.lock_path(key)), self.lock_timeout):
+            yield
+
+    # ------------------------------------------------------------------ cheap reads
+    def exists(self, key: str) -> bool:
+        return self.path(key).is_file()
+
+    def keys_on_disk(self) -> list[Path]:
+        return sorted(p for p in self.root.glob("*.jsonl") if p.is_file())
+
+    def read_metadata(self, key: str) -> dict[str, Any] | None:
+        try:
+            with self.path(key).open("rb") as fp:
+                first = fp.readline(self.max_line)
+        except FileNotFoundError:
+            return None
+        value, bad = parse_json_line(first.rstrip(b"\n").removeprefix(b"\xef\xbb\xbf"))
+        if bad or not isinstance(value, dict) or value.get("_type") != METADATA:
+            return None
+        return value
+
+    def sig(self, key: str) -> int | None:
+        try:
+            return self.path(key).stat().st_mtime_ns
+        except FileNotFoundError:
+            return None
+
+    def identity(self, key: str) -> Identity | None:
+        """Snapshot ``sig`` first, then ``gen`` (the order the summary guard relies on)."""
+        try:
+            st = self.path(key).stat()
+        except FileNotFoundError:
+            return None
+        return Identity(st.st_mtime_ns, _generation(self.read_metadata(key)), st.st_size)
+
+    def _identity_now(self, key: str) -> Identity:
+        identity = self.identity(key)
+        if identity is None:  # only if someone removed the file behind the lock's back
+            raise SessionNotFound(key)
+        return identity
+
+    # ------------------------------------------------------------------ appends
+    def create(
+        self, key: str, metadata: dict[str, Any] | None = None, *, exist_ok: bool = False
+    ) -> Identity:
+        with self.locked(key):
+            path = self.path(key)
+            if path.exists() and path.stat().st_size > 0:
+                if exist_ok:
+                    return self._identity_now(key)
+                raise SessionExists(key)
+            return self._append_locked(key, [], metadata or {})[1]
+
+    def append_row(
+        self,
+        key: str,
+        role: str,
+        content: Any,
+        *,
+        meta: dict[str, Any] | None = None,
+        fields: dict[str, Any] | None = None,
+        metadata: dict[str, Any] | None = None,
+    ) -> Appended:
+        """Append one row; ``metadata`` seeds line 0 when this append creates the file."""
+        row: dict[str, Any] = {"role": role, "content": content, "ts": None}
+        row.update(fields or {})
+        if meta is not None:
+            row["meta"] = meta
+        return self.append_rows(key, [row], metadata=metadata)
+
+    def append_rows(
+        self, key: str, rows: list[dict[str, Any]], *, metadata: dict[str, Any] | None = None
+    ) -> Appended:
+        """Append rows in one write under one lock; each gets a fresh strictly increasing ts."""
+        prepared, reports = [], []
+        for row in rows:
+            if not isinstance(row.get("role"), str):
+                raise RecordRejected("a row needs a string role")
+            clean, report = _redact_row({**row, "ts": None} if "ts" not in row else row)
+            prepared.append(clean)
+            reports.append(report)
+        with self.locked(key):
+            stamps, identity = self._append_locked(key, prepared, metadata or {})
+        return Appended(stamps, merge_reports(*reports), identity)
+
+    def append_revision(self, key: str, target_ts: str, patch: dict[str, Any]) -> Appended:
+        """Record a state change to an earlier row as an appended revision (O(1) bytes)."""
+        if not isinstance(patch, dict) or not patch:
+            raise RevisionRejected("a revision needs a non-empty patch object")
+        if "ts" in patch or "_type" in patch:
+            raise RevisionRejected("a revision may not change ts or _type")
+        anchor = patch.get(POSITION_HINT)
+        if POSITION_HINT in patch and not isinstance(anchor, str):
+            raise RevisionRejected(f'{POSITION_HINT} must be a row ts or ""')
+        clean, report = redact_value(patch)
+        record = {"_type": REVISION, "target_ts": target_ts, "patch": clean, "ts": None}
+        with self.locked(key):
+            path = self.path(key)
+            if not path.is_file():
+                raise SessionNotFound(key)
+            for ts in (target_ts, anchor) if anchor else (target_ts,):
+                if not self._row_exists(path, ts):
+                    raise RowNotFound(ts)
+            stamps, identity = self._append_locked(key, [record], None)
+        return Appended(stamps, report, identity)
+
+    def _append_locked(
+        self, key: str, records: list[dict[str, Any]], metadata: dict[str, Any] | None
+    ) -> tuple[list[str], Identity]:
+        path = self.path(key)
+        # Opened anew after taking the lock: a rotation may have replaced the inode.
+        fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        try:
+            st = os.fstat(fd)
+            size, before = st.st_size, st.st_mtime_ns
+            now = self.clock()
+            parts: list[bytes] = []
+            previous: str | None = None
+            if size == 0:
+                if metadata is None:
+                    raise SessionNotFound(key)
+                head = {"_type": METADATA, "created_at": now.isoformat(), "last_consolidated": 0}
+                parts.append(encode_record({**head, **metadata}, max_line=self.max_line))
+            else:
+                ends_clean, previous = self._tail(fd, size)
+                if not ends_clean:
+                    # A torn tail stays its own (reported) line; never glue a record onto it.
+                    parts.append(b"\n")
+            stamps = []
+            for record in records:
+                previous = monotonic_ts(previous, now)
+                stamps.append(previous)
+                parts.append(encode_record({**record, "ts": previous}, max_line=self.max_line))
+            data = b"".join(parts)
+            try:
+                write_all(fd, data)
+                if self.fsync.on_append:
+                    os.fsync(fd)
+            except OSError as exc:
+                with contextlib.suppress(OSError):
+                    os.ftruncate(fd, size)
+                raise TranscriptWriteError(str(path), exc.errno, "append failed") from None
+            after = os.fstat(fd)
+            if after.st_mtime_ns <= before:
+                # Coarse kernel clocks can leave mtime unchanged across appends inside one
+                # tick; the sig must still move, or a stale summary would read as fresh.
+                os.utime(fd, ns=(after.st_atime_ns, before + 1))
+            new_size = after.st_size
+        finally:
+            os.close(fd)
+        if new_size > self.max_bytes:
+            from .rewrite import rotate_locked
+
+            rotate_locked(self, key)
+        return stamps, self._identity_now(key)
+
+    def _tail(self, fd: int, size: int) -> tuple[bool, str | None]:
+        """Whether the file ends in ``\\n``, and the newest ts in a bounded tail window."""
+        window = TAIL_WINDOW
+        ends_clean = os.pread(fd, 1, size - 1) == b"\n"
+        while True:
+            start = max(0, size - window)
+            lines = os.pread(fd, size - start, start).split(b"\n")
+            if start > 0:
+                lines = lines[1:]  # the first piece may be a partial line
+            for line in reversed(lines):
+                if not line.strip():
+                    continue
+                value, bad = parse_json_line(line)
+                if not bad and isinstance(value, dict) and isinstance(value.get("ts"), str):
+                    return ends_clean, value["ts"]
+            if start == 0:
+                return ends_clean, None
+            window *= 4
+
+    def _row_exists(self, path: Path, ts: str) -> bool:
+        """Whether a row (not a revision) with this ts is in the current file; one mmap scan."""
+        if path.stat().st_size == 0:
+            return False
+        needles = [b'"ts":' + orjson.dumps(ts), b'"ts": ' + orjson.dumps(ts)]
+        with path.open("rb") as fp, mmap.mmap(fp.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+            for needle in needles:
+                at = mm.find(needle)
+                while at >= 0:
+                    start = mm.rfind(b"\n", 0, at) + 1
+                    end = mm.find(b"\n", at)
+                    value, bad = parse_json_line(mm[start : end if end >= 0 else len(mm)])
+                    if (
+                        not bad
+                        and isinstance(value, dict)
+                        and "_type" not in value
+                        and value.get("ts") == ts
+                    ):
+                        return True
+                    at = mm.find(needle, at + 1)
+        return False
+
+    # ------------------------------------------------------------------ folded reads
+    def read_file(self, key: str, *, keep_raw: bool = False) -> Folded:
+        path = self.path(key)
+        with path.open("rb") as fp:
+            return fold_stream(fp, file=path.name, keep_raw=keep_raw)
+
+    def read_session(self, key: str, *, _depth: int = 0) -> SessionView:
+        """Archives + current file (+ a fork parent's seed), each folded, rows in order."""
+        path = self.path(key)
+        if not path.is_file():
+            raise SessionNotFound(key)
+        report = FoldReport()
+        rows: list[dict[str, Any]] = []
+        files: list[str] = []
+        current = self.read_file(key)
+        parent = (current.metadata or {}).get("forked_from")
+        if isinstance(parent, str) and parent and _depth < MAX_FORK_DEPTH and self.exists(parent):
+            seed = (current.metadata or {}).get("fork_seed_len")
+            view = self.read_session(parent, _depth=_depth + 1)
+            count = seed if isinstance(seed, int) and seed >= 0 else len(view.rows)
+            rows.extend(view.rows[:count])
+            report.extend(view.report)
+            files.extend(view.files)
+        for archive in self.archive_paths(key):
+            with archive.open("rb") as fp:
+                folded = fold_stream(fp, file=f"archive/{archive.name}")
+            if (folded.header or {}).get("reason", ROTATE_REASON) != ROTATE_REASON:
+                continue  # rows a rewind dropped are kept on disk, not in the session
+            rows.extend(folded.rows)
+            report.extend(folded.report)
+            files.append(f"archive/{archive.name}")
+        rows.extend(current.rows)
+        report.extend(current.report)
+        files.append(path.name)
+        return SessionView(key, current.metadata, rows, report, files)
+
+    # ------------------------------------------------------------------ rewrites
+    def update_metadata(
+        self, key: str, updates: dict[str, Any], *, remove: tuple[str, ...] = ()
+    ) -> bool:
+        from .rewrite import update_metadata
+
+        return update_metadata(self, key, updates, remove=remove)
+
+    def set_title(self, key: str, title: str) -> bool:
+        return self.update_metadata(key, {"title": title})
+
+    def rewind(self, key: str, after_ts: str) -> int:
+        from .rewrite import rewind
+
+        return rewind(self, key, after_ts)
+
+    def rotate(self, key: str, *, force: bool = False) -> int:
+        from .rewrite import rotate
+
+        return rotate(self, key, force=force)
+
+    def delete(self, key: str) -> bool:
+        from .rewrite import delete
+
+        return delete(self, key)
+
+    def fork(self, parent_key: str, child_key: str, metadata: dict[str, Any] | None = None) -> int:
+        from .rewrite import fork
+
+        return fork(self, parent_key, child_key, metadata)
