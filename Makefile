@@ -23,7 +23,7 @@ test: setup
 	$(PY) -m pytest -q
 
 services-test: setup
-	$(PY) -m pytest -q -m services
+	$(PY) -m pytest -q -m services; rc=$$?; [ $$rc -eq 5 ] && rc=0; exit $$rc
 
 lint: setup
 	$(VENV)/bin/ruff check .

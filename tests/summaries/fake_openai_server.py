@@ -21,7 +21,9 @@ runs, so a request the client gave up on still counts.
 
 The ``fake_openai`` fixture is function-scoped. Register it suite-wide with
 ``pytest_plugins = ["tests.summaries.fake_openai_server"]`` in the root conftest,
-or import it into a test module.
+or bind it in one test module with ``fake_openai = fake_openai_server.fake_openai``
+(an assignment rather than ``from ... import fake_openai``, which ruff reports as
+F811 wherever a test takes the fixture as a parameter).
 """
 
 from __future__ import annotations
