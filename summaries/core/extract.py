@@ -14,6 +14,7 @@ from typing import Any
 import msgspec
 
 from transcripts.core.codec import MAX_LINE_BYTES
+from transcripts.core.reader import UTF8_BOM, parse_json_line
 
 from .turns import TranscriptTurn
 
@@ -35,7 +36,6 @@ MAX_USER_CHARS = 4000
 MAX_INPUT_CHARS = 40_000
 KEEP_FIRST_TURNS = 3
 AUTOMATION_LABEL = "[automation, not the user]"
-_BOM = b"\xef\xbb\xbf"
 
 
 def is_injected(content: str) -> bool:
@@ -134,18 +134,26 @@ def extract_turns_from_lines(
     """``extract_turns`` straight from JSONL lines, without materialising ``meta``.
 
     msgspec skips unknown fields without building them, so a row costs roughly its
-    role/content/ts. Only for transcripts with no revision records (nothing to fold);
-    metadata, revision and archive lines are skipped, as are lines the store's reader
-    skips (blank, malformed, non-object, oversize).
+    role/content/ts. Only for transcripts with no revision records (nothing to fold).
+    Keeps exactly the rows the store's fold keeps: records with a ``_type`` (metadata,
+    revision, archive) and blank, malformed, non-object or oversize lines are skipped.
     """
     ex = _Extractor(assistant_excerpt_chars, max_user_chars)
+    first = True
     for raw in lines:
-        line = raw[3:] if raw.startswith(_BOM) else raw
-        if len(line.rstrip(b"\r\n")) > MAX_LINE_BYTES or not line.strip():
-            continue
+        if len(raw) - raw.endswith(b"\n") > MAX_LINE_BYTES:
+            first = False
+            continue  # the store's reader never yields these
+        line = raw[len(UTF8_BOM) :] if first and raw.startswith(UTF8_BOM) else raw
+        first = False
         try:
             row = _decode_row(line)
-        except (msgspec.DecodeError, RecursionError, ValueError):
+        except (msgspec.DecodeError, RecursionError):
+            # msgspec refuses some lines the store accepts (lone surrogate escapes from
+            # the original's stdlib writer, 1e999); ask the store's own parser. Rare.
+            obj, bad = parse_json_line(line)
+            if not bad and type(obj) is dict and obj.get("_type") is None:
+                ex.feed(obj.get("role"), obj.get("content"), obj.get("ts"))
             continue
         if row.record_type is None:
             ex.feed(row.role, row.content, row.ts)

@@ -6,7 +6,10 @@ import json
 import logging
 import os
 import stat
+import subprocess
+import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -52,7 +55,7 @@ def test_clamps_warn_then_set(
     caplog: pytest.LogCaptureFixture, name: str, value: int, floor: int, message: str
 ) -> None:
     with caplog.at_level(logging.WARNING, logger="summaries.core.config"):
-        cfg = SessionSummaryConfig(**{name: value})
+        cfg = SessionSummaryConfig(**{name: value})  # type: ignore[arg-type]
     assert getattr(cfg, name) == floor
     assert [r.getMessage() for r in caplog.records] == [message]
     assert caplog.records[0].levelno == logging.WARNING
@@ -309,7 +312,7 @@ def test_write_enabled_creates_file(tmp_path: Path) -> None:
 
 
 def test_write_enabled_preserves_everything_else(tmp_path: Path) -> None:
-    data = {
+    data: dict[str, Any] = {
         "agent": {"model": "x", "nested": [1, {"a": None}]},
         "session_summary": {"enabled": False, "max_intents": 9, "extra": "kept"},
         "zeta": "ünïcode",
@@ -352,3 +355,17 @@ def test_config_is_immutable() -> None:
     cfg = SessionSummaryConfig()
     with pytest.raises(AttributeError):
         cfg.enabled = True  # type: ignore[misc]
+
+
+def test_core_imports_no_django() -> None:
+    # The pure core must stay importable and testable without Django configured.
+    code = (
+        "import sys\n"
+        "import summaries.core.config, summaries.core.extract, summaries.core.prompt\n"
+        "import summaries.core.reply, summaries.core.gate\n"
+        "bad = [m for m in sys.modules if m == 'django' or m.startswith('django.')]\n"
+        "assert not bad, bad\n"
+    )
+    root = Path(__file__).resolve().parents[2]
+    env = {k: v for k, v in os.environ.items() if k != "DJANGO_SETTINGS_MODULE"}
+    subprocess.run([sys.executable, "-c", code], cwd=root, env=env, check=True, timeout=60)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 from typing import Any
 
@@ -183,6 +184,43 @@ def test_fast_path_matches_dict_path_on_a_realistic_session() -> None:
     assert count_user_turns(turns) == 33
     assert count_user_turns_in_records(records) == 33
     assert any(t.repeat_of for t in turns)
+
+
+def test_fast_path_matches_the_store_fold_on_edge_lines() -> None:
+    # Whatever the store's fold keeps, the fast path keeps, line for line.
+    from transcripts.core.fold import fold_bytes
+
+    data = b"".join(
+        [
+            b"\xef\xbb\xbf" + orjson.dumps({"_type": "metadata", "created_at": "x"}) + b"\n",
+            orjson.dumps(u("plain", "t1")) + b"\n",
+            b'{"role":"user","content":"lone \\ud800 surrogate","ts":"t2"}\n',
+            b'{"role":"assistant","content":"meta surrogate","meta":{"m":"\\udc00"}}\n',
+            b'{"role":"user","content":"nan ts","ts":NaN}\n',
+            b'{"role":"user","content":"dup","role":"assistant"}\n',
+            b'{"role":"user","content":"inf ts","ts":1e999}\n',
+            b'{"role":"user","content":"null type","_type":null}\n',
+            b'{"_type":"stray","role":"user","content":"stray"}\n',
+            b"\xef\xbb\xbf" + orjson.dumps(u("bom mid-file")) + b"\n",
+            b'{"role":"user","content":"bad utf8 \xff"}\n',
+            b"\n",
+            b"[1]\n",
+            b'{"role":"user","content":"trailing comma",}\n',
+            orjson.dumps(a("unterminated last line")),
+        ]
+    )
+    folded = fold_bytes(data)
+    expected = extract_turns(folded.rows)
+    assert extract_turns_from_lines(io.BytesIO(data)) == expected
+    assert [t.text for t in expected] == [
+        "plain",
+        "lone \ud800 surrogate",
+        "meta surrogate",
+        "dup",
+        "inf ts",
+        "null type",
+        "unterminated last line",
+    ]
 
 
 # --- excerpting ----------------------------------------------------------------------

@@ -34,7 +34,8 @@ KEYS = [
 def one(intent: dict[str, Any]) -> dict[str, Any]:
     out = normalize_payload({"intents": [intent]})
     assert out is not None
-    (result,) = out["intents"]
+    assert len(out["intents"]) == 1
+    result: dict[str, Any] = out["intents"][0]
     return result
 
 
@@ -369,3 +370,35 @@ def test_every_nested_string_is_redacted() -> None:
     assert out is not None
     assert token not in repr(out)
     assert out["intents"][0]["ranges"] == []  # non-strings untouched
+
+
+def test_returns_what_the_redactor_returns(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Independent of the real patterns: the whole payload goes through the recursive
+    # redactor, and its output (not the input) is what comes back.
+    import summaries.core.payload as payload_mod
+
+    seen: list[Any] = []
+
+    def fake(value: Any) -> tuple[Any, dict[str, int]]:
+        seen.append(copy.deepcopy(value))
+
+        def walk(v: Any) -> Any:
+            if isinstance(v, str):
+                return v.replace("secret", "[REDACTED]")
+            if isinstance(v, dict):
+                return {k: walk(x) for k, x in v.items()}
+            if isinstance(v, list):
+                return [walk(x) for x in v]
+            return v
+
+        return walk(value), {"fake": 1}
+
+    monkeypatch.setattr(payload_mod, "redact_payload", fake)
+    out = normalize_payload(
+        {"intents": [{"title": "a secret", "next_steps": ["secret step"]}], "constraints": ["s"]}
+    )
+    assert out is not None
+    assert out["intents"][0]["title"] == "a [REDACTED]"
+    assert out["intents"][0]["next_steps"][0]["what"] == "[REDACTED] step"
+    assert seen[0]["intents"][0]["title"] == "a secret"
+    assert list(seen[0]) == ["intents", "constraints"]

@@ -74,7 +74,7 @@ def test_without_payload_the_first_object_is_returned() -> None:
         "[" * 100_000,
         "[{" * 50_000,
         '{"intents": [' * 3000,
-        "```json\n{\"intents\": [{\"title\": \"unterminated\"\n```",
+        '```json\n{"intents": [{"title": "unterminated"\n```',
         None,
         42,
         b"{}",

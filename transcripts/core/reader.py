@@ -40,9 +40,17 @@ class RawLine:
     terminated: bool  # False only for the last line when the file does not end in "\n"
 
 
-def iter_lines(
+def iter_line_batches(
     fp: IO[bytes], *, max_line: int = MAX_LINE_BYTES, block_size: int = BLOCK_SIZE
-) -> Iterator[RawLine]:
+) -> Iterator[tuple[int, list[bytes]] | RawLine]:
+    """What ``iter_lines`` yields, in batches: the fold's hot loop avoids an object per line.
+
+    Yields either ``(offset, parts)``: complete (``\\n``-terminated) lines in file order,
+    the first at byte ``offset``, each next one at the previous offset + len + 1; a part
+    longer than ``max_line`` stands for an oversize line (``RawLine(offset, None, True)``).
+    Or a ``RawLine`` for an oversize line that spanned blocks and for the last line when
+    the file does not end in ``\\n``.
+    """
     offset = 0  # offset of the first byte of ``carry``
     carry = b""
     skipping_from: int | None = None  # set while discarding an oversize line
@@ -62,12 +70,9 @@ def iter_lines(
         buf = carry + block if carry else block
         parts = buf.split(b"\n")
         carry = parts.pop()
-        for part in parts:
-            if len(part) > max_line:
-                yield RawLine(offset, None, True)
-            else:
-                yield RawLine(offset, part, True)
-            offset += len(part) + 1
+        if parts:
+            yield offset, parts
+            offset += len(buf) - len(carry)  # every part plus its "\n"
         if len(carry) > max_line:
             skipping_from = offset
             offset += len(carry)
@@ -76,6 +81,19 @@ def iter_lines(
         yield RawLine(skipping_from, None, False)
     elif carry:
         yield RawLine(offset, carry, False)
+
+
+def iter_lines(
+    fp: IO[bytes], *, max_line: int = MAX_LINE_BYTES, block_size: int = BLOCK_SIZE
+) -> Iterator[RawLine]:
+    for item in iter_line_batches(fp, max_line=max_line, block_size=block_size):
+        if isinstance(item, RawLine):
+            yield item
+            continue
+        offset, parts = item
+        for part in parts:
+            yield RawLine(offset, None if len(part) > max_line else part, True)
+            offset += len(part) + 1
 
 
 def _reject_constant(name: str) -> Any:

@@ -4,18 +4,28 @@ Each runs under the transcript's lock and replaces the file atomically (temp + f
 replace + directory fsync, per the fsync policy). Metadata edits and rotation restore the
 previous mtime so the session list order and unrelated caches do not move; rotation and
 rewind advance ``rotation_generation`` (``gen``) because they change the content.
-Rows a rewrite drops are archived first; if archiving fails, nothing is rewritten.
+Rows a rewrite drops are archived first; if archiving fails, nothing is rewritten, and if
+the rewrite then fails (disk full), the archive is taken back so no row shows up twice.
+A failed rewrite raises ``TranscriptWriteError`` (errno and path), never a bare OSError.
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
+import os
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .archive import write_archive
 from .codec import METADATA, REVISION, encode_record
-from .errors import ArchiveError, RowNotFound, SessionExists, SessionNotFound
+from .errors import (
+    ArchiveError,
+    RowNotFound,
+    SessionExists,
+    SessionNotFound,
+    TranscriptWriteError,
+)
 from .fold import Folded
 from .fsutil import atomic_write, remove_stale_temps
 from .reader import iter_lines, parse_json_line
@@ -39,8 +49,32 @@ def _split_head(data: bytes) -> tuple[dict[str, Any] | None, bytes]:
 
 def _replace(store: TranscriptStore, key: str, data: bytes, mtime_ns: int) -> None:
     path = store.path(key)
-    remove_stale_temps(path.parent, path.name)
-    atomic_write(path, data, fsync=store.fsync.on_rewrite, mtime_ns=mtime_ns)
+    try:
+        remove_stale_temps(path.parent, path.name)
+        atomic_write(path, data, fsync=store.fsync.on_rewrite, mtime_ns=mtime_ns)
+    except OSError as exc:  # ENOSPC, EFBIG, EIO…: atomic_write removed its temp file
+        raise TranscriptWriteError(str(path), exc.errno, "rewrite failed") from exc
+
+
+def _replace_or_unarchive(
+    store: TranscriptStore, key: str, data: bytes, before: os.stat_result, archive: Path | None
+) -> None:
+    """``_replace``; when it fails and the old file is still in place, remove ``archive``.
+
+    The archive holds rows the failed rewrite would have dropped; they are still in the
+    file, and ``read_session`` chains archives, so keeping it would show them twice.
+    """
+    try:
+        _replace(store, key, data, before.st_mtime_ns)
+    except TranscriptWriteError:
+        if archive is not None:
+            try:
+                now = store.path(key).stat()
+            except FileNotFoundError:
+                now = None
+            if now is not None and (now.st_ino, now.st_dev) == (before.st_ino, before.st_dev):
+                archive.unlink(missing_ok=True)
+        raise
 
 
 def update_metadata(
@@ -106,11 +140,11 @@ def rewind(store: TranscriptStore, key: str, after_ts: str) -> int:
         rows_dropped = sum(1 for _, (kind, _ts, _t) in lines[cut + 1 :] if kind == "row")
         if not dropped:
             return 0
-        _archive_or_fail(store, key, dropped, "rewind")
+        archive = _archive_or_fail(store, key, dropped, "rewind")
         metadata = dict(metadata or {"_type": METADATA})
         metadata["rotation_generation"] = int(metadata.get("rotation_generation") or 0) + 1
         body = encode_record(metadata) + b"".join(raw + b"\n" for raw in kept)
-        _replace(store, key, body, st.st_mtime_ns)
+        _replace_or_unarchive(store, key, body, st, archive)
         return rows_dropped
 
 
@@ -131,9 +165,9 @@ def _classify(data: bytes | None) -> tuple[str, str | None, str | None]:
     return "other", ts, None
 
 
-def _archive_or_fail(store: TranscriptStore, key: str, lines: list[bytes], reason: str) -> None:
+def _archive_or_fail(store: TranscriptStore, key: str, lines: list[bytes], reason: str) -> Path:
     try:
-        write_archive(
+        return write_archive(
             store.archive_dir,
             store.path(key).stem,
             lines,
@@ -162,7 +196,8 @@ def rotate_locked(store: TranscriptStore, key: str, *, force: bool = False) -> i
 
     Past ``max_bytes``: keep at most ``keep_lines`` newest rows that fit; archive the rest.
     With ``force`` the file is rewritten (revisions folded) even when under the limit.
-    Returns the number of rows dropped; fails closed (returns 0) when archiving fails.
+    Returns the number of rows dropped; fails closed (returns 0, logged) when archiving
+    or the rewrite fails (a rotation runs after an append that already succeeded).
     """
     path = store.path(key)
     try:
@@ -190,16 +225,21 @@ def rotate_locked(store: TranscriptStore, key: str, *, force: bool = False) -> i
     if keep >= n and not force:
         return 0  # a single unsplittable row
     dropped = lines[: n - keep] + folded.bad_lines
+    archive = None
     if dropped:
         try:
-            _archive_or_fail(store, key, dropped, "rotate")
+            archive = _archive_or_fail(store, key, dropped, "rotate")
         except ArchiveError:
             log.exception("rotation of %s failed closed", key)
             return 0
     kept_indexes = by_physical[n - keep :]
     body = encode_record(metadata) + b"".join(x + b"\n" for x in lines[n - keep :])
     body += _position_revisions(folded, kept_indexes, now)
-    _replace(store, key, body, st.st_mtime_ns)
+    try:
+        _replace_or_unarchive(store, key, body, st, archive)
+    except TranscriptWriteError:
+        log.exception("rotation of %s failed closed", key)
+        return 0
     return n - keep
 
 

@@ -1,0 +1,409 @@
+"""Shared helpers for the ratio benchmarks: timing, temp dirs, realistic transcript rows.
+
+Every benchmark measures its arms in the same process and run, interleaved, and reports a
+ratio against a baseline: absolute times on these shared 2-core machines move, ratios hold.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import os
+import random
+import statistics
+import string
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+if str(REPO_ROOT) not in sys.path:
+    sys.path.insert(0, str(REPO_ROOT))
+
+TMP_ROOT = "/tmp"
+MB = 1_000_000  # MB/s figures use decimal megabytes, as the reference tables do
+
+
+# ---------------------------------------------------------------------- timing
+@dataclass
+class Timing:
+    name: str
+    samples: list[float]
+
+    @property
+    def best(self) -> float:
+        return min(self.samples)
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.samples)
+
+
+def interleaved(arms: dict[str, Callable[[], Any]], runs: int = 3) -> dict[str, Timing]:
+    """Run every arm ``runs`` times, interleaved A/B/A/B, ``gc.collect()`` before each.
+
+    The arm's return value is dropped only after the clock stops (freeing a big result
+    is not part of the measured work).
+    """
+    out = {name: Timing(name, []) for name in arms}
+    for _ in range(runs):
+        for name, fn in arms.items():
+            gc.collect()
+            t0 = time.perf_counter()
+            result = fn()
+            elapsed = time.perf_counter() - t0
+            out[name].samples.append(elapsed)
+            del result
+    gc.collect()
+    return out
+
+
+def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
+    gc.collect()
+    t0 = time.perf_counter()
+    result = fn()
+    return time.perf_counter() - t0, result
+
+
+def fmt_ms(seconds: float) -> str:
+    return f"{seconds * 1000:,.1f} ms"
+
+
+def fmt_rate(count: float, unit: str) -> str:
+    return f"{count:,.0f} {unit}"
+
+
+# ---------------------------------------------------------------------- I/O accounting
+def proc_io() -> dict[str, int] | None:
+    """This process's /proc/self/io counters (rchar/wchar count read()/write() bytes)."""
+    try:
+        with open("/proc/self/io", "rb") as fp:
+            text = fp.read().decode()
+    except OSError:
+        return None
+    return {k: int(v) for k, v in (line.split(": ") for line in text.splitlines())}
+
+
+def io_delta(fn: Callable[[], Any]) -> tuple[int, int] | None:
+    """(rchar, wchar) bytes moved by ``fn`` (mmap reads are invisible to rchar)."""
+    first = proc_io()
+    if first is None:
+        fn()
+        return None
+    cal = proc_io()
+    assert cal is not None
+    overhead = cal["rchar"] - first["rchar"]  # reading /proc/self/io is itself a read()
+    before = proc_io()
+    fn()
+    after = proc_io()
+    assert before is not None
+    assert after is not None
+    return after["rchar"] - before["rchar"] - overhead, after["wchar"] - before["wchar"]
+
+
+# ---------------------------------------------------------------------- temp dirs
+@contextlib.contextmanager
+def temp_dir(name: str) -> Iterator[Path]:
+    """A scratch directory under /tmp, removed on exit (also on error or Ctrl-C)."""
+    with tempfile.TemporaryDirectory(prefix=f"kirocrew-bench-{name}-", dir=TMP_ROOT) as d:
+        yield Path(d)
+
+
+def warm_page_cache(path: Path) -> int:
+    """Read the file once so every arm starts from a warm page cache."""
+    total = 0
+    with path.open("rb", buffering=0) as fp:
+        while chunk := fp.read(8 << 20):
+            total += len(chunk)
+    return total
+
+
+# ---------------------------------------------------------------------- realistic rows
+_WORDS = [
+    "the",
+    "session",
+    "transcript",
+    "row",
+    "append",
+    "lock",
+    "rotation",
+    "archive",
+    "revision",
+    "fold",
+    "reader",
+    "fixed",
+    "function",
+    "handler",
+    "returns",
+    "value",
+    "error",
+    "test",
+    "passes",
+    "because",
+    "config",
+    "settings",
+    "should",
+    "could",
+    "would",
+    "needs",
+    "check",
+    "trace",
+    "call",
+    "site",
+    "frontend",
+    "backend",
+    "request",
+    "response",
+    "tool",
+    "output",
+    "file",
+    "path",
+    "line",
+    "column",
+    "stack",
+    "frame",
+    "import",
+    "module",
+    "class",
+    "method",
+    "self",
+    "data",
+    "bytes",
+    "string",
+    "list",
+    "dict",
+    "key",
+    "value",
+    "None",
+    "True",
+    "False",
+    "await",
+    "async",
+    "def",
+    "return",
+    "yield",
+    "we",
+    "I",
+    "you",
+    "it",
+    "this",
+    "that",
+    "with",
+    "from",
+    "into",
+    "over",
+    "under",
+    "about",
+    "after",
+    "before",
+    "while",
+    "until",
+    "summary",
+    "dashboard",
+    "agent",
+    "model",
+    "token",
+    "cache",
+    "index",
+    "query",
+    "filter",
+    "order",
+    "group",
+    "limit",
+    "deploy",
+    "build",
+    "release",
+    "commit",
+    "branch",
+    "merge",
+    "review",
+    "diff",
+    "patch",
+    "hunk",
+    "context",
+    "window",
+]
+_UNICODE = ["→", "—", "é", "ü", "…", "✓", "日本語", "データ", "🙂", "±"]
+_CODE = [
+    "    def fold(self, lines):\n        for line in lines:\n            yield parse(line)\n",
+    '    $ grep -n "list_sessions" src/kiro_crew/dashboard/handlers/sessions.py\n',
+    '    {"sessions": [], "total": 0, "has_more": false}\n',
+    "    - const first = data.sessions[0]\n    + const first = data.sessions?.[0]\n",
+    "\tat com.example.Main.run(Main.java:42)\n\tat com.example.Main.main(Main.java:7)\n",
+    "```python\nwith store.locked(key):\n    store.append_rows(key, rows)\n```\n",
+    'Traceback (most recent call last):\n  File "app.py", line 12, in <module>\n',
+]
+SECRETS = [
+    "AKIAIOSFODNN7EXAMPLE",
+    "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8",
+    "sk-proj-" + "Xy3kQ9" * 8,
+    "Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+    "xoxb-123456789012-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx",
+    "https://attacker.example/collect?token=c2VjcmV0LXRva2VuLXZhbHVl&user=dev",
+    "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA7bq9s0dGhT2Xy\n-----END RSA PRIVATE KEY-----",
+]
+
+ROLES_MIXED = (
+    # (role, weight, min chars, max chars)
+    ("user", 30, 20, 600),
+    ("assistant", 33, 150, 4_000),
+    ("tool_call", 10, 80, 500),
+    ("tool_result", 20, 300, 9_000),
+    ("system", 4, 40, 200),
+    ("notice", 3, 30, 160),
+)
+ROLES_CHAT = (
+    ("user", 45, 20, 500),
+    ("assistant", 50, 150, 3_800),
+    ("system", 5, 40, 200),
+)
+PROFILES = {"mixed": ROLES_MIXED, "chat": ROLES_CHAT}
+BIG_TOOL_OUTPUT = (20_000, 60_000)  # occasional large tool output (1 in 60 tool results)
+
+
+def _text_pool(rng: random.Random, size: int) -> str:
+    parts: list[str] = []
+    total = 0
+    while total < size:
+        r = rng.random()
+        if r < 0.03:
+            piece = rng.choice(_CODE)
+        elif r < 0.05:
+            piece = rng.choice(_UNICODE) + " "
+        elif r < 0.08:
+            piece = ".\n\n" if rng.random() < 0.3 else ". "
+        elif r < 0.09:
+            piece = f'"{rng.choice(_WORDS)}" '
+        elif r < 0.10:
+            piece = f"`{rng.choice(_WORDS)}_{rng.randrange(1000)}` "
+        else:
+            piece = rng.choice(_WORDS) + " "
+        parts.append(piece)
+        total += len(piece)
+    return "".join(parts)
+
+
+class TsClock:
+    """Offset-aware ISO stamps, strictly increasing, in the transcript's format."""
+
+    def __init__(self, rng: random.Random, start: datetime | None = None) -> None:
+        self.rng = rng
+        self.now = start or datetime(2026, 1, 15, 9, 0, 0, 1, tzinfo=timezone(timedelta(hours=9)))
+
+    def next(self) -> str:
+        self.now += timedelta(microseconds=self.rng.randrange(1_000, 40_000_000))
+        if self.now.microsecond == 0:  # keep every stamp the same length (isoformat drops .000000)
+            self.now += timedelta(microseconds=1)
+        return self.now.isoformat()
+
+
+class RowFactory:
+    """Seeded generator of realistic transcript rows (dashboard-style fields)."""
+
+    def __init__(
+        self,
+        seed: int = 1,
+        profile: str = "mixed",
+        secret_rate: float = 0.0,
+        exclude_roles: tuple[str, ...] = (),
+    ) -> None:
+        self.rng = random.Random(seed)
+        self.pool = _text_pool(self.rng, 1 << 20)
+        self.roles = tuple(r for r in PROFILES[profile] if r[0] not in exclude_roles)
+        self._weights = [w for _, w, _, _ in self.roles]
+        self.secret_rate = secret_rate
+        self.clock = TsClock(self.rng)
+
+    def text(self, length: int) -> str:
+        start = self.rng.randrange(0, len(self.pool) - length) if length < len(self.pool) else 0
+        return self.pool[start : start + length]
+
+    def mid(self) -> str:
+        return "m-" + "".join(self.rng.choices("0123456789abcdef", k=16))
+
+    def content(self, role: str, lo: int, hi: int) -> str:
+        rng = self.rng
+        if role == "tool_result" and rng.random() < 1 / 60:
+            length = rng.randrange(*BIG_TOOL_OUTPUT)
+        else:
+            # Skewed towards the short end, as real turns are.
+            length = int(lo + (hi - lo) * rng.random() ** 2)
+        text = self.text(length)
+        if self.secret_rate and role != "user" and rng.random() < self.secret_rate:
+            at = rng.randrange(0, len(text) + 1)
+            text = f"{text[:at]} {rng.choice(SECRETS)} {text[at:]}"
+        return text
+
+    def row(self, *, ts: str | None = None, role: str | None = None) -> dict[str, Any]:
+        """One row in the store's key order; ``ts`` None leaves it for the store to stamp."""
+        rng = self.rng
+        if role is None:
+            role, _, lo, hi = rng.choices(self.roles, weights=self._weights)[0]
+        else:
+            _, _, lo, hi = next(r for r in self.roles if r[0] == role)
+        row: dict[str, Any] = {"role": role, "content": self.content(role, lo, hi)}
+        if role == "system":
+            row["cls"] = "system"
+        row["ts"] = ts
+        row["source_thread"] = "dashboard"
+        row["source_user"] = "dashboard"
+        meta: dict[str, Any] = {"mid": self.mid()}
+        if role == "assistant" and rng.random() < 0.15:
+            meta["file_changes"] = [
+                {
+                    "path": f"src/{rng.choice(_WORDS)}/{rng.choice(_WORDS)}.py",
+                    "added": rng.randrange(1, 80),
+                }
+                for _ in range(rng.randrange(1, 4))
+            ]
+        if role in ("tool_call", "tool_result"):
+            meta["tool"] = rng.choice(["shell", "read_file", "grep", "edit", "web_fetch"])
+        row["meta"] = meta
+        return row
+
+    def stamped_row(self) -> dict[str, Any]:
+        return self.row(ts=self.clock.next())
+
+    def metadata(self, title: str = "Benchmark session") -> dict[str, Any]:
+        return {
+            "_type": "metadata",
+            "created_at": self.clock.now.isoformat(),
+            "last_consolidated": 0,
+            "closed": False,
+            "pinned": False,
+            "title": title,
+            "agent": "default",
+            "model": "claude-sonnet-4",
+        }
+
+    def patch(self, target: dict[str, Any]) -> dict[str, Any]:
+        """A realistic single-row state change (stop transition, chip, banner, title)."""
+        rng = self.rng
+        r = rng.random()
+        if r < 0.35:
+            return {
+                "meta": {**target.get("meta", {}), "kind": "stop_event", "stop_reason": "end_turn"}
+            }
+        if r < 0.6:
+            return {
+                "meta": {
+                    **target.get("meta", {}),
+                    "file_changes": [{"path": "src/app.py", "added": 3}],
+                }
+            }
+        if r < 0.8:
+            return {"cls": rng.choice(["stopped", "interrupted", "banner-warning"])}
+        return {"title": " ".join(rng.choices(_WORDS, k=5))}
+
+
+def random_token(rng: random.Random, n: int = 8) -> str:
+    return "".join(rng.choices(string.ascii_lowercase + string.digits, k=n))
+
+
+def cpu_note() -> str:
+    return f"{os.cpu_count()} CPU(s), Python {sys.version.split()[0]}"

@@ -1,0 +1,203 @@
+"""Turn segmented, judged intents into the prompt's payload shape.
+
+Titles and initial intents come from the person's own words in the originating
+turn; progress is a short runbook of what is true now (never a history, but a
+correction is always kept); next steps exist only for open work.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from summaries.core.heuristic import lexicon as lx
+from summaries.core.heuristic.constraints import extract_constraints
+from summaries.core.heuristic.exchanges import build_exchanges
+from summaries.core.heuristic.segment import Draft, Entry, Role, ranges, segment
+from summaries.core.heuristic.status import Verdict, judge
+from summaries.core.heuristic.words import clip, content_words, sentences
+from summaries.core.turns import TranscriptTurn
+
+_I = re.IGNORECASE
+_FILLER = re.compile(
+    r"^\W*((ok(ay)?|so|hey|hi|hmm|ugh|eh|ah|right|fine|now|next|first|also|and|then|please"
+    r"|actually|instead|btw|side question|quick question|one more thing|last thing|great|nice"
+    r"|good|cool|perfect|thanks|different topic|unrelated|separately|on (a|an) \w+ note"
+    r"|switching to|let'?s switch to|moving on( to)?|recap)\b[\s,.:;!-]*)+",
+    _I,
+)
+_ASK = re.compile(
+    r"^\W*(can you|could you|would you|will you|can we|could we|please|let'?s( try)?( do)?"
+    r"|i want (you )?to|i'?d like (you )?to|we need to|help me (think through|understand"
+    r"|figure out)|go ahead (and|with)|look at|now let'?s( look at)?)\b[\s:]*",
+    _I,
+)
+_MAX_PROGRESS = 5
+_NOT_RUN = re.compile(r"\b(haven'?t|not yet|didn'?t|can'?t) (yet )?(run|ran|test|tested)\b", _I)
+
+
+_WEAK_END = re.compile(r"(\s+(the|a|an|of|to|for|from|with|in|on|at|and|or|that|this|it|instead))+$", _I)
+
+
+def _drop_pivot(sentence: str) -> str:
+    """Cut a leading pivot phrase: "Now let's look at something else: the X" -> "the X"."""
+    m = lx.STRONG_PIVOT.search(sentence)
+    if m is None or m.start() > 40:
+        return sentence
+    rest = sentence[m.end() :]
+    colon = re.search(r"[:.]\s", rest)
+    if colon and colon.start() < 30 and "something else" in m.group(0).lower():
+        return rest[colon.end() :]
+    return rest.lstrip(" ,.:;-")
+
+
+def _title_sentence(text: str) -> str:
+    for sentence in sentences(text):
+        core = _FILLER.sub("", _drop_pivot(_FILLER.sub("", sentence)))
+        if len(content_words(core)) >= 1 and not re.fullmatch(
+            r"\W*(i have to |i need to )?jump to something else\W*", core, _I
+        ):
+            return core
+    return text
+
+
+def title_for(text: str) -> str:
+    """A short title in the person's own terms, from the turn that started the work."""
+    core = _title_sentence(text)
+    m = lx.FEASIBILITY.search(core)
+    if m:
+        core = re.sub(r"^\W*(to\s+)?(also\s+)?", "", core[m.end() :])
+    core = _ASK.sub("", _FILLER.sub("", core)).strip()
+    head = re.split(r"(?<=\w)[.?!:]\s|\s[\u2014-]\s", core, maxsplit=1)[0]
+    if len(content_words(head)) >= 2:
+        core = head
+    if len(core) > 60 and ", " in core:
+        core = max(core.split(", "), key=lambda c: len(content_words(c)))
+    words = core.split()
+    title = _WEAK_END.sub("", " ".join(words[:9]).rstrip(" ,.;:?!-")).rstrip(" ,.;:?!-")
+    if title[:1].islower() and words and words[0].isalpha():
+        title = title[:1].upper() + title[1:]
+    return title or clip(text, 60)
+
+
+def _first_work(draft: Draft) -> Entry:
+    for entry in draft.entries:
+        if entry.role is Role.WORK:
+            return entry
+    return draft.entries[0]
+
+
+def _initial_intent(draft: Draft) -> str:
+    origin = next((e for e in draft.entries if e.turn == draft.origin), draft.entries[0])
+    request = _first_work(draft)
+    first = clip(" ".join(sentences(origin.text)[:2]), 240)
+    if request is origin or request.turn == origin.turn:
+        return first
+    return f"{first} Then, at turn {request.turn}: {clip(request.text, 160)}"
+
+
+def _picked_options(draft: Draft) -> list[str]:
+    out: list[str] = []
+    previous: Entry | None = None
+    for entry in draft.entries:
+        if entry.sig.option_pick and previous is not None:
+            offered = {
+                int(m.group(1) or m.group(2) or 0) or i + 1: m.group(3)
+                for i, m in enumerate(lx.OPTION_LINE.finditer("\n".join(previous.replies)))
+            }
+            for n in entry.sig.option_pick:
+                if n in offered:
+                    out.append(f"Chose option {n}: {clip(offered[n], 120)}")
+        previous = entry
+    return out
+
+
+def _progress(draft: Draft, v: Verdict) -> list[str]:
+    lines: list[str] = []
+    if v.status == "abandoned" and v.drop is not None:
+        lines.append(f"Dropped at turn {v.drop.turn}: {clip(v.drop.text, 140)}")
+    if v.last_close:
+        lines.append(clip(v.last_close, 160))
+    if v.verified is True and v.last_pass and v.last_pass != v.last_close:
+        lines.append(f"Verified: {clip(v.last_pass, 150)}")
+    elif v.verified is False and v.last_fail and v.status != "abandoned":
+        lines.append(f"Last run failed: {clip(v.last_fail, 140)}")
+    elif v.code_changed and v.status != "abandoned":
+        lines.append("Not run since the last change.")
+    if v.last_change and v.last_change not in (v.last_close, v.last_pass):
+        lines.append(clip(v.last_change, 160))
+    if v.informational:
+        last = next((e for e in reversed(draft.entries) if e.replies), None)
+        if last is not None:
+            said = [s for s in sentences(last.replies[-1]) if len(s.split()) > 4 and s[-1] != ":"]
+            lines.append(f"Answered: {clip((said or [last.replies[-1]])[0], 150)}")
+    lines.extend(_picked_options(draft))
+    # A correction is the highest-value signal per character: the cap never drops one.
+    fixes = [f"Correction (turn {e.turn}): {clip(e.text, 140)}" for e in v.corrections[-2:]]
+    unique = list(dict.fromkeys(lines))
+    room = max(0, _MAX_PROGRESS - len(fixes))
+    return unique[:room] + fixes
+
+
+def _last_request(draft: Draft) -> Entry:
+    asks = [e for e in draft.entries if e.role is Role.WORK and not e.sig.ack]
+    return asks[-1] if asks else draft.entries[-1]
+
+
+def _next_steps(draft: Draft, v: Verdict) -> list[dict[str, str]]:
+    steps: list[dict[str, str]] = []
+    if v.status == "completed" and v.verified is False:
+        how = clip(v.last_close or v.last_change or "The work", 120)
+        steps.append(
+            {
+                "what": "Run the tests or check the result live",
+                "why": f"Finished without a passing run after the last change: {how}",
+                "expect": "A pass confirms it is done; a failure reopens this intent",
+            }
+        )
+    elif v.status == "active":
+        if v.verified is False and v.last_fail:
+            what, why = "Fix what the last run reports", f"It failed: {clip(v.last_fail, 140)}"
+            expect = "The same run passes"
+        elif v.open_note and v.code_changed and _NOT_RUN.search(v.open_note):
+            what, why = "Run the tests for the change", clip(v.open_note, 150)
+            expect = "A passing run"
+        elif v.open_note:
+            what, why = "Pick up what was left open", clip(v.open_note, 150)
+            expect = "That step done, then a passing run"
+        elif v.code_changed:
+            what, why = "Run the tests for the change", "Changed but not run since"
+            expect = "A passing run"
+        else:
+            ask = _last_request(draft)
+            what = f"Continue: {clip(ask.text, 120)}"
+            why, expect = f"Asked at turn {ask.turn}; no result reported yet", "The asked-for result"
+        steps.append({"what": what, "why": why, "expect": expect})
+    if v.status != "abandoned":
+        for handoff in v.handoffs[-2:]:
+            steps.append({"what": clip(handoff, 140), "why": "Only you can do this", "expect": ""})
+    return steps
+
+
+def _intent(draft: Draft) -> dict[str, object]:
+    v = judge(draft)
+    origin = next((e for e in draft.entries if e.turn == draft.origin), draft.entries[0])
+    return {
+        "title": title_for(origin.text),
+        "ranges": ranges(draft),
+        "status": v.status,
+        "verified": v.verified,
+        "origin_turn": draft.origin,
+        "initial_intent": _initial_intent(draft),
+        "progress": _progress(draft, v),
+        "next_steps": _next_steps(draft, v),
+    }
+
+
+def summarize_turns(turns: Sequence[TranscriptTurn]) -> dict[str, object]:
+    """The raw payload in the prompt's JSON shape, from the extracted turns alone."""
+    exchanges = build_exchanges(turns)
+    return {
+        "intents": [_intent(d) for d in segment(exchanges)],
+        "constraints": extract_constraints(exchanges),
+    }

@@ -1,0 +1,101 @@
+"""Session constraints: operational facts the person stated or corrected.
+
+Only the person's own words qualify (a required flag, a step that must follow a
+change, a corrected name, who owns what, where a service listens), never the
+assistant's, never automation, never a resend. The latest statement of a fact
+wins: a later constraint that names the same flag, port or identifier replaces
+the earlier one, so a renamed flag never survives under its old name.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from summaries.core.heuristic.exchanges import Exchange
+from summaries.core.heuristic.words import clip, sentences
+
+MAX_CONSTRAINTS = 5  # "at most a handful": a long list stops being read
+
+_I = re.IGNORECASE
+_FLAG = re.compile(r"(?<![\w-])--[a-z][\w-]*|(?<![\w-])-[a-zA-Z]\s+[\w./-]+")
+_REQUIRE = re.compile(
+    r"\b(always|must|have to|has to|need to|needs to|required|requires|make sure|remember to"
+    r"|don'?t forget|or (else )?it\b|otherwise|only works with)\b",
+    _I,
+)
+_STEP_AFTER = re.compile(
+    r"\b(after|whenever|every time|each time|before)\b[^.;]{0,80}?"
+    r"\b(chang|edit|touch|merg|deploy|updat|schema|migration|releas|removal|commit|upgrad)\w*"
+    r"[^.;]{0,100}?\b(run|have to|has to|must|need to|always|remember|regenerate|archive"
+    r"|restart|rebuild|re-run)\b",
+    _I,
+)
+_NAME_FIX = re.compile(
+    r"\b(it'?s|is called|named|is)\s+`?[\w./:@-]+`?,?\s+not\s+`?[\w./:@-]+"
+    r"|\b(got|was|been|is) renamed\b",
+    _I,
+)
+_MISTYPED = re.compile(r"\b(mistyped|misspelled|typo in the name)\b", _I)
+_OWNERSHIP = re.compile(
+    r"\b\w+ owns? the\b|\bowned by\b|\bdon'?t touch\b|\bnever (push|commit|deploy|touch|edit)\b",
+    _I,
+)
+_PORT_FACT = re.compile(
+    r"\b(should|must|always|moved|now|lives?|listens?)\b[^.;]{0,40}\b(on|to|at) (port )?\d{4,5}\b",
+    _I,
+)
+_LEAD = re.compile(
+    r"^\W*((you forgot|reminder|note|fyi|also|and|oh|ok|okay|so|btw|actually|reviewer says)\b"
+    r"[\s:,.-]*)+",
+    _I,
+)
+_KEY = re.compile(r"(?<![\w-])--?[a-z][\w-]*|\b\d{4,5}\b|\b[\w]+[-_./][\w./-]+\b", _I)
+
+
+def _clause(sentence: str, at: int) -> str:
+    start = max(sentence.rfind(", ", 0, at), sentence.rfind("; ", 0, at))
+    return sentence[start + 2 :] if start >= 0 else sentence
+
+
+def _rule(sentence: str, turn_text: str) -> str | None:
+    """The constraint a sentence states, or None."""
+    if _FLAG.search(sentence) and (_REQUIRE.search(sentence) or _NAME_FIX.search(sentence)):
+        return sentence
+    if _STEP_AFTER.search(sentence) or _NAME_FIX.search(sentence):
+        return sentence
+    m = _OWNERSHIP.search(sentence)
+    if m:
+        return _clause(sentence, m.start())
+    if _PORT_FACT.search(sentence):
+        return sentence
+    if _MISTYPED.search(turn_text) and not _MISTYPED.search(sentence) and _KEY.search(sentence):
+        return sentence  # "the bucket is acme-export, singular. I mistyped it before."
+    return None
+
+
+def _keys(text: str) -> set[str]:
+    return {k.lower().strip(".") for k in _KEY.findall(text)}
+
+
+def _shape(text: str) -> str:
+    text = _LEAD.sub("", text).strip().rstrip(".")
+    return clip(text[:1].upper() + text[1:], 160)
+
+
+def extract_constraints(exchanges: Sequence[Exchange]) -> list[str]:
+    found: list[tuple[str, set[str]]] = []
+    for ex in exchanges:
+        if ex.repeat_of is not None:
+            continue  # a resend restates nothing new
+        for sentence in sentences(ex.text):
+            rule = _rule(sentence, ex.text)
+            if rule is None:
+                continue
+            keys = _keys(rule)
+            # the latest statement of a fact wins over every earlier one about the same thing
+            found = [(t, k) for t, k in found if not (keys and k & keys)]
+            text = _shape(rule)
+            if text and all(text != t for t, _ in found):
+                found.append((text, keys))
+    return [t for t, _ in found][-MAX_CONSTRAINTS:]

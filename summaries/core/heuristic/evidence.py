@@ -1,0 +1,130 @@
+"""Evidence in assistant replies: changes, test/build runs, closes, open ends.
+
+Status and verified are read from this evidence, in order: a passing run only
+verifies the work if it comes after the last change, and a close (commit, merge,
+PR, push, deploy) ends the work whether or not anything was run.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from enum import Enum
+
+from summaries.core.heuristic.lexicon import CODE_FILE, NON_CODE_OBJECT
+from summaries.core.heuristic.words import sentences
+
+_I = re.IGNORECASE
+
+
+class Ev(Enum):
+    CHANGE = "change"
+    DOC_CHANGE = "doc_change"  # text-only edits (PR title, changelog): nothing to run
+    PASS = "pass"
+    FAIL = "fail"
+    CLOSE = "close"
+    OPEN = "open"  # the reply itself says something is left: "haven't run", "tests next"
+    HANDOFF = "handoff"  # a step only the person can do: "you'll need to archive the flag"
+
+
+@dataclass(frozen=True, slots=True)
+class Evidence:
+    kind: Ev
+    sentence: str
+
+
+_CHANGE = re.compile(
+    r"(?:^|[.;:!?\n]\s*|\band\s+|,\s*|\bthen\s+)"
+    r"(?:i\s+(?:have\s+)?|i'?ve\s+|done[,:.]?\s+|ok[,:.]?\s+|right[,:.]?\s+|also\s+)?"
+    r"(added|changed|updated|replaced|removed|fixed|implemented|set|bumped|converted|extracted"
+    r"|switched|renamed|created|edited|wrote|rewrote|refactored|moved|wrapped|deleted|reverted"
+    r"|re-applied|reapplied|applied|regenerated|generated|pointed|raised|lowered|increased"
+    r"|reduced|enabled|disabled|configured|installed|dropped|made|patched|upgraded|downgraded"
+    r"|migrated|introduced|adjusted|tweaked|corrected|modified|ported|restored|wired)\b"
+    r"|\bnow (uses|reads|renders|stores|routes|carries|offers|writes|sends|points|imports"
+    r"|calls|checks|validates)\b",
+    _I,
+)
+_NEG = r"(?<!n't )(?<!not )(?<!never )(?<!without )"
+_PASS = re.compile(
+    r"\b[1-9][\d,]*\s+(?:tests?\s+)?passed\b"
+    r"|\b(?:tests?|suite|checks?|build|ci|pipeline|everything|all)\s+(?:now\s+)?"
+    r"(?:pass|passes|passed|passing|is green|are green|green)\b"
+    r"|\bbuild successful\b|" + _NEG + r"\bsucceeded\b|\bsuccessful(?:ly)?\b"
+    r"|\bno (?:\w+ )?(?:errors|failures|warnings)\b|\b0 (?:errors|failures|failed)\b"
+    r"|\b(?:is|are|was|were) (?:clean|ok|okay|green|present|correct|there|up)\b|\bclean\b"
+    r"|\u2713|\ball green\b|" + _NEG + r"\b(?:delivered|arrived|reconnected|confirmed|verified)\b"
+    r"|" + _NEG + r"\btested\b|\bmatch(?:es)? the\b|\bnow returns\b|\breturns (?:a )?200\b"
+    r"|\bloads with\b|\bupload ok\b|\brollout complete\b|\bapplied ok\b",
+    _I,
+)
+_PASS_CS = re.compile(r"\bPASS(?:ED)?\b|(?<=\w )OK\b")
+_FAIL = re.compile(
+    r"\b[1-9][\d,]*\s+(?:tests?\s+)?(?:failed|failures?|errors?|failing)\b"
+    r"|(?<!0 )(?<!no )\b(?:failed|fails|failing)\b|\bfailures (?:are )?(?:down to|at) [1-9]"
+    r"|\bstill (?:climbing|failing|fails|broken|growing|leaking|crashing|slow)\b"
+    r"|\btimed out\b|\brolled back\b|\breturn(?:ed|s|ing)? (?:a )?5\d\d\b"
+    r"|\bexit (?:code |status )?[1-9]\b|\breturned nothing\b|\bno \w+ match\b|\b0 rows\b",
+    _I,
+)
+_FAIL_CS = re.compile(r"\bFAIL(?:ED)?\b|\bBUILD FAILED\b")
+_CLOSE = re.compile(
+    r"(?<!\bare )(?<!\bwere )(?<!\bbe )(?<!\bbeen )(?<!\bget )(?<!\bgot )(?<!n't )(?<!not )"
+    r"(?<!never )\b(?:committed|merged|pushed|deployed|shipped|released|published)\b"
+    r"(?!\s+(?:synchronously|automatically|asynchronously|after|before|when|per|every|by))"
+    r"|\bopened (?:a |the )?(?:draft )?(?:pr|mr|cr|pull request|merge request)\b"
+    r"|\bopened #\d+|\btagged v?\d",
+    _I,
+)
+_OPEN = re.compile(
+    r"\b(?:haven'?t|have not|didn'?t|did not|not yet|never|hasn'?t|couldn'?t|can'?t|cannot"
+    r"|wasn'?t able to) (?:yet )?(?:run|ran|tested|test|checked|check|confirmed|confirm|verified"
+    r"|verify|benchmarked|loaded|seen|looked|measured|tried)\b"
+    r"|\buntested\b|\b(?:tests?|verification|benchmark) next\b|\bnext,? i'?ll\b"
+    r"|\bi'?ll (?:watch|check|monitor|verify|run|test|look)\b|\bwill (?:watch|check|monitor|verify)\b"
+    r"|\bstill running\b|\bneeds? (?:updating|to be updated|fixing|a fix|work)\b|\btodo\b"
+    r"|\bchecking whether\b|\binvestigating\b|\blooking into\b|\bnot (?:on|in) \w+ yet\b",
+    _I,
+)
+_HANDOFF = re.compile(r"\byou'?ll (?:need|have) to\b|\byou need to\b|\byou'?ll want to\b", _I)
+_RUN_LEAD = re.compile(
+    r"^\W*(?:i\s+)?(?:ran|re-?ran|retried|replayed|executed|running|run:)\b"
+    r"|^\W*`[^`]+`\s*(?:->|\u2192|:)",
+    _I,
+)
+_SHIPPING = re.compile(r"\b(deploy|release|publish|push|merge)\w*|\./deploy", _I)
+
+
+def _is_doc_change(sentence: str, doc_intent: bool) -> bool:
+    if NON_CODE_OBJECT.search(sentence):
+        return True
+    return doc_intent and not CODE_FILE.search(sentence)
+
+
+def _sentence_events(sentence: str, doc_intent: bool) -> list[tuple[int, Ev]]:
+    found: list[tuple[int, Ev]] = []
+    for m in _CHANGE.finditer(sentence):
+        kind = Ev.DOC_CHANGE if _is_doc_change(sentence, doc_intent) else Ev.CHANGE
+        found.append((m.start(), kind))
+    fails = [m.start() for rx in (_FAIL, _FAIL_CS) for m in rx.finditer(sentence)]
+    found.extend((p, Ev.FAIL) for p in fails)
+    for rx in (_PASS, _PASS_CS):
+        found.extend((m.start(), Ev.PASS) for m in rx.finditer(sentence))
+    # "Ran `x`: <output>" is a run that worked unless the sentence says otherwise; a
+    # deploy command is the shipping itself, not a check of it.
+    if _RUN_LEAD.search(sentence) and not fails and not _SHIPPING.search(sentence):
+        found.append((0, Ev.PASS))
+    found.extend((m.start(), Ev.CLOSE) for m in _CLOSE.finditer(sentence))
+    found.extend((m.start(), Ev.OPEN) for m in _OPEN.finditer(sentence))
+    found.extend((m.start(), Ev.HANDOFF) for m in _HANDOFF.finditer(sentence))
+    found.sort(key=lambda item: item[0])
+    return found
+
+
+def reply_evidence(text: str, *, doc_intent: bool = False) -> list[Evidence]:
+    """Evidence found in one assistant reply, in reading order."""
+    out: list[Evidence] = []
+    for sentence in sentences(text):
+        for _, kind in _sentence_events(sentence, doc_intent):
+            out.append(Evidence(kind, sentence))
+    return out

@@ -1,0 +1,114 @@
+"""Group extracted turns into exchanges: one genuine user turn and the replies to it.
+
+Only the person's turns can open or move an intent, so everything is keyed on
+them. Automation posting as the user (cron, subagent, nudge, monitor rows) and
+the assistant's replies to it are set aside here: they never reach segmentation,
+so they can neither create an intent nor lend it evidence (prompt trap 1).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from summaries.core.heuristic.lexicon import COMPACTION
+from summaries.core.turns import TranscriptTurn
+
+# A day-scale gap separates a routine re-run from a retry (boundary signal 2). Twelve
+# hours splits "yesterday" from "this morning" but not a long working session.
+DAY_GAP = timedelta(hours=12)
+
+
+@dataclass(frozen=True, slots=True)
+class Exchange:
+    turn: int  # the genuine user-turn number
+    text: str
+    ts: datetime | None
+    repeat_of: int | None  # extraction's verbatim-resend marker
+    replies: tuple[str, ...]  # assistant excerpts answering this turn
+    gap_before: bool  # a day-scale pause since the previous exchange ended
+    after_compaction: bool  # a compaction or context reset sits just before this turn
+
+
+def parse_ts(value: str | None) -> datetime | None:
+    """Offset-aware datetime, or None; naive legacy stamps are read as UTC-free wall time."""
+    if not value:
+        return None
+    try:
+        parsed = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return parsed.replace(tzinfo=None) if parsed.tzinfo is None else parsed
+
+
+def _is_compaction_notice(text: str) -> bool:
+    # Only a short notice or a bracketed marker: a reply that merely mentions the word
+    # must keep its evidence.
+    head = text.lstrip()[:200]
+    return bool(COMPACTION.search(head)) and (head.startswith("[") or len(text) < 300)
+
+
+def _gap(prev: datetime | None, now: datetime | None) -> bool:
+    if prev is None or now is None or (prev.tzinfo is None) != (now.tzinfo is None):
+        return False
+    return now - prev >= DAY_GAP
+
+
+@dataclass(slots=True)
+class _Pending:
+    turn: int
+    text: str
+    ts: datetime | None
+    repeat_of: int | None
+    gap_before: bool
+    after_compaction: bool
+    replies: list[str]
+
+    def close(self) -> Exchange:
+        return Exchange(
+            turn=self.turn,
+            text=self.text,
+            ts=self.ts,
+            repeat_of=self.repeat_of,
+            replies=tuple(self.replies),
+            gap_before=self.gap_before,
+            after_compaction=self.after_compaction,
+        )
+
+
+def build_exchanges(turns: Sequence[TranscriptTurn]) -> list[Exchange]:
+    """Exchanges in transcript order; replies to automation rows are dropped."""
+    out: list[Exchange] = []
+    current: _Pending | None = None
+    last_ts: datetime | None = None
+    compaction_pending = False
+    for turn in turns:
+        ts = parse_ts(turn.ts)
+        if turn.role == "user":
+            if current is not None:
+                out.append(current.close())
+                current = None
+            if turn.injected or turn.user_turn is None:
+                compaction_pending = compaction_pending or bool(COMPACTION.search(turn.text))
+                continue
+            current = _Pending(
+                turn=turn.user_turn,
+                text=turn.text,
+                ts=ts,
+                repeat_of=turn.repeat_of,
+                gap_before=_gap(last_ts, ts),
+                # A person re-briefing after a reset is continuing, not starting over.
+                after_compaction=compaction_pending or bool(COMPACTION.search(turn.text)),
+                replies=[],
+            )
+            compaction_pending = False
+            last_ts = ts or last_ts
+        elif _is_compaction_notice(turn.text):
+            compaction_pending = True  # a compaction notice is bookkeeping, not evidence
+        elif current is not None:
+            current.replies.append(turn.text)
+            last_ts = ts or last_ts
+    if current is not None:
+        out.append(current.close())
+    return out

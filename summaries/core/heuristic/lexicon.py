@@ -1,0 +1,176 @@
+"""Regex lexicons for the signals the summary prompt names, applied without a model.
+
+Each pattern is deliberately narrow: a false boundary splits one goal into two
+intents, and a false "verified" tells the person not to look. Patterns run on
+lowercase text unless noted.
+"""
+
+from __future__ import annotations
+
+import re
+
+_I = re.IGNORECASE
+
+
+def _rx(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern, _I)
+
+
+# --- person: how a turn relates to the work -------------------------------------------
+
+# A feasibility question or an explicit "not yet" is not a work order (prompt trap 6).
+FEASIBILITY = _rx(
+    r"how (hard|difficult|much work|long|big|risky) (would|will|is) it (be|take)"
+    r"|what would it take|would it be (possible|feasible|hard|difficult|a lot)"
+    r"|is it (possible|feasible|realistic) to|how much effort"
+)
+NO_CHANGE_YET = _rx(
+    r"(don'?t|do not) (change|build|touch|implement|start|do|write|modify) (anything|it|that|this)?"
+    r"|(just|only) (asking|curious|wondering)|not now\b|no changes( yet)?\b"
+)
+# "Drop the bulk export line" edits a text; these phrases drop the work itself.
+DROP = _rx(
+    r"\bnever ?mind\b|\bforget (it|about it|that|this|the\b[^.?!]{0,60})"
+    r"|\blet'?s not\b(?=\s*(?:[.!,;]|$|do|bother|go|worry))|\bscrap (it|that|this|the idea)\b"
+    r"|\bdrop (it|that|this)\b(?!\s+(line|from|in|into))|\bdon'?t bother\b|\bnot worth (it|the)\b"
+    r"|\bleave it (there|for now|be)\b|\bcancel (it|that|this)\b|\babandon (it|that|this)\b"
+    r"|\bgive up on\b|\bpark (it|that|this)\b|\bshelve (it|that|this)\b"
+)
+NEGATED_FORGET = _rx(r"(don'?t|do not|never) forget")
+# Retracting part of a request keeps the intent; the retracted part just disappears.
+RETRACT = _rx(
+    r"\bscratch (that|the\b[^.?!]{0,40})|\bignore (what i said|my last|that)\b|\bdisregard\b"
+    r"|\bstrike that\b|\bforget (the|that)\b[^.?!]{0,40}\b(part|bit|step)\b"
+)
+PARTIAL = _rx(r"\b(part|bit|step|piece)\b|\bjust the\b|\bonly the\b")
+# A correction stays inside its intent and is never summarized away (boundary signal 3).
+CORRECTION = _rx(
+    r"^\s*(no|nope|nah|wrong|wait)\b[\s,.!:;-]"
+    r"|\bthat'?s (wrong|not (right|it|what))|\bthat is (wrong|not right)"
+    r"|\b(revert|undo|roll back) (that|it|this|the)\b|\bthat broke\b|\bbroke (the|it|my)\b"
+    r"|\b(it'?s|is called|named|should be) `?[\w./:@-]+`?,? not `?[\w./:@-]+"
+    r"|\bnot `?[\w./:@-]+`?,? (it'?s|but|use)\b|\byou forgot\b|\bmistyped\b|\bmisspelled\b"
+    r"|\b(still|now) (fails|failing|broken|crashes|crashing|errors|white|wrong|slow)\b"
+    r"|\bdoesn'?t work\b|\bdidn'?t work\b|\bdon'?t (use|put|do|add|ignore|touch|call)\b"
+    r"|^\s*actually\b|\binstead of\b|\bgot renamed\b|\bwas renamed\b|\bwe moved\b"
+)
+STRONG_PIVOT = _rx(
+    r"\bswitching (to|gears)\b|\bswitch gears\b|\blet'?s switch to\b|\bseparately\b"
+    r"|\bunrelated\b|\bdifferent (topic|thing|question|issue)\b"
+    r"|\bon (a|an) (different|other|unrelated|separate) note\b|\banother (thing|topic|issue|task)\b"
+    r"|\bnew (task|topic)\b|\bchange of (topic|subject)\b|\bsomething else\b|\bmoving on\b"
+    r"|\bjump to\b|\bchanging (topic|subject)\b"
+)
+WEAK_PIVOT = _rx(
+    r"^\W*(ok(ay)?[,.]?\s+|good[,.]?\s+|great[,.]?\s+|nice[,.]?\s+|right[,.]?\s+)?(now|next)\b"
+    r"|\bnow let'?s\b|\blast thing\b|\bone more thing\b|\bbefore i forget\b"
+)
+RESUME = _rx(
+    r"\bback to\b|\bget back to\b|\bgoing back to\b|\breturn(ing)? to\b|\bresume\b"
+    r"|\bpick (it|that|this|the\b[^.?!]{0,40}) (back )?up\b|\bwhere were we\b|\bwhere we left off\b"
+)
+REFERS_BACK = _rx(
+    r"\bwe (talked|spoke) about\b|\byou (estimated|described|suggested|mentioned|proposed)\b"
+    r"|\bas (we )?discussed\b|\bfrom (before|earlier)\b|\bthen\s*[.!]?\s*$"
+)
+CONTINUE = _rx(
+    r"^\W*((ok(ay)?|yes|yep|yeah|good|great|nice|fine|right|sure|perfect|cool|alright)\b[\s,.!]*)*"
+    r"(do it|go ahead|do that|carry on|continue|keep going|proceed|implement it|try (it )?again"
+    r"|again|run it|build it|ship it|merge\b|commit\b|push\b|deploy (it|that)|redeploy|open a (pr|mr|cr)"
+    r"|make it|that\b|this\b|it\b|those\b|these\b|them\b|also\b|and\b|then\b|plus\b"
+    r"|while (you'?re|we'?re) (in|on|at)|with tests|add (a |some )?(regression )?tests?\b"
+    r"|run (the )?tests|finish\b|same\b)"
+)
+ANAPHORA = _rx(r"\b(it|that|this|those|them|these)\b")
+CLOSE_REQUEST = _rx(
+    r"^\W*((ok(ay)?|good|great|nice|perfect|cool|fine|lgtm)\b[\s,.!]*)*"
+    r"(commit|merge|push|ship|deploy|redeploy|release|publish|open a (pr|mr|cr|pull request))\b"
+)
+# The person reporting a close in their own words: "merged it", "I shipped it".
+USER_CLOSE = _rx(
+    r"^\W*((ok(ay)?|cool|good|great|nice|done)\b[\s,.!]*)*(i('ve| have)? )?"
+    r"(merged|shipped|deployed|pushed|released|published)\b"
+    r"|\bi('ve| have)? (merged|shipped|deployed|pushed|released|published)\b"
+)
+ACK = _rx(
+    r"\b(thanks|thank you|thx|ty|great|nice|cool|perfect|awesome|good|lgtm|looks good"
+    r"|sounds good|got it|makes sense|ok|okay|excellent|brilliant|\U0001f44d|sweet|that'?s all)\b"
+    r"|\U0001f44d"
+)
+ACCEPT = _rx(
+    r"\b(perfect|lgtm|looks good|looks great|great|nice|excellent|awesome|thanks|thank you"
+    r"|works( now)?|that works|good)\b|\U0001f44d"
+)
+CLAIMS_WORKS = _rx(
+    r"(?<!n't )(?<!not )\b(it works|works now|working now|that works|confirmed it|i checked,? it)\b"
+)
+POLITE_REQUEST = _rx(r"\b(can|could|would|will) (you|we)\b|\bplease\b|\bi'?d like\b")
+INFO_REQUEST = _rx(
+    r"\bhelp me (think|understand|decide|figure out|compare)|\bexplain\b|\bwalk me through\b"
+    r"|\bremind me\b|\btell me (about|how|why|what)\b"
+)
+QUESTION_START = _rx(
+    r"^\W*(and |so |but |ok[,.]? )?(how|what|why|where|when|which|who|does|do|is|are|can|should"
+    r"|did|has|have|will|would|could|any)\b"
+)
+PROBLEM = _rx(
+    r"\b(fails?|failing|failed|crash(es|ed|ing)?|broken|error|exception|doesn'?t|don'?t get|isn'?t"
+    r"|not working|keeps|returns? (a )?\d{3}|is missing|missing|wrong|slow|takes \d+|flooded"
+    r"|leak|grows|stuck|hangs|timeout|times out|twice|duplicate|open to anyone|expires)\b"
+)
+# Imperative verbs that open a work order when they lead a clause.
+WORK_VERBS = frozenset(
+    """
+    add fix make run check find look investigate trace debug write create remove delete rename
+    update change set bump upgrade downgrade migrate deploy redeploy push merge commit ship open
+    build test implement refactor split move replace switch use try retry rotate renew pull point
+    backfill apply revert undo continue carry finish keep do go start stop enable disable
+    configure install generate export import clean document cut tag release publish review show
+    figure dig profile measure benchmark optimize speed reduce increase raise lower put send post
+    schedule block allow restrict limit handle support convert extract wrap archive file draft
+    summarize list compare read verify confirm validate audit monitor watch clear reset restart
+    reload kill prune patch sort format lint port resolve bisect store drop strip get pick
+    """.split()
+)
+# Verbs that start a piece of work rather than refine the one in hand ("keep the
+# names", "use the logger"): only these may open an intent without any other cue.
+NEW_WORK_VERBS = frozenset(
+    """
+    add fix investigate trace debug write create remove delete rename upgrade migrate implement
+    refactor split build rotate renew backfill generate export import document profile optimize
+    speed audit set bump install configure enable disable schedule block restrict find look
+    """.split()
+)
+# After a close, talk about its review, CI or PR is still about the same work.
+FOLLOWUP = _rx(
+    r"(review(er|ers)?|the (pr|mr|cr|pull request|build|pipeline|checks?)|ci|rebase|conflicts?)"
+)
+CLAUSE_LEAD = _rx(
+    r"^\W*((ok(ay)?|so|and|also|then|please|now|next|first|ah|hey|right|fine|good|great|nice|cool"
+    r"|perfect|instead|just|alright)\b[\s,.:!-]*)*(can you|could you|would you|will you|let'?s|"
+    r"i want you to|i need you to|we need to|you need to|go ahead and)?\s*"
+)
+OPTION_PICK = _rx(
+    r"^\W*(let'?s (do|go with|use|take) |go with |use |pick |option |take )?"
+    r"(\d|[a-d]\b|the (first|second|third|fourth|last) (one|option))"
+    r"(\s*(,|and|&|\+)\s*(\d|[a-d]\b))*(?=\W|$)"
+)
+OPTION_LINE = re.compile(r"^\s*(?:(\d)[.)]|[-*\u2022]|option (\d)[:.)]?)\s+(\S.*)$", re.I | re.M)
+ORDINALS = {"first": 1, "second": 2, "third": 3, "fourth": 4}
+
+# --- compaction is never a boundary (prompt trap 8) -----------------------------------
+
+COMPACTION = _rx(
+    r"context (was |got |has been )?(compacted|reset|summari[sz]ed)|\bcompacted\b"
+    r"|conversation (was )?(compacted|summari[sz]ed)|summari[sz]ed to save space|^\s*/compact\b"
+    r"|restored context"
+)
+DOCS = _rx(
+    r"\b(readme|changelog|docs?|documentation|typo|wording|badge|copy|comment|docstring"
+    r"|release notes|design doc)\b"
+)
+CODE_FILE = _rx(r"\.(py|ts|tsx|js|jsx|go|rs|java|kt|rb|php|sql|sh|gradle|css|scss|html|c|cc|cpp)\b")
+NON_CODE_OBJECT = _rx(
+    r"^\W*(renamed|updated|changed|edited|retitled) the (pr|mr|cr|title|description|commit message"
+    r"|branch name|ticket)\b"
+)

@@ -1,0 +1,321 @@
+"""Split a session into intents at the boundary signals the prompt ranks.
+
+One pass over the person's turns, in order. Each turn either continues the
+current intent, opens a new one, resumes an older one, or is held as a pending
+question. Boundaries, most reliable first: a close (commit, merge, PR, push,
+deploy) ends the current intent; a day-scale gap ends its current range; an
+explicit pivot opens a new intent; a correction always stays. A compaction is
+never a boundary, and automation never reaches this module.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from enum import Enum
+
+from summaries.core.heuristic.evidence import Ev, reply_evidence
+from summaries.core.heuristic.exchanges import Exchange
+from summaries.core.heuristic.signals import (
+    UserSignals,
+    classify,
+    is_work_order,
+    split_after_drop,
+)
+from summaries.core.heuristic.words import content_words
+
+# Share of a request's distinctive words already known to an intent above which the
+# request continues it, and below which an unmarked request is a new topic.
+_CONTINUES = 0.5
+_NEW_TOPIC = 0.15
+
+
+class Role(Enum):
+    WORK = "work"  # the turn advances this intent; its replies are this intent's evidence
+    RESEND = "resend"  # a verbatim resend: in range, but no new ask and no insistence
+    SPAN = "span"  # a side question asked while this intent ran: in range only
+    DROP = "drop"  # the turn drops this intent
+    QUESTION = "question"  # the feasibility question this intent grew out of
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    turn: int
+    text: str
+    sig: UserSignals
+    replies: tuple[str, ...]
+    role: Role
+
+
+@dataclass(slots=True)
+class Draft:
+    origin: int
+    entries: list[Entry] = field(default_factory=list)
+    turns: set[int] = field(default_factory=set)
+    breaks: set[int] = field(default_factory=set)  # turns that follow a day-scale gap
+    user_words: set[str] = field(default_factory=set)
+    vocab: set[str] = field(default_factory=set)
+    closed: bool = False
+    dropped: bool = False
+    late_accept: bool = False  # accepted in the turn that moved on to the next intent
+
+    def add(
+        self,
+        ex: Exchange,
+        sig: UserSignals,
+        role: Role,
+        *,
+        text: str | None = None,
+        replies: tuple[str, ...] | None = None,
+    ) -> None:
+        if replies is None:
+            replies = ex.replies if role in (Role.WORK, Role.RESEND, Role.QUESTION) else ()
+        self.entries.append(Entry(ex.turn, text or ex.text, sig, replies, role))
+        self.turns.add(ex.turn)
+        if ex.gap_before:
+            self.breaks.add(ex.turn)
+        if role is Role.SPAN:
+            return
+        self.user_words |= sig.words
+        self.vocab |= sig.words
+        for reply in replies:
+            self.vocab |= content_words(reply)
+        if role is Role.DROP:
+            self.dropped, self.closed = True, False
+        elif role is Role.WORK:
+            self._track_close(sig, replies)
+
+    def _track_close(self, sig: UserSignals, replies: tuple[str, ...]) -> None:
+        if not (sig.ack or sig.close_request or sig.user_close):
+            self.closed = self.dropped = False  # new work on this intent reopens it
+        if sig.user_close:
+            self.closed = True
+        for reply in replies:
+            for ev in reply_evidence(reply):
+                if ev.kind is Ev.CLOSE:
+                    self.closed = True
+
+    def sim(self, words: frozenset[str]) -> float:
+        return len(words & self.vocab) / len(words) if words else 1.0
+
+    def related(self, words: frozenset[str]) -> bool:
+        """Shares enough distinctive words: half of a short turn, or three of a long one."""
+        return self.sim(words) >= _CONTINUES or len(words & self.vocab) >= 3
+
+
+@dataclass(slots=True)
+class _Pending:
+    """A feasibility question waiting to see whether it leads to work."""
+
+    turn: int
+    words: set[str]
+    items: list[tuple[Exchange, UserSignals]]
+
+
+@dataclass(slots=True)
+class _State:
+    drafts: list[Draft] = field(default_factory=list)
+    current: Draft | None = None
+    pending: list[_Pending] = field(default_factory=list)
+    by_turn: dict[int, Draft] = field(default_factory=dict)
+
+    def open(self, ex: Exchange, sig: UserSignals, text: str | None = None) -> Draft:
+        draft = Draft(origin=ex.turn)
+        self.drafts.append(draft)
+        self.place(draft, ex, sig, Role.WORK, text=text)
+        self.current = draft
+        return draft
+
+    def place(
+        self,
+        draft: Draft,
+        ex: Exchange,
+        sig: UserSignals,
+        role: Role,
+        *,
+        text: str | None = None,
+        replies: tuple[str, ...] | None = None,
+    ) -> None:
+        draft.add(ex, sig, role, text=text, replies=replies)
+        self.by_turn.setdefault(ex.turn, draft)
+
+    def open_from(self, p: _Pending, ex: Exchange, sig: UserSignals) -> Draft:
+        draft = Draft(origin=p.turn)
+        self.drafts.append(draft)
+        for q_ex, q_sig in p.items:
+            draft.add(q_ex, q_sig, Role.QUESTION)
+        self.place(draft, ex, sig, Role.WORK)
+        self.pending.remove(p)
+        self.current = draft
+        return draft
+
+
+def _open_ok(sig: UserSignals) -> bool:
+    """Whether a turn has enough substance to open an intent of its own."""
+    return bool(sig.words) and not sig.ack
+
+
+def _match_pending(
+    st: _State, sig: UserSignals, prev: _Pending | None, work_turn: bool
+) -> _Pending | None:
+    cur = st.current
+    for p in reversed(st.pending):
+        shared = len(sig.words & p.words)
+        against = len(sig.words & cur.user_words) if cur else 0
+        if shared >= 2 and shared > against:
+            return p
+        if sig.refers_back and shared >= 1:
+            return p
+    if prev is not None and sig.continuation and work_turn:
+        if cur is None or cur.closed or not (sig.words & cur.vocab):
+            return prev
+    return None
+
+
+def _best_older(st: _State, words: frozenset[str]) -> tuple[Draft | None, float]:
+    best: Draft | None = None
+    score = 0.0
+    for draft in st.drafts:
+        if draft is st.current:
+            continue
+        s = draft.sim(words)
+        if s > score:
+            best, score = draft, s
+    return best, score
+
+
+def _continues_closed(sig: UserSignals, cur: Draft) -> bool:
+    """After a close, only follow-ups about the same work stay in the intent."""
+    return (
+        sig.close_request
+        or sig.user_close
+        or sig.ack
+        or bool(sig.option_pick)
+        or sig.correction
+        or (sig.continuation and not sig.pivot_weak)
+        or sig.followup
+        or cur.related(sig.words)
+    )
+
+
+def _route(st: _State, ex: Exchange, sig: UserSignals) -> tuple[str, Draft | None]:
+    cur = st.current
+    if cur is None:
+        return ("new", None)
+    if sig.resume or ex.gap_before or sig.pivot_strong:
+        older, score = _best_older(st, sig.words)
+        if older is not None and (
+            (sig.resume and score > 0) or score >= _CONTINUES > cur.sim(sig.words)
+        ):
+            return ("resume", older)
+    if sig.pivot_strong:
+        return ("new", None)
+    if ex.after_compaction or sig.correction:
+        return ("continue", cur)
+    if cur.closed or cur.dropped or ex.gap_before:
+        if _continues_closed(sig, cur) or not (sig.work_order or sig.problem or sig.question):
+            return ("continue", cur)
+        return ("new", None)
+    if sig.continuation or sig.option_pick or sig.ack or sig.question:
+        return ("continue", cur)
+    sim = cur.sim(sig.words)
+    if sig.pivot_weak and sim < _CONTINUES:
+        return ("new", None)
+    if sig.new_work and len(sig.words) >= 3 and sim < _NEW_TOPIC:
+        return ("new", None)  # an unmarked request about something else entirely
+    return ("continue", cur)
+
+
+def _drop_target(st: _State, sig: UserSignals) -> Draft | None:
+    live = [d for d in st.drafts if not d.dropped]
+    if not live:
+        return None
+    cur = st.current if st.current in live else live[-1]
+    best = max(live, key=lambda d: len(sig.words & d.user_words))
+    return best if len(sig.words & best.user_words) > len(sig.words & cur.user_words) else cur
+
+
+def _handle_drop(st: _State, ex: Exchange, sig: UserSignals, prev: _Pending | None) -> None:
+    rest = split_after_drop(ex.text)
+    new_work = bool(rest) and is_work_order(rest)
+    if prev is not None and (st.current is None or st.current.closed):
+        st.pending.remove(prev)  # "let's leave it there": the idea never became work
+    else:
+        target = _drop_target(st, sig)
+        if target is not None:
+            # Without new work in the same turn, the reply (a revert, say) belongs here.
+            st.place(target, ex, sig, Role.DROP, replies=() if new_work else ex.replies)
+    if new_work:
+        st.open(ex, classify(rest), text=rest)
+
+
+def segment(exchanges: Sequence[Exchange]) -> list[Draft]:
+    """Intents in order of first appearance."""
+    st = _State()
+    last_pending: _Pending | None = None
+    for ex in exchanges:
+        sig = classify(ex.text)
+        prev, last_pending = last_pending, None
+        if ex.repeat_of is not None:
+            target = st.by_turn.get(ex.repeat_of)
+            if target is not None:
+                # Same day: a resend, never insistence. Days later: a routine re-run.
+                role = Role.WORK if ex.gap_before else Role.RESEND
+                st.place(target, ex, sig, role)
+                st.current = target if ex.gap_before else st.current
+                continue
+            if prev is not None and not ex.gap_before:
+                prev.items.append((ex, sig))
+                last_pending = prev
+                continue
+        if sig.feasibility:
+            p = _Pending(ex.turn, set(sig.words), [(ex, sig)])
+            st.pending.append(p)
+            last_pending = p
+            cur = st.current
+            if cur is not None and not (cur.closed or cur.dropped or ex.gap_before):
+                st.place(cur, ex, sig, Role.SPAN)
+            continue
+        if prev is not None and not sig.work_order and not sig.pivot_strong:
+            if sig.drop:
+                _handle_drop(st, ex, sig, prev)
+                continue
+            if sig.question:
+                prev.items.append((ex, sig))
+                prev.words |= sig.words
+                last_pending = prev
+                cur = st.current
+                if cur is not None and not (cur.closed or cur.dropped):
+                    st.place(cur, ex, sig, Role.SPAN)
+                continue
+        if sig.drop:
+            _handle_drop(st, ex, sig, None)
+            continue
+        p = _match_pending(st, sig, prev, sig.work_order or sig.continuation)
+        if p is not None:
+            if st.current is not None and sig.ack:
+                st.current.late_accept = True
+            st.open_from(p, ex, sig)
+            continue
+        action, target = _route(st, ex, sig)
+        if action == "new":
+            if not _open_ok(sig):
+                continue
+            if st.current is not None and sig.accept:
+                st.current.late_accept = True  # "ok good. Now let's switch to ..."
+            st.open(ex, sig)
+        elif target is not None:
+            st.place(target, ex, sig, Role.WORK)
+            st.current = target
+    return st.drafts
+
+
+def ranges(draft: Draft) -> list[list[int]]:
+    """Runs of consecutive turns, split where a day-scale gap fell between them."""
+    out: list[list[int]] = []
+    for turn in sorted(draft.turns):
+        if out and out[-1][1] == turn - 1 and turn not in draft.breaks:
+            out[-1][1] = turn
+        else:
+            out.append([turn, turn])
+    return out

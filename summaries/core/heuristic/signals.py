@@ -1,0 +1,150 @@
+"""What one user turn does to the work: open, continue, correct, drop, close, ask.
+
+The classification is per turn and context-free; segmentation combines it with
+what came before (the current intent, pending questions, gaps).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from summaries.core.heuristic import lexicon as lx
+from summaries.core.heuristic.words import content_words, sentences
+
+_CLAUSE_SPLIT = re.compile(r"[.;:!?\n]+|,\s+|\s+-+\s+|\u2014")
+_FIRST_WORD = re.compile(r"[a-z]+")
+
+
+@dataclass(frozen=True, slots=True)
+class UserSignals:
+    words: frozenset[str]
+    ack: bool  # pure acknowledgement, no new ask
+    accept: bool  # the person is satisfied with the result
+    claims_works: bool
+    user_close: bool  # the person reports a merge/ship/push
+    close_request: bool
+    drop: bool
+    retract: bool
+    partial_retract: bool
+    correction: bool
+    pivot_strong: bool
+    pivot_weak: bool
+    resume: bool
+    refers_back: bool
+    continuation: bool
+    feasibility: bool
+    question: bool  # asks for information
+    work_order: bool  # imperative or polite request to do something
+    problem: bool  # reports something broken (an implied request)
+    new_work: bool  # a problem, or a request led by a verb that starts work (not "keep")
+    followup: bool  # about review, CI or the PR of work that was just closed
+    option_pick: tuple[int, ...]
+
+
+def _clauses(text: str) -> list[str]:
+    return [c.strip() for c in _CLAUSE_SPLIT.split(text) if c and c.strip()]
+
+
+def _lead_verb(clause: str) -> str | None:
+    rest = lx.CLAUSE_LEAD.sub("", clause.lower(), count=1)
+    m = _FIRST_WORD.match(rest)
+    return m.group(0) if m and m.group(0) in lx.WORK_VERBS else None
+
+
+def _leads_with_work_verb(clause: str) -> bool:
+    return _lead_verb(clause) is not None
+
+
+def _starts_new_work(text: str) -> bool:
+    verbs = [_lead_verb(c) for c in _clauses(text)]
+    return any(v in lx.NEW_WORK_VERBS for v in verbs if v)
+
+
+def is_work_order(text: str) -> bool:
+    """An imperative ("Add X", "please run Y") or a polite request ("can you trace it?")."""
+    lowered = text.lower()
+    if lx.INFO_REQUEST.search(lowered):
+        return False
+    for clause in _clauses(text):
+        if _leads_with_work_verb(clause):
+            return True
+        if lx.POLITE_REQUEST.search(clause) and any(
+            w in lx.WORK_VERBS for w in _FIRST_WORD.findall(clause.lower())[2:6]
+        ):
+            return True
+    return False
+
+
+def option_picks(text: str) -> tuple[int, ...]:
+    m = lx.OPTION_PICK.match(text.strip().lower())
+    if not m:
+        return ()
+    picked = re.findall(r"\b(\d)\b|\b(first|second|third|fourth)\b|(?<![\w'])([a-d])\b", m.group(0))
+    out: list[int] = []
+    for digit, ordinal, letter in picked:
+        if digit:
+            out.append(int(digit))
+        elif ordinal:
+            out.append(lx.ORDINALS[ordinal])
+        elif letter:
+            out.append("abcd".index(letter) + 1)
+    return tuple(out)
+
+
+def _is_ack(text: str, words: frozenset[str], work: bool, question: bool) -> bool:
+    if work or question or not lx.ACK.search(text.lower()):
+        return False
+    return len(text.split()) <= 8 or len(words) <= 2
+
+
+def classify(text: str) -> UserSignals:
+    lowered = text.lower().strip()
+    words = content_words(text)
+    first = sentences(text)[0] if text.strip() else ""
+    work = is_work_order(text)
+    question = "?" in text or bool(lx.QUESTION_START.match(lowered)) or bool(
+        lx.INFO_REQUEST.search(lowered)
+    )
+    feasible = bool(lx.FEASIBILITY.search(lowered)) or (
+        question and bool(lx.NO_CHANGE_YET.search(lowered))
+    )
+    drop = bool(lx.DROP.search(lowered)) and not lx.NEGATED_FORGET.search(lowered)
+    retract = bool(lx.RETRACT.search(lowered))
+    picks = option_picks(text)
+    close_req = bool(lx.CLOSE_REQUEST.match(lowered))
+    ack = _is_ack(text, words, work or close_req, question and not feasible) and not drop
+    return UserSignals(
+        words=words,
+        ack=ack,
+        accept=bool(lx.ACCEPT.search(first.lower())) and not drop,
+        claims_works=bool(lx.CLAIMS_WORKS.search(lowered)),
+        user_close=bool(lx.USER_CLOSE.search(lowered)),
+        close_request=close_req,
+        drop=drop,
+        retract=retract,
+        partial_retract=retract and bool(lx.PARTIAL.search(lowered)),
+        correction=bool(lx.CORRECTION.search(lowered)),
+        pivot_strong=bool(lx.STRONG_PIVOT.search(lowered)),
+        pivot_weak=bool(lx.WEAK_PIVOT.search(lowered)),
+        resume=bool(lx.RESUME.search(lowered)),
+        refers_back=bool(lx.REFERS_BACK.search(lowered)),
+        continuation=bool(lx.CONTINUE.match(lowered)) or bool(picks),
+        feasibility=feasible,
+        question=question and not work,
+        work_order=work,
+        problem=bool(lx.PROBLEM.search(lowered)),
+        new_work=bool(lx.PROBLEM.search(lowered)) or _starts_new_work(text),
+        followup=bool(lx.FOLLOWUP.search(lowered)),
+        option_pick=picks,
+    )
+
+
+def split_after_drop(text: str) -> str:
+    """What follows the drop's own sentence ("forget it for now. Let's do X instead")."""
+    m = lx.DROP.search(text)
+    if not m:
+        return ""
+    rest = text[m.end() :]
+    stop = re.search(r"[.!?;]\s", rest + " ")
+    return rest[stop.end() :].strip() if stop else ""

@@ -1,0 +1,146 @@
+"""Status (about the work) and verified (about the result), read from evidence.
+
+The two are decided separately because they disagree in the cases that matter:
+merged-but-never-run is completed and unverified. The rules, in order:
+
+* an explicit drop abandons the intent (new work on it afterwards reopens it);
+* a close (commit, merge, PR, push, deploy) completes it; verified only if a
+  passing run came after the last change, otherwise false: it needs the person;
+* the person accepting the result, a passing run after the last change with
+  nothing left open, or a reported change with nothing left open completes it;
+* an informational intent (questions only, no work asked) is completed once
+  answered, with verified null (nothing to run);
+* anything else is active.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from summaries.core.heuristic.evidence import Ev, reply_evidence
+from summaries.core.heuristic.lexicon import CODE_FILE, DOCS
+from summaries.core.heuristic.segment import Draft, Entry, Role
+
+_BROKE = re.compile(
+    r"\bbroke\b|\bbroken\b|\bdoesn'?t work\b|\bdidn'?t work\b|\bstill\b|\bfails?\b|\bwrong\b", re.I
+)
+
+
+@dataclass(slots=True)
+class Verdict:
+    status: str = "active"
+    verified: bool | None = None
+    last_change: str | None = None
+    last_pass: str | None = None
+    last_fail: str | None = None
+    last_close: str | None = None
+    open_note: str | None = None
+    handoffs: list[str] = field(default_factory=list)
+    changed: bool = False
+    code_changed: bool = False
+    informational: bool = False
+    corrections: list[Entry] = field(default_factory=list)
+    drop: Entry | None = None
+
+
+def is_doc_intent(draft: Draft) -> bool:
+    """Text-only work (README, changelog, wording): there is nothing to run."""
+    texts = [e.text for e in draft.entries if e.role is Role.WORK]
+    return any(DOCS.search(t) for t in texts) and not any(CODE_FILE.search(t) for t in texts)
+
+
+def _is_new_ask(entry: Entry) -> bool:
+    sig = entry.sig
+    if sig.ack or sig.close_request or sig.user_close:
+        return False
+    return sig.work_order or sig.problem or sig.correction
+
+
+@dataclass(slots=True)
+class _Run:
+    v: Verdict
+    verified: bool | None = None
+    closed: bool = False
+    accepted: bool = False
+    dropped: bool = False
+    open: bool = False
+
+    def user(self, entry: Entry) -> None:
+        sig = entry.sig
+        if entry.role is Role.DROP:
+            self.dropped, self.closed = True, False
+            self.v.drop = entry
+            return
+        if _is_new_ask(entry):
+            self.closed = self.accepted = self.dropped = False
+        if sig.correction:
+            self.v.corrections.append(entry)
+            if _BROKE.search(entry.text):
+                self.verified = False
+        if sig.user_close:
+            self.closed = True
+        if sig.claims_works:
+            self.verified, self.accepted = True, True
+        elif sig.ack or (sig.accept and not _is_new_ask(entry)):
+            self.accepted = True
+
+    def reply(self, text: str, doc_intent: bool) -> None:
+        v = self.v
+        for ev in reply_evidence(text, doc_intent=doc_intent):
+            if ev.kind is Ev.CHANGE:
+                v.changed = v.code_changed = True
+                self.verified, self.open, v.last_change = None, False, ev.sentence
+            elif ev.kind is Ev.DOC_CHANGE:
+                v.changed, self.open, v.last_change = True, False, ev.sentence
+            elif ev.kind is Ev.PASS:
+                self.verified, self.open, v.last_pass = True, False, ev.sentence
+            elif ev.kind is Ev.FAIL:
+                self.verified, v.last_fail = False, ev.sentence
+            elif ev.kind is Ev.CLOSE:
+                self.closed, v.last_close = True, ev.sentence
+            elif ev.kind is Ev.OPEN:
+                self.open, v.open_note = True, ev.sentence
+            elif ev.kind is Ev.HANDOFF and ev.sentence not in v.handoffs:
+                v.handoffs.append(ev.sentence)
+
+
+def _informational(draft: Draft, v: Verdict) -> bool:
+    asks = [e for e in draft.entries if e.role in (Role.WORK, Role.QUESTION) and not e.sig.ack]
+    answered = bool(asks) and bool(asks[-1].replies)
+    no_work = not any(e.sig.work_order or e.sig.close_request for e in asks)
+    return answered and no_work and not v.changed and v.last_close is None
+
+
+def judge(draft: Draft) -> Verdict:
+    v = Verdict()
+    run = _Run(v)
+    doc_intent = is_doc_intent(draft)
+    for entry in draft.entries:
+        if entry.role in (Role.WORK, Role.DROP):
+            run.user(entry)
+        for reply in entry.replies:
+            run.reply(reply, doc_intent)
+    if draft.late_accept:
+        run.accepted = True
+    v.informational = _informational(draft, v)
+    unrun = False if v.code_changed else None
+    if run.dropped:
+        v.status, v.verified = "abandoned", None
+    elif v.informational:
+        # Explanations mention failures and fixes in the abstract; nothing was run.
+        v.status, v.verified = "completed", None
+    elif run.closed:
+        v.status, v.verified = "completed", run.verified is True
+    elif run.accepted and (v.changed or run.verified is not None):
+        v.status = "completed"
+        v.verified = run.verified if run.verified is not None else unrun
+    elif run.verified is True and not run.open:
+        v.status, v.verified = "completed", True
+    elif run.verified is False:
+        v.status, v.verified = "active", False
+    elif v.changed and not run.open:
+        v.status, v.verified = "completed", unrun
+    else:
+        v.status, v.verified = "active", unrun
+    return v

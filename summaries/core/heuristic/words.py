@@ -1,0 +1,87 @@
+"""Word-level helpers: tokens, a light stemmer, sentences, clipping.
+
+The heuristic compares turns by the distinctive words they share, so tokens are
+stemmed just enough that "reports"/"report" or "logging"/"log" meet, and
+identifiers are split ("StripeTimeout", "list_sessions") because people and
+assistants name the same thing in both spellings.
+"""
+
+from __future__ import annotations
+
+import re
+
+_IDENT = re.compile(r"[A-Za-z][A-Za-z0-9]*")
+_CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z`\"'(\[])|\n+")
+
+# Function words plus the verbs and fillers every request shares: keeping them
+# would make any two requests look related.
+STOPWORDS = frozenset(
+    """
+    a about above after again against all also am an and any are aren as at be because been
+    before being below between both but by can cannot could couldn did didn do does doesn
+    doing don down during each few for from further had hadn has hasn have haven having he her
+    here hers herself him himself his how i if in into is isn it its itself just let lets me
+    more most my myself no nor not now of off on once only or other our ours ourselves out
+    over own same she should shouldn so some such than that the their theirs them themselves
+    then there these they this those through to too under until up very was wasn we were
+    weren what when where which while who whom why will with won would wouldn you your yours
+    yourself yourselves ok okay yes yeah yep please thanks thank great nice cool good fine sure
+    right well hmm ugh eh ah oh hey just really actually maybe still already again every
+    get got go going gone make made do done did add added fix fixed run ran use used using
+    change changed update updated check checked need needs want wants try tried look looks
+    thing things stuff way ahead instead part bit one two three first second last next new old now then also like
+    can could would should will shall might must may ll ve re don doesn isn aren wasn weren
+    it's that's there's what's let's i'm i'll we're you're they're
+    """.split()
+)
+
+
+def stem(word: str) -> str:
+    """Strip common English suffixes; crude, but symmetric, which is all matching needs."""
+    w = word.lower()
+    if len(w) > 4 and w.endswith("ies"):
+        return w[:-3] + "y"
+    for suffix in ("ing", "ed"):
+        if len(w) > len(suffix) + 3 and w.endswith(suffix):
+            w = w[: -len(suffix)]
+            if len(w) > 3 and w[-1] == w[-2] and w[-1] not in "ls":
+                w = w[:-1]
+            return w
+    if len(w) > 4 and w.endswith("es") and w[-3] in "sxz":
+        w = w[:-2]
+    elif len(w) > 3 and w.endswith("s") and not w.endswith("ss"):
+        w = w[:-1]
+    # "remove"/"removed"/"removing" all meet at "remov".
+    return w[:-1] if len(w) > 4 and w.endswith("e") else w
+
+
+def tokens(text: str) -> list[str]:
+    """Lowercased word tokens, identifiers split on case and underscores."""
+    out: list[str] = []
+    for ident in _IDENT.findall(text):
+        parts = _CAMEL.findall(ident) or [ident]
+        out.extend(p.lower() for p in parts)
+    return out
+
+
+def content_words(text: str) -> frozenset[str]:
+    """Distinctive stems of a text: no stopwords, no very short tokens."""
+    return frozenset(
+        stem(t) for t in tokens(text) if len(t) >= 3 and t not in STOPWORDS and not t.isdigit()
+    )
+
+
+def sentences(text: str) -> list[str]:
+    """Split into sentences and lines; code-ish dots (file.py, 2.4.1) do not split."""
+    parts = _SENTENCE_END.split(text)
+    return [p.strip() for p in parts if p and p.strip()]
+
+
+def clip(text: str, limit: int) -> str:
+    """One line, at most ``limit`` characters, cut at a word boundary."""
+    flat = " ".join(text.split())
+    if len(flat) <= limit:
+        return flat
+    cut = flat[: limit - 1].rsplit(" ", 1)[0].rstrip(",;:-")
+    return cut + "\u2026"

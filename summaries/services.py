@@ -1,0 +1,186 @@
+"""The summary pass (DESIGN §5.1): gate, marker, snapshot, read, extract, cache, model,
+parse, normalize, quiescence check, guarded write, mirror, push after commit.
+
+Every failure is swallowed and logged with the slot and the reason; the previous summary
+stays valid. A pass never raises into a turn.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from django.db import transaction
+
+from transcripts.models import Slot
+from transcripts.store import get_store
+
+from .core.backends import BackendError
+from .core.extract import count_user_turns, extract_turns, last_activity_ts
+from .core.gate import SlotView, should_summarize
+from .core.payload import normalize_payload
+from .core.prompt import build_prompt
+from .core.reply import parse_reply
+from .core.sidecar import INTENTS, ONE_LINE, read_strict, write_guarded
+from .marker import marker_active, marker_release, marker_take
+from .models import IntentSummary, OneLineSummary
+from .push import push_session_summary
+from .runtime import summary_backend, summary_config
+
+log = logging.getLogger(__name__)
+
+RESTRICTED_MODES = {"incognito", "temporary"}
+
+
+@dataclass(frozen=True, slots=True)
+class PassOutcome:
+    ok: bool  # a summary is stored now or was already current
+    reason: str  # "stored", "current", or why nothing was stored
+
+
+def slot_view(slot: Slot) -> SlotView:
+    return SlotView(
+        in_flight=marker_active(slot),
+        memory_mode=slot.session.memory_mode or "",
+        running=slot.running,
+        last_stop_reason=slot.last_stop_reason or "",
+        summary_turn_mark=slot.summary_turn_mark,
+    )
+
+
+def summary_generate(*, slot_name: str, force: bool = False) -> PassOutcome:
+    """One summary pass for a slot. ``force`` lifts exactly stop_reason and cadence."""
+    cfg = summary_config()
+    slot = Slot.objects.select_related("session").filter(name=slot_name).first()
+    if slot is None:
+        return PassOutcome(False, "slot_not_found")
+    reason = should_summarize(cfg, slot_view(slot), None, force=force)
+    if reason:
+        log.info("Session summary skipped for %s: %s", slot_name, reason)
+        return PassOutcome(False, reason)
+    token = marker_take(slot.pk)
+    if token is None:
+        return PassOutcome(False, "in_flight")
+    try:
+        outcome = _run_pass(slot, force=force)
+    except Exception:
+        log.warning("Session summary failed for %s", slot_name, exc_info=True)
+        outcome = PassOutcome(False, "error")
+    finally:
+        marker_release(slot.pk, token)
+    if not outcome.ok:
+        log.info("Session summary not stored for %s: %s", slot_name, outcome.reason)
+    return outcome
+
+
+def _run_pass(slot: Slot, *, force: bool) -> PassOutcome:
+    cfg = summary_config()
+    store = get_store()
+    key = slot.session.key
+    on_disk = store.read_metadata(key) or {}
+    if str(on_disk.get("memory_mode") or "").lower() in RESTRICTED_MODES:
+        return PassOutcome(False, "memory_mode")  # a stricter on-disk mode wins
+    # The snapshot precedes the read: a row appended while the session is read moves
+    # sig, so the write below is refused instead of blessing a summary that misses it.
+    identity = store.identity(key)
+    if identity is None:
+        return PassOutcome(False, "no_transcript")
+    session = store.read_session(key)
+    turns = extract_turns(session.rows, assistant_excerpt_chars=cfg.assistant_excerpt_chars)
+    user_turns = count_user_turns(turns)
+    slot.refresh_from_db()
+    reason = should_summarize(cfg, slot_view(slot), user_turns, force=force, holding_guard=True)
+    if reason:
+        return PassOutcome(False, reason)
+    if read_strict(store, key, INTENTS) is not None:
+        Slot.objects.filter(pk=slot.pk).update(summary_turn_mark=user_turns)
+        return PassOutcome(True, "current")  # an unchanged transcript costs nothing
+
+    backend = summary_backend()
+    started = time.monotonic()
+    try:
+        reply = backend.generate(build_prompt(turns), turns)
+    except BackendError as exc:
+        return PassOutcome(False, f"backend_error:{type(exc).__name__}")
+    duration_ms = int((time.monotonic() - started) * 1000)
+    payload = normalize_payload(
+        parse_reply(reply), max_intents=cfg.max_intents, max_constraints=cfg.max_constraints
+    )
+    if payload is None:
+        return PassOutcome(False, "unusable_reply")
+
+    slot.refresh_from_db()
+    if slot.running or slot.dirty:
+        # The disk guard cannot see a turn that started in memory during the model call.
+        return PassOutcome(False, "discarded:" + ("running" if slot.running else "dirty"))
+    payload.update(
+        generated_at=time.time(),
+        user_turns=user_turns,
+        last_activity=last_activity_ts(turns),
+        model=backend.name,
+        duration_ms=duration_ms,
+    )
+    if not write_guarded(store, key, INTENTS, payload, sig=identity.sig, gen=identity.gen):
+        return PassOutcome(False, "write_refused")
+    gist = one_line_gist(payload)
+    write_guarded(
+        store,
+        key,
+        ONE_LINE,
+        {"summary": gist, "generated_at": payload["generated_at"]},
+        sig=identity.sig,
+        gen=identity.gen,
+    )
+    _mirror(slot, payload, gist, identity.sig, identity.gen)
+    log.info(
+        "Session summary stored for %s (%d intents, %d user turns)",
+        slot.name,
+        len(payload["intents"]),
+        user_turns,
+    )
+    return PassOutcome(True, "stored")
+
+
+def one_line_gist(payload: dict[str, Any]) -> str:
+    """The session list's one-liner: the most recently touched intent and what is open."""
+    intents = payload.get("intents") or []
+    if not intents:
+        return ""
+    top = intents[0]
+    open_count = sum(1 for i in intents if i.get("state") in {"in-progress", "needs-you"})
+    more = f" (+{len(intents) - 1} more)" if len(intents) > 1 else ""
+    gist = f"{top.get('title', '')} [{top.get('state', '')}]{more}"
+    if open_count:
+        gist += f"; {open_count} open"
+    return gist[:400]
+
+
+def _mirror(slot: Slot, payload: dict[str, Any], gist: str, sig: int, gen: int) -> None:
+    generated_at = dt.datetime.fromtimestamp(payload["generated_at"], tz=dt.UTC)
+    intents = payload["intents"]
+    with transaction.atomic():
+        IntentSummary.objects.update_or_create(
+            session=slot.session,
+            defaults={
+                "payload": {"intents": intents, "constraints": payload["constraints"]},
+                "sig": sig,
+                "gen": gen,
+                "generated_at": generated_at,
+                "user_turns": payload["user_turns"],
+                "last_activity": payload["last_activity"] or "",
+                "model": payload["model"],
+                "duration_ms": payload["duration_ms"],
+                "intent_count": len(intents),
+                "states": ",".join(str(i.get("state", "")) for i in intents)[:400],
+            },
+        )
+        OneLineSummary.objects.update_or_create(
+            session=slot.session,
+            defaults={"summary": gist, "sig": sig, "gen": gen, "generated_at": generated_at},
+        )
+        Slot.objects.filter(pk=slot.pk).update(summary_turn_mark=payload["user_turns"])
+        name = slot.name
+        transaction.on_commit(lambda: push_session_summary(name))

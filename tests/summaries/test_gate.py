@@ -1,0 +1,210 @@
+"""The summary gate: reason order, force matrix, generate_state."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+import pytest
+
+from summaries.core.config import SessionSummaryConfig
+from summaries.core.gate import SlotView, generate_state, should_summarize
+
+ON = SessionSummaryConfig(enabled=True, min_user_turns=2, regenerate_after_turns=3)
+OFF = SessionSummaryConfig(enabled=False)
+CLEAN = SlotView(
+    in_flight=False,
+    memory_mode="persistent",
+    running=False,
+    last_stop_reason="end_turn",
+    summary_turn_mark=0,
+)
+
+
+def slot(**changes: Any) -> SlotView:
+    return replace(CLEAN, **changes)
+
+
+def test_clean_slot_proceeds() -> None:
+    assert should_summarize(ON, CLEAN, 5) == ""
+    assert should_summarize(ON, CLEAN, None) == ""
+
+
+def test_disabled_costs_nothing() -> None:
+    assert should_summarize(OFF, CLEAN, 10) == "disabled"
+
+
+def test_full_order() -> None:
+    # Every gate failing at once; peel them off one by one in the reference order.
+    worst = slot(
+        in_flight=True,
+        memory_mode="incognito",
+        running=True,
+        last_stop_reason="timeout",
+        summary_turn_mark=4,
+    )
+    steps = [
+        (OFF, worst, "disabled"),
+        (ON, worst, "in_flight"),
+        (ON, replace(worst, in_flight=False), "memory_mode"),
+        (ON, replace(worst, in_flight=False, memory_mode="default"), "running"),
+        (
+            ON,
+            replace(worst, in_flight=False, memory_mode="default", running=False),
+            "stop_reason:timeout",
+        ),
+    ]
+    for cfg, view, reason in steps:
+        assert should_summarize(cfg, view, 1) == reason
+    ready = replace(
+        worst, in_flight=False, memory_mode="default", running=False, last_stop_reason="end_turn"
+    )
+    assert should_summarize(ON, ready, 1) == "too_few_turns"
+    assert should_summarize(ON, ready, 5) == "cadence"  # 5 - 4 < 3
+    assert should_summarize(ON, ready, 7) == ""
+
+
+def test_holding_guard_skips_only_in_flight() -> None:
+    busy = slot(in_flight=True)
+    assert should_summarize(ON, busy, 5) == "in_flight"
+    assert should_summarize(ON, busy, 5, holding_guard=True) == ""
+    assert should_summarize(OFF, busy, 5, holding_guard=True) == "disabled"
+    assert should_summarize(ON, slot(in_flight=True, running=True), 5, holding_guard=True) == (
+        "running"
+    )
+
+
+@pytest.mark.parametrize(
+    ("mode", "blocked"),
+    [
+        ("incognito", True),
+        ("temporary", True),
+        ("INCOGNITO", True),
+        ("Temporary", True),
+        (" incognito", False),  # not stripped
+        ("incognito ", False),
+        ("persistent", False),
+        ("default", False),
+        ("", False),
+    ],
+)
+def test_memory_mode(mode: str, blocked: bool) -> None:
+    assert (should_summarize(ON, slot(memory_mode=mode), 5) == "memory_mode") is blocked
+
+
+@pytest.mark.parametrize(
+    ("reason", "expected"),
+    [
+        ("end_turn", ""),
+        ("", "stop_reason:missing"),
+        ("timeout", "stop_reason:timeout"),
+        ("cancel-unacked", "stop_reason:cancel-unacked"),
+        ("tool-stall", "stop_reason:tool-stall"),
+        ("stale-recover", "stop_reason:stale-recover"),
+        ("max_tokens", "stop_reason:max_tokens"),
+        ("END_TURN", "stop_reason:END_TURN"),  # exactly end_turn, nothing else
+    ],
+)
+def test_stop_reason(reason: str, expected: str) -> None:
+    assert should_summarize(ON, slot(last_stop_reason=reason), 5) == expected
+
+
+def test_stop_reason_checked_in_cheap_gate() -> None:
+    assert should_summarize(ON, slot(last_stop_reason=""), None) == "stop_reason:missing"
+
+
+def test_user_turns_none_stops_before_counts() -> None:
+    assert should_summarize(ON, slot(summary_turn_mark=99), None) == ""
+
+
+@pytest.mark.parametrize(("turns", "expected"), [(0, "too_few_turns"), (1, "too_few_turns")])
+def test_too_few_turns(turns: int, expected: str) -> None:
+    assert should_summarize(ON, CLEAN, turns) == expected
+
+
+@pytest.mark.parametrize(
+    ("mark", "turns", "expected"),
+    [
+        (0, 2, ""),  # no pass yet: a falsy mark never blocks
+        (2, 2, "cadence"),
+        (2, 4, "cadence"),
+        (2, 5, ""),  # exactly regenerate_after_turns later
+        (2, 9, ""),
+        (9, 3, "cadence"),  # mark ahead of the count (a rewind): negative gap still waits
+    ],
+)
+def test_cadence(mark: int, turns: int, expected: str) -> None:
+    assert should_summarize(ON, slot(summary_turn_mark=mark), turns) == expected
+
+
+def test_cadence_one_regenerates_every_turn() -> None:
+    cfg = SessionSummaryConfig(enabled=True)
+    assert should_summarize(cfg, slot(summary_turn_mark=3), 3) == "cadence"
+    assert should_summarize(cfg, slot(summary_turn_mark=3), 4) == ""
+
+
+# force lifts exactly stop_reason and cadence
+@pytest.mark.parametrize(
+    ("cfg", "view", "turns", "reason"),
+    [
+        (OFF, CLEAN, 5, "disabled"),
+        (ON, slot(in_flight=True), 5, "in_flight"),
+        (ON, slot(memory_mode="temporary"), 5, "memory_mode"),
+        (ON, slot(running=True), 5, "running"),
+        (ON, CLEAN, 1, "too_few_turns"),
+    ],
+)
+def test_force_holds(cfg: SessionSummaryConfig, view: SlotView, turns: int, reason: str) -> None:
+    assert should_summarize(cfg, view, turns) == reason
+    assert should_summarize(cfg, view, turns, force=True) == reason
+
+
+@pytest.mark.parametrize(
+    ("view", "turns", "reason"),
+    [
+        (slot(last_stop_reason="timeout"), 5, "stop_reason:timeout"),
+        (slot(last_stop_reason=""), 5, "stop_reason:missing"),
+        (slot(summary_turn_mark=4), 5, "cadence"),
+        (slot(last_stop_reason="", summary_turn_mark=4), 5, "stop_reason:missing"),
+    ],
+)
+def test_force_lifts(view: SlotView, turns: int, reason: str) -> None:
+    assert should_summarize(ON, view, turns) == reason
+    assert should_summarize(ON, view, turns, force=True) == ""
+
+
+def test_force_with_unclean_stop_still_needs_turns() -> None:
+    view = slot(last_stop_reason="")
+    assert should_summarize(ON, view, 1, force=True) == "too_few_turns"
+
+
+# --- generate_state ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("cfg", "view", "turns", "state"),
+    [
+        (ON, CLEAN, 5, "ready"),
+        (ON, CLEAN, 2, "ready"),
+        (ON, CLEAN, 1, "too_few_turns"),
+        (ON, CLEAN, 0, "too_few_turns"),
+        (OFF, CLEAN, 5, "unavailable"),
+        (OFF, CLEAN, 0, "unavailable"),
+        (ON, slot(in_flight=True), 5, "unavailable"),
+        (ON, slot(memory_mode="Incognito"), 5, "unavailable"),
+        (ON, slot(memory_mode="temporary"), 0, "unavailable"),
+        (ON, slot(running=True), 5, "ready"),  # the panel disables from its live signal
+        (ON, slot(last_stop_reason=""), 5, "ready"),
+        (ON, slot(summary_turn_mark=5), 5, "ready"),
+        (ON, CLEAN, None, "ready"),
+    ],
+)
+def test_generate_state(
+    cfg: SessionSummaryConfig, view: SlotView, turns: int | None, state: str
+) -> None:
+    assert generate_state(cfg, view, turns) == state
+
+
+def test_slot_view_is_frozen() -> None:
+    with pytest.raises(AttributeError):
+        CLEAN.running = True  # type: ignore[misc]

@@ -1,0 +1,419 @@
+"""Child processes for the reliability tests: ``python -m tests.transcripts.reliability.writer_child``.
+
+Each sub-command drives ``TranscriptStore`` from its own process and reports what it did:
+acknowledgements go to a pipe fd (one short line per ``os.write``, atomic on a pipe),
+results to stdout as one JSON line. Nothing here asserts; the parent tests do.
+
+Environment flags (test controls, never used in production):
+
+* ``KIROCREW_TEST_NOLOCK=1``: replace ``locking.hold`` by a no-op and split every write into
+  two ``os.write`` calls, to prove the concurrency test can see corruption.
+* ``KIROCREW_TEST_NO_TRUNCATE=1``: make ``os.ftruncate`` a no-op, to prove the disk-full
+  test can see a writer that leaves its partial bytes behind.
+* ``KIROCREW_TEST_NO_FENCE=1``: make the writer believe the file always ends in ``\n``
+  (no fence before a torn tail: the claude-code#52387 bug). A manual teeth check for the
+  kill loop: ``KIROCREW_TEST_NO_FENCE=1 pytest tests/transcripts/reliability/test_kill9.py``
+  must fail.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import errno
+import hashlib
+import json
+import os
+import random
+import select
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from transcripts.core import locking
+from transcripts.core import store as store_module
+from transcripts.core.errors import RowNotFound, TranscriptError, TranscriptWriteError
+from transcripts.core.fsutil import atomic_write
+from transcripts.core.store import TranscriptStore
+
+HUGE = 1 << 40  # max_bytes that never triggers a rotation on append
+
+# (size in bytes, weight): mostly small rows, some big ones that take long enough to write
+# for a SIGKILL to land inside the write() (E1: ~2.5-10 % torn at 3 KB-1 MB).
+KILL9_SIZES = [(100, 30), (3_000, 25), (60_000, 25), (300_000, 12), (1_000_000, 8)]
+BIG = 250_000
+CONCURRENT_SIZES = [(100, 50), (3_000, 30), (60_000, 15), (300_000, 5)]
+# Multi-byte text, so a torn line can end inside a UTF-8 sequence (bad_utf8) as well.
+ALPHABET = "kill -9 ok é € 𝄞 λ "
+
+
+def _text(size: int, tag: str) -> str:
+    """About ``size`` bytes of UTF-8 text starting with ``tag``."""
+    unit = ALPHABET.encode()
+    reps = max(1, size // len(unit))
+    return tag + " " + ALPHABET * reps
+
+
+def _pick(rng: random.Random, table: list[tuple[int, int]]) -> int:
+    sizes, weights = zip(*table, strict=True)
+    return rng.choices(sizes, weights=weights)[0]
+
+
+def _emit(fd: int, line: str) -> None:
+    os.write(fd, line.encode() + b"\n")
+
+
+def _result(**fields: Any) -> None:
+    sys.stdout.write(json.dumps(fields) + "\n")
+    sys.stdout.flush()
+
+
+def _sha(path: Path) -> str | None:
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except FileNotFoundError:
+        return None
+
+
+def _spy_writes() -> list[list[Any]]:
+    """Record every ``os.write`` (bytes asked, bytes written or errno) in this process."""
+    calls: list[list[Any]] = []
+    real = os.write
+
+    def spy(fd: int, data: Any) -> int:
+        try:
+            written = real(fd, data)
+        except OSError as exc:
+            calls.append(["error", len(data), errno.errorcode.get(exc.errno or 0, exc.errno)])
+            raise
+        calls.append(["ok", len(data), written])
+        return written
+
+    os.write = spy  # type: ignore[assignment]
+    return calls
+
+
+def _install_controls() -> None:
+    if os.environ.get("KIROCREW_TEST_NOLOCK") == "1":
+
+        @contextlib.contextmanager
+        def no_lock(*_args: Any, **_kwargs: Any) -> Iterator[None]:
+            yield
+
+        def split_write(fd: int, data: bytes) -> None:
+            half = len(data) // 2
+            for i, part in enumerate((data[:half], data[half:])):
+                if i:
+                    time.sleep(0)  # between the halves, let another writer in
+                view = memoryview(part)
+                while view:
+                    view = view[os.write(fd, view) :]
+
+        locking.hold = no_lock  # type: ignore[assignment]
+        store_module.write_all = split_write  # type: ignore[assignment]
+    if os.environ.get("KIROCREW_TEST_NO_TRUNCATE") == "1":
+        os.ftruncate = lambda _fd, _size: None  # type: ignore[assignment]
+    if os.environ.get("KIROCREW_TEST_NO_FENCE") == "1":
+        real_tail = TranscriptStore._tail
+
+        def unfenced(self: TranscriptStore, fd: int, size: int) -> tuple[bool, str | None]:
+            return True, real_tail(self, fd, size)[1]
+
+        TranscriptStore._tail = unfenced  # type: ignore[method-assign]
+
+
+# ---------------------------------------------------------------------------- sub-commands
+def cmd_kill9(args: argparse.Namespace) -> None:
+    """Append forever (until SIGKILL); ack each returned append on ``ack_fd``.
+
+    ``W`` announces a big ``write()`` right before the syscall (the parent may aim its
+    kill into it); ``A <ts>`` acks a row, ``V <ts> <target_ts> <value>`` a revision;
+    ``L <ts>`` says a revision was refused because this process's acked row is gone.
+    """
+    _install_controls()
+    store = TranscriptStore(Path(args.root), max_bytes=HUGE)
+    rng = random.Random(args.seed)
+    own: list[str] = []
+    real_write = os.write
+
+    def announce(fd: int, data: Any) -> int:
+        # Tell the parent a big write() is about to start, so it can aim a kill into it.
+        if fd != args.ack_fd and len(data) >= BIG:
+            real_write(args.ack_fd, b"W\n")
+        return real_write(fd, data)
+
+    os.write = announce  # type: ignore[assignment]
+    _emit(args.ack_fd, "R")
+    for n in range(10**9):
+        if own and rng.random() < 0.05:
+            target = rng.choice(own)
+            value = args.seed * 1_000_000 + n
+            try:
+                done = store.append_revision(args.key, target, {"rev": value})
+            except RowNotFound:  # this process's own acked row is gone: report the loss
+                _emit(args.ack_fd, f"L {target}")
+                own.remove(target)
+                continue
+            _emit(args.ack_fd, f"V {done.ts[0]} {target} {value}")
+        else:
+            size = _pick(rng, KILL9_SIZES)
+            done = store.append_row(
+                args.key,
+                "assistant",
+                _text(size, f"{args.seed}/{n}"),
+                meta={"seed": args.seed, "n": n},
+            )
+            own.append(done.ts[0])
+            _emit(args.ack_fd, f"A {done.ts[0]}")
+        if args.pace:
+            time.sleep(args.pace)
+
+
+def cmd_append(args: argparse.Namespace) -> None:
+    """``threads`` threads append ``per_thread`` rows each once the start pipe closes."""
+    _install_controls()
+    store = TranscriptStore(Path(args.root), max_bytes=HUGE)
+    failures: list[str] = []
+    done = [0] * args.threads
+
+    def work(tid: int) -> None:
+        rng = random.Random(args.wid * 1000 + tid)
+        for n in range(args.per_thread):
+            size = _pick(rng, CONCURRENT_SIZES)
+            try:
+                store.append_row(
+                    args.key,
+                    "assistant",
+                    _text(size, f"w{args.wid}t{tid}n{n}"),
+                    meta={"w": args.wid, "t": tid, "n": n},
+                )
+            except TranscriptError as exc:
+                failures.append(f"{type(exc).__name__}: {exc}")
+            else:
+                done[tid] += 1
+
+    threads = [threading.Thread(target=work, args=(t,)) for t in range(args.threads)]
+    os.read(args.start_fd, 1)  # blocks until the parent closes its end: all start together
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    _result(appended=sum(done), failures=failures)
+
+
+def cmd_append_once(args: argparse.Namespace) -> None:
+    """One append of ``size`` bytes; reports the outcome and every ``os.write``."""
+    _install_controls()
+    store = TranscriptStore(Path(args.root), max_bytes=HUGE)
+    calls = _spy_writes()
+    try:
+        done = store.append_row(args.key, "assistant", _text(args.size, "disk-full"))
+    except TranscriptWriteError as exc:
+        code = errno.errorcode.get(exc.errno or 0, str(exc.errno))
+        print(f"MARKER TranscriptWriteError {code}", flush=True)
+        _result(outcome="error", type=type(exc).__name__, errno=code, writes=calls)
+    except OSError as exc:
+        code = errno.errorcode.get(exc.errno or 0, str(exc.errno))
+        _result(outcome="error", type=type(exc).__name__, errno=code, writes=calls)
+    else:
+        _result(outcome="appended", ts=done.ts[0], writes=calls)
+
+
+def cmd_rewrite_once(args: argparse.Namespace) -> None:
+    """One rewrite (``title`` or ``rotate``); reports the outcome and every ``os.write``."""
+    store = TranscriptStore(Path(args.root), max_bytes=args.max_bytes, keep_lines=args.keep)
+    calls = _spy_writes()
+    try:
+        if args.op == "title":
+            value: Any = store.set_title(args.key, _text(args.size, "title"))
+        else:
+            value = store.rotate(args.key, force=True)
+    except OSError as exc:  # TranscriptWriteError is not an OSError: reported as untyped
+        code = errno.errorcode.get(exc.errno or 0, str(exc.errno))
+        _result(outcome="untyped", type=type(exc).__name__, errno=code, writes=calls)
+    except TranscriptError as exc:
+        number = getattr(exc, "errno", None)
+        code = errno.errorcode.get(number or 0, str(number))
+        print(f"MARKER {type(exc).__name__} {code}", flush=True)
+        _result(outcome="error", type=type(exc).__name__, errno=code, writes=calls)
+    else:
+        _result(outcome="done", value=value, writes=calls)
+
+
+def cmd_pacer(args: argparse.Namespace) -> None:
+    """Append a small row about every millisecond until the stop pipe closes; ack each."""
+    store = TranscriptStore(Path(args.root), max_bytes=HUGE)
+    rng = random.Random(args.seed)
+    _emit(args.ack_fd, "R")
+    for n in range(10**9):
+        if select.select([args.stop_fd], [], [], 0.001)[0]:
+            return
+        size = rng.choice([100, 400, 3_000])
+        done = store.append_row(args.key, "assistant", _text(size, f"pace{n}"), meta={"n": n})
+        _emit(args.ack_fd, f"A {done.ts[0]}")
+
+
+def cmd_rotator(args: argparse.Namespace) -> None:
+    """Rotate ``count`` times (forced); report rows and archives around each rotation."""
+    store = TranscriptStore(Path(args.root), max_bytes=args.max_bytes, keep_lines=args.keep)
+    rng = random.Random(args.seed)
+    for _ in range(args.count):
+        time.sleep(rng.uniform(0.01, 0.03))
+        with store.locked(args.key):  # reentrant: rotate() takes the same lock again
+            before = [row.get("ts") for row in store.read_file(args.key).rows]
+            archives = {p.name for p in store.archive_paths(args.key)}
+            dropped = store.rotate(args.key, force=True)
+            after = [row.get("ts") for row in store.read_file(args.key).rows]
+            new = sorted({p.name for p in store.archive_paths(args.key)} - archives)
+        _result(before=before, after=after, dropped=dropped, new_archives=new)
+
+
+def cmd_enospc(args: argparse.Namespace) -> None:
+    """Inside a tiny tmpfs: fill it through appends, then check every failure was clean."""
+    root = Path(args.root)
+    store = TranscriptStore(root, max_bytes=HUGE)
+    store.create(args.key, {"title": "enospc"})
+    path = store.path(args.key)
+    sidecar = store.sidecar_path(args.key, "intents")
+    sidecar.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(sidecar, b'{"intents": []}', fsync=True)
+    filler = root / "filler.bin"
+    filler.write_bytes(b"\0" * 24 * 1024)
+    calls = _spy_writes()
+    out: dict[str, Any] = {"appended": 0}
+    for _ in range(1000):
+        sha, size = _sha(path), path.stat().st_size
+        del calls[:]
+        try:
+            store.append_row(args.key, "assistant", _text(3_000, "fill"))
+        except TranscriptWriteError as exc:
+            out["append_error"] = errno.errorcode.get(exc.errno or 0, str(exc.errno))
+            out["append_writes"] = list(calls)
+            out["append_unchanged"] = _sha(path) == sha and path.stat().st_size == size
+            break
+        out["appended"] += 1
+    rows_before = len(store.read_file(args.key).rows)
+    data_sha, sidecar_sha = _sha(path), _sha(sidecar)
+    for name, action in (
+        ("title", lambda: store.set_title(args.key, _text(20_000, "title"))),
+        ("sidecar", lambda: atomic_write(sidecar, b" " * 20_000, fsync=True)),
+    ):
+        try:
+            action()
+        except (OSError, TranscriptError) as exc:
+            number = getattr(exc, "errno", None)
+            out[f"{name}_error"] = [type(exc).__name__, errno.errorcode.get(number or 0, number)]
+        else:
+            out[f"{name}_error"] = None
+    out["rewrites_unchanged"] = _sha(path) == data_sha and _sha(sidecar) == sidecar_sha
+    out["temps"] = sorted(p.name for p in root.rglob(".*.tmp-*"))
+    filler.unlink()
+    done = store.append_row(args.key, "assistant", "after the disk had room again")
+    rows = store.read_file(args.key).rows
+    out["recovered"] = len(rows) == rows_before + 1 and rows[-1].get("ts") == done.ts[0]
+    out["anomalies"] = store.read_file(args.key).report.counts()
+    store.delete(args.key)
+    out["rotation"] = _enospc_rotation_on_append(root, args.key + "-rotating")
+    _result(**out)
+
+
+def _enospc_rotation_on_append(root: Path, key: str) -> dict[str, Any]:
+    """An append crosses ``max_bytes`` when the disk has room for the row and the archive
+    of the dropped row, but not for the rewritten file: the append itself succeeded."""
+    store = TranscriptStore(root, max_bytes=32 * 1024, keep_lines=1000)
+    store.create(key, {"title": "rotating"})
+    filler = root / "filler.bin"
+    filler.write_bytes(b"\0" * 20 * 1024)  # leaves about 2 pages when the file crosses 32 KB
+    calls = _spy_writes()
+    acked: list[str] = []
+    out: dict[str, Any] = {}
+    for _ in range(100):
+        del calls[:]
+        try:
+            acked.append(store.append_row(key, "assistant", _text(3_000, "rot")).ts[0])
+        except (OSError, TranscriptError) as exc:
+            number = getattr(exc, "errno", None)
+            out["append_error"] = [type(exc).__name__, errno.errorcode.get(number or 0, number)]
+            break
+        if len(calls) > 1:  # the append also wrote an archive or a temp file: it rotated
+            break
+    out["writes"] = list(calls)
+    out["acked"] = len(acked)
+    view = store.read_session(key)
+    stamps = [row["ts"] for row in view.rows]
+    out["missing"] = len(set(acked) - set(stamps))
+    out["duplicated"] = len(stamps) - len(set(stamps))
+    out["archives"] = len(store.archive_paths(key))
+    out["temps"] = sorted(p.name for p in root.rglob(".*.tmp-*"))
+    out["anomalies"] = view.report.counts()
+    filler.unlink()
+    return out
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="writer_child")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("kill9")
+    p.add_argument("root")
+    p.add_argument("key")
+    p.add_argument("ack_fd", type=int)
+    p.add_argument("seed", type=int)
+    p.add_argument("--pace", type=float, default=0.0)
+    p.set_defaults(func=cmd_kill9)
+
+    p = sub.add_parser("append")
+    p.add_argument("root")
+    p.add_argument("key")
+    p.add_argument("wid", type=int)
+    p.add_argument("threads", type=int)
+    p.add_argument("per_thread", type=int)
+    p.add_argument("start_fd", type=int)
+    p.set_defaults(func=cmd_append)
+
+    p = sub.add_parser("append_once")
+    p.add_argument("root")
+    p.add_argument("key")
+    p.add_argument("size", type=int)
+    p.set_defaults(func=cmd_append_once)
+
+    p = sub.add_parser("rewrite_once")
+    p.add_argument("root")
+    p.add_argument("key")
+    p.add_argument("op", choices=["title", "rotate"])
+    p.add_argument("--size", type=int, default=3_000)
+    p.add_argument("--keep", type=int, default=200)
+    p.add_argument("--max-bytes", type=int, default=HUGE)
+    p.set_defaults(func=cmd_rewrite_once)
+
+    p = sub.add_parser("pacer")
+    p.add_argument("root")
+    p.add_argument("key")
+    p.add_argument("ack_fd", type=int)
+    p.add_argument("stop_fd", type=int)
+    p.add_argument("seed", type=int)
+    p.set_defaults(func=cmd_pacer)
+
+    p = sub.add_parser("rotator")
+    p.add_argument("root")
+    p.add_argument("key")
+    p.add_argument("count", type=int)
+    p.add_argument("seed", type=int)
+    p.add_argument("--keep", type=int, default=5)
+    p.add_argument("--max-bytes", type=int, default=16 * 1024)
+    p.set_defaults(func=cmd_rotator)
+
+    p = sub.add_parser("enospc")
+    p.add_argument("root")
+    p.add_argument("key")
+    p.set_defaults(func=cmd_enospc)
+
+    args = parser.parse_args(argv)
+    args.func(args)
+
+
+if __name__ == "__main__":
+    main()

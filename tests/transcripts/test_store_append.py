@@ -1,0 +1,496 @@
+"""Appends: the file format, strict sig, torn-tail fencing, refusals, redaction at the boundary."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from datetime import datetime, timedelta
+from pathlib import Path
+
+import orjson
+import pytest
+
+from tests.transcripts.helpers import (
+    KEY,
+    FakeClock,
+    github_token,
+    json_lines,
+    kinds,
+    line,
+    make_store,
+    meta_line,
+    parsed,
+    raw_lines,
+    row,
+    set_mtime_ns,
+    ts_at,
+)
+from transcripts.core.errors import (
+    RecordRejected,
+    RevisionRejected,
+    RowNotFound,
+    SessionExists,
+    SessionNotFound,
+)
+from transcripts.core.fold import fold_bytes
+
+# ---------------------------------------------------------------- line 0 and row format
+
+
+def test_first_append_creates_line_zero_metadata(tmp_path: Path) -> None:
+    store = make_store(tmp_path)
+    store.append_row(KEY, "user", "hello")
+    meta = json_lines(store.path(KEY))[0]
+    assert list(meta)[:3] == ["_type", "created_at", "last_consolidated"]
+    assert meta["_type"] == "metadata"
+    assert meta["last_consolidated"] == 0
+    assert datetime.fromisoformat(meta["created_at"]).tzinfo is not None
+    assert "rotation_generation" not in meta  # absent means 0, as in the original
+    assert store.identity(KEY).gen == 0  # type: ignore[union-attr]
+
+
+def test_first_append_seeds_metadata_keys(tmp_path: Path) -> None:
+    store = make_store(tmp_path)
+    seed = {"title": "T", "app": "crm", "memory_mode": "persistent", "tab_id": "t-1", "x_new": [1]}
+    store.append_row(KEY, "user", "hello", metadata=seed)
+    store.append_row(KEY, "user", "again", metadata={"title": "ignored once the file exists"})
+    meta = json_lines(store.path(KEY))[0]
+    assert {k: meta[k] for k in seed} == seed
+    assert meta["last_consolidated"] == 0
+
+
+def test_create_writes_only_metadata_and_refuses_an_existing_session(tmp_path: Path) -> None:
+    store = make_store(tmp_path)
+    identity = store.create(KEY, {"title": "T"})
+    assert [obj["_type"] for obj in json_lines(store.path(KEY))] == ["metadata"]
+    assert identity.gen == 0
+    assert identity.sig == store.sig(KEY)
+    with pytest.raises(SessionExists):
+        store.create(KEY)
+    assert store.create(KEY, exist_ok=True) == store.identity(KEY)
+    assert store.read_session(KEY).rows == []
+
+
+def test_created_at_is_offset_aware_even_with_a_naive_clock(tmp_path: Path) -> None:
+    store = make_store(tmp_path, clock=lambda: datetime(2026, 3, 1, 12, 0))  # noqa: DTZ001
+    store.append_row(KEY, "user", "hi")
+    meta, first = json_lines(store.path(KEY))
+    assert datetime.fromisoformat(meta["created_at"]).tzinfo is not None
+    assert datetime.fromisoformat(first["ts"]).tzinfo is not None
+
+
+def test_row_key_order_is_role_content_ts_then_the_rest(tmp_path: Path) -> None:
+    store = make_store(tmp_path)
+    store.append_row(KEY, "user", "q", meta={"mid": "m-1"})
+    store.append_row(KEY, "assistant", "a", fields={"source_thread": "dashboard"})
+    lines = json_lines(store.path(KEY))
+    assert list(lines[1]) == ["role", "content", "ts", "meta"]
+    assert list(lines[2]) == ["role", "content", "ts", "source_thread"]
+
+
+def test_row_key_order_puts_cls_before_ts(tmp_path: Path) -> None:
+    store = make_store(tmp_path)
+    store.append_row(KEY, "system", "banner", fields={"cls": "banner-warning"}, meta={"kind": "k"})
+    store.append_rows(KEY, [{"role": "system", "content": "x", "meta": {}, "cls": "stopped"}])
+    lines = json_lines(store.path(KEY))
+    assert list(lines[1]) == ["role", "content", "cls", "ts", "meta"]
+    assert list(lines[2]) == ["role", "content", "cls", "ts", "meta"]
+
+
+def test_lines_are_compact_utf8_json_with_exactly_one_newline(tmp_path: Path) -> None:
+    store = make_store(tmp_path)
+    content = "naïve – 日本語 \u2028 line\nbreak \x85 😀"
+    store.append_row(KEY, "user", content)
+    data = store.path(KEY).read_bytes()
+    last = raw_lines(store.path(KEY))[-1]
+    assert data.count(b"\n") == 2  # line 0 and the row, each ending in exactly one newline
+    assert "日本語".encode() in last  # UTF-8, not ASCII escapes
+    assert b'","' in last  # compact separators
+    assert json.loads(last)["content"] == content
+
+
+def test_appended_ts_are_returned_and_written(tmp_path: Path) -> None:
+    store = make_store(tmp_path)
+    result = store.append_rows(KEY, [{"role": "user", "content": c} for c in "abc"])
+    assert [r["ts"] for r in json_lines(store.path(KEY))[1:]] == result.ts
+    assert len(set(result.ts)) == 3
+
+
+def test_append_only_appends_bytes(tmp_path: Path) -> None:
+    store = make_store(tmp_path)
+    store.append_row(KEY, "user", "one")
+    before = store.path(KEY).read_bytes()
+    store.append_row(KEY, "assistant", "two")
+    store.append_revision(KEY, json_lines(store.path(KEY))[1]["ts"], {"cls": "x"})
+    assert store.path(KEY).read_bytes().startswith(before)
+
+
+def test_append_to_an_original_system_file_keeps_every_byte(tmp_path: Path) -> None:
+    store = make_store(tmp_path)
+    legacy = (
+        json.dumps({"_type": "metadata", "created_at": ts_at(0), "last_consolidated": 0}) + "\n"
+    ).encode() + (json.dumps(row("user", "é legacy", ts_at(1))) + "\n").encode()
+    store.path(KEY).write_bytes(legacy)
+    store.append_row(KEY, "assistant", "new")
+    assert store.path(KEY).read_bytes().startswith(legacy)
+    assert [r["content"] for r in store.read_session(KEY).rows] == ["é legacy", "new"]
+
+
+def test_a_row_must_have_a_string_role(tmp_path: Path) -> None:
+    store = make_store(tmp_path)
+    with pytest.raises(RecordRejected):
+        store.append_rows(KEY, [{"content": "no role"}])
+    assert not store.path(KEY).exists()
+
+
+@pytest.mark.parametrize("record_type", ["metadata", "revision", "archive", "anything"])
+def test_a_row_that_would_read_back_as_another_record_type_is_refused(
+    tmp_path: Path, record_type: str
+) -> None:
+    store = make_store(tmp_path)
+    store.append_row(KEY, "user", "one")
+    before = store.path(KEY).read_bytes()
+    with pytest.raises(RecordRejected):
+        store.append_row(KEY, "assistant", "two", fields={"_type": record_type})
+    assert store.path(KEY).read_bytes() == before
+
+
+# ---------------------------------------------------------------- strict sig and gen
+
+
+def test_every_append_strictly_advances_sig_even_when_mtime_would_not_move(
+    tmp_path: Path,
+) -> None:
+    store = make_store(tmp_path)
+    store.append_row(KEY, "user", "one")
+    path = store.path(KEY)
+    future = time.time_ns() + 3_600 * 10**9  # the kernel's new mtime will be below this
+    for op in (
+        lambda: store.append_row(KEY, "assistant", "two"),
+        lambda: store.append_rows(KEY, [{"role": "user", "content": "three"}]),
+        lambda: store.append_revision(KEY, json_lines(path)[1]["ts"], {"cls": "x"}),
+    ):
+        set_mtime_ns(path, future)
+        result = op()
+        assert store.sig(KEY) == future + 1
+        assert result.identity.sig == future + 1
+        future += 10
+
+
+def test_rapid_appends_give_strictly_increasing_sigs(tmp_path: Path) -> None:
+    store = make_store(tmp_path)
+    sigs = [store.append_row(KEY, "user", str(i)).identity.sig for i in range(50)]
+    assert all(b > a for a, b in zip(sigs, sigs[1:], strict=False))
+
+
+def test_gen_is_unchanged_by_appends(tmp_path: Path) -> None:
+    store = make_store(tmp_path)
+    first = store.append_row(KEY, "user", "a")
+    second = store.append_revision(KEY, first.ts[0], {"cls": "x"})
+    assert first.identity.gen == second.identity.gen == 0
+
+
+def test_identity_reports_sig_gen_and_size(tmp_path: Path) -> None:
+    store = make_store(tmp_path)
+    assert store.identity(KEY) is None
+    assert store.sig(KEY) is None
+    result = store.append_row(KEY, "user", "a")
+    st = store.path(KEY).stat()
+    assert result.identity == store.identity(KEY)
+    assert (result.identity.sig, result.identity.size) == (st.st_mtime_ns, st.st_size)
+
+
+# ---------------------------------------------------------------- torn tails (D8)
+
+DAMAGED_TAILS = {
+    "partial-json": b'{"role":"user","content":"cut he',
+    "partial-multibyte": b'{"role":"user","content":"\xe6\x87',
+    "nul-garbage": b"\x00" * 4096,
+    "valid-unterminated": line(row("assistant", "no newline", ts_at(3)))[:-1],
+    "crlf": line(row("assistant", "crlf", ts_at(3)))[:-1] + b"\r\n",
+    "blank-line": b"\n",
+}
+
+
+@pytest.mark.parametrize("tail", DAMAGED_TAILS.values(), ids=DAMAGED_TAILS.keys())
+def test_append_after_a_damaged_tail_starts_on_a_fresh_line(tmp_path: Path, tail: bytes) -> None:
+    store = make_store(tmp_path)
+    path = store.path(KEY)
+    damaged = meta_line() + line(row("user", "q", ts_at(1))) + line(row("user", "r", ts_at(2)))
+    damaged += tail
+    path.write_bytes(damaged)
+    before = store.read_file(KEY)
+    store.append_row(KEY, "assistant", "the new record")
+    data = path.read_bytes()
+    assert data.startswith(damaged)  # every byte of the fragment is still there
+    new_part = data[len(damaged) :]
+    fence = b"" if damaged.endswith(b"\n") else b"\n"
+    assert new_part.startswith(fence)
+    new_line = new_part[len(fence) :]
+    assert new_line.count(b"\n") == 1
+    assert json.loads(new_line)["content"] == "the new record"
+    after = store.read_file(KEY)
+    assert after.rows == [*before.rows, after.rows[-1]]
+    assert after.rows[-1]["content"] == "the new record"
+    # The fragment stays one reported line; it is never glued to the new record.
+    skipped = [a for a in before.report.anomalies if a.kind != "unterminated"]
+    assert len([a for a in after.report.anomalies if a.kind != "unterminated"]) == len(skipped)
+
+
+def test_bom_file_keeps_metadata_through_appends(tmp_path: Path) -> None:
+    store = make_store(tmp_path)
+    path = store.path(KEY)
+    path.write_bytes(b"\xef\xbb\xbf" + meta_line(title="bom") + line(row("user", "q", ts_at(1))))
+    store.append_row(KEY, "assistant", "a")
+    folded = store.read_file(KEY)
+    assert folded.metadata is not None
+    assert folded.metadata["title"] == "bom"
+    assert [r["content"] for r in folded.rows] == ["q", "a"]
+    assert [a.kind for a in folded.report.anomalies] == ["bom"]
+    assert store.read_metadata(KEY) == folded.metadata
+
+
+def test_append_after_a_torn_tail_then_read_reports_the_fragment_once(tmp_path: Path) -> None:
+    store = make_store(tmp_path)
+    store.append_row(KEY, "user", "q")
+    path = store.path(KEY)
+    with path.open("ab") as fp:
+        fp.write(b'{"role":"assistant","con')
+    offset = path.stat().st_size - len(b'{"role":"assistant","con')
+    store.append_row(KEY, "assistant", "a")
+    store.append_row(KEY, "user", "q2")
+    assert kinds(store.read_file(KEY)) == [("bad_json", offset)]
+
+
+# ---------------------------------------------------------------- revisions
+
+
+def test_revision_appends_one_small_line_and_folds(tmp_path: Path) -> None:
+    store = make_store(tmp_path)
+    stamps = store.append_rows(
+        KEY, [{"role": "assistant", "content": "x" * 10_000} for _ in range(20)]
+    ).ts
+    size = store.path(KEY).stat().st_size
+    result = store.append_revision(KEY, stamps[3], {"cls": "stopped", "meta": {"kind": "stop"}})
+    assert store.path(KEY).stat().st_size - size < 200  # O(1) bytes, not O(session)
+    record = json_lines(store.path(KEY))[-1]
+    assert record == {
+        "_type": "revision",
+        "target_ts": stamps[3],
+        "patch": {"cls": "stopped", "meta": {"kind": "stop"}},
+        "ts": result.ts[0],
+    }
+    assert list(record) == ["_type", "target_ts", "patch", "ts"]
+    folded = store.read_file(KEY)
+    assert folded.rows[3]["cls"] == "stopped"
+    assert kinds(folded) == []
+
+
+def test_revision_of_a_missing_row_is_row_not_found_and_writes_nothing(tmp_path: Path) -> None:
+    store = make_store(tmp_path)
+    store.append_row(KEY, "user", "q")
+    before = store.path(KEY).read_bytes()
+    with pytest.raises(RowNotFound):
+        store.append_revision(KEY, ts_at(12345), {"cls": "x"})
+    assert store.path(KEY).read_bytes() == before
+
+
+def test_revision_target_cannot_be_another_revisions_ts(tmp_path: Path) -> None:
+    store = make_store(tmp_path)
+    first = store.append_row(KEY, "user", "q").ts[0]
+    rev = store.append_revision(KEY, first, {"cls": "x"}).ts[0]
+    before = store.path(KEY).read_bytes()
+    with pytest.raises(RowNotFound):
+        store.append_revision(KEY, rev, {"cls": "y"})
+    assert store.path(KEY).read_bytes() == before
+
+
+def test_revision_target_must_be_a_top_level_row_ts(tmp_path: Path) -> None:
+    store = make_store(tmp_path)
+    store.append_row(KEY, "assistant", "a", meta={"ts": ts_at(77)})
+    store.append_row(KEY, "assistant", '"ts":"' + ts_at(78) + '"')
+    for ts in (ts_at(77), ts_at(78)):
+        with pytest.raises(RowNotFound):
+            store.append_revision(KEY, ts, {"cls": "x"})
+
+
+def test_revision_of_a_missing_session_is_session_not_found(tmp_path: Path) -> None:
+    store = make_store(tmp_path)
+    with pytest.raises(SessionNotFound):
+        store.append_revision(KEY, ts_at(1), {"cls": "x"})
+    assert not store.path(KEY).exists()
+
+
+@pytest.mark.parametrize(
+    "patch",
+    [{}, {"ts": ts_at(5)}, {"_type": "metadata"}, {"cls": "x", "ts": ts_at(5)}, {"_after_ts": 5}],
+)
+def test_revision_writer_refuses_bad_patches_before_writing(
+    tmp_path: Path, patch: dict[str, object]
+) -> None:
+    store = make_store(tmp_path)
+    target = store.append_row(KEY, "user", "q").ts[0]
+    before = store.path(KEY).read_bytes()
+    with pytest.raises(RevisionRejected):
+        store.append_revision(KEY, target, patch)
+    assert store.path(KEY).read_bytes() == before
+
+
+def test_position_hint_anchor_must_be_an_existing_row(tmp_path: Path) -> None:
+    store = make_store(tmp_path)
+    a, b = store.append_rows(KEY, [{"role": "user", "content": c} for c in "ab"]).ts
+    with pytest.raises(RowNotFound):
+        store.append_revision(KEY, b, {"_after_ts": ts_at(999)})
+    store.append_revision(KEY, b, {"_after_ts": ""})
+    assert [r["content"] for r in store.read_session(KEY).rows] == ["b", "a"]
+    store.append_revision(KEY, b, {"_after_ts": a})
+    assert [r["content"] for r in store.read_session(KEY).rows] == ["a", "b"]
+
+
+def test_revision_of_an_original_system_row(tmp_path: Path) -> None:
+    store = make_store(tmp_path)
+    target = "2026-01-15T09:00:05+00:00"
+    legacy = json.dumps({"_type": "metadata", "created_at": target, "last_consolidated": 0})
+    legacy += "\n" + json.dumps(row("user", "legacy", target)) + "\n"
+    store.path(KEY).write_text(legacy)
+    store.append_revision(KEY, target, {"cls": "seen"})
+    assert store.read_session(KEY).rows[0]["cls"] == "seen"
+
+
+# ---------------------------------------------------------------- size limits
+
+
+def test_writer_refuses_a_row_larger_than_max_line_before_writing_a_byte(tmp_path: Path) -> None:
+    store = make_store(tmp_path, max_line=1000)
+    store.append_row(KEY, "user", "q")
+    before = store.path(KEY).read_bytes()
+    mtime = store.sig(KEY)
+    with pytest.raises(RecordRejected):
+        store.append_row(KEY, "assistant", "x" * 1000)
+    with pytest.raises(RecordRejected):
+        store.append_revision(KEY, json_lines(store.path(KEY))[1]["ts"], {"content": "y" * 1000})
+    assert store.path(KEY).read_bytes() == before
+    assert store.sig(KEY) == mtime
+
+
+def test_append_rows_is_all_or_nothing(tmp_path: Path) -> None:
+    store = make_store(tmp_path, max_line=1000)
+    store.append_row(KEY, "user", "q")
+    before = store.path(KEY).read_bytes()
+    with pytest.raises(RecordRejected):
+        store.append_rows(
+            KEY,
+            [
+                {"role": "assistant", "content": "fine"},
+                {"role": "assistant", "content": "x" * 2000},
+            ],
+        )
+    with pytest.raises(RecordRejected):
+        store.append_rows(
+            KEY, [{"role": "assistant", "content": "fine"}, {"role": "x", "content": object()}]
+        )
+    assert store.path(KEY).read_bytes() == before
+
+
+def test_a_refused_first_append_leaves_no_transcript_behind(tmp_path: Path) -> None:
+    store = make_store(tmp_path, max_line=1000)
+    with pytest.raises(RecordRejected):
+        store.append_row(KEY, "assistant", "x" * 2000)
+    assert not store.exists(KEY)
+    assert store.keys_on_disk() == []
+
+
+def test_a_row_of_exactly_max_line_bytes_is_accepted_and_read(tmp_path: Path) -> None:
+    store = make_store(tmp_path, max_line=400)
+    store.append_row(KEY, "user", "q")
+    probe = line({"role": "assistant", "content": "", "ts": json_lines(store.path(KEY))[1]["ts"]})
+    content = "x" * (400 - len(probe))
+    store.append_row(KEY, "assistant", content)
+    assert len(raw_lines(store.path(KEY))[-1]) + 1 == 400
+    folded = store.read_file(KEY)
+    assert folded.rows[-1]["content"] == content
+    assert kinds(folded) == []
+
+
+# ---------------------------------------------------------------- redaction at the write boundary
+
+
+def test_user_rows_are_stored_exactly_as_typed(tmp_path: Path) -> None:
+    store = make_store(tmp_path)
+    token = github_token()
+    store.append_row(KEY, "user", f"my token is {token}", meta={"note": token})
+    data = store.path(KEY).read_bytes()
+    assert data.count(token.encode()) == 2
+
+
+@pytest.mark.parametrize("role", ["assistant", "system", "tool", "tool_result", "error"])
+def test_non_user_rows_are_redacted_before_they_touch_disk(tmp_path: Path, role: str) -> None:
+    store = make_store(tmp_path)
+    token = github_token()
+    result = store.append_row(
+        KEY,
+        role,
+        f"here it is: {token}",
+        meta={"output": f"env GITHUB_TOKEN={token}", "nested": [{"deep": token}], "n": 3},
+    )
+    data = store.path(KEY).read_bytes()
+    assert token.encode() not in data
+    assert token[:12].encode() not in data
+    stored = store.read_file(KEY).rows[0]
+    assert stored["content"].startswith("here it is: ")
+    assert stored["meta"]["n"] == 3
+    assert result.redactions  # a value-free report of what was replaced
+
+
+def test_revision_patches_are_redacted_before_they_touch_disk(tmp_path: Path) -> None:
+    store = make_store(tmp_path)
+    target = store.append_row(KEY, "user", "run it").ts[0]
+    token = github_token()
+    store.append_revision(KEY, target, {"meta": {"output": [f"token={token}"]}, "note": token})
+    assert token.encode() not in store.path(KEY).read_bytes()
+
+
+def test_redaction_leaves_ordinary_text_alone(tmp_path: Path) -> None:
+    store = make_store(tmp_path)
+    text = "The fix is in list_sessions(); run `pytest -q` and check 3 files."
+    store.append_row(KEY, "assistant", text, meta={"mid": "m-0123456789abcdef"})
+    stored = store.read_file(KEY).rows[0]
+    assert stored["content"] == text
+    assert stored["meta"] == {"mid": "m-0123456789abcdef"}
+
+
+# ---------------------------------------------------------------- misc
+
+
+def test_read_session_of_a_missing_key_is_session_not_found(tmp_path: Path) -> None:
+    store = make_store(tmp_path)
+    with pytest.raises(SessionNotFound):
+        store.read_session(KEY)
+    with pytest.raises(FileNotFoundError):
+        store.read_file(KEY)
+
+
+def test_read_metadata_is_none_when_line_zero_is_not_metadata(tmp_path: Path) -> None:
+    store = make_store(tmp_path)
+    store.path(KEY).write_bytes(line(row("user", "q", ts_at(1))))
+    assert store.read_metadata(KEY) is None
+    assert store.read_metadata("dashboard:missing") is None
+
+
+def test_fold_of_the_written_file_equals_stdlib_parsing(tmp_path: Path) -> None:
+    clock = FakeClock(step=timedelta(milliseconds=1))
+    store = make_store(tmp_path, clock=clock)
+    for i in range(10):
+        store.append_row(KEY, "user" if i % 2 == 0 else "assistant", f"m{i} é\u2028", meta={"i": i})
+    data = store.path(KEY).read_bytes()
+    folded = fold_bytes(data)
+    assert folded.rows == [json.loads(x) for x in data.split(b"\n")[1:-1]]
+    assert folded.metadata == orjson.loads(data.split(b"\n")[0])
+
+
+def test_lock_file_is_created_next_to_the_transcript(tmp_path: Path) -> None:
+    store = make_store(tmp_path)
+    store.append_row(KEY, "user", "q")
+    assert store.lock_path(KEY).exists()
+    assert oct(os.stat(store.lock_path(KEY)).st_mode & 0o777) == oct(0o600)

@@ -1,0 +1,619 @@
+"""The only rewrites (metadata edits, rewind, rotation) plus delete, fork and chained reads."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.transcripts.helpers import (
+    BASE,
+    KEY,
+    FakeClock,
+    archive_files,
+    assert_strictly_increasing,
+    file_ts,
+    json_lines,
+    kinds,
+    line,
+    make_store,
+    meta_line,
+    raw_lines,
+    row,
+    set_mtime_ns,
+    ts_at,
+)
+from transcripts.core.codec import MAX_LINE_BYTES
+from transcripts.core.errors import RowNotFound, SessionExists, SessionNotFound
+from transcripts.core.store import TranscriptStore
+
+ODD_MTIME = 1_767_225_600_123_456_789  # a value no kernel tick would produce by itself
+
+
+def _contents(rows: list[dict[str, Any]]) -> list[Any]:
+    return [r["content"] for r in rows]
+
+
+def _store(tmp_path: Path, **kwargs: Any) -> TranscriptStore:
+    kwargs.setdefault("clock", FakeClock(step=timedelta(milliseconds=1)))
+    return make_store(tmp_path, **kwargs)
+
+
+def _session(store: TranscriptStore, n: int, *, size: int = 10, **meta: Any) -> list[str]:
+    """A session of ``n`` rows alternating user/assistant; returns their ts."""
+    stamps = []
+    for i in range(n):
+        role = "user" if i % 2 == 0 else "assistant"
+        stamps += store.append_row(KEY, role, f"m{i}:" + "x" * size, metadata=meta or None).ts
+    return stamps
+
+
+def _header(path: Path) -> dict[str, Any]:
+    header: dict[str, Any] = json_lines(path)[0]
+    return header
+
+
+# ---------------------------------------------------------------- metadata edits
+
+
+def test_set_title_rewrites_only_line_zero_and_keeps_unknown_keys(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    _session(store, 4, future_key={"nested": [1, 2]}, tab_id="t-9")
+    store.append_revision(KEY, file_ts(store.path(KEY))[0], {"cls": "x"})
+    before = raw_lines(store.path(KEY))
+    assert store.set_title(KEY, "New title") is True
+    after = raw_lines(store.path(KEY))
+    assert after[1:] == before[1:]
+    meta = json.loads(after[0])
+    assert meta["title"] == "New title"
+    assert meta["future_key"] == {"nested": [1, 2]}
+    assert meta["tab_id"] == "t-9"
+    assert {k: v for k, v in meta.items() if k != "title"} == json.loads(before[0])
+
+
+def test_metadata_edit_restores_the_exact_mtime_and_keeps_gen(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    _session(store, 3)
+    set_mtime_ns(store.path(KEY), ODD_MTIME)
+    gen = store.identity(KEY).gen  # type: ignore[union-attr]
+    store.set_title(KEY, "T")
+    store.update_metadata(KEY, {"pinned": True, "app": "crm"})
+    identity = store.identity(KEY)
+    assert identity is not None
+    assert identity.sig == ODD_MTIME
+    assert identity.gen == gen
+    assert store.read_metadata(KEY) is not None
+
+
+def test_update_metadata_can_remove_keys(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    _session(store, 1, closed=True, closed_at="x")
+    store.update_metadata(KEY, {"title": "t"}, remove=("closed", "closed_at"))
+    meta = store.read_metadata(KEY)
+    assert meta is not None
+    assert "closed" not in meta
+    assert "closed_at" not in meta
+    assert meta["title"] == "t"
+
+
+def test_metadata_edit_of_a_missing_session_creates_nothing(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    assert store.set_title(KEY, "T") is False
+    assert not store.path(KEY).exists()
+
+
+def test_metadata_edit_never_clobbers_a_line_zero_it_cannot_read(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    for first in (b"garbage\n", line(row("user", "q", ts_at(1))), b'{"_type": "metadata", "tit'):
+        data = first + line(row("user", "r", ts_at(2)))
+        store.path(KEY).write_bytes(data)
+        assert store.set_title(KEY, "T") is False
+        assert store.path(KEY).read_bytes() == data
+
+
+def test_metadata_edit_of_an_original_system_file_keeps_its_rows_byte_identical(
+    tmp_path: Path,
+) -> None:
+    store = _store(tmp_path)
+    meta = {"_type": "metadata", "created_at": ts_at(0), "last_consolidated": 3, "pinned": True}
+    body = "".join(json.dumps(row("user", f"é{i}", ts_at(i))) + "\n" for i in range(1, 4))
+    store.path(KEY).write_text(json.dumps(meta) + "\n" + body)
+    store.set_title(KEY, "T")
+    data = store.path(KEY).read_text()
+    assert data.split("\n", 1)[1] == body
+    assert json.loads(data.split("\n", 1)[0]) == {**meta, "title": "T"}
+
+
+def test_metadata_edit_does_not_fence_or_drop_a_torn_tail(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    _session(store, 2)
+    with store.path(KEY).open("ab") as fp:
+        fp.write(b'{"role":"assi')
+    tail = store.path(KEY).read_bytes().split(b"\n", 1)[1]
+    store.set_title(KEY, "T")
+    assert store.path(KEY).read_bytes().split(b"\n", 1)[1] == tail
+
+
+# ---------------------------------------------------------------- rewind
+
+
+def test_rewind_drops_rows_after_the_ts_archives_them_and_advances_gen(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    stamps = _session(store, 6, mystery="kept")
+    path = store.path(KEY)
+    before = raw_lines(path)
+    set_mtime_ns(path, ODD_MTIME)
+    assert store.rewind(KEY, stamps[2]) == 3
+    after = raw_lines(path)
+    assert after[1:] == before[1:4]  # kept rows byte-identical
+    meta = json.loads(after[0])
+    assert meta["rotation_generation"] == 1
+    assert meta["mystery"] == "kept"
+    assert _contents(store.read_session(KEY).rows) == [f"m{i}:" + "x" * 10 for i in range(3)]
+    [archive] = archive_files(store)
+    header = _header(archive)
+    assert header["reason"] == "rewind"
+    assert header["count"] == 3
+    assert raw_lines(archive)[1:] == before[4:]
+
+
+def test_rewind_keeps_revisions_of_kept_rows_and_archives_those_of_dropped_rows(
+    tmp_path: Path,
+) -> None:
+    store = _store(tmp_path)
+    stamps = _session(store, 4)
+    store.append_revision(KEY, stamps[0], {"cls": "kept-rev"})
+    store.append_revision(KEY, stamps[3], {"cls": "dropped-rev"})
+    store.append_revision(KEY, stamps[1], {"cls": "kept-rev-2"})
+    assert store.rewind(KEY, stamps[1]) == 2
+    folded = store.read_file(KEY)
+    assert [r.get("cls") for r in folded.rows] == ["kept-rev", "kept-rev-2"]
+    assert kinds(folded) == []
+    assert_strictly_increasing(file_ts(store.path(KEY)))
+    archived = json_lines(archive_files(store)[0])[1:]
+    assert [a.get("content", a.get("patch")) for a in archived] == [
+        "m2:" + "x" * 10,
+        "m3:" + "x" * 10,
+        {"cls": "dropped-rev"},
+    ]
+
+
+def test_rewind_to_an_unknown_ts_is_row_not_found_and_changes_nothing(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    stamps = _session(store, 3)
+    rev = store.append_revision(KEY, stamps[0], {"cls": "x"}).ts[0]
+    before = store.path(KEY).read_bytes()
+    for ts in (ts_at(99999), rev, ""):
+        with pytest.raises(RowNotFound):
+            store.rewind(KEY, ts)
+    assert store.path(KEY).read_bytes() == before
+    assert archive_files(store) == []
+    with pytest.raises(SessionNotFound):
+        store.rewind("dashboard:missing", stamps[0])
+
+
+def test_rewind_to_the_last_row_changes_nothing(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    stamps = _session(store, 3)
+    before = store.path(KEY).read_bytes()
+    assert store.rewind(KEY, stamps[-1]) == 0
+    assert store.path(KEY).read_bytes() == before
+    assert store.identity(KEY).gen == 0  # type: ignore[union-attr]
+    assert archive_files(store) == []
+
+
+def test_rewind_archives_are_not_chained_into_the_session(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    stamps = _session(store, 5)
+    store.rewind(KEY, stamps[1])
+    more = store.append_row(KEY, "user", "after rewind").ts
+    view = store.read_session(KEY)
+    assert _contents(view.rows) == ["m0:" + "x" * 10, "m1:" + "x" * 10, "after rewind"]
+    assert view.files == [store.path(KEY).name]
+    assert_strictly_increasing([*stamps[:2], *more])
+
+
+def test_rewind_preserves_a_line_it_cannot_read(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    stamps = _session(store, 2)
+    with store.path(KEY).open("ab") as fp:
+        fp.write(b"not json but someone's bytes\n")
+    stamps += _session(store, 2)
+    store.rewind(KEY, stamps[2])
+    assert b"not json but someone's bytes" in store.path(KEY).read_bytes()
+    store.rewind(KEY, stamps[0])
+    assert any(b"not json but someone's bytes" in p.read_bytes() for p in archive_files(store))
+
+
+def test_rewind_never_destroys_a_line_longer_than_the_store_reads(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    stamps = _session(store, 2)
+    foreign = line(row("assistant", "L" * (MAX_LINE_BYTES + 1024), ts_at(10**6)))
+    with store.path(KEY).open("ab") as fp:
+        fp.write(foreign)
+    last = store.append_row(KEY, "user", "after").ts[0]
+    store.append_row(KEY, "assistant", "dropped")
+    store.rewind(KEY, last)
+    assert foreign in store.path(KEY).read_bytes()
+    store.rewind(KEY, stamps[0])
+    assert any(foreign in p.read_bytes() for p in archive_files(store))
+
+
+# ---------------------------------------------------------------- rotation
+
+
+def test_append_past_max_bytes_rotates_keeping_the_newest_rows(tmp_path: Path) -> None:
+    store = _store(tmp_path, max_bytes=2000, keep_lines=5)
+    sigs = []
+    for i in range(30):
+        sigs.append(store.append_row(KEY, "user", f"row {i:02d} " + "x" * 100).identity.sig)
+        assert store.path(KEY).stat().st_size <= 2000
+    assert sigs == sorted(set(sigs))  # every append moved sig, rotation included
+    view = store.read_session(KEY)
+    assert _contents(view.rows) == [f"row {i:02d} " + "x" * 100 for i in range(30)]
+    archives = archive_files(store)
+    assert archives
+    assert all(_header(a)["reason"] == "rotate" for a in archives)
+    assert sum(_header(a)["count"] for a in archives) + len(store.read_file(KEY).rows) == 30
+    assert store.identity(KEY).gen == len(archives)  # type: ignore[union-attr]
+    assert_strictly_increasing(r["ts"] for r in view.rows)
+
+
+def test_rotation_keeps_at_most_keep_lines_rows(tmp_path: Path) -> None:
+    stamps = _session(_store(tmp_path), 10)
+    small = _store(tmp_path, max_bytes=600, keep_lines=3)
+    assert small.path(KEY).stat().st_size > 600
+    assert small.rotate(KEY) == 7
+    assert [r["ts"] for r in small.read_file(KEY).rows] == stamps[7:]
+
+
+def test_rotation_keeps_the_most_newest_rows_that_fit_in_max_bytes(tmp_path: Path) -> None:
+    stamps = _session(_store(tmp_path), 12, size=300)
+    small = _store(tmp_path, max_bytes=1500, keep_lines=200)
+    dropped = small.rotate(KEY)
+    lines = raw_lines(small.path(KEY))
+    kept = len(lines) - 1
+    assert dropped + kept == 12
+    assert 1 <= kept < 12
+    assert [r["ts"] for r in small.read_file(KEY).rows] == stamps[dropped:]
+    size = small.path(KEY).stat().st_size
+    assert size <= 1500
+    one_more = len(line(row("user", "m0:" + "x" * 300, stamps[0])))
+    assert size + one_more > 1500  # keeping one more row would not have fit
+
+
+def test_rotation_writes_metadata_like_the_original(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    _session(store, 6, title="T", unknown={"k": 1})
+    store.update_metadata(KEY, {"last_consolidated": 4, "rotation_generation": 7})
+    small = _store(tmp_path, max_bytes=300, keep_lines=2)
+    small.rotate(KEY)
+    meta = small.read_metadata(KEY)
+    assert meta is not None
+    assert meta["rotation_generation"] == 8
+    assert meta["last_consolidated"] == 0
+    assert meta["title"] == "T"
+    assert meta["unknown"] == {"k": 1}
+    assert datetime.fromisoformat(meta["rotated_at"]).tzinfo is not None
+    assert list(meta)[0] == "_type"
+
+
+def test_rotation_restores_the_exact_mtime(tmp_path: Path) -> None:
+    _session(_store(tmp_path), 10)
+    small = _store(tmp_path, max_bytes=300, keep_lines=2)
+    set_mtime_ns(small.path(KEY), ODD_MTIME)
+    assert small.rotate(KEY) > 0
+    assert small.sig(KEY) == ODD_MTIME
+
+
+def test_rotation_folds_revisions_into_kept_and_archived_rows(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    stamps = _session(store, 8)
+    for i in (1, 6):
+        store.append_revision(KEY, stamps[i], {"cls": f"rev{i}"})
+        store.append_revision(KEY, stamps[i], {"cls": f"final{i}", "meta": {"k": i}})
+    pre_file = store.read_file(KEY).rows
+    pre_session = store.read_session(KEY).rows
+    small = _store(tmp_path, max_bytes=800, keep_lines=3)
+    dropped = small.rotate(KEY)
+    assert dropped == 5
+    post = small.read_file(KEY)
+    assert post.rows == pre_file[dropped:]  # kept rows' folded content unchanged
+    assert post.report.revisions == 0  # revisions folded into their base rows
+    assert kinds(post) == []
+    [archive] = archive_files(small)
+    archived = json_lines(archive)[1:]
+    assert archived == pre_file[:dropped]  # archived rows carry their revisions folded in
+    assert all("_type" not in a for a in archived)
+    assert small.read_session(KEY).rows == pre_session
+
+
+def test_rotation_preserves_the_position_order_of_kept_rows(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    stamps = _session(store, 8)
+    store.append_revision(KEY, stamps[7], {"_after_ts": stamps[4]})  # ... 4 7 5 6
+    store.append_revision(KEY, stamps[5], {"_after_ts": ""})  # 5 first
+    store.append_revision(KEY, stamps[6], {"_after_ts": stamps[7]})  # ... 4 7 6
+    pre = store.read_file(KEY)
+    small = _store(tmp_path, max_bytes=800, keep_lines=4)
+    assert small.rotate(KEY) == 4
+    kept = set(stamps[4:])
+    post = small.read_file(KEY)
+    assert post.rows == [r for r in pre.rows if r["ts"] in kept]
+    assert kinds(post) == []
+    assert_strictly_increasing(file_ts(small.path(KEY)))
+    # Appending after the rotation keeps both the order and strictly increasing ts.
+    store.append_row(KEY, "user", "new")
+    assert [r["ts"] for r in store.read_file(KEY).rows][:-1] == [r["ts"] for r in post.rows]
+    assert_strictly_increasing(file_ts(store.path(KEY)))
+
+
+def test_rotation_fails_closed_when_the_archive_cannot_be_written(tmp_path: Path) -> None:
+    _session(_store(tmp_path), 10)
+    (tmp_path / "archive").write_text("a file where the archive directory should be")
+    small = _store(tmp_path, max_bytes=300, keep_lines=2)
+    set_mtime_ns(small.path(KEY), ODD_MTIME)
+    before = small.path(KEY).read_bytes()
+    assert small.rotate(KEY) == 0
+    assert small.path(KEY).read_bytes() == before
+    assert small.sig(KEY) == ODD_MTIME
+    # An append that triggers the failing rotation still commits its row.
+    result = small.append_row(KEY, "user", "still appended")
+    assert small.read_file(KEY).rows[-1]["ts"] == result.ts[0]
+    assert small.identity(KEY).gen == 0  # type: ignore[union-attr]
+
+
+def test_a_single_unsplittable_row_is_not_rotated(tmp_path: Path) -> None:
+    store = _store(tmp_path, max_bytes=1000)
+    store.append_row(KEY, "assistant", "x" * 5000)
+    before = store.path(KEY).read_bytes()
+    assert store.rotate(KEY) == 0
+    assert store.path(KEY).read_bytes() == before
+    assert archive_files(store) == []
+    assert store.identity(KEY).gen == 0  # type: ignore[union-attr]
+
+
+def test_rotation_under_the_limit_does_nothing(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    _session(store, 5)
+    before = store.path(KEY).read_bytes()
+    assert store.rotate(KEY) == 0
+    assert store.path(KEY).read_bytes() == before
+    assert store.rotate("dashboard:missing") == 0
+
+
+def test_forced_rotation_folds_revisions_and_advances_gen(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    stamps = _session(store, 3)
+    store.append_revision(KEY, stamps[0], {"cls": "x"})
+    pre = store.read_session(KEY).rows
+    assert store.rotate(KEY, force=True) == 0
+    assert store.read_file(KEY).report.revisions == 0
+    assert store.read_session(KEY).rows == pre
+    assert store.identity(KEY).gen == 1  # type: ignore[union-attr]
+
+
+def test_rotation_archives_lines_it_cannot_read_instead_of_destroying_them(
+    tmp_path: Path,
+) -> None:
+    store = _store(tmp_path)
+    _session(store, 3)
+    with store.path(KEY).open("ab") as fp:
+        fp.write(b"\xff\xfe binary junk\n")
+        fp.write(line({"_type": "bookmark", "note": "a record type from a newer version"}))
+    _session(store, 3)
+    small = _store(tmp_path, max_bytes=300, keep_lines=2)
+    small.rotate(KEY)
+    everything = b"".join(p.read_bytes() for p in [small.path(KEY), *archive_files(small)])
+    assert b"\xff\xfe binary junk" in everything
+    assert b"a record type from a newer version" in everything
+
+
+def test_rotation_of_an_original_system_file(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    meta = {"_type": "metadata", "created_at": ts_at(0), "last_consolidated": 0, "agent": "x"}
+    rows = [row("user" if i % 2 else "assistant", f"é{i}" * 20, ts_at(i)) for i in range(1, 9)]
+    store.path(KEY).write_text("".join(json.dumps(r) + "\n" for r in [meta, *rows]))
+    small = _store(tmp_path, max_bytes=1000, keep_lines=3)
+    assert small.rotate(KEY) == 5
+    assert small.read_session(KEY).rows == rows
+    assert small.read_metadata(KEY)["agent"] == "x"  # type: ignore[index]
+
+
+def test_rotation_folds_a_revision_into_a_legacy_row_with_a_lone_surrogate(
+    tmp_path: Path,
+) -> None:
+    # The original's json.dumps could write "\\ud800"; the reader accepts it as a row.
+    store = _store(tmp_path)
+    target = ts_at(1)
+    legacy = json.dumps({"_type": "metadata", "created_at": ts_at(0), "last_consolidated": 0})
+    legacy += "\n" + json.dumps(row("assistant", "half \ud800 pair", target)) + "\n"
+    store.path(KEY).write_text(legacy)
+    store.append_revision(KEY, target, {"cls": "stopped"})
+    _session(store, 6)
+    pre = store.read_session(KEY).rows
+    assert pre[0]["content"] == "half \ud800 pair"
+    small = _store(tmp_path, max_bytes=300, keep_lines=2)
+    result = small.append_row(KEY, "user", "triggers a rotation")  # must not raise
+    assert small.read_session(KEY).rows == [*pre, small.read_session(KEY).rows[-1]]
+    assert small.read_session(KEY).rows[-1]["ts"] == result.ts[0]
+    assert small.identity(KEY).gen == 1  # type: ignore[union-attr]
+
+
+# ---------------------------------------------------------------- archives: naming and chaining
+
+
+def test_archive_name_header_and_collision_suffixes(tmp_path: Path) -> None:
+    clock = FakeClock(BASE)  # every archive in the same second
+    store = make_store(tmp_path, clock=clock)
+    for _ in range(3):
+        stamps = _session(store, 2)
+        store.rewind(KEY, stamps[0])
+    stamp = BASE.astimezone().strftime("%Y%m%d-%H%M%S")
+    names = [p.name for p in archive_files(store)]
+    assert sorted(names) == sorted(
+        [
+            f"dashboard_s1__{stamp}.jsonl",
+            f"dashboard_s1__{stamp}-1.jsonl",
+            f"dashboard_s1__{stamp}-2.jsonl",
+        ]
+    )
+    header = _header(store.archive_dir / f"dashboard_s1__{stamp}.jsonl")
+    assert list(header) == ["_type", "reason", "archived_at", "count"]
+    assert header == {
+        "_type": "archive",
+        "reason": "rewind",
+        "archived_at": BASE.astimezone().replace(tzinfo=None).isoformat(),
+        "count": 1,
+    }
+    assert datetime.fromisoformat(header["archived_at"]).tzinfo is None  # naive, as the original
+
+
+def test_read_session_chains_rotation_archives_oldest_first(tmp_path: Path) -> None:
+    clock = FakeClock(step=timedelta(seconds=1))
+    store = make_store(tmp_path, clock=clock, max_bytes=600, keep_lines=2)
+    for i in range(25):
+        store.append_row(KEY, "user", f"row {i:02d} " + "y" * 40)
+    view = store.read_session(KEY)
+    archives = archive_files(store)
+    assert len(archives) > 2
+    assert view.files == [f"archive/{p.name}" for p in archives] + [store.path(KEY).name]
+    assert _contents(view.rows) == [f"row {i:02d} " + "y" * 40 for i in range(25)]
+    assert kinds(view.report) == []
+
+
+def test_read_session_keeps_rotation_order_when_the_clock_steps_back(tmp_path: Path) -> None:
+    """Archive names carry local wall time, which goes back at a DST fall-back or an NTP step."""
+    clock = FakeClock(step=timedelta(milliseconds=1))
+    store = make_store(tmp_path, clock=clock, max_bytes=600, keep_lines=2)
+    for i in range(30):
+        if i == 15:
+            clock.shift(-timedelta(hours=1))  # e.g. 02:50 CEST → 01:50 local after the change
+        store.append_row(KEY, "user", f"row {i:02d} " + "y" * 40)
+    assert len(archive_files(store)) >= 4
+    view = store.read_session(KEY)
+    assert _contents(view.rows) == [f"row {i:02d} " + "y" * 40 for i in range(30)]
+    assert_strictly_increasing(r["ts"] for r in view.rows)
+
+
+def test_read_session_orders_collision_suffixes_numerically(tmp_path: Path) -> None:
+    store = make_store(tmp_path)
+    store.path(KEY).write_bytes(meta_line() + line(row("user", "current", ts_at(100))))
+    store.archive_dir.mkdir()
+    for n in (10, 0, 2, 1, 9):
+        name = "dashboard_s1__20260101-000000" + (f"-{n}" if n else "") + ".jsonl"
+        header = {
+            "_type": "archive",
+            "reason": "rotate",
+            "archived_at": "2026-01-01T00:00:00",
+            "count": 1,
+        }
+        (store.archive_dir / name).write_bytes(line(header) + line(row("user", f"a{n}", ts_at(n))))
+    (store.archive_dir / "dashboard_s1__garbage.jsonl").write_bytes(
+        line(row("user", "no", ts_at(50)))
+    )
+    (store.archive_dir / "dashboard_s10__20250101-000000.jsonl").write_bytes(
+        line(row("user", "other session", ts_at(0)))
+    )
+    assert _contents(store.read_session(KEY).rows) == ["a0", "a1", "a2", "a9", "a10", "current"]
+
+
+# ---------------------------------------------------------------- delete
+
+
+def test_delete_removes_transcript_sidecars_and_archives_but_keeps_the_lock(
+    tmp_path: Path,
+) -> None:
+    store = _store(tmp_path, max_bytes=500, keep_lines=2)
+    others = ["dashboard:s10", "dashboard:s1_", "dashboard:s1-x", "s1"]
+    for key in [KEY, *others]:
+        for i in range(12):
+            store.append_row(key, "user", f"{key} {i} " + "z" * 40)
+        for kind in ("intents", "summaries"):
+            sidecar = store.sidecar_path(key, kind)
+            sidecar.parent.mkdir(exist_ok=True)
+            sidecar.write_text("{}")
+    stamps = file_ts(store.path(KEY))
+    store.rewind(KEY, stamps[0])
+    own_archives = store.archive_paths(KEY)
+    assert len(own_archives) >= 2
+    before = {p for p in tmp_path.rglob("*") if p.is_file()}
+    assert store.delete(KEY) is True
+    gone = before - {p for p in tmp_path.rglob("*") if p.is_file()}
+    assert gone == {
+        store.path(KEY),
+        store.sidecar_path(KEY, "intents"),
+        store.sidecar_path(KEY, "summaries"),
+        *own_archives,
+    }
+    assert store.lock_path(KEY).exists()
+    for key in others:
+        assert len(store.read_session(key).rows) == 12
+    assert store.delete(KEY) is False
+
+
+def test_append_after_delete_starts_a_fresh_session(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    _session(store, 3, title="old")
+    store.delete(KEY)
+    store.append_row(KEY, "user", "fresh", metadata={"title": "new"})
+    view = store.read_session(KEY)
+    assert _contents(view.rows) == ["fresh"]
+    assert view.metadata is not None
+    assert view.metadata["title"] == "new"
+
+
+# ---------------------------------------------------------------- fork
+
+
+def test_fork_reads_the_parents_first_rows_then_its_own(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    _session(store, 4)
+    child = "dashboard:child"
+    assert store.fork(KEY, child, {"title": "forked"}) == 4
+    meta = store.read_metadata(child)
+    assert meta is not None
+    assert (meta["forked_from"], meta["fork_seed_len"], meta["title"]) == (KEY, 4, "forked")
+    store.append_row(KEY, "user", "parent later")
+    store.append_row(child, "user", "child own")
+    parent_rows = store.read_session(KEY).rows
+    child_rows = store.read_session(child).rows
+    assert child_rows == [*parent_rows[:4], child_rows[-1]]
+    assert child_rows[-1]["content"] == "child own"
+    assert "parent later" not in _contents(child_rows)
+    assert "child own" not in _contents(store.read_session(KEY).rows)
+
+
+def test_fork_seed_survives_parent_rotation(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    _session(store, 6)
+    seed = store.read_session(KEY).rows
+    store.fork(KEY, "dashboard:child")
+    _store(tmp_path, max_bytes=300, keep_lines=2).rotate(KEY)
+    assert store.read_session("dashboard:child").rows == seed
+
+
+def test_fork_refuses_a_missing_parent_or_an_existing_child(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    with pytest.raises(SessionNotFound):
+        store.fork("dashboard:none", "dashboard:child")
+    assert not store.exists("dashboard:child")
+    _session(store, 2)
+    store.append_row("dashboard:child", "user", "exists")
+    with pytest.raises(SessionExists):
+        store.fork(KEY, "dashboard:child")
+    assert _contents(store.read_session("dashboard:child").rows) == ["exists"]
+
+
+def test_fork_of_a_fork_reads_through_both(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    _session(store, 2)
+    store.fork(KEY, "dashboard:c1")
+    store.append_row("dashboard:c1", "user", "c1 row")
+    store.fork("dashboard:c1", "dashboard:c2")
+    store.append_row("dashboard:c2", "user", "c2 row")
+    assert _contents(store.read_session("dashboard:c2").rows)[-2:] == ["c1 row", "c2 row"]
+    assert len(store.read_session("dashboard:c2").rows) == 4

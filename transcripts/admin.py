@@ -1,0 +1,198 @@
+"""Admin: read-only mirrors with the folded transcript, apps whose token is shown once."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django.contrib import admin, messages
+from django.db.models import QuerySet
+from django.forms import ModelForm
+from django.http import HttpRequest
+from django.utils.html import format_html, format_html_join
+from django.utils.safestring import SafeString
+
+from .core.errors import TranscriptError
+from .core.store import SessionView
+from .models import App, SecurityEvent, Session, Slot
+from .services import session_rotate, session_verify
+from .services.apps import app_token_new
+from .store import get_store
+
+EDGE_ROWS = 200  # rows shown at each end of a long transcript
+CONTENT_CHARS = 500
+MAX_ANOMALIES = 200
+
+
+@admin.register(App)
+class AppAdmin(admin.ModelAdmin[App]):
+    list_display = ("name", "token_prefix", "created_at")
+    search_fields = ("name",)
+    readonly_fields = ("token_prefix", "created_at")
+    exclude = ("token_hash",)
+
+    def get_readonly_fields(self, request: HttpRequest, obj: App | None = None) -> Any:
+        # The name is written into transcripts' line 0; renaming would orphan them.
+        return ("name", *self.readonly_fields) if obj else self.readonly_fields
+
+    def save_model(
+        self, request: HttpRequest, obj: App, form: ModelForm[App], change: bool
+    ) -> None:
+        if change:
+            super().save_model(request, obj, form, change)
+            return
+        token, obj.token_hash, obj.token_prefix = app_token_new()
+        super().save_model(request, obj, form, change)
+        messages.warning(
+            request,
+            format_html(
+                "Token for app {}: <code>{}</code> — copy it now; it is not stored and will "
+                "not be shown again.",
+                obj.name,
+                token,
+            ),
+        )
+
+
+def _session_view(obj: Session) -> SessionView | str:
+    """The folded session, read once per page (cached on the instance)."""
+    cached: SessionView | str | None = getattr(obj, "_kc_view", None)
+    if cached is None:
+        try:
+            cached = get_store().read_session(obj.key)
+        except (OSError, TranscriptError) as exc:
+            cached = f"cannot read the transcript: {exc}"
+        obj._kc_view = cached  # type: ignore[attr-defined]
+    return cached
+
+
+def _row_html(index: int, row: dict[str, Any]) -> tuple[Any, ...]:
+    content = row.get("content")
+    text = content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
+    if len(text) > CONTENT_CHARS:
+        text = text[:CONTENT_CHARS] + f"… ({len(text)} chars)"
+    return (index, str(row.get("role", "")), str(row.get("ts", "")), text)
+
+
+@admin.register(Session)
+class SessionAdmin(admin.ModelAdmin[Session]):
+    list_display = ("title", "key", "app", "last_activity", "user_turns", "size", "anomalies")
+    list_filter = ("app", "closed", "pinned")
+    search_fields = ("key", "title")
+    list_select_related = ("app",)
+    actions = ("verify_transcripts", "rotate_transcripts")
+    exclude = ("anomaly_counts",)
+    readonly_fields = ("anomaly_counts_pretty", "fold_report", "transcript")
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False  # sessions are created by the API or by import_transcripts
+
+    def has_change_permission(self, request: HttpRequest, obj: Session | None = None) -> bool:
+        return False  # a mirror of files: edits go through the services
+
+    def has_delete_permission(self, request: HttpRequest, obj: Session | None = None) -> bool:
+        return False  # deleting only the row would be drift; the API deletes for real
+
+    @admin.display(description="anomalies")
+    def anomalies(self, obj: Session) -> int:
+        return obj.anomaly_total
+
+    @admin.display(description="anomaly counts")
+    def anomaly_counts_pretty(self, obj: Session) -> SafeString:
+        return format_html("<pre>{}</pre>", json.dumps(obj.anomaly_counts, indent=2))
+
+    @admin.display(description="fold report")
+    def fold_report(self, obj: Session) -> SafeString:
+        view = _session_view(obj)
+        if isinstance(view, str):
+            return format_html("<p>{}</p>", view)
+        report = view.report.as_dict()
+        shown = report["anomalies"][:MAX_ANOMALIES]
+        report["anomalies"] = shown
+        files = ", ".join(view.files)
+        return format_html(
+            "<p>files (read order): {}</p><pre>{}</pre>",
+            files,
+            json.dumps(report, indent=2, ensure_ascii=False),
+        )
+
+    @admin.display(description="transcript (folded)")
+    def transcript(self, obj: Session) -> SafeString:
+        view = _session_view(obj)
+        if isinstance(view, str):
+            return format_html("<p>{}</p>", view)
+        rows = list(enumerate(view.rows))
+        head, tail = rows, []
+        if len(rows) > 2 * EDGE_ROWS:
+            head, tail = rows[:EDGE_ROWS], rows[-EDGE_ROWS:]
+        body = format_html_join(
+            "",
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td style='white-space:pre-wrap'>{}</td></tr>",
+            (_row_html(i, row) for i, row in head),
+        )
+        if tail:
+            gap = len(rows) - len(head) - len(tail)
+            body += format_html("<tr><td colspan='4'>… {} rows not shown …</td></tr>", gap)
+            body += format_html_join(
+                "",
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td style='white-space:pre-wrap'>{}</td></tr>",
+                (_row_html(i, row) for i, row in tail),
+            )
+        return format_html(
+            "<table><thead><tr><th>#</th><th>role</th><th>ts</th><th>content</th></tr></thead>"
+            "<tbody>{}</tbody></table>",
+            body,
+        )
+
+    @admin.action(description="Verify transcript")
+    def verify_transcripts(self, request: HttpRequest, queryset: QuerySet[Session]) -> None:
+        for session in queryset:
+            findings = session_verify(key=session.key, session=session)
+            if findings:
+                text = "; ".join(f"{f.kind}: {f.detail}" for f in findings)
+                self.message_user(request, f"{session.key}: {text}", messages.WARNING)
+            else:
+                self.message_user(request, f"{session.key}: ok", messages.SUCCESS)
+
+    @admin.action(description="Rotate (forced)")
+    def rotate_transcripts(self, request: HttpRequest, queryset: QuerySet[Session]) -> None:
+        for session in queryset:
+            try:
+                dropped = session_rotate(key=session.key, force=True)
+            except (OSError, TranscriptError) as exc:
+                self.message_user(request, f"{session.key}: failed: {exc}", messages.ERROR)
+            else:
+                self.message_user(request, f"{session.key}: rotated, {dropped} rows archived")
+
+
+@admin.register(Slot)
+class SlotAdmin(admin.ModelAdmin[Slot]):
+    list_display = ("name", "session", "app", "running", "dirty", "last_stop_reason")
+    list_filter = ("app", "running", "dirty")
+    search_fields = ("name", "session__key", "session__title")
+    list_select_related = ("session", "app")
+    # Turn state is editable so an operator can clear a stuck turn or summary marker.
+    readonly_fields = ("name", "session", "app", "created_at")
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False  # a slot is created with its session
+
+    def has_delete_permission(self, request: HttpRequest, obj: Slot | None = None) -> bool:
+        return False
+
+
+@admin.register(SecurityEvent)
+class SecurityEventAdmin(admin.ModelAdmin[SecurityEvent]):
+    list_display = ("created_at", "operation", "outcome", "caller", "resource", "source")
+    list_filter = ("operation", "outcome")
+    search_fields = ("caller", "resource", "error")
+    date_hierarchy = "created_at"
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: SecurityEvent | None = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: SecurityEvent | None = None) -> bool:
+        return False

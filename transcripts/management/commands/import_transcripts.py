@@ -1,0 +1,105 @@
+"""Import sessions directories into the store and index them (idempotent, incremental)."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager, nullcontext
+from pathlib import Path
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+from tqdm import tqdm
+
+from transcripts.models import App
+from transcripts.services import FileOutcome, ImportSourceError, session_import_paths
+
+
+class Command(BaseCommand):
+    help = (
+        "Import transcripts: copy each PATH's *.jsonl and archive/*.jsonl into the store "
+        "(never over a different file) and index them; no PATH indexes the store in place."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("paths", nargs="*", type=Path, metavar="PATH")
+        parser.add_argument("--app", default="", help="owner of sessions this run creates")
+        parser.add_argument("--dry-run", action="store_true", help="report, change nothing")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        verbosity: int = options["verbosity"]
+        owner = None
+        if options["app"]:
+            owner = App.objects.filter(name=options["app"]).first()
+            if owner is None:
+                raise CommandError(f"no app named {options['app']!r} (create_app NAME first)")
+        self._bar: tqdm[Any] | None = None
+        self._dry_run: bool = options["dry_run"]
+        use_bar = verbosity >= 1 and sys.stderr.isatty()
+        try:
+            result = session_import_paths(
+                paths=options["paths"],
+                app=owner,
+                dry_run=options["dry_run"],
+                progress=lambda done, total, o: self._progress(done, total, o, verbosity, use_bar),
+            )
+        except ImportSourceError as exc:
+            raise CommandError(str(exc)) from exc
+        finally:
+            if self._bar is not None:
+                self._bar.close()
+        if verbosity < 1:
+            return
+        for outcome in result.with_status("copied", "present", "conflict"):
+            if outcome.status == "conflict" or verbosity >= 2:
+                text = describe(outcome, dry_run=result.dry_run)
+                self.stdout.write(f"{outcome.file}: {text}")
+        counts = result.counts()
+        prefix = "Dry run, nothing changed. Would import" if result.dry_run else "Imported"
+        self.stdout.write(
+            f"{prefix} {counts['imported']}, unchanged {counts['unchanged']}, "
+            f"bad {counts['bad']}, conflicts {counts['conflict']}; "
+            f"archives copied {counts['copied']}, already present {counts['present']}",
+            self.style.SUCCESS,
+        )
+        for title, status in (("Bad files (skipped)", "bad"), ("Conflicts (skipped)", "conflict")):
+            listed = result.with_status(status)
+            if listed:
+                self.stdout.write(f"{title}:", self.style.WARNING)
+                for outcome in listed:
+                    self.stdout.write(f"  {outcome.file}: {outcome.reason}")
+
+    def _progress(
+        self, done: int, total: int, outcome: FileOutcome, verbosity: int, use_bar: bool
+    ) -> None:
+        if use_bar and self._bar is None:
+            self._bar = tqdm(total=total, unit="file", file=sys.stderr, leave=False)
+        if outcome.status != "unchanged" or verbosity >= 2:
+            with self._external_write():
+                text = describe(outcome, dry_run=self._dry_run)
+                self.stdout.write(f"[{done}/{total}] {outcome.file}: {text}")
+        if self._bar is not None:
+            self._bar.update(1)
+
+    @contextmanager
+    def _external_write(self) -> Iterator[None]:
+        with tqdm.external_write_mode(file=sys.stderr) if self._bar else nullcontext():
+            yield
+
+
+DRY_RUN_WORDS = {"imported": "would import", "copied": "would copy"}
+
+
+def describe(outcome: FileOutcome, *, dry_run: bool = False) -> str:
+    text = DRY_RUN_WORDS.get(outcome.status, outcome.status) if dry_run else outcome.status
+    if outcome.status == "present":
+        text = "already present"
+    if outcome.key and outcome.status not in ("bad", "conflict"):
+        text += f" {outcome.key}"
+    if outcome.reason:
+        text += f": {outcome.reason}"
+    if outcome.anomalies:
+        text += " (anomalies: " + ", ".join(f"{k}={v}" for k, v in outcome.anomalies.items()) + ")"
+    for warning in outcome.warnings:
+        text += f"; warning: {warning}"
+    return text

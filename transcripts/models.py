@@ -1,0 +1,115 @@
+"""The database mirror of the transcript store.
+
+The JSONL files are the truth; ``Session`` is an index over them that ``import_transcripts``
+can always rebuild. ``App`` and ``Slot`` hold what the files do not: API credentials,
+ownership of the live handle a URL names, and turn state.
+"""
+
+from __future__ import annotations
+
+from django.db import models
+from django.utils import timezone
+
+
+class App(models.Model):
+    """An API client. Only a hash of its token is stored; the token is shown once."""
+
+    name = models.CharField(max_length=100, unique=True)
+    token_hash = models.CharField(max_length=64, unique=True, help_text="sha256 hex of the token")
+    token_prefix = models.CharField(max_length=8, help_text="first characters, for display")
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ("name",)
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Session(models.Model):
+    """One transcript: identity and folded counts of its whole session (archives + file)."""
+
+    key = models.CharField(max_length=255, unique=True)
+    safe_key = models.CharField(max_length=255, db_index=True)
+    app = models.ForeignKey(
+        App,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,  # an unscoped session is closed to every app
+        related_name="sessions",
+    )
+    title = models.TextField(blank=True, default="")
+    memory_mode = models.CharField(max_length=32, blank=True, default="")
+    created_at = models.DateTimeField(default=timezone.now)
+    last_activity = models.DateTimeField(null=True, blank=True, help_text="newest row ts")
+    sig = models.BigIntegerField(default=0, help_text="st_mtime_ns of the transcript")
+    gen = models.IntegerField(default=0, help_text="rotation_generation of line 0")
+    row_count = models.PositiveIntegerField(default=0)
+    user_turns = models.PositiveIntegerField(default=0)
+    size = models.BigIntegerField(default=0, help_text="bytes of the current file")
+    closed = models.BooleanField(default=False)
+    pinned = models.BooleanField(default=False)
+    anomaly_counts = models.JSONField(default=dict, blank=True)
+    # The file as last read, for incremental import (a matching stat means unchanged).
+    file_mtime_ns = models.BigIntegerField(null=True, blank=True)
+    file_size = models.BigIntegerField(null=True, blank=True)
+    file_inode = models.BigIntegerField(null=True, blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = (models.F("last_activity").desc(nulls_last=True), "-created_at")
+        indexes = [
+            models.Index(fields=["-last_activity"], name="session_activity_idx"),
+            models.Index(fields=["app", "-last_activity"], name="session_app_activity_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.title} ({self.key})" if self.title else self.key
+
+    @property
+    def anomaly_total(self) -> int:
+        return sum(v for v in (self.anomaly_counts or {}).values() if isinstance(v, int))
+
+
+class Slot(models.Model):
+    """The live handle a URL names (slot ``s1`` → transcript ``dashboard:s1``)."""
+
+    name = models.CharField(max_length=128, unique=True)
+    session = models.OneToOneField(Session, on_delete=models.CASCADE, related_name="slot")
+    app = models.ForeignKey(
+        App, null=True, blank=True, on_delete=models.SET_NULL, related_name="slots"
+    )
+    running = models.BooleanField(default=False)
+    last_stop_reason = models.CharField(max_length=64, blank=True, default="")
+    dirty = models.BooleanField(default=False)
+    summary_turn_mark = models.PositiveIntegerField(default=0)
+    # Cross-process in-flight marker of a summary pass: taken with a conditional UPDATE
+    # (… WHERE summary_in_flight_until IS NULL OR < now); it expires, so a crashed worker
+    # cannot hold it forever.
+    summary_in_flight_until = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ("name",)
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class SecurityEvent(models.Model):
+    """Audit of a denial (a foreign slot, a bad token…); never carries a secret."""
+
+    caller = models.CharField(max_length=200, blank=True, default="")
+    operation = models.CharField(max_length=100)
+    outcome = models.CharField(max_length=32, default="denied")
+    source = models.CharField(max_length=200, blank=True, default="")
+    resource = models.CharField(max_length=300, blank=True, default="")
+    error = models.CharField(max_length=300, blank=True, default="")
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ("-created_at",)
+        indexes = [models.Index(fields=["-created_at"], name="security_event_time_idx")]
+
+    def __str__(self) -> str:
+        return f"{self.operation} {self.outcome} by {self.caller or '?'} on {self.resource or '-'}"

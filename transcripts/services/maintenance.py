@@ -1,0 +1,83 @@
+"""Housekeeping over the whole store: rotation and archive retention, mirror kept in step."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+
+from django.conf import settings
+
+from ..core.archive import DELIMITER, RetentionDecision, cleanup_archives
+from ..core.errors import SessionNotFound, TranscriptError
+from ..core.keys import DASHBOARD_PREFIX
+from ..core.timestamps import now_local
+from ..models import Session, Slot
+from ..store import get_store
+from .sessions import session_rotate
+from .sync import key_for_file, read_line0, session_sync
+
+DEFAULT_RETENTION_DAYS = 30
+
+
+def resolve_key(name: str) -> str:
+    """A transcript key given as itself or as its slot's name."""
+    if get_store().exists(name):
+        return name
+    slot = Slot.objects.select_related("session").filter(name=name).first()
+    if slot is None:
+        raise SessionNotFound(name)
+    return slot.session.key
+
+
+def session_rotate_all(
+    *, keys: Sequence[str] = (), force: bool = False
+) -> list[tuple[str, int | str]]:
+    """Rotate the named transcripts (or every one over the size limit); (key, dropped | error)."""
+    store = get_store()
+    if keys:
+        targets = [resolve_key(key) for key in keys]
+    else:
+        paths = sorted(store.root.glob("*.jsonl")) if store.root.is_dir() else []
+        targets = [
+            key_for_file(path, read_line0(path))
+            for path in paths
+            if force or path.stat().st_size > store.max_bytes
+        ]
+    done: list[tuple[str, int | str]] = []
+    for key in targets:
+        try:
+            done.append((key, session_rotate(key=key, force=force)))
+        except (OSError, TranscriptError) as exc:
+            done.append((key, f"failed: {exc}"))
+    return done
+
+
+def retention_days() -> int:
+    return int(getattr(settings, "KIROCREW_ARCHIVE_RETENTION_DAYS", DEFAULT_RETENTION_DAYS))
+
+
+def archive_cleanup(
+    *, days: int | None = None, dry_run: bool = False, now: datetime | None = None
+) -> list[RetentionDecision]:
+    """Delete archives whose header ``archived_at`` is older than ``days``; re-sync owners.
+
+    Rotation archives are part of their session, so its counts change when they go.
+    """
+    store = get_store()
+    decisions = cleanup_archives(
+        store.archive_dir,
+        retention_days() if days is None else days,
+        now or now_local(),
+        dry_run=dry_run,
+    )
+    stems = {d.path.name.split(DELIMITER, 1)[0] for d in decisions if d.expired}
+    if dry_run or not stems:
+        return decisions
+    bare = DASHBOARD_PREFIX.replace(":", "_")
+    owners = Session.objects.filter(safe_key__in=stems | {bare + stem for stem in stems})
+    for key in owners.values_list("key", flat=True):
+        try:
+            session_sync(key=key)
+        except SessionNotFound:
+            continue
+    return decisions

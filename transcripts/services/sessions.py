@@ -1,0 +1,147 @@
+"""Transcript writes. Each calls the store, then brings the ``Session`` row up to date."""
+
+from __future__ import annotations
+
+import secrets
+from typing import Any
+
+from django.db import transaction
+
+from ..core.errors import SessionExists, SessionNotFound
+from ..core.keys import is_valid_slot_name, slot_name_for_key, transcript_key_for_slot
+from ..core.store import Appended
+from ..models import App, Session, Slot
+from ..store import get_store
+from .errors import InvalidSlotName, SlotExists
+from .sync import mirror_after_append, mirror_after_metadata_edit, session_sync
+
+
+def _claim_name(name: str) -> str:
+    """Validate a new slot name and return its transcript key."""
+    if not is_valid_slot_name(name):
+        raise InvalidSlotName(f"invalid slot name {name!r}")
+    key = transcript_key_for_slot(name)
+    if Slot.objects.filter(name=name).exists() or Session.objects.filter(key=key).exists():
+        raise SlotExists(name)
+    return key
+
+
+def _metadata(key: str, title: str, memory_mode: str, app: App | None) -> dict[str, Any]:
+    metadata: dict[str, Any] = {"key": key}
+    if title:
+        metadata["title"] = title
+    if memory_mode:
+        metadata["memory_mode"] = memory_mode
+    if app is not None:
+        metadata["app"] = app.name  # so the owner survives a rebuild of the mirror from disk
+    return metadata
+
+
+def _mirror_new(name: str, key: str, app: App | None) -> Slot:
+    with transaction.atomic():
+        session = session_sync(key=key, app=app, force=True)
+        return Slot.objects.create(name=name, session=session, app=app)
+
+
+def session_create(*, name: str, title: str = "", memory_mode: str = "", app: App | None) -> Slot:
+    """A new transcript (line 0 only), its ``Session`` row and its ``Slot``."""
+    key = _claim_name(name)
+    try:
+        get_store().create(key, _metadata(key, title, memory_mode, app))
+    except SessionExists:
+        raise SlotExists(name) from None
+    return _mirror_new(name, key, app)
+
+
+def session_append_row(
+    *,
+    key: str,
+    role: str,
+    content: Any,
+    meta: dict[str, Any] | None = None,
+    fields: dict[str, Any] | None = None,
+) -> Appended:
+    """Append one row (redacted unless a user row); the new ts is ``result.ts[0]``."""
+    row: dict[str, Any] = {"role": role, "content": content, **(fields or {})}
+    row.update(role=role, content=content)
+    if meta is not None:
+        row["meta"] = meta
+    return session_append_rows(key=key, rows=[row])
+
+
+def session_append_rows(*, key: str, rows: list[dict[str, Any]]) -> Appended:
+    """Append rows in one write; refuses (``SessionNotFound``) when the transcript is missing."""
+    store = get_store()
+    if not store.exists(key):
+        raise SessionNotFound(key)
+    appended = store.append_rows(key, rows)
+    mirror_after_append(key, appended, rows)
+    return appended
+
+
+def session_append_revision(*, key: str, target_ts: str, patch: dict[str, Any]) -> Appended:
+    """Change an earlier row by an appended revision; ``RowNotFound`` for an unknown ts."""
+    appended = get_store().append_revision(key, target_ts, patch)
+    if "role" in patch:  # may change the user-turn count: count again
+        session_sync(key=key)
+    else:
+        mirror_after_append(key, appended, [])
+    return appended
+
+
+def session_update_metadata(
+    *, key: str, updates: dict[str, Any], remove: tuple[str, ...] = ()
+) -> bool:
+    """Merge ``updates`` into line 0 (mtime and gen unchanged); False when nothing was written."""
+    written = get_store().update_metadata(key, updates, remove=remove)
+    if written:
+        mirror_after_metadata_edit(key)
+    return written
+
+
+def session_set_title(*, key: str, title: str) -> bool:
+    return session_update_metadata(key=key, updates={"title": title})
+
+
+def session_rewind(*, key: str, after_ts: str) -> int:
+    """Drop (and archive) every row after ``after_ts``; gen + 1. Returns rows dropped."""
+    dropped = get_store().rewind(key, after_ts)
+    session_sync(key=key)
+    return dropped
+
+
+def session_rotate(*, key: str, force: bool = False) -> int:
+    """Rotate when over the limits (or ``force``); re-sync when the file changed."""
+    store = get_store()
+    before = store.identity(key)
+    dropped = store.rotate(key, force=force)
+    after = store.identity(key)
+    if after is not None and after != before:
+        session_sync(key=key)
+    return dropped
+
+
+def session_fork(*, key: str, name: str | None = None, title: str | None = None) -> Slot:
+    """A child that records its parent and seed length and reads through (same owner)."""
+    parent = Session.objects.select_related("app").filter(key=key).first()
+    if parent is None:
+        raise SessionNotFound(key)
+    if name is None:
+        base = slot_name_for_key(key)[:100]
+        name = f"{base}-fork-{secrets.token_hex(3)}"
+    child_key = _claim_name(name)
+    metadata = _metadata(
+        child_key, parent.title if title is None else title, parent.memory_mode, parent.app
+    )
+    try:
+        get_store().fork(key, child_key, metadata)
+    except SessionExists:
+        raise SlotExists(name) from None
+    return _mirror_new(name, child_key, parent.app)
+
+
+def session_delete(*, key: str) -> bool:
+    """Permanent: transcript, sidecars, archives and mirror rows go; the ``.lock`` stays."""
+    existed = get_store().delete(key)
+    Session.objects.filter(key=key).delete()  # the slot goes with it
+    return existed

@@ -1,0 +1,224 @@
+"""Keep a ``Session`` row equal to its transcript on disk.
+
+``session_sync`` is the full path (one fold of the whole session), used after rewrites and
+by import and repair. Appends take the cheap path in ``mirror_after_append``: counts are
+incremented from the appended rows and identity is taken from the store's answer.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from django.db import IntegrityError, transaction
+from django.db.models import F, Q, Value
+from django.db.models.functions import Coalesce, Greatest
+from django.utils import timezone
+
+from ..core.codec import MAX_LINE_BYTES, METADATA
+from ..core.errors import SessionNotFound
+from ..core.fold import FoldReport
+from ..core.keys import key_from_stem, safe_key
+from ..core.reader import UTF8_BOM, parse_json_line
+from ..core.store import Appended, TranscriptStore
+from ..core.timestamps import parse_ts
+from ..models import App, Session
+from ..store import get_store
+
+# Anomalies an append changes (a torn tail becomes a terminated bad line): re-fold.
+_TAIL_KINDS = ("torn_tail", "unterminated")
+
+
+@dataclass(frozen=True, slots=True)
+class DiskState:
+    """What the mirror records of one session, read from disk in one fold."""
+
+    key: str
+    metadata: dict[str, Any] | None
+    sig: int
+    gen: int
+    size: int
+    inode: int
+    row_count: int
+    user_turns: int
+    last_activity: datetime | None
+    anomaly_counts: dict[str, int]
+    report: FoldReport | None = None  # the whole session's, with every anomaly's place
+
+    def fields(self) -> dict[str, Any]:
+        return {
+            "safe_key": safe_key(self.key),
+            **metadata_fields(self.metadata),
+            "sig": self.sig,
+            "gen": self.gen,
+            "size": self.size,
+            "row_count": self.row_count,
+            "user_turns": self.user_turns,
+            "last_activity": self.last_activity,
+            "anomaly_counts": self.anomaly_counts,
+            "file_mtime_ns": self.sig,
+            "file_size": self.size,
+            "file_inode": self.inode,
+        }
+
+    @property
+    def created_at(self) -> datetime | None:
+        return parse_ts((self.metadata or {}).get("created_at"))
+
+
+def metadata_fields(metadata: dict[str, Any] | None) -> dict[str, Any]:
+    """The mirrored fields that line 0 alone decides."""
+    meta = metadata or {}
+    title, mode = meta.get("title"), meta.get("memory_mode")
+    return {
+        "title": title if isinstance(title, str) else "",
+        "memory_mode": mode[:32] if isinstance(mode, str) else "",
+        "closed": meta.get("closed") is True,
+        "pinned": meta.get("pinned") is True,
+    }
+
+
+def _generation(metadata: dict[str, Any] | None) -> int:
+    try:
+        return int((metadata or {}).get("rotation_generation") or 0)
+    except (TypeError, ValueError):
+        return 0
+
+
+def newest_ts(values: list[Any]) -> datetime | None:
+    parsed = [p for p in map(parse_ts, values) if p is not None]
+    return max(parsed) if parsed else None
+
+
+def disk_state(key: str, *, store: TranscriptStore | None = None) -> DiskState:
+    """Stat and fold the whole session under its lock, so identity and counts agree."""
+    store = store or get_store()
+    with store.locked(key):
+        try:
+            st = os.stat(store.path(key))
+        except FileNotFoundError:
+            raise SessionNotFound(key) from None
+        view = store.read_session(key)
+    return DiskState(
+        key=key,
+        metadata=view.metadata,
+        sig=st.st_mtime_ns,
+        gen=_generation(view.metadata),
+        size=st.st_size,
+        inode=st.st_ino,
+        row_count=len(view.rows),
+        user_turns=sum(1 for row in view.rows if row.get("role") == "user"),
+        last_activity=newest_ts([row.get("ts") for row in view.rows]),
+        anomaly_counts=view.report.counts(),
+        report=view.report,
+    )
+
+
+def read_line0(path: Path) -> dict[str, Any] | None:
+    """Line 0 of a transcript file when it is a metadata record (BOM tolerated), else None."""
+    with path.open("rb") as fp:
+        first = fp.readline(MAX_LINE_BYTES)
+    value, bad = parse_json_line(first.rstrip(b"\n").removeprefix(UTF8_BOM))
+    if bad or not isinstance(value, dict) or value.get("_type") != METADATA:
+        return None
+    return value
+
+
+def key_for_file(path: Path, metadata: dict[str, Any] | None = None) -> str:
+    """A transcript file's key: line 0's own ``key`` when it names this file, else the stem's."""
+    stem = path.name.removesuffix(".jsonl")
+    claimed = (metadata or {}).get("key")
+    if isinstance(claimed, str) and claimed and safe_key(claimed) == stem:
+        return claimed
+    return key_from_stem(stem)
+
+
+def session_sync(
+    *, key: str, app: App | None = None, force: bool = False, state: DiskState | None = None
+) -> Session:
+    """Upsert the ``Session`` row of ``key`` from disk (full fold). Raises ``SessionNotFound``.
+
+    ``app`` owns a row this call creates; an existing row keeps its owner. Without
+    ``force`` a row that already mirrors a newer state (higher ``gen``, or same ``gen`` and
+    higher ``sig``, as written by a concurrent append) is left alone.
+    """
+    state = state or disk_state(key)
+    fields = state.fields()
+    rows = Session.objects.filter(key=key)
+    if not force:
+        rows = rows.filter(Q(gen__lt=state.gen) | Q(gen=state.gen, sig__lte=state.sig))
+    if rows.update(**fields, updated_at=timezone.now()):
+        return Session.objects.select_related("app").get(key=key)
+    existing = Session.objects.select_related("app").filter(key=key).first()
+    if existing is not None:
+        return existing
+    try:
+        with transaction.atomic():
+            return Session.objects.create(
+                key=key, app=app, created_at=state.created_at or timezone.now(), **fields
+            )
+    except IntegrityError:
+        if not Session.objects.filter(key=key).exists():
+            raise
+        # Created concurrently: bring that row up to date instead.
+        return session_sync(key=key, app=app, force=force, state=state)
+
+
+def mirror_after_append(key: str, appended: Appended, rows: list[dict[str, Any]]) -> None:
+    """Move the row forward by the appended rows without re-reading the transcript.
+
+    Applies only when the row mirrors the state just before this append (same ``gen``,
+    older ``sig``, no torn tail); otherwise (an append that rotated, a concurrent write, a
+    missing row) falls back to a full sync.
+    """
+    ident = appended.identity
+    changes: dict[str, Any] = {
+        "sig": ident.sig,
+        "size": ident.size,
+        "file_mtime_ns": ident.sig,
+        "file_size": ident.size,
+        "updated_at": timezone.now(),
+    }
+    if rows:
+        changes["row_count"] = F("row_count") + len(rows)
+        users = sum(1 for row in rows if row.get("role") == "user")
+        if users:
+            changes["user_turns"] = F("user_turns") + users
+        newest = newest_ts(list(appended.ts))
+        if newest is not None:
+            changes["last_activity"] = Greatest(
+                Coalesce(F("last_activity"), Value(newest)), Value(newest)
+            )
+    stale_tail = Q()
+    for kind in _TAIL_KINDS:
+        stale_tail |= Q(anomaly_counts__has_key=kind)
+    updated = (
+        Session.objects.filter(key=key, gen=ident.gen, sig__lt=ident.sig)
+        .exclude(stale_tail)
+        .update(**changes)
+    )
+    if not updated:
+        session_sync(key=key)
+
+
+def mirror_after_metadata_edit(key: str) -> None:
+    """A line-0 edit changes title/flags and the file's inode and size, never rows."""
+    store = get_store()
+    try:
+        st = os.stat(store.path(key))
+    except FileNotFoundError:
+        return
+    metadata = store.read_metadata(key)
+    if metadata is None or not Session.objects.filter(key=key).exists():
+        session_sync(key=key)
+        return
+    Session.objects.filter(key=key).update(
+        **metadata_fields(metadata),
+        size=st.st_size,
+        file_size=st.st_size,
+        file_inode=st.st_ino,
+        updated_at=timezone.now(),
+    )
