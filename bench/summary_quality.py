@@ -313,7 +313,12 @@ def resend_turns(turns: Sequence[TranscriptTurn]) -> set[int]:
         if t.user_turn is None or t.repeat_of is None:
             continue
         a, b = when.get(t.repeat_of), when.get(t.user_turn)
-        if a is None or b is None or (a.tzinfo is None) != (b.tzinfo is None) or b - a < RESEND_WINDOW:
+        if (
+            a is None
+            or b is None
+            or (a.tzinfo is None) != (b.tzinfo is None)
+            or b - a < RESEND_WINDOW
+        ):
             out.add(t.user_turn)
     return out
 
@@ -414,7 +419,10 @@ class Report:
             "backend": self.backend,
             "groups": figs(self.groups),
             "families": figs(self.families),
-            "baseline": {"groups": figs(self.baseline_groups), "families": figs(self.baseline_families)},
+            "baseline": {
+                "groups": figs(self.baseline_groups),
+                "families": figs(self.baseline_families),
+            },
         }
 
 
@@ -428,7 +436,7 @@ def _evaluate_one(
         started = time.perf_counter()
         try:
             payload = predict(turns)
-        except Exception as exc:  # noqa: BLE001 - one failed session must not stop the run
+        except Exception as exc:  # one failed session must not stop the run
             payload = None
             print(f"  {session.name}: backend failed: {type(exc).__name__}: {exc}", file=sys.stderr)
         took = time.perf_counter() - started
@@ -441,9 +449,7 @@ def _evaluate_one(
     return groups, families
 
 
-def evaluate(
-    sessions: Sequence[Session], predict: Predictor, backend: str = "heuristic"
-) -> Report:
+def evaluate(sessions: Sequence[Session], predict: Predictor, backend: str = "heuristic") -> Report:
     groups, families = _evaluate_one(sessions, predict)
     b_groups, b_families = _evaluate_one(sessions, baseline_predictor())
     return Report(backend, groups, families, b_groups, b_families)
@@ -479,7 +485,10 @@ def render(report: Report) -> str:
         f"{'':<28}{'n':>4}{'gold':>5}  {'F1':>5} {'state':>5} {'orig':>5} {'c.P':>5} "
         f"{'c.R':>5} {'traps':>5}   {'bF1':>5} {'bstat':>5}  {'xF1':>5} {'xstat':>5}"
     )
-    lines = [f"summary quality, backend {report.backend} (b = baseline, x = backend/baseline)", head]
+    lines = [
+        f"summary quality, backend {report.backend} (b = baseline, x = backend/baseline)",
+        head,
+    ]
     lines.append("-- groups")
     for key in _GROUP_ORDER:
         if key in report.groups:

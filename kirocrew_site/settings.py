@@ -43,10 +43,14 @@ BASE_DIR = Path(__file__).resolve().parent.parent
 KIROCREW_HOME = Path(os.environ.get("KIROCREW_HOME") or BASE_DIR / "var").resolve()
 KIROCREW_SESSIONS_DIR = KIROCREW_HOME / "sessions"
 KIROCREW_CONFIG_PATH = KIROCREW_HOME / "config.json"
+# The embedded profile must start on a fresh machine: SQLite needs its directory.
+KIROCREW_SESSIONS_DIR.mkdir(parents=True, exist_ok=True)
 
 # ---------------------------------------------------------------- core Django
 DEBUG = env_bool("DJANGO_DEBUG", False)
-SECRET_KEY = os.environ.get("DJANGO_SECRET_KEY") or "kirocrew-insecure-embedded-default-key-change-me"
+SECRET_KEY = (
+    os.environ.get("DJANGO_SECRET_KEY") or "kirocrew-insecure-embedded-default-key-change-me"
+)
 ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", "127.0.0.1,localhost,testserver")
 CSRF_TRUSTED_ORIGINS = env_list(
     "DJANGO_CSRF_TRUSTED_ORIGINS", "http://127.0.0.1:8000,http://localhost:8000"

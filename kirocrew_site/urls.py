@@ -1,6 +1,22 @@
 from django.contrib import admin
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.urls import path
+
+from .api import api
+
+
+def not_found(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
+    """JSON for API paths (callers parse it), Django's page elsewhere."""
+    if request.path.startswith("/api/"):
+        return JsonResponse({"error": "not found", "code": "not_found"}, status=404)
+    from django.views.defaults import page_not_found
+
+    return page_not_found(request, exception or Exception("not found"))
+
+
+handler404 = not_found
 
 urlpatterns = [
     path("admin/", admin.site.urls),
+    path("api/", api.urls),
 ]

@@ -54,8 +54,16 @@ def write_archive(
         "count": len(lines),
     }
     body = orjson.dumps(header) + b"\n" + b"".join(line + b"\n" for line in lines)
-    base = f"{stem}{DELIMITER}{now.astimezone():%Y%m%d-%H%M%S}"
-    for attempt in range(MAX_COLLISIONS):
+    stamp, first = f"{now.astimezone():%Y%m%d-%H%M%S}", 0
+    # Sessions chain archives in name order: a local clock that went back (DST fall-back,
+    # NTP step) must not sort this archive before older ones, so never name it lower.
+    existing = archive_candidates(archive_dir, stem)
+    if existing:
+        newest = _SUFFIX.fullmatch(existing[-1].name[len(stem) + len(DELIMITER) :])
+        if newest and newest.group(1) >= stamp:
+            stamp, first = newest.group(1), int(newest.group(2) or 0) + 1
+    base = f"{stem}{DELIMITER}{stamp}"
+    for attempt in range(first, first + MAX_COLLISIONS):
         path = archive_dir / (f"{base}.jsonl" if attempt == 0 else f"{base}-{attempt}.jsonl")
         try:
             fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)

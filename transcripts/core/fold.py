@@ -158,6 +158,8 @@ class _Fold:
             self.header = obj
         else:
             self.report.add("stray_record", offset, self.file, str(record_type)[:40])
+            if self.raw is not None:
+                self.bad_lines.append(data)  # a rewrite archives it rather than drop it
 
     def _row(self, obj: dict[str, Any], data: bytes, offset: int) -> None:
         self._check_ts(obj.get("ts"), offset)
@@ -274,8 +276,10 @@ def fold_lines(lines: Iterable[RawLine], *, file: str = "", keep_raw: bool = Fal
     return state.result(terminated)
 
 
-def fold_stream(fp: IO[bytes], *, file: str = "", keep_raw: bool = False) -> Folded:
-    return _fold_batches(fp, file, keep_raw, MAX_LINE_BYTES, BLOCK_SIZE)
+def fold_stream(
+    fp: IO[bytes], *, file: str = "", keep_raw: bool = False, max_line: int = MAX_LINE_BYTES
+) -> Folded:
+    return _fold_batches(fp, file, keep_raw, max_line, BLOCK_SIZE)
 
 
 def _fold_batches(

@@ -4,33 +4,38 @@ A port of the original's ``redact_credentials`` and ``redact_exfiltration_urls``
 (reference §4.3 and §4.4), with current provider token formats added. It runs at the
 transcript write boundary on every non-user row and revision patch
 (:func:`redact_text`, :func:`redact_value`), and in the summaries app on model-written
-payloads (:func:`redact_payload`).
+payloads (:func:`redact_payload`). What counts as a secret lives in
+:mod:`transcripts.core.redaction_patterns`; this module finds and replaces it fast,
+with a bounded worst case.
 
 Design, in the order a call meets it:
 
-* **Fast path.** :func:`_might_contain_secret` makes a few C-speed checks on a
+* **Fast path.** :func:`_might_contain_secret` makes a handful of C-speed checks on a
   latin-1 view of the text (one byte per code point, so offsets match). It looks for
-  "://", "eyJ", the anchors of the full-text rules, case-folded "authorization", and a
-  run of 15+ token characters. Plain prose fails all of them and comes back unchanged,
-  with no regex run.
+  the literals of ``FAST_PATH_ANCHORS`` (among them "://"), case-folded
+  "authorization", and a run of 15+ token characters (a "window"). Plain prose fails
+  every check and comes back unchanged, with no regex run.
 * **Pass 1** (the pattern table) emulates the original's single alternation: the
-  leftmost match wins, and on a tie the lower rule index wins. Each rule runs
-  separately, and a merge loop (:func:`_credential_spans`) picks the matches in the
-  order the alternation would. Windowed rules scan only the long token runs
-  (:class:`_Windows`). Full-text rules run only when their anchors are present.
-* **Passes 2 and 3** (base64-encoded credentials; bare AWS secret keys) run on the
-  original text's runs and skip anything an earlier pass already covers, as the
-  original's ``result.replace`` did.
-* **Fixpoint.** A replacement can change a neighbour's boundary (a tag ends in "]",
-  which satisfies a look-behind the original character did not), so one round is
-  not always idempotent. Every public entry point repeats its round until nothing
-  matches. That takes at most :data:`_MAX_ROUNDS` rounds; in practice two when
-  something was found, one otherwise.
+  leftmost match wins, and on a tie the lower rule index wins. Only rules whose
+  literal anchors occur are run, each separately, and :func:`_credential_spans` merges
+  their matches in the order the alternation would. Windowed rules scan only the
+  windows (:class:`_Windows`), which prose barely has.
+* **Passes 2 and 3** (base64-encoded credentials; bare AWS secret keys) scan the
+  original text's 40+ character runs. They skip anything an earlier pass already
+  covers, as the original's ``result.replace`` did.
+* **Exfiltration URLs.** Each URL gets the original's verdict. Its credential checks
+  run only the rules whose anchors occur in the whole text; a URL is a substring, so
+  no other rule can match in it. Clean verdicts are cached.
+* **Fixpoint.** A replacement can change a neighbour's boundary: a tag ends in "]",
+  which satisfies a look-behind the original character did not. So one round is not
+  always idempotent, and every public entry point repeats its round until nothing
+  matches. That is at most :data:`_MAX_ROUNDS` rounds; in practice two when something
+  was found, one otherwise.
 
-Worst-case cost is linear in practice. No pattern backtracks catastrophically. The
-patterns that re-scan quadratically in the original (JWT, Telegram, PEM without END,
-the S3 presigned regex) have linear finders that return the same matches. The pass-3
-window slide is incremental.
+Worst case: no pattern backtracks catastrophically. The four places where the original
+re-scans quadratically or worse (JWT, Telegram, PEM without END, the S3 presigned
+regex) use linear finders that return the same matches. The pass-3 window slide is
+incremental, so 1 MB inputs take well under a second (``bench/bench_redaction.py``).
 """
 
 from __future__ import annotations
@@ -40,8 +45,7 @@ import binascii
 import math
 import re
 from bisect import bisect_right
-from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable
 from typing import Any
 from urllib.parse import parse_qs, unquote_plus
 
@@ -70,23 +74,39 @@ _Finder = Callable[[int], tuple[int, int] | None]
 # unlocks one new match per round. Realistic text needs at most two rounds.
 _MAX_ROUNDS = 16
 
+_KEY_LEN = P.SECRET_KEY_LEN
 _WINDOW_MAP = bytes(1 if chr(i) in P.WINDOW_CHARS else 0 for i in range(256))
 _WINDOW_NEEDLE = b"\x01" * P.WINDOW_MIN_RUN
+_WINDOW_BYTES = frozenset(P.WINDOW_CHARS.encode("ascii"))
 _FAST_ANCHORS = tuple(a.encode("latin-1") for a in P.FAST_PATH_ANCHORS)
 _FAST_LOWER_ANCHORS = tuple(a.encode("latin-1") for a in P.FAST_PATH_LOWER_ANCHORS)
-_FULL_TEXT_ANCHORS = {i: tuple(a.encode("latin-1") for a in P.RULES[i].anchors) for i in P.FULL_TEXT_RULES}
 
 
-def _windowed_anchor_index() -> tuple[tuple[str, tuple[int, ...]], ...]:
+def _windowed_anchor_index() -> dict[str, tuple[int, ...]]:
     by_anchor: dict[str, list[int]] = {}
     for i in P.WINDOWED_RULES:
         for anchor in P.RULES[i].anchors:
             by_anchor.setdefault(anchor, []).append(i)
-    return tuple((a, tuple(rules)) for a, rules in by_anchor.items())
+    return {a: tuple(rules) for a, rules in by_anchor.items()}
 
 
-# Distinct windowed-rule anchors, each tested once per text (on the joined windows).
+# Distinct windowed-rule anchors -> rules. Each is tested once per text, on the windows.
 _WINDOWED_ANCHORS = _windowed_anchor_index()
+_WINDOWED_ANCHOR_LIST = tuple(_WINDOWED_ANCHORS)
+
+
+def _full_text_gate_plan(anchor: str, lower: bool) -> tuple[bytes, bytes | None, bool]:
+    """(anchor bytes, fast-path anchor inside it or None, lies inside a window)."""
+    raw = anchor.encode("latin-1")
+    fast = next((f for f in (_FAST_LOWER_ANCHORS if lower else _FAST_ANCHORS) if f in raw), None)
+    in_window = not lower and len(raw) >= P.WINDOW_MIN_RUN and _WINDOW_BYTES.issuperset(raw)
+    return raw, fast, in_window
+
+
+_FULL_TEXT_GATES = {
+    i: tuple(_full_text_gate_plan(a, P.RULES[i].anchor_lower) for a in P.RULES[i].anchors)
+    for i in P.FULL_TEXT_RULES
+}
 
 
 # ── Text views ───────────────────────────────────────────────────────────────
@@ -99,7 +119,7 @@ class _Windows:
     same matches as scanning the text, at the cost of the runs only.
     """
 
-    __slots__ = ("joined", "jstarts", "oends", "ostarts")
+    __slots__ = ("joined", "jstarts", "long", "oends", "ostarts")
 
     def __init__(self, text: str, spans: list[tuple[int, int]]) -> None:
         self.ostarts = [s for s, _ in spans]
@@ -110,6 +130,8 @@ class _Windows:
             self.jstarts.append(offset)
             offset += e - s + 1
         self.joined = "\n".join(text[s:e] for s, e in spans)
+        # Windows long enough for passes 2 and 3 (a 40+ base64 run).
+        self.long = [k for k, (s, e) in enumerate(spans) if e - s >= _KEY_LEN]
 
     def to_orig(self, j: int) -> int:
         k = bisect_right(self.jstarts, j) - 1
@@ -123,87 +145,118 @@ class _Windows:
         k += 1
         return self.jstarts[k] if k < len(self.jstarts) else len(self.joined)
 
-    def matches(self, pattern: re.Pattern[str], min_len: int) -> Iterator[tuple[int, int, str]]:
-        """``pattern`` matches (text start, text end, matched text) in windows ≥ ``min_len``.
+    def long_matches(self, pattern: re.Pattern[str]) -> list[tuple[int, int, str]]:
+        """(text start, text end, text) of ``pattern`` matches in the 40+ windows.
 
-        Each window is scanned with pos/endpos, so look-arounds at its edges see the
-        joining newline or the string end. Both fail every class a window char
-        satisfies, exactly as the real neighbour does.
+        Each window is scanned with pos/endpos. Look-arounds at its edges see the
+        joining newline or the string end, and both fail every class a window
+        character satisfies, exactly as the real neighbour does.
         """
-        for k, jstart in enumerate(self.jstarts):
-            ostart = self.ostarts[k]
-            length = self.oends[k] - ostart
-            if length < min_len:
-                continue
-            for m in pattern.finditer(self.joined, jstart, jstart + length):
+        out = []
+        for k in self.long:
+            jstart, ostart = self.jstarts[k], self.ostarts[k]
+            for m in pattern.finditer(self.joined, jstart, jstart + self.oends[k] - ostart):
                 s = ostart + m.start() - jstart
-                yield s, s + m.end() - m.start(), m.group()
+                out.append((s, s + m.end() - m.start(), m.group()))
+        return out
 
 
 class _View:
-    """One text and the lazily built byte views that the gates and windows use."""
+    """One text, its latin-1 bytes, its windows, and memoised anchor look-ups."""
 
-    __slots__ = ("_lower", "_present", "_windows", "_windows_done", "raw", "text")
+    __slots__ = ("_candidates", "_lower", "_present", "raw", "text", "windows")
 
     def __init__(self, text: str) -> None:
         self.text = text
         # One byte per code point, so byte offsets are text offsets. Anything outside
         # latin-1 becomes "?", which no anchor contains and no window class admits.
-        self.raw = text.encode("latin-1", "replace")
+        self.raw = raw = text.encode("latin-1", "replace")
         self._lower: bytes | None = None
-        self._windows: _Windows | None = None
-        self._windows_done = False
         self._present: dict[bytes, bool] = {}
+        self._candidates: tuple[int, ...] | None = None
+        mapped = raw.translate(_WINDOW_MAP)
+        spans: list[tuple[int, int]] = []
+        pos = mapped.find(_WINDOW_NEEDLE)
+        while pos >= 0:
+            end = mapped.find(b"\x00", pos + P.WINDOW_MIN_RUN)
+            if end < 0:
+                end = len(mapped)
+            spans.append((pos, end))
+            pos = mapped.find(_WINDOW_NEEDLE, end)
+        self.windows = _Windows(text, spans) if spans else None
 
-    @property
-    def lower(self) -> bytes:
+    def has(self, anchor: bytes) -> bool:
+        found = self._present.get(anchor)
+        if found is None:
+            found = self._present[anchor] = anchor in self.raw
+        return found
+
+    def has_lower(self, anchor: bytes) -> bool:
         if self._lower is None:
             self._lower = self.raw.lower()  # ASCII-only folding, like the bearer rule
-        return self._lower
+        return anchor in self._lower
 
-    @property
-    def windows(self) -> _Windows | None:
-        if not self._windows_done:
-            self._windows_done = True
-            mapped = self.raw.translate(_WINDOW_MAP)
-            spans: list[tuple[int, int]] = []
-            pos = mapped.find(_WINDOW_NEEDLE)
-            while pos >= 0:
-                end = mapped.find(b"\x00", pos + P.WINDOW_MIN_RUN)
-                if end < 0:
-                    end = len(mapped)
-                spans.append((pos, end))
-                pos = mapped.find(_WINDOW_NEEDLE, end)
-            self._windows = _Windows(self.text, spans) if spans else None
-        return self._windows
+    def candidates(self, among: Iterable[int] | None = None) -> tuple[int, ...]:
+        """Indices of the rules whose anchors occur, in rule order (memoised for all rules).
 
-    def has(self, anchor: bytes, *, lower: bool = False) -> bool:
-        key = b"\x00" + anchor if lower else anchor  # no anchor contains NUL
-        found = self._present.get(key)
-        if found is None:
-            found = self._present[key] = anchor in (self.lower if lower else self.raw)
-        return found
+        ``among`` limits the answer to those rules. That is exact for a substring of a
+        text whose candidates are ``among``: an anchor absent from the text is absent
+        from the substring.
+        """
+        if among is None and self._candidates is not None:
+            return self._candidates
+        allowed = None if among is None else set(among)
+        found: set[int] = set()
+        win = self.windows
+        if win is not None:
+            joined = win.joined
+            for anchor in _WINDOWED_ANCHOR_LIST:
+                rules = _WINDOWED_ANCHORS[anchor]
+                if (allowed is None or not allowed.isdisjoint(rules)) and anchor in joined:
+                    found.update(rules)
+        for i, gates in _FULL_TEXT_GATES.items():
+            if (allowed is None or i in allowed) and self._gate(gates, P.RULES[i].anchor_lower):
+                found.add(i)
+        if allowed is not None:
+            found &= allowed
+        result = tuple(sorted(found))
+        if among is None:
+            self._candidates = result
+        return result
+
+    def _gate(self, gates: tuple[tuple[bytes, bytes | None, bool], ...], lower: bool) -> bool:
+        for raw, fast, in_window in gates:
+            # A fast-path anchor inside this one, already known absent, settles it. A
+            # window-only anchor is searched in the (much shorter) joined windows.
+            if fast is not None and not (self.has_lower(fast) if lower else self.has(fast)):
+                continue
+            if in_window:
+                if self.windows is not None and raw.decode("ascii") in self.windows.joined:
+                    return True
+            elif self.has_lower(raw) if lower else self.has(raw):
+                return True
+        return False
 
 
 def _might_contain_secret(view: _View) -> bool:
     """A sound necessary condition for any redaction (credential or exfil URL).
 
-    Every rule's match contains a fast-path anchor or a window run (see
-    ``FAST_PATH_ANCHORS``), every exfil URL contains "://", and passes 2 and 3 need a
-    40-char run, which is a window.
+    Every rule's match contains a fast-path anchor or a window run (tests check this
+    rule by rule), every exfil URL contains "://", and passes 2 and 3 need a 40-char
+    run, which is a window.
     """
     return (
-        any(view.has(a) for a in _FAST_ANCHORS)
-        or any(view.has(a, lower=True) for a in _FAST_LOWER_ANCHORS)
-        or view.windows is not None
+        view.windows is not None
+        or any(view.has(a) for a in _FAST_ANCHORS)
+        or any(view.has_lower(a) for a in _FAST_LOWER_ANCHORS)
     )
 
 
 # ── Pass 1 finders ───────────────────────────────────────────────────────────
 
 
-def _windowed_finder(rule: P.Rule, win: _Windows) -> _Finder:
-    pattern, joined = rule.pattern, win.joined
+def _windowed_finder(pattern: re.Pattern[str], win: _Windows) -> _Finder:
+    joined = win.joined
 
     def find(pos: int) -> tuple[int, int] | None:
         m = pattern.search(joined, win.to_joined(pos))
@@ -215,9 +268,7 @@ def _windowed_finder(rule: P.Rule, win: _Windows) -> _Finder:
     return find
 
 
-def _regex_finder(rule: P.Rule, text: str) -> _Finder:
-    pattern = rule.pattern
-
+def _regex_finder(pattern: re.Pattern[str], text: str) -> _Finder:
     def find(pos: int) -> tuple[int, int] | None:
         m = pattern.search(text, pos)
         return None if m is None else m.span()
@@ -227,19 +278,19 @@ def _regex_finder(rule: P.Rule, text: str) -> _Finder:
 
 def _pem_finder(text: str) -> _Finder:
     # The lazy body ``[\s\S]*?-----END…`` reaches the first END marker after the
-    # header. Many headers without an END would make each attempt scan to the end of
-    # the text (quadratic). The next END at or after x is the same for every x up to
-    # that END's start, so one cached search serves all headers before it.
-    end_cache: list[tuple[int, tuple[int, int] | None]] = []
+    # header. With many headers and no END, each attempt would scan to the end of the
+    # text (quadratic). The next END at or after x is the same for every x up to that
+    # END's start, so one cached search serves every header before it.
+    cache: list[tuple[int, tuple[int, int] | None]] = []
 
     def next_end(x: int) -> tuple[int, int] | None:
-        if end_cache:
-            searched_from, found = end_cache[0]
+        if cache:
+            searched_from, found = cache[0]
             if searched_from <= x and (found is None or x <= found[0]):
                 return found
         m = P.PEM_END_RE.search(text, x)
         found = None if m is None else m.span()
-        end_cache[:] = [(x, found)]
+        cache[:] = [(x, found)]
         return found
 
     def find(pos: int) -> tuple[int, int] | None:
@@ -257,85 +308,83 @@ def _pem_finder(text: str) -> _Finder:
 
 def _jwt_finder(text: str) -> _Finder:
     # A match needs ``eyJ`` + non-empty body + 2..4 dot segments. The body cannot
-    # contain a dot, so it always ends where the token-character run ends. Whether a
-    # match succeeds depends only on what follows that run. If the first "eyJ" of a run
-    # fails, every later "eyJ" in the same run fails too, so skip to the run end. This
-    # keeps the scan linear on "eyJeyJeyJ…" (the literal pattern is quadratic there).
+    # contain a dot, so it always ends where the token-character run ends, and success
+    # depends only on what follows that run. If the first "eyJ" of a run fails, every
+    # later "eyJ" in the run fails too, so skip to the run end. This keeps the scan
+    # linear on "eyJeyJeyJ…"; the literal pattern is quadratic there.
     def find(pos: int) -> tuple[int, int] | None:
-        while True:
-            head = P.JWT_HEAD_RE.search(text, pos)
-            if head is None:
-                return None
+        while (head := P.JWT_HEAD_RE.search(text, pos)) is not None:
             if head.end() > head.start() + 3:
                 tail = P.JWT_TAIL_RE.match(text, head.end())
                 if tail is not None:
                     return head.start(), tail.end()
             pos = head.end()
-
-    return find
-
-
-def _scheme_finder(rule: P.Rule, text: str) -> _Finder:
-    # ``(scheme-alternation)://…`` with the scheme unanchored: search for "://" (a
-    # literal search), then try the schemes that end there, longest (leftmost) first.
-    # The rest of the pattern is the same for every scheme, so the first one that
-    # matches is the leftmost match.
-    schemes = sorted(rule.schemes, key=len, reverse=True)
-    pattern = rule.pattern
-
-    def find(pos: int) -> tuple[int, int] | None:
-        i = text.find("://", pos)
-        while i >= 0:
-            for scheme in schemes:
-                start = i - len(scheme)
-                if start >= pos and text.startswith(scheme, start):
-                    m = pattern.match(text, start)
-                    if m is not None:
-                        return m.span()
-                    break
-            i = text.find("://", i + 1)
         return None
 
     return find
 
 
-def _active_finders(view: _View) -> list[tuple[int, _Finder]]:
-    """(rule index, finder) for every rule whose anchors occur in this text."""
-    text = view.text
-    found: list[tuple[int, _Finder]] = []
-    win = view.windows
-    if win is not None:
-        joined = win.joined
-        active: set[int] = set()
-        for anchor, rules in _WINDOWED_ANCHORS:
-            if anchor in joined:
-                active.update(rules)
-        found.extend((i, _windowed_finder(P.RULES[i], win)) for i in active)
-    for i, anchors in _FULL_TEXT_ANCHORS.items():
-        rule = P.RULES[i]
-        if not any(view.has(a, lower=rule.anchor_lower) for a in anchors):
-            continue
-        if rule.finder == "pem":
-            found.append((i, _pem_finder(text)))
-        elif rule.finder == "jwt":
-            found.append((i, _jwt_finder(text)))
-        elif rule.finder == "scheme":
-            found.append((i, _scheme_finder(rule, text)))
-        else:
-            found.append((i, _regex_finder(rule, text)))
-    return found
+def _scheme_search_re(rule: P.Rule) -> re.Pattern[str]:
+    # "://" as a literal prefix (a C-speed skip), fixed-width look-behinds for the
+    # accepted schemes, then the shared tail. It matches exactly where the rule's
+    # pattern does, but starts at the "://" instead of at the scheme.
+    behind = "|".join(f"(?<={re.escape(s)}://)" for s in rule.schemes)
+    return re.compile(f"://(?:{behind}){P.USERINFO_TAIL}")
 
 
-def _credential_spans(view: _View, *, first_only: bool = False) -> list[_Span]:
+_SCHEME_SEARCH = {i: _scheme_search_re(P.RULES[i]) for i in P.FULL_TEXT_RULES if P.RULES[i].schemes}
+_SCHEMES_LONGEST_FIRST = {
+    i: sorted(P.RULES[i].schemes, key=len, reverse=True) for i in _SCHEME_SEARCH
+}
+
+
+def _scheme_finder(index: int, text: str) -> _Finder:
+    # The scheme is unanchored on the left, so a match starts at the longest accepted
+    # scheme that ends at "://" (the leftmost start), which must be at or after ``pos``.
+    # The tail after "://" is the same for every scheme, so the end is too.
+    search, schemes = _SCHEME_SEARCH[index], _SCHEMES_LONGEST_FIRST[index]
+
+    def find(pos: int) -> tuple[int, int] | None:
+        at = pos
+        while (m := search.search(text, at)) is not None:
+            i = m.start()
+            for scheme in schemes:
+                start = i - len(scheme)
+                if start >= pos and text.startswith(scheme, start):
+                    return start, m.end()
+            at = i + 1
+        return None
+
+    return find
+
+
+def _finder(index: int, view: _View) -> _Finder:
+    rule = P.RULES[index]
+    if rule.windowed:
+        assert view.windows is not None  # a windowed candidate has an anchor in a window
+        return _windowed_finder(rule.pattern, view.windows)
+    if rule.finder == "pem":
+        return _pem_finder(view.text)
+    if rule.finder == "jwt":
+        return _jwt_finder(view.text)
+    if rule.finder == "scheme":
+        return _scheme_finder(index, view.text)
+    return _regex_finder(rule.pattern, view.text)
+
+
+def _credential_spans(
+    view: _View, *, first_only: bool = False, among: Iterable[int] | None = None
+) -> list[_Span]:
     """Pass 1: the matches the original's single alternation would make, left to right.
 
-    Each rule keeps its next match (its "head"). The winner is the smallest start, and
-    on a tie the lowest rule index (alternation order). After the winner, any head that
-    starts before its end is searched again from the end. That is what the alternation
-    does when it resumes there.
+    Each candidate rule keeps its next match (its "head"). The winner has the smallest
+    start, and on a tie the lowest rule index (alternation order). Then every head that
+    starts before the winner's end is searched again from that end, which is where the
+    alternation resumes.
     """
     heads: list[tuple[int, int, int, _Finder]] = []  # start, rule index, end, finder
-    for index, finder in _active_finders(view):
+    for index in view.candidates(among):
+        finder = _finder(index, view)
         head = finder(0)
         if head is not None:
             heads.append((head[0], index, head[1], finder))
@@ -361,185 +410,138 @@ def _credential_spans(view: _View, *, first_only: bool = False) -> list[_Span]:
     return spans
 
 
-def _contains_plain_credential(text: str) -> bool:
-    view = _View(text)
-    return _might_contain_secret(view) and bool(_credential_spans(view, first_only=True))
-
-
-# ── Pass 2: base64-encoded credentials ───────────────────────────────────────
+# ── Passes 2 and 3 ───────────────────────────────────────────────────────────
 
 
 def _decodes_to_credential(chunk: str) -> bool:
+    """Pass 2: ``chunk`` strictly base64-decodes to text that pass 1 matches."""
     try:
         raw = base64.b64decode(chunk, validate=True)
     except (binascii.Error, ValueError):
         return False
-    return _contains_plain_credential(raw.decode("utf-8", errors="ignore"))
+    view = _View(raw.decode("utf-8", errors="ignore"))
+    return _might_contain_secret(view) and bool(_credential_spans(view, first_only=True))
 
 
-def _contains_fixed_credential(text: str) -> bool:
+def _contains_fixed_credential(view: _View, among: Iterable[int] | None = None) -> bool:
     """Pass 1 or pass 2 would fire. Not pass 3, whose entropy guess is too loose for URLs."""
-    view = _View(text)
     if not _might_contain_secret(view):
         return False
-    if _credential_spans(view, first_only=True):
+    if _credential_spans(view, first_only=True, among=among):
         return True
     win = view.windows
     return win is not None and any(
-        _decodes_to_credential(chunk) for _, _, chunk in win.matches(P.B64_CHUNK_RE, _KEY_LEN)
+        _decodes_to_credential(chunk) for _, _, chunk in win.long_matches(P.B64_CHUNK_RE)
     )
 
 
-# ── Pass 3: bare AWS secret access keys ──────────────────────────────────────
-
-_KEY_LEN = P.SECRET_KEY_LEN
-_HEX = "0123456789abcdefABCDEF"
-_VOWELS = frozenset("aeiouAEIOU")
-_PRINTABLE = bytes([*range(0x20, 0x7F), 0x09, 0x0A, 0x0D])
-# A window needs entropy ≥ 4.3 bits, which needs at least 2**4.3 ≈ 19.7 distinct chars.
+# Entropy ≥ 4.3 bits needs at least 2**4.3 ≈ 19.7 distinct chars in the window.
 _MIN_DISTINCT = math.ceil(2**P.SECRET_ENTROPY_MIN)
 # With counts c_i over a 40-char window: H = log2(40) - S/40, where S = Σ c_i·log2 c_i.
 _CLOG = [0.0] + [c * math.log2(c) for c in range(1, _KEY_LEN + 1)]
 _S_MAX = _KEY_LEN * (math.log2(_KEY_LEN) - P.SECRET_ENTROPY_MIN)
 # Slack for the float drift of the incremental S. A window inside the slack gets the
-# exact original computation, so the prefilter never rejects a window the original
-# accepts.
+# exact original computation, so the prefilter never rejects what the original accepts.
 _S_SLACK = 1e-6
-
-
-def _shannon_entropy(token: str) -> float:
-    counts = Counter(token)
-    length = len(token)
-    return -sum((c / length) * math.log2(c / length) for c in counts.values())
-
-
-def _decodes_to_printable_text(token: str) -> bool:
-    """Base64-decodes (lenient padding) to ≥ 85 % printable bytes: encoded text, not a key."""
-    try:
-        raw = base64.b64decode(token + "=" * (-len(token) % 4), validate=False)
-    except (binascii.Error, ValueError):
-        return False
-    if not raw:
-        return False
-    printable = len(raw) - len(raw.translate(None, _PRINTABLE))
-    return printable / len(raw) >= P.SECRET_PRINTABLE_DECODE_RATIO
-
-
-def _longest_lowercase_run(token: str) -> int:
-    best = current = 0
-    for ch in token:
-        current = current + 1 if ch.islower() else 0
-        best = max(best, current)
-    return best
-
-
-def _vowel_ratio(token: str) -> float:
-    letters = [ch for ch in token if ch.isalpha()]
-    if not letters:
-        return 0.0
-    return sum(1 for ch in letters if ch in _VOWELS) / len(letters)
-
-
-def _looks_like_secret_key(token: str) -> bool:
-    """The original's exact gates for one 40-char window (reference §4.3, pass 3)."""
-    if len(token) != _KEY_LEN:
-        return False
-    if not (
-        any(c.islower() for c in token)
-        and any(c.isupper() for c in token)
-        and any(c.isdigit() for c in token)
-    ):
-        return False
-    if not token.strip(_HEX):
-        return False
-    if _shannon_entropy(token) < P.SECRET_ENTROPY_MIN:
-        return False
-    if _decodes_to_printable_text(token):
-        return False
-    return (
-        _longest_lowercase_run(token) <= P.SECRET_MAX_LOWER_RUN
-        and _vowel_ratio(token) <= P.SECRET_MAX_VOWEL_RATIO
-    )
+# Per-character flags for the slide: 1 lower, 2 upper, 4 digit, 8 not hex, 16 vowel.
+_FLAGS = bytes(
+    (1 if c.islower() else 2 if c.isupper() else 4 if c.isdigit() else 0)
+    | (8 if c not in P.HEX_CHARS else 0)
+    | (16 if c in P.VOWELS else 0)
+    if c.isascii() and (c.isalnum() or c in "+/")
+    else 0
+    for c in map(chr, range(256))
+)
+_LOWER_RUN_RE = re.compile(f"[a-z]{{{P.SECRET_MAX_LOWER_RUN + 1},}}")
 
 
 def _contains_bare_secret(run: str) -> bool:
-    """Some 40-char window of ``run`` passes every gate (the original slides a window
-    so that a key glued to other base64 characters is still caught)."""
+    """Pass 3: some 40-char window of ``run`` passes every gate.
+
+    The original slides a window so that a key glued to other base64 characters is
+    still caught.
+    """
     n = len(run)
-    if n < _KEY_LEN or _decodes_to_printable_text(run):
+    if n < _KEY_LEN or P.decodes_to_printable_text(run):
         return False
-    # Run-level necessary conditions. Every window is a substring of the run, so if
-    # the run fails one of these, no window can pass. This rejects 1 MB of "A", digits,
-    # hex or low-alphabet filler without sliding.
+    # Run-level necessary conditions. Every window is a substring of the run, so a run
+    # that fails one of these has no passing window. This rejects 1 MB of "A", of
+    # digits, of hex or of low-alphabet filler without sliding.
     if run.upper() == run or run.lower() == run or not any(d in run for d in "0123456789"):
         return False
-    if not run.strip(_HEX) or len(set(run)) < _MIN_DISTINCT:
+    if not run.strip(P.HEX_CHARS) or len(set(run)) < _MIN_DISTINCT:
         return False
     if n == _KEY_LEN:
-        return _looks_like_secret_key(run)
+        return P.looks_like_secret_key(run)
     return _slide_for_secret(run)
 
 
 def _slide_for_secret(run: str) -> bool:
-    # Incremental prefilter over every window start. A window that passes the counts
-    # below gets the exact original check (_looks_like_secret_key), so the result is
-    # the original's. The prefilter only saves the per-window recount: O(1) per step
-    # instead of O(40).
-    n = len(run)
-    starts = n - _KEY_LEN + 1
-    # A lowercase run of ≥ 6 blocks every window that shares ≥ 6 chars with it.
+    # Incremental prefilter over every window start, O(1) per step instead of O(40).
+    # A window that passes it gets the exact original check, so the answer is the
+    # original's.
+    k, n = _KEY_LEN, len(run)
+    starts = n - k + 1
+    # A lowercase run of ≥ 6 rejects every window that shares ≥ 6 chars with it.
     blocked = bytearray(starts)
     limit = P.SECRET_MAX_LOWER_RUN + 1
-    i = 0
-    while i < n:
-        if run[i].islower():
-            j = i
-            while j < n and run[j].islower():
-                j += 1
-            if j - i >= limit:
-                lo, hi = max(0, i - (_KEY_LEN - limit)), min(starts, j - limit + 1)
-                if hi > lo:
-                    blocked[lo:hi] = b"\x01" * (hi - lo)
-            i = j
-        else:
-            i += 1
-
-    counts = dict.fromkeys(run, 0)
+    for m in _LOWER_RUN_RE.finditer(run):
+        lo, hi = max(0, m.start() - (k - limit)), min(starts, m.end() - limit + 1)
+        if hi > lo:
+            blocked[lo:hi] = b"\x01" * (hi - lo)
+    data = run.encode("ascii")
+    flags = data.translate(_FLAGS)
+    counts = [0] * 128
+    clog, s_max = _CLOG, _S_MAX + _S_SLACK
     s_sum = 0.0
     lower = upper = digit = nonhex = vowel = 0
-
-    def step(ch: str, delta: int) -> None:
-        nonlocal s_sum, lower, upper, digit, nonhex, vowel
-        c = counts[ch]
-        s_sum += _CLOG[c + delta] - _CLOG[c]
-        counts[ch] = c + delta
-        if ch.islower():
-            lower += delta
-        elif ch.isupper():
-            upper += delta
-        else:
-            digit += delta if ch.isdigit() else 0
-        if ch not in _HEX:
-            nonhex += delta
-        if ch in _VOWELS:
-            vowel += delta
-
-    for ch in run[:_KEY_LEN]:
-        step(ch, 1)
-    for s in range(starts):
-        if s:
-            step(run[s - 1], -1)
-            step(run[s + _KEY_LEN - 1], 1)
-        if blocked[s] or not (lower and upper and digit and nonhex):
-            continue
-        if s_sum > _S_MAX + _S_SLACK:
-            continue
-        letters = lower + upper
-        if letters and vowel / letters > P.SECRET_MAX_VOWEL_RATIO:
-            continue
-        if _looks_like_secret_key(run[s : s + _KEY_LEN]):
+    for i in range(k):
+        c = data[i]
+        cnt = counts[c]
+        s_sum += clog[cnt + 1] - clog[cnt]
+        counts[c] = cnt + 1
+        f = flags[i]
+        lower += f & 1
+        upper += f >> 1 & 1
+        digit += f >> 2 & 1
+        nonhex += f >> 3 & 1
+        vowel += f >> 4 & 1
+    s = 0
+    while True:
+        if (
+            not blocked[s]
+            and lower
+            and upper
+            and digit
+            and nonhex
+            and s_sum <= s_max
+            and not vowel / (lower + upper) > P.SECRET_MAX_VOWEL_RATIO
+            and P.looks_like_secret_key(run[s : s + k])
+        ):
             return True
-    return False
+        if s + 1 == starts:
+            return False
+        c = data[s]  # leaves the window
+        cnt = counts[c]
+        s_sum += clog[cnt - 1] - clog[cnt]
+        counts[c] = cnt - 1
+        f = flags[s]
+        lower -= f & 1
+        upper -= f >> 1 & 1
+        digit -= f >> 2 & 1
+        nonhex -= f >> 3 & 1
+        vowel -= f >> 4 & 1
+        c = data[s + k]  # enters the window
+        cnt = counts[c]
+        s_sum += clog[cnt + 1] - clog[cnt]
+        counts[c] = cnt + 1
+        f = flags[s + k]
+        lower += f & 1
+        upper += f >> 1 & 1
+        digit += f >> 2 & 1
+        nonhex += f >> 3 & 1
+        vowel += f >> 4 & 1
+        s += 1
 
 
 # ── Credentials (passes 1-3), one round ──────────────────────────────────────
@@ -586,16 +588,16 @@ def _credentials_round(text: str, view: _View | None = None) -> tuple[str, Redac
         return text, {}
     spans = _credential_spans(view)
     win = view.windows
-    if win is not None:
-        # Passes 2 and 3 scan the original text, like the original, and skip any chunk
-        # an earlier pass already replaced (the original's ``result.replace`` found
-        # nothing to replace there).
+    if win is not None and win.long:
+        # Passes 2 and 3 scan the original text, like the original, and skip a chunk
+        # an earlier pass already replaced (the original's ``result.replace`` no longer
+        # found it).
         taken = _Taken(spans)
-        for start, end, chunk in win.matches(P.B64_CHUNK_RE, _KEY_LEN):
+        for start, end, chunk in win.long_matches(P.B64_CHUNK_RE):
             if not taken.overlaps(start, end) and _decodes_to_credential(chunk):
                 spans.append((start, end, P.ENCODED_KIND, P.ENCODED_CREDENTIAL_TAG))
                 taken.add(start, end)
-        for start, end, run in win.matches(P.BARE_SECRET_RUN_RE, _KEY_LEN):
+        for start, end, run in win.long_matches(P.BARE_SECRET_RUN_RE):
             if not taken.overlaps(start, end) and _contains_bare_secret(run):
                 spans.append((start, end, P.BARE_SECRET_KIND, P.CREDENTIAL_TAG))
                 taken.add(start, end)
@@ -631,14 +633,21 @@ def _is_safe_presigned(domain: str, query: str) -> bool:
     return True
 
 
-def _url_is_suspicious(domain: str, port: str, path_and_query: str) -> bool:
-    """The original's per-URL verdict (reference §4.4). Apart from the presigned
-    exemption, the checks are a plain OR, so the cheap ones run first."""
+def _url_is_suspicious(
+    domain: str, port: str, path_and_query: str, text_rules: tuple[int, ...]
+) -> bool:
+    """The original's per-URL verdict (reference §4.4).
+
+    Apart from the presigned exemption, the checks are a plain OR, so the cheap ones
+    run first. ``text_rules`` (the candidate rules of the text the URL sits in) limits
+    the credential scan of the raw payload, which is a substring of that text. Decoded
+    forms are new text and get every rule.
+    """
     qmark = path_and_query.find("?")
     query = path_and_query[qmark + 1 :] if qmark != -1 else ""
     if query and _is_safe_presigned(domain, query):
         return False
-    if P.EXFIL_PERCENT_RE.search(path_and_query):
+    if P.EXFIL_PERCENT_RE.search(path_and_query):  # 21+ consecutive %XX octets
         return True
     if qmark != -1:
         heuristic_query = "" if domain.lower() in P.EXEMPT_EXACT_HOSTS else query
@@ -651,43 +660,45 @@ def _url_is_suspicious(domain: str, port: str, path_and_query: str) -> bool:
     if P.HARD_CREDENTIAL_RE.search(path_and_query):
         return True
     payload = domain + port + path_and_query
-    # Decode until stable, up to 3 rounds (a double-encoded payload survives one).
-    # A payload that is still decodable after the budget was never seen in
-    # plaintext, so it is flagged.
+    # Decode until stable, up to 3 rounds: a double-encoded payload survives one
+    # round. A payload still decodable after the budget was never seen in plaintext,
+    # so it is flagged.
     decoded = payload
     for _ in range(P.MAX_URL_DECODE_PASSES):
         nxt = unquote_plus(decoded)
         if nxt == decoded:
             break
         decoded = nxt
-        if P.HARD_CREDENTIAL_RE.search(decoded) or _contains_fixed_credential(decoded):
+        if P.HARD_CREDENTIAL_RE.search(decoded) or _contains_fixed_credential(_View(decoded)):
             return True
     else:
         if unquote_plus(decoded) != decoded:
             return True
-    return _contains_fixed_credential(payload)
+    return _contains_fixed_credential(_View(payload), among=text_rules)
 
 
-# Verdicts for URLs found clean, keyed on (domain, port, path+query, host exempt).
-# Transcripts repeat their documentation links, and a clean verdict costs a credential
-# scan. Only clean, short URLs are kept, so the cache never holds a suspicious URL
-# (which could carry a secret). When it is full it is cleared, not evicted
-# one entry at a time: simple, and the cost is a burst of re-checks.
+# Clean verdicts, keyed on (domain, port, path+query, host exempt). Transcripts repeat
+# their links, and a verdict costs a credential scan. Only clean, short URLs are kept,
+# so the cache never holds a URL that carries a secret. A full cache is cleared
+# rather than evicted entry by entry: simpler, at the cost of a burst of re-checks.
 _CLEAN_URLS: dict[tuple[str, str, str, bool], None] = {}
 _CLEAN_URLS_MAX = 4096
 _CLEAN_URL_MAX_LEN = 512
 
 
-def _exfil_round(text: str) -> tuple[str, RedactionReport]:
+def _exfil_round(text: str, view: _View | None = None) -> tuple[str, RedactionReport]:
     if "://" not in text:
         return text, {}
     spans: list[_Span] = []
+    text_rules: tuple[int, ...] | None = None
     for m in P.URL_RE.finditer(text):
         domain, port, path_and_query = m.group(1), m.group(2) or "", m.group(3) or ""
         key = (domain, port, path_and_query, domain.lower() in P.EXEMPT_EXACT_HOSTS)
         if key in _CLEAN_URLS:
             continue
-        if _url_is_suspicious(domain, port, path_and_query):
+        if text_rules is None:
+            text_rules = (view or _View(text)).candidates()
+        if _url_is_suspicious(domain, port, path_and_query, text_rules):
             spans.append((m.start(), m.end(), P.EXFIL_KIND, f"{P.EXFIL_TAG_PREFIX}{domain}]"))
         elif len(path_and_query) <= _CLEAN_URL_MAX_LEN:
             if len(_CLEAN_URLS) >= _CLEAN_URLS_MAX:
@@ -703,8 +714,24 @@ def _exfil_round(text: str) -> tuple[str, RedactionReport]:
 _Round = Callable[[str, "_View | None"], tuple[str, RedactionReport]]
 
 
-def _fixpoint(round_: _Round, text: str, view: _View | None = None) -> tuple[str, RedactionReport]:
-    """Repeat ``round_`` until it replaces nothing. ``view`` (of ``text``) seeds round 1."""
+def _write_boundary_round(text: str, view: _View | None) -> tuple[str, RedactionReport]:
+    out, urls = _exfil_round(text, view)
+    # An unchanged text keeps its view (and its windows and candidates).
+    out, creds = _credentials_round(out, view if out is text else None)
+    return out, merge_reports(urls, creds) if urls else creds
+
+
+def _summary_round(text: str, view: _View | None) -> tuple[str, RedactionReport]:
+    out, creds = _credentials_round(text, view)
+    out, urls = _exfil_round(out, view if out is text else None)
+    return out, merge_reports(creds, urls) if urls else creds
+
+
+def _redact(text: str, round_: _Round) -> tuple[str, RedactionReport]:
+    view: _View | None = _View(text)
+    assert view is not None
+    if not _might_contain_secret(view):
+        return text, {}  # the fast path: plain prose never reaches a regex
     report: RedactionReport = {}
     for _ in range(_MAX_ROUNDS):
         text, found = round_(text, view)
@@ -714,34 +741,6 @@ def _fixpoint(round_: _Round, text: str, view: _View | None = None) -> tuple[str
         for kind, count in found.items():
             report[kind] = report.get(kind, 0) + count
     return text, report
-
-
-def _credentials_only_round(text: str, view: _View | None) -> tuple[str, RedactionReport]:
-    return _credentials_round(text, view)
-
-
-def _exfil_only_round(text: str, view: _View | None) -> tuple[str, RedactionReport]:
-    return _exfil_round(text)
-
-
-def _write_boundary_round(text: str, view: _View | None) -> tuple[str, RedactionReport]:
-    out, urls = _exfil_round(text)
-    # An unchanged text keeps its view (the fast path already built its windows).
-    out, creds = _credentials_round(out, view if out is text else None)
-    return out, merge_reports(urls, creds)
-
-
-def _summary_round(text: str, view: _View | None) -> tuple[str, RedactionReport]:
-    out, creds = _credentials_round(text, view)
-    out, urls = _exfil_round(out)
-    return out, merge_reports(creds, urls)
-
-
-def _redact(text: str, round_: _Round) -> tuple[str, RedactionReport]:
-    view = _View(text)
-    if not _might_contain_secret(view):
-        return text, {}  # the fast path: plain prose never reaches a regex
-    return _fixpoint(round_, text, view)
 
 
 # ── Public API ───────────────────────────────────────────────────────────────
@@ -758,14 +757,14 @@ def merge_reports(*reports: RedactionReport) -> RedactionReport:
 
 def redact_credentials(text: str) -> tuple[str, RedactionReport]:
     """Replace credentials (pattern table, base64-encoded, bare AWS secrets) with tags."""
-    return _redact(text, _credentials_only_round)
+    return _redact(text, _credentials_round)
 
 
 def redact_exfiltration_urls(text: str) -> tuple[str, RedactionReport]:
     """Replace each suspicious URL with ``[REDACTED: suspicious URL to {host}]``."""
     if "://" not in text:
         return text, {}
-    return _fixpoint(_exfil_only_round, text)
+    return _redact(text, _exfil_round)
 
 
 def redact_text(text: str) -> tuple[str, RedactionReport]:

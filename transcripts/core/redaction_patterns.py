@@ -1,4 +1,4 @@
-"""Pattern table for :mod:`transcripts.core.redaction` (data only; the engine lives there).
+"""What counts as a secret, for :mod:`transcripts.core.redaction` (which finds and replaces it).
 
 Every credential rule has a kind name, which is the key used in the value-free report.
 It also has a priority: its index in :data:`RULES`. When two rules match at the same
@@ -25,8 +25,12 @@ condition. ``tests/transcripts/test_redaction.py`` checks both for every rule.
 
 from __future__ import annotations
 
+import base64
+import binascii
+import math
 import re
 import string
+from collections import Counter
 from typing import Final, Literal, NamedTuple
 
 CREDENTIAL_TAG: Final = "[REDACTED: credential]"
@@ -74,6 +78,9 @@ def _w(kind: str, pattern: str, *anchors: str) -> Rule:
 _KV_VALUE = r"""["']?\s*[:=]\s*["']?[^\s"',}]+"""
 
 PEM_HEADER_RE: Final = re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----")
+
+# ``scheme://user:pass@``: the tail after "://" of both URI-credential rules.
+USERINFO_TAIL: Final = r"[^\s:/@]*:[^\s/@]+@"
 
 _DB_SCHEMES = (
     "postgres",
@@ -130,10 +137,13 @@ RULES: Final[tuple[Rule, ...]] = (
     _w("slack_token", r"xox[bpas]-[0-9a-zA-Z-]{10,}", "xox"),
     # The original is unanchored on the left. On a long digit run it retries from every
     # digit, which is quadratic (20 KB of digits takes 0.4 s; 1 MB takes minutes). Any
-    # match that starts mid-run also matches from the run start, so the look-behind
+    # match that starts mid-run also matches from the run start, so a left boundary
     # finds the same tokens. If an earlier match ends inside the digit run, the
-    # redaction fixpoint (second round) catches the token.
-    _w("telegram_bot_token", r"(?<![0-9])[0-9]{6,}:[A-Za-z0-9_-]{30,}", ":"),
+    # redaction fixpoint (second round) catches the token. The boundary is written
+    # after the first digit, as ``(?<![0-9][0-9])``: the same language as a leading
+    # ``(?<![0-9])``, but the pattern now starts with a character class, so the regex
+    # engine skips non-digits in C. The same trick is used for every look-behind below.
+    _w("telegram_bot_token", r"[0-9](?<![0-9][0-9])[0-9]{5,}:[A-Za-z0-9_-]{30,}", ":"),
     _w("github_token", r"gh[opsur]_[A-Za-z0-9]{30,255}", "gho_", "ghp_", "ghs_", "ghu_", "ghr_"),
     _w("github_fine_grained_pat", r"github_pat_[A-Za-z0-9_]{40,}", "github_pat_"),
     _w("gitlab_pat", r"glpat-[A-Za-z0-9_-]{16,}", "glpat-"),
@@ -153,8 +163,8 @@ RULES: Final[tuple[Rule, ...]] = (
     Rule(
         "db_uri_credentials",
         re.compile(
-            r"(?:postgres(?:ql)?|mysql|mongodb(?:\+srv)?|redis(?:s)?|amqp(?:s)?)"
-            r"://[^\s:/@]*:[^\s/@]+@"
+            r"(?:postgres(?:ql)?|mysql|mongodb(?:\+srv)?|redis(?:s)?|amqp(?:s)?)://"
+            + USERINFO_TAIL
         ),
         "scheme",
         False,
@@ -174,7 +184,7 @@ RULES: Final[tuple[Rule, ...]] = (
     # The original's own 2-segment dashboard link token: payload.HMAC-SHA256 signature
     # (43 chars, unpadded base64url). It has boundaries on both sides, so identifiers
     # like ``eyJsonSerializer...`` do not match.
-    _w("link_token", r"(?<![A-Za-z0-9_.-])eyJ[A-Za-z0-9_-]{96,}\.[A-Za-z0-9_-]{43}(?![A-Za-z0-9_-])", "eyJ"),
+    _w("link_token", r"eyJ(?<![A-Za-z0-9_.-]eyJ)[A-Za-z0-9_-]{96,}\.[A-Za-z0-9_-]{43}(?![A-Za-z0-9_-])", "eyJ"),
     # HTTP header names and the Bearer scheme are case-insensitive (RFC 9110, RFC 6750).
     # Case is folded for ASCII only, with explicit classes. A header name is an ASCII
     # token, and Unicode folding would let U+0131 (dotless i) match "i", which the
@@ -210,7 +220,7 @@ RULES: Final[tuple[Rule, ...]] = (
     _w("groq_api_key", r"gsk_[A-Za-z0-9]{48,}", "gsk_"),
     _w("xai_api_key", r"xai-[A-Za-z0-9]{70,}", "xai-"),
     # "r8_" is short, so require a left boundary ("var8_..." is not a token).
-    _w("replicate_api_token", r"(?<![A-Za-z0-9_])r8_[A-Za-z0-9]{30,}", "r8_"),
+    _w("replicate_api_token", r"r8_(?<![A-Za-z0-9_]r8_)[A-Za-z0-9]{30,}", "r8_"),
     _w("perplexity_api_key", r"pplx-[A-Za-z0-9]{40,}", "pplx-"),
     _w("slack_app_token", r"xapp-[0-9]+-[A-Za-z0-9-]{20,}", "xapp-"),
     _w("slack_config_token", r"xoxe\.xox[a-z]-[0-9A-Za-z-]{20,}", "xoxe."),
@@ -219,7 +229,7 @@ RULES: Final[tuple[Rule, ...]] = (
     _w("stripe_webhook_secret", r"whsec_[A-Za-z0-9+/=]{24,}", "whsec_"),
     # Twilio API key SID: "SK" + exactly 32 hex. Without the boundaries, "TASK" + a
     # hex digest would match.
-    _w("twilio_api_key", r"(?<![A-Za-z0-9])SK[0-9a-fA-F]{32}(?![0-9a-fA-F])", "SK"),
+    _w("twilio_api_key", r"SK(?<![A-Za-z0-9]SK)[0-9a-fA-F]{32}(?![0-9a-fA-F])", "SK"),
     _w("shopify_token", r"shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}", "shpat_", "shpca_", "shppa_", "shpss_"),
     _w("databricks_token", r"dapi[a-f0-9]{32}(?:-[0-9]+)?", "dapi"),
     _w("azure_storage_account_key", r"AccountKey=[A-Za-z0-9+/]{40,}={0,2}", "AccountKey="),
@@ -239,7 +249,7 @@ RULES: Final[tuple[Rule, ...]] = (
     # plain URLs.
     Rule(
         "url_credentials",
-        re.compile(r"(?:https?|ftps?)://[^\s:/@]*:[^\s/@]+@"),
+        re.compile(r"(?:https?|ftps?)://" + USERINFO_TAIL),
         "scheme",
         False,
         ("://",),
@@ -375,3 +385,74 @@ S3_STRUCTURAL_VALIDATORS: Final[dict[str, re.Pattern[str]]] = {
     "X-Amz-Signature": re.compile(r"^[0-9a-f]{64}$"),
     "X-Amz-Security-Token": re.compile(r"^(?:FwoGZX|IQoJb3JpZ2lu)[A-Za-z0-9+/=%]{1,2000}$"),
 }
+
+
+# ── Pass 3 shape predicates (the original's exact gates) ────────────────────
+
+HEX_CHARS: Final = "0123456789abcdefABCDEF"
+VOWELS: Final = frozenset("aeiouAEIOU")
+_PRINTABLE_BYTES = bytes([*range(0x20, 0x7F), 0x09, 0x0A, 0x0D])
+
+
+def shannon_entropy(token: str) -> float:
+    """Shannon entropy of ``token`` in bits per character (the original's formula)."""
+    counts = Counter(token)
+    length = len(token)
+    return -sum((c / length) * math.log2(c / length) for c in counts.values())
+
+
+def decodes_to_printable_text(token: str) -> bool:
+    """Base64-decodes (lenient padding) to ≥ 85 % printable bytes: encoded text, not a key."""
+    try:
+        raw = base64.b64decode(token + "=" * (-len(token) % 4), validate=False)
+    except (binascii.Error, ValueError):
+        return False
+    if not raw:
+        return False
+    printable = len(raw) - len(raw.translate(None, _PRINTABLE_BYTES))
+    return printable / len(raw) >= SECRET_PRINTABLE_DECODE_RATIO
+
+
+def longest_lowercase_run(token: str) -> int:
+    best = current = 0
+    for ch in token:
+        current = current + 1 if ch.islower() else 0
+        best = max(best, current)
+    return best
+
+
+def vowel_ratio(token: str) -> float:
+    """Fraction of the letters that are vowels (0.0 without letters)."""
+    letters = [ch for ch in token if ch.isalpha()]
+    if not letters:
+        return 0.0
+    return sum(1 for ch in letters if ch in VOWELS) / len(letters)
+
+
+def looks_like_secret_key(token: str) -> bool:
+    """One 40-char window has the shape of a bare AWS secret access key.
+
+    Every gate must pass, and the bias is toward not redacting. A key has lower, upper
+    and digit characters; it is not all hex (a git SHA or digest); its entropy is at
+    least 4.3 bits/char; it does not decode to printable text; it has no lowercase run
+    longer than 5 and a vowel ratio of at most 0.30. The last two reject camelCase
+    identifiers and mixed-case paths.
+    """
+    if len(token) != SECRET_KEY_LEN:
+        return False
+    if not (
+        any(c.islower() for c in token)
+        and any(c.isupper() for c in token)
+        and any(c.isdigit() for c in token)
+    ):
+        return False
+    if not token.strip(HEX_CHARS):
+        return False
+    if shannon_entropy(token) < SECRET_ENTROPY_MIN:
+        return False
+    if decodes_to_printable_text(token):
+        return False
+    return (
+        longest_lowercase_run(token) <= SECRET_MAX_LOWER_RUN
+        and vowel_ratio(token) <= SECRET_MAX_VOWEL_RATIO
+    )

@@ -12,15 +12,18 @@ A failed rewrite raises ``TranscriptWriteError`` (errno and path), never a bare 
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import os
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .archive import write_archive
-from .codec import METADATA, REVISION, encode_record
+from .codec import MAX_LINE_BYTES, METADATA, REVISION, encode_record
 from .errors import (
     ArchiveError,
+    RecordRejected,
     RowNotFound,
     SessionExists,
     SessionNotFound,
@@ -115,7 +118,12 @@ def rewind(store: TranscriptStore, key: str, after_ts: str) -> int:
         except FileNotFoundError:
             raise SessionNotFound(key) from None
         with path.open("rb") as fp:
-            lines = [(line.data or b"", _classify(line.data)) for line in iter_lines(fp)]
+            # No line limit: a line too long for the fold is still someone's bytes, and
+            # the kept or archived copy must be that line, not an empty one.
+            lines = [
+                (line.data or b"", _classify(line.data))
+                for line in iter_lines(fp, max_line=sys.maxsize)
+            ]
         if not lines:
             raise RowNotFound(after_ts)
         metadata, _ = _split_head(lines[0][0] + b"\n")
@@ -143,7 +151,7 @@ def rewind(store: TranscriptStore, key: str, after_ts: str) -> int:
         archive = _archive_or_fail(store, key, dropped, "rewind")
         metadata = dict(metadata or {"_type": METADATA})
         metadata["rotation_generation"] = int(metadata.get("rotation_generation") or 0) + 1
-        body = encode_record(metadata) + b"".join(raw + b"\n" for raw in kept)
+        body = _reencode(metadata) + b"".join(raw + b"\n" for raw in kept)
         _replace_or_unarchive(store, key, body, st, archive)
         return rows_dropped
 
@@ -179,11 +187,29 @@ def _archive_or_fail(store: TranscriptStore, key: str, lines: list[bytes], reaso
         raise ArchiveError(f"could not archive {len(lines)} lines of {key}: {exc}") from exc
 
 
+def _reencode(record: dict[str, Any]) -> bytes:
+    """``encode_record``, but a record the original's stdlib writer left on disk stays writable.
+
+    A lone surrogate escape (``"\\ud800"``) reads fine, yet orjson refuses to write it; such
+    a record is re-encoded the original's way (ASCII escapes) instead of failing the rewrite.
+    """
+    try:
+        return encode_record(record)
+    except RecordRejected as refused:
+        try:
+            line = json.dumps(record, separators=(",", ":"), allow_nan=False).encode() + b"\n"
+        except (TypeError, ValueError):
+            raise refused from None
+        if len(line) > MAX_LINE_BYTES:
+            raise refused from None
+        return line
+
+
 def _row_bytes(folded: Folded, index: int) -> bytes:
     """A row's line: its original bytes when no revision touched it, else re-encoded."""
     if folded.raw is not None and index not in folded.patched:
         return folded.raw[index]
-    return encode_record(folded.rows[index])[:-1]
+    return _reencode(folded.rows[index])[:-1]
 
 
 def rotate(store: TranscriptStore, key: str, *, force: bool = False) -> int:
@@ -217,7 +243,7 @@ def rotate_locked(store: TranscriptStore, key: str, *, force: bool = False) -> i
     now = store.clock()
     metadata.update(last_consolidated=0, rotated_at=now.isoformat())
     metadata["rotation_generation"] = int(metadata.get("rotation_generation") or 0) + 1
-    meta_bytes = len(encode_record(metadata))
+    meta_bytes = len(_reencode(metadata))
     n = len(lines)
     keep = max(min(store.keep_lines, n), 1) if n else 0
     while keep > 1 and meta_bytes + sum(len(x) + 1 for x in lines[n - keep :]) > store.max_bytes:
@@ -233,7 +259,7 @@ def rotate_locked(store: TranscriptStore, key: str, *, force: bool = False) -> i
             log.exception("rotation of %s failed closed", key)
             return 0
     kept_indexes = by_physical[n - keep :]
-    body = encode_record(metadata) + b"".join(x + b"\n" for x in lines[n - keep :])
+    body = _reencode(metadata) + b"".join(x + b"\n" for x in lines[n - keep :])
     body += _position_revisions(folded, kept_indexes, now)
     try:
         _replace_or_unarchive(store, key, body, st, archive)

@@ -80,6 +80,12 @@ def _generation(metadata: dict[str, Any] | None) -> int:
         return 0
 
 
+def _row_order(row: dict[str, Any]) -> dict[str, Any]:
+    """The original's key order: role, content, cls (when given), ts, then the rest."""
+    head = {k: row[k] for k in ("role", "content", "cls") if k in row}
+    return {**head, "ts": None, **{k: v for k, v in row.items() if k not in head and k != "ts"}}
+
+
 def _redact_row(row: dict[str, Any]) -> tuple[dict[str, Any], RedactionReport]:
     """Every non-user row's content, meta and variants pass redaction before disk."""
     if row.get("role") == "user":
@@ -225,7 +231,9 @@ class TranscriptStore:
         for row in rows:
             if not isinstance(row.get("role"), str):
                 raise RecordRejected("a row needs a string role")
-            clean, report = _redact_row({**row, "ts": None} if "ts" not in row else row)
+            if "_type" in row:  # it would read back as metadata, a revision or a stray record
+                raise RecordRejected("a row may not carry _type")
+            clean, report = _redact_row(_row_order(row))
             prepared.append(clean)
             reports.append(report)
         with self.locked(key):
@@ -259,6 +267,7 @@ class TranscriptStore:
         path = self.path(key)
         # Opened anew after taking the lock: a rotation may have replaced the inode.
         fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        size = -1
         try:
             st = os.fstat(fd)
             size, before = st.st_size, st.st_mtime_ns
@@ -268,7 +277,8 @@ class TranscriptStore:
             if size == 0:
                 if metadata is None:
                     raise SessionNotFound(key)
-                head = {"_type": METADATA, "created_at": now.isoformat(), "last_consolidated": 0}
+                created = now.astimezone().isoformat()
+                head = {"_type": METADATA, "created_at": created, "last_consolidated": 0}
                 parts.append(encode_record({**head, **metadata}, max_line=self.max_line))
             else:
                 ends_clean, previous = self._tail(fd, size)
@@ -295,6 +305,10 @@ class TranscriptStore:
                 # tick; the sig must still move, or a stale summary would read as fresh.
                 os.utime(fd, ns=(after.st_atime_ns, before + 1))
             new_size = after.st_size
+        except (RecordRejected, SessionNotFound):
+            if size == 0:  # refused before writing a byte: leave no empty transcript behind
+                path.unlink(missing_ok=True)
+            raise
         finally:
             os.close(fd)
         if new_size > self.max_bytes:
@@ -348,7 +362,7 @@ class TranscriptStore:
     def read_file(self, key: str, *, keep_raw: bool = False) -> Folded:
         path = self.path(key)
         with path.open("rb") as fp:
-            return fold_stream(fp, file=path.name, keep_raw=keep_raw)
+            return fold_stream(fp, file=path.name, keep_raw=keep_raw, max_line=self.max_line)
 
     def read_session(self, key: str, *, _depth: int = 0) -> SessionView:
         """Archives + current file (+ a fork parent's seed), each folded, rows in order."""
@@ -369,7 +383,7 @@ class TranscriptStore:
             files.extend(view.files)
         for archive in self.archive_paths(key):
             with archive.open("rb") as fp:
-                folded = fold_stream(fp, file=f"archive/{archive.name}")
+                folded = fold_stream(fp, file=f"archive/{archive.name}", max_line=self.max_line)
             if (folded.header or {}).get("reason", ROTATE_REASON) != ROTATE_REASON:
                 continue  # rows a rewind dropped are kept on disk, not in the session
             rows.extend(folded.rows)

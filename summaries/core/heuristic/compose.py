@@ -36,7 +36,9 @@ _MAX_PROGRESS = 5
 _NOT_RUN = re.compile(r"\b(haven'?t|not yet|didn'?t|can'?t) (yet )?(run|ran|test|tested)\b", _I)
 
 
-_WEAK_END = re.compile(r"(\s+(the|a|an|of|to|for|from|with|in|on|at|and|or|that|this|it|instead))+$", _I)
+_WEAK_END = re.compile(
+    r"(\s+(the|a|an|of|to|for|from|with|in|on|at|and|or|that|this|it|instead))+$", _I
+)
 
 
 def _drop_pivot(sentence: str) -> str:
@@ -44,7 +46,7 @@ def _drop_pivot(sentence: str) -> str:
     m = lx.STRONG_PIVOT.search(sentence)
     if m is None or m.start() > 40:
         return sentence
-    rest = sentence[m.end() :]
+    rest = re.sub(r"^\W*something else\b", "", sentence[m.end() :], flags=_I)
     colon = re.search(r"[:.]\s", rest)
     if colon and colon.start() < 30 and "something else" in m.group(0).lower():
         return rest[colon.end() :]
@@ -54,9 +56,7 @@ def _drop_pivot(sentence: str) -> str:
 def _title_sentence(text: str) -> str:
     for sentence in sentences(text):
         core = _FILLER.sub("", _drop_pivot(_FILLER.sub("", sentence)))
-        if len(content_words(core)) >= 1 and not re.fullmatch(
-            r"\W*(i have to |i need to )?jump to something else\W*", core, _I
-        ):
+        if content_words(core):
             return core
     return text
 
@@ -75,7 +75,7 @@ def title_for(text: str) -> str:
         core = max(core.split(", "), key=lambda c: len(content_words(c)))
     words = core.split()
     title = _WEAK_END.sub("", " ".join(words[:9]).rstrip(" ,.;:?!-")).rstrip(" ,.;:?!-")
-    if title[:1].islower() and words and words[0].isalpha():
+    if title[:1].islower() and not re.search(r"[_/`\d]", words[0] if words else "_"):
         title = title[:1].upper() + title[1:]
     return title or clip(text, 60)
 
@@ -171,7 +171,10 @@ def _next_steps(draft: Draft, v: Verdict) -> list[dict[str, str]]:
         else:
             ask = _last_request(draft)
             what = f"Continue: {clip(ask.text, 120)}"
-            why, expect = f"Asked at turn {ask.turn}; no result reported yet", "The asked-for result"
+            why, expect = (
+                f"Asked at turn {ask.turn}; no result reported yet",
+                "The asked-for result",
+            )
         steps.append({"what": what, "why": why, "expect": expect})
     if v.status != "abandoned":
         for handoff in v.handoffs[-2:]:

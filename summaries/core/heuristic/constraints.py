@@ -74,8 +74,24 @@ def _rule(sentence: str, turn_text: str) -> str | None:
     return None
 
 
+_MOVED = re.compile(r"\b(renamed|moved|is now|are now|it'?s now|changed to|now)\b", _I)
+_PORT = re.compile(r"\b\d{4,5}\b")
+
+
 def _keys(text: str) -> set[str]:
-    return {k.lower().strip(".") for k in _KEY.findall(text)}
+    keys = {k.lower().strip(".") for k in _KEY.findall(text)}
+    # A rename or move restates a fact without naming the old value ("the flag got
+    # renamed, it's --no-assets now"): it supersedes the earlier fact of its kind.
+    if _MOVED.search(text):
+        if _FLAG.search(text):
+            keys.add("<flag>")
+        if _PORT.search(text):
+            keys.add("<port>")
+    return keys
+
+
+def _kinds(text: str) -> set[str]:
+    return {k for k, rx in (("<flag>", _FLAG), ("<port>", _PORT)) if rx.search(text)}
 
 
 def _shape(text: str) -> str:
@@ -94,7 +110,7 @@ def extract_constraints(exchanges: Sequence[Exchange]) -> list[str]:
                 continue
             keys = _keys(rule)
             # the latest statement of a fact wins over every earlier one about the same thing
-            found = [(t, k) for t, k in found if not (keys and k & keys)]
+            found = [(t, k) for t, k in found if not (keys and (k | _kinds(t)) & keys)]
             text = _shape(rule)
             if text and all(text != t for t, _ in found):
                 found.append((text, keys))

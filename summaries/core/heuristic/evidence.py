@@ -20,8 +20,8 @@ _I = re.IGNORECASE
 class Ev(Enum):
     CHANGE = "change"
     DOC_CHANGE = "doc_change"  # text-only edits (PR title, changelog): nothing to run
-    PASS = "pass"
-    FAIL = "fail"
+    GREEN = "green"  # a passing test, build or run
+    RED = "red"  # a failing one
     CLOSE = "close"
     OPEN = "open"  # the reply itself says something is left: "haven't run", "tests next"
     HANDOFF = "handoff"  # a step only the person can do: "you'll need to archive the flag"
@@ -107,13 +107,17 @@ def _sentence_events(sentence: str, doc_intent: bool) -> list[tuple[int, Ev]]:
         kind = Ev.DOC_CHANGE if _is_doc_change(sentence, doc_intent) else Ev.CHANGE
         found.append((m.start(), kind))
     fails = [m.start() for rx in (_FAIL, _FAIL_CS) for m in rx.finditer(sentence)]
-    found.extend((p, Ev.FAIL) for p in fails)
+    found.extend((p, Ev.RED) for p in fails)
     for rx in (_PASS, _PASS_CS):
-        found.extend((m.start(), Ev.PASS) for m in rx.finditer(sentence))
+        found.extend((m.start(), Ev.GREEN) for m in rx.finditer(sentence))
     # "Ran `x`: <output>" is a run that worked unless the sentence says otherwise; a
     # deploy command is the shipping itself, not a check of it.
-    if _RUN_LEAD.search(sentence) and not fails and not _SHIPPING.search(sentence):
-        found.append((0, Ev.PASS))
+    offset = 0
+    for clause in re.split(r"(?<=;)\s+|(?<=,)\s+(?=then\b|and\b)", sentence):
+        if _RUN_LEAD.search(clause) and not _SHIPPING.search(clause):
+            if not any(rx.search(clause) for rx in (_FAIL, _FAIL_CS)):
+                found.append((offset, Ev.GREEN))
+        offset += len(clause) + 1
     found.extend((m.start(), Ev.CLOSE) for m in _CLOSE.finditer(sentence))
     found.extend((m.start(), Ev.OPEN) for m in _OPEN.finditer(sentence))
     found.extend((m.start(), Ev.HANDOFF) for m in _HANDOFF.finditer(sentence))

@@ -28,6 +28,9 @@ from summaries.core.heuristic.words import content_words
 # request continues it, and below which an unmarked request is a new topic.
 _CONTINUES = 0.5
 _NEW_TOPIC = 0.15
+# Only this many recent intents and pending questions are compared against each turn,
+# which keeps a pass linear in the number of turns however many intents a session has.
+_LOOKBACK = 25
 
 
 class Role(Enum):
@@ -159,23 +162,27 @@ def _match_pending(
     st: _State, sig: UserSignals, prev: _Pending | None, work_turn: bool
 ) -> _Pending | None:
     cur = st.current
-    for p in reversed(st.pending):
+    for p in reversed(st.pending[-_LOOKBACK:]):
         shared = len(sig.words & p.words)
         against = len(sig.words & cur.user_words) if cur else 0
         if shared >= 2 and shared > against:
             return p
         if sig.refers_back and shared >= 1:
             return p
-    if prev is not None and sig.continuation and work_turn:
-        if cur is None or cur.closed or not (sig.words & cur.vocab):
-            return prev
+    if (
+        prev is not None
+        and sig.continuation
+        and work_turn
+        and (cur is None or cur.closed or not (sig.words & cur.vocab))
+    ):
+        return prev
     return None
 
 
 def _best_older(st: _State, words: frozenset[str]) -> tuple[Draft | None, float]:
     best: Draft | None = None
     score = 0.0
-    for draft in st.drafts:
+    for draft in st.drafts[-_LOOKBACK:]:
         if draft is st.current:
             continue
         s = draft.sim(words)
@@ -219,7 +226,7 @@ def _route(st: _State, ex: Exchange, sig: UserSignals) -> tuple[str, Draft | Non
     if sig.continuation or sig.option_pick or sig.ack or sig.question:
         return ("continue", cur)
     sim = cur.sim(sig.words)
-    if sig.pivot_weak and sim < _CONTINUES:
+    if sig.pivot_weak and sim < _CONTINUES and not sig.anaphora:
         return ("new", None)
     if sig.new_work and len(sig.words) >= 3 and sim < _NEW_TOPIC:
         return ("new", None)  # an unmarked request about something else entirely
@@ -227,7 +234,7 @@ def _route(st: _State, ex: Exchange, sig: UserSignals) -> tuple[str, Draft | Non
 
 
 def _drop_target(st: _State, sig: UserSignals) -> Draft | None:
-    live = [d for d in st.drafts if not d.dropped]
+    live = [d for d in st.drafts[-_LOOKBACK:] if not d.dropped]
     if not live:
         return None
     cur = st.current if st.current in live else live[-1]
@@ -269,9 +276,9 @@ def segment(exchanges: Sequence[Exchange]) -> list[Draft]:
                 last_pending = prev
                 continue
         if sig.feasibility:
-            p = _Pending(ex.turn, set(sig.words), [(ex, sig)])
-            st.pending.append(p)
-            last_pending = p
+            question = _Pending(ex.turn, set(sig.words), [(ex, sig)])
+            st.pending.append(question)
+            last_pending = question
             cur = st.current
             if cur is not None and not (cur.closed or cur.dropped or ex.gap_before):
                 st.place(cur, ex, sig, Role.SPAN)

@@ -39,6 +39,7 @@ class UserSignals:
     problem: bool  # reports something broken (an implied request)
     new_work: bool  # a problem, or a request led by a verb that starts work (not "keep")
     followup: bool  # about review, CI or the PR of work that was just closed
+    anaphora: bool  # a short turn pointing back: "add a test for it"
     option_pick: tuple[int, ...]
 
 
@@ -103,8 +104,10 @@ def classify(text: str) -> UserSignals:
     words = content_words(text)
     first = sentences(text)[0] if text.strip() else ""
     work = is_work_order(text)
-    question = "?" in text or bool(lx.QUESTION_START.match(lowered)) or bool(
-        lx.INFO_REQUEST.search(lowered)
+    question = (
+        "?" in text
+        or bool(lx.QUESTION_START.match(lowered))
+        or bool(lx.INFO_REQUEST.search(lowered))
     )
     feasible = bool(lx.FEASIBILITY.search(lowered)) or (
         question and bool(lx.NO_CHANGE_YET.search(lowered))
@@ -136,6 +139,7 @@ def classify(text: str) -> UserSignals:
         problem=bool(lx.PROBLEM.search(lowered)),
         new_work=bool(lx.PROBLEM.search(lowered)) or _starts_new_work(text),
         followup=bool(lx.FOLLOWUP.search(lowered)),
+        anaphora=bool(lx.ANAPHORA.search(lowered)) and len(text.split()) <= 12,
         option_pick=picks,
     )
 

@@ -93,9 +93,9 @@ class _Run:
                 self.verified, self.open, v.last_change = None, False, ev.sentence
             elif ev.kind is Ev.DOC_CHANGE:
                 v.changed, self.open, v.last_change = True, False, ev.sentence
-            elif ev.kind is Ev.PASS:
+            elif ev.kind is Ev.GREEN:
                 self.verified, self.open, v.last_pass = True, False, ev.sentence
-            elif ev.kind is Ev.FAIL:
+            elif ev.kind is Ev.RED:
                 self.verified, v.last_fail = False, ev.sentence
             elif ev.kind is Ev.CLOSE:
                 self.closed, v.last_close = True, ev.sentence

@@ -1,1 +1,1 @@
-"""Fault injection against the transcript store with real processes (D1–D19 of the catalog)."""
+"""Fault injection against the transcript store with real processes (D1-D19 of the catalog)."""

@@ -45,7 +45,7 @@ def spawn(
         pass_fds=pass_fds,
         stdout=stdout,
         stderr=subprocess.PIPE,
-        preexec_fn=preexec_fn,  # noqa: PLW1509 - setrlimit only, no threads in the parent's way
+        preexec_fn=preexec_fn,
     )
 
 

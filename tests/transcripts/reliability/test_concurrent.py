@@ -7,6 +7,7 @@ what proves D2's assertions would catch a broken lock.
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 from pathlib import Path
@@ -35,8 +36,15 @@ def _run_writers(root: Path, env: dict[str, str]) -> list[dict[str, Any]]:
         for wid in range(PROCESSES):
             procs.append(
                 spawn(
-                    "append", root, KEY, wid, THREADS, PER_THREAD, start_read,
-                    pass_fds=(start_read,), env=env,
+                    "append",
+                    root,
+                    KEY,
+                    wid,
+                    THREADS,
+                    PER_THREAD,
+                    start_read,
+                    pass_fds=(start_read,),
+                    env=env,
                 )
             )
     finally:
@@ -55,7 +63,7 @@ def _run_writers(root: Path, env: dict[str, str]) -> list[dict[str, Any]]:
 def _writer_runs(rows: list[dict[str, Any]]) -> int:
     """How many times consecutive rows in file order come from different processes."""
     owners = [row.get("meta", {}).get("w") for row in rows]
-    return sum(1 for a, b in zip(owners, owners[1:], strict=False) if a != b)
+    return sum(1 for a, b in itertools.pairwise(owners) if a != b)
 
 
 @pytest.mark.slow
@@ -71,7 +79,7 @@ def test_concurrent_appends_from_processes_and_threads(tmp_path: Path) -> None:
     assert len(view.rows) == EXPECTED
     assert store.path(KEY).read_bytes().endswith(b"\n")
     stamps = [row["ts"] for row in view.rows]
-    assert all(ts_strictly_after(b, a) for a, b in zip(stamps, stamps[1:], strict=False))
+    assert all(ts_strictly_after(b, a) for a, b in itertools.pairwise(stamps))
     per_writer: dict[tuple[int, int], list[int]] = {}
     for row in view.rows:
         meta = row["meta"]
@@ -93,9 +101,7 @@ def test_lock_removed_control_detects_corruption(tmp_path: Path) -> None:
     results = _run_writers(tmp_path, child_env(KIROCREW_TEST_NOLOCK="1"))
     view = store.read_session(KEY)
     stamps = [row.get("ts") for row in view.rows]
-    disorder = sum(
-        1 for a, b in zip(stamps, stamps[1:], strict=False) if not ts_strictly_after(b, a)
-    )
+    disorder = sum(1 for a, b in itertools.pairwise(stamps) if not ts_strictly_after(b, a))
     found = {
         "anomalies": view.report.counts(),
         "ts_order_violations": disorder,

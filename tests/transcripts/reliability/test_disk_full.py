@@ -65,8 +65,9 @@ def test_append_under_rlimit_fsize_is_efbig_and_leaves_the_file_identical(tmp_pa
     # Teeth: the writer really made a short write before the EFBIG, so there were partial
     # bytes to take back (a limit that failed the very first write would prove nothing).
     first, second = result["writes"][0], result["writes"][1]
-    assert first[0] == "ok" and 0 < first[2] < first[1], result["writes"]
-    assert second[0] == "error" and second[2] == "EFBIG", result["writes"]
+    assert first[0] == "ok", result["writes"]
+    assert 0 < first[2] < first[1], result["writes"]
+    assert second[0:3:2] == ["error", "EFBIG"], result["writes"]
     # N: the writer truncated its own partial bytes: the file is byte-identical.
     assert path.stat().st_size == before_size
     assert _sha(path) == before_sha
@@ -137,15 +138,18 @@ def test_rewrite_under_rlimit_fsize_leaves_original_and_no_temp(tmp_path: Path, 
     print(f"D4 {case} under RLIMIT_FSIZE={limit}: {result}")
     # Teeth: the rewrite really hit the limit part-way through one of its files.
     errors = [call for call in result["writes"] if call[0] == "error"]
-    assert errors and errors[0][2] == "EFBIG", result["writes"]
-    assert result["writes"][0][0] == "ok" and result["writes"][0][2] > 0, result["writes"]
+    assert errors, result["writes"]
+    assert errors[0][2] == "EFBIG", result["writes"]
+    assert result["writes"][0][0] == "ok", result["writes"]
+    assert result["writes"][0][2] > 0, result["writes"]
     if expected == "error":
         assert result["outcome"] == "error", result
         assert (result["type"], result["errno"]) == ("TranscriptWriteError", "EFBIG")
         assert "MARKER TranscriptWriteError EFBIG" in out
     else:
         assert (result["outcome"], result["value"]) == ("done", 0), result
-    assert _sha(path) == before_sha and path.stat().st_size == before_size
+    assert _sha(path) == before_sha
+    assert path.stat().st_size == before_size
     assert _temps(tmp_path) == []
     # Nothing half-done is visible, not even a second copy of rows through an archive.
     assert not archive_dir.exists() or sorted(archive_dir.iterdir()) == []
@@ -197,11 +201,13 @@ def test_real_enospc_on_a_64k_tmpfs(tmp_path: Path):
     assert result["append_error"] == "ENOSPC"
     writes = result["append_writes"]
     # Teeth: a real short write happened before ENOSPC, and the file still came out intact.
-    assert writes[0][0] == "ok" and 0 < writes[0][2] < writes[0][1], writes
-    assert writes[-1][0] == "error" and writes[-1][2] == "ENOSPC", writes
+    assert writes[0][0] == "ok", writes
+    assert 0 < writes[0][2] < writes[0][1], writes
+    assert writes[-1][0:3:2] == ["error", "ENOSPC"], writes
     assert result["append_unchanged"] is True
     assert result["title_error"] == ["TranscriptWriteError", "ENOSPC"]
-    assert result["sidecar_error"] is not None and result["sidecar_error"][1] == "ENOSPC"
+    assert result["sidecar_error"] is not None
+    assert result["sidecar_error"][1] == "ENOSPC"
     assert result["rewrites_unchanged"] is True
     assert result["temps"] == []
     assert result["recovered"] is True
@@ -211,10 +217,10 @@ def test_real_enospc_on_a_64k_tmpfs(tmp_path: Path):
     # disk); the failed rotation must leave no archive behind (no row shown twice).
     rotation = result["rotation"]
     writes = rotation["writes"]
-    assert writes[-1][0] == "error" and writes[-1][2] == "ENOSPC", writes  # teeth
+    assert writes[-1][0:3:2] == ["error", "ENOSPC"], writes  # teeth
     assert len(writes) >= 3, writes  # the row, the archive, the failed temp file
     assert "append_error" not in rotation, rotation
-    assert rotation["missing"] == 0 and rotation["duplicated"] == 0, rotation
-    assert rotation["archives"] == 0 and rotation["temps"] == [], rotation
+    assert (rotation["missing"], rotation["duplicated"]) == (0, 0), rotation
+    assert (rotation["archives"], rotation["temps"]) == (0, []), rotation
     assert rotation["anomalies"] == {}, rotation
     assert list(mount.iterdir()) == []  # the tmpfs lived only inside the namespace

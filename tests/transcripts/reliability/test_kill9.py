@@ -4,10 +4,10 @@ One transcript file is reused across every iteration, so each new child's first 
 also exercises recovery from whatever the previous kill left (a torn tail is fenced off
 by a ``\\n`` and kept as its own reported line, never glued to the next record).
 
-Half the kills come at a uniformly random 5–250 ms; the other half are aimed: the child
+Half the kills come at a uniformly random 5-250 ms; the other half are aimed: the child
 announces each big ``write()`` on the ack pipe right before the syscall and the parent
-kills it at once (after a random 0–60 µs), because a random kill lands inside a write
-rarely (E1: 2.5–10 %) and the test must prove it saw torn tails.
+kills it at once (after a random 0-30 µs), because a random kill lands inside a write
+rarely (E1: 2.5-10 %) and the test must prove it saw torn tails.
 """
 
 from __future__ import annotations
@@ -66,7 +66,7 @@ def _one_run(root: Path, seed: int, rng: random.Random, aimed: bool) -> tuple[li
             new = reader.poll(deadline - time.monotonic())
             lines += new
             if aimed and "W" in new:
-                _busy_wait(rng.uniform(0, 0.00006))
+                _busy_wait(rng.uniform(0, 0.00003))
                 hit = True
                 break
         proc.kill()

@@ -3,12 +3,13 @@
 Rotation replaces the data file's inode. A writer that appended through a descriptor it
 opened before the replacement would put its row into the unlinked old inode (E7): gone
 from both the new file and the archive. Every acknowledged row must therefore be found
-exactly once in archives ∪ current file, and each rotation's archive must hold exactly
+exactly once in archives + current file, and each rotation's archive must hold exactly
 the rows that rotation dropped.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import time
@@ -34,9 +35,7 @@ def test_rotation_racing_a_writer_loses_and_duplicates_nothing(tmp_path: Path) -
 
     ack_read, ack_write = os.pipe()
     stop_read, stop_write = os.pipe()
-    writer = spawn(
-        "pacer", tmp_path, KEY, ack_write, stop_read, 7, pass_fds=(ack_write, stop_read)
-    )
+    writer = spawn("pacer", tmp_path, KEY, ack_write, stop_read, 7, pass_fds=(ack_write, stop_read))
     os.close(ack_write)
     os.close(stop_read)
     acks = LineReader(ack_read)
@@ -59,14 +58,14 @@ def test_rotation_racing_a_writer_loses_and_duplicates_nothing(tmp_path: Path) -
     reports = [json.loads(line) for line in rotator.stdout.read().decode().splitlines()]
     assert len(reports) == ROTATIONS
 
-    # C + L: every acknowledged row is in archives ∪ file, exactly once, in ts order.
+    # C + L: every acknowledged row is in archives + file, exactly once, in ts order.
     view = store.read_session(KEY)
     stamps = [row["ts"] for row in view.rows]
     assert view.report.anomalies == [], view.report.counts()
     missing = sorted(set(acked) - set(stamps))
     assert not missing, f"{len(missing)} acked rows lost (written to a replaced inode?)"
     assert len(stamps) == len(set(stamps)), "a row is both archived and kept"
-    assert all(ts_strictly_after(b, a) for a, b in zip(stamps, stamps[1:], strict=False))
+    assert all(ts_strictly_after(b, a) for a, b in itertools.pairwise(stamps))
     assert len(stamps) == len(acked)  # nothing but acked rows (the writer exited cleanly)
 
     # Each rotation: kept rows are a suffix of the rows before it; its archive holds exactly
@@ -89,7 +88,7 @@ def test_rotation_racing_a_writer_loses_and_duplicates_nothing(tmp_path: Path) -
     assert len(store.read_file(KEY).rows) == len(stamps) - archived_total
 
     # Teeth: rows really dropped while the writer was appending between rotations.
-    grew = sum(1 for a, b in zip(reports, reports[1:], strict=False) if b["before"] != a["after"])
+    grew = sum(1 for a, b in itertools.pairwise(reports) if b["before"] != a["after"])
     print(
         f"D15: {len(acked)} acked appends, {ROTATIONS} rotations, "
         f"{sum(1 for r in reports if r['dropped'])} of them dropped rows ({archived_total} archived), "

@@ -1,0 +1,109 @@
+"""The API: one NinjaAPI, two routers, one error envelope ``{"error", "code"}`` everywhere.
+
+Bad input is a clear 4xx JSON error; a storage failure a documented 503/507 with a
+generic body; anything unexpected a generic 500 JSON (never a traceback or HTML page).
+"""
+
+from __future__ import annotations
+
+import errno
+import logging
+
+from django.http import Http404, HttpRequest, HttpResponse
+from ninja import NinjaAPI
+from ninja.errors import AuthenticationError, HttpError, ValidationError
+
+from summaries.api import router as summaries_router
+from transcripts.api import router as transcripts_router
+from transcripts.api_support import ApiError
+from transcripts.core.errors import LockTimeout, RecordRejected, TranscriptWriteError
+from transcripts.services import InvalidSlotName
+
+from .auth import AppBearer, CsrfRejected, DashboardSession
+
+log = logging.getLogger(__name__)
+
+api = NinjaAPI(
+    title="Kiro Crew sessions",
+    version="1",
+    description=(
+        "Transcripts and intent-level summaries of agent chat sessions. Apps authenticate "
+        "with `Authorization: Bearer <token>`; dashboard users with their session (CSRF on "
+        'unsafe methods). Errors are `{"error", "code"}`.'
+    ),
+    auth=[AppBearer(), DashboardSession()],
+    urls_namespace="api",
+)
+api.add_router("/chat/", transcripts_router)
+api.add_router("/chat/", summaries_router)
+
+
+def envelope(request: HttpRequest, status: int, code: str, error: str) -> HttpResponse:
+    return api.create_response(request, {"error": error, "code": code}, status=status)
+
+
+@api.exception_handler(ApiError)
+def on_api_error(request: HttpRequest, exc: ApiError) -> HttpResponse:
+    return envelope(request, exc.status, exc.code, exc.error)
+
+
+@api.exception_handler(AuthenticationError)
+def on_unauthenticated(request: HttpRequest, exc: AuthenticationError) -> HttpResponse:
+    return envelope(request, 401, "unauthorized", "authentication required")
+
+
+@api.exception_handler(CsrfRejected)
+def on_csrf(request: HttpRequest, exc: CsrfRejected) -> HttpResponse:
+    return envelope(request, 403, "csrf_failed", "CSRF verification failed")
+
+
+@api.exception_handler(ValidationError)
+def on_invalid(request: HttpRequest, exc: ValidationError) -> HttpResponse:
+    # Only locations and messages: a pydantic "input" could echo a pasted secret.
+    problems = [
+        f"{'.'.join(str(p) for p in e.get('loc', ()) if p not in ('body', 'query', 'path'))}: {e.get('msg', 'invalid')}"
+        for e in exc.errors[:5]
+        if isinstance(e, dict)
+    ]
+    message = "invalid request" + (": " + "; ".join(problems) if problems else "")
+    return envelope(request, 422, "invalid_request", message[:1000])
+
+
+@api.exception_handler(Http404)
+def on_404(request: HttpRequest, exc: Http404) -> HttpResponse:
+    return envelope(request, 404, "not_found", "not found")
+
+
+@api.exception_handler(HttpError)
+def on_http_error(request: HttpRequest, exc: HttpError) -> HttpResponse:
+    code = "bad_request" if exc.status_code == 400 else "http_error"
+    return envelope(request, exc.status_code, code, str(exc.message)[:200])
+
+
+@api.exception_handler(InvalidSlotName)
+def on_bad_name(request: HttpRequest, exc: InvalidSlotName) -> HttpResponse:
+    return envelope(request, 400, "invalid_slot_name", "invalid slot name")
+
+
+@api.exception_handler(RecordRejected)
+def on_rejected(request: HttpRequest, exc: RecordRejected) -> HttpResponse:
+    return envelope(request, 422, "record_rejected", str(exc)[:300])
+
+
+@api.exception_handler(TranscriptWriteError)
+def on_write_error(request: HttpRequest, exc: TranscriptWriteError) -> HttpResponse:
+    log.error("transcript write failed: %s", exc)
+    if exc.errno in (errno.ENOSPC, errno.EFBIG, errno.EDQUOT):
+        return envelope(request, 507, "storage_full", "the transcript store is out of space")
+    return envelope(request, 503, "storage_unavailable", "the transcript store is unavailable")
+
+
+@api.exception_handler(LockTimeout)
+def on_busy(request: HttpRequest, exc: LockTimeout) -> HttpResponse:
+    return envelope(request, 503, "busy", "the session is busy; try again")
+
+
+@api.exception_handler(Exception)
+def on_unexpected(request: HttpRequest, exc: Exception) -> HttpResponse:
+    log.exception("unhandled API error on %s %s", request.method, request.path)
+    return envelope(request, 500, "internal_error", "internal error")

@@ -1,0 +1,146 @@
+"""Turn-loop and summary routes: create and list slots (with their one-line summary), start a turn, rows, revisions, end a turn, summary.
+
+GET summary never generates; POST generates now (forced: lifts only stop_reason and
+cadence) and answers with the stored body or a 409 code the panel can explain.
+"""
+
+from __future__ import annotations
+
+import secrets
+from typing import Any
+
+from django.http import HttpRequest
+from ninja import Router
+from ninja.responses import Status
+
+from transcripts.api import ERRORS, slot_payload
+from transcripts.api_support import ApiError, slot_for_caller
+from transcripts.core.errors import RowNotFound, SessionNotFound
+from transcripts.schemas import SlotCreateIn, SlotListOut, SlotOut
+from transcripts.services import InvalidSlotName, SlotExists, session_create
+
+from .runtime import summary_config
+from .schemas import RevisionIn, RowIn, SummaryOut, TsOut, TurnEndIn, TurnIn
+from .selectors import slot_list_with_gist, summary_body
+from .services import RESTRICTED_MODES, summary_generate
+from .turns import (
+    TurnRunning,
+    slot_append_revision,
+    slot_append_row,
+    slot_turn_end,
+    slot_turn_start,
+)
+
+router = Router(tags=["turns and summaries"])
+
+
+def _caller(request: HttpRequest) -> Any:
+    return request.auth  # type: ignore[attr-defined]  # a kirocrew_site.auth.Caller
+
+
+@router.post("/slots", response={201: SlotOut, **ERRORS}, operation_id="slot_create")
+def create_slot(request: HttpRequest, body: SlotCreateIn) -> Status[Any]:
+    caller = _caller(request)
+    name = body.name or f"chat-{secrets.token_hex(4)}"
+    try:
+        slot = session_create(
+            name=name, title=body.title, memory_mode=body.memory_mode, app=caller.app
+        )
+    except SlotExists:
+        raise ApiError(409, "slot_exists", "a slot with that name already exists") from None
+    except InvalidSlotName as exc:
+        raise ApiError(400, "invalid_slot_name", str(exc)) from None
+    return Status(201, slot_payload(slot))
+
+
+@router.get("/slots", response={200: SlotListOut, **ERRORS}, operation_id="slot_list")
+def list_slots(request: HttpRequest) -> dict[str, Any]:
+    caller = _caller(request)
+    slots = []
+    for session in slot_list_with_gist(scope=caller.scope):
+        slot = getattr(session, "slot", None)
+        if slot is None:
+            continue
+        one_line = getattr(session, "one_line_summary", None)
+        slots.append(slot_payload(slot, summary=one_line.summary if one_line else ""))
+    return {"slots": slots}
+
+
+@router.post("/slots/{slot}/turns", response={201: TsOut, **ERRORS}, operation_id="turn_start")
+def start_turn(request: HttpRequest, slot: str, body: TurnIn) -> Status[Any]:
+    found = slot_for_caller(_caller(request), slot, operation="turn_start")
+    try:
+        appended = slot_turn_start(slot=found, content=body.content)
+    except TurnRunning:
+        raise ApiError(409, "turn_running", "this session has a turn in progress") from None
+    return Status(201, {"ts": appended.ts[0]})
+
+
+@router.post("/slots/{slot}/rows", response={201: TsOut, **ERRORS}, operation_id="row_append")
+def append_row(request: HttpRequest, slot: str, body: RowIn) -> Status[Any]:
+    found = slot_for_caller(_caller(request), slot, operation="row_append")
+    appended = slot_append_row(slot=found, role=body.role, content=body.content, meta=body.meta)
+    return Status(201, {"ts": appended.ts[0]})
+
+
+@router.post(
+    "/slots/{slot}/rows/{ts}/revisions",
+    response={201: TsOut, **ERRORS},
+    operation_id="row_revise",
+)
+def revise_row(request: HttpRequest, slot: str, ts: str, body: RevisionIn) -> Status[Any]:
+    found = slot_for_caller(_caller(request), slot, operation="row_revise")
+    try:
+        appended = slot_append_revision(slot=found, target_ts=ts, patch=body.patch)
+    except (RowNotFound, SessionNotFound):
+        raise ApiError(
+            404, "row_not_found", "no row with that ts in the current transcript"
+        ) from None
+    return Status(201, {"ts": appended.ts[0]})
+
+
+@router.post("/slots/{slot}/turns/end", response={200: SlotOut, **ERRORS}, operation_id="turn_end")
+def end_turn(request: HttpRequest, slot: str, body: TurnEndIn) -> dict[str, Any]:
+    found = slot_for_caller(_caller(request), slot, operation="turn_end")
+    return slot_payload(slot_turn_end(slot=found, stop_reason=body.stop_reason))
+
+
+@router.get(
+    "/slots/{slot}/summary", response={200: SummaryOut, **ERRORS}, operation_id="summary_get"
+)
+def get_summary(request: HttpRequest, slot: str) -> dict[str, Any]:
+    found = slot_for_caller(_caller(request), slot, operation="slot_summary_read")
+    return summary_body(found)
+
+
+_REFUSALS = {
+    "in_flight": (409, "summary_in_flight", "a summary is already being written"),
+    "running": (409, "summary_turn_running", "this session has a turn in progress"),
+    "discarded:running": (409, "summary_turn_running", "this session has a turn in progress"),
+    "disabled": (409, "summary_disabled", "session summaries are switched off"),
+    "no_transcript": (409, "summary_unavailable", "no conversation log"),
+}
+
+
+@router.post(
+    "/slots/{slot}/summary", response={200: SummaryOut, **ERRORS}, operation_id="summary_generate"
+)
+def generate_summary(request: HttpRequest, slot: str) -> dict[str, Any]:
+    found = slot_for_caller(_caller(request), slot, operation="slot_summary_generate")
+    if not summary_config().enabled:
+        raise ApiError(*_REFUSALS["disabled"][:2], _REFUSALS["disabled"][2])
+    if (found.session.memory_mode or "").lower() in RESTRICTED_MODES:
+        raise ApiError(409, "summary_unavailable", "could not summarize this session")
+    outcome = summary_generate(slot_name=found.name, force=True)
+    if not outcome.ok:
+        status, code, message = _REFUSALS.get(
+            outcome.reason, (409, "summary_unavailable", "could not summarize this session")
+        )
+        raise ApiError(status, code, message)
+    found.refresh_from_db()
+    found.session.refresh_from_db()
+    body = summary_body(found)  # read back from disk, not the pass's return value
+    if not body["intents"]:
+        raise ApiError(409, "summary_unavailable", "could not summarize this session")
+    body["enabled"] = True
+    return body

@@ -1,0 +1,78 @@
+"""The turn loop's state changes, and the one automatic summary dispatch site.
+
+Turn state lives on the ``Slot`` row so every process sees it: ``running`` (set at turn
+start, cleared at turn end), ``last_stop_reason`` (cleared at turn start, so a turn that
+dies before its end leaves it empty: fail closed), and ``dirty`` (a write for the slot is
+between "accepted" and "on disk and mirrored"; a pass never publishes across one).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
+from functools import partial
+from typing import Any
+
+from django.db import transaction
+
+from transcripts.core.store import Appended
+from transcripts.models import Slot
+from transcripts.services import session_append_revision, session_append_row
+
+from .runtime import summary_config
+
+log = logging.getLogger(__name__)
+
+
+class TurnRunning(Exception):
+    """A turn is already running on this slot."""
+
+
+@contextmanager
+def _dirty(slot: Slot) -> Iterator[None]:
+    Slot.objects.filter(pk=slot.pk).update(dirty=True)
+    try:
+        yield
+    finally:
+        Slot.objects.filter(pk=slot.pk).update(dirty=False)
+
+
+def slot_turn_start(*, slot: Slot, content: str) -> Appended:
+    """Start a turn with the person's message. Raises TurnRunning if one is running."""
+    started = Slot.objects.filter(pk=slot.pk, running=False).update(
+        running=True, last_stop_reason=""
+    )
+    if not started:
+        raise TurnRunning(slot.name)
+    try:
+        with _dirty(slot):
+            return session_append_row(key=slot.session.key, role="user", content=content)
+    except BaseException:
+        Slot.objects.filter(pk=slot.pk).update(running=False)
+        raise
+
+
+def slot_append_row(
+    *, slot: Slot, role: str, content: Any, meta: dict[str, Any] | None = None
+) -> Appended:
+    with _dirty(slot):
+        return session_append_row(key=slot.session.key, role=role, content=content, meta=meta)
+
+
+def slot_append_revision(*, slot: Slot, target_ts: str, patch: dict[str, Any]) -> Appended:
+    with _dirty(slot):
+        return session_append_revision(key=slot.session.key, target_ts=target_ts, patch=patch)
+
+
+def slot_turn_end(*, slot: Slot, stop_reason: str) -> Slot:
+    """End the turn; after commit, dispatch the summary pass (cheap gates run first)."""
+    Slot.objects.filter(pk=slot.pk).update(running=False, last_stop_reason=stop_reason)
+    slot.refresh_from_db()
+    if summary_config().enabled:
+        from .tasks import summarize_slot
+
+        transaction.on_commit(partial(summarize_slot.delay, slot.name))
+    else:
+        log.debug("Session summary skipped for %s: disabled", slot.name)
+    return slot

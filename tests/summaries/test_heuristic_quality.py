@@ -1,0 +1,260 @@
+"""The heuristic summarizer against the labelled sessions, through the benchmark harness.
+
+The harness (bench/summary_quality.py) reports the figures; this pins them, so a
+change that makes summaries wrong more often fails here, by rule family. The
+held-out sessions were written with the rest, before the heuristic, and never
+tuned against; they get a looser floor so the check stays honest.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bench import summary_quality as sq
+from summaries.core.turns import TranscriptTurn
+
+FAMILY_FLOOR = 0.8  # every rule family, over all sessions tagged with it
+HELD_OUT_FLOOR = 0.75
+
+
+@pytest.fixture(scope="module")
+def sessions() -> list[sq.Session]:
+    return sq.load_labelled_set()
+
+
+@pytest.fixture(scope="module")
+def report(sessions: list[sq.Session]) -> sq.Report:
+    return sq.evaluate(sessions, sq.heuristic_predictor())
+
+
+def test_the_labelled_set_is_big_and_covers_every_rule_family(sessions: list[sq.Session]) -> None:
+    synthetic = [s for s in sessions if s.group != "real"]
+    assert len([s for s in synthetic if not s.held_out]) >= 30
+    assert 4 <= len([s for s in synthetic if s.held_out]) <= 10
+    assert {s.path.name for s in sessions if s.group == "real"} == {
+        "dashboard_starter.jsonl",
+        "dashboard_triage-demo.jsonl",
+        "dashboard_coder-demo.jsonl",
+        "dashboard_research-notes.jsonl",
+    }
+    families = {f for s in sessions for f in s.families}
+    assert families >= {
+        "boundary.commit",
+        "boundary.gap",
+        "boundary.pivot",
+        "boundary.correction",
+        "boundary.compaction",
+        "boundary.title",
+        "structure.resume",
+        "structure.nested",
+        "status.verified",
+        "status.merged_unverified",
+        "status.abandoned",
+        "status.active",
+        "question.feasibility",
+        "question.info",
+        "trap.automation",
+        "trap.resend",
+        "trap.retraction",
+        "trap.options",
+        "trap.stale_fact",
+        "constraints",
+    }
+
+
+def test_targets_on_the_labelled_set(report: sq.Report) -> None:
+    total = report.groups["all"]
+    assert (total.f1 or 0.0) >= sq.TARGETS["f1"], total.misses
+    assert (total.state or 0.0) >= sq.TARGETS["state"], total.misses
+    assert total.traps == 0, total.misses
+
+
+def test_no_automation_row_or_resend_ever_produces_an_intent(report: sq.Report) -> None:
+    for name, score in [*report.groups.items(), *report.families.items()]:
+        assert score.traps == 0, (name, [m for m in score.misses if "TRAP" in m])
+
+
+@pytest.mark.parametrize(
+    "family",
+    [
+        "boundary.commit",
+        "boundary.gap",
+        "boundary.pivot",
+        "boundary.correction",
+        "boundary.compaction",
+        "boundary.title",
+        "structure.resume",
+        "structure.nested",
+        "status.verified",
+        "status.merged_unverified",
+        "status.abandoned",
+        "status.active",
+        "question.feasibility",
+        "question.info",
+        "trap.automation",
+        "trap.resend",
+        "trap.retraction",
+        "trap.options",
+        "trap.stale_fact",
+        "constraints",
+        "real",
+    ],
+)
+def test_each_rule_family_holds(report: sq.Report, family: str) -> None:
+    score = report.families[family]
+    assert (score.f1 or 0.0) >= FAMILY_FLOOR, score.misses
+    if score.state is not None:
+        assert score.state >= FAMILY_FLOOR, score.misses
+    if score.c_recall is not None:
+        assert score.c_recall >= FAMILY_FLOOR, score.misses
+    if score.c_precision is not None:
+        assert score.c_precision >= FAMILY_FLOOR, score.misses
+
+
+def test_held_out_sessions_stay_close(report: sq.Report) -> None:
+    held = report.groups["held-out"]
+    assert (held.f1 or 0.0) >= HELD_OUT_FLOOR, held.misses
+    assert (held.state or 0.0) >= HELD_OUT_FLOOR, held.misses
+
+
+def test_the_heuristic_beats_the_naive_baseline(report: sq.Report) -> None:
+    ours, base = report.groups["all"], report.baseline_groups["all"]
+    assert (ours.f1 or 0.0) > (base.f1 or 0.0)
+    assert (ours.state or 0.0) > (base.state or 0.0)
+
+
+def test_the_printed_report_names_every_group_and_the_targets(report: sq.Report) -> None:
+    text = sq.render(report)
+    for label in ("dev", "held-out", "real", "all", "trap.resend", "targets on all"):
+        assert label in text
+    assert json.loads(json.dumps(report.as_dict()))["groups"]["all"]["trap_violations"] == 0
+
+
+# --- the harness's own rules ---------------------------------------------------------
+
+
+def test_match_needs_half_of_the_larger_side_and_is_one_to_one() -> None:
+    a, b = frozenset({1, 2, 3, 4}), frozenset({3, 4})
+    assert sq.match([a], [b]) == [(0, 0)]  # 2 of 4: exactly half
+    assert sq.match([frozenset({1, 2, 3, 4, 5})], [b]) == []  # 2 of 5: less than half
+    assert sq.match([a, b], [b]) == [(1, 0)]  # the better overlap wins the label
+
+
+def _turn(
+    index: int, role: str, text: str, ts: str, user_turn: int | None, **kw: Any
+) -> TranscriptTurn:
+    return TranscriptTurn(index, role, text, ts, user_turn, **kw)
+
+
+def test_trap_violations_catch_automation_and_resend_intents() -> None:
+    turns = [
+        _turn(
+            1,
+            "user",
+            "[cron notification] deps-audit found advisories in pillow",
+            "2026-05-01T09:00:00+00:00",
+            None,
+            injected=True,
+        ),
+        _turn(2, "user", "Fix the login test", "2026-05-01T09:05:00+00:00", 1),
+        _turn(3, "user", "Fix the login test", "2026-05-01T09:06:00+00:00", 2, repeat_of=1),
+    ]
+    bad = [
+        {"title": "Fix the login test again", "ranges": [[2, 2]], "origin_turn": 2},
+        {
+            "title": "Upgrade pillow advisories",
+            "ranges": [[1, 1]],
+            "origin_turn": 1,
+            "initial_intent": "deps-audit found advisories in pillow",
+        },
+    ]
+    assert len(sq.trap_violations(bad, turns, matched=set())) == 2
+    days_later = [
+        *turns[:2],
+        _turn(3, "user", "Fix the login test", "2026-05-03T09:06:00+00:00", 2, repeat_of=1),
+    ]
+    assert sq.resend_turns(days_later) == set()  # a repeat days later is a routine
+
+
+def test_constraint_labels_match_by_required_and_forbidden_strings() -> None:
+    label = sq.GoldConstraint(("5434",), ("5433",))
+    assert label.matches("Local Postgres listens on 5434")
+    assert not label.matches("Postgres moved from 5433 to 5434")
+    assert not label.matches("Postgres should listen on 5433")
+
+
+# --- the same harness against an OpenAI-compatible server --------------------------------
+
+
+class _FakeModel(BaseHTTPRequestHandler):
+    """Answers every chat completion with one intent covering turn 1, like a terse model."""
+
+    reply = json.dumps(
+        {
+            "intents": [{"title": "Whatever", "ranges": [[1, 1]], "status": "active"}],
+            "constraints": [],
+        }
+    )
+    prompts: list[str] = []
+
+    def do_POST(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        self.prompts.append(body["messages"][-1]["content"])
+        data = json.dumps(
+            {
+                "choices": [
+                    {
+                        "message": {"role": "assistant", "content": self.reply},
+                        "finish_reason": "stop",
+                    }
+                ]
+            }
+        ).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+@pytest.fixture
+def fake_model(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _FakeModel)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    _FakeModel.prompts = []
+    monkeypatch.setenv("KIROCREW_OPENAI_BASE_URL", f"http://127.0.0.1:{server.server_port}/v1")
+    monkeypatch.setenv("KIROCREW_OPENAI_API_KEY", "test-key")
+    try:
+        yield _FakeModel.prompts
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_the_harness_runs_a_model_backend_on_the_same_sessions(
+    sessions: list[sq.Session], fake_model: list[str]
+) -> None:
+    subset = [s for s in sessions if s.name.startswith(("s01", "s08", "kc_starter"))]
+    report = sq.evaluate(subset, sq.make_predictor("openai:fake-model"), "openai:fake-model")
+    assert len(fake_model) == len(subset)
+    assert all("TRANSCRIPT" in p and "not a work order" in p for p in fake_model)
+    assert report.groups["all"].sessions == len(subset)
+    assert report.groups["all"].tp >= 1  # scored exactly like the heuristic
+
+
+def test_main_prints_the_figures(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    assert sq.main(["--json"]) == 0
+    figures = json.loads(capsys.readouterr().out)
+    assert figures["backend"] == "heuristic"
+    assert figures["groups"]["all"]["f1"] >= sq.TARGETS["f1"]

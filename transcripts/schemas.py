@@ -1,0 +1,57 @@
+"""Request and response bodies of the slot routes (the stable turn-loop interface)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from ninja import Field, Schema
+
+MemoryMode = Literal["", "persistent", "default", "incognito", "temporary"]
+SlotName = Field(
+    default=None, min_length=1, max_length=128, pattern=r"^[A-Za-z0-9][A-Za-z0-9._:-]*$"
+)
+
+
+class ErrorOut(Schema):
+    error: str
+    code: str
+
+
+class SlotCreateIn(Schema):
+    name: str | None = SlotName
+    title: str = Field(default="", max_length=500)
+    memory_mode: MemoryMode = ""
+
+
+class SlotPatchIn(Schema):
+    title: str | None = Field(default=None, max_length=500)
+
+
+class SlotOut(Schema):
+    name: str
+    key: str
+    title: str
+    app: str
+    memory_mode: str
+    running: bool
+    user_turns: int
+    last_activity: str | None
+    summary: str = ""
+
+
+class SlotListOut(Schema):
+    slots: list[SlotOut]
+
+
+class TranscriptOut(Schema):
+    rows: list[dict[str, Any]]
+    report: dict[str, Any]
+    next: str | None
+
+
+class RewindIn(Schema):
+    after_ts: str = Field(min_length=1, max_length=64)
+
+
+class ForkIn(Schema):
+    name: str | None = SlotName
