@@ -165,7 +165,7 @@ def main(argv: list[str] | None = None) -> int:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     ap.add_argument(
-        "--rows", type=int, default=4000, help='rows per arm, fsync "rotate" (default 4000)'
+        "--rows", type=int, default=3000, help='rows per arm, fsync "rotate" (default 3000)'
     )
     ap.add_argument(
         "--always-rows", type=int, default=400, help='rows per arm, fsync "always" (default 400)'

@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from typing import Any
 
 log = logging.getLogger(__name__)
 
 Sender = Callable[[str], None]
+FrameSender = Callable[[str, dict[str, Any]], None]  # (slot name, wire frame)
 _senders: list[Sender] = []
+_frame_senders: list[FrameSender] = []
 
 
 def register_sender(sender: Sender) -> None:
@@ -32,3 +35,22 @@ def push_session_summary(slot_name: str) -> None:
             sender(slot_name)
         except Exception:
             log.warning("session_summary push for %s failed", slot_name, exc_info=True)
+
+
+def register_frame_sender(sender: FrameSender) -> None:
+    if sender not in _frame_senders:
+        _frame_senders.append(sender)
+
+
+def unregister_frame_sender(sender: FrameSender) -> None:
+    if sender in _frame_senders:
+        _frame_senders.remove(sender)
+
+
+def push_frame(slot_name: str, frame: dict[str, Any]) -> None:
+    """Send a turn/row/notification frame for a slot; never raises into the caller."""
+    for sender in list(_frame_senders):
+        try:
+            sender(slot_name, frame)
+        except Exception:
+            log.warning("%s push for %s failed", frame.get("type"), slot_name, exc_info=True)

@@ -20,9 +20,22 @@ from transcripts.core.store import Appended
 from transcripts.models import Slot
 from transcripts.services import session_append_revision, session_append_row
 
+from .frames import RowData, RowFrame, TurnData, TurnFrame
+from .push import push_frame
 from .runtime import summary_config
 
 log = logging.getLogger(__name__)
+
+
+def _push_after_commit(slot_name: str, frame: dict[str, Any]) -> None:
+    transaction.on_commit(partial(push_frame, slot_name, frame))
+
+
+def _push_row(slot: Slot, appended: Appended, role: str) -> None:
+    for ts in appended.ts:
+        _push_after_commit(
+            slot.name, RowFrame(data=RowData(key=slot.name, ts=ts, role=role)).wire()
+        )
 
 
 class TurnRunning(Exception):
@@ -47,28 +60,39 @@ def slot_turn_start(*, slot: Slot, content: str) -> Appended:
         raise TurnRunning(slot.name)
     try:
         with _dirty(slot):
-            return session_append_row(key=slot.session.key, role="user", content=content)
+            appended = session_append_row(key=slot.session.key, role="user", content=content)
     except BaseException:
         Slot.objects.filter(pk=slot.pk).update(running=False)
         raise
+    _push_after_commit(slot.name, TurnFrame(data=TurnData(key=slot.name, running=True)).wire())
+    _push_row(slot, appended, "user")
+    return appended
 
 
 def slot_append_row(
     *, slot: Slot, role: str, content: Any, meta: dict[str, Any] | None = None
 ) -> Appended:
     with _dirty(slot):
-        return session_append_row(key=slot.session.key, role=role, content=content, meta=meta)
+        appended = session_append_row(key=slot.session.key, role=role, content=content, meta=meta)
+    _push_row(slot, appended, role)
+    return appended
 
 
 def slot_append_revision(*, slot: Slot, target_ts: str, patch: dict[str, Any]) -> Appended:
     with _dirty(slot):
-        return session_append_revision(key=slot.session.key, target_ts=target_ts, patch=patch)
+        appended = session_append_revision(key=slot.session.key, target_ts=target_ts, patch=patch)
+    _push_row(slot, appended, "revision")
+    return appended
 
 
 def slot_turn_end(*, slot: Slot, stop_reason: str) -> Slot:
     """End the turn; after commit, dispatch the summary pass (cheap gates run first)."""
     Slot.objects.filter(pk=slot.pk).update(running=False, last_stop_reason=stop_reason)
     slot.refresh_from_db()
+    _push_after_commit(
+        slot.name,
+        TurnFrame(data=TurnData(key=slot.name, running=False, stop_reason=stop_reason)).wire(),
+    )
     if summary_config().enabled:
         from .tasks import summarize_slot
 

@@ -362,7 +362,7 @@ def test_core_imports_no_django() -> None:
     code = (
         "import sys\n"
         "import summaries.core.config, summaries.core.extract, summaries.core.prompt\n"
-        "import summaries.core.reply, summaries.core.gate\n"
+        "import summaries.core.reply, summaries.core.gate, summaries.core.payload\n"
         "bad = [m for m in sys.modules if m == 'django' or m.startswith('django.')]\n"
         "assert not bad, bad\n"
     )

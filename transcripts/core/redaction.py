@@ -203,26 +203,27 @@ class _View:
         text whose candidates are ``among``: an anchor absent from the text is absent
         from the substring.
         """
-        if among is None and self._candidates is not None:
-            return self._candidates
-        allowed = None if among is None else set(among)
-        found: set[int] = set()
-        win = self.windows
-        if win is not None:
-            joined = win.joined
-            for anchor in _WINDOWED_ANCHOR_LIST:
-                rules = _WINDOWED_ANCHORS[anchor]
-                if (allowed is None or not allowed.isdisjoint(rules)) and anchor in joined:
-                    found.update(rules)
-        for i, gates in _FULL_TEXT_GATES.items():
-            if (allowed is None or i in allowed) and self._gate(gates, P.RULES[i].anchor_lower):
-                found.add(i)
-        if allowed is not None:
-            found &= allowed
-        result = tuple(sorted(found))
-        if among is None:
-            self._candidates = result
-        return result
+        joined = None if self.windows is None else self.windows.joined
+        if among is not None:  # usually a handful of rules: test just those
+            return tuple(
+                i
+                for i in among
+                if (
+                    joined is not None and any(a in joined for a in P.RULES[i].anchors)
+                    if P.RULES[i].windowed
+                    else self._gate(_FULL_TEXT_GATES[i], P.RULES[i].anchor_lower)
+                )
+            )
+        if self._candidates is None:
+            found: set[int] = set()
+            if joined is not None:
+                for anchor in [a for a in _WINDOWED_ANCHOR_LIST if a in joined]:
+                    found.update(_WINDOWED_ANCHORS[anchor])
+            for i, gates in _FULL_TEXT_GATES.items():
+                if self._gate(gates, P.RULES[i].anchor_lower):
+                    found.add(i)
+            self._candidates = tuple(sorted(found))
+        return self._candidates
 
     def _gate(self, gates: tuple[tuple[bytes, bytes | None, bool], ...], lower: bool) -> bool:
         for raw, fast, in_window in gates:
@@ -674,6 +675,8 @@ def _url_is_suspicious(
     else:
         if unquote_plus(decoded) != decoded:
             return True
+    if not text_rules:  # pass 1 cannot fire in a substring of this text: only pass 2 can
+        return any(_decodes_to_credential(m.group()) for m in P.B64_CHUNK_RE.finditer(payload))
     return _contains_fixed_credential(_View(payload), among=text_rules)
 
 

@@ -52,7 +52,7 @@ CORRECTION = _rx(
     r"|\bnot `?[\w./:@-]+`?,? (it'?s|but|use)\b|\byou forgot\b|\bmistyped\b|\bmisspelled\b"
     r"|\b(still|now) (fails|failing|broken|crashes|crashing|errors|white|wrong|slow)\b"
     r"|\bdoesn'?t work\b|\bdidn'?t work\b|\bdon'?t (use|put|do|add|ignore|touch|call)\b"
-    r"|^\s*actually\b|\binstead of\b|\bgot renamed\b|\bwas renamed\b|\bwe moved\b"
+    r"|^\s*actually\b|\bgot renamed\b|\bwas renamed\b|\bwe moved\b"
 )
 STRONG_PIVOT = _rx(
     r"\bswitching (to|gears)\b|\bswitch gears\b|\blet'?s switch to\b|\bseparately\b"

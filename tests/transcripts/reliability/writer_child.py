@@ -44,10 +44,13 @@ HUGE = 1 << 40  # max_bytes that never triggers a rotation on append
 # (size in bytes, weight): mostly small rows, some big ones that take long enough to write
 # for a SIGKILL to land inside the write() (E1: ~2.5-10 % torn at 3 KB-1 MB).
 KILL9_SIZES = [(100, 30), (3_000, 25), (60_000, 25), (300_000, 12), (1_000_000, 8)]
+# With --aim the parent kills at the first announced big write: rows big enough that the
+# write() lasts longer than the parent's reaction (a 4 MB write takes ~1 ms here).
+AIMED_SIZES = [(100, 15), (3_000, 15), (1_000_000, 30), (4_000_000, 40)]
 BIG = 250_000
 CONCURRENT_SIZES = [(100, 50), (3_000, 30), (60_000, 15), (300_000, 5)]
 # Multi-byte text, so a torn line can end inside a UTF-8 sequence (bad_utf8) as well.
-ALPHABET = "kill -9 ok é € 𝄞 λ "
+ALPHABET = "kill -9 ok é € λ "
 
 
 def _text(size: int, tag: str) -> str:
@@ -159,7 +162,7 @@ def cmd_kill9(args: argparse.Namespace) -> None:
                 continue
             _emit(args.ack_fd, f"V {done.ts[0]} {target} {value}")
         else:
-            size = _pick(rng, KILL9_SIZES)
+            size = _pick(rng, AIMED_SIZES if args.aim else KILL9_SIZES)
             done = store.append_row(
                 args.key,
                 "assistant",
@@ -363,6 +366,7 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("ack_fd", type=int)
     p.add_argument("seed", type=int)
     p.add_argument("--pace", type=float, default=0.0)
+    p.add_argument("--aim", action="store_true")
     p.set_defaults(func=cmd_kill9)
 
     p = sub.add_parser("append")
