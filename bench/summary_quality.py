@@ -89,9 +89,12 @@ class Session:
     held_out: bool
     intents: tuple[GoldIntent, ...]
     constraints: tuple[GoldConstraint, ...]
+    label_group: str | None = None
 
     @property
     def group(self) -> str:
+        if self.label_group:
+            return self.label_group
         if "real" in self.families:
             return "real"
         return "held-out" if self.held_out else "dev"
@@ -127,6 +130,7 @@ def load_labelled_set(data_dir: Path = DEFAULT_DATA) -> list[Session]:
                 held_out=bool(spec.get("held_out")),
                 intents=intents,
                 constraints=constraints,
+                label_group=spec.get("group"),
             )
         )
     return out
@@ -457,7 +461,7 @@ def evaluate(sessions: Sequence[Session], predict: Predictor, backend: str = "he
 
 # --- output --------------------------------------------------------------------------
 
-_GROUP_ORDER = ("dev", "held-out", "real", "all")
+_GROUP_ORDER = ("dev", "held-out", "held-out-2", "real", "all")
 
 
 def _fmt(value: float | None) -> str:
@@ -490,7 +494,7 @@ def render(report: Report) -> str:
         head,
     ]
     lines.append("-- groups")
-    for key in _GROUP_ORDER:
+    for key in [*_GROUP_ORDER, *sorted(set(report.groups) - set(_GROUP_ORDER))]:
         if key in report.groups:
             lines.append(_row(key, report.groups[key], report.baseline_groups[key]))
     lines.append("-- rule families (all sessions tagged with the family)")

@@ -15,31 +15,17 @@ import msgspec
 
 from transcripts.core.codec import MAX_LINE_BYTES
 from transcripts.core.reader import UTF8_BOM, parse_json_line
+from transcripts.core.turns import INJECTED_PREFIXES as INJECTED_PREFIXES  # re-exported
+from transcripts.core.turns import is_injected as is_injected  # re-exported
+from transcripts.core.turns import is_user_turn
 
 from .turns import TranscriptTurn
 
 READ_ROLES = frozenset({"user", "assistant", "merged_summary"})
-# Automation that posts under role "user". Counting one as a person's turn invents a
-# goal nobody had, so these are labelled and excluded from the user-turn count.
-INJECTED_PREFIXES: tuple[str, ...] = (
-    "[cron notification",
-    "[subagent completion event]",
-    "[subagent batch completion event]",
-    "[auto-nudge cycle",
-    "[monitor wake]",
-    "[tool refusal",
-    "[tool stall",
-    "=== restored context",
-    "[system]",
-)
 MAX_USER_CHARS = 4000
 MAX_INPUT_CHARS = 40_000
 KEEP_FIRST_TURNS = 3
 AUTOMATION_LABEL = "[automation, not the user]"
-
-
-def is_injected(content: str) -> bool:
-    return content.lstrip().lower().startswith(INJECTED_PREFIXES)
 
 
 def excerpt(content: str, keep: int) -> str:
@@ -166,14 +152,7 @@ def count_user_turns(turns: Iterable[TranscriptTurn]) -> int:
 
 def count_user_turns_in_records(records: Iterable[object]) -> int:
     """Genuine user turns straight from records; the same rule ``extract_turns`` applies."""
-    count = 0
-    for rec in records:
-        if not isinstance(rec, dict) or rec.get("role") != "user":
-            continue
-        content = rec.get("content")
-        if isinstance(content, str) and content.strip() and not is_injected(content):
-            count += 1
-    return count
+    return sum(1 for rec in records if is_user_turn(rec))
 
 
 def last_activity_ts(turns: Sequence[TranscriptTurn]) -> str | None:

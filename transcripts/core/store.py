@@ -40,7 +40,7 @@ from .timestamps import monotonic_ts, now_local
 # The original's rotation limits: past MAX_BYTES keep at most KEEP_LINES newest rows.
 MAX_BYTES = 10 * 1024 * 1024
 KEEP_LINES = 200
-TAIL_WINDOW = 64 * 1024
+TAIL_WINDOW = 8 * 1024  # grows x4 until a ts is found (huge rows)
 SIDECAR_DIRS = {"intents": ".intents", "summaries": ".summaries"}
 MAX_FORK_DEPTH = 16
 ROTATE_REASON = "rotate"  # the only archive reason whose rows still belong to the session

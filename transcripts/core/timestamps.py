@@ -49,7 +49,7 @@ def ts_strictly_after(current: str, previous: str) -> bool | None:
     Same-length stamps with the same UTC offset compare as strings, which avoids a
     datetime parse per row on the fold's hot path.
     """
-    if len(current) == len(previous) and current[-6:] == previous[-6:] and current[-6] in "+-":
+    if len(current) == len(previous) >= 6 and current[-6:] == previous[-6:] and current[-6] in "+-":
         return current > previous
     a, b = parse_ts(current), parse_ts(previous)
     if a is None or b is None:

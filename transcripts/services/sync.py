@@ -25,6 +25,7 @@ from ..core.keys import key_from_stem, safe_key
 from ..core.reader import UTF8_BOM, parse_json_line
 from ..core.store import Appended, TranscriptStore
 from ..core.timestamps import parse_ts
+from ..core.turns import is_user_turn
 from ..models import App, Session
 from ..store import get_store
 
@@ -110,7 +111,7 @@ def disk_state(key: str, *, store: TranscriptStore | None = None) -> DiskState:
         size=st.st_size,
         inode=st.st_ino,
         row_count=len(view.rows),
-        user_turns=sum(1 for row in view.rows if row.get("role") == "user"),
+        user_turns=sum(1 for row in view.rows if is_user_turn(row)),
         last_activity=newest_ts([row.get("ts") for row in view.rows]),
         anomaly_counts=view.report.counts(),
         report=view.report,
@@ -184,7 +185,7 @@ def mirror_after_append(key: str, appended: Appended, rows: list[dict[str, Any]]
     }
     if rows:
         changes["row_count"] = F("row_count") + len(rows)
-        users = sum(1 for row in rows if row.get("role") == "user")
+        users = sum(1 for row in rows if is_user_turn(row))
         if users:
             changes["user_turns"] = F("user_turns") + users
         newest = newest_ts(list(appended.ts))

@@ -1,0 +1,312 @@
+"""Races around the model call: whatever lands while the "model" thinks (a delete, an
+append, a rewrite, a new turn) must never be papered over by the summary it returns; and
+two passes for one slot spend exactly one model call."""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import threading
+from collections.abc import Callable
+
+import pytest
+from django.db import connection
+from django.utils import timezone
+
+from summaries.core.sidecar import INTENTS, ONE_LINE, read_for_panel, read_strict
+from summaries.marker import marker_active, marker_release, marker_take
+from summaries.models import IntentSummary, OneLineSummary
+from summaries.services import PassOutcome, summary_generate
+from summaries.turns import slot_append_row, slot_turn_start
+from tests.summaries.django.conftest import OTHER_REPLY, add_exchanges
+from transcripts.core import store as store_module
+from transcripts.models import Slot
+from transcripts.services import session_delete, session_rewind, session_rotate
+
+STORED = PassOutcome(True, "stored")
+
+
+def slot_row(name: str = "s1") -> Slot:
+    return Slot.objects.select_related("session").get(name=name)
+
+
+class Previous:
+    """A stored summary and its mirrors, to prove a refused pass left them exactly as is."""
+
+    def __init__(self, store, slot: Slot) -> None:
+        key = slot.session.key
+        self.paths = [store.sidecar_path(key, INTENTS), store.sidecar_path(key, ONE_LINE)]
+        self.files = [p.read_bytes() for p in self.paths]
+        self.mirrors = (
+            list(IntentSummary.objects.values()),
+            list(OneLineSummary.objects.values()),
+        )
+        self.turn_mark = slot_row(slot.name).summary_turn_mark
+
+    def unchanged(self) -> bool:
+        return (
+            [p.read_bytes() for p in self.paths] == self.files
+            and (list(IntentSummary.objects.values()), list(OneLineSummary.objects.values()))
+            == self.mirrors
+            and Slot.objects.get(name="s1").summary_turn_mark == self.turn_mark
+        )
+
+
+@pytest.fixture
+def summarized(enabled_summaries, make_slot, store, backend):
+    """A slot with a stored summary, one more exchange since, and the next reply differing."""
+    slot = make_slot(turns=2)
+    assert summary_generate(slot_name="s1") == STORED
+    previous = Previous(store, slot)
+    add_exchanges(slot, 1, start=2)
+    backend.reply = OTHER_REPLY
+    return slot, previous
+
+
+# --- the write guard, end to end ------------------------------------------------------------------
+
+
+@pytest.mark.django_db
+def test_a_delete_during_generation_is_not_resurrected(summarized, store, backend, pushes):
+    slot, _ = summarized
+    key = slot.session.key
+    backend.during = lambda: session_delete(key=key)
+
+    outcome = summary_generate(slot_name="s1", force=True)
+
+    assert not outcome.ok
+    assert backend.calls == 2
+    assert not store.path(key).exists()
+    assert not store.sidecar_path(key, INTENTS).exists()
+    assert not store.sidecar_path(key, ONE_LINE).exists()
+    assert not IntentSummary.objects.exists()
+    assert not OneLineSummary.objects.exists()
+    assert pushes.slots == []
+
+
+@pytest.mark.django_db
+def test_an_append_during_generation_refuses_the_write(summarized, store, backend):
+    slot, previous = summarized
+    backend.during = lambda: slot_append_row(slot=slot, role="assistant", content="late row")
+
+    assert summary_generate(slot_name="s1", force=True) == PassOutcome(False, "write_refused")
+
+    assert previous.unchanged()
+    assert read_strict(store, slot.session.key) is None  # stale, and says so
+    assert read_for_panel(store, slot.session.key)[1] is True
+    assert slot_row().summary_in_flight_until is None
+
+
+def _rewind(slot: Slot, store) -> None:
+    rows = store.read_file(slot.session.key).rows
+    session_rewind(key=slot.session.key, after_ts=rows[3]["ts"])
+
+
+def _rotate(slot: Slot, store) -> None:
+    session_rotate(key=slot.session.key, force=True)
+
+
+@pytest.mark.parametrize("rewrite", [_rewind, _rotate], ids=["rewind", "rotate"])
+@pytest.mark.django_db
+def test_a_rewrite_during_generation_cannot_bless_a_stale_summary(
+    summarized, store, backend, rewrite
+):
+    """The rewrite restores the mtime and advances gen: only the snapshot gen catches it."""
+    slot, previous = summarized
+    key = slot.session.key
+    before = store.identity(key)
+    backend.during = lambda: rewrite(slot, store)
+
+    assert summary_generate(slot_name="s1", force=True) == PassOutcome(False, "write_refused")
+
+    after = store.identity(key)
+    assert (after.sig, after.gen) == (before.sig, before.gen + 1)
+    assert previous.unchanged()
+    assert read_strict(store, key) is None
+
+
+@pytest.mark.django_db
+def test_a_turn_starting_during_the_model_call_discards_the_result(summarized, store, backend):
+    slot, previous = summarized
+    backend.during = lambda: slot_turn_start(slot=slot, content="and one more thing")
+
+    assert summary_generate(slot_name="s1", force=True) == PassOutcome(False, "discarded:running")
+
+    assert previous.unchanged()
+    assert slot_row().running is True
+    assert slot_row().summary_in_flight_until is None
+
+
+@pytest.mark.django_db
+def test_a_write_in_flight_during_the_model_call_discards_the_result(summarized, backend):
+    """A write accepted but not yet on disk (dirty) is invisible to the disk guard."""
+    slot, previous = summarized
+    backend.during = lambda: Slot.objects.filter(pk=slot.pk).update(dirty=True)
+
+    assert summary_generate(slot_name="s1", force=True) == PassOutcome(False, "discarded:dirty")
+    assert previous.unchanged()
+
+
+@pytest.mark.django_db
+def test_a_row_appended_after_the_read_is_not_missed(summarized, store, backend, monkeypatch):
+    """The snapshot precedes the read, so a row landing right after the read refuses the
+    write instead of blessing a summary that does not contain it."""
+    slot, previous = summarized
+    real_read = type(store).read_session
+
+    def read_then_append(self, key, **kwargs):
+        view = real_read(self, key, **kwargs)
+        self.append_row(key, "assistant", "landed just after the read")
+        return view
+
+    monkeypatch.setattr(type(store), "read_session", read_then_append)
+
+    assert summary_generate(slot_name="s1", force=True) == PassOutcome(False, "write_refused")
+    assert previous.unchanged()
+
+
+@pytest.mark.django_db
+def test_an_append_inside_one_clock_tick_still_refuses_the_write(
+    summarized, store, backend, monkeypatch
+):
+    """A coarse kernel clock leaves the mtime where it was across the append; the store's
+    strict sig must move it anyway, or the summary missing that row would be stored."""
+    slot, previous = summarized
+    real_write_all = store_module.write_all
+
+    def pinned_write_all(fd: int, data: bytes) -> None:
+        st = os.fstat(fd)
+        real_write_all(fd, data)
+        os.utime(fd, ns=(st.st_atime_ns, st.st_mtime_ns))
+
+    def append_in_the_same_tick() -> None:
+        monkeypatch.setattr(store_module, "write_all", pinned_write_all)
+        before = store.identity(slot.session.key).sig
+        slot_append_row(slot=slot, role="assistant", content="same tick")
+        assert store.identity(slot.session.key).sig == before + 1
+
+    backend.during = append_in_the_same_tick
+
+    assert summary_generate(slot_name="s1", force=True) == PassOutcome(False, "write_refused")
+    assert previous.unchanged()
+
+
+# --- one model call per slot ------------------------------------------------------------------------
+
+
+def _in_thread(target: Callable[[], PassOutcome], results: list[PassOutcome]) -> threading.Thread:
+    def run() -> None:
+        try:
+            results.append(target())
+        finally:
+            connection.close()
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    return thread
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_concurrent_passes_spend_one_model_call(enabled_summaries, make_slot, store, backend):
+    make_slot(turns=2)
+    backend.gate = threading.Event()
+    results: list[PassOutcome] = []
+
+    first = _in_thread(lambda: summary_generate(slot_name="s1"), results)
+    assert backend.entered.wait(10)  # the first pass is inside the model call
+    assert marker_active(slot_row())
+
+    second = _in_thread(lambda: summary_generate(slot_name="s1", force=True), results)
+    second.join(10)
+    assert results == [PassOutcome(False, "in_flight")]
+    assert marker_active(slot_row())  # the refused caller left the holder's marker alone
+
+    backend.gate.set()
+    first.join(10)
+    assert not first.is_alive() and not second.is_alive()
+    assert results[1] == STORED
+    assert backend.calls == 1
+    assert slot_row().summary_in_flight_until is None
+
+
+@pytest.mark.django_db(transaction=True)
+def test_passes_released_together_spend_one_model_call(enabled_summaries, make_slot, backend):
+    """All callers pass the cheap gate at once; the conditional UPDATE admits one."""
+    make_slot(turns=2)
+    backend.gate = threading.Event()
+    start = threading.Barrier(4)
+    results: list[PassOutcome] = []
+
+    def contender() -> PassOutcome:
+        start.wait(10)
+        return summary_generate(slot_name="s1", force=True)
+
+    threads = [_in_thread(contender, results) for _ in range(4)]
+    assert backend.entered.wait(10)
+    backend.gate.set()
+    for thread in threads:
+        thread.join(20)
+
+    assert backend.calls == 1
+    assert sorted(results, key=lambda o: o.reason) == [
+        PassOutcome(False, "in_flight"),
+        PassOutcome(False, "in_flight"),
+        PassOutcome(False, "in_flight"),
+        STORED,
+    ]
+    assert slot_row().summary_in_flight_until is None
+
+
+@pytest.mark.django_db
+def test_an_expired_marker_does_not_block_a_new_pass(enabled_summaries, make_slot, backend):
+    """A worker killed mid-pass never released its marker; it expires."""
+    slot = make_slot(turns=2)
+    expired = timezone.now() - dt.timedelta(seconds=1)
+    Slot.objects.filter(pk=slot.pk).update(summary_in_flight_until=expired)
+
+    assert summary_generate(slot_name="s1") == STORED
+    assert backend.calls == 1
+    assert slot_row().summary_in_flight_until is None
+
+
+@pytest.mark.django_db
+def test_a_live_marker_blocks_even_a_forced_pass(enabled_summaries, make_slot, backend):
+    slot = make_slot(turns=2)
+    held = timezone.now() + dt.timedelta(minutes=5)
+    Slot.objects.filter(pk=slot.pk).update(summary_in_flight_until=held)
+
+    assert summary_generate(slot_name="s1", force=True) == PassOutcome(False, "in_flight")
+    assert backend.calls == 0
+    assert slot_row().summary_in_flight_until == held
+
+
+@pytest.mark.django_db
+def test_a_caller_refused_at_the_take_never_clears_the_holders_marker(
+    enabled_summaries, make_slot, backend, monkeypatch
+):
+    """Even past the cheap gate (it raced), a refused caller leaves the marker alone."""
+    slot = make_slot(turns=2)
+    held = timezone.now() + dt.timedelta(minutes=5)
+    Slot.objects.filter(pk=slot.pk).update(summary_in_flight_until=held)
+    monkeypatch.setattr("summaries.services.marker_active", lambda slot: False)
+
+    assert summary_generate(slot_name="s1", force=True) == PassOutcome(False, "in_flight")
+    assert backend.calls == 0
+    assert slot_row().summary_in_flight_until == held
+
+
+@pytest.mark.django_db
+def test_the_marker_is_released_only_with_its_own_token(make_slot, settings):
+    slot = make_slot(turns=0)
+    token = marker_take(slot.pk)
+    assert token is not None
+    assert marker_take(slot.pk) is None
+
+    marker_release(slot.pk, token - dt.timedelta(microseconds=1))  # someone else's token
+    assert slot_row().summary_in_flight_until == token
+    marker_release(slot.pk, token)
+    assert slot_row().summary_in_flight_until is None
+
+    settings.KIROCREW_SUMMARY_IN_FLIGHT_TTL = -1  # every marker taken is already expired
+    assert marker_take(slot.pk) is not None
+    assert marker_take(slot.pk) is not None
