@@ -27,6 +27,7 @@ FEASIBILITY = _rx(
 NO_CHANGE_YET = _rx(
     r"(don'?t|do not) (change|build|touch|implement|start|do|write|modify) (anything|it|that|this)?"
     r"|(just|only) (asking|curious|wondering)|not now\b|no changes( yet)?\b"
+    r"|thinking out loud|hypothetically|out of curiosity|idle thought|just an idea"
 )
 # "Drop the bulk export line" edits a text; these phrases drop the work itself.
 DROP = _rx(
@@ -34,7 +35,8 @@ DROP = _rx(
     r"|\blet'?s not\b(?=\s*(?:[.!,;]|$|do|bother|go|worry))|\bscrap (it|that|this|the idea)\b"
     r"|\bdrop (it|that|this)\b(?!\s+(line|from|in|into))|\bdon'?t bother\b|\bnot worth (it|the)\b"
     r"|\bleave it (there|for now|be)\b|\bcancel (it|that|this)\b|\babandon (it|that|this)\b"
-    r"|\bgive up on\b|\bpark (it|that|this)\b|\bshelve (it|that|this)\b"
+    r"|\bgive up on\b|\bpark (it|that|this)\b|\bshelve (it|that|this)\b|\bhold off\b"
+    r"|\bskip (it|that|this)\b|\bno need\b(?! to)|\bleave it as (is|it is)\b"
 )
 NEGATED_FORGET = _rx(r"(don'?t|do not|never) forget")
 # Retracting part of a request keeps the intent; the retracted part just disappears.
@@ -68,6 +70,7 @@ WEAK_PIVOT = _rx(
 RESUME = _rx(
     r"\bback to\b|\bget back to\b|\bgoing back to\b|\breturn(ing)? to\b|\bresume\b"
     r"|\bpick (it|that|this|the\b[^.?!]{0,40}) (back )?up\b|\bwhere were we\b|\bwhere we left off\b"
+    r"|^\W*(continuing|resuming) (with|on)\b"
 )
 REFERS_BACK = _rx(
     r"\bwe (talked|spoke) about\b|\byou (estimated|described|suggested|mentioned|proposed)\b"
@@ -83,7 +86,7 @@ CONTINUE = _rx(
 )
 ANAPHORA = _rx(r"\b(it|that|this|those|them|these)\b")
 CLOSE_REQUEST = _rx(
-    r"^\W*((ok(ay)?|good|great|nice|perfect|cool|fine|lgtm)\b[\s,.!]*)*"
+    r"^\W*((ok(ay)?|k|kk|yes|yep|sure|good|great|nice|perfect|cool|fine|lgtm)\b[\s,.!]*)*"
     r"(commit|merge|push|ship|deploy|redeploy|release|publish|open a (pr|mr|cr|pull request))\b"
 )
 # The person reporting a close in their own words: "merged it", "I shipped it".
@@ -93,7 +96,7 @@ USER_CLOSE = _rx(
     r"|\bi('ve| have)? (merged|shipped|deployed|pushed|released|published)\b"
 )
 ACK = _rx(
-    r"\b(thanks|thank you|thx|ty|great|nice|cool|perfect|awesome|good|lgtm|looks good"
+    r"\b(thanks|thank you|thx|ty|great|nice|cool|perfect|awesome|good|lgtm|looks good|k|kk"
     r"|sounds good|got it|makes sense|ok|okay|excellent|brilliant|\U0001f44d|sweet|that'?s all)\b"
     r"|\U0001f44d"
 )
@@ -309,6 +312,17 @@ OPTION_PICK = _rx(
 )
 OPTION_LINE = re.compile(r"^\s*(?:(\d)[.)]|[-*\u2022]|option (\d)[:.)]?)\s+(\S.*)$", re.I | re.M)
 ORDINALS = {"first": 1, "second": 2, "third": 3, "fourth": 4}
+
+# A turn that only records a fact ("before I forget: staging needs the VPN") is not a goal.
+FACT_LEAD = _rx(
+    r"^\W*(before i forget|fyi|heads[- ]up|note|for the record|just so you know|for future reference"
+    r"|remember that|keep in mind)\b"
+)
+# The person saying they will check it themselves later: the result is not verified yet.
+DEFERRED_CHECK = _rx(
+    r"\bi'?ll (check|verify|test|look at|click through|try|review|confirm)\b[^.?!]{0,40}"
+    r"\b(later|tomorrow|tonight|monday|next week|after|when)\b"
+)
 
 # --- compaction is never a boundary (prompt trap 8) -----------------------------------
 

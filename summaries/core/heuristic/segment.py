@@ -60,6 +60,7 @@ class Draft:
     vocab: set[str] = field(default_factory=set)
     closed: bool = False
     dropped: bool = False
+    settled: bool = False  # the last word on it was a close, a pass or the person's ok
     late_accept: bool = False  # accepted in the turn that moved on to the next intent
 
     def add(
@@ -91,12 +92,18 @@ class Draft:
     def _track_close(self, sig: UserSignals, replies: tuple[str, ...]) -> None:
         if not (sig.ack or sig.close_request or sig.user_close):
             self.closed = self.dropped = False  # new work on this intent reopens it
+        self.settled = sig.ack or sig.accept or sig.claims_works or (self.settled and sig.question)
         if sig.user_close:
-            self.closed = True
+            self.closed = self.settled = True
         for reply in replies:
             for ev in reply_evidence(reply):
-                if ev.kind is Ev.CLOSE:
-                    self.closed = True
+                if ev.kind in (Ev.CLOSE, Ev.GREEN):
+                    self.closed = self.closed or ev.kind is Ev.CLOSE
+                    self.settled = True
+                elif ev.kind is Ev.RED:
+                    self.closed = self.settled = False  # a failure after a close reopens it
+                elif ev.kind in (Ev.OPEN, Ev.CHANGE):
+                    self.settled = False
 
     def sim(self, words: frozenset[str]) -> float:
         return len(words & self.vocab) / len(words) if words else 1.0
@@ -199,9 +206,16 @@ def _continues_closed(sig: UserSignals, cur: Draft) -> bool:
         or sig.ack
         or bool(sig.option_pick)
         or sig.correction
+        or sig.resume
         or (sig.continuation and not sig.pivot_weak)
         or sig.followup
         or cur.related(sig.words)
+    )
+
+
+def _points_back(sig: UserSignals) -> bool:
+    return (
+        sig.continuation or sig.anaphora or sig.ack or bool(sig.option_pick) or sig.correction
     )
 
 
@@ -211,21 +225,23 @@ def _route(st: _State, ex: Exchange, sig: UserSignals) -> tuple[str, Draft | Non
         return ("new", None)
     if sig.resume or ex.gap_before or sig.pivot_strong:
         older, score = _best_older(st, sig.words)
-        if older is not None and (
-            (sig.resume and score > 0) or score >= _CONTINUES > cur.sim(sig.words)
-        ):
+        here = cur.sim(sig.words)
+        if older is not None and ((sig.resume and score > here) or score >= _CONTINUES > here):
             return ("resume", older)
     if sig.pivot_strong:
         return ("new", None)
     if ex.after_compaction or sig.correction:
         return ("continue", cur)
     if cur.closed or cur.dropped or ex.gap_before:
-        if _continues_closed(sig, cur) or not (sig.work_order or sig.problem or sig.question):
+        # A close ends the work: anything substantial that is not about it is new.
+        if _continues_closed(sig, cur) or len(sig.words) < 2:
             return ("continue", cur)
         return ("new", None)
     if sig.continuation or sig.option_pick or sig.ack or sig.question:
         return ("continue", cur)
     sim = cur.sim(sig.words)
+    if cur.settled and len(sig.words) >= 3 and not cur.related(sig.words):
+        return ("new", None)  # the last work was finished and this is about something else
     if sig.pivot_weak and sim < _CONTINUES and not sig.anaphora:
         return ("new", None)
     if sig.new_work and len(sig.words) >= 3 and sim < _NEW_TOPIC:
@@ -245,8 +261,11 @@ def _drop_target(st: _State, sig: UserSignals) -> Draft | None:
 def _handle_drop(st: _State, ex: Exchange, sig: UserSignals, prev: _Pending | None) -> None:
     rest = split_after_drop(ex.text)
     new_work = bool(rest) and is_work_order(rest)
-    if prev is not None and (st.current is None or st.current.closed):
+    if prev is not None:
         st.pending.remove(prev)  # "let's leave it there": the idea never became work
+        cur = st.current
+        if cur is not None and not (cur.closed or cur.dropped):
+            st.place(cur, ex, sig, Role.SPAN)
     else:
         target = _drop_target(st, sig)
         if target is not None:
@@ -297,6 +316,10 @@ def segment(exchanges: Sequence[Exchange]) -> list[Draft]:
                 continue
         if sig.drop:
             _handle_drop(st, ex, sig, None)
+            continue
+        if sig.fact_only:
+            if st.current is not None:
+                st.place(st.current, ex, sig, Role.SPAN)
             continue
         p = _match_pending(st, sig, prev, sig.work_order or sig.continuation)
         if p is not None:

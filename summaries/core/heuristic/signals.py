@@ -40,6 +40,8 @@ class UserSignals:
     new_work: bool  # a problem, or a request led by a verb that starts work (not "keep")
     followup: bool  # about review, CI or the PR of work that was just closed
     anaphora: bool  # a short turn pointing back: "add a test for it"
+    fact_only: bool  # records a fact ("fyi, staging needs the VPN"); asks for nothing
+    deferred_check: bool  # "I'll click through it tomorrow": not verified yet
     option_pick: tuple[int, ...]
 
 
@@ -140,6 +142,8 @@ def classify(text: str) -> UserSignals:
         new_work=bool(lx.PROBLEM.search(lowered)) or _starts_new_work(text),
         followup=bool(lx.FOLLOWUP.search(lowered)),
         anaphora=bool(lx.ANAPHORA.search(lowered)) and len(text.split()) <= 12,
+        fact_only=bool(lx.FACT_LEAD.search(lowered)) and not work and "?" not in text,
+        deferred_check=bool(lx.DEFERRED_CHECK.search(lowered)),
         option_pick=picks,
     )
 

@@ -65,14 +65,26 @@ class _Run:
     accepted: bool = False
     dropped: bool = False
     open: bool = False
+    # The state just before the latest ask, when the work was settled then: dropping that
+    # ask ("could we also ...?" / "nah") retracts only the ask, not the finished work.
+    before_ask: tuple[bool | None, bool, bool, bool] | None = None
+
+    def _settled(self) -> bool:
+        return self.closed or self.accepted or (self.verified is True and not self.open)
 
     def user(self, entry: Entry) -> None:
         sig = entry.sig
         if entry.role is Role.DROP:
+            if self.before_ask is not None:
+                self.verified, self.closed, self.accepted, self.open = self.before_ask
+                self.before_ask = None
+                return
             self.dropped, self.closed = True, False
             self.v.drop = entry
             return
         if _is_new_ask(entry):
+            snapshot = (self.verified, self.closed, self.accepted, self.open)
+            self.before_ask = snapshot if self._settled() else None
             self.closed = self.accepted = self.dropped = False
         if sig.correction:
             self.v.corrections.append(entry)
@@ -80,7 +92,9 @@ class _Run:
                 self.verified = False
         if sig.user_close:
             self.closed = True
-        if sig.claims_works:
+        if sig.deferred_check:
+            self.verified = False  # the person will look later: not verified yet
+        elif sig.claims_works:
             self.verified, self.accepted = True, True
         elif sig.ack or (sig.accept and not _is_new_ask(entry)):
             self.accepted = True
@@ -96,7 +110,8 @@ class _Run:
             elif ev.kind is Ev.GREEN:
                 self.verified, self.open, v.last_pass = True, False, ev.sentence
             elif ev.kind is Ev.RED:
-                self.verified, v.last_fail = False, ev.sentence
+                # a failure after a close means the work is not over
+                self.verified, self.closed, v.last_fail = False, False, ev.sentence
             elif ev.kind is Ev.CLOSE:
                 self.closed, v.last_close = True, ev.sentence
             elif ev.kind is Ev.OPEN:
@@ -108,7 +123,7 @@ class _Run:
 def _informational(draft: Draft, v: Verdict) -> bool:
     asks = [e for e in draft.entries if e.role in (Role.WORK, Role.QUESTION) and not e.sig.ack]
     answered = bool(asks) and bool(asks[-1].replies)
-    no_work = not any(e.sig.work_order or e.sig.close_request for e in asks)
+    no_work = all(e.sig.question for e in asks)
     return answered and no_work and not v.changed and v.last_close is None
 
 

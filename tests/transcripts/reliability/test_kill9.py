@@ -33,7 +33,7 @@ KEY = "dashboard:kill9"
 ITERATIONS = 150
 PACE_S = 0.003  # between appends: bounds the bytes a 250 ms run can write
 FRAGMENT_KINDS = {"torn_tail", "bad_json", "bad_utf8"}
-TAIL_READ = 4 * 1024 * 1024  # more than the largest row (~1 MB)
+TAIL_READ = 9 * 1024 * 1024  # more than the largest row (4 MB; the line limit is 8 MiB)
 
 
 def _busy_wait(seconds: float) -> None:
@@ -42,8 +42,11 @@ def _busy_wait(seconds: float) -> None:
         pass
 
 
-def _one_run(root: Path, seed: int, rng: random.Random, aimed: bool) -> tuple[list[str], bool]:
-    """Start a writer, SIGKILL it; return its ack lines and whether the kill was aimed."""
+def _one_run(
+    root: Path, seed: int, rng: random.Random, aimed: bool
+) -> tuple[list[str], int | None]:
+    """Start a writer, SIGKILL it; return its ack lines and, for a kill aimed at an
+    announced write, the µs from the announcement to the kill."""
     read_fd, write_fd = os.pipe()
     args = ["--aim"] if aimed else []
     proc = spawn(
@@ -55,15 +58,17 @@ def _one_run(root: Path, seed: int, rng: random.Random, aimed: bool) -> tuple[li
     try:
         lines = reader.wait_for("R", timeout=30)
         deadline = time.monotonic() + rng.uniform(0.005, 0.25)
-        hit = False
+        announced: int | None = None
         while time.monotonic() < deadline and not reader.eof:
             new = reader.poll(deadline - time.monotonic())
             lines += new
-            if aimed and "W" in new:
+            big = [line for line in new if line.startswith("W ")]
+            if aimed and big:
                 _busy_wait(rng.uniform(0, 0.0003))
-                hit = True
+                announced = int(big[-1].split(" ")[2])
                 break
         proc.kill()
+        latency = None if announced is None else (time.monotonic_ns() - announced) // 1000
         code = reap(proc)
         lines += reader.drain()
     finally:
@@ -73,7 +78,7 @@ def _one_run(root: Path, seed: int, rng: random.Random, aimed: bool) -> tuple[li
             proc.wait()
     stderr = proc.stderr.read().decode() if proc.stderr else ""
     assert code == -signal.SIGKILL, f"writer died on its own ({code}) before the kill:\n{stderr}"
-    return lines, hit
+    return lines, latency
 
 
 def _tail_state(path: Path) -> tuple[int, bytes] | None:

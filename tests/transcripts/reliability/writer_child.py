@@ -132,7 +132,7 @@ def _install_controls() -> None:
 def cmd_kill9(args: argparse.Namespace) -> None:
     """Append forever (until SIGKILL); ack each returned append on ``ack_fd``.
 
-    ``W`` announces a big ``write()`` right before the syscall (the parent may aim its
+    ``W <bytes> <monotonic ns>`` announces a big ``write()`` right before the syscall (the parent may aim its
     kill into it); ``A <ts>`` acks a row, ``V <ts> <target_ts> <value>`` a revision;
     ``L <ts>`` says a revision was refused because this process's acked row is gone.
     """
@@ -145,7 +145,7 @@ def cmd_kill9(args: argparse.Namespace) -> None:
     def announce(fd: int, data: Any) -> int:
         # Tell the parent a big write() is about to start, so it can aim a kill into it.
         if fd != args.ack_fd and len(data) >= BIG:
-            real_write(args.ack_fd, b"W\n")
+            real_write(args.ack_fd, b"W %d %d\n" % (len(data), time.monotonic_ns()))
         return real_write(fd, data)
 
     os.write = announce  # type: ignore[assignment]

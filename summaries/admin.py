@@ -1,0 +1,109 @@
+"""Admin for the summary mirrors, plus the one-session "Summarize now" action on sessions.
+
+No batch spending: the action refuses a selection of more than one session.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django.contrib import admin, messages
+from django.db.models import QuerySet
+from django.http import HttpRequest
+from django.utils.html import format_html
+from django.utils.safestring import SafeString
+
+from transcripts.models import Session
+
+from .models import IntentSummary, OneLineSummary
+from .services import summary_generate
+
+
+def pretty_json(value: Any) -> SafeString:
+    return format_html("<pre>{}</pre>", json.dumps(value, indent=2, ensure_ascii=False))
+
+
+class _ReadOnly(admin.ModelAdmin):  # type: ignore[type-arg]
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+@admin.register(IntentSummary)
+class IntentSummaryAdmin(_ReadOnly):
+    list_display = ("session", "intent_count", "states", "user_turns", "model", "generated_at")
+    list_filter = ("model",)
+    search_fields = ("session__key", "session__title", "states")
+    list_select_related = ("session",)
+    exclude = ("payload",)
+    readonly_fields = (
+        "session",
+        "payload_pretty",
+        "sig",
+        "gen",
+        "generated_at",
+        "user_turns",
+        "last_activity",
+        "model",
+        "duration_ms",
+        "intent_count",
+        "states",
+    )
+
+    @admin.display(description="payload")
+    def payload_pretty(self, obj: IntentSummary) -> SafeString:
+        return pretty_json(obj.payload)
+
+
+@admin.register(OneLineSummary)
+class OneLineSummaryAdmin(_ReadOnly):
+    list_display = ("session", "summary", "generated_at")
+    search_fields = ("session__key", "summary")
+    list_select_related = ("session",)
+
+
+class IntentSummaryInline(admin.StackedInline):  # type: ignore[type-arg]
+    model = IntentSummary
+    fields = ("summary_pretty", "model", "generated_at", "user_turns", "sig", "gen")
+    readonly_fields = fields
+    can_delete = False
+    extra = 0
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    @admin.display(description="summary")
+    def summary_pretty(self, obj: IntentSummary) -> SafeString:
+        return pretty_json(obj.payload)
+
+
+@admin.action(description="Summarize now (one session)")
+def summarize_now(
+    modeladmin: admin.ModelAdmin[Session], request: HttpRequest, queryset: QuerySet[Session]
+) -> None:
+    sessions = list(queryset.select_related("slot")[:2])
+    if len(sessions) != 1:
+        modeladmin.message_user(
+            request,
+            "Select exactly one session: summaries are never generated in batch.",
+            messages.ERROR,
+        )
+        return
+    slot = getattr(sessions[0], "slot", None)
+    if slot is None:
+        modeladmin.message_user(request, "This session has no slot to summarize.", messages.ERROR)
+        return
+    outcome = summary_generate(slot_name=slot.name, force=True)
+    level = messages.SUCCESS if outcome.ok else messages.WARNING
+    modeladmin.message_user(request, f"{slot.name}: {outcome.reason}", level)
+
+
+# The session admin belongs to transcripts, which knows nothing of summaries: attach the
+# summary inline and action here (transcripts' admin is registered first).
+_session_admin = admin.site._registry.get(Session)
+if _session_admin is not None:
+    _session_admin.actions = (*(_session_admin.actions or ()), summarize_now)
+    type(_session_admin).inlines = (*_session_admin.inlines, IntentSummaryInline)
