@@ -15,8 +15,11 @@ $(STAMP): requirements.txt
 
 setup: $(STAMP)
 
+# DEMO=0 skips the sample import and the live replay.
+DEMO ?= 1
 run: setup
 	$(PY) manage.py migrate --noinput
+	@if [ "$(DEMO)" = "1" ]; then $(PY) manage.py demo --url http://127.0.0.1:8000 & fi; \
 	$(PY) manage.py runserver 127.0.0.1:8000
 
 test: setup

@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from datetime import datetime
 from typing import Any
+
+from .frames import NotificationData, NotificationFrame
 
 log = logging.getLogger(__name__)
 
@@ -54,3 +57,11 @@ def push_frame(slot_name: str, frame: dict[str, Any]) -> None:
             sender(slot_name, frame)
         except Exception:
             log.warning("%s push for %s failed", frame.get("type"), slot_name, exc_info=True)
+
+
+def push_notification(slot_name: str, title: str) -> None:
+    """A bell-feed entry for a slot (e.g. "Summary updated"), stamped now. A separate
+    frame from ``session_summary``, which is never wrapped as a notification."""
+    ts = datetime.now().astimezone().isoformat()
+    frame = NotificationFrame(data=NotificationData(key=slot_name, title=title, ts=ts))
+    push_frame(slot_name, frame.wire())

@@ -15,6 +15,7 @@ from typing import Any
 
 from django.db import transaction
 
+from transcripts.core.errors import SessionNotFound
 from transcripts.models import Slot
 from transcripts.store import get_store
 
@@ -27,7 +28,7 @@ from .core.reply import parse_reply
 from .core.sidecar import INTENTS, ONE_LINE, read_strict, write_guarded
 from .marker import marker_active, marker_release, marker_take
 from .models import IntentSummary, OneLineSummary
-from .push import push_session_summary
+from .push import push_notification, push_session_summary
 from .runtime import summary_backend, summary_config
 
 log = logging.getLogger(__name__)
@@ -66,6 +67,10 @@ def summary_generate(*, slot_name: str, force: bool = False) -> PassOutcome:
         return PassOutcome(False, "in_flight")
     try:
         outcome = _run_pass(slot, force=force)
+    except (Slot.DoesNotExist, SessionNotFound):
+        # A permanent delete landed mid-pass: an expected race, not a failure. Nothing
+        # was written (the guarded write refuses a vanished transcript).
+        outcome = PassOutcome(False, "no_transcript")
     except Exception:
         log.warning("Session summary failed for %s", slot_name, exc_info=True)
         outcome = PassOutcome(False, "error")
@@ -184,3 +189,4 @@ def _mirror(slot: Slot, payload: dict[str, Any], gist: str, sig: int, gen: int) 
         Slot.objects.filter(pk=slot.pk).update(summary_turn_mark=payload["user_turns"])
         name = slot.name
         transaction.on_commit(lambda: push_session_summary(name))
+        transaction.on_commit(lambda: push_notification(name, "Summary updated"))

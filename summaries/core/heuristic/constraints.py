@@ -36,6 +36,17 @@ _NAME_FIX = re.compile(
     r"|\b(got|was|been|is) renamed\b",
     _I,
 )
+# "we always run tests with `make test`, never bare pytest": a standing rule about a command.
+_ALWAYS_NEVER = re.compile(
+    r"\b(always|never|only ever|must always|must never)\b[^.;]{0,60}(`[^`]+`|--?[a-z][\w-]+)", _I
+)
+# "staging deploys only work from the VPN": a condition the environment imposes.
+_CONDITION = re.compile(
+    r"\bonly works? (from|with|on|over|inside|behind|if|when)\b"
+    r"|\b(won'?t|doesn'?t|does not|will not) work (unless|without|outside|off)\b"
+    r"|\b(you have to|you need to|you must) be (on|connected|logged|inside|behind)\b",
+    _I,
+)
 _MISTYPED = re.compile(r"\b(mistyped|misspelled|typo in the name)\b", _I)
 _OWNERSHIP = re.compile(
     r"\b\w+ owns? the\b|\bowned by\b|\bdon'?t touch\b|\bnever (push|commit|deploy|touch|edit)\b",
@@ -62,7 +73,7 @@ def _rule(sentence: str, turn_text: str) -> str | None:
     """The constraint a sentence states, or None."""
     if _FLAG.search(sentence) and (_REQUIRE.search(sentence) or _NAME_FIX.search(sentence)):
         return sentence
-    if _STEP_AFTER.search(sentence) or _NAME_FIX.search(sentence):
+    if any(rx.search(sentence) for rx in (_STEP_AFTER, _NAME_FIX, _ALWAYS_NEVER, _CONDITION)):
         return sentence
     m = _OWNERSHIP.search(sentence)
     if m:

@@ -42,7 +42,8 @@ _CHANGE = re.compile(
     r"|reduced|enabled|disabled|configured|installed|dropped|made|patched|upgraded|downgraded"
     r"|migrated|introduced|adjusted|tweaked|corrected|modified|ported|restored|wired)\b"
     r"|\bnow (uses|reads|renders|stores|routes|carries|offers|writes|sends|points|imports"
-    r"|calls|checks|validates)\b",
+    r"|calls|checks|validates)\b"
+    r"|^\W*done\b\s*[,.:;!]",  # "Done, ..." reports the asked-for change as made
     _I,
 )
 _NEG = r"(?<!n't )(?<!not )(?<!never )(?<!without )"
@@ -55,7 +56,10 @@ _PASS = re.compile(
     r"|\b(?:is|are|was|were) (?:clean|ok|okay|green|present|correct|there|up)\b|\bclean\b"
     r"|\u2713|\ball green\b|" + _NEG + r"\b(?:delivered|arrived|reconnected|confirmed|verified)\b"
     r"|" + _NEG + r"\btested\b|\bmatch(?:es)? the\b|\bnow returns\b|\breturns (?:a )?200\b"
-    r"|\bloads with\b|\bupload ok\b|\brollout complete\b|\bapplied ok\b",
+    r"|\bloads with\b|\bupload ok\b|\brollout complete\b|\bapplied ok\b"
+    # a run reported with its timing has run to the end: "the build is 1m38s in CI"
+    r"|\b(?:build|run|ci|pipeline|suite|job)\b[^.;]{0,30}\b(?:is|took|ran in|finished in|now) "
+    r"~?\d+(?:[.,]\d+)?\s*(?:ms|secs?|seconds?|s|mins?|minutes?|m|h)(?:\d+s)?\b",
     _I,
 )
 _PASS_CS = re.compile(r"\bPASS(?:ED)?\b|(?<=\w )OK\b")

@@ -101,11 +101,12 @@ ACK = _rx(
     r"|\U0001f44d"
 )
 ACCEPT = _rx(
-    r"\b(perfect|lgtm|looks good|looks great|great|nice|excellent|awesome|thanks|thank you"
+    r"\b(perfect|lgtm|looks (good|great|right|fine|correct)|great|nice|excellent|awesome|thanks|thank you"
     r"|works( now)?|that works|good)\b|\U0001f44d"
 )
 CLAIMS_WORKS = _rx(
-    r"(?<!n't )(?<!not )\b(it works|works now|working now|that works|confirmed it|i checked,? it)\b"
+    r"(?<!n't )(?<!not )\b(it works|works now|working now|that works|confirmed it|i checked,? it"
+    r"|looks (right|correct) in|that'?s back|it'?s back)\b"
 )
 POLITE_REQUEST = _rx(r"\b(can|could|would|will) (you|we)\b|\bplease\b|\bi'?d like\b")
 INFO_REQUEST = _rx(
@@ -298,7 +299,7 @@ NEW_WORK_VERBS = frozenset(
 )
 # After a close, talk about its review, CI or PR is still about the same work.
 FOLLOWUP = _rx(
-    r"(review(er|ers)?|the (pr|mr|cr|pull request|build|pipeline|checks?)|ci|rebase|conflicts?)"
+    r"\b(review(er|ers)?|the (pr|mr|cr|pull request|build|pipeline|checks?)|ci\b|rebase|conflicts?)"
 )
 CLAUSE_LEAD = _rx(
     r"^\W*((ok(ay)?|so|and|also|then|please|now|next|first|ah|hey|right|fine|good|great|nice|cool"

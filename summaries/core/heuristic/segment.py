@@ -207,6 +207,7 @@ def _continues_closed(sig: UserSignals, cur: Draft) -> bool:
         or bool(sig.option_pick)
         or sig.correction
         or sig.resume
+        or sig.deferred_check
         or (sig.continuation and not sig.pivot_weak)
         or sig.followup
         or cur.related(sig.words)
@@ -214,9 +215,7 @@ def _continues_closed(sig: UserSignals, cur: Draft) -> bool:
 
 
 def _points_back(sig: UserSignals) -> bool:
-    return (
-        sig.continuation or sig.anaphora or sig.ack or bool(sig.option_pick) or sig.correction
-    )
+    return sig.continuation or sig.anaphora or sig.ack or bool(sig.option_pick) or sig.correction
 
 
 def _route(st: _State, ex: Exchange, sig: UserSignals) -> tuple[str, Draft | None]:

@@ -74,7 +74,7 @@ def test_a_delete_during_generation_is_not_resurrected(summarized, store, backen
 
     outcome = summary_generate(slot_name="s1", force=True)
 
-    assert not outcome.ok
+    assert outcome == PassOutcome(False, "no_transcript")
     assert backend.calls == 2
     assert not store.path(key).exists()
     assert not store.sidecar_path(key, INTENTS).exists()
@@ -82,6 +82,29 @@ def test_a_delete_during_generation_is_not_resurrected(summarized, store, backen
     assert not IntentSummary.objects.exists()
     assert not OneLineSummary.objects.exists()
     assert pushes.slots == []
+
+
+@pytest.mark.django_db
+def test_a_delete_between_the_snapshot_and_the_read_is_a_quiet_refusal(
+    summarized, store, backend, monkeypatch, caplog
+):
+    slot, _ = summarized
+    key = slot.session.key
+    real_read = type(store).read_session
+
+    def delete_then_read(self, key, **kwargs):
+        session_delete(key=key)
+        return real_read(self, key, **kwargs)
+
+    monkeypatch.setattr(type(store), "read_session", delete_then_read)
+
+    with caplog.at_level("INFO", logger="summaries.services"):
+        outcome = summary_generate(slot_name="s1", force=True)
+
+    assert outcome == PassOutcome(False, "no_transcript")
+    assert backend.calls == 1  # only the pass before
+    assert not store.sidecar_path(key, INTENTS).exists()
+    assert not any(r.levelname == "WARNING" for r in caplog.records)  # a race, not a fault
 
 
 @pytest.mark.django_db

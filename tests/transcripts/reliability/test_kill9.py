@@ -109,12 +109,14 @@ def test_kill9_loop_loses_no_acked_row(tmp_path: Path) -> None:
     revised: dict[str, int] = {}  # target ts -> largest acked revision value
     fragments: dict[int, tuple[int, str]] = {}  # offset -> (length, sha256) of torn tails
     complete_unterminated = 0  # a kill right before the final "\n": a whole, unacked row
-    aimed_hits = 0
+    latencies: list[int] = []  # µs from a big write's announcement to the aimed kill
+    torn_by = {"aimed": 0, "random": 0}
     vanished: list[str] = []  # acked rows a later revision could no longer find
     try:
         for i in range(ITERATIONS):
-            lines, hit = _one_run(root, i + 1, rng, aimed=i % 2 == 1)
-            aimed_hits += hit
+            lines, latency = _one_run(root, i + 1, rng, aimed=i % 2 == 1)
+            if latency is not None:
+                latencies.append(latency)
             for line in lines:
                 kind, *fields = line.split(" ")
                 if kind == "A":
@@ -134,6 +136,8 @@ def test_kill9_loop_loses_no_acked_row(tmp_path: Path) -> None:
                 complete_unterminated += 1
                 continue
             seen = (len(fragment), hashlib.sha256(fragment).hexdigest())
+            if offset not in fragments:
+                torn_by["random" if latency is None else "aimed"] += 1
             assert fragments.setdefault(offset, seen) == seen, "a kept fragment changed"
 
         assert not vanished, f"acked rows vanished from the file under the writer: {vanished}"
@@ -180,7 +184,9 @@ def test_kill9_loop_loses_no_acked_row(tmp_path: Path) -> None:
 
         # Teeth: the loop really wrote, really got killed mid-write, and recovered.
         print(
-            f"kill9: {ITERATIONS} kills ({aimed_hits} aimed into a write), {len(acked)} row acks, "
+            f"kill9: {ITERATIONS} kills ({len(latencies)} aimed, median "
+            f"{sorted(latencies or [0])[len(latencies) // 2]} µs after the announcement), "
+            f"torn tails {torn_by}, {len(acked)} row acks, "
             f"{len(acked_revisions)} revision acks, {len(fragments)} torn tails kept "
             f"{counts}, {complete_unterminated} complete-but-unterminated, "
             f"file {path.stat().st_size / 1e6:.0f} MB"

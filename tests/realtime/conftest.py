@@ -1,0 +1,217 @@
+"""Fixtures for the dashboard WebSocket: the full ASGI application (middleware, routing,
+consumer) over ``WebsocketCommunicator``, the in-memory channel layer, eager summary
+passes, two apps and a logged-in dashboard user, and a Django test ``Client`` per caller
+that drives turns through the real API.
+
+The tests are async and use ``django_db(transaction=True)``: the consumer's ORM work
+runs in asgiref's worker thread on another connection, so rows must be committed to be
+seen (and the pushes under test only happen after a commit).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any
+
+import pytest
+from asgiref.sync import sync_to_async
+from channels.layers import get_channel_layer
+from channels.testing import WebsocketCommunicator
+from django.conf import settings as django_settings
+from django.contrib.auth import get_user_model
+from django.test import Client
+from pydantic import Field, TypeAdapter
+
+from kirocrew_site.asgi import application
+from kirocrew_site.celery import app as celery_app
+from summaries.frames import NotificationFrame, RowFrame, SessionSummaryFrame, TurnFrame
+from transcripts.models import App
+from transcripts.services import app_create, session_create
+
+WS_PATH = "/ws/dashboard/"
+GOOD_ORIGIN = "http://localhost:8000"
+EVIL_ORIGIN = "https://evil.example"
+CLOSE_UNAUTHENTICATED = 4401
+EAGER = {"task_always_eager": True, "task_eager_propagates": True}
+
+AnyFrame = Annotated[
+    SessionSummaryFrame | TurnFrame | RowFrame | NotificationFrame,
+    Field(discriminator="type"),
+]
+FRAMES: TypeAdapter[Any] = TypeAdapter(AnyFrame)
+
+
+def validate_frame(frame: dict[str, Any]) -> Any:
+    """The typed frame; asserts it survives a JSON round trip unchanged (the Redis layer
+    msgpacks what the in-memory layer merely deep-copies)."""
+    assert json.loads(json.dumps(frame)) == frame
+    model = FRAMES.validate_python(frame)
+    assert model.model_dump() == frame
+    return model
+
+
+@dataclass
+class Caller:
+    """One caller: its WebSocket handshake headers and a Client for the HTTP API."""
+
+    name: str
+    client: Client
+    headers: list[tuple[bytes, bytes]]
+    app: App | None = None
+    token: str | None = None
+
+    async def api(self, method: str, path: str, body: Any = None) -> tuple[int, Any]:
+        def call() -> tuple[int, Any]:
+            data = json.dumps(body) if body is not None else ""
+            response = self.client.generic(
+                method, path, data, content_type="application/json"
+            )
+            content = response.content
+            return response.status_code, json.loads(content) if content else None
+
+        return await sync_to_async(call)()
+
+    async def create_slot(self, name: str) -> str:
+        status, body = await self.api("POST", "/api/chat/slots", {"name": name})
+        assert status == 201, body
+        return name
+
+    async def drive_turn(self, slot: str, *, ask: str = "", answer: str = "") -> None:
+        """One clean turn through the API: start with a user row, one assistant row, end."""
+        ask = ask or f"Please add a CSV export button to the {slot} report page."
+        answer = answer or "Added the CSV export button; the export test passes."
+        base = f"/api/chat/slots/{slot}"
+        status, body = await self.api("POST", f"{base}/turns", {"content": ask})
+        assert status == 201, body
+        status, body = await self.api(
+            "POST", f"{base}/rows", {"role": "assistant", "content": answer}
+        )
+        assert status == 201, body
+        status, body = await self.api("POST", f"{base}/turns/end", {"stop_reason": "end_turn"})
+        assert status == 200, body
+
+
+def origin(value: str = GOOD_ORIGIN) -> list[tuple[bytes, bytes]]:
+    return [(b"origin", value.encode()), (b"host", b"localhost")]
+
+
+@asynccontextmanager
+async def socket(
+    headers: Iterable[tuple[bytes, bytes]] = (),
+    subprotocols: list[str] | None = None,
+) -> AsyncIterator[tuple[WebsocketCommunicator, bool, Any]]:
+    """Open ``/ws/dashboard/`` on the real application; always disconnect afterwards."""
+    comm = WebsocketCommunicator(
+        application, WS_PATH, headers=list(headers), subprotocols=subprotocols
+    )
+    connected, detail = await comm.connect(timeout=5)
+    try:
+        yield comm, connected, detail
+    finally:
+        await comm.disconnect()
+
+
+async def hello(comm: WebsocketCommunicator) -> dict[str, Any]:
+    frame = await comm.receive_json_from(timeout=5)
+    assert frame["type"] == "hello", frame
+    return frame  # type: ignore[no-any-return]
+
+
+async def frames_until(
+    comm: WebsocketCommunicator, done: Callable[[dict[str, Any]], bool], *, timeout: float = 5
+) -> list[dict[str, Any]]:
+    """Every frame up to and including the first for which ``done`` holds (bounded)."""
+    seen: list[dict[str, Any]] = []
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while True:
+        remaining = deadline - loop.time()
+        if remaining <= 0:
+            raise AssertionError(f"no matching frame within {timeout}s; saw {seen}")
+        frame = await comm.receive_json_from(timeout=remaining)
+        seen.append(frame)
+        if done(frame):
+            return seen
+
+
+def is_summary(slot: str) -> Callable[[dict[str, Any]], bool]:
+    return lambda f: f.get("type") == "session_summary" and f["data"]["key"] == slot
+
+
+def is_notification(slot: str) -> Callable[[dict[str, Any]], bool]:
+    return lambda f: f.get("type") == "notification" and f["data"]["key"] == slot
+
+
+@pytest.fixture
+def realtime(
+    kirocrew_home: Path, settings: Any, monkeypatch: pytest.MonkeyPatch, transactional_db: None
+) -> Iterator[None]:
+    """Summaries on (one turn is enough), the offline summarizer, eager tasks and the
+    in-memory layer, whatever the developer's shell says."""
+    settings.TRANSCRIPT_FSYNC = "never"
+    settings.KIROCREW_SUMMARY_MODEL = "heuristic"
+    settings.DEBUG = False
+    settings.CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+    for var in (
+        "KIROCREW_SUMMARY_REGENERATE_AFTER_TURNS",
+        "KIROCREW_SUMMARY_MAX_INTENTS",
+        "KIROCREW_SUMMARY_MAX_CONSTRAINTS",
+        "KIROCREW_SUMMARY_ASSISTANT_EXCERPT_CHARS",
+    ):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("KIROCREW_SUMMARY_ENABLED", "1")
+    monkeypatch.setenv("KIROCREW_SUMMARY_MIN_USER_TURNS", "1")
+    saved = {name: celery_app.conf[name] for name in EAGER}
+    celery_app.conf.update(EAGER)
+    yield
+    celery_app.conf.update(saved)
+
+
+@pytest.fixture
+async def layer(realtime: None) -> AsyncIterator[Any]:
+    """A fresh in-memory layer for this test's event loop."""
+    channel_layer = get_channel_layer()
+    assert type(channel_layer).__name__ == "InMemoryChannelLayer"
+    await channel_layer.flush()
+    yield channel_layer
+    await channel_layer.flush()
+
+
+def _app_caller(name: str) -> Caller:
+    app, token = app_create(name=name)
+    client = Client(HTTP_AUTHORIZATION=f"Bearer {token}")
+    headers = [*origin(), (b"authorization", f"Bearer {token}".encode())]
+    return Caller(name=name, client=client, headers=headers, app=app, token=token)
+
+
+@pytest.fixture
+def alice(realtime: None) -> Caller:
+    return _app_caller("alice")
+
+
+@pytest.fixture
+def bob(realtime: None) -> Caller:
+    return _app_caller("bob")
+
+
+@pytest.fixture
+def dashboard(realtime: None) -> Caller:
+    """A logged-in dashboard user: the handshake carries its session cookie."""
+    user = get_user_model().objects.create(username="dash")
+    client = Client()
+    client.force_login(user)
+    cookie_name = django_settings.SESSION_COOKIE_NAME
+    session_id = client.cookies[cookie_name].value
+    headers = [*origin(), (b"cookie", f"{cookie_name}={session_id}".encode())]
+    return Caller(name="dashboard", client=client, headers=headers)
+
+
+@pytest.fixture
+def unscoped(realtime: None) -> str:
+    """A slot no app owns (only the dashboard reaches it)."""
+    return session_create(name="loose", app=None).name
