@@ -68,9 +68,7 @@ class Caller:
     async def api(self, method: str, path: str, body: Any = None) -> tuple[int, Any]:
         def call() -> tuple[int, Any]:
             data = json.dumps(body) if body is not None else ""
-            response = self.client.generic(
-                method, path, data, content_type="application/json"
-            )
+            response = self.client.generic(method, path, data, content_type="application/json")
             content = response.content
             return response.status_code, json.loads(content) if content else None
 

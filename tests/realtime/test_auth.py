@@ -76,7 +76,10 @@ async def test_the_subprotocol_socket_receives_its_frames(alice: Caller):
         await hello(comm)
         await alice.drive_turn(slot)
         frames = await frames_until(comm, is_summary(slot))
-        assert frames[0] == {"type": "turn", "data": {"key": slot, "running": True, "stop_reason": ""}}
+        assert frames[0] == {
+            "type": "turn",
+            "data": {"key": slot, "running": True, "stop_reason": ""},
+        }
 
 
 # --- foreign origins ------------------------------------------------------------------------

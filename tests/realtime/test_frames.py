@@ -4,11 +4,13 @@ separate ``notification`` frame for the bell feed, and nothing before the commit
 
 from __future__ import annotations
 
+import asyncio
 import re
+import threading
 
 import pytest
 from asgiref.sync import sync_to_async
-from django.db import transaction
+from django.db import connection, transaction
 
 from summaries.frames import NotificationFrame, RowFrame, SessionSummaryFrame, TurnFrame
 from summaries.push import push_notification
@@ -85,7 +87,10 @@ async def test_an_app_receives_frames_only_for_its_own_slots(
         assert await comm.receive_nothing(timeout=QUIET)
         await dashboard.drive_turn(unscoped)  # an unscoped slot: closed to every app
         assert await comm.receive_nothing(timeout=QUIET)
-        status, body = await dashboard.api("POST", f"/api/chat/slots/{foreign}/summary")
+        base = f"/api/chat/slots/{foreign}"
+        status, body = await bob.api("POST", f"{base}/rows", {"role": "assistant", "content": "PS"})
+        assert status == 201, body
+        status, body = await bob.api("POST", f"{base}/summary")  # a forced, stored pass
         assert status == 200, body
         await sync_to_async(push_notification)(unscoped, "Summary updated")
         assert await comm.receive_nothing(timeout=QUIET)
@@ -101,10 +106,13 @@ async def test_an_app_receives_frames_only_for_its_own_slots(
 async def test_two_apps_each_see_only_their_own_turns(alice: Caller, bob: Caller):
     a_slot = await alice.create_slot("alice-2")
     b_slot = await bob.create_slot("bob-2")
-    async with socket(alice.headers) as (a_comm, a_ok, _), socket(bob.headers) as (
-        b_comm,
-        b_ok,
-        _,
+    async with (
+        socket(alice.headers) as (a_comm, a_ok, _),
+        socket(bob.headers) as (
+            b_comm,
+            b_ok,
+            _,
+        ),
     ):
         assert a_ok and b_ok
         await hello(a_comm)
@@ -136,7 +144,9 @@ async def test_every_frame_validates_against_its_pydantic_model(alice: Caller):
         )
         assert status == 201, body
         revision_ts = body["ts"]
-        frames = await frames_until(comm, lambda f: f["type"] == "row" and f["data"]["role"] == "revision")
+        frames = await frames_until(
+            comm, lambda f: f["type"] == "row" and f["data"]["role"] == "revision"
+        )
 
     models = [validate_frame(f) for f in frames]
     assert [type(m) for m in models] == [
@@ -183,7 +193,6 @@ async def test_the_session_summary_frame_is_typed_and_names_the_slot_never_a_not
 async def test_a_forced_post_summary_pushes_a_frame_too(alice: Caller):
     slot = await alice.create_slot("alice-post")
     await alice.drive_turn(slot)
-    await sync_to_async(Slot.objects.filter(name=slot).update)(summary_turn_mark=0)
     # A new row makes the stored summary out of date, so the POST stores a new one.
     status, body = await alice.api(
         "POST", f"/api/chat/slots/{slot}/rows", {"role": "assistant", "content": "Also, docs."}
@@ -262,7 +271,7 @@ async def test_frames_wait_for_the_commit_then_arrive(alice: Caller):
     async with socket(alice.headers) as (comm, connected, _):
         assert connected is True
         await hello(comm)
-        entered, release = _two_events()
+        entered, release = threading.Event(), threading.Event()
 
         def turn_held_open() -> None:
             slot = Slot.objects.select_related("session").get(name=slot_name)
@@ -272,20 +281,12 @@ async def test_frames_wait_for_the_commit_then_arrive(alice: Caller):
                 slot_turn_end(slot=slot, stop_reason="end_turn")
                 entered.set()
                 assert release.wait(timeout=10)
+            connection.close()  # this thread's own connection
 
-        worker = sync_to_async(turn_held_open, thread_sensitive=False)()
-        import asyncio
-
-        task = asyncio.ensure_future(worker)
+        task = asyncio.ensure_future(sync_to_async(turn_held_open, thread_sensitive=False)())
         await sync_to_async(entered.wait, thread_sensitive=False)(10)
         assert await comm.receive_nothing(timeout=QUIET)  # written, not committed: silence
         release.set()
         await task
         frames = await frames_until(comm, is_notification(slot_name))
         assert [shape(f) for f in frames] == turn_sequence(slot_name)
-
-
-def _two_events():
-    import threading
-
-    return threading.Event(), threading.Event()

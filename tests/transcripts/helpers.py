@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import io
 import json
 import os
@@ -121,7 +122,7 @@ def parsed(ts: object) -> datetime:
 
 def assert_strictly_increasing(stamps: Iterable[object]) -> None:
     values = [parsed(ts) for ts in stamps]
-    for earlier, later in zip(values, values[1:], strict=False):
+    for earlier, later in itertools.pairwise(values):
         assert later > earlier, f"{later.isoformat()} is not after {earlier.isoformat()}"
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import io
 import shutil
 import tempfile
@@ -73,18 +74,18 @@ def transcripts_with_revisions(draw: st.DrawFn) -> tuple[bytes, list[dict[str, A
         orphan = choice % 7 == 0
         target = ts_at(10**7) if orphan else rows[choice % len(rows)]["ts"]
         patch = draw(st.dictionaries(patch_keys, json_values, max_size=4))
+        hint: str | None = None
         if choice % 3 == 0:  # a position hint: "" (front), an earlier row, or unknown
             anchors = ["", ts_at(10**7 + 1), *index_of]
-            patch["_after_ts"] = anchors[draw(st.integers(0, len(anchors) - 1))]
+            hint = patch["_after_ts"] = anchors[draw(st.integers(0, len(anchors) - 1))]
         data += line(revision(target, patch, ts))
         if orphan:
             continue
         applied = {k: v for k, v in patch.items() if k not in ("ts", "_type", "_after_ts")}
         index = index_of[target]
         rows[index] = {**rows[index], **applied}
-        anchor = patch.get("_after_ts")
-        if anchor is not None and (anchor == "" or anchor in index_of):
-            moves.append((index, anchor))
+        if hint is not None and (hint == "" or hint in index_of):
+            moves.append((index, hint))
     order = list(range(len(rows)))
     for index, anchor in moves:
         if anchor != "" and index_of[anchor] == index:
@@ -352,7 +353,7 @@ class StoreMachine(RuleBasedStateMachine):
         assert view.rows == self.model
         assert {a.kind for a in view.report.anomalies} <= FRAGMENT_KINDS
         stamps = [parsed(r["ts"]) for r in view.rows]
-        assert all(b > a for a, b in zip(stamps, stamps[1:], strict=False))
+        assert all(b > a for a, b in itertools.pairwise(stamps))
         assert view.metadata is not None
         assert view.metadata.get("title") == self.title
         identity = self.store.identity(KEY)
@@ -370,7 +371,7 @@ class StoreMachine(RuleBasedStateMachine):
             except orjson.JSONDecodeError:
                 continue  # a torn fragment
             stamps.append(parsed(obj["ts"]))
-        assert all(b > a for a, b in zip(stamps, stamps[1:], strict=False))
+        assert all(b > a for a, b in itertools.pairwise(stamps))
 
 
 def test_store_matches_the_model_under_random_operations() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import time
@@ -20,7 +21,6 @@ from tests.transcripts.helpers import (
     line,
     make_store,
     meta_line,
-    parsed,
     raw_lines,
     row,
     set_mtime_ns,
@@ -100,7 +100,7 @@ def test_row_key_order_puts_cls_before_ts(tmp_path: Path) -> None:
 
 def test_lines_are_compact_utf8_json_with_exactly_one_newline(tmp_path: Path) -> None:
     store = make_store(tmp_path)
-    content = "naïve – 日本語 \u2028 line\nbreak \x85 😀"
+    content = "naïve → 日本語 \u2028 line\nbreak \x85 😀"
     store.append_row(KEY, "user", content)
     data = store.path(KEY).read_bytes()
     last = raw_lines(store.path(KEY))[-1]
@@ -181,7 +181,7 @@ def test_every_append_strictly_advances_sig_even_when_mtime_would_not_move(
 def test_rapid_appends_give_strictly_increasing_sigs(tmp_path: Path) -> None:
     store = make_store(tmp_path)
     sigs = [store.append_row(KEY, "user", str(i)).identity.sig for i in range(50)]
-    assert all(b > a for a, b in zip(sigs, sigs[1:], strict=False))
+    assert all(b > a for a, b in itertools.pairwise(sigs))
 
 
 def test_gen_is_unchanged_by_appends(tmp_path: Path) -> None:

@@ -298,7 +298,7 @@ def test_rotation_writes_metadata_like_the_original(tmp_path: Path) -> None:
     assert meta["title"] == "T"
     assert meta["unknown"] == {"k": 1}
     assert datetime.fromisoformat(meta["rotated_at"]).tzinfo is not None
-    assert list(meta)[0] == "_type"
+    assert next(iter(meta)) == "_type"
 
 
 def test_rotation_restores_the_exact_mtime(tmp_path: Path) -> None:

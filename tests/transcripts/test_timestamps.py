@@ -110,12 +110,12 @@ def test_dst_fold_with_berlin_local_time_stamps_stay_strictly_increasing(
     tmp_path: Path, berlin_local_time: None
 ) -> None:
     # A local wall clock passing 02:30 twice; then a step back into the first pass.
-    clock = FakeClock(datetime(2026, 10, 25, 2, 30))  # naive local, fold=0 → +02:00
+    clock = FakeClock(datetime(2026, 10, 25, 2, 30))  # noqa: DTZ001 - local wall clock, +02:00
     store = make_store(tmp_path, clock=clock)
     stamps = [store.append_row(KEY, "user", "first pass").ts[0]]
-    clock.now = datetime(2026, 10, 25, 2, 30, fold=1)  # +01:00, an hour later
+    clock.now = datetime(2026, 10, 25, 2, 30, fold=1)  # noqa: DTZ001 - +01:00, an hour later
     stamps += store.append_row(KEY, "assistant", "second pass").ts
-    clock.now = datetime(2026, 10, 25, 2, 45)  # fold=0: 45 minutes before the previous row
+    clock.now = datetime(2026, 10, 25, 2, 45)  # noqa: DTZ001 - 45 min before the previous row
     stamps += store.append_row(KEY, "user", "stepped back").ts
     assert stamps[0].endswith("+02:00")
     assert stamps[1].endswith("+01:00")
@@ -150,7 +150,7 @@ def test_unparseable_previous_means_now(previous: object, tokyo_local_time: None
 
 
 def test_naive_now_is_stamped_offset_aware() -> None:
-    stamp = monotonic_ts(None, datetime(2026, 8, 5, 17, 54, 8))
+    stamp = monotonic_ts(None, datetime(2026, 8, 5, 17, 54, 8))  # noqa: DTZ001 - naive on purpose
     assert parsed(stamp).utcoffset() is not None
     assert stamp[-6] in "+-"
 

@@ -15,9 +15,11 @@ from summaries.core.backends import (
     BackendHTTPError,
     BackendTimeout,
     BackendUnavailable,
+    OpenAIBackend,
 )
 from summaries.core.sidecar import INTENTS, ONE_LINE, read_for_panel, read_strict
 from summaries.models import IntentSummary, OneLineSummary
+from summaries.runtime import summary_backend
 from summaries.services import PassOutcome, summary_generate
 from tests.summaries import fake_openai_server
 from tests.summaries.django.conftest import INTENT, VALID_REPLY, RecordingBackend, add_exchanges
@@ -158,7 +160,7 @@ def test_the_next_turn_retries_after_a_failure(previous, backend):
 
 def test_a_misconfigured_model_setting_is_contained(previous, settings, monkeypatch):
     """No fallback to another model: the pass fails, loudly in the log, harmlessly."""
-    monkeypatch.undo()  # drop the recording backend: resolve the real setting
+    monkeypatch.setattr("summaries.services.summary_backend", summary_backend)  # the real one
     settings.KIROCREW_SUMMARY_MODEL = "gpt-4o"  # neither heuristic nor openai:<model>
 
     outcome = summary_generate(slot_name="s1", force=True)
@@ -175,7 +177,8 @@ def openai_model(settings, fake_openai: FakeOpenAIServer, monkeypatch) -> FakeOp
     settings.KIROCREW_OPENAI_BASE_URL = fake_openai.base_url
     settings.KIROCREW_OPENAI_API_KEY = ""
     settings.KIROCREW_OPENAI_TIMEOUT = 0.5
-    monkeypatch.setattr("summaries.core.backends.openai.DEFAULT_RETRY_BACKOFF", 0.0)
+    # The one retry happens at once (production waits half a second before it).
+    monkeypatch.setitem(OpenAIBackend.__init__.__kwdefaults__, "retry_backoff", 0.0)
     return fake_openai
 
 
@@ -208,13 +211,13 @@ def test_the_openai_model_stores_a_summary(enabled_summaries, make_slot, store, 
 
 
 def test_the_openai_model_is_not_called_for_an_unchanged_transcript(openai_previous, openai_model):
-    requests = len(openai_model.requests)
-    Slot.objects.filter(name="s1").update(summary_turn_mark=3)
-    # Unchanged since the last exchange? No: one exchange landed. Summarize it, then click.
+    before = len(openai_model.requests)
     openai_model.enqueue(Behaviour.reply(VALID_REPLY))
-    assert summary_generate(slot_name="s1", force=True) == STORED
+    assert summary_generate(slot_name="s1", force=True) == STORED  # the new exchange
+
     assert summary_generate(slot_name="s1", force=True) == PassOutcome(True, "current")
-    assert len(openai_model.requests) == requests + 1
+    assert summary_generate(slot_name="s1", force=True) == PassOutcome(True, "current")
+    assert len(openai_model.requests) == before + 1
 
 
 def test_openai_500_twice_keeps_the_previous_summary(openai_previous, openai_model):
