@@ -28,12 +28,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from transcripts.core.redaction import redact_text  # noqa: E402
+from transcripts.core.redaction import redact_text
 
 TARGET_BYTES = 5_000_000
 ROW_BYTES = 2_000
 
-WORDS = (
+WORDS_TEXT = (
     "the of and to in is that for it as was with be by on not this are or from at "
     "which but have an they you were there been one all we their has would when if so "
     "will more can what about out up them into do than some could time only new these "
@@ -44,7 +44,8 @@ WORDS = (
     "off come since against go came right used take three migration transcript session "
     "summary rotation archive fold revision append durability websocket endpoint "
     "middleware serializer queryset repository deployment configuration environment"
-).split()
+)
+WORDS = WORDS_TEXT.split()
 
 CODE = '''def load_rows(path: Path, *, since: str | None = None) -> list[dict[str, Any]]:
     """Read the JSONL transcript, skipping torn lines."""
@@ -140,7 +141,7 @@ def main() -> None:
     t_search = best_of(lambda: never.search(corpus))
     t_whole = best_of(lambda: redact_text(corpus), repeat=2)
     t_rows = best_of(lambda: [redact_text(r) for r in rows], repeat=2)
-    redacted, report = redact_text(corpus)
+    _, report = redact_text(corpus)
 
     print(f"corpus: {mb:.2f} MB, {len(rows)} rows of ~{ROW_BYTES} B")
     print(f"  baseline str.encode copy      {mb / t_copy:9.1f} MB/s")
@@ -181,7 +182,7 @@ def main() -> None:
     }
     for name, text in adversarial.items():
         t0 = time.perf_counter()
-        out, rep = redact_text(text)
+        _, rep = redact_text(text)
         dt = time.perf_counter() - t0
         print(
             f"  {name:40s} {dt * 1000:9.1f} ms  {dt * 1e6 / len(text):6.3f} µs/char"

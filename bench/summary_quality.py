@@ -257,6 +257,11 @@ class Score:
         return self._ratio(self.state_ok, self.tp)
 
     @property
+    def joint(self) -> float | None:
+        """State right over every labelled intent: a missed intent counts as wrong."""
+        return self._ratio(self.state_ok, self.tp + self.fn)
+
+    @property
     def origin(self) -> float | None:
         return self._ratio(self.origin_ok, self.tp)
 
@@ -273,6 +278,7 @@ class Score:
             "sessions": self.sessions,
             "f1": self.f1,
             "state": self.state,
+            "joint_state": self.joint,
             "origin": self.origin,
             "constraint_precision": self.c_precision,
             "constraint_recall": self.c_recall,
@@ -461,7 +467,7 @@ def evaluate(sessions: Sequence[Session], predict: Predictor, backend: str = "he
 
 # --- output --------------------------------------------------------------------------
 
-_GROUP_ORDER = ("dev", "held-out", "held-out-2", "real", "all")
+_GROUP_ORDER = ("dev", "held-out", "held-out-2", "held-out-3", "held-out-4", "real", "all")
 
 
 def _fmt(value: float | None) -> str:
@@ -478,19 +484,23 @@ def _vs(value: float | None, base: float | None) -> str:
 
 def _row(label: str, s: Score, b: Score) -> str:
     return (
-        f"{label:<28}{s.sessions:>4}{s.tp + s.fn:>5}  {_fmt(s.f1)} {_fmt(s.state)} "
-        f"{_fmt(s.origin)} {_fmt(s.c_precision)} {_fmt(s.c_recall)} {s.traps:>5}   "
-        f"{_fmt(b.f1)} {_fmt(b.state)}  {_vs(s.f1, b.f1)} {_vs(s.state, b.state)}"
+        f"{label:<24}{s.sessions:>4}{s.tp + s.fn:>5}  {_fmt(s.f1)} {_fmt(s.state)} "
+        f"{_fmt(s.joint)} {_fmt(s.origin)} {_fmt(s.c_precision)} {_fmt(s.c_recall)} {s.traps:>5}"
+        f"   {_fmt(b.f1)} {_fmt(b.joint)}  {_vs(s.f1, b.f1)} {_vs(s.joint, b.joint)}"
     )
 
 
 def render(report: Report) -> str:
     head = (
-        f"{'':<28}{'n':>4}{'gold':>5}  {'F1':>5} {'state':>5} {'orig':>5} {'c.P':>5} "
-        f"{'c.R':>5} {'traps':>5}   {'bF1':>5} {'bstat':>5}  {'xF1':>5} {'xstat':>5}"
+        f"{'':<24}{'n':>4}{'gold':>5}  {'F1':>5} {'state':>5} {'joint':>5} {'orig':>5} "
+        f"{'c.P':>5} {'c.R':>5} {'traps':>5}   {'bF1':>5} {'bjnt':>5}  {'xF1':>5} {'xjnt':>5}"
     )
     lines = [
-        f"summary quality, backend {report.backend} (b = baseline, x = backend/baseline)",
+        f"summary quality, backend {report.backend}",
+        "  n sessions, gold labelled intents; state and orig over matched intents; joint = state"
+        " right over all gold intents;",
+        "  c.P/c.R constraint precision/recall; b = naive baseline (one active intent per"
+        " session), x = backend / baseline",
         head,
     ]
     lines.append("-- groups")

@@ -9,14 +9,16 @@ from __future__ import annotations
 import errno
 import logging
 
+from django.core.exceptions import RequestDataTooBig
 from django.http import Http404, HttpRequest, HttpResponse
-from ninja import NinjaAPI
+from ninja import NinjaAPI, Schema
 from ninja.errors import AuthenticationError, HttpError, ValidationError
 
 from summaries.api import router as summaries_router
 from transcripts.api import router as transcripts_router
 from transcripts.api_support import ApiError
 from transcripts.core.errors import LockTimeout, RecordRejected, TranscriptWriteError
+from transcripts.schemas import ErrorOut
 from transcripts.services import InvalidSlotName
 
 from .auth import AppBearer, CsrfRejected, DashboardSession
@@ -36,6 +38,20 @@ api = NinjaAPI(
 )
 api.add_router("/chat/", transcripts_router)
 api.add_router("/chat/", summaries_router)
+
+
+class HealthOut(Schema):
+    ok: bool
+
+
+@api.get(
+    "/health", response={200: HealthOut, 401: ErrorOut}, operation_id="health", tags=["health"]
+)
+def health(request: HttpRequest) -> dict[str, bool]:
+    """A trivial authenticated JSON answer (no disk, one token lookup): a liveness check
+    for callers and the baseline arm of bench/bench_summary_rps.py. Authenticated like
+    every API route, so an anonymous request is 401."""
+    return {"ok": True}
 
 
 def envelope(request: HttpRequest, status: int, code: str, error: str) -> HttpResponse:
@@ -78,6 +94,12 @@ def on_404(request: HttpRequest, exc: Http404) -> HttpResponse:
 def on_http_error(request: HttpRequest, exc: HttpError) -> HttpResponse:
     code = "bad_request" if exc.status_code == 400 else "http_error"
     return envelope(request, exc.status_code, code, str(exc.message)[:200])
+
+
+@api.exception_handler(RequestDataTooBig)
+def on_too_big(request: HttpRequest, exc: RequestDataTooBig) -> HttpResponse:
+    # Over DATA_UPLOAD_MAX_MEMORY_SIZE: refused before a byte is parsed or written.
+    return envelope(request, 413, "payload_too_large", "request body too large")
 
 
 @api.exception_handler(InvalidSlotName)

@@ -8,12 +8,16 @@ django_asgi_app = get_asgi_application()
 
 from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
+from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler  # noqa: E402
 
 from summaries.routing import websocket_urlpatterns  # noqa: E402
 
 application = ProtocolTypeRouter(
     {
-        "http": django_asgi_app,
+        # The dashboard's few vendored files (and the admin's) are served by daphne itself:
+        # the embedded profile runs with no other server. A proxy may serve STATIC_ROOT
+        # (collectstatic) in front of it instead.
+        "http": ASGIStaticFilesHandler(django_asgi_app),
         "websocket": AuthMiddlewareStack(URLRouter(websocket_urlpatterns)),  # type: ignore[arg-type]
     }
 )

@@ -78,6 +78,9 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Innermost: a non-JSON error under /api/ (ninja's 405, Django's 404/500 pages)
+    # becomes the {"error", "code"} envelope.
+    "kirocrew_site.middleware.ApiJsonErrors",
 ]
 
 ROOT_URLCONF = "kirocrew_site.urls"
@@ -154,6 +157,11 @@ CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
+# Redis broker: a task a killed worker never acked (acks_late) is redelivered once it has
+# been unacked this long, at the next worker start or restore scan.
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    "visibility_timeout": env_int("KIROCREW_CELERY_VISIBILITY_TIMEOUT", 3600)
+}
 
 # ---------------------------------------------------------------- transcripts
 # never | rotate | always: fsync policy for appends (rewrites always fsync unless never).
@@ -165,6 +173,8 @@ KIROCREW_OPENAI_BASE_URL = os.environ.get("KIROCREW_OPENAI_BASE_URL", "http://12
 KIROCREW_OPENAI_API_KEY = os.environ.get("KIROCREW_OPENAI_API_KEY", "")
 KIROCREW_OPENAI_TIMEOUT = float(os.environ.get("KIROCREW_OPENAI_TIMEOUT", "60") or 60)
 KIROCREW_OPENAI_MAX_TOKENS = env_int("KIROCREW_OPENAI_MAX_TOKENS", 2000)
+# Seconds a pass's in-flight marker lives: a worker killed mid-pass holds it no longer.
+KIROCREW_SUMMARY_IN_FLIGHT_TTL = env_int("KIROCREW_SUMMARY_IN_FLIGHT_TTL", 600)
 
 # ---------------------------------------------------------------- logging
 LOGGING = {

@@ -1,6 +1,6 @@
 from django.contrib import admin
 from django.http import HttpRequest, HttpResponse, JsonResponse
-from django.urls import path
+from django.urls import include, path
 
 from .api import api
 
@@ -19,4 +19,5 @@ handler404 = not_found
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/", api.urls),
+    path("", include("kirocrew_site.dashboard.urls")),
 ]

@@ -48,8 +48,10 @@ def create_slot(request: HttpRequest, body: SlotCreateIn) -> Status[Any]:
         )
     except SlotExists:
         raise ApiError(409, "slot_exists", "a slot with that name already exists") from None
-    except InvalidSlotName as exc:
-        raise ApiError(400, "invalid_slot_name", str(exc)) from None
+    except InvalidSlotName:  # never echo the submitted name: it may be a pasted secret
+        raise ApiError(
+            400, "invalid_slot_name", "slot names match [A-Za-z0-9][A-Za-z0-9._:-]{0,127}"
+        ) from None
     return Status(201, slot_payload(slot))
 
 

@@ -63,7 +63,8 @@ def summary_generate(*, slot_name: str, force: bool = False) -> PassOutcome:
         log.info("Session summary skipped for %s: %s", slot_name, reason)
         return PassOutcome(False, reason)
     token = marker_take(slot.pk)
-    if token is None:
+    if token is None:  # another pass took the marker after our cheap gate read it
+        log.info("Session summary skipped for %s: in_flight", slot_name)
         return PassOutcome(False, "in_flight")
     try:
         outcome = _run_pass(slot, force=force)

@@ -85,6 +85,18 @@ def slot_append_revision(*, slot: Slot, target_ts: str, patch: dict[str, Any]) -
     return appended
 
 
+def _dispatch_summary(slot_name: str) -> None:
+    """Queue the summary pass (eager: run it). A broker that is down, or an eager pass
+    failing before its own containment, is logged and never fails the turn end, nor
+    stops the commit callbacks after this one."""
+    from .tasks import summarize_slot
+
+    try:
+        summarize_slot.delay(slot_name)
+    except Exception:
+        log.warning("Session summary dispatch failed for %s", slot_name, exc_info=True)
+
+
 def slot_turn_end(*, slot: Slot, stop_reason: str) -> Slot:
     """End the turn; after commit, dispatch the summary pass (cheap gates run first)."""
     Slot.objects.filter(pk=slot.pk).update(running=False, last_stop_reason=stop_reason)
@@ -94,9 +106,7 @@ def slot_turn_end(*, slot: Slot, stop_reason: str) -> Slot:
         TurnFrame(data=TurnData(key=slot.name, running=False, stop_reason=stop_reason)).wire(),
     )
     if summary_config().enabled:
-        from .tasks import summarize_slot
-
-        transaction.on_commit(partial(summarize_slot.delay, slot.name))
+        transaction.on_commit(partial(_dispatch_summary, slot.name))
     else:
         log.debug("Session summary skipped for %s: disabled", slot.name)
     return slot

@@ -31,7 +31,10 @@ ERRORS: dict[int, type[Schema]] = {
     403: ErrorOut,
     404: ErrorOut,
     409: ErrorOut,
+    413: ErrorOut,
     422: ErrorOut,
+    503: ErrorOut,
+    507: ErrorOut,
 }
 
 

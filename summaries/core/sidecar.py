@@ -110,3 +110,6 @@ def write_guarded(
     except LockTimeout:
         log.warning("sidecar %s for %s refused: transcript lock timed out", kind, key)
         return False
+    except OSError as exc:  # disk full, read-only: the previous sidecar stays in place
+        log.warning("sidecar %s for %s not written: %s", kind, key, exc)
+        return False

@@ -121,16 +121,16 @@ async def hello(comm: WebsocketCommunicator) -> dict[str, Any]:
 
 
 async def frames_until(
-    comm: WebsocketCommunicator, done: Callable[[dict[str, Any]], bool], *, timeout: float = 5
+    comm: WebsocketCommunicator, done: Callable[[dict[str, Any]], bool], *, within: float = 5
 ) -> list[dict[str, Any]]:
     """Every frame up to and including the first for which ``done`` holds (bounded)."""
     seen: list[dict[str, Any]] = []
     loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
+    deadline = loop.time() + within
     while True:
         remaining = deadline - loop.time()
         if remaining <= 0:
-            raise AssertionError(f"no matching frame within {timeout}s; saw {seen}")
+            raise AssertionError(f"no matching frame within {within}s; saw {seen}")
         frame = await comm.receive_json_from(timeout=remaining)
         seen.append(frame)
         if done(frame):

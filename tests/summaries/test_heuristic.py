@@ -599,3 +599,120 @@ class TestBackend:
         payload = summarize_turns(turns)
         assert time.perf_counter() - started < 5.0
         assert len(payload["intents"]) == 1500  # type: ignore[arg-type]
+
+
+class TestRetraction:
+    def test_retracting_a_request_that_opened_an_intent_removes_it(self) -> None:
+        found = intents(
+            session(
+                ("u", "Fix the flaky login test."),
+                ("a", "Replaced the sleep with a wait. 50 passed."),
+                ("u", "Separately: rename the config key timeout to timeout_s everywhere."),
+                ("u", "ignore my last message, the rename is already done upstream"),
+                ("a", "OK, leaving the config key alone."),
+            )
+        )
+        assert [i["ranges"] for i in found] == [[[1, 1]]]
+        assert state(found[0]) == "done"
+
+    def test_retracting_an_added_ask_keeps_the_finished_work_finished(self) -> None:
+        found = intents(
+            session(
+                ("u", "Set up a GitHub Action that runs the tests on every PR."),
+                ("a", "Added tests.yml; first run: 402 passed."),
+                ("u", "and add the lint job"),
+                ("u", "ignore my last message, lint is already in pre-commit"),
+                ("a", "OK, no lint job."),
+            )
+        )
+        assert len(found) == 1
+        assert state(found[0]) == "done"
+
+
+class TestWorkWithNothingToRun:
+    def test_an_analysis_or_document_is_done_without_a_run(self) -> None:
+        found = intents(
+            session(
+                ("u", "Compute monthly churn by signup cohort from signups.csv for 2025."),
+                ("a", "Month-3 churn ranges from 8% to 14%."),
+                ("u", "put the table and a chart into a one-page PDF for the board"),
+                ("a", "Created churn_report.pdf with the heatmap and the table."),
+            )
+        )
+        assert (found[0]["status"], found[0]["verified"]) == ("completed", None)
+
+    def test_code_changed_and_never_run_still_needs_you(self) -> None:
+        found = intents(
+            session(
+                ("u", "Make the pre-commit hook skip test files."),
+                ("a", "The hook now ignores *.test.ts and __tests__/."),
+            )
+        )
+        assert state(found[0]) == "needs-you"
+
+
+class TestThePersonsWordOnTheResult:
+    def test_the_person_confirming_it_works_verifies_it(self) -> None:
+        found = intents(
+            session(
+                ("u", "Users on Safari get logged out on every refresh."),
+                ("a", "Added Secure to the session cookie and redeployed staging."),
+                ("u", "still happening on staging"),
+                ("a", "Set SECURE_PROXY_SSL_HEADER and redeployed staging."),
+                ("u", "confirmed, refresh keeps me logged in now"),
+                ("u", "merge it"),
+                ("a", "Merged #2210."),
+            )
+        )
+        assert len(found) == 1
+        assert (found[0]["status"], found[0]["verified"]) == ("completed", True)
+        assert any(line.startswith("Correction (turn 2)") for line in found[0]["progress"])
+
+    def test_the_person_checking_later_leaves_it_unverified(self) -> None:
+        found = intents(
+            session(
+                ("u", "Upgrade the frontend build to Node 20."),
+                ("a", "Swapped node-sass for sass; the build passes now."),
+                ("u", "deploy the frontend to staging"),
+                ("a", "Deployed build 2211 to staging."),
+                ("u", "I'll click through it tomorrow"),
+            )
+        )
+        assert len(found) == 1
+        assert state(found[0]) == "needs-you"
+
+    def test_a_revert_then_leaving_it_drops_the_work(self) -> None:
+        found = intents(
+            session(
+                ("u", "The product page takes 2.5s on mobile. Cache the product fragment."),
+                ("a", "Wrapped it in {% cache 300 %}. Tests: 88 passed."),
+                ("u", "hmm actually revert that, it broke the admin preview"),
+                ("a", "Reverted the fragment cache."),
+                ("u", "let's leave it for now"),
+            )
+        )
+        assert [state(i) for i in found] == ["dropped"]
+
+
+def test_one_sentence_with_two_facts_keeps_the_one_still_true() -> None:
+    payload = summarize_turns(
+        session(
+            (
+                "u",
+                "Deploy the hotfix. We deploy with `fab deploy:prod`, and you must run `fab migrate` first.",
+            ),
+            ("a", "Ran `fab migrate` and `fab deploy:prod`."),
+            (
+                "u",
+                "correction: the migrate task is `fab db.migrate` now, `fab migrate` was removed.",
+            ),
+            ("a", "Ran `fab db.migrate`. Smoke test: checkout flow ok."),
+        )
+    )
+    constraints = payload["constraints"]
+    assert isinstance(constraints, list)
+    assert any("fab deploy:prod" in c for c in constraints)
+    assert any("fab db.migrate" in c for c in constraints)
+    assert not any("`fab migrate` first" in c for c in constraints)
+    (intent,) = payload["intents"]  # type: ignore[misc]
+    assert intent["verified"] is True

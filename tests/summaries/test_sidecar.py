@@ -9,15 +9,15 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import orjson
 import pytest
 
 from summaries.core.sidecar import INTENTS, ONE_LINE, read_for_panel, read_strict, write_guarded
 from transcripts.core import store as store_module
+from transcripts.core.fsutil import write_all as real_write_all
 from transcripts.core.store import TranscriptStore
 
 KEY = "dashboard:s1"
@@ -43,7 +43,14 @@ PAYLOAD: dict[str, Any] = {
     "model": "heuristic",
     "duration_ms": 12,
 }
+T = TypeVar("T")
 GIST = {"summary": "Fix the flaky login test [done]", "generated_at": 1760000123.1}
+
+
+def must(value: T | None) -> T:
+    """``value``, asserted present (narrows the Optional for the reader and for mypy)."""
+    assert value is not None
+    return value
 
 
 @pytest.fixture
@@ -79,8 +86,10 @@ def test_round_trip_keeps_payload_and_integer_identity(store):
 
     data = read_strict(store, KEY)
     assert data == {**PAYLOAD, "sig": identity.sig, "gen": identity.gen}
-    assert type(data["sig"]) is int and data["sig"] == store.path(KEY).stat().st_mtime_ns
-    assert type(data["gen"]) is int and data["gen"] == 0
+    assert type(data["sig"]) is int
+    assert data["sig"] == store.path(KEY).stat().st_mtime_ns
+    assert type(data["gen"]) is int
+    assert data["gen"] == 0
     for field in ("generated_at", "user_turns", "last_activity", "model", "duration_ms"):
         assert data[field] == PAYLOAD[field]
     assert read_for_panel(store, KEY) == (data, False)
@@ -132,7 +141,8 @@ def test_a_content_change_invalidates_the_summary(store, change):
     assert read_strict(store, KEY) is None
     data, stale = read_for_panel(store, KEY)
     assert stale is True
-    assert data is not None and data["intents"] == PAYLOAD["intents"]  # still served, flagged
+    assert data is not None
+    assert data["intents"] == PAYLOAD["intents"]
 
 
 @pytest.mark.parametrize("change", [_rotate, _rewind], ids=["rotate", "rewind"])
@@ -232,7 +242,8 @@ def test_a_sidecar_whose_sig_is_not_an_integer_is_never_fresh(store, sig):
 
     assert read_strict(store, KEY) is None
     data, stale = read_for_panel(store, KEY)
-    assert data is not None and stale is True
+    assert data is not None
+    assert stale is True
 
 
 # --- the two sidecars and delete ----------------------------------------------------------------
@@ -257,7 +268,7 @@ def test_the_two_sidecars_never_clobber_each_other(store):
     one_line_bytes = one_line_path.read_bytes()
     write_now(store, INTENTS, other)
     assert one_line_path.read_bytes() == one_line_bytes
-    assert read_strict(store, KEY)["constraints"] == []
+    assert must(read_strict(store, KEY))["constraints"] == []
 
 
 def test_a_one_line_sidecar_needs_a_summary_string(store):
@@ -265,7 +276,7 @@ def test_a_one_line_sidecar_needs_a_summary_string(store):
     assert read_strict(store, KEY, ONE_LINE) is None
     assert read_for_panel(store, KEY, ONE_LINE) == (None, False)
     assert write_guarded(store, KEY, ONE_LINE, GIST, sig=identity.sig, gen=identity.gen)
-    assert read_strict(store, KEY, ONE_LINE)["summary"] == GIST["summary"]
+    assert must(read_strict(store, KEY, ONE_LINE))["summary"] == GIST["summary"]
 
 
 def test_delete_reaps_both_sidecars_and_keeps_the_lock_file(store):
@@ -322,7 +333,7 @@ def test_the_guard_refuses_when_the_transcript_lock_times_out(tmp_path):
     store = TranscriptStore(tmp_path / "sessions", fsync="never", lock_timeout=0.2)
     store.create(KEY, {})
     store.append_row(KEY, "user", "hello")
-    identity = store.identity(KEY)
+    identity = must(store.identity(KEY))
     holding, release = threading.Event(), threading.Event()
 
     def hold() -> None:
@@ -346,10 +357,9 @@ def test_the_guard_refuses_when_the_transcript_lock_times_out(tmp_path):
 
 
 @pytest.fixture
-def coarse_clock(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+def coarse_clock(monkeypatch: pytest.MonkeyPatch) -> None:
     """Appends as on a kernel whose mtime tick is coarser than the gap between them: the
     write lands but the file's mtime is pinned (os.utime) to what it was before."""
-    real_write_all = store_module.write_all
 
     def pinned_write_all(fd: int, data: bytes) -> None:
         st = os.fstat(fd)
@@ -357,7 +367,6 @@ def coarse_clock(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
         os.utime(fd, ns=(st.st_atime_ns, st.st_mtime_ns))
 
     monkeypatch.setattr(store_module, "write_all", pinned_write_all)
-    yield
 
 
 def test_two_appends_inside_one_clock_tick_still_invalidate(store, coarse_clock):

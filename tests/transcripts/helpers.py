@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import itertools
 import io
+import itertools
 import json
 import os
 import shutil
@@ -105,13 +105,6 @@ def raw_lines(path: Path) -> list[bytes]:
 def json_lines(path: Path) -> list[Any]:
     """Every line parsed with the standard library (the original system's reader)."""
     return [json.loads(part) for part in raw_lines(path)]
-
-
-def line_offsets(data: bytes) -> list[int]:
-    """Byte offset of the start of every line in ``data``."""
-    offsets = [0]
-    offsets.extend(i + 1 for i, b in enumerate(data) if b == 0x0A and i + 1 < len(data))
-    return offsets
 
 
 def parsed(ts: object) -> datetime:

@@ -28,10 +28,6 @@ HEAD = META + ROW1 + ROW2  # a healthy file
 TAIL_AT = len(HEAD)  # the offset of whatever follows HEAD
 
 
-def _rows(data: bytes) -> list[dict[str, object]]:
-    return fold_bytes(data).rows
-
-
 # ---------------------------------------------------------------- iter_lines
 
 

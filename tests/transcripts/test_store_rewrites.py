@@ -462,12 +462,14 @@ def test_archive_name_header_and_collision_suffixes(tmp_path: Path) -> None:
         ]
     )
     header = _header(store.archive_dir / f"dashboard_s1__{stamp}.jsonl")
-    assert list(header) == ["_type", "reason", "archived_at", "count"]
+    # The original's four keys, in its order, plus the generation the rewrite produced.
+    assert list(header) == ["_type", "reason", "archived_at", "count", "generation"]
     assert header == {
         "_type": "archive",
         "reason": "rewind",
         "archived_at": BASE.astimezone().replace(tzinfo=None).isoformat(),
         "count": 1,
+        "generation": 1,
     }
     assert datetime.fromisoformat(header["archived_at"]).tzinfo is None  # naive, as the original
 
@@ -617,3 +619,33 @@ def test_fork_of_a_fork_reads_through_both(tmp_path: Path) -> None:
     store.append_row("dashboard:c2", "user", "c2 row")
     assert _contents(store.read_session("dashboard:c2").rows)[-2:] == ["c1 row", "c2 row"]
     assert len(store.read_session("dashboard:c2").rows) == 4
+
+
+def test_archive_of_a_rotation_that_never_replaced_the_file_is_not_read_twice(tmp_path):
+    """A crash between writing the archive and replacing the file (D16): the rows are
+    still in the file, so the unlanded archive must not double them."""
+    from transcripts.core.archive import write_archive
+
+    store = TranscriptStore(tmp_path, fsync="never")
+    for i in range(5):
+        store.append_row(KEY, "user", f"row {i}", metadata={})
+    before = store.read_session(KEY).rows
+    raw = [line for line in store.path(KEY).read_bytes().split(b"\n")[1:3] if line]
+    # What a killed rotation leaves: an archive for generation 1, the file still at 0.
+    write_archive(
+        store.archive_dir,
+        store.path(KEY).stem,
+        raw,
+        "rotate",
+        now=datetime.now().astimezone(),
+        fsync=False,
+        generation=1,
+    )
+    view = store.read_session(KEY)
+    assert view.rows == before
+    assert "unlanded_archive" in view.report.counts()
+    # The next rotation also produces generation 1: it must first drop the unlanded
+    # archive (its rows are in the file), or that archive would turn valid and double rows.
+    store.keep_lines = 2
+    assert store.rotate(KEY, force=True) == 3
+    assert [r["content"] for r in store.read_session(KEY).rows] == [f"row {i}" for i in range(5)]

@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import orjson
 
@@ -43,16 +44,30 @@ def archive_candidates(archive_dir: Path, *stems: str) -> list[Path]:
 
 
 def write_archive(
-    archive_dir: Path, stem: str, lines: list[bytes], reason: str, *, now: datetime, fsync: bool
+    archive_dir: Path,
+    stem: str,
+    lines: list[bytes],
+    reason: str,
+    *,
+    now: datetime,
+    fsync: bool,
+    generation: int | None = None,
 ) -> Path:
-    """Write the dropped ``lines`` (each without its newline) under a fresh archive name."""
+    """Write the dropped ``lines`` (each without its newline) under a fresh archive name.
+
+    ``generation`` is the transcript generation the rewrite produces: a reader skips an
+    archive whose rewrite never landed (a crash between archive and replace), so its rows
+    are not seen twice.
+    """
     archive_dir.mkdir(parents=True, exist_ok=True)
-    header = {
+    header: dict[str, object] = {
         "_type": ARCHIVE,
         "reason": reason,
         "archived_at": now.astimezone().replace(tzinfo=None).isoformat(),
         "count": len(lines),
     }
+    if generation is not None:
+        header["generation"] = generation
     body = orjson.dumps(header) + b"\n" + b"".join(line + b"\n" for line in lines)
     stamp, first = f"{now.astimezone():%Y%m%d-%H%M%S}", 0
     # Sessions chain archives in name order: a local clock that went back (DST fall-back,
@@ -84,8 +99,8 @@ def write_archive(
     raise FileExistsError(f"no free archive name for {base} after {MAX_COLLISIONS} attempts")
 
 
-def read_archived_at(path: Path) -> datetime | None:
-    """The header's ``archived_at`` (naive = local time), or None when unreadable."""
+def read_header(path: Path) -> dict[str, Any] | None:
+    """An archive's line 0, or None when unreadable or not an archive header."""
     try:
         with path.open("rb") as fp:
             first = fp.readline(64 * 1024)
@@ -94,7 +109,13 @@ def read_archived_at(path: Path) -> datetime | None:
     header, bad = parse_json_line(first.rstrip(b"\n"))
     if bad or not isinstance(header, dict) or header.get("_type") != ARCHIVE:
         return None
-    return parse_ts(header.get("archived_at"))
+    return header
+
+
+def read_archived_at(path: Path) -> datetime | None:
+    """The header's ``archived_at`` (naive = local time), or None when unreadable."""
+    header = read_header(path)
+    return parse_ts(header.get("archived_at")) if header is not None else None
 
 
 @dataclass(frozen=True, slots=True)

@@ -93,6 +93,8 @@ def _windowed_anchor_index() -> dict[str, tuple[int, ...]]:
 # Distinct windowed-rule anchors -> rules. Each is tested once per text, on the windows.
 _WINDOWED_ANCHORS = _windowed_anchor_index()
 _WINDOWED_ANCHOR_LIST = tuple(_WINDOWED_ANCHORS)
+# Windowed rules without anchors are candidates whenever there are windows.
+_UNANCHORED_WINDOWED = tuple(i for i in P.WINDOWED_RULES if not P.RULES[i].anchors)
 
 
 def _full_text_gate_plan(anchor: str, lower: bool) -> tuple[bytes, bytes | None, bool]:
@@ -107,6 +109,14 @@ _FULL_TEXT_GATES = {
     i: tuple(_full_text_gate_plan(a, P.RULES[i].anchor_lower) for a in P.RULES[i].anchors)
     for i in P.FULL_TEXT_RULES
 }
+# Full-text anchors that contain no fast-path anchor, and so can only occur in a window.
+# If no fast-path anchor occurs and none of these is in a window, no full-text rule can
+# match (every full-text anchor is one or the other; a test checks this).
+_WINDOW_ONLY_FULL_TEXT_ANCHORS = tuple(
+    sorted(
+        {raw.decode("ascii") for gates in _FULL_TEXT_GATES.values() for raw, fast, w in gates if w}
+    )
+)
 
 
 # ── Text views ───────────────────────────────────────────────────────────────
@@ -209,7 +219,8 @@ class _View:
                 i
                 for i in among
                 if (
-                    joined is not None and any(a in joined for a in P.RULES[i].anchors)
+                    joined is not None
+                    and (not P.RULES[i].anchors or any(a in joined for a in P.RULES[i].anchors))
                     if P.RULES[i].windowed
                     else self._gate(_FULL_TEXT_GATES[i], P.RULES[i].anchor_lower)
                 )
@@ -217,11 +228,20 @@ class _View:
         if self._candidates is None:
             found: set[int] = set()
             if joined is not None:
+                found.update(_UNANCHORED_WINDOWED)
+                # One substring test per distinct anchor. An alternation of all of them
+                # is slower when nothing matches, the common case: it tries every branch
+                # at every position.
                 for anchor in [a for a in _WINDOWED_ANCHOR_LIST if a in joined]:
                     found.update(_WINDOWED_ANCHORS[anchor])
-            for i, gates in _FULL_TEXT_GATES.items():
-                if self._gate(gates, P.RULES[i].anchor_lower):
-                    found.add(i)
+            if (
+                any(self.has(f) for f in _FAST_ANCHORS)
+                or any(self.has_lower(f) for f in _FAST_LOWER_ANCHORS)
+                or (joined is not None and any(a in joined for a in _WINDOW_ONLY_FULL_TEXT_ANCHORS))
+            ):
+                for i, gates in _FULL_TEXT_GATES.items():
+                    if self._gate(gates, P.RULES[i].anchor_lower):
+                        found.add(i)
             self._candidates = tuple(sorted(found))
         return self._candidates
 
@@ -361,8 +381,7 @@ def _scheme_finder(index: int, text: str) -> _Finder:
 
 def _finder(index: int, view: _View) -> _Finder:
     rule = P.RULES[index]
-    if rule.windowed:
-        assert view.windows is not None  # a windowed candidate has an anchor in a window
+    if rule.windowed and view.windows is not None:
         return _windowed_finder(rule.pattern, view.windows)
     if rule.finder == "pem":
         return _pem_finder(view.text)
@@ -370,6 +389,8 @@ def _finder(index: int, view: _View) -> _Finder:
         return _jwt_finder(view.text)
     if rule.finder == "scheme":
         return _scheme_finder(index, view.text)
+    # A windowed rule is a candidate only when a window holds its anchor, so the
+    # windows exist here. Were they missing, a full-text scan would still be correct.
     return _regex_finder(rule.pattern, view.text)
 
 
@@ -463,14 +484,17 @@ def _contains_bare_secret(run: str) -> bool:
     still caught.
     """
     n = len(run)
-    if n < _KEY_LEN or P.decodes_to_printable_text(run):
+    if n < _KEY_LEN:
         return False
-    # Run-level necessary conditions. Every window is a substring of the run, so a run
-    # that fails one of these has no passing window. This rejects 1 MB of "A", of
-    # digits, of hex or of low-alphabet filler without sliding.
+    # Run-level necessary conditions, cheapest first. Every window is a substring of
+    # the run, so a run that fails one of them has no passing window. This rejects
+    # git SHAs, 1 MB of "A", digits, hex or low-alphabet filler without decoding or
+    # sliding.
     if run.upper() == run or run.lower() == run or not any(d in run for d in "0123456789"):
         return False
     if not run.strip(P.HEX_CHARS) or len(set(run)) < _MIN_DISTINCT:
+        return False
+    if P.decodes_to_printable_text(run):  # the whole run is encoded text
         return False
     if n == _KEY_LEN:
         return P.looks_like_secret_key(run)
@@ -600,7 +624,7 @@ def _credentials_round(text: str, view: _View | None = None) -> tuple[str, Redac
                 taken.add(start, end)
         for start, end, run in win.long_matches(P.BARE_SECRET_RUN_RE):
             if not taken.overlaps(start, end) and _contains_bare_secret(run):
-                spans.append((start, end, P.BARE_SECRET_KIND, P.CREDENTIAL_TAG))
+                spans.append((start, end, P.BARE_AWS_KIND, P.CREDENTIAL_TAG))
                 taken.add(start, end)
     if not spans:
         return text, {}
@@ -731,10 +755,10 @@ def _summary_round(text: str, view: _View | None) -> tuple[str, RedactionReport]
 
 
 def _redact(text: str, round_: _Round) -> tuple[str, RedactionReport]:
-    view: _View | None = _View(text)
-    assert view is not None
-    if not _might_contain_secret(view):
+    first = _View(text)
+    if not _might_contain_secret(first):
         return text, {}  # the fast path: plain prose never reaches a regex
+    view: _View | None = first
     report: RedactionReport = {}
     for _ in range(_MAX_ROUNDS):
         text, found = round_(text, view)
@@ -783,7 +807,9 @@ def _redact_summary_text(text: str) -> tuple[str, RedactionReport]:
     return _redact(text, _summary_round)
 
 
-def _redact_tree(value: Any, redact: Callable[[str], tuple[str, RedactionReport]]) -> Any:
+def _redact_tree(
+    value: Any, redact: Callable[[str], tuple[str, RedactionReport]]
+) -> tuple[Any, RedactionReport]:
     reports: list[RedactionReport] = []
 
     def walk(node: Any) -> Any:

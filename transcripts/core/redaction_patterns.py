@@ -20,7 +20,11 @@ worst-case bound:
 
 Adding or widening a rule: keep its match inside the window class and at least
 ``WINDOW_MIN_RUN`` long, or make it full-text with anchors that are a strict necessary
-condition. ``tests/transcripts/test_redaction.py`` checks both for every rule.
+condition. ``tests/transcripts/test_redaction.py`` checks both for every rule, and
+checks that the engine's matches equal the original's single alternation.
+
+Also here: the pass 2 and pass 3 run patterns with the original's thresholds and shape
+predicates (bare AWS secret key), and the exfiltration-URL patterns (reference §4.4).
 """
 
 from __future__ import annotations
@@ -38,7 +42,7 @@ ENCODED_CREDENTIAL_TAG: Final = "[REDACTED: encoded credential]"
 EXFIL_TAG_PREFIX: Final = "[REDACTED: suspicious URL to "
 
 ENCODED_KIND: Final = "encoded_credential"
-BARE_SECRET_KIND: Final = "aws_secret_access_key_bare"
+BARE_AWS_KIND: Final = "aws_secret_access_key_bare"
 EXFIL_KIND: Final = "exfil_url"
 
 # ── Windows ──────────────────────────────────────────────────────────────────
@@ -60,7 +64,8 @@ class Rule(NamedTuple):
     finder: Literal["regex", "pem", "jwt", "scheme"]
     windowed: bool
     # Literals of which every match contains at least one. The rule is skipped when
-    # none of them occurs. Windowed rules test them on the joined windows; full-text
+    # none of them occurs. A windowed rule without anchors runs whenever there are
+    # windows. Windowed rules test them on the joined windows; full-text
     # rules test them on the text (with ``anchor_lower``: on its ASCII-lowercased
     # form). Tests check that each rule's positive examples contain an anchor.
     anchors: tuple[str, ...] = ()
@@ -143,7 +148,9 @@ RULES: Final[tuple[Rule, ...]] = (
     # after the first digit, as ``(?<![0-9][0-9])``: the same language as a leading
     # ``(?<![0-9])``, but the pattern now starts with a character class, so the regex
     # engine skips non-digits in C. The same trick is used for every look-behind below.
-    _w("telegram_bot_token", r"[0-9](?<![0-9][0-9])[0-9]{5,}:[A-Za-z0-9_-]{30,}", ":"),
+    # No anchor: its only literal, ":", occurs in every timestamp and URL. The rule's
+    # own search (digits first, skipped in C) is a cheap gate instead.
+    _w("telegram_bot_token", r"[0-9](?<![0-9][0-9])[0-9]{5,}:[A-Za-z0-9_-]{30,}"),
     _w("github_token", r"gh[opsur]_[A-Za-z0-9]{30,255}", "gho_", "ghp_", "ghs_", "ghu_", "ghr_"),
     _w("github_fine_grained_pat", r"github_pat_[A-Za-z0-9_]{40,}", "github_pat_"),
     _w("gitlab_pat", r"glpat-[A-Za-z0-9_-]{16,}", "glpat-"),
@@ -163,8 +170,7 @@ RULES: Final[tuple[Rule, ...]] = (
     Rule(
         "db_uri_credentials",
         re.compile(
-            r"(?:postgres(?:ql)?|mysql|mongodb(?:\+srv)?|redis(?:s)?|amqp(?:s)?)://"
-            + USERINFO_TAIL
+            r"(?:postgres(?:ql)?|mysql|mongodb(?:\+srv)?|redis(?:s)?|amqp(?:s)?)://" + USERINFO_TAIL
         ),
         "scheme",
         False,
@@ -184,7 +190,11 @@ RULES: Final[tuple[Rule, ...]] = (
     # The original's own 2-segment dashboard link token: payload.HMAC-SHA256 signature
     # (43 chars, unpadded base64url). It has boundaries on both sides, so identifiers
     # like ``eyJsonSerializer...`` do not match.
-    _w("link_token", r"eyJ(?<![A-Za-z0-9_.-]eyJ)[A-Za-z0-9_-]{96,}\.[A-Za-z0-9_-]{43}(?![A-Za-z0-9_-])", "eyJ"),
+    _w(
+        "link_token",
+        r"eyJ(?<![A-Za-z0-9_.-]eyJ)[A-Za-z0-9_-]{96,}\.[A-Za-z0-9_-]{43}(?![A-Za-z0-9_-])",
+        "eyJ",
+    ),
     # HTTP header names and the Bearer scheme are case-insensitive (RFC 9110, RFC 6750).
     # Case is folded for ASCII only, with explicit classes. A header name is an ASCII
     # token, and Unicode folding would let U+0131 (dotless i) match "i", which the
@@ -225,12 +235,23 @@ RULES: Final[tuple[Rule, ...]] = (
     _w("slack_app_token", r"xapp-[0-9]+-[A-Za-z0-9-]{20,}", "xapp-"),
     _w("slack_config_token", r"xoxe\.xox[a-z]-[0-9A-Za-z-]{20,}", "xoxe."),
     _w("slack_refresh_token", r"xoxe-[0-9]+-[0-9A-Za-z-]{20,}", "xoxe-"),
-    _w("slack_webhook_url", r"https?://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/-]{20,}", "://hooks.slack.com/"),
+    _w(
+        "slack_webhook_url",
+        r"https?://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/-]{20,}",
+        "://hooks.slack.com/",
+    ),
     _w("stripe_webhook_secret", r"whsec_[A-Za-z0-9+/=]{24,}", "whsec_"),
     # Twilio API key SID: "SK" + exactly 32 hex. Without the boundaries, "TASK" + a
     # hex digest would match.
     _w("twilio_api_key", r"SK(?<![A-Za-z0-9]SK)[0-9a-fA-F]{32}(?![0-9a-fA-F])", "SK"),
-    _w("shopify_token", r"shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}", "shpat_", "shpca_", "shppa_", "shpss_"),
+    _w(
+        "shopify_token",
+        r"shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}",
+        "shpat_",
+        "shpca_",
+        "shppa_",
+        "shpss_",
+    ),
     _w("databricks_token", r"dapi[a-f0-9]{32}(?:-[0-9]+)?", "dapi"),
     _w("azure_storage_account_key", r"AccountKey=[A-Za-z0-9+/]{40,}={0,2}", "AccountKey="),
     _w("atlassian_api_token", r"ATATT3[A-Za-z0-9_=-]{150,}", "ATATT3"),
@@ -240,7 +261,12 @@ RULES: Final[tuple[Rule, ...]] = (
     _w("tailscale_key", r"tskey-[A-Za-z0-9-]{20,}", "tskey-"),
     _w("supabase_token", r"sb(?:p_[a-f0-9]{40}|_secret_[A-Za-z0-9_-]{20,})", "sbp_", "sb_secret_"),
     _w("sentry_token", r"sntry[su]_[A-Za-z0-9+/=_-]{40,}", "sntrys_", "sntryu_"),
-    _w("grafana_token", r"gl(?:sa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}|c_[A-Za-z0-9+/=]{32,})", "glsa_", "glc_"),
+    _w(
+        "grafana_token",
+        r"gl(?:sa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}|c_[A-Za-z0-9+/=]{32,})",
+        "glsa_",
+        "glc_",
+    ),
     _w("postman_api_key", r"PMAK-[a-fA-F0-9]{24}-[a-fA-F0-9]{34}", "PMAK-"),
     _w("age_secret_key", r"AGE-SECRET-KEY-1[0-9A-Z]{58}", "AGE-SECRET-KEY-1"),
     _w("onepassword_service_account_token", r"ops_eyJ[A-Za-z0-9+/=_-]{100,}", "ops_eyJ"),

@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .archive import write_archive
+from .archive import read_header, write_archive
 from .codec import MAX_LINE_BYTES, METADATA, REVISION, encode_record
 from .errors import (
     ArchiveError,
@@ -148,9 +148,9 @@ def rewind(store: TranscriptStore, key: str, after_ts: str) -> int:
         rows_dropped = sum(1 for _, (kind, _ts, _t) in lines[cut + 1 :] if kind == "row")
         if not dropped:
             return 0
-        archive = _archive_or_fail(store, key, dropped, "rewind")
         metadata = dict(metadata or {"_type": METADATA})
         metadata["rotation_generation"] = int(metadata.get("rotation_generation") or 0) + 1
+        archive = _archive_or_fail(store, key, dropped, "rewind", metadata["rotation_generation"])
         body = _reencode(metadata) + b"".join(raw + b"\n" for raw in kept)
         _replace_or_unarchive(store, key, body, st, archive)
         return rows_dropped
@@ -173,7 +173,24 @@ def _classify(data: bytes | None) -> tuple[str, str | None, str | None]:
     return "other", ts, None
 
 
-def _archive_or_fail(store: TranscriptStore, key: str, lines: list[bytes], reason: str) -> Path:
+def _drop_unlanded_archives(store: TranscriptStore, key: str, current_gen: int) -> None:
+    """Remove archives a crashed rewrite left for a generation the file never reached.
+
+    Under the lock such an archive's rows are all still in the file; left in place it
+    would turn "valid" once a later rewrite reaches the same generation number.
+    """
+    for path in store.archive_paths(key):
+        header = read_header(path)
+        produced = (header or {}).get("generation")
+        if type(produced) is int and produced > current_gen:
+            log.warning("removing unlanded archive %s of %s", path.name, key)
+            path.unlink(missing_ok=True)
+
+
+def _archive_or_fail(
+    store: TranscriptStore, key: str, lines: list[bytes], reason: str, generation: int
+) -> Path:
+    _drop_unlanded_archives(store, key, generation - 1)
     try:
         return write_archive(
             store.archive_dir,
@@ -182,6 +199,7 @@ def _archive_or_fail(store: TranscriptStore, key: str, lines: list[bytes], reaso
             reason,
             now=store.clock(),
             fsync=store.fsync.on_rewrite,
+            generation=generation,
         )
     except OSError as exc:
         raise ArchiveError(f"could not archive {len(lines)} lines of {key}: {exc}") from exc
@@ -254,7 +272,9 @@ def rotate_locked(store: TranscriptStore, key: str, *, force: bool = False) -> i
     archive = None
     if dropped:
         try:
-            archive = _archive_or_fail(store, key, dropped, "rotate")
+            archive = _archive_or_fail(
+                store, key, dropped, "rotate", metadata["rotation_generation"]
+            )
         except ArchiveError:
             log.exception("rotation of %s failed closed", key)
             return 0

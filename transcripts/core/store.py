@@ -381,11 +381,19 @@ class TranscriptStore:
             rows.extend(view.rows[:count])
             report.extend(view.report)
             files.extend(view.files)
+        current_gen = _generation(current.metadata)
         for archive in self.archive_paths(key):
             with archive.open("rb") as fp:
                 folded = fold_stream(fp, file=f"archive/{archive.name}", max_line=self.max_line)
-            if (folded.header or {}).get("reason", ROTATE_REASON) != ROTATE_REASON:
+            header = folded.header or {}
+            if header.get("reason", ROTATE_REASON) != ROTATE_REASON:
                 continue  # rows a rewind dropped are kept on disk, not in the session
+            produced = header.get("generation")
+            if type(produced) is int and produced > current_gen:
+                # The rotation that wrote this archive never replaced the file (a crash in
+                # between): its rows are still in the file; reading both would double them.
+                report.add("unlanded_archive", 0, f"archive/{archive.name}")
+                continue
             rows.extend(folded.rows)
             report.extend(folded.report)
             files.append(f"archive/{archive.name}")

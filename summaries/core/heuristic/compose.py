@@ -23,7 +23,9 @@ _FILLER = re.compile(
     r"^\W*((ok(ay)?|so|hey|hi|hmm|ugh|eh|ah|right|fine|now|next|first|also|and|then|please"
     r"|actually|instead|btw|side question|quick question|one more thing|last thing|great|nice"
     r"|good|cool|perfect|thanks|different topic|unrelated|separately|on (a|an) \w+ note"
-    r"|switching to|let'?s switch to|moving on( to)?|recap)\b[\s,.:;!-]*)+",
+    r"|switching to|let'?s switch to|moving on( to)?|recap|but|question|i'?m trying to"
+    r" (understand|figure out)( why)?|i want to (know|understand)( why)?|i wonder( why)?)"
+    r"\b[\s,.:;!-]*)+",
     _I,
 )
 _ASK = re.compile(
@@ -54,10 +56,12 @@ def _drop_pivot(sentence: str) -> str:
 
 
 def _title_sentence(text: str) -> str:
-    for sentence in sentences(text):
-        core = _FILLER.sub("", _drop_pivot(_FILLER.sub("", sentence)))
-        if content_words(core):
-            return core
+    cores = [_FILLER.sub("", _drop_pivot(_FILLER.sub("", s))) for s in sentences(text)[:4]]
+    # "Two things today. First, the 0042 migration locks orders": skip a thin preamble.
+    for need in (3, 1):
+        for core in cores:
+            if len(content_words(core)) >= need:
+                return core
     return text
 
 
@@ -118,15 +122,26 @@ def _progress(draft: Draft, v: Verdict) -> list[str]:
         lines.append(f"Dropped at turn {v.drop.turn}: {clip(v.drop.text, 140)}")
     if v.last_close:
         lines.append(clip(v.last_close, 160))
-    if v.verified is True and v.last_pass and v.last_pass != v.last_close:
+    live = v.status != "abandoned" and not v.informational  # nothing was run in a Q&A
+    if v.verified is True and v.confirmed_by is not None:
+        lines.append(
+            f"You confirmed it (turn {v.confirmed_by.turn}): {clip(v.confirmed_by.text, 120)}"
+        )
+    elif v.verified is True and v.last_pass and v.last_pass != v.last_close:
         lines.append(f"Verified: {clip(v.last_pass, 150)}")
-    elif v.verified is False and v.last_fail and v.status != "abandoned":
+    elif v.deferred is not None and live:
+        lines.append(
+            f"Not checked yet; you said (turn {v.deferred.turn}): {clip(v.deferred.text, 110)}"
+        )
+    elif v.last_run_green is False and v.last_fail and live:
         lines.append(f"Last run failed: {clip(v.last_fail, 140)}")
-    elif v.code_changed and v.status != "abandoned":
+    elif v.code_changed and live and v.verified is not True:
         lines.append("Not run since the last change.")
+    for d in v.decisions[-1:]:
+        lines.append(f"Decided (turn {d.turn}): {clip(d.text, 140)}")
     if v.last_change and v.last_change not in (v.last_close, v.last_pass):
         lines.append(clip(v.last_change, 160))
-    if v.informational:
+    if v.informational and not v.decisions:
         last = next((e for e in reversed(draft.entries) if e.replies), None)
         if last is not None:
             said = [s for s in sentences(last.replies[-1]) if len(s.split()) > 4 and s[-1] != ":"]
@@ -156,7 +171,7 @@ def _next_steps(draft: Draft, v: Verdict) -> list[dict[str, str]]:
             }
         )
     elif v.status == "active":
-        if v.verified is False and v.last_fail:
+        if v.last_run_green is False and v.last_fail:
             what, why = "Fix what the last run reports", f"It failed: {clip(v.last_fail, 140)}"
             expect = "The same run passes"
         elif v.open_note and v.code_changed and _NOT_RUN.search(v.open_note):

@@ -13,6 +13,7 @@ import re
 from collections.abc import Sequence
 
 from summaries.core.heuristic.exchanges import Exchange
+from summaries.core.heuristic.lexicon import FACT_LEAD, NO_CHANGE_YET
 from summaries.core.heuristic.words import clip, sentences
 
 MAX_CONSTRAINTS = 5  # "at most a handful": a long list stops being read
@@ -33,7 +34,7 @@ _STEP_AFTER = re.compile(
 )
 _NAME_FIX = re.compile(
     r"\b(it'?s|is called|named|is)\s+`?[\w./:@-]+`?,?\s+not\s+`?[\w./:@-]+"
-    r"|\b(got|was|been|is) renamed\b",
+    r"|\b(got|was|been|is) renamed\b|\bis `[^`]+` now\b|\b(was|got|been) (removed|replaced)\b",
     _I,
 )
 # "we always run tests with `make test`, never bare pytest": a standing rule about a command.
@@ -47,9 +48,20 @@ _CONDITION = re.compile(
     r"|\b(you have to|you need to|you must) be (on|connected|logged|inside|behind)\b",
     _I,
 )
+# "keep it that way until the backend ships v3", "stays on /api/v2"
+_STANDING = re.compile(
+    r"\bkeep (it|that|this|them) (that way|as is|like that|unchanged)\b|\bstays? on\b", _I
+)
+# "We deploy with `fab deploy:prod`", "you must run `fab db.migrate` first"
+_COMMAND = re.compile(r"`[^`]+`|(?<![\w-])--?[a-z][\w-]*")
+_HOW_WE_RUN = re.compile(
+    r"\bwe (deploy|build|release|test|run|start|migrate|ship|publish)\w* (it )?(with|using|via|through)\b",
+    _I,
+)
 _MISTYPED = re.compile(r"\b(mistyped|misspelled|typo in the name)\b", _I)
 _OWNERSHIP = re.compile(
-    r"\b\w+ owns? the\b|\bowned by\b|\bdon'?t touch\b|\bnever (push|commit|deploy|touch|edit)\b",
+    r"\b\w+ owns? the\b|\bowned by\b|\bdon'?t touch (the|our) \w+"
+    r"|\bnever (push|commit|deploy|touch|edit)\b",
     _I,
 )
 _PORT_FACT = re.compile(
@@ -61,7 +73,10 @@ _LEAD = re.compile(
     r"[\s:,.-]*)+",
     _I,
 )
-_KEY = re.compile(r"(?<![\w-])--?[a-z][\w-]*|\b\d{4,5}\b|\b[\w]+[-_./][\w./-]+\b", _I)
+_KEY = re.compile(r"`[^`]+`|(?<![\w-])--?[a-z][\w-]*|\b\d{4,5}\b|\b[\w]+[-_./][\w./-]+\b", _I)
+# One sentence often carries two facts ("we deploy with X, and you must run Y first"); each
+# is kept or superseded on its own.
+_FACT_SPLIT = re.compile(r",\s+and\s+|;\s+|\.\s+")
 
 
 def _clause(sentence: str, at: int) -> str:
@@ -71,7 +86,15 @@ def _clause(sentence: str, at: int) -> str:
 
 def _rule(sentence: str, turn_text: str) -> str | None:
     """The constraint a sentence states, or None."""
+    if sentence.rstrip().endswith("?") or NO_CHANGE_YET.search(sentence):
+        return None  # a question or a "don't change anything" states no standing fact
+    if FACT_LEAD.search(turn_text) and _KEY.search(sentence):
+        return sentence  # "fyi the client points at /api/v2": flagged for later by the person
+    if _STANDING.search(sentence) and _KEY.search(sentence):
+        return sentence
     if _FLAG.search(sentence) and (_REQUIRE.search(sentence) or _NAME_FIX.search(sentence)):
+        return sentence
+    if _COMMAND.search(sentence) and (_REQUIRE.search(sentence) or _HOW_WE_RUN.search(sentence)):
         return sentence
     if any(rx.search(sentence) for rx in (_STEP_AFTER, _NAME_FIX, _ALWAYS_NEVER, _CONDITION)):
         return sentence
@@ -115,7 +138,8 @@ def extract_constraints(exchanges: Sequence[Exchange]) -> list[str]:
     for ex in exchanges:
         if ex.repeat_of is not None:
             continue  # a resend restates nothing new
-        for sentence in sentences(ex.text):
+        parts = [p for s in sentences(ex.text) for p in _FACT_SPLIT.split(s) if p.strip()]
+        for sentence in parts:
             rule = _rule(sentence, ex.text)
             if rule is None:
                 continue

@@ -42,7 +42,8 @@ _CHANGE = re.compile(
     r"|reduced|enabled|disabled|configured|installed|dropped|made|patched|upgraded|downgraded"
     r"|migrated|introduced|adjusted|tweaked|corrected|modified|ported|restored|wired)\b"
     r"|\bnow (uses|reads|renders|stores|routes|carries|offers|writes|sends|points|imports"
-    r"|calls|checks|validates)\b"
+    r"|calls|checks|validates|ignores|skips|handles|supports|accepts|rejects|excludes|includes"
+    r"|filters|logs|waits|retries|falls back|defaults|requires|escapes|sorts|caches|batches)\b"
     r"|^\W*done\b\s*[,.:;!]",  # "Done, ..." reports the asked-for change as made
     _I,
 )
@@ -54,9 +55,13 @@ _PASS = re.compile(
     r"|\bbuild successful\b|" + _NEG + r"\bsucceeded\b|\bsuccessful(?:ly)?\b"
     r"|\bno (?:\w+ )?(?:errors|failures|warnings)\b|\b0 (?:errors|failures|failed)\b"
     r"|\b(?:is|are|was|were) (?:clean|ok|okay|green|present|correct|there|up)\b|\bclean\b"
-    r"|\u2713|\ball green\b|" + _NEG + r"\b(?:delivered|arrived|reconnected|confirmed|verified)\b"
+    r"|\u2713|\ball green\b|\ball (?:\w+ )?(?:passed|green)\b|"
+    + _NEG
+    + r"\b(?:delivered|arrived|reconnected|confirmed|verified)\b"
     r"|" + _NEG + r"\btested\b|\bmatch(?:es)? the\b|\bnow returns\b|\breturns (?:a )?200\b"
-    r"|\bloads with\b|\bupload ok\b|\brollout complete\b|\bapplied ok\b"
+    r"|\bloads with\b|\bupload ok\b|\brollout complete\b|\bapplied ok\b|\bas expected\b"
+    r"|\b(?:flow|check|page|endpoint|smoke tests?|health ?checks?)\b[^.;,]{0,20}\b(?:ok|okay|fine"
+    r"|green|passe[sd])\b|/healthz? (?:returns )?200\b"
     # a run reported with its timing has run to the end: "the build is 1m38s in CI"
     r"|\b(?:build|run|ci|pipeline|suite|job)\b[^.;]{0,30}\b(?:is|took|ran in|finished in|now) "
     r"~?\d+(?:[.,]\d+)?\s*(?:ms|secs?|seconds?|s|mins?|minutes?|m|h)(?:\d+s)?\b",
@@ -64,6 +69,8 @@ _PASS = re.compile(
 )
 _PASS_CS = re.compile(r"\bPASS(?:ED)?\b|(?<=\w )OK\b")
 _FAIL = re.compile(
+    # "a lockout after 5 failures", "more than 3 errors" describe settings, not a run
+    r"(?<!after )(?<!than )(?<!over )(?<!max )(?<!to )(?<!of )"
     r"\b[1-9][\d,]*\s+(?:tests?\s+)?(?:failed|failures?|errors?|failing)\b"
     r"|(?<!0 )(?<!no )\b(?:failed|fails|failing)\b|\bfailures (?:are )?(?:down to|at) [1-9]"
     r"|\bstill (?:climbing|failing|fails|broken|growing|leaking|crashing|slow)\b"
@@ -87,12 +94,16 @@ _OPEN = re.compile(
     r"|\buntested\b|\b(?:tests?|verification|benchmark) next\b|\bnext,? i'?ll\b"
     r"|\bi'?ll (?:watch|check|monitor|verify|run|test|look)\b|\bwill (?:watch|check|monitor|verify)\b"
     r"|\bstill running\b|\bneeds? (?:updating|to be updated|fixing|a fix|work)\b|\btodo\b"
-    r"|\bchecking whether\b|\binvestigating\b|\blooking into\b|\bnot (?:on|in) \w+ yet\b",
+    r"|\bchecking whether\b|\binvestigating\b|\blooking into\b|\bnot (?:on|in) \w+ yet\b"
+    r"|\bscheduled (?:it |the \w+ )?for\b|\bqueued for\b|\bwill (?:go out|run|deploy|ship)\b",
     _I,
 )
 _HANDOFF = re.compile(r"\byou'?ll (?:need|have) to\b|\byou need to\b|\byou'?ll want to\b", _I)
 _RUN_LEAD = re.compile(
-    r"^\W*(?:i\s+)?(?:ran|re-?ran|retried|replayed|executed|running|run:)\b"
+    r"^\W*(?:i\s+)?(?:ran|re-?ran|retried|replayed|executed|running|run:|tried)\b"
+    # "On a staging copy: no lock over 200ms" / "Applied on staging: 4ms" report a run
+    r"|^\W*(?:(?:applied|tried|checked|tested)(?: it)? )?(?:on|against|in) (?:a |the )?"
+    r"(?:staging|prod|production|test|local|dev)\b[^:]{0,20}:"
     r"|^\W*`[^`]+`\s*(?:->|\u2192|:)",
     _I,
 )
@@ -118,9 +129,9 @@ def _sentence_events(sentence: str, doc_intent: bool) -> list[tuple[int, Ev]]:
     # deploy command is the shipping itself, not a check of it.
     offset = 0
     for clause in re.split(r"(?<=;)\s+|(?<=,)\s+(?=then\b|and\b)", sentence):
-        if _RUN_LEAD.search(clause) and not _SHIPPING.search(clause):
-            if not any(rx.search(clause) for rx in (_FAIL, _FAIL_CS)):
-                found.append((offset, Ev.GREEN))
+        ran = _RUN_LEAD.search(clause) and not _SHIPPING.search(clause)
+        if ran and not any(rx.search(clause) for rx in (_FAIL, _FAIL_CS)):
+            found.append((offset, Ev.GREEN))
         offset += len(clause) + 1
     found.extend((m.start(), Ev.CLOSE) for m in _CLOSE.finditer(sentence))
     found.extend((m.start(), Ev.OPEN) for m in _OPEN.finditer(sentence))

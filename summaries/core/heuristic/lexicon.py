@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import re
 
+from summaries.core.heuristic.words import wordset
+
 _I = re.IGNORECASE
 
 
@@ -49,18 +51,20 @@ PARTIAL = _rx(r"\b(part|bit|step|piece)\b|\bjust the\b|\bonly the\b")
 CORRECTION = _rx(
     r"^\s*(no|nope|nah|wrong|wait)\b[\s,.!:;-]"
     r"|\bthat'?s (wrong|not (right|it|what))|\bthat is (wrong|not right)"
-    r"|\b(revert|undo|roll back) (that|it|this|the)\b|\bthat broke\b|\bbroke (the|it|my)\b"
+    r"|\b(revert|undo|roll back) (that|it|this)\b|\bthat broke\b|\bbroke (the|it|my)\b"
     r"|\b(it'?s|is called|named|should be) `?[\w./:@-]+`?,? not `?[\w./:@-]+"
     r"|\bnot `?[\w./:@-]+`?,? (it'?s|but|use)\b|\byou forgot\b|\bmistyped\b|\bmisspelled\b"
     r"|\b(still|now) (fails|failing|broken|crashes|crashing|errors|white|wrong|slow)\b"
     r"|\bdoesn'?t work\b|\bdidn'?t work\b|\bdon'?t (use|put|do|add|ignore|touch|call)\b"
-    r"|^\s*actually\b|\bgot renamed\b|\bwas renamed\b|\bwe moved\b"
+    r"|^\s*actually\b|\bgot renamed\b|\bwas renamed\b|\bwe moved\b|^\W*correction\b"
+    r"|\bstill (happening|there|the same|occurring|reproduces|broken|wrong)\b"
 )
 STRONG_PIVOT = _rx(
     r"\bswitching (to|gears)\b|\bswitch gears\b|\blet'?s switch to\b|\bseparately\b"
     r"|\bunrelated\b|\bdifferent (topic|thing|question|issue)\b"
     r"|\bon (a|an) (different|other|unrelated|separate) note\b|\banother (thing|topic|issue|task)\b"
     r"|\bnew (task|topic)\b|\bchange of (topic|subject)\b|\bsomething else\b|\bmoving on\b"
+    r"|^\W*(second|third|next|other|last) (thing|issue|item|topic|question)\b"
     r"|\bjump to\b|\bchanging (topic|subject)\b"
 )
 WEAK_PIVOT = _rx(
@@ -70,7 +74,7 @@ WEAK_PIVOT = _rx(
 RESUME = _rx(
     r"\bback to\b|\bget back to\b|\bgoing back to\b|\breturn(ing)? to\b|\bresume\b"
     r"|\bpick (it|that|this|the\b[^.?!]{0,40}) (back )?up\b|\bwhere were we\b|\bwhere we left off\b"
-    r"|^\W*(continuing|resuming) (with|on)\b"
+    r"|^\W*(continuing|resuming) (with|on)\b|^\W*re:?\s+(the|our|that)\b"
 )
 REFERS_BACK = _rx(
     r"\bwe (talked|spoke) about\b|\byou (estimated|described|suggested|mentioned|proposed)\b"
@@ -106,7 +110,8 @@ ACCEPT = _rx(
 )
 CLAIMS_WORKS = _rx(
     r"(?<!n't )(?<!not )\b(it works|works now|working now|that works|confirmed it|i checked,? it"
-    r"|looks (right|correct) in|that'?s back|it'?s back)\b"
+    r"|looks (right|correct) in|that'?s back|it'?s back|works for me|works on my \w+)\b"
+    r"|^\W*(confirmed|verified)\b(?![^.]*\b(not|doesn'?t|still|fails?)\b)"
 )
 POLITE_REQUEST = _rx(r"\b(can|could|would|will) (you|we)\b|\bplease\b|\bi'?d like\b")
 INFO_REQUEST = _rx(
@@ -123,179 +128,29 @@ PROBLEM = _rx(
     r"|leak|grows|stuck|hangs|timeout|times out|twice|duplicate|open to anyone|expires)\b"
 )
 # Imperative verbs that open a work order when they lead a clause.
-WORK_VERBS = frozenset(
-    [
-        "add",
-        "fix",
-        "make",
-        "run",
-        "check",
-        "find",
-        "look",
-        "investigate",
-        "trace",
-        "debug",
-        "write",
-        "create",
-        "remove",
-        "delete",
-        "rename",
-        "update",
-        "change",
-        "set",
-        "bump",
-        "upgrade",
-        "downgrade",
-        "migrate",
-        "deploy",
-        "redeploy",
-        "push",
-        "merge",
-        "commit",
-        "ship",
-        "open",
-        "build",
-        "test",
-        "implement",
-        "refactor",
-        "split",
-        "move",
-        "replace",
-        "switch",
-        "use",
-        "try",
-        "retry",
-        "rotate",
-        "renew",
-        "pull",
-        "point",
-        "backfill",
-        "apply",
-        "revert",
-        "undo",
-        "continue",
-        "carry",
-        "finish",
-        "keep",
-        "do",
-        "go",
-        "start",
-        "stop",
-        "enable",
-        "disable",
-        "configure",
-        "install",
-        "generate",
-        "export",
-        "import",
-        "clean",
-        "document",
-        "cut",
-        "tag",
-        "release",
-        "publish",
-        "review",
-        "show",
-        "figure",
-        "dig",
-        "profile",
-        "measure",
-        "benchmark",
-        "optimize",
-        "speed",
-        "reduce",
-        "increase",
-        "raise",
-        "lower",
-        "put",
-        "send",
-        "post",
-        "schedule",
-        "block",
-        "allow",
-        "restrict",
-        "limit",
-        "handle",
-        "support",
-        "convert",
-        "extract",
-        "wrap",
-        "archive",
-        "file",
-        "draft",
-        "summarize",
-        "list",
-        "compare",
-        "read",
-        "verify",
-        "confirm",
-        "validate",
-        "audit",
-        "monitor",
-        "watch",
-        "clear",
-        "reset",
-        "restart",
-        "reload",
-        "kill",
-        "prune",
-        "patch",
-        "sort",
-        "format",
-        "lint",
-        "port",
-        "resolve",
-        "bisect",
-        "store",
-        "drop",
-        "strip",
-        "get",
-        "pick",
-    ]
+WORK_VERBS = wordset(
+    """
+    add fix make run check find look investigate trace debug write create remove delete
+    rename update change set bump upgrade downgrade migrate deploy redeploy push merge
+    commit ship open build test implement refactor split move replace switch use try retry
+    rotate renew pull point backfill apply revert undo continue carry finish keep do go
+    start stop enable disable configure install generate export import clean document cut
+    tag release publish review show figure dig profile measure benchmark optimize speed
+    reduce increase raise lower put send post schedule block allow restrict limit handle
+    support convert extract wrap archive file draft summarize list compare read verify
+    confirm validate audit monitor watch clear reset restart reload kill prune patch sort
+    format lint port resolve bisect store drop strip get pick
+    """
 )
 # Verbs that start a piece of work rather than refine the one in hand ("keep the
 # names", "use the logger"): only these may open an intent without any other cue.
-NEW_WORK_VERBS = frozenset(
-    [
-        "add",
-        "fix",
-        "investigate",
-        "trace",
-        "debug",
-        "write",
-        "create",
-        "remove",
-        "delete",
-        "rename",
-        "upgrade",
-        "migrate",
-        "implement",
-        "refactor",
-        "split",
-        "build",
-        "rotate",
-        "renew",
-        "backfill",
-        "generate",
-        "export",
-        "import",
-        "document",
-        "profile",
-        "optimize",
-        "speed",
-        "audit",
-        "set",
-        "bump",
-        "install",
-        "configure",
-        "enable",
-        "disable",
-        "schedule",
-        "block",
-        "restrict",
-        "find",
-        "look",
-    ]
+NEW_WORK_VERBS = wordset(
+    """
+    add fix investigate trace debug write create remove delete rename upgrade migrate
+    implement refactor split build rotate renew backfill generate export import document
+    profile optimize speed audit set bump install configure enable disable schedule block
+    restrict find look
+    """
 )
 # After a close, talk about its review, CI or PR is still about the same work.
 FOLLOWUP = _rx(
@@ -325,6 +180,12 @@ DEFERRED_CHECK = _rx(
     r"\b(later|tomorrow|tonight|monday|next week|after|when)\b"
 )
 
+# The person settling a question in their own words: the runbook keeps it.
+DECISION = _rx(
+    r"\bdecision:|\bdecided\b|\bwe'?ll go with\b|\blet'?s go with\b|\bgoing with\b"
+    r"|\bwe'?ll use\b"
+)
+
 # --- compaction is never a boundary (prompt trap 8) -----------------------------------
 
 COMPACTION = _rx(
@@ -334,7 +195,18 @@ COMPACTION = _rx(
 )
 DOCS = _rx(
     r"\b(readme|changelog|docs?|documentation|typo|wording|badge|copy|comment|docstring"
-    r"|release notes|design doc)\b"
+    r"|release notes|design doc|license|copyright|blog( post)?|announcement|newsletter"
+    r"|press release|tone)\b"
+)
+# Anything that can be run or tested. Work without any of it (an analysis, a chart, a
+# document) has nothing to verify, so finishing it does not leave it "unverified".
+CODE_MARKERS = _rx(
+    r"\.(py|ts|tsx|js|jsx|go|rs|java|kt|rb|php|sql|sh|gradle|css|scss|html|c|cc|cpp|ya?ml|toml|ini"
+    r"|json|cfg|conf|tf)\b|\b(function|method|class|module|tests?|endpoint|api|migrations?|schema"
+    r"|query|config|deploy\w*|builds?|ci|workflow|hook|script|handler|component|template|view|model"
+    r"|server|worker|service|cron|docker\w*|package|dependenc\w+|library|regex|bug|crash\w*|error"
+    r"|exception|code|branch|commit|merge|pr|release|database|db|index|cache|cookie|session|queue"
+    r"|pipeline|job|task|import\w*|flag|setting|env)\b|`[^`]*[(/.=][^`]*`"
 )
 CODE_FILE = _rx(r"\.(py|ts|tsx|js|jsx|go|rs|java|kt|rb|php|sql|sh|gradle|css|scss|html|c|cc|cpp)\b")
 NON_CODE_OBJECT = _rx(

@@ -128,9 +128,11 @@ class _State:
     current: Draft | None = None
     pending: list[_Pending] = field(default_factory=list)
     by_turn: dict[int, Draft] = field(default_factory=dict)
+    before_open: Draft | None = None  # the current intent before the newest was opened
 
     def open(self, ex: Exchange, sig: UserSignals, text: str | None = None) -> Draft:
         draft = Draft(origin=ex.turn)
+        self.before_open = self.current
         self.drafts.append(draft)
         self.place(draft, ex, sig, Role.WORK, text=text)
         self.current = draft
@@ -215,7 +217,29 @@ def _continues_closed(sig: UserSignals, cur: Draft) -> bool:
 
 
 def _points_back(sig: UserSignals) -> bool:
-    return sig.continuation or sig.anaphora or sig.ack or bool(sig.option_pick) or sig.correction
+    """Signals that a turn is about the work in hand, whatever its words."""
+    return (
+        sig.continuation
+        or sig.anaphora
+        or sig.ack
+        or bool(sig.option_pick)
+        or sig.correction
+        or sig.user_close
+        or sig.close_request
+        or sig.deferred_check
+        or sig.followup
+    )
+
+
+def _owner_elsewhere(st: _State, sig: UserSignals) -> Draft | None:
+    """An older intent the turn names in the person's own words while the current shares none."""
+    cur = st.current
+    if cur is None or not sig.words or cur.sim(sig.words) > 0:
+        return None
+    older, score = _best_older(st, sig.words)
+    if older is not None and score >= _CONTINUES and sig.words & older.user_words:
+        return older
+    return None
 
 
 def _route(st: _State, ex: Exchange, sig: UserSignals) -> tuple[str, Draft | None]:
@@ -231,6 +255,9 @@ def _route(st: _State, ex: Exchange, sig: UserSignals) -> tuple[str, Draft | Non
         return ("new", None)
     if ex.after_compaction or sig.correction:
         return ("continue", cur)
+    owner = _owner_elsewhere(st, sig)
+    if owner is not None and not owner.dropped:
+        return ("resume", owner)  # "and merge the CI change" while the migration is current
     if cur.closed or cur.dropped or ex.gap_before:
         # A close ends the work: anything substantial that is not about it is new.
         if _continues_closed(sig, cur) or len(sig.words) < 2:
@@ -239,7 +266,7 @@ def _route(st: _State, ex: Exchange, sig: UserSignals) -> tuple[str, Draft | Non
     if sig.continuation or sig.option_pick or sig.ack or sig.question:
         return ("continue", cur)
     sim = cur.sim(sig.words)
-    if cur.settled and len(sig.words) >= 3 and not cur.related(sig.words):
+    if cur.settled and len(sig.words) >= 3 and not cur.related(sig.words) and not _points_back(sig):
         return ("new", None)  # the last work was finished and this is about something else
     if sig.pivot_weak and sim < _CONTINUES and not sig.anaphora:
         return ("new", None)
@@ -272,6 +299,24 @@ def _handle_drop(st: _State, ex: Exchange, sig: UserSignals, prev: _Pending | No
             st.place(target, ex, sig, Role.DROP, replies=() if new_work else ex.replies)
     if new_work:
         st.open(ex, classify(rest), text=rest)
+
+
+def _retract_opening(st: _State, ex: Exchange) -> bool:
+    """ "Ignore my last message" right after a turn that opened an intent: it never was one."""
+    cur = st.current
+    if cur is None or cur is not (st.drafts[-1] if st.drafts else None):
+        return False
+    work = [e for e in cur.entries if e.role is Role.WORK]
+    if len(work) != 1 or work[0].turn != ex.turn - 1 or cur.closed:
+        return False
+    if any(ev.kind is Ev.CHANGE for r in work[0].replies for ev in reply_evidence(r)):
+        return False  # something was already done about it: that is a drop, not a retraction
+    st.drafts.pop()
+    for turn in cur.turns:
+        if st.by_turn.get(turn) is cur:
+            del st.by_turn[turn]
+    st.current = st.before_open
+    return True
 
 
 def segment(exchanges: Sequence[Exchange]) -> list[Draft]:
@@ -316,6 +361,8 @@ def segment(exchanges: Sequence[Exchange]) -> list[Draft]:
         if sig.drop:
             _handle_drop(st, ex, sig, None)
             continue
+        if sig.retract and not sig.partial_retract and _retract_opening(st, ex):
+            continue  # a retraction supersedes what it retracts
         if sig.fact_only:
             if st.current is not None:
                 st.place(st.current, ex, sig, Role.SPAN)

@@ -142,7 +142,10 @@ def classify(text: str) -> UserSignals:
         new_work=bool(lx.PROBLEM.search(lowered)) or _starts_new_work(text),
         followup=bool(lx.FOLLOWUP.search(lowered)),
         anaphora=bool(lx.ANAPHORA.search(lowered)) and len(text.split()) <= 12,
-        fact_only=bool(lx.FACT_LEAD.search(lowered)) and not work and "?" not in text,
+        # "fyi ..., keep it that way" records a standing fact; only new work makes a goal
+        fact_only=bool(lx.FACT_LEAD.search(lowered))
+        and not _starts_new_work(text)
+        and "?" not in text,
         deferred_check=bool(lx.DEFERRED_CHECK.search(lowered)),
         option_pick=picks,
     )

@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from summaries.core.heuristic import lexicon as lx
 from summaries.core.heuristic.evidence import Ev, reply_evidence
 from summaries.core.heuristic.lexicon import CODE_FILE, DOCS
 from summaries.core.heuristic.segment import Draft, Entry, Role
@@ -34,6 +35,10 @@ class Verdict:
     last_change: str | None = None
     last_pass: str | None = None
     last_fail: str | None = None
+    last_run_green: bool | None = None  # the outcome of the latest run, whichever it was
+    confirmed_by: Entry | None = None  # the person said it works
+    deferred: Entry | None = None  # the person said they will check later
+    decisions: list[Entry] = field(default_factory=list)  # "OK, decision: SSE with ..."
     last_close: str | None = None
     open_note: str | None = None
     handoffs: list[str] = field(default_factory=list)
@@ -45,9 +50,12 @@ class Verdict:
 
 
 def is_doc_intent(draft: Draft) -> bool:
-    """Text-only work (README, changelog, wording): there is nothing to run."""
+    """Nothing to run: text-only work (README, changelog, wording) or work without code."""
     texts = [e.text for e in draft.entries if e.role is Role.WORK]
-    return any(DOCS.search(t) for t in texts) and not any(CODE_FILE.search(t) for t in texts)
+    if any(DOCS.search(t) for t in texts) and not any(CODE_FILE.search(t) for t in texts):
+        return True
+    said = [*texts, *(r for e in draft.entries for r in e.replies)]
+    return not any(lx.CODE_MARKERS.search(t) for t in said)
 
 
 def _is_new_ask(entry: Entry) -> bool:
@@ -74,17 +82,21 @@ class _Run:
 
     def user(self, entry: Entry) -> None:
         sig = entry.sig
-        if entry.role is Role.DROP:
+        if entry.role is Role.DROP or (sig.retract and not sig.partial_retract):
             if self.before_ask is not None:
                 self.verified, self.closed, self.accepted, self.open = self.before_ask
                 self.before_ask = None
                 return
+            if entry.role is not Role.DROP:
+                return  # retracting an ask that changed nothing settled leaves the work as it is
             self.dropped, self.closed = True, False
             self.v.drop = entry
             return
         if _is_new_ask(entry):
             snapshot = (self.verified, self.closed, self.accepted, self.open)
-            self.before_ask = snapshot if self._settled() else None
+            # a correction ("revert that") undoes the work; only an added ask can be retracted
+            additive = self._settled() and not sig.correction
+            self.before_ask = snapshot if additive else None
             self.closed = self.accepted = self.dropped = False
         if sig.correction:
             self.v.corrections.append(entry)
@@ -92,12 +104,14 @@ class _Run:
                 self.verified = False
         if sig.user_close:
             self.closed = True
+        if lx.DECISION.search(entry.text):
+            self.v.decisions.append(entry)
         if sig.deferred_check:
-            self.verified = False  # the person will look later: not verified yet
+            self.verified, self.v.deferred = False, entry  # they will look later: not yet
         elif sig.claims_works:
-            self.verified, self.accepted = True, True
-        elif sig.ack or (sig.accept and not _is_new_ask(entry)):
-            self.accepted = True
+            self.verified, self.accepted, self.v.confirmed_by = True, True, entry
+        elif sig.ack or (sig.accept and not (_is_new_ask(entry) or sig.close_request)):
+            self.accepted = True  # "great. ship it tonight" accepts nothing until it ships
 
     def reply(self, text: str, doc_intent: bool) -> None:
         v = self.v
@@ -109,9 +123,11 @@ class _Run:
                 v.changed, self.open, v.last_change = True, False, ev.sentence
             elif ev.kind is Ev.GREEN:
                 self.verified, self.open, v.last_pass = True, False, ev.sentence
+                v.last_run_green = True
             elif ev.kind is Ev.RED:
                 # a failure after a close means the work is not over
                 self.verified, self.closed, v.last_fail = False, False, ev.sentence
+                v.last_run_green = False
             elif ev.kind is Ev.CLOSE:
                 self.closed, v.last_close = True, ev.sentence
             elif ev.kind is Ev.OPEN:
@@ -146,7 +162,12 @@ def judge(draft: Draft) -> Verdict:
         # Explanations mention failures and fixes in the abstract; nothing was run.
         v.status, v.verified = "completed", None
     elif run.closed:
-        v.status, v.verified = "completed", run.verified is True
+        # Merged or shipped without a run is unverified, unless there is nothing to run.
+        text_only = doc_intent and not v.code_changed
+        v.status, v.verified = (
+            "completed",
+            True if run.verified is True else (None if text_only else False),
+        )
     elif run.accepted and (v.changed or run.verified is not None):
         v.status = "completed"
         v.verified = run.verified if run.verified is not None else unrun

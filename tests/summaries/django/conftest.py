@@ -10,7 +10,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 
@@ -32,9 +32,16 @@ INTENT = {
     "next_steps": [{"what": "Merge the fix", "why": "CI is red", "expect": "green CI"}],
 }
 VALID_REPLY = json.dumps({"intents": [INTENT], "constraints": ["Run tests with -p no:cache"]})
+T = TypeVar("T")
 OTHER_REPLY = json.dumps(
     {"intents": [{**INTENT, "title": "Something else entirely"}], "constraints": []}
 )
+
+
+def must(value: T | None) -> T:
+    """``value``, asserted present (narrows the Optional for the reader and for mypy)."""
+    assert value is not None
+    return value
 
 
 def exchange(i: int) -> tuple[str, str]:

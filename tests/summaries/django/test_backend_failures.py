@@ -10,7 +10,6 @@ from collections.abc import Callable
 import pytest
 
 from summaries.core.backends import (
-    BackendBadReply,
     BackendError,
     BackendHTTPError,
     BackendTimeout,
@@ -22,7 +21,13 @@ from summaries.models import IntentSummary, OneLineSummary
 from summaries.runtime import summary_backend
 from summaries.services import PassOutcome, summary_generate
 from tests.summaries import fake_openai_server
-from tests.summaries.django.conftest import INTENT, VALID_REPLY, RecordingBackend, add_exchanges
+from tests.summaries.django.conftest import (
+    INTENT,
+    VALID_REPLY,
+    RecordingBackend,
+    add_exchanges,
+    must,
+)
 from tests.summaries.fake_openai_server import Behaviour, FakeOpenAIServer, closed_port
 from transcripts.models import Slot
 
@@ -72,7 +77,8 @@ def assert_contained(outcome: PassOutcome, previous: Snapshot, reason: str) -> N
     assert slot.summary_in_flight_until is None
     # The old summary is still served, flagged as behind the conversation.
     data, stale = read_for_panel(previous.store, previous.key)
-    assert data is not None and data["intents"][0]["title"] == INTENT["title"]
+    assert data is not None
+    assert data["intents"][0]["title"] == INTENT["title"]
     assert stale is True
 
 
@@ -145,7 +151,8 @@ def test_a_failure_is_logged_with_the_slot(previous, backend, caplog):
     with caplog.at_level("INFO", logger="summaries.services"):
         summary_generate(slot_name="s1", force=True)
     failed = [r for r in caplog.records if r.levelname == "WARNING"]
-    assert failed and "s1" in failed[0].getMessage()
+    assert failed
+    assert "s1" in failed[0].getMessage()
     assert any("s1" in r.getMessage() and "error" in r.getMessage() for r in caplog.records)
 
 
@@ -232,7 +239,7 @@ def test_openai_500_twice_keeps_the_previous_summary(openai_previous, openai_mod
 def test_openai_500_then_success_stores(openai_previous, openai_model, store):
     openai_model.enqueue(Behaviour.error(502), Behaviour.reply(VALID_REPLY))
     assert summary_generate(slot_name="s1", force=True) == STORED
-    assert read_strict(store, openai_previous.key)["user_turns"] == 3
+    assert must(read_strict(store, openai_previous.key))["user_turns"] == 3
 
 
 @pytest.mark.parametrize(

@@ -10,6 +10,7 @@ from django.core.management import call_command
 from summaries.core.sidecar import read_strict
 from summaries.models import IntentSummary
 from summaries.tasks import summarize_slot
+from tests.summaries.django.conftest import must
 from transcripts.models import Slot
 
 pytestmark = pytest.mark.django_db
@@ -33,7 +34,8 @@ def test_the_command_stores_then_reports_current(enabled_summaries, make_slot, s
 
     code, out, err = summarize("s1")
     assert (code, err) == (0, "")
-    assert "s1" in out and "stored" in out
+    assert "s1" in out
+    assert "stored" in out
     assert read_strict(store, slot.session.key) is not None
 
     code, out, err = summarize("s1")
@@ -64,7 +66,9 @@ def test_the_command_exits_1_with_the_reason(
 ):
     configure(enabled=setup != "disabled")
     make_slot(
-        "s1", turns=1 if setup == "one_turn" else 2, memory_mode="incognito" * (setup == "incognito")
+        "s1",
+        turns=1 if setup == "one_turn" else 2,
+        memory_mode="incognito" * (setup == "incognito"),
     )
     if setup == "running":
         Slot.objects.filter(name="s1").update(running=True)
@@ -83,7 +87,7 @@ def test_a_failing_model_exits_1_without_a_traceback(enabled_summaries, make_slo
     make_slot(turns=2)
     backend.raises = BackendTimeout("model server did not answer")
 
-    code, out, err = summarize("s1")
+    code, _out, err = summarize("s1")
 
     assert code == 1
     assert "backend_error:BackendTimeout" in err
@@ -93,7 +97,7 @@ def test_a_failing_model_exits_1_without_a_traceback(enabled_summaries, make_slo
 def test_the_command_uses_the_heuristic_model_by_default(enabled_summaries, make_slot, store):
     slot = make_slot(turns=2)
     assert summarize("s1")[0] == 0
-    assert read_strict(store, slot.session.key)["model"] == "heuristic"
+    assert must(read_strict(store, slot.session.key))["model"] == "heuristic"
     assert IntentSummary.objects.get().model == "heuristic"
 
 
@@ -103,9 +107,9 @@ def test_the_command_uses_the_heuristic_model_by_default(enabled_summaries, make
 def test_the_task_returns_the_outcome_reason(enabled_summaries, make_slot, backend):
     make_slot(turns=2)
 
-    assert summarize_slot.apply(args=["s1"]).get() == "stored"
-    assert summarize_slot.apply(args=["missing"]).get() == "slot_not_found"
-    assert summarize_slot.apply(args=["s1"], kwargs={"force": True}).get() == "current"
+    assert summarize_slot.apply(args=("s1",)).get() == "stored"
+    assert summarize_slot.apply(args=("missing",)).get() == "slot_not_found"
+    assert summarize_slot.apply(args=("s1",), kwargs={"force": True}).get() == "current"
     assert backend.calls == 1
 
 
@@ -113,12 +117,12 @@ def test_a_repeated_delivery_never_pays_twice(enabled_summaries, make_slot, back
     """acks_late redelivers a task whose worker died; the repeat must be free."""
     make_slot(turns=2)
 
-    assert summarize_slot.apply(args=["s1"]).get() == "stored"
+    assert summarize_slot.apply(args=("s1",)).get() == "stored"
     # Delivered again after it completed: the cadence gate (turn mark) answers first.
-    assert summarize_slot.apply(args=["s1"]).get() == "cadence"
+    assert summarize_slot.apply(args=("s1",)).get() == "cadence"
     # The worker died after the sidecar write, before the turn mark: the cache answers.
     Slot.objects.filter(name="s1").update(summary_turn_mark=0)
-    assert summarize_slot.apply(args=["s1"]).get() == "current"
+    assert summarize_slot.apply(args=("s1",)).get() == "current"
     assert backend.calls == 1
 
 

@@ -20,6 +20,7 @@ from summaries.services import PassOutcome, summary_generate
 from summaries.turns import slot_append_row, slot_turn_start
 from tests.summaries.django.conftest import OTHER_REPLY, add_exchanges
 from transcripts.core import store as store_module
+from transcripts.core.fsutil import write_all as real_write_all
 from transcripts.models import Slot
 from transcripts.services import session_delete, session_rewind, session_rotate
 
@@ -174,7 +175,7 @@ def test_a_write_in_flight_during_the_model_call_discards_the_result(summarized,
 def test_a_row_appended_after_the_read_is_not_missed(summarized, store, backend, monkeypatch):
     """The snapshot precedes the read, so a row landing right after the read refuses the
     write instead of blessing a summary that does not contain it."""
-    slot, previous = summarized
+    _slot, previous = summarized
     real_read = type(store).read_session
 
     def read_then_append(self, key, **kwargs):
@@ -195,7 +196,6 @@ def test_an_append_inside_one_clock_tick_still_refuses_the_write(
     """A coarse kernel clock leaves the mtime where it was across the append; the store's
     strict sig must move it anyway, or the summary missing that row would be stored."""
     slot, previous = summarized
-    real_write_all = store_module.write_all
 
     def pinned_write_all(fd: int, data: bytes) -> None:
         st = os.fstat(fd)
@@ -246,7 +246,8 @@ def test_two_concurrent_passes_spend_one_model_call(enabled_summaries, make_slot
 
     backend.gate.set()
     first.join(10)
-    assert not first.is_alive() and not second.is_alive()
+    assert not first.is_alive()
+    assert not second.is_alive()
     assert results[1] == STORED
     assert backend.calls == 1
     assert slot_row().summary_in_flight_until is None
@@ -305,17 +306,22 @@ def test_a_live_marker_blocks_even_a_forced_pass(enabled_summaries, make_slot, b
 
 @pytest.mark.django_db
 def test_a_caller_refused_at_the_take_never_clears_the_holders_marker(
-    enabled_summaries, make_slot, backend, monkeypatch
+    enabled_summaries, make_slot, backend, monkeypatch, caplog
 ):
-    """Even past the cheap gate (it raced), a refused caller leaves the marker alone."""
+    """Even past the cheap gate (it raced), a refused caller leaves the marker alone,
+    and says in the log why it declined."""
     slot = make_slot(turns=2)
     held = timezone.now() + dt.timedelta(minutes=5)
     Slot.objects.filter(pk=slot.pk).update(summary_in_flight_until=held)
     monkeypatch.setattr("summaries.services.marker_active", lambda slot: False)
 
-    assert summary_generate(slot_name="s1", force=True) == PassOutcome(False, "in_flight")
+    with caplog.at_level("INFO", logger="summaries.services"):
+        outcome = summary_generate(slot_name="s1", force=True)
+
+    assert outcome == PassOutcome(False, "in_flight")
     assert backend.calls == 0
     assert slot_row().summary_in_flight_until == held
+    assert any("s1" in r.getMessage() and "in_flight" in r.getMessage() for r in caplog.records)
 
 
 @pytest.mark.django_db

@@ -12,7 +12,7 @@ from django.utils import timezone
 from summaries.core.sidecar import INTENTS, ONE_LINE, read_for_panel, read_strict
 from summaries.models import IntentSummary, OneLineSummary
 from summaries.services import PassOutcome, summary_generate
-from tests.summaries.django.conftest import INTENT, add_exchanges
+from tests.summaries.django.conftest import INTENT, add_exchanges, must
 from transcripts.models import Slot
 from transcripts.services import session_append_row, session_rewind, session_set_title
 
@@ -52,10 +52,12 @@ def test_a_pass_stores_the_sidecar_the_mirrors_and_the_turn_mark(
     assert data["user_turns"] == 2
     assert data["last_activity"] == last_ts
     assert data["model"] == "recording"
-    assert isinstance(data["duration_ms"], int) and data["duration_ms"] >= 0
+    assert isinstance(data["duration_ms"], int)
+    assert data["duration_ms"] >= 0
     assert abs(data["generated_at"] - timezone.now().timestamp()) < 60
     gist = read_strict(store, key, ONE_LINE)
-    assert gist is not None and INTENT["title"] in gist["summary"]
+    assert gist is not None
+    assert INTENT["title"] in gist["summary"]
     # The transcript the summary describes is exactly as it was.
     assert (path.read_bytes(), path.stat().st_mtime_ns) == before
 
@@ -141,7 +143,9 @@ def test_the_environment_switch_overrides_the_file(configure, make_slot, backend
         ("", "stop_reason:missing"),
     ],
 )
-def test_only_a_clean_end_turn_qualifies(enabled_summaries, make_slot, backend, stop_reason, reason):
+def test_only_a_clean_end_turn_qualifies(
+    enabled_summaries, make_slot, backend, stop_reason, reason
+):
     make_slot(turns=3, stop_reason=stop_reason)
 
     assert summary_generate(slot_name="s1") == PassOutcome(False, reason)
@@ -274,9 +278,7 @@ def test_a_declined_pass_is_logged_with_its_reason(enabled_summaries, make_slot,
     make_slot(turns=1)
     with caplog.at_level("INFO", logger="summaries.services"):
         summary_generate(slot_name="s1")
-    assert any(
-        "s1" in r.getMessage() and "too_few_turns" in r.getMessage() for r in caplog.records
-    )
+    assert any("s1" in r.getMessage() and "too_few_turns" in r.getMessage() for r in caplog.records)
 
 
 # --- caching --------------------------------------------------------------------------------------
@@ -329,7 +331,8 @@ def test_an_append_makes_the_next_pass_pay_again(enabled_summaries, make_slot, s
     assert summary_generate(slot_name="s1") == STORED
     assert backend.calls == 2
     data = read_strict(store, slot.session.key)
-    assert data is not None and data["user_turns"] == 3
+    assert data is not None
+    assert data["user_turns"] == 3
 
 
 def test_a_rewind_makes_the_next_pass_pay_again(enabled_summaries, make_slot, store, backend):
@@ -343,7 +346,8 @@ def test_a_rewind_makes_the_next_pass_pay_again(enabled_summaries, make_slot, st
     assert summary_generate(slot_name="s1", force=True) == STORED
     assert backend.calls == 2
     data = read_strict(store, key)
-    assert data is not None and (data["gen"], data["user_turns"]) == (1, 2)
+    assert data is not None
+    assert (data["gen"], data["user_turns"]) == (1, 2)
     assert IntentSummary.objects.get().gen == 1
 
 
@@ -362,5 +366,4 @@ def test_the_pass_reads_the_whole_session_including_rotated_archives(
 
     assert summary_generate(slot_name="s1") == STORED
     assert "Please fix bug number 0 in the login flow" in backend.prompts[0]
-    assert read_strict(store, key)["user_turns"] == 3
-
+    assert must(read_strict(store, key))["user_turns"] == 3

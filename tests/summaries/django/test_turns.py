@@ -8,10 +8,10 @@ from collections.abc import Callable
 import pytest
 from django.db import transaction
 
+from summaries import turns
 from summaries.core.sidecar import INTENTS, ONE_LINE, read_strict
 from summaries.models import IntentSummary, OneLineSummary
 from summaries.services import PassOutcome, summary_generate
-from summaries.tasks import summarize_slot
 from summaries.turns import (
     TurnRunning,
     slot_append_revision,
@@ -39,7 +39,7 @@ def run_turn(slot: Slot, i: int, *, stop_reason: str = "end_turn") -> Slot:
 
 def summary_dispatches(callbacks: list[Callable[[], object]]) -> list[Callable[[], object]]:
     """The commit callbacks that dispatch a summary pass (turn/row frames are others)."""
-    return [cb for cb in callbacks if getattr(cb, "func", None) == summarize_slot.delay]
+    return [cb for cb in callbacks if getattr(cb, "func", None) is turns._dispatch_summary]
 
 
 # --- turn state -------------------------------------------------------------------------------------
@@ -104,8 +104,6 @@ def test_turn_end_records_the_stop_reason_and_idles_the_slot(store):
 def test_turn_writes_mark_the_slot_dirty_only_while_they_write(store, monkeypatch):
     slot = session_create(name="s1", app=None)
     seen: list[bool] = []
-    import summaries.turns as turns
-
     for name in ("session_append_row", "session_append_revision"):
         real = getattr(turns, name)
 
@@ -177,7 +175,8 @@ def test_a_clean_turn_stores_a_heuristic_summary_and_its_mirrors(
     assert data is not None
     assert data["model"] == "heuristic"
     assert data["user_turns"] == 2
-    assert data["intents"] and all(i["title"] for i in data["intents"])
+    assert data["intents"]
+    assert all(i["title"] for i in data["intents"])
     assert read_strict(store, slot.session.key, ONE_LINE) is not None
     mirror = IntentSummary.objects.get(session__key=slot.session.key)
     assert (mirror.sig, mirror.gen, mirror.model) == (data["sig"], data["gen"], "heuristic")
@@ -268,8 +267,9 @@ def test_an_unclean_turn_end_dispatches_but_stores_nothing(
     assert not store.sidecar_path(slot.session.key, INTENTS).exists()
     assert pushes.slots == []
     assert any(
-        r.name == "summaries.services" and "s1" in r.getMessage() and f"stop_reason:{stop_reason}"
-        in r.getMessage()
+        r.name == "summaries.services"
+        and "s1" in r.getMessage()
+        and f"stop_reason:{stop_reason}" in r.getMessage()
         for r in caplog.records
     )
 
@@ -303,3 +303,52 @@ def test_a_failing_pass_never_fails_the_turn(
     assert backend.calls == 1
     assert (ended.running, ended.last_stop_reason) == (False, "end_turn")
     assert slot_row().summary_in_flight_until is None
+
+
+@pytest.mark.parametrize("where", ["broker", "pass"])
+@pytest.mark.django_db
+def test_a_dispatch_that_blows_up_never_fails_the_turn_end(
+    enabled_summaries,
+    make_slot,
+    backend,
+    monkeypatch,
+    caplog,
+    django_capture_on_commit_callbacks,
+    where,
+):
+    """A broker that is down (``delay`` raises) or a database error before the pass's own
+    containment (eager tasks run inside the commit callback) must not surface as a failed
+    turn end, nor stop the other after-commit work (the turn frame) from running."""
+    from django.db import OperationalError
+
+    from summaries.push import register_frame_sender, unregister_frame_sender
+
+    def boom(*args: object, **kwargs: object) -> None:
+        raise OperationalError("database is locked" if where == "pass" else "broker down")
+
+    if where == "broker":
+        monkeypatch.setattr("summaries.tasks.summarize_slot.delay", boom)
+    else:
+        monkeypatch.setattr("summaries.services.marker_take", boom)
+    frames: list[str] = []
+
+    def frame_sender(slot_name: str, frame: dict[str, object]) -> None:
+        frames.append(str(frame.get("type")))
+
+    register_frame_sender(frame_sender)
+    slot = make_slot(turns=2)
+    slot_turn_start(slot=slot, content=exchange(2)[0])
+    try:
+        with django_capture_on_commit_callbacks(execute=True) as callbacks:
+            ended = slot_turn_end(slot=slot, stop_reason="end_turn")
+    finally:
+        unregister_frame_sender(frame_sender)
+
+    assert len(summary_dispatches(callbacks)) == 1
+    assert (ended.running, ended.last_stop_reason) == (False, "end_turn")
+    assert "turn" in frames
+    assert backend.calls == 0
+    assert any(
+        r.levelname == "WARNING" and "s1" in r.getMessage() and "dispatch" in r.getMessage()
+        for r in caplog.records
+    )

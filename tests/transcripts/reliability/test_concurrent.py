@@ -100,7 +100,7 @@ def test_lock_removed_control_detects_corruption(tmp_path: Path) -> None:
     store.create(KEY, {"title": "D2b"})
     results = _run_writers(tmp_path, child_env(KIROCREW_TEST_NOLOCK="1"))
     view = store.read_session(KEY)
-    stamps = [row.get("ts") for row in view.rows]
+    stamps = [str(row.get("ts")) for row in view.rows]
     disorder = sum(1 for a, b in itertools.pairwise(stamps) if not ts_strictly_after(b, a))
     found = {
         "anomalies": view.report.counts(),

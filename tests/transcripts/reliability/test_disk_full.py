@@ -132,7 +132,7 @@ def test_rewrite_under_rlimit_fsize_leaves_original_and_no_temp(tmp_path: Path, 
     before_sha, before_size = _sha(path), path.stat().st_size
     before = store.read_session(KEY)
     archive_dir = store.archive_dir
-    limit = before_size + 1_500 if limit_spec == "size+1500" else int(limit_spec)
+    limit = before_size + 1_500 if limit_spec == "size+1500" else int(str(limit_spec))
 
     result, out, _ = run("rewrite_once", tmp_path, KEY, op, *extra, preexec_fn=_limit(limit))
     print(f"D4 {case} under RLIMIT_FSIZE={limit}: {result}")

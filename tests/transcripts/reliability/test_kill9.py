@@ -155,8 +155,8 @@ def test_kill9_loop_loses_no_acked_row(tmp_path: Path) -> None:
         assert last == stamps[-1]
         assert len(present) == len(stamps), "a row appears twice"
         by_ts = {row["ts"]: row for row in view.rows}
-        for target, value in revised.items():
-            assert by_ts[target].get("rev", -1) >= value, f"acked revision of {target} lost"
+        for target, rev in revised.items():
+            assert by_ts[target].get("rev", -1) >= rev, f"acked revision of {target} lost"
         del by_ts
 
         # Anomalies: only the torn fragments the kills left; nothing else (no glued record,
@@ -172,11 +172,11 @@ def test_kill9_loop_loses_no_acked_row(tmp_path: Path) -> None:
         kept: dict[int, tuple[int, str]] = {}
         revision_stamps: set[str] = set()
         with path.open("rb") as fp:
-            for line in iter_lines(fp):
-                data = line.data or b""
-                if line.offset in fragments:
-                    assert line.terminated
-                    kept[line.offset] = (len(data), hashlib.sha256(data).hexdigest())
+            for raw in iter_lines(fp):
+                data = raw.data or b""
+                if raw.offset in fragments:
+                    assert raw.terminated
+                    kept[raw.offset] = (len(data), hashlib.sha256(data).hexdigest())
                 elif data.startswith(b'{"_type":"revision"'):
                     revision_stamps.add(str(parse_json_line(data)[0]["ts"]))
         assert kept == fragments

@@ -55,6 +55,7 @@ def test_rotation_racing_a_writer_loses_and_duplicates_nothing(tmp_path: Path) -
         os.close(ack_read)
     assert code == 0, writer.stderr.read().decode() if writer.stderr else ""
     acked = [line.split(" ", 1)[1] for line in lines if line.startswith("A ")]
+    assert rotator.stdout is not None
     reports = [json.loads(line) for line in rotator.stdout.read().decode().splitlines()]
     assert len(reports) == ROTATIONS
 

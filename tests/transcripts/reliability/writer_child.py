@@ -31,7 +31,7 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from transcripts.core import locking
 from transcripts.core import store as store_module
@@ -44,8 +44,8 @@ HUGE = 1 << 40  # max_bytes that never triggers a rotation on append
 # (size in bytes, weight): mostly small rows, some big ones that take long enough to write
 # for a SIGKILL to land inside the write() (E1: ~2.5-10 % torn at 3 KB-1 MB).
 KILL9_SIZES = [(100, 30), (3_000, 25), (60_000, 25), (300_000, 12), (1_000_000, 8)]
-# With --aim the parent kills at the first announced big write: rows big enough that the
-# write() lasts longer than the parent's reaction (a 4 MB write takes ~1 ms here).
+# With --aim the parent kills right after the first announced big write(): rows big enough
+# that the write() often outlasts the parent's reaction (a 4 MB write takes ~1-5 ms here).
 AIMED_SIZES = [(100, 15), (3_000, 15), (1_000_000, 30), (4_000_000, 40)]
 BIG = 250_000
 CONCURRENT_SIZES = [(100, 50), (3_000, 30), (60_000, 15), (300_000, 5)]
@@ -62,7 +62,7 @@ def _text(size: int, tag: str) -> str:
 
 def _pick(rng: random.Random, table: list[tuple[int, int]]) -> int:
     sizes, weights = zip(*table, strict=True)
-    return rng.choices(sizes, weights=weights)[0]
+    return int(rng.choices(sizes, weights=weights)[0])
 
 
 def _emit(fd: int, line: str) -> None:
@@ -95,7 +95,7 @@ def _spy_writes() -> list[list[Any]]:
         calls.append(["ok", len(data), written])
         return written
 
-    os.write = spy  # type: ignore[assignment]
+    os.write = spy
     return calls
 
 
@@ -115,10 +115,10 @@ def _install_controls() -> None:
                 while view:
                     view = view[os.write(fd, view) :]
 
-        locking.hold = no_lock  # type: ignore[assignment]
-        store_module.write_all = split_write  # type: ignore[assignment]
+        locking.hold = no_lock
+        cast(Any, store_module).write_all = split_write
     if os.environ.get("KIROCREW_TEST_NO_TRUNCATE") == "1":
-        os.ftruncate = lambda _fd, _size: None  # type: ignore[assignment]
+        os.ftruncate = lambda _fd, _size: None
     if os.environ.get("KIROCREW_TEST_NO_FENCE") == "1":
         real_tail = TranscriptStore._tail
 
@@ -132,9 +132,10 @@ def _install_controls() -> None:
 def cmd_kill9(args: argparse.Namespace) -> None:
     """Append forever (until SIGKILL); ack each returned append on ``ack_fd``.
 
-    ``W <bytes> <monotonic ns>`` announces a big ``write()`` right before the syscall (the parent may aim its
-    kill into it); ``A <ts>`` acks a row, ``V <ts> <target_ts> <value>`` a revision;
-    ``L <ts>`` says a revision was refused because this process's acked row is gone.
+    ``W <bytes> <monotonic ns>`` announces a big ``write()`` right before the syscall (the
+    parent may aim its kill into it); ``A <ts>`` acks a row, ``V <ts> <target_ts> <value>``
+    a revision; ``L <ts>`` says a revision was refused because this process's acked row
+    is gone (a lost row).
     """
     _install_controls()
     store = TranscriptStore(Path(args.root), max_bytes=HUGE)
@@ -148,7 +149,7 @@ def cmd_kill9(args: argparse.Namespace) -> None:
             real_write(args.ack_fd, b"W %d %d\n" % (len(data), time.monotonic_ns()))
         return real_write(fd, data)
 
-    os.write = announce  # type: ignore[assignment]
+    os.write = announce
     _emit(args.ack_fd, "R")
     for n in range(10**9):
         if own and rng.random() < 0.05:

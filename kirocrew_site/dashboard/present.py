@@ -1,0 +1,188 @@
+"""Pure presentation helpers for the dashboard templates (no Django imports).
+
+The JS module renders live rows with the same rules: keep the two in step
+(``rowKind``/``segments`` in static/js/dashboard.js).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from transcripts.core.turns import is_injected, is_user_turn
+
+REDACTED = re.compile(r"\[REDACTED: [^\]\n]{1,200}\]")
+TOOL_ROLES = frozenset({"tool", "tool_call", "tool_result"})
+ROLE_LABELS = {
+    "user": "You",
+    "assistant": "Agent",
+    "merged_summary": "Merged result",
+    "tool": "Tool",
+    "tool_call": "Tool call",
+    "tool_result": "Tool result",
+    "system": "System",
+    "error": "Error",
+    "notice": "Notice",
+    "nudge": "Nudge",
+    "inject": "Injected",
+}
+# Anomalies whose row is still shown (only its ts is odd); every other kind is a skipped line.
+KEPT_KINDS = frozenset(
+    {"dup_ts", "non_monotonic_ts", "missing_ts", "bad_ts", "bom", "unterminated"}
+)
+KIND_LABELS = {
+    "blank": "blank line",
+    "bad_json": "not valid JSON",
+    "bad_utf8": "not valid UTF-8",
+    "not_object": "not a JSON object",
+    "oversize": "line over the size limit",
+    "torn_tail": "torn last line (an interrupted write)",
+    "stray_record": "unexpected record",
+    "orphan_revision": "revision of a row that is not there",
+    "invalid_revision": "malformed revision",
+    "dup_ts": "duplicate timestamp",
+    "non_monotonic_ts": "timestamp out of order",
+    "missing_ts": "row without a timestamp",
+    "bad_ts": "unreadable timestamp",
+    "bom": "byte-order mark at the start",
+    "unterminated": "last line not terminated",
+}
+STATE_LABELS = {
+    "needs-you": "Needs you",
+    "in-progress": "Active",
+    "done": "Done",
+    "dropped": "Dropped",
+}
+
+
+@dataclass(slots=True)
+class Item:
+    """One transcript row as the template shows it."""
+
+    kind: str  # user | assistant | tool | note | error
+    label: str
+    cursor: str
+    ts: str
+    when: str
+    segments: list[tuple[str, bool]]  # (text, is_redaction_marker)
+    turn: int | None = None
+    preview: str = ""
+    collapsed: bool = False
+
+
+@dataclass(slots=True)
+class FoldWarning:
+    skipped: int = 0
+    kept: int = 0
+    lines: list[dict[str, Any]] = field(default_factory=list)
+
+
+def text_of(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if content is None:
+        return ""
+    return json.dumps(content, ensure_ascii=False, indent=2, default=str)
+
+
+def segments(text: str) -> list[tuple[str, bool]]:
+    """Split ``text`` so redaction markers can be highlighted (never as raw HTML)."""
+    parts: list[tuple[str, bool]] = []
+    last = 0
+    for match in REDACTED.finditer(text):
+        if match.start() > last:
+            parts.append((text[last : match.start()], False))
+        parts.append((match.group(0), True))
+        last = match.end()
+    if last < len(text):
+        parts.append((text[last:], False))
+    return parts
+
+
+def when(ts: Any) -> str:
+    """``2026-01-15T10:15:00+00:00`` → ``2026-01-15 10:15`` (the row's own clock)."""
+    return ts[:16].replace("T", " ") if isinstance(ts, str) else ""
+
+
+def preview(text: str, limit: int = 90) -> str:
+    line = next((part.strip() for part in text.splitlines() if part.strip()), "")
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def row_kind(row: dict[str, Any]) -> str:
+    role = row.get("role")
+    if role == "user":
+        return "user" if is_user_turn(row) else "note"
+    if role in {"assistant", "merged_summary"}:
+        return "assistant"
+    if role in TOOL_ROLES:
+        return "tool"
+    return "error" if role == "error" else "note"
+
+
+def transcript_items(rows: list[dict[str, Any]]) -> tuple[list[Item], int]:
+    """Display items for the folded rows, and the number of genuine user turns.
+
+    Turns are numbered exactly as the summarizer numbers them (``is_user_turn`` over the
+    whole session), so a summary's ``turns 3–5`` link lands on the right rows.
+    """
+    items: list[Item] = []
+    seen: Counter[str] = Counter()
+    turn = 0
+    for row in rows:
+        ts = row.get("ts")
+        stamp = str(ts) if ts is not None else ""
+        seen[stamp] += 1
+        cursor = stamp if seen[stamp] == 1 else f"{stamp}#{seen[stamp]}"
+        text = text_of(row.get("content"))
+        kind = row_kind(row)
+        role = str(row.get("role") or "row")
+        label = ROLE_LABELS.get(role, role.replace("_", " ").capitalize())
+        if role == "user" and kind == "note":
+            label = "Automation" if is_injected(text) else "Empty message"
+        item = Item(kind, label, cursor, stamp, when(ts), segments(text))
+        if kind == "user":
+            turn += 1
+            item.turn = turn
+        if kind in {"tool", "note"}:
+            item.collapsed = True
+            item.preview = preview(text)
+        items.append(item)
+    return items, turn
+
+
+def fold_warning(report: dict[str, Any]) -> FoldWarning | None:
+    """The fold report as the page's warning: skipped lines first; None when clean."""
+    anomalies = [a for a in report.get("anomalies") or [] if isinstance(a, dict)]
+    if not anomalies:
+        return None
+    warning = FoldWarning()
+    for anomaly in anomalies:
+        kind = str(anomaly.get("kind", ""))
+        if kind in KEPT_KINDS:
+            warning.kept += 1
+        else:
+            warning.skipped += 1
+    warning.lines = [
+        {
+            "kind": KIND_LABELS.get(str(a.get("kind")), str(a.get("kind"))),
+            "skipped": str(a.get("kind")) not in KEPT_KINDS,
+            "file": a.get("file") or "",
+            "offset": a.get("offset"),
+        }
+        for a in anomalies[:50]
+    ]
+    return warning
+
+
+def state_chips(states: str) -> list[dict[str, Any]]:
+    """``"done,needs-you,done"`` → chips in triage order with counts."""
+    counts = Counter(s for s in states.split(",") if s in STATE_LABELS)
+    return [
+        {"state": state, "label": label, "count": counts[state]}
+        for state, label in STATE_LABELS.items()
+        if counts[state]
+    ]

@@ -1,0 +1,48 @@
+"""Under ``/api/`` every error is the JSON envelope ``{"error", "code"}``.
+
+Ninja's own handlers cover its operations; this catches what never reaches them: the
+405 a path answers for a method it lacks (ninja sends a bare text body), Django's 404,
+400 and 500 pages (HTML, a debug page under DEBUG) and the CSRF middleware's 403 for
+the few non-ninja views under /api/.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from django.http import HttpRequest, HttpResponse, HttpResponseBase, JsonResponse
+
+API_PREFIX = "/api/"
+CODES = {
+    400: ("bad_request", "bad request"),
+    403: ("forbidden", "forbidden"),
+    404: ("not_found", "not found"),
+    405: ("method_not_allowed", "method not allowed"),
+    413: ("payload_too_large", "request body too large"),
+    500: ("internal_error", "internal error"),
+}
+KEPT_HEADERS = ("Allow",)
+
+
+class ApiJsonErrors:
+    """Innermost middleware: rewrites a non-JSON error answer for an /api/ path."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponseBase]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponseBase:
+        response = self.get_response(request)
+        if (
+            response.status_code < 400
+            or not request.path.startswith(API_PREFIX)
+            or response.get("Content-Type", "").startswith("application/json")
+        ):
+            return response
+        code, error = CODES.get(response.status_code, ("http_error", "request failed"))
+        replaced: HttpResponse = JsonResponse(
+            {"error": error, "code": code}, status=response.status_code
+        )
+        for header in KEPT_HEADERS:
+            if response.has_header(header):
+                replaced[header] = response[header]
+        return replaced

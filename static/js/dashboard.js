@@ -1,0 +1,507 @@
+// Kiro Crew dashboard: the live socket, the summary panel and live transcript rows.
+// One module, no dependencies, no polling. Every piece of data reaches the DOM as text
+// (textContent / text nodes), never through innerHTML. Frames only say "this changed";
+// the page then reads the API, and every (re)connect resyncs what a missed frame hid.
+
+const STATES = { "needs-you": "Needs you", "in-progress": "Active", done: "Done", dropped: "Dropped" };
+const REFUSALS = {
+  summary_in_flight: "A summary is already being written.",
+  summary_turn_running: "Cannot summarize while a turn is running. Wait for this turn to finish.",
+  summary_unavailable: "Could not summarize this session. Try again in a moment.",
+  summary_disabled: "Session summaries are off, so nothing was summarized.",
+};
+const TOO_FEW = "Send a couple of messages first — there is not enough here to summarize.";
+const TRIAGE_VISIBLE = 3;
+const REDACTED = /\[REDACTED: [^\]\n]{1,200}\]/g;
+const ROLE_LABELS = {
+  user: "You", assistant: "Agent", merged_summary: "Merged result", tool: "Tool",
+  tool_call: "Tool call", tool_result: "Tool result", system: "System", error: "Error",
+  notice: "Notice", nudge: "Nudge", inject: "Injected",
+};
+const rtf = new Intl.RelativeTimeFormat("en", { numeric: "auto" });
+
+// ------------------------------------------------------------------ helpers
+function el(tag, attrs = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(attrs)) {
+    if (value === null || value === undefined || value === false) continue;
+    if (key === "class") node.className = value;
+    else if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
+    else node.setAttribute(key, value === true ? "" : String(value));
+  }
+  for (const child of children.flat()) {
+    if (child !== null && child !== undefined && child !== false) node.append(child);
+  }
+  return node;
+}
+
+const csrfToken = () => document.querySelector('meta[name="csrf-token"]')?.content || "";
+
+async function api(path, method = "GET") {
+  const headers = { Accept: "application/json" };
+  if (method !== "GET") headers["X-CSRFToken"] = csrfToken();
+  let response;
+  try {
+    response = await fetch(path, { method, headers, credentials: "same-origin" });
+  } catch {
+    return { ok: false, status: 0, body: null };
+  }
+  let body = null;
+  try { body = await response.json(); } catch { /* not JSON */ }
+  return { ok: response.ok, status: response.status, body };
+}
+
+function ago(epochSeconds) {
+  if (typeof epochSeconds !== "number") return "at an unknown time";
+  const diff = (epochSeconds * 1000 - Date.now()) / 1000;
+  const units = [["year", 31536000], ["month", 2592000], ["week", 604800], ["day", 86400],
+    ["hour", 3600], ["minute", 60]];
+  for (const [unit, seconds] of units) {
+    if (Math.abs(diff) >= seconds) return rtf.format(Math.round(diff / seconds), unit);
+  }
+  return "just now";
+}
+
+function timeEl(epochSeconds) {
+  if (typeof epochSeconds !== "number") return ago(epochSeconds);
+  const date = new Date(epochSeconds * 1000);
+  return el("time", { datetime: date.toISOString(), title: date.toLocaleString() }, ago(epochSeconds));
+}
+
+const plural = (n, word) => `${n} ${word}${n === 1 ? "" : "s"}`;
+
+// ------------------------------------------------------------------ socket
+function connectSocket(handlers) {
+  const live = document.getElementById("live");
+  let attempt = 0;
+  let hellos = 0;
+  const setLive = (on, text) => {
+    if (!live) return;
+    live.hidden = false;
+    live.dataset.live = on ? "on" : "off";
+    live.textContent = text;
+  };
+  const open = () => {
+    const scheme = location.protocol === "https:" ? "wss" : "ws";
+    const socket = new WebSocket(`${scheme}://${location.host}/ws/dashboard/`);
+    socket.addEventListener("message", (event) => {
+      let frame;
+      try { frame = JSON.parse(event.data); } catch { return; }
+      if (!frame || typeof frame.type !== "string") return;
+      if (frame.type === "hello") {
+        attempt = 0;
+        setLive(true, "Live");
+        handlers.hello?.(hellos++ > 0);
+      } else if (Object.hasOwn(handlers, frame.type)) {
+        handlers[frame.type](frame.data || {});
+      }
+    });
+    socket.addEventListener("close", (event) => {
+      if (event.code === 4401 || event.code === 4403) {
+        setLive(false, "Signed out: reload to log in");
+        return;
+      }
+      // Jittered exponential backoff: 0.5 s doubling to a 10 s ceiling, half of it random.
+      const ceiling = Math.min(10000, 500 * 2 ** attempt++);
+      setLive(false, "Reconnecting…");
+      setTimeout(open, ceiling / 2 + Math.random() * (ceiling / 2));
+    });
+  };
+  setLive(false, "Connecting…");
+  open();
+}
+
+// ------------------------------------------------------------------ summary panel
+function stateOf(intent) {
+  if (intent.state in STATES) return intent.state;
+  if (intent.status === "abandoned") return "dropped";
+  if (intent.status === "completed") return intent.verified === false ? "needs-you" : "done";
+  return "in-progress";
+}
+
+function validRanges(ranges) {
+  return (Array.isArray(ranges) ? ranges : [])
+    .filter((r) => Array.isArray(r) && Number.isInteger(r[0]) && Number.isInteger(r[r.length - 1]))
+    .map((r) => [r[0], r[r.length - 1]]);
+}
+
+function turnLink(turn, text) {
+  return el("a", { href: `#turn-${turn}` }, text ?? String(turn));
+}
+
+function rangeLine(ranges) {
+  if (!ranges.length) return null;
+  const single = ranges.length === 1 && ranges[0][0] === ranges[0][1];
+  const line = el("p", { class: "ranges" }, single ? "turn " : "turns ");
+  ranges.forEach(([start, end], i) => {
+    if (i) line.append(", ");
+    line.append(turnLink(start, start === end ? String(start) : `${start}–${end}`));
+  });
+  if (ranges.length > 1) line.append(el("span", { class: "resumed" }, `Resumed ×${ranges.length - 1}`));
+  return line;
+}
+
+function textList(tag, items) {
+  const kept = (Array.isArray(items) ? items : []).filter((x) => typeof x === "string" && x.trim());
+  return kept.length ? el(tag, {}, kept.map((x) => el("li", {}, x))) : null;
+}
+
+function intentCard(intent, open) {
+  const state = stateOf(intent);
+  const ranges = validRanges(intent.ranges);
+  const title = String(intent.title || "Untitled intent");
+  const body = el("div", { class: "intent-body" }, rangeLine(ranges));
+  if (intent.initial_intent) body.append(el("h4", {}, "You asked for"), el("p", {}, String(intent.initial_intent)));
+  if (Number.isInteger(intent.origin_turn) && ranges.length && intent.origin_turn !== ranges[0][0]) {
+    body.append(el("p", { class: "pivot" }, "Pivoted here from your question at turn ",
+      turnLink(intent.origin_turn)));
+  }
+  const progress = textList("ul", intent.progress);
+  if (progress) body.append(el("h4", {}, "Where it stands"), progress);
+  const steps = (Array.isArray(intent.next_steps) ? intent.next_steps : []).filter((s) => s && s.what);
+  if (steps.length) {
+    body.append(el("h4", {}, "Suggested next"), el("ol", { class: "steps" }, steps.map((s) => el("li", {},
+      el("span", { class: "step-what" }, String(s.what)),
+      s.why ? el("span", { class: "step-why" }, `Why: ${s.why}`) : null,
+      s.expect ? el("span", { class: "step-expect" }, `Expect: ${s.expect}`) : null))));
+  }
+  return el("details", { class: `intent state-${state}`, "data-key": title, open },
+    el("summary", {}, el("span", { class: `badge badge-${state}` }, STATES[state]),
+      el("span", { class: "intent-title" }, title)), body);
+}
+
+function summaryPanel(state, setRunning) {
+  const url = `/api/chat/slots/${encodeURIComponent(state.slot)}/summary`;
+  const panel = document.getElementById("summary-panel");
+  const content = document.getElementById("summary-content");
+  const actions = document.getElementById("summary-actions");
+  const status = document.getElementById("summary-status");
+  const toggle = document.getElementById("summary-toggle");
+  const layout = document.querySelector(".session-layout");
+  const P = { body: state.summary || {}, running: state.running, busy: false, notice: null,
+    failed: false, fetching: false, again: false, showAll: false, notesOpen: false };
+
+  toggle.addEventListener("click", () => {
+    const open = toggle.getAttribute("aria-expanded") !== "true";
+    toggle.setAttribute("aria-expanded", String(open));
+    layout.classList.toggle("panel-closed", !open);
+  });
+
+  function triage(intents) {
+    const items = [];
+    for (const first of [true, false]) {
+      for (const intent of intents) {
+        const s = stateOf(intent);
+        if (first ? s !== "needs-you" : s === "needs-you" || s === "dropped") continue;
+        for (const step of intent.next_steps || []) {
+          if (step && step.what) items.push({ step, intent, needsYou: s === "needs-you" });
+        }
+      }
+    }
+    if (!items.length) return null;
+    const shown = P.showAll ? items : items.slice(0, TRIAGE_VISIBLE);
+    const more = items.length - shown.length;
+    return el("section", { class: "triage", "aria-labelledby": "triage-heading" },
+      el("h3", { id: "triage-heading" }, `Open items (${items.length})`),
+      el("ol", {}, shown.map(({ step, intent, needsYou }) => el("li", {}, String(step.what), " ",
+        el("span", { class: "from" }, `— ${intent.title}${needsYou ? " (needs you)" : ""}`)))),
+      more > 0 ? el("button", { type: "button", class: "btn btn-link small",
+        onclick: () => { P.showAll = true; render(); } }, `+${more} more`) : null);
+  }
+
+  function affordance(b) {
+    if (b.generate_state === "too_few_turns") return el("p", { class: "why" }, TOO_FEW);
+    if (b.generate_state === "unavailable") {
+      return el("p", { class: "why" }, state.restricted
+        ? "Summaries are not written for incognito or temporary sessions."
+        : REFUSALS.summary_in_flight);
+    }
+    if (b.generate_state === "ready" && P.running) {
+      return el("p", { class: "why", id: "summarize-why" }, REFUSALS.summary_turn_running);
+    }
+    return null;
+  }
+
+  function off() {
+    return el("div", { class: "off" },
+      el("h3", {}, "Session summaries are off"),
+      el("p", {}, "Nothing is summarized, and stored summaries are not shown, while the feature is off."),
+      state.staff
+        ? el("p", {}, "Turn them on in ", el("a", { href: "/settings/" }, "Settings"), ".")
+        : el("p", {}, "An administrator can turn them on in Settings (session_summary.enabled in config.json)."));
+  }
+
+  function summary(b) {
+    const intents = Array.isArray(b.intents) ? b.intents : [];
+    const out = [affordance(b)];
+    if (!intents.length) {
+      out.push(el("p", { class: "panel-note" }, b.generate_state === "ready"
+        ? "No summary yet. Summarize writes one now; a turn that ends cleanly writes one on its own."
+        : "No summary yet."));
+      return out;
+    }
+    if (b.stale) {
+      const n = Number.isInteger(b.new_turns) && b.new_turns > 0 ? `: ${plural(b.new_turns, "newer turn")}` : "";
+      out.push(el("p", { class: "stale", id: "summary-stale" }, "Updated ", timeEl(b.generated_at),
+        ` — behind the conversation${n}`));
+    }
+    out.push(triage(intents));
+    const previous = content.querySelectorAll("details.intent");
+    const openKeys = previous.length
+      ? new Set([...previous].filter((d) => d.open).map((d) => d.dataset.key)) : null;
+    out.push(el("h3", {}, plural(intents.length, "intent")), el("ul", { class: "intents" },
+      intents.map((intent, i) => el("li", {}, intentCard(intent,
+        openKeys ? openKeys.has(String(intent.title || "Untitled intent")) : i === 0)))));
+    const notes = textList("ul", b.constraints);
+    if (notes) {
+      out.push(el("details", { class: "notes", open: P.notesOpen,
+        ontoggle: (e) => { P.notesOpen = e.currentTarget.open; } },
+      el("summary", {}, `How this project works (${notes.children.length})`), notes));
+    }
+    out.push(el("p", { class: "byline" }, b.model ? `Written by ${b.model} ` : "Written ",
+      timeEl(b.generated_at),
+      Number.isInteger(b.covers_through_turn) ? ` · covers turns 1–${b.covers_through_turn}` : ""));
+    return out;
+  }
+
+  function renderStatus() {
+    const parts = [];
+    if (P.notice) parts.push(el("p", { class: P.notice.kind }, P.notice.text));
+    if (P.failed) {
+      parts.push(el("p", { class: "warn" }, "Could not refresh the summary; showing the last one received. ",
+        el("button", { type: "button", class: "btn btn-link", onclick: () => refresh() }, "Check again")));
+    }
+    status.replaceChildren(...parts);
+  }
+
+  function render() {
+    const b = P.body || {};
+    const on = b.enabled !== false; // fails open while unknown
+    const hadFocus = actions.contains(document.activeElement);
+    toggle.hidden = !on;
+    if (!on) layout.classList.remove("panel-closed");
+    panel.setAttribute("aria-busy", String(P.busy || P.fetching));
+    renderStatus();
+    actions.replaceChildren();
+    if (on && b.generate_state === "ready") {
+      actions.append(el("button", { type: "button", id: "summarize", class: "btn btn-primary btn-small",
+        disabled: P.running || P.busy, "aria-describedby": P.running ? "summarize-why" : null,
+        onclick: generate }, P.busy ? "Summarizing…" : "Summarize"));
+    }
+    content.replaceChildren(...(on ? summary(b) : [off()]).filter(Boolean));
+    if (hadFocus) (actions.querySelector("button:not([disabled])") || panel).focus?.();
+  }
+
+  async function refresh(clearNotice = false) {
+    if (P.fetching) { P.again = true; return; }
+    P.fetching = true;
+    const r = await api(url);
+    P.fetching = false;
+    if (r.ok && r.body && typeof r.body === "object") {
+      P.body = r.body;
+      P.failed = false;
+      if (clearNotice) P.notice = null;
+    } else {
+      P.failed = true; // the summary already on screen stays
+    }
+    render();
+    if (P.again) { P.again = false; refresh(clearNotice); }
+  }
+
+  async function generate() {
+    if (P.busy || P.running) return;
+    P.busy = true;
+    P.notice = null;
+    render();
+    const r = await api(url, "POST");
+    P.busy = false;
+    if (r.ok && r.body && typeof r.body === "object") {
+      P.body = r.body;
+      P.failed = false;
+      P.notice = { kind: "ok", text: "Summary updated." };
+    } else {
+      const code = r.body && r.body.code;
+      if (code === "summary_turn_running") setRunning(true);
+      let text = REFUSALS[code];
+      if (!text) {
+        text = r.status === 0 ? "Could not reach the server. Try again in a moment."
+          : r.status === 401 || r.status === 403 ? "Your login has expired. Reload the page to log in again."
+            : REFUSALS.summary_unavailable;
+      }
+      P.notice = { kind: "warn", text };
+      if (code === "summary_disabled") refresh();
+    }
+    render();
+  }
+
+  render();
+  return {
+    refresh,
+    running(value) { P.running = value; render(); },
+  };
+}
+
+// ------------------------------------------------------------------ live transcript
+function liveTranscript(state) {
+  const list = document.getElementById("transcript");
+  const note = document.getElementById("transcript-note");
+  const base = `/api/chat/slots/${encodeURIComponent(state.slot)}/transcript`;
+  const prefixes = (state.injectedPrefixes || []).map((p) => p.toLowerCase());
+  let cursor = state.cursor || "";
+  let turns = state.userTurns || 0;
+  let busy = false;
+  let again = null;
+
+  const injected = (text) => prefixes.some((p) => text.trimStart().toLowerCase().startsWith(p));
+  const isTurn = (row) => row.role === "user" && typeof row.content === "string"
+    && row.content.trim() !== "" && !injected(row.content);
+
+  function kindOf(row) {
+    if (row.role === "user") return isTurn(row) ? "user" : "note";
+    if (row.role === "assistant" || row.role === "merged_summary") return "assistant";
+    if (["tool", "tool_call", "tool_result"].includes(row.role)) return "tool";
+    return row.role === "error" ? "error" : "note";
+  }
+
+  function segments(text) {
+    const out = [];
+    let last = 0;
+    for (const match of text.matchAll(REDACTED)) {
+      if (match.index > last) out.push(text.slice(last, match.index));
+      out.push(el("mark", { class: "redacted" }, match[0]));
+      last = match.index + match[0].length;
+    }
+    if (last < text.length) out.push(text.slice(last));
+    return out;
+  }
+
+  function preview(text) {
+    const line = text.split("\n").map((s) => s.trim()).find(Boolean) || "";
+    return line.length <= 90 ? line : `${line.slice(0, 89)}…`;
+  }
+
+  function rowEl(row, rowCursor, number) {
+    const text = typeof row.content === "string" ? row.content
+      : row.content == null ? "" : JSON.stringify(row.content, null, 2);
+    const kind = kindOf(row);
+    const role = String(row.role || "row");
+    let label = ROLE_LABELS[role] || role.replace(/_/g, " ").replace(/^./, (c) => c.toUpperCase());
+    if (role === "user" && kind === "note") label = injected(text) ? "Automation" : "Empty message";
+    const ts = row.ts == null ? "" : String(row.ts);
+    const time = el("time", { datetime: ts }, ts.slice(0, 16).replace("T", " "));
+    const item = el("li", { class: `row row-${kind}`, "data-cursor": rowCursor });
+    const body = el("div", { class: "text" }, segments(text));
+    if (kind === "tool" || kind === "note") {
+      item.append(el("details", {}, el("summary", {}, el("span", { class: "who" }, label), " ",
+        el("span", { class: "preview" }, preview(text)), " ", time), body));
+      return item;
+    }
+    const head = el("div", { class: "row-head" });
+    if (number) {
+      item.id = `turn-${number}`;
+      item.dataset.turn = String(number);
+      head.append(el("a", { class: "turn-no", href: `#turn-${number}` }, `Turn ${number}`), " ");
+    }
+    head.append(el("span", { class: "who" }, label), " ", time);
+    item.append(head, body);
+    return item;
+  }
+
+  // Fetch rows after `after`, then swap them in at once (from `anchor` on, when re-reading).
+  async function pull(reread) {
+    if (busy) { again = Boolean(again) || reread; return; }
+    busy = true;
+    let after = cursor;
+    let anchor = null;
+    let count = turns;
+    if (reread) {
+      // A revision can change any row of the running turn: re-read from its user row.
+      anchor = [...list.querySelectorAll("li[data-turn]")].pop() || null;
+      if (anchor) {
+        after = anchor.previousElementSibling?.dataset.cursor || "";
+        count = Number(anchor.dataset.turn) - 1;
+      }
+    }
+    const rows = [];
+    let failed = 0;
+    for (let page = 0; page < 100; page += 1) {
+      const query = new URLSearchParams({ limit: "500" });
+      if (after) query.set("after", after);
+      const r = await api(`${base}?${query}`);
+      if (!r.ok || !r.body || !Array.isArray(r.body.rows)) { failed = r.status || -1; break; }
+      rows.push(...r.body.rows);
+      if (!r.body.next) break;
+      after = r.body.next;
+    }
+    if (failed) {
+      note.hidden = false;
+      note.textContent = failed === 422
+        ? "This transcript was rewritten (rewound or rotated). Reload the page to see it as it is now."
+        : "Could not load the newest messages. They will appear with the next update.";
+    } else {
+      const nearBottom = window.innerHeight + window.scrollY >= document.body.scrollHeight - 150;
+      if (anchor) {
+        while (anchor.nextElementSibling) anchor.nextElementSibling.remove();
+        anchor.remove();
+      }
+      let previous = list.lastElementChild?.dataset.cursor || "";
+      for (const row of rows) {
+        const ts = row.ts == null ? "" : String(row.ts);
+        const [prevTs, prevNth] = previous.split("#");
+        const rowCursor = previous && prevTs === ts ? `${ts}#${Number(prevNth || 1) + 1}` : ts;
+        const number = isTurn(row) ? (count += 1) : 0;
+        list.append(rowEl(row, rowCursor, number));
+        previous = rowCursor;
+      }
+      cursor = previous || cursor;
+      turns = count;
+      document.getElementById("turn-count").textContent = String(turns);
+      document.getElementById("transcript-empty").hidden = list.children.length > 0;
+      if (rows.length && nearBottom) list.lastElementChild.scrollIntoView({ block: "end" });
+    }
+    busy = false;
+    if (again !== null) { const next = again; again = null; pull(next); }
+  }
+
+  return { pull };
+}
+
+// ------------------------------------------------------------------ pages
+function sessionPage() {
+  const state = JSON.parse(document.getElementById("page-state").textContent);
+  const pill = document.getElementById("turn-state");
+  let panel = null;
+  const setRunning = (running) => {
+    pill.hidden = !running;
+    panel?.running(running);
+  };
+  panel = summaryPanel(state, setRunning);
+  const transcript = liveTranscript(state);
+  const mine = (data) => data && data.key === state.slot;
+  connectSocket({
+    async hello(reconnected) {
+      // (Re)subscribed: anything pushed while we were away is lost, so read it all again.
+      panel.refresh(true);
+      transcript.pull(reconnected);
+      const r = await api(`/api/chat/slots/${encodeURIComponent(state.slot)}`);
+      if (r.ok && r.body && typeof r.body.running === "boolean") setRunning(r.body.running);
+    },
+    session_summary(data) { if (mine(data)) panel.refresh(true); },
+    turn(data) { if (mine(data)) setRunning(Boolean(data.running)); },
+    row(data) { if (mine(data)) transcript.pull(data.role === "revision"); },
+  });
+}
+
+function listPage() {
+  const news = document.getElementById("list-news");
+  const show = () => { news.hidden = false; };
+  connectSocket({
+    hello(reconnected) { if (reconnected) show(); },
+    session_summary: show,
+    turn: show,
+  });
+}
+
+const page = document.body.dataset.page;
+if (page === "session") sessionPage();
+else if (page === "sessions") listPage();

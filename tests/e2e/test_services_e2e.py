@@ -1,0 +1,482 @@
+"""The services profile with real components: daphne and a Celery worker as separate
+processes on PostgreSQL and Redis (loopback), a WebSocket client, the HTTP API, and a
+loopback OpenAI-compatible model server.
+
+1. A turn driven through the API is summarized by the WORKER, and the ``session_summary``
+   frame it pushes crosses the Redis channel layer to the client connected to daphne.
+2. The worker is SIGKILLed while it waits for the model: no temp file or partial sidecar
+   is left, the old summary still parses and is served; the dead pass's in-flight marker
+   expires, the unacked task (acks_late) is redelivered to a restarted worker, and that
+   pass stores a new summary and pushes a new frame. No marker is left behind.
+
+Everything is dedicated to the test and removed afterwards: a PostgreSQL database
+``kirocrew_e2e_<random>``, two Redis database numbers (channel layer and broker, flushed
+before and after), a ``KIROCREW_HOME`` under ``tmp_path`` and every process group.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import secrets
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import httpx
+import psycopg
+import pytest
+import redis
+from websockets.sync.client import ClientConnection
+from websockets.sync.client import connect as ws_connect
+
+from tests.summaries import fake_openai_server
+from tests.summaries.fake_openai_server import Behaviour, FakeOpenAIServer
+
+pytestmark = [pytest.mark.services, pytest.mark.slow, pytest.mark.timeout(240)]
+
+fake_openai = fake_openai_server.fake_openai
+
+ROOT = Path(__file__).resolve().parents[2]
+BIN = Path(sys.executable).parent
+MARKER_TTL = 6  # seconds: the killed pass's marker outlives its worker this long
+VISIBILITY = 8  # seconds: an unacked task is redelivered once it is this old
+HOLD = 120  # seconds the model server sits on the request the worker dies waiting for
+
+
+def intent(title: str, status: str = "completed") -> dict[str, Any]:
+    return {
+        "title": title,
+        "ranges": [[1, 1]],
+        "status": status,
+        "verified": True,
+        "origin_turn": None,
+        "initial_intent": f"The user asked: {title}.",
+        "progress": [f"{title}: done and tested."],
+        "next_steps": [],
+    }
+
+
+FIRST = json.dumps({"intents": [intent("Add a CSV export button")], "constraints": []})
+NEVER = json.dumps({"intents": [intent("This reply must never be stored")], "constraints": []})
+SECOND = json.dumps(
+    {
+        "intents": [intent("Paginate the export", "active"), intent("Add a CSV export button")],
+        "constraints": ["Exports stay under 10 MB"],
+    }
+)
+
+
+# --------------------------------------------------------------------------- infrastructure
+
+
+def _with_path(url: str, path: str) -> str:
+    parts = urlsplit(url)
+    return urlunsplit((parts.scheme, parts.netloc, path, "", ""))
+
+
+@pytest.fixture
+def pg_url() -> Iterator[str]:
+    """A fresh PostgreSQL database on the server DATABASE_URL names; dropped afterwards."""
+    server = os.environ["DATABASE_URL"]
+    name = f"kirocrew_e2e_{secrets.token_hex(4)}"
+    admin = _with_path(server, "/postgres")
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    try:
+        yield _with_path(server, f"/{name}")
+    finally:
+        with psycopg.connect(admin, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture
+def redis_urls() -> Iterator[tuple[str, str]]:
+    """(channel layer URL, broker URL): two dedicated database numbers, flushed around."""
+    server = os.environ["REDIS_URL"]
+    numbers = os.environ.get("KIROCREW_E2E_REDIS_DBS", "14,15").split(",")
+    urls = tuple(_with_path(server, f"/{int(n)}") for n in numbers[:2])
+    assert len(urls) == 2
+
+    def flush() -> None:
+        for url in urls:
+            client = redis.Redis.from_url(url)
+            try:
+                client.flushdb()
+            finally:
+                client.close()
+
+    flush()
+    try:
+        yield urls  # type: ignore[misc]
+    finally:
+        flush()
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class Proc:
+    """A child in its own process group, output to a log file."""
+
+    def __init__(self, name: str, argv: list[str], env: dict[str, str], logs: Path) -> None:
+        self.name = name
+        self.log_path = logs / f"{name}.log"
+        self._log = self.log_path.open("wb")
+        self.popen = subprocess.Popen(
+            argv,
+            cwd=ROOT,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+
+    def output(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+    def alive(self) -> bool:
+        return self.popen.poll() is None
+
+    def kill(self, sig: int = signal.SIGKILL) -> None:
+        """Signal the whole group (any child it forked too) and reap the leader."""
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.popen.pid, sig)
+        try:
+            self.popen.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.popen.pid, signal.SIGKILL)
+            self.popen.wait(timeout=10)
+        self._log.close()
+
+    def stop(self) -> None:
+        """SIGTERM, then SIGKILL if it lingers; never raises."""
+        if self.alive():
+            try:
+                os.killpg(self.popen.pid, signal.SIGTERM)
+                self.popen.wait(timeout=5)
+            except (ProcessLookupError, subprocess.TimeoutExpired):
+                pass
+        self.kill()
+
+
+def wait_for(what: str, check: Callable[[], Any], *, within: float, procs: list[Proc]) -> Any:
+    """Poll ``check`` until it returns something truthy; fail with the processes' logs."""
+    deadline = time.monotonic() + within
+    while True:
+        value = check()
+        if value:
+            return value
+        for proc in procs:
+            if not proc.alive():
+                pytest.fail(
+                    f"{proc.name} exited while waiting for {what}:\n{proc.output()[-4000:]}"
+                )
+        if time.monotonic() > deadline:
+            tails = "\n".join(f"--- {p.name}\n{p.output()[-3000:]}" for p in procs)
+            pytest.fail(f"timed out after {within}s waiting for {what}\n{tails}")
+        time.sleep(0.1)
+
+
+def manage(env: dict[str, str], *args: str) -> str:
+    result = subprocess.run(
+        [str(BIN / "python"), "manage.py", *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=90,
+        check=False,
+    )
+    assert result.returncode == 0, (args, result.stdout[-2000:], result.stderr[-2000:])
+    return result.stdout
+
+
+class Stack:
+    """The processes of one run and the client-side handles onto them."""
+
+    def __init__(self, env: dict[str, str], logs: Path) -> None:
+        self.env = env
+        self.logs = logs
+        self.procs: list[Proc] = []
+        self.port = free_port()
+        self.base = f"http://127.0.0.1:{self.port}"
+        self.workers = 0
+
+    def start_daphne(self) -> Proc:
+        proc = Proc(
+            "daphne",
+            [
+                str(BIN / "daphne"),
+                "-b",
+                "127.0.0.1",
+                "-p",
+                str(self.port),
+                "kirocrew_site.asgi:application",
+            ],
+            self.env,
+            self.logs,
+        )
+        self.procs.append(proc)
+        return proc
+
+    def start_worker(self) -> Proc:
+        self.workers += 1
+        proc = Proc(
+            f"worker{self.workers}",
+            [
+                str(BIN / "celery"),
+                "-A",
+                "kirocrew_site",
+                "worker",
+                "--pool",
+                "solo",
+                "--concurrency",
+                "1",
+                "-l",
+                "info",
+                "-n",
+                f"e2e{self.workers}-{secrets.token_hex(3)}@%h",
+            ],
+            self.env,
+            self.logs,
+        )
+        self.procs.append(proc)
+        wait_for(
+            "the worker to be ready", lambda: " ready." in proc.output(), within=45, procs=[proc]
+        )
+        return proc
+
+    def live(self) -> list[Proc]:
+        return [p for p in self.procs if p.alive()]
+
+    def close(self) -> None:
+        for proc in self.procs:
+            proc.stop()
+
+
+@pytest.fixture
+def stack(
+    tmp_path: Path, pg_url: str, redis_urls: tuple[str, str], fake_openai: FakeOpenAIServer
+) -> Iterator[Stack]:
+    home = tmp_path / "home"
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("KIROCREW_", "CELERY_", "DJANGO_", "DATABASE_URL", "REDIS_URL"))
+    }
+    env.update(
+        DJANGO_SETTINGS_MODULE="kirocrew_site.settings",
+        PYTHONUNBUFFERED="1",
+        DATABASE_URL=pg_url,
+        REDIS_URL=redis_urls[0],  # channels-redis layer (and Celery's result backend)
+        CELERY_BROKER_URL=redis_urls[1],
+        KIROCREW_HOME=str(home),
+        KIROCREW_SUMMARY_ENABLED="1",
+        KIROCREW_SUMMARY_MIN_USER_TURNS="1",
+        KIROCREW_SUMMARY_MODEL="openai:test-model",
+        KIROCREW_OPENAI_BASE_URL=fake_openai.base_url,
+        KIROCREW_OPENAI_TIMEOUT=str(HOLD),
+        KIROCREW_SUMMARY_IN_FLIGHT_TTL=str(MARKER_TTL),
+        KIROCREW_CELERY_VISIBILITY_TIMEOUT=str(VISIBILITY),
+        KIROCREW_TRANSCRIPT_FSYNC="rotate",
+    )
+    manage(env, "migrate", "--noinput")
+    built = Stack(env, logs)
+    try:
+        yield built
+    finally:
+        built.close()
+
+
+# --------------------------------------------------------------------------- the client side
+
+
+def recv_until(
+    ws: ClientConnection, done: Callable[[dict[str, Any]], bool], within: float
+) -> list[dict[str, Any]]:
+    seen: list[dict[str, Any]] = []
+    deadline = time.monotonic() + within
+    while True:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise AssertionError(f"no matching frame within {within}s; saw {seen}")
+        try:
+            frame = json.loads(ws.recv(timeout=remaining))
+        except TimeoutError:
+            continue
+        seen.append(frame)
+        if done(frame):
+            return seen
+
+
+def summary_frame(slot: str) -> Callable[[dict[str, Any]], bool]:
+    return lambda f: f == {"type": "session_summary", "data": {"key": slot}}
+
+
+def drive_turn(api: httpx.Client, slot: str, ask: str, answer: str) -> None:
+    base = f"/api/chat/slots/{slot}"
+    response = api.post(f"{base}/turns", json={"content": ask})
+    assert response.status_code == 201, response.text
+    response = api.post(f"{base}/rows", json={"role": "assistant", "content": answer})
+    assert response.status_code == 201, response.text
+    response = api.post(f"{base}/turns/end", json={"stop_reason": "end_turn"})
+    assert response.status_code == 200, response.text
+
+
+def marker_of(pg_url: str, slot: str) -> Any:
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        row = conn.execute(
+            "SELECT summary_in_flight_until, now() FROM transcripts_slot WHERE name = %s", (slot,)
+        ).fetchone()
+    assert row is not None
+    return row
+
+
+def temp_files(home: Path) -> list[str]:
+    sessions = home / "sessions"
+    return sorted(str(p.relative_to(sessions)) for p in sessions.rglob("*.tmp-*"))
+
+
+# --------------------------------------------------------------------------- the test
+
+
+def test_worker_summary_reaches_the_socket_and_survives_a_sigkill_mid_pass(
+    stack: Stack, fake_openai: FakeOpenAIServer, pg_url: str
+):
+    started = time.monotonic()
+    env = stack.env
+    home = Path(env["KIROCREW_HOME"])
+    token = manage(env, "create_app", "e2e-app").strip().splitlines()[-1]
+    assert token.startswith("kc_")
+
+    daphne = stack.start_daphne()
+    api = httpx.Client(
+        base_url=stack.base, headers={"Authorization": f"Bearer {token}"}, timeout=30
+    )
+    worker = None
+    ws = None
+    try:
+        wait_for(
+            "daphne to answer",
+            lambda: _health(api),
+            within=30,
+            procs=[daphne],
+        )
+        worker = stack.start_worker()
+
+        # --- 1. a turn through the API; the worker's summary frame reaches the socket
+        ws = ws_connect(
+            f"ws://127.0.0.1:{stack.port}/ws/dashboard/",
+            additional_headers={"Authorization": f"Bearer {token}"},
+            open_timeout=10,
+        )
+        assert json.loads(ws.recv(timeout=10)) == {"type": "hello", "data": {"scope": "app"}}
+        response = api.post("/api/chat/slots", json={"name": "e2e-1", "title": "Exports"})
+        assert response.status_code == 201, response.text
+        slot = "e2e-1"
+
+        fake_openai.enqueue(Behaviour.reply(FIRST))
+        drive_turn(api, slot, "Please add a CSV export button.", "Added it; tests pass.")
+        frames = recv_until(ws, summary_frame(slot), within=30)
+        assert [f["type"] for f in frames[:4]] == ["turn", "row", "row", "turn"]
+        assert len(fake_openai.requests) == 1  # the worker, not daphne, called the model
+        assert "summaries.summarize_slot" in worker.output()
+        assert "Session summary stored for e2e-1" in worker.output()
+
+        body = api.get(f"/api/chat/slots/{slot}/summary").json()
+        assert [i["title"] for i in body["intents"]] == ["Add a CSV export button"]
+        assert body["model"] == "openai:test-model"
+        assert body["stale"] is False
+        sidecars = sorted((home / "sessions" / ".intents").glob("*.json"))
+        assert len(sidecars) == 1
+        sidecar = sidecars[0]
+        first_bytes = sidecar.read_bytes()
+
+        # --- 2. the next pass is killed while it waits for the model
+        fake_openai.enqueue(Behaviour.sleep(HOLD, Behaviour.reply(NEVER)))
+        drive_turn(api, slot, "Now paginate the export, please.", "Paginated; 50 rows a page.")
+        recv_until(ws, lambda f: f["type"] == "turn" and not f["data"]["running"], within=10)
+        wait_for(
+            "the worker's model call",
+            lambda: len(fake_openai.requests) == 2,
+            within=30,
+            procs=[worker],
+        )
+        held_until, _ = marker_of(pg_url, slot)
+        assert held_until is not None  # the pass in the model call holds the marker
+        worker.kill(signal.SIGKILL)
+        assert worker.popen.returncode == -signal.SIGKILL
+        killed_at = time.monotonic()
+
+        assert temp_files(home) == []  # no temp file left behind
+        assert sidecar.read_bytes() == first_bytes  # no partial sidecar: the old one, whole
+        assert [i["title"] for i in json.loads(first_bytes)["intents"]] == [
+            "Add a CSV export button"
+        ]
+        body = api.get(f"/api/chat/slots/{slot}/summary").json()
+        assert [i["title"] for i in body["intents"]] == ["Add a CSV export button"]
+        assert body["stale"] is True  # served, and flagged: the transcript moved on
+        assert body["new_turns"] == 1
+        # The dead pass's marker is still held: a POST now is refused as in flight. (Only
+        # checked while the marker has a clear second left, by the database's clock: an
+        # expired marker would let the POST start a pass of its own.)
+        held_until, now = marker_of(pg_url, slot)
+        if (held_until - now).total_seconds() > 1.5:
+            refused = api.post(f"/api/chat/slots/{slot}/summary")
+            assert refused.status_code == 409, refused.text
+            assert refused.json()["code"] == "summary_in_flight"
+
+        # --- 3. the marker expires; a restarted worker gets the redelivered task
+        fake_openai.enqueue(Behaviour.reply(SECOND))
+        time.sleep(max(0.0, VISIBILITY + 0.5 - (time.monotonic() - killed_at)))
+        worker = stack.start_worker()
+        frames = recv_until(ws, summary_frame(slot), within=45)
+        assert "summaries.summarize_slot" in worker.output()
+        assert "Session summary stored for e2e-1" in worker.output()
+
+        body = api.get(f"/api/chat/slots/{slot}/summary").json()
+        assert [i["title"] for i in body["intents"]] == [
+            "Paginate the export",
+            "Add a CSV export button",
+        ]
+        assert body["stale"] is False
+        assert body["constraints"] == ["Exports stay under 10 MB"]
+        stored = json.loads(sidecar.read_bytes())
+        assert stored["intents"][0]["title"] == "Paginate the export"
+        assert "never be stored" not in sidecar.read_text()
+        assert temp_files(home) == []
+        held_until, _ = marker_of(pg_url, slot)
+        assert held_until is None  # released by the pass that took it: nothing stuck
+
+        # The route works too, and an unchanged transcript costs no model call.
+        response = api.post(f"/api/chat/slots/{slot}/summary")
+        assert response.status_code == 200, response.text
+        assert response.json()["intents"][0]["title"] == "Paginate the export"
+        assert len(fake_openai.requests) == 3
+        assert fake_openai.unscripted == 0
+        assert time.monotonic() - started < 150
+    finally:
+        if ws is not None:
+            ws.close()
+        api.close()
+
+
+def _health(api: httpx.Client) -> bool:
+    try:
+        return api.get("/api/health").status_code == 200
+    except httpx.TransportError:
+        return False
