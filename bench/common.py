@@ -407,3 +407,166 @@ def random_token(rng: random.Random, n: int = 8) -> str:
 
 def cpu_note() -> str:
     return f"{os.cpu_count()} CPU(s), Python {sys.version.split()[0]}"
+
+
+# ---------------------------------------------------------------------- Django and daphne
+# For benchmarks that run the application: a private KIROCREW_HOME (SQLite there), no
+# outside database; the Redis channel layer only when a bench asks for it.
+_FOREIGN_ENV = ("KIROCREW_", "CELERY_", "DATABASE_URL", "REDIS_URL", "DJANGO_")
+
+
+def django_env(home: Path, *, redis_url: str | None = None, **extra: str) -> dict[str, str]:
+    """The environment for a bench's own Django (in process or in a daphne child)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(_FOREIGN_ENV)}
+    env.update(
+        DJANGO_SETTINGS_MODULE="kirocrew_site.settings",
+        KIROCREW_HOME=str(home),
+        KIROCREW_TRANSCRIPT_FSYNC="never",
+        KIROCREW_SUMMARY_ENABLED="1",
+        KIROCREW_LOG_LEVEL="WARNING",
+        PYTHONUNBUFFERED="1",
+    )
+    if redis_url:
+        env["REDIS_URL"] = redis_url
+    env.update(extra)
+    return env
+
+
+def django_setup(env: dict[str, str]) -> None:
+    """Adopt ``env`` in this process, set Django up and migrate (settings read the
+    environment at import, so this must run before anything imports them)."""
+    for name in [k for k in os.environ if k.startswith(_FOREIGN_ENV) and k not in env]:
+        del os.environ[name]
+    os.environ.update(env)
+    import django
+    from django.core.management import call_command
+
+    django.setup()
+    call_command("migrate", verbosity=0, interactive=False)
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class Daphne:
+    """A real daphne process on a free loopback port, in its own process group."""
+
+    def __init__(self, env: dict[str, str], log_dir: Path, *, token: str) -> None:
+        self.port = free_port()
+        self.base = f"http://127.0.0.1:{self.port}"
+        self.env = env
+        self.token = token
+        self.log_path = log_dir / f"daphne-{self.port}.log"
+        self.proc: Any = None
+
+    def __enter__(self) -> Daphne:
+        import subprocess
+
+        import httpx
+
+        daphne = Path(sys.executable).parent / "daphne"
+        with self.log_path.open("wb") as log:
+            self.proc = subprocess.Popen(  # noqa: S603 - our own argv
+                [
+                    str(daphne),
+                    "-b",
+                    "127.0.0.1",
+                    "-p",
+                    str(self.port),
+                    "kirocrew_site.asgi:application",
+                ],
+                cwd=REPO_ROOT,
+                env=self.env,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        headers = {"Authorization": f"Bearer {self.token}"}
+        deadline = time.monotonic() + 30
+        while True:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"daphne exited:\n{self.log_path.read_text()[-3000:]}")
+            try:
+                if httpx.get(f"{self.base}/api/health", headers=headers).status_code == 200:
+                    return self
+            except httpx.TransportError:
+                pass
+            if time.monotonic() > deadline:
+                self.__exit__()
+                raise RuntimeError(f"daphne did not answer:\n{self.log_path.read_text()[-3000:]}")
+            time.sleep(0.1)
+
+    def __exit__(self, *exc_info: object) -> None:
+        import signal
+        import subprocess
+
+        if self.proc is None:
+            return
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.proc.pid, sig)
+            try:
+                self.proc.wait(timeout=5)
+                break
+            except subprocess.TimeoutExpired:
+                continue
+
+
+def summary_payload(intents: int = 6) -> dict[str, Any]:
+    """A realistic stored summary body (the shape the pass writes)."""
+    items = []
+    for i in range(intents):
+        items.append(
+            {
+                "title": f"Intent {i}: make the export paginate and stream",
+                "ranges": [[1 + 3 * i, 3 + 3 * i]],
+                "status": "completed" if i % 3 else "active",
+                "verified": i % 2 == 0,
+                "state": "done" if i % 3 else "in-progress",
+                "origin_turn": None,
+                "initial_intent": "The export timed out on large tables; page it. " * 3,
+                "progress": [
+                    f"Step {j}: changed the query and the view; tests pass." for j in range(4)
+                ],
+                "next_steps": [
+                    {
+                        "what": "Run the load test",
+                        "why": "the CI box is small",
+                        "expect": "p99 < 1 s",
+                    }
+                ],
+                "last_touched_turn": 3 + 3 * i,
+            }
+        )
+    return {
+        "intents": items,
+        "constraints": ["Run tests with -p no:cacheprovider", "Never push to main directly"],
+        "generated_at": time.time(),
+        "user_turns": 3 * intents,
+        "last_activity": "2026-01-15T09:00:00.000001+09:00",
+        "model": "heuristic",
+        "duration_ms": 12,
+    }
+
+
+def store_summary(slot_name: str, payload: dict[str, Any] | None = None) -> None:
+    """Write a summary sidecar that matches the slot's transcript as it is now (the
+    guarded write the pass uses), so GET serves it as fresh. Django must be set up."""
+    from summaries.core.sidecar import INTENTS, ONE_LINE, write_guarded
+    from transcripts.models import Slot
+    from transcripts.store import get_store
+
+    store = get_store()
+    key = Slot.objects.select_related("session").get(name=slot_name).session.key
+    identity = store.identity(key)
+    assert identity is not None
+    body = payload or summary_payload()
+    assert write_guarded(store, key, INTENTS, body, sig=identity.sig, gen=identity.gen)
+    gist = {"summary": body["intents"][0]["title"], "generated_at": body["generated_at"]}
+    assert write_guarded(store, key, ONE_LINE, gist, sig=identity.sig, gen=identity.gen)

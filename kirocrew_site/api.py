@@ -77,7 +77,7 @@ def on_csrf(request: HttpRequest, exc: CsrfRejected) -> HttpResponse:
 def on_invalid(request: HttpRequest, exc: ValidationError) -> HttpResponse:
     # Only locations and messages: a pydantic "input" could echo a pasted secret.
     problems = [
-        f"{'.'.join(str(p) for p in e.get('loc', ()) if p not in ('body', 'query', 'path'))}: {e.get('msg', 'invalid')}"
+        f"{'.'.join(str(p) for p in e.get('loc', ()) if p not in ('body', 'query', 'path')) or 'body'}: {e.get('msg', 'invalid')}"
         for e in exc.errors[:5]
         if isinstance(e, dict)
     ]

@@ -140,7 +140,12 @@ if REDIS_URL:
     CHANNEL_LAYERS = {
         "default": {
             "BACKEND": "channels_redis.core.RedisChannelLayer",
-            "CONFIG": {"hosts": [REDIS_URL]},
+            # redis-py 8 defaults socket_timeout to 5 s, the same as channels-redis's
+            # 5 s BZPOPMIN: every socket idle for 5 s died with 1011. Read longer than
+            # the blocking pop waits; connect fast.
+            "CONFIG": {
+                "hosts": [{"address": REDIS_URL, "socket_timeout": 30, "socket_connect_timeout": 5}]
+            },
         }
     }
 else:

@@ -9,15 +9,17 @@ import os
 import secrets
 import string
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from django.contrib.auth import get_user_model
-from django.http import HttpResponse
 from django.test import Client
+
+if TYPE_CHECKING:
+    from django.test.client import _MonkeyPatchedWSGIResponse
 
 from summaries.core.turns import TranscriptTurn
 from transcripts.core.store import TranscriptStore
@@ -81,7 +83,7 @@ class Persona:
         content_type: str = "application/json",
         csrf: bool = True,
         headers: dict[str, str] | None = None,
-    ) -> HttpResponse:
+    ) -> _MonkeyPatchedWSGIResponse:  # an HttpResponse with the test client's extras
         """``body`` is JSON-encoded; ``raw`` is sent as is; ``csrf=False`` omits the token."""
         extra = dict(headers or {})
         if self.csrf and csrf and method.upper() in UNSAFE:
@@ -91,10 +93,9 @@ class Persona:
             data = raw
         elif body is not NO_BODY:
             data = json.dumps(body)
-        response: HttpResponse = self.client.generic(
+        return self.client.generic(
             method.upper(), path, data, content_type=content_type, headers=extra
         )
-        return response
 
 
 @dataclass
@@ -136,7 +137,7 @@ def events() -> list[SecurityEvent]:
     return list(SecurityEvent.objects.order_by("pk"))
 
 
-def error_of(response: HttpResponse) -> dict[str, Any]:
+def error_of(response: Any) -> dict[str, Any]:
     """The JSON error envelope of a 4xx/5xx response (asserts its shape)."""
     assert response["Content-Type"].startswith("application/json"), response.content[:200]
     data = json.loads(response.content)
@@ -237,9 +238,7 @@ def anonymous(store: TranscriptStore, db: None) -> Persona:
 def make_slot(store: TranscriptStore, db: None) -> Callable[..., Slot]:
     """A slot with ``turns`` clean exchanges whose last turn ended with end_turn."""
 
-    def make(
-        name: str, *, app: App | None = None, turns: int = 2, memory_mode: str = ""
-    ) -> Slot:
+    def make(name: str, *, app: App | None = None, turns: int = 2, memory_mode: str = "") -> Slot:
         slot = session_create(name=name, memory_mode=memory_mode, app=app)
         add_exchanges(slot, turns)
         Slot.objects.filter(pk=slot.pk).update(last_stop_reason="end_turn")
@@ -257,7 +256,7 @@ def world(
     dashboard: Persona,
     anonymous: Persona,
     enabled: Path,
-) -> Iterator[World]:
+) -> World:
     """Own, foreign and unscoped slots, each with two clean exchanges; summaries on."""
     names = {
         "own": "own-slot",
@@ -270,4 +269,4 @@ def world(
         slot = session_create(name=names[role], app=app)
         stamps[names[role]] = add_exchanges(slot, 2)
         Slot.objects.filter(pk=slot.pk).update(last_stop_reason="end_turn")
-    yield World(owner, foreign, dashboard, anonymous, names, stamps)
+    return World(owner, foreign, dashboard, anonymous, names, stamps)

@@ -142,9 +142,7 @@ def test_every_operation_requires_a_caller() -> None:
     session auth or a header bearer (which browsers do not send on their own)."""
     schema = api.get_openapi_schema()
     operations = [
-        (method, path, op)
-        for path, item in schema["paths"].items()
-        for method, op in item.items()
+        (method, path, op) for path, item in schema["paths"].items() for method, op in item.items()
     ]
     assert len(operations) >= 14
     for method, path, op in operations:

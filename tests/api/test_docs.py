@@ -86,7 +86,7 @@ async def _asgi_get(path: str) -> tuple[int, bytes]:
         if message["type"] == "http.response.body" and not message.get("more_body"):
             done.set()
 
-    await application(scope, receive, send)
+    await application(scope, receive, send)  # type: ignore[arg-type]
     status = next(m["status"] for m in sent if m["type"] == "http.response.start")
     body = b"".join(m.get("body", b"") for m in sent if m["type"] == "http.response.body")
     return status, body

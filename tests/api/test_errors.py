@@ -246,7 +246,9 @@ def test_a_large_body_under_the_limit_is_accepted(
     owner: Persona, s1: Slot, store: TranscriptStore
 ) -> None:
     content = "y" * (2 * 1024 * 1024)
-    response = owner.call("POST", "/api/chat/slots/s1/rows", {"role": "assistant", "content": content})
+    response = owner.call(
+        "POST", "/api/chat/slots/s1/rows", {"role": "assistant", "content": content}
+    )
     assert response.status_code == 201
     assert store.read_session("dashboard:s1").rows[-1]["content"] == content
 
@@ -266,7 +268,11 @@ def test_a_large_body_under_the_limit_is_accepted(
         ("POST", "/api/chat/slots/s1/rows", {"role": SECRET, "content": "x"}),
         ("POST", "/api/chat/slots/s1/rows", {"role": "assistant", "content": 1, "x": SECRET}),
         ("POST", "/api/chat/slots/s1/rows", {"role": "assistant", "content": "x", "meta": SECRET}),
-        ("POST", "/api/chat/slots/s1/rows", {"role": "assistant", "content": "x", "meta": {SECRET: "\ud800"}}),
+        (
+            "POST",
+            "/api/chat/slots/s1/rows",
+            {"role": "assistant", "content": "x", "meta": {SECRET: "\ud800"}},
+        ),
         ("POST", f"/api/chat/slots/s1/rows/{SECRET}/revisions", {"patch": {"content": "x"}}),
         ("POST", "/api/chat/slots/s1/rows/x/revisions", {"patch": {"ts": SECRET}}),
         ("POST", "/api/chat/slots/s1/rows/x/revisions", {"patch": SECRET}),
@@ -296,7 +302,9 @@ def test_an_error_never_echoes_a_submitted_secret(
 
 
 def test_a_secret_in_a_bad_bearer_is_not_echoed(anonymous: Persona, s1: Slot) -> None:
-    response = anonymous.call("GET", "/api/chat/slots", headers={"Authorization": f"Bearer {SECRET}"})
+    response = anonymous.call(
+        "GET", "/api/chat/slots", headers={"Authorization": f"Bearer {SECRET}"}
+    )
     assert_clean_error(response, 401)
     response = anonymous.call(
         "GET", "/api/chat/slots", headers={"Authorization": f"Bearer kc_{SECRET}"}

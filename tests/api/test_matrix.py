@@ -58,7 +58,7 @@ MISSING_TS = "2026-01-01T00:00:00.000001+00:00"
 
 
 def expected(persona: str, slot: str) -> str:
-    """"ok", "missing" (404, no event), "denied:<reason>" (404, one event) or "anonymous"."""
+    """One of: ok, missing (404, no event), denied:<reason> (404, one event), anonymous."""
     if persona == "anonymous":
         return "anonymous"
     if slot == "missing":

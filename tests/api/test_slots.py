@@ -135,9 +135,12 @@ def test_list_has_own_slots_only_newest_activity_first(
     names = [s["name"] for s in json.loads(owner.call("GET", "/api/chat/slots").content)["slots"]]
     assert names == ["newer", "older"]
     # New activity on the older slot moves it to the top.
-    assert owner.call(
-        "POST", "/api/chat/slots/older/rows", {"role": "assistant", "content": "later"}
-    ).status_code == 201
+    assert (
+        owner.call(
+            "POST", "/api/chat/slots/older/rows", {"role": "assistant", "content": "later"}
+        ).status_code
+        == 201
+    )
     listing = json.loads(owner.call("GET", "/api/chat/slots").content)["slots"]
     assert [s["name"] for s in listing] == ["older", "newer"]
     assert all(set(s) == SLOT_FIELDS for s in listing)
@@ -152,7 +155,10 @@ def test_list_carries_the_one_line_summary(
     before = json.loads(owner.call("GET", "/api/chat/slots").content)["slots"]
     assert [s["summary"] for s in before] == ["", ""]
     assert owner.call("POST", "/api/chat/slots/s1/summary").status_code == 200
-    after = {s["name"]: s["summary"] for s in json.loads(owner.call("GET", "/api/chat/slots").content)["slots"]}
+    after = {
+        s["name"]: s["summary"]
+        for s in json.loads(owner.call("GET", "/api/chat/slots").content)["slots"]
+    }
     assert after["s2"] == ""
     assert after["s1"]
     assert "\n" not in after["s1"]
@@ -180,7 +186,8 @@ def test_patch_title_is_a_metadata_edit(
     assert response.status_code == 200
     assert json.loads(response.content)["title"] == "A better title"
     after = store.identity(key)
-    assert before is not None and after is not None
+    assert before is not None
+    assert after is not None
     assert after.sig == before.sig  # mtime unchanged
     assert after.gen == before.gen
     assert store.read_metadata(key)["title"] == "A better title"  # type: ignore[index]
@@ -226,7 +233,9 @@ def test_delete_is_204_and_the_files_are_gone(
     assert again.status_code == 404
 
 
-def test_a_deleted_name_can_be_created_again(owner: Persona, make_slot: Callable[..., Slot]) -> None:
+def test_a_deleted_name_can_be_created_again(
+    owner: Persona, make_slot: Callable[..., Slot]
+) -> None:
     make_slot("s1", app=owner.app)
     assert owner.call("DELETE", "/api/chat/slots/s1").status_code == 204
     response = owner.call("POST", "/api/chat/slots", {"name": "s1"})

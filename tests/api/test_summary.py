@@ -135,9 +135,12 @@ def test_a_summary_goes_stale_after_an_append(
 ) -> None:
     assert post(owner).status_code == 200
     fresh = get(owner)
-    assert owner.call(
-        "POST", "/api/chat/slots/s1/turns", {"content": "One more thing: add a logout button."}
-    ).status_code == 201
+    assert (
+        owner.call(
+            "POST", "/api/chat/slots/s1/turns", {"content": "One more thing: add a logout button."}
+        ).status_code
+        == 201
+    )
     stale = get(owner)
     assert stale["stale"] is True
     assert stale["intents"] == fresh["intents"]  # still served: "not regenerated yet"

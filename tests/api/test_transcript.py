@@ -104,7 +104,8 @@ def test_rewind_drops_later_rows_and_advances_gen(
     assert body["name"] == "s1"
     assert body["user_turns"] == 1
     after = store.identity(KEY)
-    assert before is not None and after is not None
+    assert before is not None
+    assert after is not None
     assert after.gen == before.gen + 1
     assert page(owner)["rows"] == rows[:2]
     assert store.archive_paths(KEY)  # the dropped rows are archived, not destroyed
@@ -149,9 +150,12 @@ def test_fork_reads_the_parents_rows(owner: Persona, s1: Slot, store: Transcript
     assert Slot.objects.get(name="s1-child").app == owner.app
     assert page(owner, slot="s1-child")["rows"] == parent_rows
     # The child goes on alone; the parent does not see its rows.
-    assert owner.call(
-        "POST", "/api/chat/slots/s1-child/rows", {"role": "assistant", "content": "child only"}
-    ).status_code == 201
+    assert (
+        owner.call(
+            "POST", "/api/chat/slots/s1-child/rows", {"role": "assistant", "content": "child only"}
+        ).status_code
+        == 201
+    )
     assert len(page(owner, slot="s1-child")["rows"]) == 7
     assert page(owner)["rows"] == parent_rows
 

@@ -60,9 +60,7 @@ def test_a_second_start_while_running_is_409_and_writes_nothing(
 
 def test_a_failed_start_does_not_leave_the_turn_running(owner: Persona, s1: Slot) -> None:
     """A start the store refuses (a lone surrogate cannot be UTF-8) frees the slot again."""
-    response = owner.call(
-        "POST", f"{URL}/turns", raw='{"content": "bad \\ud800 text"}'.encode()
-    )
+    response = owner.call("POST", f"{URL}/turns", raw=b'{"content": "bad \\ud800 text"}')
     assert 400 <= response.status_code < 500
     error_of(response)
     assert Slot.objects.get(name="s1").running is False
@@ -210,7 +208,7 @@ class PassCounter:
 def passes(monkeypatch: pytest.MonkeyPatch) -> PassCounter:
     import summaries.tasks
 
-    counter = PassCounter(summaries.tasks.summary_generate)
+    counter = PassCounter(summaries.tasks.summary_generate)  # type: ignore[attr-defined]
     monkeypatch.setattr(summaries.tasks, "summary_generate", counter)
     return counter
 

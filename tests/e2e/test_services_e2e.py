@@ -264,6 +264,8 @@ class Stack:
     def close(self) -> None:
         for proc in self.procs:
             proc.stop()
+        for proc in self.procs:  # shown by pytest when the test failed
+            print(f"--- {proc.name} (exit {proc.popen.returncode})\n{proc.output()[-6000:]}")
 
 
 @pytest.fixture
@@ -358,121 +360,116 @@ def test_worker_summary_reaches_the_socket_and_survives_a_sigkill_mid_pass(
     stack: Stack, fake_openai: FakeOpenAIServer, pg_url: str
 ):
     started = time.monotonic()
-    env = stack.env
-    home = Path(env["KIROCREW_HOME"])
-    token = manage(env, "create_app", "e2e-app").strip().splitlines()[-1]
+    home = Path(stack.env["KIROCREW_HOME"])
+    token = manage(stack.env, "create_app", "e2e-app").strip().splitlines()[-1]
     assert token.startswith("kc_")
-
     daphne = stack.start_daphne()
-    api = httpx.Client(
-        base_url=stack.base, headers={"Authorization": f"Bearer {token}"}, timeout=30
+    bearer = {"Authorization": f"Bearer {token}"}
+    with httpx.Client(base_url=stack.base, headers=bearer, timeout=30) as api:
+        wait_for("daphne to answer", lambda: _health(api), within=30, procs=[daphne])
+        worker = stack.start_worker()
+        with ws_connect(
+            f"ws://127.0.0.1:{stack.port}/ws/dashboard/", additional_headers=bearer, open_timeout=10
+        ) as ws:
+            assert json.loads(ws.recv(timeout=10)) == {"type": "hello", "data": {"scope": "app"}}
+            _scenario(stack, api, ws, worker, home, fake_openai, pg_url)
+    assert fake_openai.unscripted == 0
+    assert time.monotonic() - started < 150
+
+
+def _scenario(
+    stack: Stack,
+    api: httpx.Client,
+    ws: ClientConnection,
+    worker: Proc,
+    home: Path,
+    fake_openai: FakeOpenAIServer,
+    pg_url: str,
+) -> None:
+    # --- 1. a turn through the API; the worker's summary frame reaches the socket -------
+    response = api.post("/api/chat/slots", json={"name": "e2e-1", "title": "Exports"})
+    assert response.status_code == 201, response.text
+    slot = "e2e-1"
+    fake_openai.enqueue(Behaviour.reply(FIRST))
+    drive_turn(api, slot, "Please add a CSV export button.", "Added it; tests pass.")
+    frames = recv_until(ws, summary_frame(slot), within=30)
+    assert [f["type"] for f in frames] == ["turn", "row", "row", "turn", "session_summary"]
+    assert len(fake_openai.requests) == 1
+    stored_by = "Session summary stored for e2e-1"
+    # The worker, not daphne, ran the pass (the frame crossed the Redis layer).
+    wait_for("the worker's log", lambda: stored_by in worker.output(), within=10, procs=[worker])
+    assert stored_by not in stack.procs[0].output()
+
+    body = api.get(f"/api/chat/slots/{slot}/summary").json()
+    assert [i["title"] for i in body["intents"]] == ["Add a CSV export button"]
+    assert body["model"] == "openai:test-model"
+    assert body["stale"] is False
+    sidecars = sorted((home / "sessions" / ".intents").glob("*.json"))
+    assert len(sidecars) == 1
+    sidecar = sidecars[0]
+    first_bytes = sidecar.read_bytes()
+
+    # --- 2. the next pass is SIGKILLed while it waits for the model ----------------------
+    fake_openai.enqueue(Behaviour.sleep(HOLD, Behaviour.reply(NEVER)))
+    drive_turn(api, slot, "Now paginate the export, please.", "Paginated; 50 rows a page.")
+    recv_until(ws, lambda f: f["type"] == "turn" and not f["data"]["running"], within=10)
+    wait_for(
+        "the worker's model call",
+        lambda: len(fake_openai.requests) == 2,
+        within=30,
+        procs=[worker],
     )
-    worker = None
-    ws = None
-    try:
-        wait_for(
-            "daphne to answer",
-            lambda: _health(api),
-            within=30,
-            procs=[daphne],
-        )
-        worker = stack.start_worker()
+    held_until, _ = marker_of(pg_url, slot)
+    assert held_until is not None  # the pass waiting for the model holds the marker
+    worker.kill(signal.SIGKILL)
+    assert worker.popen.returncode == -signal.SIGKILL
+    killed_at = time.monotonic()
 
-        # --- 1. a turn through the API; the worker's summary frame reaches the socket
-        ws = ws_connect(
-            f"ws://127.0.0.1:{stack.port}/ws/dashboard/",
-            additional_headers={"Authorization": f"Bearer {token}"},
-            open_timeout=10,
-        )
-        assert json.loads(ws.recv(timeout=10)) == {"type": "hello", "data": {"scope": "app"}}
-        response = api.post("/api/chat/slots", json={"name": "e2e-1", "title": "Exports"})
-        assert response.status_code == 201, response.text
-        slot = "e2e-1"
+    assert temp_files(home) == []  # no temp file left behind
+    assert sidecar.read_bytes() == first_bytes  # no partial sidecar: the old one, whole
+    assert [i["title"] for i in json.loads(first_bytes)["intents"]] == ["Add a CSV export button"]
+    body = api.get(f"/api/chat/slots/{slot}/summary").json()
+    assert [i["title"] for i in body["intents"]] == ["Add a CSV export button"]
+    assert body["stale"] is True  # still served, and flagged: the transcript moved on
+    assert body["new_turns"] == 1
+    # The dead pass's marker is still held: a POST now is refused as in flight. (Checked
+    # only while the marker has a clear second left by the database's clock: an expired
+    # marker would let the POST start a pass of its own.)
+    held_until, now = marker_of(pg_url, slot)
+    if (held_until - now).total_seconds() > 1.5:
+        refused = api.post(f"/api/chat/slots/{slot}/summary")
+        assert refused.status_code == 409, refused.text
+        assert refused.json()["code"] == "summary_in_flight"
 
-        fake_openai.enqueue(Behaviour.reply(FIRST))
-        drive_turn(api, slot, "Please add a CSV export button.", "Added it; tests pass.")
-        frames = recv_until(ws, summary_frame(slot), within=30)
-        assert [f["type"] for f in frames[:4]] == ["turn", "row", "row", "turn"]
-        assert len(fake_openai.requests) == 1  # the worker, not daphne, called the model
-        assert "summaries.summarize_slot" in worker.output()
-        assert "Session summary stored for e2e-1" in worker.output()
+    # --- 3. the marker expires; a restarted worker gets the redelivered task -------------
+    fake_openai.enqueue(Behaviour.reply(SECOND))
+    time.sleep(max(0.0, VISIBILITY + 0.5 - (time.monotonic() - killed_at)))
+    worker = stack.start_worker()
+    frames = recv_until(ws, summary_frame(slot), within=45)
+    assert frames[-1] == {"type": "session_summary", "data": {"key": slot}}
+    wait_for(
+        "the new worker's log", lambda: stored_by in worker.output(), within=10, procs=[worker]
+    )
+    assert len(fake_openai.requests) == 3  # the redelivered task called the model again
 
-        body = api.get(f"/api/chat/slots/{slot}/summary").json()
-        assert [i["title"] for i in body["intents"]] == ["Add a CSV export button"]
-        assert body["model"] == "openai:test-model"
-        assert body["stale"] is False
-        sidecars = sorted((home / "sessions" / ".intents").glob("*.json"))
-        assert len(sidecars) == 1
-        sidecar = sidecars[0]
-        first_bytes = sidecar.read_bytes()
+    body = api.get(f"/api/chat/slots/{slot}/summary").json()
+    assert [i["title"] for i in body["intents"]] == [
+        "Paginate the export",
+        "Add a CSV export button",
+    ]
+    assert body["stale"] is False
+    assert body["constraints"] == ["Exports stay under 10 MB"]
+    assert json.loads(sidecar.read_bytes())["intents"][0]["title"] == "Paginate the export"
+    assert "never be stored" not in sidecar.read_text()
+    assert temp_files(home) == []
+    held_until, _ = marker_of(pg_url, slot)
+    assert held_until is None  # released by the pass that took it: nothing stuck
 
-        # --- 2. the next pass is killed while it waits for the model
-        fake_openai.enqueue(Behaviour.sleep(HOLD, Behaviour.reply(NEVER)))
-        drive_turn(api, slot, "Now paginate the export, please.", "Paginated; 50 rows a page.")
-        recv_until(ws, lambda f: f["type"] == "turn" and not f["data"]["running"], within=10)
-        wait_for(
-            "the worker's model call",
-            lambda: len(fake_openai.requests) == 2,
-            within=30,
-            procs=[worker],
-        )
-        held_until, _ = marker_of(pg_url, slot)
-        assert held_until is not None  # the pass in the model call holds the marker
-        worker.kill(signal.SIGKILL)
-        assert worker.popen.returncode == -signal.SIGKILL
-        killed_at = time.monotonic()
-
-        assert temp_files(home) == []  # no temp file left behind
-        assert sidecar.read_bytes() == first_bytes  # no partial sidecar: the old one, whole
-        assert [i["title"] for i in json.loads(first_bytes)["intents"]] == [
-            "Add a CSV export button"
-        ]
-        body = api.get(f"/api/chat/slots/{slot}/summary").json()
-        assert [i["title"] for i in body["intents"]] == ["Add a CSV export button"]
-        assert body["stale"] is True  # served, and flagged: the transcript moved on
-        assert body["new_turns"] == 1
-        # The dead pass's marker is still held: a POST now is refused as in flight. (Only
-        # checked while the marker has a clear second left, by the database's clock: an
-        # expired marker would let the POST start a pass of its own.)
-        held_until, now = marker_of(pg_url, slot)
-        if (held_until - now).total_seconds() > 1.5:
-            refused = api.post(f"/api/chat/slots/{slot}/summary")
-            assert refused.status_code == 409, refused.text
-            assert refused.json()["code"] == "summary_in_flight"
-
-        # --- 3. the marker expires; a restarted worker gets the redelivered task
-        fake_openai.enqueue(Behaviour.reply(SECOND))
-        time.sleep(max(0.0, VISIBILITY + 0.5 - (time.monotonic() - killed_at)))
-        worker = stack.start_worker()
-        frames = recv_until(ws, summary_frame(slot), within=45)
-        assert "summaries.summarize_slot" in worker.output()
-        assert "Session summary stored for e2e-1" in worker.output()
-
-        body = api.get(f"/api/chat/slots/{slot}/summary").json()
-        assert [i["title"] for i in body["intents"]] == [
-            "Paginate the export",
-            "Add a CSV export button",
-        ]
-        assert body["stale"] is False
-        assert body["constraints"] == ["Exports stay under 10 MB"]
-        stored = json.loads(sidecar.read_bytes())
-        assert stored["intents"][0]["title"] == "Paginate the export"
-        assert "never be stored" not in sidecar.read_text()
-        assert temp_files(home) == []
-        held_until, _ = marker_of(pg_url, slot)
-        assert held_until is None  # released by the pass that took it: nothing stuck
-
-        # The route works too, and an unchanged transcript costs no model call.
-        response = api.post(f"/api/chat/slots/{slot}/summary")
-        assert response.status_code == 200, response.text
-        assert response.json()["intents"][0]["title"] == "Paginate the export"
-        assert len(fake_openai.requests) == 3
-        assert fake_openai.unscripted == 0
-        assert time.monotonic() - started < 150
-    finally:
-        if ws is not None:
-            ws.close()
-        api.close()
+    # The route agrees, and an unchanged transcript costs no model call.
+    response = api.post(f"/api/chat/slots/{slot}/summary")
+    assert response.status_code == 200, response.text
+    assert response.json()["intents"][0]["title"] == "Paginate the export"
+    assert len(fake_openai.requests) == 3
 
 
 def _health(api: httpx.Client) -> bool:

@@ -277,4 +277,5 @@ def test_every_labelled_transcript_is_in_the_store_format(sessions: list[sq.Sess
         turns = sq.extract(sq.read_records(session.path))
         last = max((t.user_turn or 0 for t in turns), default=0)
         for intent in session.intents:
-            assert intent.turns and max(intent.turns) <= last, session.name
+            assert intent.turns, session.name
+            assert max(intent.turns) <= last, session.name

@@ -20,8 +20,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from transcripts.core import redaction as R
-from transcripts.core import redaction_patterns as P
 from transcripts.core.redaction import (
     merge_reports,
     redact_credentials,
@@ -30,6 +28,10 @@ from transcripts.core.redaction import (
     redact_text,
     redact_value,
 )
+from transcripts.core.redaction import patterns as P
+from transcripts.core.redaction.bare_secret import _contains_bare_secret
+from transcripts.core.redaction.finders import _credential_spans, _jwt_finder
+from transcripts.core.redaction.views import _might_contain_secret, _View
 
 CRED = "[REDACTED: credential]"
 ENCODED = "[REDACTED: encoded credential]"
@@ -577,7 +579,7 @@ def test_plain_prose_takes_the_fast_path():
     out, report = redact_text(text)
     assert out is text
     assert report == {}
-    assert not R._might_contain_secret(R._View(text))
+    assert not _might_contain_secret(_View(text))
 
 
 @pytest.mark.parametrize(
@@ -810,7 +812,7 @@ def test_pass1_matches_the_reference_alternation(text):
         (m.start(), m.end(), P.RULES[int(str(m.lastgroup)[1:])].kind)
         for m in _REFERENCE.finditer(text)
     ]
-    got = [(s, e, k) for s, e, k, _ in R._credential_spans(R._View(text))]
+    got = [(s, e, k) for s, e, k, _ in _credential_spans(_View(text))]
     assert got == expected
 
 
@@ -818,7 +820,7 @@ def test_pass1_matches_the_reference_alternation(text):
 @given(st.text(alphabet="eyJab.-_ x", max_size=40))
 def test_jwt_finder_matches_the_literal_pattern(text):
     literal = P.RULES[next(i for i, r in enumerate(P.RULES) if r.kind == "jwt")].pattern
-    find = R._jwt_finder(text)
+    find = _jwt_finder(text)
     for pos in range(len(text) + 1):
         m = literal.search(text, pos)
         assert find(pos) == (None if m is None else m.span())
@@ -907,7 +909,7 @@ def test_incremental_window_slide_matches_the_naive_slide(run):
     naive = not P.decodes_to_printable_text(run) and any(
         P.looks_like_secret_key(run[i : i + 40]) for i in range(len(run) - 39)
     )
-    assert R._contains_bare_secret(run) == naive
+    assert _contains_bare_secret(run) == naive
 
 
 # ── Worst cases: bounded cost, no catastrophic backtracking ──────────────────

@@ -5,9 +5,11 @@ rules instead of a model. Pure Python, no Django, linear in the number of turns,
 and it reads only what a model would read: the extracted turns and their ts.
 
 Modules, in pipeline order: ``exchanges`` (turns grouped per person turn,
-automation set aside), ``signals`` (what a person turn does), ``segment``
-(intent boundaries), ``evidence`` and ``status`` (status/verified), ``constraints``,
-``compose`` (titles, runbook, next steps, payload).
+automation set aside), ``signals`` with ``lexicon`` (what a person turn does),
+``segment`` with ``draft`` (intent boundaries), ``evidence`` and ``status``
+(status and verified), ``constraints``, ``compose`` (titles, runbook, next steps,
+payload). Its quality is measured by bench/summary_quality.py against the labelled
+sessions in tests/data/summary_quality/.
 """
 
 from summaries.core.heuristic.backend import HeuristicBackend

@@ -12,8 +12,10 @@ from collections.abc import Sequence
 
 from summaries.core.heuristic import lexicon as lx
 from summaries.core.heuristic.constraints import extract_constraints
+from summaries.core.heuristic.draft import Draft, Entry, Role, ranges
+from summaries.core.heuristic.evidence import forget_replies
 from summaries.core.heuristic.exchanges import build_exchanges
-from summaries.core.heuristic.segment import Draft, Entry, Role, ranges, segment
+from summaries.core.heuristic.segment import segment
 from summaries.core.heuristic.status import Verdict, judge
 from summaries.core.heuristic.words import clip, content_words, sentences
 from summaries.core.turns import TranscriptTurn
@@ -215,7 +217,10 @@ def _intent(draft: Draft) -> dict[str, object]:
 def summarize_turns(turns: Sequence[TranscriptTurn]) -> dict[str, object]:
     """The raw payload in the prompt's JSON shape, from the extracted turns alone."""
     exchanges = build_exchanges(turns)
-    return {
-        "intents": [_intent(d) for d in segment(exchanges)],
-        "constraints": extract_constraints(exchanges),
-    }
+    try:
+        return {
+            "intents": [_intent(d) for d in segment(exchanges)],
+            "constraints": extract_constraints(exchanges),
+        }
+    finally:
+        forget_replies()

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from enum import Enum
+from functools import lru_cache
 
 from summaries.core.heuristic.lexicon import CODE_FILE, NON_CODE_OBJECT
 from summaries.core.heuristic.words import sentences
@@ -48,44 +49,102 @@ _CHANGE = re.compile(
     _I,
 )
 _NEG = r"(?<!n't )(?<!not )(?<!never )(?<!without )"
-_PASS = re.compile(
-    r"\b[1-9][\d,]*\s+(?:tests?\s+)?passed\b"
-    r"|\b(?:tests?|suite|checks?|build|ci|pipeline|everything|all)\s+(?:now\s+)?"
-    r"(?:pass|passes|passed|passing|is green|are green|green)\b"
-    r"|\bbuild successful\b|" + _NEG + r"\bsucceeded\b|\bsuccessful(?:ly)?\b"
-    r"|\bno (?:\w+ )?(?:errors|failures|warnings)\b|\b0 (?:errors|failures|failed)\b"
-    r"|\b(?:is|are|was|were) (?:clean|ok|okay|green|present|correct|there|up)\b|\bclean\b"
-    r"|\u2713|\ball green\b|\ball (?:\w+ )?(?:passed|green)\b|"
-    + _NEG
-    + r"\b(?:delivered|arrived|reconnected|confirmed|verified)\b"
-    r"|" + _NEG + r"\btested\b|\bmatch(?:es)? the\b|\bnow returns\b|\breturns (?:a )?200\b"
-    r"|\bloads with\b|\bupload ok\b|\brollout complete\b|\bapplied ok\b|\bas expected\b"
-    r"|\b(?:flow|check|page|endpoint|smoke tests?|health ?checks?)\b[^.;,]{0,20}\b(?:ok|okay|fine"
-    r"|green|passe[sd])\b|/healthz? (?:returns )?200\b"
+
+
+@dataclass(frozen=True, slots=True)
+class _Rule:
+    """A pattern run only when one of its cheap substrings occurs: most sentences carry no
+    evidence, and scanning each with every alternation made long sessions slow."""
+
+    needles: tuple[str, ...]
+    rx: re.Pattern[str]
+
+    def starts(self, sentence: str, low: str) -> list[int]:
+        if self.needles and not any(n in low for n in self.needles):
+            return []
+        return [m.start() for m in self.rx.finditer(sentence)]
+
+
+def _rule(needles: str, pattern: str, flags: int = _I) -> _Rule:
+    return _Rule(tuple(needles.split("|")) if needles else (), re.compile(pattern, flags))
+
+
+_GREEN = (
+    _rule("passed", r"\b[1-9][\d,]*\s+(?:tests?\s+)?passed\b"),
+    _rule(
+        "pass|green",
+        r"\b(?:tests?|suite|checks?|build|ci|pipeline|everything|all)\s+(?:now\s+)?"
+        r"(?:pass|passes|passed|passing|is green|are green|green)\b|\ball green\b"
+        r"|\ball (?:\w+ )?(?:passed|green)\b",
+    ),
+    _rule("succe", r"\bbuild successful\b|" + _NEG + r"\bsucceeded\b|\bsuccessful(?:ly)?\b"),
+    _rule(
+        "no |0 ",
+        r"\bno (?:\w+ )?(?:errors|failures|warnings)\b|\b0 (?:errors|failures|failed)\b",
+    ),
+    _rule(
+        " is | are | was | were ",
+        r"\b(?:is|are|was|were) (?:clean|ok|okay|green|present|correct|there|up)\b",
+    ),
+    _rule("clean|\u2713|expected", r"\bclean\b|\u2713|\bas expected\b"),
+    _rule(
+        "deliver|arriv|reconnect|confirm|verif|tested",
+        _NEG + r"\b(?:delivered|arrived|reconnected|confirmed|verified|tested)\b",
+    ),
+    _rule(
+        "match|return|loads|upload|rollout|applied",
+        r"\bmatch(?:es)? the\b|\bnow returns\b|\breturns (?:a )?200\b|\bloads with\b"
+        r"|\bupload ok\b|\brollout complete\b|\bapplied ok\b",
+    ),
+    _rule(
+        "flow|check|page|endpoint|smoke|health",
+        r"\b(?:flow|check|page|endpoint|smoke tests?|health ?checks?)\b[^.;,]{0,20}\b(?:ok"
+        r"|okay|fine|green|passe[sd])\b|/healthz? (?:returns )?200\b",
+    ),
     # a run reported with its timing has run to the end: "the build is 1m38s in CI"
-    r"|\b(?:build|run|ci|pipeline|suite|job)\b[^.;]{0,30}\b(?:is|took|ran in|finished in|now) "
-    r"~?\d+(?:[.,]\d+)?\s*(?:ms|secs?|seconds?|s|mins?|minutes?|m|h)(?:\d+s)?\b",
-    _I,
+    _rule(
+        "build|run|ci|pipeline|suite|job",
+        r"\b(?:build|run|ci|pipeline|suite|job)\b[^.;]{0,30}\b(?:is|took|ran in|finished in"
+        r"|now) ~?\d+(?:[.,]\d+)?\s*(?:ms|secs?|seconds?|s|mins?|minutes?|m|h)(?:\d+s)?\b",
+    ),
+    _rule("pass|ok", r"\bPASS(?:ED)?\b|(?<=\w )OK\b", 0),
 )
-_PASS_CS = re.compile(r"\bPASS(?:ED)?\b|(?<=\w )OK\b")
-_FAIL = re.compile(
-    # "a lockout after 5 failures", "more than 3 errors" describe settings, not a run
-    r"(?<!after )(?<!than )(?<!over )(?<!max )(?<!to )(?<!of )"
-    r"\b[1-9][\d,]*\s+(?:tests?\s+)?(?:failed|failures?|errors?|failing)\b"
-    r"|(?<!0 )(?<!no )\b(?:failed|fails|failing)\b|\bfailures (?:are )?(?:down to|at) [1-9]"
-    r"|\bstill (?:climbing|failing|fails|broken|growing|leaking|crashing|slow)\b"
-    r"|\btimed out\b|\brolled back\b|\breturn(?:ed|s|ing)? (?:a )?5\d\d\b"
-    r"|\bexit (?:code |status )?[1-9]\b|\breturned nothing\b|\bno \w+ match\b|\b0 rows\b",
-    _I,
+_RED = (
+    _rule(
+        "fail|error",
+        # "a lockout after 5 failures", "more than 3 errors" describe settings, not a run
+        r"(?<!after )(?<!than )(?<!over )(?<!max )(?<!to )(?<!of )"
+        r"\b[1-9][\d,]*\s+(?:tests?\s+)?(?:failed|failures?|errors?|failing)\b"
+        r"|(?<!0 )(?<!no )\b(?:failed|fails|failing)\b|\bfailures (?:are )?(?:down to|at) [1-9]",
+    ),
+    _rule("still", r"\bstill (?:climbing|failing|fails|broken|growing|leaking|crashing|slow)\b"),
+    _rule(
+        "timed out|rolled back|return|exit|match|0 rows",
+        r"\btimed out\b|\brolled back\b|\breturn(?:ed|s|ing)? (?:a )?5\d\d\b"
+        r"|\bexit (?:code |status )?[1-9]\b|\breturned nothing\b|\bno \w+ match\b|\b0 rows\b",
+    ),
+    _rule("fail", r"\bFAIL(?:ED)?\b|\bBUILD FAILED\b", 0),
 )
-_FAIL_CS = re.compile(r"\bFAIL(?:ED)?\b|\bBUILD FAILED\b")
-_CLOSE = re.compile(
-    r"(?<!\bare )(?<!\bwere )(?<!\bbe )(?<!\bbeen )(?<!\bget )(?<!\bgot )(?<!n't )(?<!not )"
-    r"(?<!never )\b(?:committed|merged|pushed|deployed|shipped|released|published)\b"
-    r"(?!\s+(?:synchronously|automatically|asynchronously|after|before|when|per|every|by))"
-    r"|\bopened (?:a |the )?(?:draft )?(?:pr|mr|cr|pull request|merge request)\b"
-    r"|\bopened #\d+|\btagged v?\d",
-    _I,
+_CLOSE = _Rule(
+    (
+        "committed",
+        "merged",
+        "pushed",
+        "deployed",
+        "shipped",
+        "released",
+        "published",
+        "opened",
+        "tagged",
+    ),
+    re.compile(
+        r"(?<!\bare )(?<!\bwere )(?<!\bbe )(?<!\bbeen )(?<!\bget )(?<!\bgot )(?<!n't )(?<!not )"
+        r"(?<!never )\b(?:committed|merged|pushed|deployed|shipped|released|published)\b"
+        r"(?!\s+(?:synchronously|automatically|asynchronously|after|before|when|per|every|by))"
+        r"|\bopened (?:a |the )?(?:draft )?(?:pr|mr|cr|pull request|merge request)\b"
+        r"|\bopened #\d+|\btagged v?\d",
+        _I,
+    ),
 )
 _OPEN = re.compile(
     r"\b(?:haven'?t|have not|didn'?t|did not|not yet|never|hasn'?t|couldn'?t|can'?t|cannot"
@@ -117,33 +176,47 @@ def _is_doc_change(sentence: str, doc_intent: bool) -> bool:
 
 
 def _sentence_events(sentence: str, doc_intent: bool) -> list[tuple[int, Ev]]:
+    low = sentence.lower()
     found: list[tuple[int, Ev]] = []
     for m in _CHANGE.finditer(sentence):
         kind = Ev.DOC_CHANGE if _is_doc_change(sentence, doc_intent) else Ev.CHANGE
         found.append((m.start(), kind))
-    fails = [m.start() for rx in (_FAIL, _FAIL_CS) for m in rx.finditer(sentence)]
+    fails = [p for rule in _RED for p in rule.starts(sentence, low)]
     found.extend((p, Ev.RED) for p in fails)
-    for rx in (_PASS, _PASS_CS):
-        found.extend((m.start(), Ev.GREEN) for m in rx.finditer(sentence))
+    found.extend((p, Ev.GREEN) for rule in _GREEN for p in rule.starts(sentence, low))
     # "Ran `x`: <output>" is a run that worked unless the sentence says otherwise; a
     # deploy command is the shipping itself, not a check of it.
     offset = 0
     for clause in re.split(r"(?<=;)\s+|(?<=,)\s+(?=then\b|and\b)", sentence):
         ran = _RUN_LEAD.search(clause) and not _SHIPPING.search(clause)
-        if ran and not any(rx.search(clause) for rx in (_FAIL, _FAIL_CS)):
+        if ran and not any(rule.starts(clause, clause.lower()) for rule in _RED):
             found.append((offset, Ev.GREEN))
         offset += len(clause) + 1
-    found.extend((m.start(), Ev.CLOSE) for m in _CLOSE.finditer(sentence))
+    found.extend((p, Ev.CLOSE) for p in _CLOSE.starts(sentence, low))
     found.extend((m.start(), Ev.OPEN) for m in _OPEN.finditer(sentence))
     found.extend((m.start(), Ev.HANDOFF) for m in _HANDOFF.finditer(sentence))
     found.sort(key=lambda item: item[0])
     return found
 
 
-def reply_evidence(text: str, *, doc_intent: bool = False) -> list[Evidence]:
-    """Evidence found in one assistant reply, in reading order."""
+@lru_cache(maxsize=4096)
+def _evidence(text: str, doc_intent: bool) -> tuple[Evidence, ...]:
     out: list[Evidence] = []
     for sentence in sentences(text):
         for _, kind in _sentence_events(sentence, doc_intent):
             out.append(Evidence(kind, sentence))
-    return out
+    return tuple(out)
+
+
+def reply_evidence(text: str, *, doc_intent: bool = False) -> tuple[Evidence, ...]:
+    """Evidence found in one assistant reply, in reading order.
+
+    Cached: segmentation and status both read every reply, and a resent question
+    often gets the same reply text again. ``forget_replies`` empties the cache after a
+    pass, so no transcript text outlives the call that read it.
+    """
+    return _evidence(text, doc_intent)
+
+
+def forget_replies() -> None:
+    _evidence.cache_clear()

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from enum import Enum
 
+from summaries.core.heuristic.draft import CONTINUES, Draft, Role
 from summaries.core.heuristic.evidence import Ev, reply_evidence
 from summaries.core.heuristic.exchanges import Exchange
 from summaries.core.heuristic.signals import (
@@ -22,95 +22,13 @@ from summaries.core.heuristic.signals import (
     is_work_order,
     split_after_drop,
 )
-from summaries.core.heuristic.words import content_words
 
-# Share of a request's distinctive words already known to an intent above which the
-# request continues it, and below which an unmarked request is a new topic.
-_CONTINUES = 0.5
+# Share of a request's distinctive words known to the current intent below which an
+# unmarked request is a new topic.
 _NEW_TOPIC = 0.15
 # Only this many recent intents and pending questions are compared against each turn,
 # which keeps a pass linear in the number of turns however many intents a session has.
 _LOOKBACK = 25
-
-
-class Role(Enum):
-    WORK = "work"  # the turn advances this intent; its replies are this intent's evidence
-    RESEND = "resend"  # a verbatim resend: in range, but no new ask and no insistence
-    SPAN = "span"  # a side question asked while this intent ran: in range only
-    DROP = "drop"  # the turn drops this intent
-    QUESTION = "question"  # the feasibility question this intent grew out of
-
-
-@dataclass(frozen=True, slots=True)
-class Entry:
-    turn: int
-    text: str
-    sig: UserSignals
-    replies: tuple[str, ...]
-    role: Role
-
-
-@dataclass(slots=True)
-class Draft:
-    origin: int
-    entries: list[Entry] = field(default_factory=list)
-    turns: set[int] = field(default_factory=set)
-    breaks: set[int] = field(default_factory=set)  # turns that follow a day-scale gap
-    user_words: set[str] = field(default_factory=set)
-    vocab: set[str] = field(default_factory=set)
-    closed: bool = False
-    dropped: bool = False
-    settled: bool = False  # the last word on it was a close, a pass or the person's ok
-    late_accept: bool = False  # accepted in the turn that moved on to the next intent
-
-    def add(
-        self,
-        ex: Exchange,
-        sig: UserSignals,
-        role: Role,
-        *,
-        text: str | None = None,
-        replies: tuple[str, ...] | None = None,
-    ) -> None:
-        if replies is None:
-            replies = ex.replies if role in (Role.WORK, Role.RESEND, Role.QUESTION) else ()
-        self.entries.append(Entry(ex.turn, text or ex.text, sig, replies, role))
-        self.turns.add(ex.turn)
-        if ex.gap_before:
-            self.breaks.add(ex.turn)
-        if role is Role.SPAN:
-            return
-        self.user_words |= sig.words
-        self.vocab |= sig.words
-        for reply in replies:
-            self.vocab |= content_words(reply)
-        if role is Role.DROP:
-            self.dropped, self.closed = True, False
-        elif role is Role.WORK:
-            self._track_close(sig, replies)
-
-    def _track_close(self, sig: UserSignals, replies: tuple[str, ...]) -> None:
-        if not (sig.ack or sig.close_request or sig.user_close):
-            self.closed = self.dropped = False  # new work on this intent reopens it
-        self.settled = sig.ack or sig.accept or sig.claims_works or (self.settled and sig.question)
-        if sig.user_close:
-            self.closed = self.settled = True
-        for reply in replies:
-            for ev in reply_evidence(reply):
-                if ev.kind in (Ev.CLOSE, Ev.GREEN):
-                    self.closed = self.closed or ev.kind is Ev.CLOSE
-                    self.settled = True
-                elif ev.kind is Ev.RED:
-                    self.closed = self.settled = False  # a failure after a close reopens it
-                elif ev.kind in (Ev.OPEN, Ev.CHANGE):
-                    self.settled = False
-
-    def sim(self, words: frozenset[str]) -> float:
-        return len(words & self.vocab) / len(words) if words else 1.0
-
-    def related(self, words: frozenset[str]) -> bool:
-        """Shares enough distinctive words: half of a short turn, or three of a long one."""
-        return self.sim(words) >= _CONTINUES or len(words & self.vocab) >= 3
 
 
 @dataclass(slots=True)
@@ -237,7 +155,7 @@ def _owner_elsewhere(st: _State, sig: UserSignals) -> Draft | None:
     if cur is None or not sig.words or cur.sim(sig.words) > 0:
         return None
     older, score = _best_older(st, sig.words)
-    if older is not None and score >= _CONTINUES and sig.words & older.user_words:
+    if older is not None and score >= CONTINUES and sig.words & older.user_words:
         return older
     return None
 
@@ -249,7 +167,7 @@ def _route(st: _State, ex: Exchange, sig: UserSignals) -> tuple[str, Draft | Non
     if sig.resume or ex.gap_before or sig.pivot_strong:
         older, score = _best_older(st, sig.words)
         here = cur.sim(sig.words)
-        if older is not None and ((sig.resume and score > here) or score >= _CONTINUES > here):
+        if older is not None and ((sig.resume and score > here) or score >= CONTINUES > here):
             return ("resume", older)
     if sig.pivot_strong:
         return ("new", None)
@@ -268,7 +186,7 @@ def _route(st: _State, ex: Exchange, sig: UserSignals) -> tuple[str, Draft | Non
     sim = cur.sim(sig.words)
     if cur.settled and len(sig.words) >= 3 and not cur.related(sig.words) and not _points_back(sig):
         return ("new", None)  # the last work was finished and this is about something else
-    if sig.pivot_weak and sim < _CONTINUES and not sig.anaphora:
+    if sig.pivot_weak and sim < CONTINUES and not sig.anaphora:
         return ("new", None)
     if sig.new_work and len(sig.words) >= 3 and sim < _NEW_TOPIC:
         return ("new", None)  # an unmarked request about something else entirely
@@ -384,14 +302,3 @@ def segment(exchanges: Sequence[Exchange]) -> list[Draft]:
             st.place(target, ex, sig, Role.WORK)
             st.current = target
     return st.drafts
-
-
-def ranges(draft: Draft) -> list[list[int]]:
-    """Runs of consecutive turns, split where a day-scale gap fell between them."""
-    out: list[list[int]] = []
-    for turn in sorted(draft.turns):
-        if out and out[-1][1] == turn - 1 and turn not in draft.breaks:
-            out[-1][1] = turn
-        else:
-            out.append([turn, turn])
-    return out

@@ -1,16 +1,23 @@
 """Status (about the work) and verified (about the result), read from evidence.
 
 The two are decided separately because they disagree in the cases that matter:
-merged-but-never-run is completed and unverified. The rules, in order:
+merged-but-never-run is completed and unverified. Evidence is read in order; the
+rules, first match wins:
 
-* an explicit drop abandons the intent (new work on it afterwards reopens it);
-* a close (commit, merge, PR, push, deploy) completes it; verified only if a
-  passing run came after the last change, otherwise false: it needs the person;
+* an explicit drop abandons the intent; new work on it afterwards reopens it, and
+  dropping or retracting only an added ask leaves the finished work finished;
+* an informational intent (questions only) is completed once answered, verified
+  null: nothing was run;
+* a close (commit, merge, PR, push, deploy) completes it; a failing run after the
+  close reopens it;
 * the person accepting the result, a passing run after the last change with
-  nothing left open, or a reported change with nothing left open completes it;
-* an informational intent (questions only, no work asked) is completed once
-  answered, with verified null (nothing to run);
+  nothing left open, or a change reported made with nothing left open completes it;
 * anything else is active.
+
+Verified is true after a passing run that follows the last change, or when the
+person confirms it works; false when a change was never run, the last run failed,
+or the person says they will check later; null when there is nothing to run (text,
+a document, an analysis).
 """
 
 from __future__ import annotations
@@ -19,9 +26,9 @@ import re
 from dataclasses import dataclass, field
 
 from summaries.core.heuristic import lexicon as lx
+from summaries.core.heuristic.draft import Draft, Entry, Role
 from summaries.core.heuristic.evidence import Ev, reply_evidence
 from summaries.core.heuristic.lexicon import CODE_FILE, DOCS
-from summaries.core.heuristic.segment import Draft, Entry, Role
 
 _BROKE = re.compile(
     r"\bbroke\b|\bbroken\b|\bdoesn'?t work\b|\bdidn'?t work\b|\bstill\b|\bfails?\b|\bwrong\b", re.I
@@ -164,10 +171,8 @@ def judge(draft: Draft) -> Verdict:
     elif run.closed:
         # Merged or shipped without a run is unverified, unless there is nothing to run.
         text_only = doc_intent and not v.code_changed
-        v.status, v.verified = (
-            "completed",
-            True if run.verified is True else (None if text_only else False),
-        )
+        nothing_to_run = text_only and run.verified is None
+        v.status, v.verified = "completed", None if nothing_to_run else run.verified is True
     elif run.accepted and (v.changed or run.verified is not None):
         v.status = "completed"
         v.verified = run.verified if run.verified is not None else unrun

@@ -1,0 +1,106 @@
+"""An intent while it is being assembled: its turns, entries and running vocabulary."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+
+from summaries.core.heuristic.evidence import Ev, reply_evidence
+from summaries.core.heuristic.exchanges import Exchange
+from summaries.core.heuristic.signals import UserSignals
+from summaries.core.heuristic.words import content_words
+
+# Share of a turn's distinctive words already known to an intent at or above which the
+# turn is about that intent.
+CONTINUES = 0.5
+
+
+class Role(Enum):
+    WORK = "work"  # the turn advances this intent; its replies are this intent's evidence
+    RESEND = "resend"  # a verbatim resend: in range, but no new ask and no insistence
+    SPAN = "span"  # a side question asked while this intent ran: in range only
+    DROP = "drop"  # the turn drops this intent
+    QUESTION = "question"  # the feasibility question this intent grew out of
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    turn: int
+    text: str
+    sig: UserSignals
+    replies: tuple[str, ...]
+    role: Role
+
+
+@dataclass(slots=True)
+class Draft:
+    origin: int
+    entries: list[Entry] = field(default_factory=list)
+    turns: set[int] = field(default_factory=set)
+    breaks: set[int] = field(default_factory=set)  # turns that follow a day-scale gap
+    user_words: set[str] = field(default_factory=set)
+    vocab: set[str] = field(default_factory=set)
+    closed: bool = False
+    dropped: bool = False
+    settled: bool = False  # the last word on it was a close, a pass or the person's ok
+    late_accept: bool = False  # accepted in the turn that moved on to the next intent
+
+    def add(
+        self,
+        ex: Exchange,
+        sig: UserSignals,
+        role: Role,
+        *,
+        text: str | None = None,
+        replies: tuple[str, ...] | None = None,
+    ) -> None:
+        if replies is None:
+            replies = ex.replies if role in (Role.WORK, Role.RESEND, Role.QUESTION) else ()
+        self.entries.append(Entry(ex.turn, text or ex.text, sig, replies, role))
+        self.turns.add(ex.turn)
+        if ex.gap_before:
+            self.breaks.add(ex.turn)
+        if role is Role.SPAN:
+            return
+        self.user_words |= sig.words
+        self.vocab |= sig.words
+        for reply in replies:
+            self.vocab |= content_words(reply)
+        if role is Role.DROP:
+            self.dropped, self.closed = True, False
+        elif role is Role.WORK:
+            self._track_close(sig, replies)
+
+    def _track_close(self, sig: UserSignals, replies: tuple[str, ...]) -> None:
+        if not (sig.ack or sig.close_request or sig.user_close):
+            self.closed = self.dropped = False  # new work on this intent reopens it
+        self.settled = sig.ack or sig.accept or sig.claims_works or (self.settled and sig.question)
+        if sig.user_close:
+            self.closed = self.settled = True
+        for reply in replies:
+            for ev in reply_evidence(reply):
+                if ev.kind in (Ev.CLOSE, Ev.GREEN):
+                    self.closed = self.closed or ev.kind is Ev.CLOSE
+                    self.settled = True
+                elif ev.kind is Ev.RED:
+                    self.closed = self.settled = False  # a failure after a close reopens it
+                elif ev.kind in (Ev.OPEN, Ev.CHANGE):
+                    self.settled = False
+
+    def sim(self, words: frozenset[str]) -> float:
+        return len(words & self.vocab) / len(words) if words else 1.0
+
+    def related(self, words: frozenset[str]) -> bool:
+        """Shares enough distinctive words: half of a short turn, or three of a long one."""
+        return self.sim(words) >= CONTINUES or len(words & self.vocab) >= 3
+
+
+def ranges(draft: Draft) -> list[list[int]]:
+    """Runs of consecutive turns, split where a day-scale gap fell between them."""
+    out: list[list[int]] = []
+    for turn in sorted(draft.turns):
+        if out and out[-1][1] == turn - 1 and turn not in draft.breaks:
+            out[-1][1] = turn
+        else:
+            out.append([turn, turn])
+    return out

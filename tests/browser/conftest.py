@@ -1,0 +1,286 @@
+"""Browser tests: a real daphne process and Debian's Chromium driven by Playwright.
+
+The in-memory channel layer only carries pushes inside ONE process, so every state
+change that must reach the browser goes through the server's HTTP API (an app token);
+only what a test must craft (a summary sidecar, the in-flight marker) is written to
+disk or the database directly, exactly as another process would.
+
+Skipped, with the reason, when /usr/bin/chromium is missing (CI installs it).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import shutil
+import socket
+import sqlite3
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+logging.getLogger("httpx").setLevel(logging.WARNING)
+import pytest
+
+from summaries.core.sidecar import INTENTS, write_guarded
+from tests.conftest import FIXTURES_DIR
+from transcripts.core.keys import transcript_key_for_slot
+from transcripts.core.store import TranscriptStore
+
+ROOT = Path(__file__).resolve().parents[2]
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+SCREENSHOTS = ROOT / "test-artifacts" / "screenshots"
+ADMIN_USER, ADMIN_PASSWORD = "admin", "browser-test-pw-1"
+DESKTOP = {"width": 1280, "height": 800}
+PHONE = {"width": 390, "height": 844}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    here = Path(__file__).parent
+    skip = pytest.mark.skip(
+        reason="browser tests need Debian's Chromium at /usr/bin/chromium "
+        "(apt-get install -y chromium); CI installs it"
+    )
+    for item in items:
+        if Path(str(item.fspath)).is_relative_to(here):
+            item.add_marker(pytest.mark.browser)
+            if not CHROMIUM.exists():
+                item.add_marker(skip)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class Server:
+    """daphne serving kirocrew_site on one port, with its own KIROCREW_HOME."""
+
+    def __init__(self, home: Path) -> None:
+        self.home = home
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.log = home / "daphne.log"
+        self.env = {
+            k: v
+            for k, v in os.environ.items()
+            if not k.startswith(("KIROCREW_", "DJANGO_", "DATABASE_URL", "REDIS_URL", "CELERY_"))
+        }
+        self.env.update(
+            KIROCREW_HOME=str(home),
+            KIROCREW_TRANSCRIPT_FSYNC="never",
+            KIROCREW_SUMMARY_MODEL="heuristic",
+            DJANGO_SETTINGS_MODULE="kirocrew_site.settings",
+            DJANGO_ALLOWED_HOSTS="127.0.0.1,localhost",
+            DJANGO_SUPERUSER_USERNAME=ADMIN_USER,
+            DJANGO_SUPERUSER_PASSWORD=ADMIN_PASSWORD,
+            DJANGO_SUPERUSER_EMAIL="admin@example.invalid",
+            PYTHONUNBUFFERED="1",
+        )
+        self.store = TranscriptStore(home / "sessions", fsync="never")
+        self.token = ""
+
+    def manage(self, *args: str) -> str:
+        done = subprocess.run(
+            [sys.executable, "manage.py", *args],
+            cwd=ROOT,
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        assert done.returncode == 0, f"manage.py {args}: {done.stdout}\n{done.stderr}"
+        return done.stdout
+
+    def start(self) -> None:
+        daphne = ROOT / ".venv" / "bin" / "daphne"
+        command = [str(daphne) if daphne.exists() else shutil.which("daphne") or "daphne"]
+        with self.log.open("ab") as log:
+            self.proc = subprocess.Popen(
+                [*command, "-b", "127.0.0.1", "-p", str(self.port), "kirocrew_site.asgi:application"],
+                cwd=ROOT,
+                env=self.env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"daphne exited: {self.log.read_text()[-3000:]}")
+            try:
+                if httpx.get(f"{self.url}/login/", timeout=1).status_code == 200:
+                    return
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.1)
+        raise RuntimeError(f"daphne did not answer: {self.log.read_text()[-3000:]}")
+
+    def stop(self) -> None:
+        if self.proc is None:
+            return
+        self.proc.terminate()
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait(timeout=10)
+        self.proc = None
+
+    # ------------------------------------------------------------- the app's API
+    def api(self, method: str, path: str, body: Any = None, expect: int | None = None) -> Any:
+        response = httpx.request(
+            method,
+            f"{self.url}/api/chat{path}",
+            json=body,
+            headers={"Authorization": f"Bearer {self.token}"},
+            timeout=30,
+        )
+        if expect is not None:
+            assert response.status_code == expect, response.text
+        return response.json() if response.content else None
+
+    def new_slot(self, name: str, title: str, turns: int = 0) -> str:
+        self.api("POST", "/slots", {"name": name, "title": title}, expect=201)
+        for i in range(turns):
+            self.turn(name, f"Request {i + 1}: please change part {i + 1} of {title.lower()}.",
+                      f"Done with part {i + 1}; the tests for it pass.", stop="max_tokens")
+        return name
+
+    def turn(self, slot: str, ask: str, answer: str, *, stop: str = "end_turn") -> None:
+        self.api("POST", f"/slots/{slot}/turns", {"content": ask}, expect=201)
+        self.api("POST", f"/slots/{slot}/rows", {"role": "assistant", "content": answer}, expect=201)
+        self.api("POST", f"/slots/{slot}/turns/end", {"stop_reason": stop}, expect=200)
+
+    # ------------------------------------------------------------- what other processes do
+    def write_summary(self, slot: str, intents: list[dict[str, Any]], **extra: Any) -> None:
+        """A sidecar for the transcript exactly as it is now (what a worker would write)."""
+        key = transcript_key_for_slot(slot)
+        identity = self.store.identity(key)
+        assert identity is not None
+        payload = {
+            "intents": intents,
+            "constraints": extra.pop("constraints", []),
+            "generated_at": extra.pop("generated_at", time.time() - 300),
+            "user_turns": extra.pop("user_turns", 2),
+            "last_activity": None,
+            "model": extra.pop("model", "test-model"),
+            "duration_ms": 5,
+        }
+        assert write_guarded(self.store, key, INTENTS, payload, sig=identity.sig, gen=identity.gen)
+
+    def set_in_flight(self, slot: str, on: bool) -> None:
+        with sqlite3.connect(self.home / "kirocrew.sqlite3", timeout=10) as db:
+            db.execute(
+                "UPDATE transcripts_slot SET summary_in_flight_until = ? WHERE name = ?",
+                ("2999-01-01 00:00:00" if on else None, slot),
+            )
+
+    def set_enabled(self, enabled: bool) -> None:
+        path = self.home / "config.json"
+        previous = path.stat().st_mtime_ns if path.exists() else 0
+        path.write_text(json.dumps({"session_summary": {"enabled": enabled}}))
+        stamp = max(time.time_ns(), previous + 1_000_000)
+        os.utime(path, ns=(stamp, stamp))
+
+
+def intent(title: str, state: str, ranges: list[list[int]], **fields: Any) -> dict[str, Any]:
+    status = {"done": "completed", "needs-you": "completed", "dropped": "abandoned"}.get(
+        state, "active"
+    )
+    return {
+        "title": title,
+        "initial_intent": fields.get("initial_intent", f"Get {title.lower()} done."),
+        "progress": fields.get("progress", [f"{title}: first part finished."]),
+        "next_steps": fields.get("next_steps", []),
+        "ranges": ranges,
+        "status": status,
+        "verified": False if state == "needs-you" else (True if state == "done" else None),
+        "state": state,
+        "last_touched_turn": max(r[-1] for r in ranges),
+        "origin_turn": fields.get("origin_turn"),
+    }
+
+
+@pytest.fixture(scope="session")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    home = tmp_path_factory.mktemp("kirocrew-home")
+    srv = Server(home)
+    srv.set_enabled(True)
+    srv.manage("migrate", "--noinput", "-v", "0")
+    srv.manage("createsuperuser", "--noinput")
+    srv.token = srv.manage("create_app", "browser").strip().splitlines()[-1]
+    srv.manage("import_transcripts", str(FIXTURES_DIR), "--app", "browser", "-v", "0")
+    srv.start()
+    for slot in srv.api("GET", "/slots")["slots"]:
+        srv.api("POST", f"/slots/{slot['name']}/summary")  # heuristic; a 409 is fine too
+    yield srv
+    srv.stop()
+
+
+@pytest.fixture(scope="session")
+def browser_context(server: Server, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    from playwright.sync_api import sync_playwright
+
+    profile = tmp_path_factory.mktemp("chromium-profile")
+    with sync_playwright() as playwright:
+        context = playwright.chromium.launch_persistent_context(
+            str(profile),
+            executable_path=str(CHROMIUM),
+            args=CHROMIUM_ARGS,
+            headless=True,
+            viewport=DESKTOP,
+            base_url=server.url,
+            locale="en-US",
+        )
+        context.set_default_timeout(15_000)
+        yield context
+        context.close()
+
+
+def login(page: Any) -> None:
+    page.goto("/login/")
+    if "/login/" in page.url:
+        page.get_by_label("Username").fill(ADMIN_USER)
+        page.get_by_label("Password").fill(ADMIN_PASSWORD)
+        page.get_by_role("button", name="Log in").click()
+        page.wait_for_url("**/")
+
+
+@pytest.fixture
+def page(browser_context: Any) -> Iterator[Any]:
+    page = browser_context.new_page()
+    page.set_viewport_size(DESKTOP)
+    login(page)
+    yield page
+    page.close()
+
+
+def screenshot(page: Any, name: str) -> Path:
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    path = SCREENSHOTS / f"{name}.png"
+    page.screenshot(path=str(path), full_page=False)
+    return path
+
+
+def open_session(page: Any, slot: str) -> None:
+    page.goto(f"/s/{slot}/")
+    page.locator('#live[data-live="on"]').wait_for()

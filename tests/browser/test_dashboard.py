@@ -1,0 +1,319 @@
+"""The dashboard in a real Chromium against a real daphne: login, list, session page, every
+state of the summary panel, live frames, reconnect after a restart, CSRF."""
+
+from __future__ import annotations
+
+import re
+import time
+from typing import Any
+
+from tests.browser.conftest import (
+    ADMIN_PASSWORD,
+    ADMIN_USER,
+    DESKTOP,
+    PHONE,
+    Server,
+    intent,
+    open_session,
+    screenshot,
+)
+
+STATE_INTENTS = [
+    intent(
+        "Ship the export fix",
+        "needs-you",
+        [[1, 2], [6, 6]],
+        origin_turn=1,
+        next_steps=[
+            {"what": "Run the export suite", "why": "the fix was merged unverified", "expect": "green"},
+            {"what": "Tell support", "why": "", "expect": ""},
+        ],
+    ),
+    intent(
+        "Refactor the importer",
+        "in-progress",
+        [[4, 5]],
+        origin_turn=3,
+        next_steps=[{"what": "Split the parser", "why": "", "expect": ""},
+                    {"what": "Add a fixture", "why": "", "expect": ""}],
+    ),
+    intent("Fix the login test", "done", [[3, 3]]),
+    intent("Dark mode", "dropped", [[1, 1]], next_steps=[{"what": "Never shown", "why": "", "expect": ""}]),
+]
+
+
+def summary_posts(page: Any) -> list[str]:
+    seen: list[str] = []
+    page.on(
+        "request",
+        lambda r: seen.append(r.url) if r.method == "POST" and r.url.endswith("/summary") else None,
+    )
+    return seen
+
+
+def mark_page(page: Any) -> None:
+    """A marker that a reload would erase: proves updates arrived without one."""
+    page.evaluate("window.__noReload = 1")
+
+
+def not_reloaded(page: Any) -> bool:
+    return bool(page.evaluate("window.__noReload === 1"))
+
+
+def test_login_and_sessions_list(browser_context: Any, server: Server) -> None:
+    page = browser_context.new_page()
+    page.context.clear_cookies()
+    page.goto("/")
+    assert "/login/" in page.url
+    page.get_by_label("Username").fill(ADMIN_USER)
+    page.get_by_label("Password").fill("wrong password")
+    page.get_by_role("button", name="Log in").click()
+    assert page.get_by_role("alert").is_visible()
+    page.get_by_label("Password").fill(ADMIN_PASSWORD)
+    page.get_by_role("button", name="Log in").click()
+    page.wait_for_url("**/")
+    cards = page.locator(".session-card")
+    assert cards.count() >= 4
+    assert page.locator(".session-card .badge").count() >= 1  # intent state chips
+    page.locator('#live[data-live="on"]').wait_for()
+    screenshot(page, "sessions-desktop")
+    page.set_viewport_size(PHONE)
+    screenshot(page, "sessions-phone")
+    page.set_viewport_size(DESKTOP)
+
+    page.get_by_label("Search titles").fill("glob")
+    page.get_by_role("button", name="Filter").click()
+    assert page.locator(".session-card").count() == 1
+    page.get_by_label("Search titles").fill("no such title anywhere")
+    page.get_by_role("button", name="Filter").click()
+    assert page.get_by_text("No sessions match").is_visible()
+    page.close()
+
+
+def test_session_page_transcript_panel_and_turn_links(page: Any, server: Server) -> None:
+    page.goto("/")
+    page.get_by_role("link", name="Fix empty-glob crash in list_sessions").click()
+    page.locator('#live[data-live="on"]').wait_for()
+    assert page.locator("#transcript li[id^=turn-]").count() >= 4
+    panel = page.locator("#summary-panel")
+    panel.locator("details.intent").first.wait_for()
+    assert panel.locator("details.intent").first.get_attribute("open") is not None
+    screenshot(page, "session-desktop")
+    page.emulate_media(color_scheme="dark")
+    screenshot(page, "session-desktop-dark")
+    page.emulate_media(color_scheme="light")
+    page.set_viewport_size(PHONE)
+    screenshot(page, "session-phone")
+    page.set_viewport_size(DESKTOP)
+
+    link = panel.locator(".ranges a").last
+    target = link.get_attribute("href")
+    assert target and target.startswith("#turn-")
+    link.click()
+    page.wait_for_function(
+        """(id) => { const r = document.getElementById(id).getBoundingClientRect();
+                     return r.top >= 0 && r.top < window.innerHeight; }""",
+        arg=target[1:],
+    )
+    assert page.url.endswith(target)
+
+
+def test_panel_renders_each_intent_state(page: Any, server: Server) -> None:
+    slot = server.new_slot("states", "Export and importer work", turns=6)
+    server.write_summary(slot, STATE_INTENTS, constraints=["Run tests with -p no:cacheprovider"],
+                         user_turns=6)
+    open_session(page, slot)
+    panel = page.locator("#summary-panel")
+    cards = panel.locator("details.intent")
+    assert cards.count() == 4
+    badges = [cards.nth(i).locator(".badge").inner_text() for i in range(4)]
+    assert badges == ["Needs you", "Active", "Done", "Dropped"]
+    assert cards.nth(0).get_attribute("open") is not None  # the first is open
+    assert cards.nth(1).get_attribute("open") is None
+    first = cards.nth(0)
+    assert first.locator(".ranges").inner_text().startswith("turns 1–2, 6")
+    assert "Resumed ×1" in first.inner_text()
+    assert "You asked for" in first.inner_text()
+    cards.nth(1).locator("summary").click()
+    assert "Pivoted here from your question at turn 3" in cards.nth(1).inner_text()
+    assert "Pivoted" not in first.inner_text()  # origin_turn 1 is where its first range starts
+    assert "Where it stands" in first.inner_text()
+    assert "Suggested next" in first.inner_text() and "Why: the fix was merged unverified" in first.inner_text()
+
+    triage = panel.locator(".triage")
+    assert "Open items (4)" in triage.text_content()  # needs-you 2 + active 2; dropped excluded
+    items = triage.locator("li")
+    assert items.count() == 3
+    assert items.nth(0).inner_text().startswith("Run the export suite")  # needs-you first
+    triage.get_by_role("button", name="+1 more").click()
+    assert panel.locator(".triage li").count() == 4
+    assert "Never shown" not in panel.locator(".triage").inner_text()
+
+    notes = panel.locator("details.notes")
+    assert "How this project works (1)" in notes.inner_text()
+    assert "Written by test-model" in panel.locator(".byline").inner_text()
+    assert panel.locator("#summary-stale").count() == 0
+    screenshot(page, "panel-states-desktop")
+
+
+def test_stale_banner_counts_newer_turns(page: Any, server: Server) -> None:
+    slot = server.new_slot("stale", "Stale summary", turns=2)
+    server.write_summary(slot, [intent("Old goal", "done", [[1, 2]])], user_turns=2)
+    server.turn(slot, "One more thing: rename the flag.", "Renamed.", stop="max_tokens")
+    open_session(page, slot)
+    banner = page.locator("#summary-stale")
+    assert re.search(r"Updated .+ — behind the conversation: 1 newer turn$", banner.inner_text())
+    assert page.locator("details.intent").count() == 1  # a stale summary is still shown
+
+
+def test_feature_off_explains_itself_and_hides_the_entry(page: Any, server: Server) -> None:
+    slot = server.new_slot("off", "Feature off", turns=2)
+    server.write_summary(slot, [intent("Hidden goal", "done", [[1, 2]])])
+    server.set_enabled(False)
+    try:
+        open_session(page, slot)
+        panel = page.locator("#summary-panel")
+        assert panel.get_by_text("Session summaries are off").is_visible()
+        assert panel.get_by_role("link", name="Settings").is_visible()
+        assert page.locator("#summary-toggle").is_hidden()
+        assert page.locator("#summarize").count() == 0
+        assert "Hidden goal" not in panel.inner_text()
+    finally:
+        server.set_enabled(True)
+
+
+def test_too_few_turns(page: Any, server: Server) -> None:
+    slot = server.new_slot("few", "Too few turns", turns=1)
+    open_session(page, slot)
+    panel = page.locator("#summary-panel")
+    assert panel.get_by_text(
+        "Send a couple of messages first — there is not enough here to summarize."
+    ).is_visible()
+    assert page.locator("#summarize").count() == 0
+
+
+def test_in_flight_is_explained(page: Any, server: Server) -> None:
+    slot = server.new_slot("flight", "In flight", turns=2)
+    open_session(page, slot)
+    posts = summary_posts(page)
+    server.set_in_flight(slot, True)
+    try:
+        page.locator("#summarize").click()
+        status = page.locator("#summary-status")
+        status.get_by_text("A summary is already being written.").wait_for()
+        assert len(posts) == 1
+        page.reload()
+        page.locator("#summary-content").get_by_text("A summary is already being written.").wait_for()
+        assert page.locator("#summarize").count() == 0  # generate_state is unavailable
+    finally:
+        server.set_in_flight(slot, False)
+
+
+def test_turn_running_disables_generate_and_rows_arrive_live(page: Any, server: Server) -> None:
+    slot = server.new_slot("running", "Running turn", turns=2)
+    open_session(page, slot)
+    mark_page(page)
+    button = page.locator("#summarize")
+    assert button.is_enabled()
+    server.api("POST", f"/slots/{slot}/turns", {"content": "Third request, live."}, expect=201)
+    page.locator("#turn-state").wait_for(state="visible")
+    page.wait_for_function("document.getElementById('summarize').disabled")
+    why = page.locator("#summarize-why")
+    assert why.inner_text() == (
+        "Cannot summarize while a turn is running. Wait for this turn to finish."
+    )
+    assert button.get_attribute("aria-describedby") == "summarize-why"
+    page.locator("#turn-3").get_by_text("Third request, live.").wait_for()
+    ts = server.api(
+        "POST", f"/slots/{slot}/rows", {"role": "tool_call", "content": "pytest -q"}, expect=201
+    )["ts"]
+    page.locator("#transcript .row-tool .preview").last.get_by_text("pytest -q").wait_for()
+    assert page.locator("#transcript .row-tool details").last.get_attribute("open") is None
+    server.api("POST", f"/slots/{slot}/rows/{ts}/revisions",
+               {"patch": {"content": "pytest -q tests/unit"}}, expect=201)
+    page.locator("#transcript .row-tool .preview").last.get_by_text("pytest -q tests/unit").wait_for()
+    server.api("POST", f"/slots/{slot}/turns/end", {"stop_reason": "cancelled"}, expect=200)
+    page.wait_for_function("!document.getElementById('summarize').disabled")
+    assert page.locator("#turn-state").is_hidden()
+    assert page.locator("#turn-count").inner_text() == "3"
+    assert not_reloaded(page)
+
+
+def test_generate_makes_exactly_one_post_and_updates_the_panel(page: Any, server: Server) -> None:
+    slot = server.new_slot("generate", "Generate on request", turns=3)
+    open_session(page, slot)
+    panel = page.locator("#summary-panel")
+    assert panel.get_by_text("No summary yet", exact=False).is_visible()
+    posts = summary_posts(page)
+    page.evaluate(
+        """() => { window.__labels = [];
+          new MutationObserver(() => { const b = document.getElementById('summarize');
+            if (b) window.__labels.push(b.textContent + (b.disabled ? ':disabled' : '')); })
+          .observe(document.getElementById('summary-actions'), {childList: true, subtree: true}); }"""
+    )
+    page.locator("#summarize").click()
+    panel.locator("details.intent").first.wait_for()
+    assert page.locator("#summary-status").get_by_text("Summary updated.").is_visible()
+    page.wait_for_timeout(300)
+    assert len(posts) == 1, posts
+    assert "Summarizing…:disabled" in page.evaluate("window.__labels")
+    assert "Written by heuristic" in panel.locator(".byline").inner_text()
+
+
+def test_summary_from_another_process_arrives_via_the_frame(page: Any, server: Server) -> None:
+    slot = server.new_slot("pushed", "Pushed summary", turns=3)
+    open_session(page, slot)
+    mark_page(page)
+    panel = page.locator("#summary-panel")
+    assert panel.locator("details.intent").count() == 0
+    posts = summary_posts(page)
+    server.api("POST", f"/slots/{slot}/summary", expect=200)  # the app, not this page
+    panel.locator("details.intent").first.wait_for()
+    assert not_reloaded(page) and posts == []
+
+
+def test_reconnect_after_restart_refetches(page: Any, server: Server) -> None:
+    slot = server.new_slot("restart", "Restart resync", turns=2)
+    server.write_summary(slot, [intent("Before the restart", "in-progress", [[1, 2]])])
+    open_session(page, slot)
+    mark_page(page)
+    page.get_by_text("Before the restart").wait_for()
+    server.stop()
+    page.locator('#live[data-live="off"]').wait_for()
+    server.write_summary(slot, [intent("Written while the server was down", "done", [[1, 2]])])
+    time.sleep(0.5)
+    server.start()
+    page.get_by_text("Written while the server was down").wait_for(timeout=30_000)
+    page.locator('#live[data-live="on"]').wait_for()
+    assert not_reloaded(page)
+
+
+def test_refetch_failure_keeps_the_summary(page: Any, server: Server) -> None:
+    slot = server.new_slot("keep", "Keep on failure", turns=2)
+    server.write_summary(slot, [intent("Still here", "done", [[1, 2]])])
+    open_session(page, slot)
+    page.route("**/summary", lambda route: route.fulfill(status=500, body="boom"))
+    server.api("POST", f"/slots/{slot}/summary")  # pushes a frame; the refetch fails
+    page.locator("#summary-status").get_by_text("Could not refresh the summary").wait_for()
+    assert page.get_by_text("Still here").is_visible()
+    page.unroute("**/summary")
+    page.get_by_role("button", name="Check again").click()
+    page.locator("#summary-status").get_by_text("Could not refresh").wait_for(state="detached")
+
+
+def test_csrf_is_enforced_on_the_post(page: Any, server: Server) -> None:
+    slot = server.new_slot("csrf", "CSRF", turns=1)
+    open_session(page, slot)
+    status = page.evaluate(
+        """async (slot) => (await fetch(`/api/chat/slots/${slot}/summary`,
+            {method: 'POST', credentials: 'same-origin'})).status""",
+        slot,
+    )
+    assert status == 403
+    with_token = page.evaluate(
+        """async (slot) => (await fetch(`/api/chat/slots/${slot}/summary`, {method: 'POST',
+            credentials: 'same-origin', headers: {'X-CSRFToken':
+            document.querySelector('meta[name=csrf-token]').content}})).status""",
+        slot,
+    )
+    assert with_token == 409  # accepted past CSRF; one turn is too few to summarize

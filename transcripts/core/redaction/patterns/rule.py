@@ -1,0 +1,59 @@
+"""The vocabulary of the pattern tables: tags, report kinds, windows and :class:`Rule`.
+
+Shared by the original table (:mod:`.original`), the extensions (:mod:`.extended`) and
+the exfiltration-URL patterns (:mod:`.exfil`).
+"""
+
+from __future__ import annotations
+
+import re
+import string
+from typing import Final, Literal, NamedTuple
+
+CREDENTIAL_TAG: Final = "[REDACTED: credential]"
+ENCODED_CREDENTIAL_TAG: Final = "[REDACTED: encoded credential]"
+EXFIL_TAG_PREFIX: Final = "[REDACTED: suspicious URL to "
+
+ENCODED_KIND: Final = "encoded_credential"
+BARE_AWS_KIND: Final = "aws_secret_access_key_bare"
+EXFIL_KIND: Final = "exfil_url"
+
+# ── Windows ──────────────────────────────────────────────────────────────────
+# The characters a windowed rule may match or look at. ':' and '/' are included so
+# Telegram tokens and Slack webhook URLs stay local; the price is that URLs and paths
+# become windows too, which only costs scan time on those spans.
+WINDOW_CHARS: Final = string.ascii_letters + string.digits + "_.+/=:-"
+# The shortest windowed match (a Slack ``xoxb-`` token with its 10-char floor) is 15.
+WINDOW_MIN_RUN: Final = 15
+
+
+class Rule(NamedTuple):
+    """One credential rule of pass 1."""
+
+    kind: str
+    pattern: re.Pattern[str]
+    # "regex": pattern.search; the others are linear-time finders in the engine that
+    # reproduce the pattern's leftmost match without its quadratic re-scans.
+    finder: Literal["regex", "pem", "jwt", "scheme"]
+    windowed: bool
+    # Literals of which every match contains at least one. The rule is skipped when
+    # none of them occurs. A windowed rule without anchors runs whenever there are
+    # windows. Windowed rules test them on the joined windows; full-text
+    # rules test them on the text (with ``anchor_lower``: on its ASCII-lowercased
+    # form). Tests check that each rule's positive examples contain an anchor.
+    anchors: tuple[str, ...] = ()
+    anchor_lower: bool = False
+    # "scheme" finder only: every literal scheme the pattern's alternation accepts.
+    schemes: tuple[str, ...] = ()
+
+
+def _w(kind: str, pattern: str, *anchors: str) -> Rule:
+    return Rule(kind, re.compile(pattern), "regex", True, anchors)
+
+
+# The AWS key=value forms tolerate JSON quoting. The value stops at JSON delimiters
+# so compact JSON ``{"aws_secret_access_key":"S","region":"x"}`` keeps its other fields.
+_KV_VALUE = r"""["']?\s*[:=]\s*["']?[^\s"',}]+"""
+
+# ``scheme://user:pass@``: the tail after "://" of both URI-credential rules.
+USERINFO_TAIL: Final = r"[^\s:/@]*:[^\s/@]+@"

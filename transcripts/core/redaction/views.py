@@ -1,0 +1,211 @@
+"""One text as the engine sees it: latin-1 bytes, windows and anchor look-ups.
+
+:func:`_might_contain_secret` is the fast path: a handful of C-speed checks that plain
+prose fails, so it never reaches a regex.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+from collections.abc import Iterable
+
+from . import patterns as P
+
+_KEY_LEN = P.SECRET_KEY_LEN
+_WINDOW_MAP = bytes(1 if chr(i) in P.WINDOW_CHARS else 0 for i in range(256))
+_WINDOW_NEEDLE = b"\x01" * P.WINDOW_MIN_RUN
+_WINDOW_BYTES = frozenset(P.WINDOW_CHARS.encode("ascii"))
+_FAST_ANCHORS = tuple(a.encode("latin-1") for a in P.FAST_PATH_ANCHORS)
+_FAST_LOWER_ANCHORS = tuple(a.encode("latin-1") for a in P.FAST_PATH_LOWER_ANCHORS)
+
+
+def _windowed_anchor_index() -> dict[str, tuple[int, ...]]:
+    by_anchor: dict[str, list[int]] = {}
+    for i in P.WINDOWED_RULES:
+        for anchor in P.RULES[i].anchors:
+            by_anchor.setdefault(anchor, []).append(i)
+    return {a: tuple(rules) for a, rules in by_anchor.items()}
+
+
+# Distinct windowed-rule anchors -> rules. Each is tested once per text, on the windows.
+_WINDOWED_ANCHORS = _windowed_anchor_index()
+_WINDOWED_ANCHOR_LIST = tuple(_WINDOWED_ANCHORS)
+# Windowed rules without anchors are candidates whenever there are windows.
+_UNANCHORED_WINDOWED = tuple(i for i in P.WINDOWED_RULES if not P.RULES[i].anchors)
+
+
+def _full_text_gate_plan(anchor: str, lower: bool) -> tuple[bytes, bytes | None, bool]:
+    """(anchor bytes, fast-path anchor inside it or None, lies inside a window)."""
+    raw = anchor.encode("latin-1")
+    fast = next((f for f in (_FAST_LOWER_ANCHORS if lower else _FAST_ANCHORS) if f in raw), None)
+    in_window = not lower and len(raw) >= P.WINDOW_MIN_RUN and _WINDOW_BYTES.issuperset(raw)
+    return raw, fast, in_window
+
+
+_FULL_TEXT_GATES = {
+    i: tuple(_full_text_gate_plan(a, P.RULES[i].anchor_lower) for a in P.RULES[i].anchors)
+    for i in P.FULL_TEXT_RULES
+}
+# Full-text anchors that contain no fast-path anchor, and so can only occur in a window.
+# If no fast-path anchor occurs and none of these is in a window, no full-text rule can
+# match (every full-text anchor is one or the other; a test checks this).
+_WINDOW_ONLY_FULL_TEXT_ANCHORS = tuple(
+    sorted(
+        {raw.decode("ascii") for gates in _FULL_TEXT_GATES.values() for raw, fast, w in gates if w}
+    )
+)
+
+
+# ── Text views ───────────────────────────────────────────────────────────────
+
+
+class _Windows:
+    """The maximal runs of window characters (≥ WINDOW_MIN_RUN), joined by newlines.
+
+    A windowed rule's match always lies inside one run. Scanning ``joined`` finds the
+    same matches as scanning the text, at the cost of the runs only.
+    """
+
+    __slots__ = ("joined", "jstarts", "long", "oends", "ostarts")
+
+    def __init__(self, text: str, spans: list[tuple[int, int]]) -> None:
+        self.ostarts = [s for s, _ in spans]
+        self.oends = [e for _, e in spans]
+        self.jstarts: list[int] = []
+        offset = 0
+        for s, e in spans:
+            self.jstarts.append(offset)
+            offset += e - s + 1
+        self.joined = "\n".join(text[s:e] for s, e in spans)
+        # Windows long enough for passes 2 and 3 (a 40+ base64 run).
+        self.long = [k for k, (s, e) in enumerate(spans) if e - s >= _KEY_LEN]
+
+    def to_orig(self, j: int) -> int:
+        k = bisect_right(self.jstarts, j) - 1
+        return self.ostarts[k] + j - self.jstarts[k]
+
+    def to_joined(self, pos: int) -> int:
+        """The joined index of the first window character at or after text offset ``pos``."""
+        k = bisect_right(self.ostarts, pos) - 1
+        if k >= 0 and pos < self.oends[k]:
+            return self.jstarts[k] + pos - self.ostarts[k]
+        k += 1
+        return self.jstarts[k] if k < len(self.jstarts) else len(self.joined)
+
+    def long_matches(self, pattern: re.Pattern[str]) -> list[tuple[int, int, str]]:
+        """(text start, text end, text) of ``pattern`` matches in the 40+ windows.
+
+        Each window is scanned with pos/endpos. Look-arounds at its edges see the
+        joining newline or the string end, and both fail every class a window
+        character satisfies, exactly as the real neighbour does.
+        """
+        out = []
+        for k in self.long:
+            jstart, ostart = self.jstarts[k], self.ostarts[k]
+            for m in pattern.finditer(self.joined, jstart, jstart + self.oends[k] - ostart):
+                s = ostart + m.start() - jstart
+                out.append((s, s + m.end() - m.start(), m.group()))
+        return out
+
+
+class _View:
+    """One text, its latin-1 bytes, its windows, and memoised anchor look-ups."""
+
+    __slots__ = ("_candidates", "_lower", "_present", "raw", "text", "windows")
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        # One byte per code point, so byte offsets are text offsets. Anything outside
+        # latin-1 becomes "?", which no anchor contains and no window class admits.
+        self.raw = raw = text.encode("latin-1", "replace")
+        self._lower: bytes | None = None
+        self._present: dict[bytes, bool] = {}
+        self._candidates: tuple[int, ...] | None = None
+        mapped = raw.translate(_WINDOW_MAP)
+        spans: list[tuple[int, int]] = []
+        pos = mapped.find(_WINDOW_NEEDLE)
+        while pos >= 0:
+            end = mapped.find(b"\x00", pos + P.WINDOW_MIN_RUN)
+            if end < 0:
+                end = len(mapped)
+            spans.append((pos, end))
+            pos = mapped.find(_WINDOW_NEEDLE, end)
+        self.windows = _Windows(text, spans) if spans else None
+
+    def has(self, anchor: bytes) -> bool:
+        found = self._present.get(anchor)
+        if found is None:
+            found = self._present[anchor] = anchor in self.raw
+        return found
+
+    def has_lower(self, anchor: bytes) -> bool:
+        if self._lower is None:
+            self._lower = self.raw.lower()  # ASCII-only folding, like the bearer rule
+        return anchor in self._lower
+
+    def candidates(self, among: Iterable[int] | None = None) -> tuple[int, ...]:
+        """Indices of the rules whose anchors occur, in rule order (memoised for all rules).
+
+        ``among`` limits the answer to those rules. That is exact for a substring of a
+        text whose candidates are ``among``: an anchor absent from the text is absent
+        from the substring.
+        """
+        joined = None if self.windows is None else self.windows.joined
+        if among is not None:  # usually a handful of rules: test just those
+            return tuple(
+                i
+                for i in among
+                if (
+                    joined is not None
+                    and (not P.RULES[i].anchors or any(a in joined for a in P.RULES[i].anchors))
+                    if P.RULES[i].windowed
+                    else self._gate(_FULL_TEXT_GATES[i], P.RULES[i].anchor_lower)
+                )
+            )
+        if self._candidates is None:
+            found: set[int] = set()
+            if joined is not None:
+                found.update(_UNANCHORED_WINDOWED)
+                # One substring test per distinct anchor. An alternation of all of them
+                # is slower when nothing matches, the common case: it tries every branch
+                # at every position.
+                for anchor in [a for a in _WINDOWED_ANCHOR_LIST if a in joined]:
+                    found.update(_WINDOWED_ANCHORS[anchor])
+            if (
+                any(self.has(f) for f in _FAST_ANCHORS)
+                or any(self.has_lower(f) for f in _FAST_LOWER_ANCHORS)
+                or (joined is not None and any(a in joined for a in _WINDOW_ONLY_FULL_TEXT_ANCHORS))
+            ):
+                for i, gates in _FULL_TEXT_GATES.items():
+                    if self._gate(gates, P.RULES[i].anchor_lower):
+                        found.add(i)
+            self._candidates = tuple(sorted(found))
+        return self._candidates
+
+    def _gate(self, gates: tuple[tuple[bytes, bytes | None, bool], ...], lower: bool) -> bool:
+        for raw, fast, in_window in gates:
+            # A fast-path anchor inside this one, already known absent, settles it. A
+            # window-only anchor is searched in the (much shorter) joined windows.
+            if fast is not None and not (self.has_lower(fast) if lower else self.has(fast)):
+                continue
+            if in_window:
+                if self.windows is not None and raw.decode("ascii") in self.windows.joined:
+                    return True
+            elif self.has_lower(raw) if lower else self.has(raw):
+                return True
+        return False
+
+
+def _might_contain_secret(view: _View) -> bool:
+    """A sound necessary condition for any redaction (credential or exfil URL).
+
+    Every rule's match contains a fast-path anchor or a window run (tests check this
+    rule by rule), every exfil URL contains "://", and passes 2 and 3 need a 40-char
+    run, which is a window.
+    """
+    return (
+        view.windows is not None
+        or any(view.has(a) for a in _FAST_ANCHORS)
+        or any(view.has_lower(a) for a in _FAST_LOWER_ANCHORS)
+    )
