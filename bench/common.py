@@ -471,7 +471,7 @@ class Daphne:
 
         daphne = Path(sys.executable).parent / "daphne"
         with self.log_path.open("wb") as log:
-            self.proc = subprocess.Popen(  # noqa: S603 - our own argv
+            self.proc = subprocess.Popen(
                 [
                     str(daphne),
                     "-b",
@@ -570,3 +570,92 @@ def store_summary(slot_name: str, payload: dict[str, Any] | None = None) -> None
     assert write_guarded(store, key, INTENTS, body, sig=identity.sig, gen=identity.gen)
     gist = {"summary": body["intents"][0]["title"], "generated_at": body["generated_at"]}
     assert write_guarded(store, key, ONE_LINE, gist, sig=identity.sig, gen=identity.gen)
+
+
+# ---------------------------------------------------------------------- meta-heavy sessions
+_TOOLS = ("shell", "read_file", "grep", "edit", "web_fetch", "list_dir", "run_tests")
+
+
+def nested_meta(f: RowFactory, size: int) -> dict[str, Any]:
+    """A realistic assistant ``meta`` of about ``size`` encoded bytes: nested tool calls
+    (inputs, outputs, timings), token usage, reasoning blocks, file changes, context files.
+
+    In the original, ``meta`` is where a transcript's bytes are (14.65 MB of a 15.6 MB
+    session): the summarizer never reads it.
+    """
+    rng = f.rng
+    meta: dict[str, Any] = {
+        "mid": f.mid(),
+        "kind": "assistant_message",
+        "stop_reason": "end_turn",
+        "usage": {
+            "input_tokens": rng.randrange(1_000, 180_000),
+            "output_tokens": rng.randrange(50, 8_000),
+            "cache": {"read": rng.randrange(0, 150_000), "write": rng.randrange(0, 20_000)},
+        },
+        "model": {"id": "claude-sonnet-4", "region": "us-east-1", "latency_ms": rng.randrange(900)},
+    }
+    calls: list[dict[str, Any]] = []
+    reasoning: list[dict[str, Any]] = []
+    files: list[dict[str, Any]] = []
+    meta["tool_calls"], meta["reasoning"], meta["context"] = calls, reasoning, {"files": files}
+    used = 600  # the fixed part above, roughly
+    while used < size:
+        r = rng.random()
+        if r < 0.6:
+            output = f.text(min(size - used, rng.randrange(400, 12_000)) + 1)
+            call = {
+                "id": "toolu_" + random_token(rng, 20),
+                "name": rng.choice(_TOOLS),
+                "input": {
+                    "path": f"src/{rng.choice(_WORDS)}/{rng.choice(_WORDS)}.py",
+                    "args": [rng.choice(_WORDS) for _ in range(rng.randrange(1, 6))],
+                    "options": {"timeout_s": rng.randrange(5, 120), "cwd": "/work/repo"},
+                },
+                "result": {"exit": rng.choice((0, 0, 0, 1)), "output": output},
+                "timing": {"started_ms": rng.randrange(10**9), "took_ms": rng.randrange(5, 9_000)},
+            }
+            calls.append(call)
+            used += len(output) + 330
+        elif r < 0.85:
+            text = f.text(rng.randrange(200, 3_000))
+            reasoning.append({"type": "thinking", "text": text, "signature": random_token(rng, 64)})
+            used += len(text) + 120
+        else:
+            path = f"src/{rng.choice(_WORDS)}/{rng.choice(_WORDS)}_{rng.randrange(99)}.py"
+            lines = [rng.randrange(1, 900) for _ in range(rng.randrange(2, 40))]
+            files.append({"path": path, "lines": lines, "sha": random_token(rng, 40)})
+            used += 90 + 4 * len(lines)
+    return meta
+
+
+def meta_heavy_session(
+    f: RowFactory, size: int, *, meta_share: float = 0.95
+) -> Iterator[dict[str, Any]]:
+    """Stamped user/assistant rows (realistic content) until about ``size`` bytes, with
+    ``meta_share`` of the bytes in big nested ``meta`` dicts on the assistant rows.
+
+    About 1 user row in 25 is automation posting as the user (an injected prefix), as in
+    real sessions; content sizes follow ``RowFactory``'s chat profile.
+    """
+    rng = f.rng
+    written = 0
+    while written < size:
+        if rng.random() < 0.04:
+            user = f"[cron notification] nightly build {rng.randrange(9999)} finished"
+        else:
+            user = f.content("user", 20, 900)
+        answer = f.content("assistant", 150, 3_800)
+        content_bytes = len(user.encode()) + len(answer.encode()) + 300
+        meta_bytes = int(content_bytes * meta_share / (1 - meta_share))
+        ask = {"role": "user", "content": user, "ts": f.clock.next(), "meta": {"mid": f.mid()}}
+        reply = {
+            "role": "assistant",
+            "content": answer,
+            "ts": f.clock.next(),
+            "source_thread": "dashboard",
+            "meta": nested_meta(f, meta_bytes),
+        }
+        written += content_bytes + meta_bytes
+        yield ask
+        yield reply

@@ -301,6 +301,7 @@ function summaryPanel(state, setRunning) {
       P.body = r.body;
       P.failed = false;
       if (clearNotice) P.notice = null;
+      panel.dataset.synced = String(Number(panel.dataset.synced || 0) + 1);
     } else {
       P.failed = true; // the summary already on screen stays
     }

@@ -284,3 +284,4 @@ def screenshot(page: Any, name: str) -> Path:
 def open_session(page: Any, slot: str) -> None:
     page.goto(f"/s/{slot}/")
     page.locator('#live[data-live="on"]').wait_for()
+    page.locator("#summary-panel[data-synced]").wait_for(state="attached")  # the first resync
