@@ -300,7 +300,7 @@ function summaryPanel(state, setRunning) {
     if (r.ok && r.body && typeof r.body === "object") {
       P.body = r.body;
       P.failed = false;
-      if (clearNotice) P.notice = null;
+      if (clearNotice && P.notice?.kind === "warn") P.notice = null; // a summary arrived
       panel.dataset.synced = String(Number(panel.dataset.synced || 0) + 1);
     } else {
       P.failed = true; // the summary already on screen stays

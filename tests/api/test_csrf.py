@@ -155,3 +155,12 @@ def test_every_operation_requires_a_caller() -> None:
     kinds = schema["components"]["securitySchemes"]
     assert kinds["AppBearer"]["type"] == "http"
     assert kinds["DashboardSession"]["in"] == "cookie"
+
+
+def test_a_stale_session_cookie_is_401_not_403(anonymous: Persona, s1: Slot) -> None:
+    """A logged-out browser still sends its old cookies: the answer is 401, never CSRF."""
+    anonymous.client.cookies["sessionid"] = "expired-or-forged-session"
+    anonymous.client.cookies["csrftoken"] = "C" * 32
+    response = anonymous.call("POST", "/api/chat/slots/s1/turns", {"content": "q"})
+    assert response.status_code == 401
+    assert error_of(response)["code"] == "unauthorized"

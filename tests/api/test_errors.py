@@ -225,12 +225,13 @@ def test_a_head_request_to_a_write_route_is_405_without_a_body(owner: Persona, s
     assert response.has_header("Allow")
 
 
-@pytest.mark.parametrize("megabytes", [3, 12])
+@pytest.mark.parametrize("over", [1024, 10 * 1024 * 1024])
 def test_a_huge_body_is_413_json(
-    owner: Persona, s1: Slot, store: TranscriptStore, megabytes: int
+    owner: Persona, s1: Slot, store: TranscriptStore, settings: Any, over: int
 ) -> None:
+    """Over Django's DATA_UPLOAD_MAX_MEMORY_SIZE: refused before parsing, as JSON."""
     before = store.path("dashboard:s1").read_bytes()
-    content = SECRET + "x" * (megabytes * 1024 * 1024)
+    content = SECRET + "x" * (settings.DATA_UPLOAD_MAX_MEMORY_SIZE + over)
     for path, body in (
         ("/api/chat/slots/s1/rows", {"role": "assistant", "content": content}),
         ("/api/chat/slots/s1/turns", {"content": content}),
@@ -243,9 +244,9 @@ def test_a_huge_body_is_413_json(
 
 
 def test_a_large_body_under_the_limit_is_accepted(
-    owner: Persona, s1: Slot, store: TranscriptStore
+    owner: Persona, s1: Slot, store: TranscriptStore, settings: Any
 ) -> None:
-    content = "y" * (2 * 1024 * 1024)
+    content = "y" * min(settings.DATA_UPLOAD_MAX_MEMORY_SIZE - 1024, 3_000_000)
     response = owner.call(
         "POST", "/api/chat/slots/s1/rows", {"role": "assistant", "content": content}
     )

@@ -7,6 +7,8 @@ import re
 import time
 from typing import Any
 
+from playwright.sync_api import expect
+
 from tests.browser.conftest import (
     ADMIN_PASSWORD,
     ADMIN_USER,
@@ -65,10 +67,11 @@ def test_login_and_sessions_list(browser_context: Any, server: Server) -> None:
     page.context.clear_cookies()
     page.goto("/")
     assert "/login/" in page.url
+    screenshot(page, "login-desktop")
     page.get_by_label("Username").fill(ADMIN_USER)
     page.get_by_label("Password").fill("wrong password")
     page.get_by_role("button", name="Log in").click()
-    assert page.get_by_role("alert").is_visible()
+    expect(page.get_by_role("alert")).to_be_visible()
     page.get_by_label("Password").fill(ADMIN_PASSWORD)
     page.get_by_role("button", name="Log in").click()
     page.wait_for_url("**/")
@@ -83,10 +86,11 @@ def test_login_and_sessions_list(browser_context: Any, server: Server) -> None:
 
     page.get_by_label("Search titles").fill("glob")
     page.get_by_role("button", name="Filter").click()
-    assert page.locator(".session-card").count() == 1
+    page.wait_for_url("**/?q=glob*")
+    expect(page.locator(".session-card")).to_have_count(1)
     page.get_by_label("Search titles").fill("no such title anywhere")
     page.get_by_role("button", name="Filter").click()
-    assert page.get_by_text("No sessions match").is_visible()
+    expect(page.get_by_text("No sessions match")).to_be_visible()
     page.close()
 
 
@@ -253,7 +257,7 @@ def test_generate_makes_exactly_one_post_and_updates_the_panel(page: Any, server
     )
     page.locator("#summarize").click()
     panel.locator("details.intent").first.wait_for()
-    assert page.locator("#summary-status").get_by_text("Summary updated.").is_visible()
+    expect(page.locator("#summary-status")).to_have_text("Summary updated.")
     page.wait_for_timeout(300)
     assert len(posts) == 1, posts
     assert "Summarizing…:disabled" in page.evaluate("window.__labels")
@@ -277,25 +281,31 @@ def test_reconnect_after_restart_refetches(page: Any, server: Server) -> None:
     server.write_summary(slot, [intent("Before the restart", "in-progress", [[1, 2]])])
     open_session(page, slot)
     mark_page(page)
-    page.get_by_text("Before the restart").wait_for()
+    page.locator(".intent-title", has_text="Before the restart").wait_for()
     server.stop()
     page.locator('#live[data-live="off"]').wait_for()
     server.write_summary(slot, [intent("Written while the server was down", "done", [[1, 2]])])
     time.sleep(0.5)
     server.start()
-    page.get_by_text("Written while the server was down").wait_for(timeout=30_000)
+    page.locator(".intent-title", has_text="Written while the server was down").wait_for(
+        timeout=30_000
+    )
     page.locator('#live[data-live="on"]').wait_for()
     assert not_reloaded(page)
 
 
 def test_refetch_failure_keeps_the_summary(page: Any, server: Server) -> None:
     slot = server.new_slot("keep", "Keep on failure", turns=2)
-    server.write_summary(slot, [intent("Still here", "done", [[1, 2]])])
+    server.api("POST", f"/slots/{slot}/summary", expect=200)
     open_session(page, slot)
+    titles = page.locator(".intent-title")
+    titles.first.wait_for()
+    shown = titles.all_inner_texts()
     page.route("**/summary", lambda route: route.fulfill(status=500, body="boom"))
-    server.api("POST", f"/slots/{slot}/summary")  # pushes a frame; the refetch fails
+    # A clean turn end writes a new summary and pushes its frame; the refetch then fails.
+    server.turn(slot, "Also document the new flag.", "Documented it in the README.")
     page.locator("#summary-status").get_by_text("Could not refresh the summary").wait_for()
-    assert page.get_by_text("Still here").is_visible()
+    assert titles.all_inner_texts() == shown  # the last summary received stays on screen
     page.unroute("**/summary")
     page.get_by_role("button", name="Check again").click()
     page.locator("#summary-status").get_by_text("Could not refresh").wait_for(state="detached")
@@ -317,3 +327,22 @@ def test_csrf_is_enforced_on_the_post(page: Any, server: Server) -> None:
         slot,
     )
     assert with_token == 409  # accepted past CSRF; one turn is too few to summarize
+
+
+def test_settings_toggle_in_the_browser(page: Any, server: Server) -> None:
+    slot = server.new_slot("toggle", "Toggle from settings", turns=2)
+    page.goto("/settings/")
+    screenshot(page, "settings-desktop")
+    page.get_by_role("button", name="Turn session summaries off").click()
+    page.get_by_text("Session summaries turned off").wait_for()
+    try:
+        open_session(page, slot)
+        assert page.locator("#summary-panel").get_by_text("Session summaries are off").is_visible()
+        assert page.locator("#summary-toggle").is_hidden()
+    finally:
+        page.goto("/settings/")
+        page.get_by_role("button", name="Turn session summaries on").click()
+        page.get_by_text("Session summaries turned on").wait_for()
+    open_session(page, slot)
+    assert page.locator("#summary-toggle").is_visible()
+    assert page.locator("#summarize").is_enabled()

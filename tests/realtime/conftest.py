@@ -20,7 +20,7 @@ from typing import Annotated, Any
 
 import pytest
 from asgiref.sync import sync_to_async
-from channels.layers import get_channel_layer
+from channels.layers import InMemoryChannelLayer, get_channel_layer
 from channels.testing import WebsocketCommunicator
 from django.conf import settings as django_settings
 from django.contrib.auth import get_user_model
@@ -63,7 +63,7 @@ class Caller:
     client: Client
     headers: list[tuple[bytes, bytes]]
     app: App | None = None
-    token: str | None = None
+    token: str = ""  # an app's bearer token ("" for the dashboard user)
 
     async def api(self, method: str, path: str, body: Any = None) -> tuple[int, Any]:
         def call() -> tuple[int, Any]:
@@ -174,7 +174,7 @@ def realtime(
 async def layer(realtime: None) -> AsyncIterator[Any]:
     """A fresh in-memory layer for this test's event loop."""
     channel_layer = get_channel_layer()
-    assert type(channel_layer).__name__ == "InMemoryChannelLayer"
+    assert isinstance(channel_layer, InMemoryChannelLayer)
     await channel_layer.flush()
     yield channel_layer
     await channel_layer.flush()

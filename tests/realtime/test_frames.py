@@ -9,6 +9,7 @@ import re
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 import pytest
 from asgiref.sync import sync_to_async
@@ -48,7 +49,7 @@ def turn_sequence(slot: str) -> list[tuple[str, object]]:
     ]
 
 
-def shape(frame: dict) -> tuple[str, object]:
+def shape(frame: dict[str, Any]) -> tuple[str, object]:
     data = frame["data"]
     return frame["type"], {
         "turn": lambda: data["running"],

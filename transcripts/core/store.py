@@ -21,7 +21,7 @@ import orjson
 
 from . import locking
 from .archive import archive_candidates
-from .codec import MAX_LINE_BYTES, METADATA, POSITION_HINT, REVISION, encode_record
+from .codec import ARCHIVE, MAX_LINE_BYTES, METADATA, POSITION_HINT, REVISION, encode_record
 from .errors import (
     RecordRejected,
     RevisionRejected,
@@ -33,7 +33,7 @@ from .errors import (
 from .fold import Folded, FoldReport, fold_stream
 from .fsutil import FsyncPolicy, write_all
 from .keys import safe_key
-from .reader import parse_json_line
+from .reader import UTF8_BOM, parse_json_line
 from .redaction import RedactionReport, merge_reports, redact_text, redact_value
 from .timestamps import monotonic_ts, now_local
 
@@ -44,6 +44,9 @@ TAIL_WINDOW = 8 * 1024  # grows x4 until a ts is found (huge rows)
 SIDECAR_DIRS = {"intents": ".intents", "summaries": ".summaries"}
 MAX_FORK_DEPTH = 16
 ROTATE_REASON = "rotate"  # the only archive reason whose rows still belong to the session
+# How a revision record's type reads on disk: this store's orjson lines and the original's
+# stdlib ``json.dumps`` lines (the only two writers of these files).
+REVISION_MARKS = (b'"_type":"revision"', b'"_type": "revision"')
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +81,19 @@ def _generation(metadata: dict[str, Any] | None) -> int:
         return int((metadata or {}).get("rotation_generation") or 0)
     except (TypeError, ValueError):
         return 0
+
+
+def _may_hold_revision(data: bytes) -> bool:
+    return any(mark in data for mark in REVISION_MARKS)
+
+
+def _first_record(lines: list[bytes]) -> dict[str, Any] | None:
+    """The first line that parses to an object: what the fold takes as line 0."""
+    for line in lines:
+        value, bad = parse_json_line(line)
+        if not bad and type(value) is dict:
+            return value
+    return None
 
 
 def _row_order(row: dict[str, Any]) -> dict[str, Any]:
@@ -401,6 +417,64 @@ class TranscriptStore:
         report.extend(current.report)
         files.append(path.name)
         return SessionView(key, current.metadata, rows, report, files)
+
+    def session_lines(self, key: str) -> list[bytes] | None:
+        """The raw lines of the whole session, or None when only the fold can read it.
+
+        Rotate archives oldest first, then the current file, chosen by exactly the rules
+        of ``read_session`` (other archive reasons and unlanded archives are left out);
+        each line without its ``\\n``, line 0 included, oversize lines dropped and a
+        leading BOM removed, as the fold does. None when any of those files holds a
+        revision record (one substring check per file) or the session is a fork (its
+        rows start with the parent's).
+
+        This does not bypass the one fold, it is a case of it: a file without revision
+        records folds to exactly its rows in file order (the fold identity), so a reader
+        that keeps the lines the fold keeps as rows (objects without ``_type``) sees the
+        same rows as ``read_session(key).rows``, without building the ``meta`` dicts the
+        fold would build. Anything else goes through ``read_session``.
+        """
+        path = self.path(key)
+        if not path.is_file():
+            raise SessionNotFound(key)
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError:  # deleted since the check
+            raise SessionNotFound(key) from None
+        if _may_hold_revision(data):
+            return None
+        current = self._split_lines(data)
+        first = _first_record(current)
+        metadata = first if first is not None and first.get("_type") == METADATA else None
+        if (metadata or {}).get("forked_from"):
+            return None
+        current_gen = _generation(metadata)
+        lines: list[bytes] = []
+        for archive in self.archive_paths(key):
+            data = archive.read_bytes()
+            archived = self._split_lines(data)
+            first = _first_record(archived)
+            header = first if first is not None and first.get("_type") == ARCHIVE else {}
+            if header.get("reason", ROTATE_REASON) != ROTATE_REASON:
+                continue
+            produced = header.get("generation")
+            if type(produced) is int and produced > current_gen:
+                continue  # unlanded: its rows are still in the file (see read_session)
+            if _may_hold_revision(data):
+                return None
+            lines.extend(archived)
+        lines.extend(current)
+        return lines
+
+    def _split_lines(self, data: bytes) -> list[bytes]:
+        lines = data.split(b"\n")
+        if lines[-1] == b"":
+            lines.pop()  # the final newline ends the last line; it starts no new one
+        if lines and lines[0].startswith(UTF8_BOM) and len(lines[0]) <= self.max_line:
+            lines[0] = lines[0][len(UTF8_BOM) :]  # the fold strips it at offset 0 only
+        if any(len(line) > self.max_line for line in lines):
+            lines = [line for line in lines if len(line) <= self.max_line]
+        return lines
 
     # ------------------------------------------------------------------ rewrites
     def update_metadata(

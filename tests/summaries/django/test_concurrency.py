@@ -7,10 +7,12 @@ from __future__ import annotations
 import datetime as dt
 import os
 import threading
+import time
 from collections.abc import Callable
+from typing import TypeVar
 
 import pytest
-from django.db import connection
+from django.db import OperationalError, connection
 from django.utils import timezone
 
 from summaries.core.sidecar import INTENTS, ONE_LINE, read_for_panel, read_strict
@@ -25,6 +27,7 @@ from transcripts.models import Slot
 from transcripts.services import session_delete, session_rewind, session_rotate
 
 STORED = PassOutcome(True, "stored")
+T = TypeVar("T")
 
 
 def slot_row(name: str = "s1") -> Slot:
@@ -253,21 +256,42 @@ def test_two_concurrent_passes_spend_one_model_call(enabled_summaries, make_slot
     assert slot_row().summary_in_flight_until is None
 
 
+def _retry_locked(call: Callable[[], T]) -> T:
+    """The in-memory SQLite test database (shared cache) answers a write that meets
+    another connection's write with "database table is locked" at once, where the file
+    database (busy_timeout) and PostgreSQL wait. Retry that, and only that."""
+    for _ in range(400):
+        try:
+            return call()
+        except OperationalError as exc:
+            if "locked" not in str(exc):
+                raise
+            time.sleep(0.005)
+    raise AssertionError("the test database stayed locked")
+
+
 @pytest.mark.django_db(transaction=True)
-def test_passes_released_together_spend_one_model_call(enabled_summaries, make_slot, backend):
-    """All callers pass the cheap gate at once; the conditional UPDATE admits one."""
+def test_passes_released_together_spend_one_model_call(
+    enabled_summaries, make_slot, backend, monkeypatch
+):
+    """Every caller passes the cheap gate (no marker yet) before any takes the marker;
+    the conditional UPDATE admits exactly one."""
     make_slot(turns=2)
-    backend.gate = threading.Event()
-    start = threading.Barrier(4)
+    contenders = 4
+    before_take, after_take = threading.Barrier(contenders), threading.Barrier(contenders)
+
+    def take_together(slot_id: int) -> dt.datetime | None:
+        before_take.wait(10)  # everyone has read the slot and found no marker
+        token = _retry_locked(lambda: marker_take(slot_id))
+        after_take.wait(10)  # nobody touches the database while another still takes
+        return token
+
+    monkeypatch.setattr("summaries.services.marker_take", take_together)
     results: list[PassOutcome] = []
-
-    def contender() -> PassOutcome:
-        start.wait(10)
-        return summary_generate(slot_name="s1", force=True)
-
-    threads = [_in_thread(contender, results) for _ in range(4)]
-    assert backend.entered.wait(10)
-    backend.gate.set()
+    threads = [
+        _in_thread(lambda: summary_generate(slot_name="s1", force=True), results)
+        for _ in range(contenders)
+    ]
     for thread in threads:
         thread.join(20)
 

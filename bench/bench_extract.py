@@ -1,0 +1,162 @@
+"""Turn extraction on a meta-heavy transcript: the msgspec fast path vs a plain parse.
+
+Builds a ~15 MB transcript whose bytes are ~95 % ``meta`` (big nested dicts on the
+assistant rows: tool calls with their output, reasoning, usage, context files), with
+realistic user/assistant content, as the original's sessions are. Page cache warm, then,
+interleaved, best of N:
+
+* plain orjson (baseline): read the file, split on ``b"\\n"``, ``orjson.loads`` each line;
+* fast path:    the same read and split, then ``extract_turns_from_lines`` (msgspec
+  decodes only role/content/ts/_type and skips ``meta`` without building it);
+* fast (store): ``extract_turns_from_lines(store.session_lines(key))``, what the
+  summary pass runs on a session with nothing to fold (report only);
+* fold+extract: ``extract_turns(store.read_session(key).rows)``, the general path every
+  other reader shares (report only).
+
+Target: fast path time <= 1.0x the plain parse (skipping ``meta`` must pay). It also
+prints the bytes the model reads: ``build_prompt(turns)`` (the bounded input plus the
+prompt) and the unbounded ``render_input(turns)``, as a share of the transcript's bytes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import orjson
+
+from bench import common
+from summaries.core.extract import (
+    count_user_turns,
+    extract_turns,
+    extract_turns_from_lines,
+    render_input,
+)
+from summaries.core.prompt import build_prompt
+from transcripts.core.codec import encode_record
+from transcripts.core.store import TranscriptStore
+
+TARGET = 1.0
+KEY = "dashboard_bench-extract"
+
+
+def build_transcript(path: Path, size: int, *, seed: int, meta_share: float) -> dict[str, int]:
+    """Write the session straight to disk in the store's encoding; count where bytes go."""
+    f = common.RowFactory(seed=seed, profile="chat")
+    counts = {"rows": 0, "bytes": 0, "meta_bytes": 0, "content_bytes": 0}
+    head = encode_record(f.metadata("Meta-heavy session"))
+    buf = [head]
+    written = len(head)
+    with path.open("wb") as fp:
+        for row in common.meta_heavy_session(f, size - len(head), meta_share=meta_share):
+            line = encode_record(row)
+            buf.append(line)
+            written += len(line)
+            counts["rows"] += 1
+            # '"meta":' + the value; the rest of the line is role, content, ts, keys.
+            counts["meta_bytes"] += len(orjson.dumps(row["meta"])) + 8
+            counts["content_bytes"] += len(row["content"].encode())
+            if len(buf) >= 256:
+                fp.write(b"".join(buf))
+                buf.clear()
+        fp.write(b"".join(buf))
+    counts["bytes"] = written
+    return counts
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument("--mb", type=float, default=15.0, help="transcript size in MB (default 15)")
+    ap.add_argument("--runs", type=int, default=5, help="runs per arm, interleaved (default 5)")
+    ap.add_argument(
+        "--meta-share", type=float, default=0.95, help="share of bytes in meta (default 0.95)"
+    )
+    ap.add_argument("--seed", type=int, default=1)
+    args = ap.parse_args(argv)
+
+    print(f"bench_extract: {common.cpu_note()}")
+    with common.temp_dir("extract") as tmp:
+        store = TranscriptStore(tmp / "sessions")
+        store.root.mkdir(parents=True)
+        path = store.path(KEY)
+        build_s, counts = common.timed(
+            lambda: build_transcript(
+                path, int(args.mb * common.MB), seed=args.seed, meta_share=args.meta_share
+            )
+        )
+        size = path.stat().st_size
+        print(
+            f"file: {size / common.MB:.1f} MB, {counts['rows']:,} rows "
+            f"(avg {size / counts['rows']:,.0f} B/row); meta {counts['meta_bytes'] / size:.1%} "
+            f"of the bytes, content {counts['content_bytes'] / size:.1%}; built in {build_s:.1f} s"
+        )
+        common.warm_page_cache(path)
+
+        def lines() -> list[bytes]:
+            with path.open("rb") as fp:
+                return fp.read().split(b"\n")
+
+        def plain():
+            return [orjson.loads(line) for line in lines() if line]
+
+        def fast():
+            return extract_turns_from_lines(lines())
+
+        def fast_store():
+            source = store.session_lines(KEY)
+            assert source is not None  # no revisions, no fork: nothing to fold
+            return extract_turns_from_lines(source)
+
+        def fold_extract():
+            return extract_turns(store.read_session(KEY).rows)
+
+        # Sanity: every path yields the same turns (the fast path is the same extraction).
+        turns = fold_extract()
+        assert fast() == turns
+        assert fast_store() == turns
+        assert len(plain()) == counts["rows"] + 1
+
+        arms = {
+            "plain orjson": plain,
+            "fast path": fast,
+            "fast (store)": fast_store,
+            "fold+extract": fold_extract,
+        }
+        t = common.interleaved(arms, runs=args.runs)
+
+    prompt_bytes = len(build_prompt(turns).encode())
+    render_bytes = len(render_input(turns).encode())
+    print(f"{'arm':<14}{'best':>12}{'median':>12}{'MB/s (best)':>14}")
+    for name, timing in t.items():
+        print(
+            f"{name:<14}{common.fmt_ms(timing.best):>12}{common.fmt_ms(timing.median):>12}"
+            f"{size / common.MB / timing.best:>14,.0f}"
+        )
+    base = t["plain orjson"]
+    ratio = t["fast path"].best / base.best
+    print(
+        f"ratio fast path / plain orjson (time, best): {ratio:.2f}x "
+        f"(median {t['fast path'].median / base.median:.2f}x); target <= {TARGET}x: "
+        f"{'MET' if ratio <= TARGET else 'MISSED'}"
+    )
+    print(f"ratio fast (store) / plain orjson (time, best): {t['fast (store)'].best / base.best:.2f}x")
+    print(f"ratio fold+extract / plain orjson (time, best): {t['fold+extract'].best / base.best:.2f}x")
+    print(
+        f"ratio fold+extract / fast (store) (time, best): "
+        f"{t['fold+extract'].best / t['fast (store)'].best:.1f}x"
+    )
+    print(
+        f"turns: {len(turns):,} ({count_user_turns(turns):,} genuine user turns); the model reads "
+        f"build_prompt {prompt_bytes:,} B = {prompt_bytes / size:.2%} of the transcript, "
+        f"render_input (unbounded) {render_bytes:,} B = {render_bytes / size:.2%}"
+    )
+    return 0 if ratio <= TARGET else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
