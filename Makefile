@@ -28,6 +28,10 @@ test: setup
 services-test: setup
 	$(PY) -m pytest -q -m services; rc=$$?; [ $$rc -eq 5 ] && rc=0; exit $$rc
 
+# Debian's Chromium for tests/browser (skipped with a reason when it is missing).
+browser-deps:
+	command -v chromium >/dev/null || (apt-get update -qq && apt-get install -y -qq chromium)
+
 lint: setup
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .

@@ -144,8 +144,12 @@ def main(argv: list[str] | None = None) -> int:
         f"(median {t['fast path'].median / base.median:.2f}x); target <= {TARGET}x: "
         f"{'MET' if ratio <= TARGET else 'MISSED'}"
     )
-    print(f"ratio fast (store) / plain orjson (time, best): {t['fast (store)'].best / base.best:.2f}x")
-    print(f"ratio fold+extract / plain orjson (time, best): {t['fold+extract'].best / base.best:.2f}x")
+    print(
+        f"ratio fast (store) / plain orjson (time, best): {t['fast (store)'].best / base.best:.2f}x"
+    )
+    print(
+        f"ratio fold+extract / plain orjson (time, best): {t['fold+extract'].best / base.best:.2f}x"
+    )
     print(
         f"ratio fold+extract / fast (store) (time, best): "
         f"{t['fold+extract'].best / t['fast (store)'].best:.1f}x"

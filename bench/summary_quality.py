@@ -467,7 +467,17 @@ def evaluate(sessions: Sequence[Session], predict: Predictor, backend: str = "he
 
 # --- output --------------------------------------------------------------------------
 
-_GROUP_ORDER = ("dev", "held-out", "held-out-2", "held-out-3", "held-out-4", "real", "all")
+_GROUP_ORDER = (
+    "dev",
+    "held-out",
+    "held-out-2",
+    "held-out-3",
+    "held-out-4",
+    "held-out-5a",
+    "held-out-5b",
+    "real",
+    "all",
+)
 
 
 def _fmt(value: float | None) -> str:

@@ -16,16 +16,23 @@ from typing import Any
 from django.db import transaction
 
 from transcripts.core.errors import SessionNotFound
+from transcripts.core.store import TranscriptStore
 from transcripts.models import Slot
 from transcripts.store import get_store
 
 from .core.backends import BackendError
-from .core.extract import count_user_turns, extract_turns, last_activity_ts
+from .core.extract import (
+    count_user_turns,
+    extract_turns,
+    extract_turns_from_lines,
+    last_activity_ts,
+)
 from .core.gate import SlotView, should_summarize
 from .core.payload import normalize_payload
 from .core.prompt import build_prompt
 from .core.reply import parse_reply
 from .core.sidecar import INTENTS, ONE_LINE, read_strict, write_guarded
+from .core.turns import TranscriptTurn
 from .marker import marker_active, marker_release, marker_take
 from .models import IntentSummary, OneLineSummary
 from .push import push_notification, push_session_summary
@@ -94,8 +101,7 @@ def _run_pass(slot: Slot, *, force: bool) -> PassOutcome:
     identity = store.identity(key)
     if identity is None:
         return PassOutcome(False, "no_transcript")
-    session = store.read_session(key)
-    turns = extract_turns(session.rows, assistant_excerpt_chars=cfg.assistant_excerpt_chars)
+    turns = _read_turns(store, key, cfg.assistant_excerpt_chars)
     user_turns = count_user_turns(turns)
     slot.refresh_from_db()
     reason = should_summarize(cfg, slot_view(slot), user_turns, force=force, holding_guard=True)
@@ -148,6 +154,22 @@ def _run_pass(slot: Slot, *, force: bool) -> PassOutcome:
         user_turns,
     )
     return PassOutcome(True, "stored")
+
+
+def _read_turns(store: TranscriptStore, key: str, excerpt_chars: int) -> list[TranscriptTurn]:
+    """The session's turns; the raw lines' fast path whenever the fold has nothing to do.
+
+    Still one fold: ``session_lines`` answers only for a session without revision records
+    and without a fork parent, where the fold is the identity (every row as written, in
+    file order), so extracting from the raw lines yields exactly the rows ``read_session``
+    would, minus the cost of building ``meta`` (most of a transcript's bytes). Anything
+    else is folded. A helper, so neither the lines nor the folded rows outlive the read
+    (the model call that follows can take seconds).
+    """
+    lines = store.session_lines(key)
+    if lines is not None:
+        return extract_turns_from_lines(lines, assistant_excerpt_chars=excerpt_chars)
+    return extract_turns(store.read_session(key).rows, assistant_excerpt_chars=excerpt_chars)
 
 
 def one_line_gist(payload: dict[str, Any]) -> str:

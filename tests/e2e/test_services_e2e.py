@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import secrets
 import signal
 import socket
@@ -48,6 +49,7 @@ ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
 MARKER_TTL = 6  # seconds: the killed pass's marker outlives its worker this long
 VISIBILITY = 8  # seconds: an unacked task is redelivered once it is this old
+TASK_RECEIVED = re.compile(r"Task summaries\.summarize_slot\[([0-9a-f-]+)\] received")
 HOLD = 120  # seconds the model server sits on the request the worker dies waiting for
 
 
@@ -257,9 +259,6 @@ class Stack:
         )
         return proc
 
-    def live(self) -> list[Proc]:
-        return [p for p in self.procs if p.alive()]
-
     def close(self) -> None:
         for proc in self.procs:
             proc.stop()
@@ -420,6 +419,7 @@ def _scenario(
     )
     held_until, _ = marker_of(pg_url, slot)
     assert held_until is not None  # the pass waiting for the model holds the marker
+    killed_task = TASK_RECEIVED.findall(worker.output())[-1]
     worker.kill(signal.SIGKILL)
     assert worker.popen.returncode == -signal.SIGKILL
     killed_at = time.monotonic()
@@ -449,6 +449,9 @@ def _scenario(
     wait_for(
         "the new worker's log", lambda: stored_by in worker.output(), within=10, procs=[worker]
     )
+    # The very task the killed worker had taken (acks_late: never acked) ran again here.
+    assert TASK_RECEIVED.findall(worker.output()) == [killed_task]
+    assert f"summarize_slot[{killed_task}] succeeded" in worker.output()
     assert len(fake_openai.requests) == 3  # the redelivered task called the model again
 
     body = api.get(f"/api/chat/slots/{slot}/summary").json()

@@ -1,0 +1,158 @@
+"""The summary pass on a ~10 MB session: a pass that finds its summary current vs one
+that generates.
+
+Sets up a private ``KIROCREW_HOME`` (SQLite, migrated, no outside database), creates the
+slot through ``session_create``, appends a meta-heavy session (``common.meta_heavy_session``:
+realistic user/assistant content, ~95 % of the bytes in ``meta``) through the store's
+``append_rows`` in batches, then ``session_sync``; summaries on, ``last_stop_reason`` =
+``end_turn``, the offline heuristic backend. Arms, interleaved, best of N, each a full
+``summary_generate(slot_name=…)`` (gate, marker, snapshot, read, extract, …):
+
+* generate (baseline): the sidecars are deleted first, so the pass reads the session,
+  runs the heuristic backend, writes both sidecars and the mirror rows;
+* generate, fold: the same with ``session_lines`` declining (None), i.e. the pass folds
+  the whole session as it did before the raw-lines fast path (report only);
+* current: a valid sidecar is in place, so the outcome is "current" and no model runs.
+
+Before each arm (outside the clock) the slot's ``summary_turn_mark`` is reset to 0, so
+the cadence gate lets the automatic (non-forced) pass through, as after a fresh start.
+
+Target: current <= 0.1x generate: a pass over an unchanged transcript must cost a small
+fraction of a generating one (ideally a stat and a sidecar read, not the session).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench import common
+
+TARGET = 0.1
+SLOT = "big"
+
+
+def fill(key: str, size: int, *, seed: int, meta_share: float) -> tuple[int, int]:
+    """Append the session through the store, in batches; (rows, bytes on disk)."""
+    from transcripts.store import get_store
+
+    store = get_store()
+    factory = common.RowFactory(seed=seed, profile="chat")
+    batch: list[dict[str, object]] = []
+    rows = 0
+    for row in common.meta_heavy_session(factory, size, meta_share=meta_share):
+        row.pop("ts", None)  # the store stamps every row
+        batch.append(row)
+        if len(batch) >= 64:
+            store.append_rows(key, batch)
+            rows += len(batch)
+            batch.clear()
+    if batch:
+        store.append_rows(key, batch)
+        rows += len(batch)
+    return rows, store.path(key).stat().st_size
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument("--mb", type=float, default=10.0, help="session size in MB (default 10)")
+    ap.add_argument("--runs", type=int, default=5, help="runs per arm, interleaved (default 5)")
+    ap.add_argument(
+        "--meta-share", type=float, default=0.95, help="share of bytes in meta (default 0.95)"
+    )
+    ap.add_argument("--seed", type=int, default=1)
+    args = ap.parse_args(argv)
+
+    print(f"bench_summary_pass: {common.cpu_note()}")
+    with common.temp_dir("summary-pass") as tmp:
+        common.django_setup(common.django_env(tmp / "home", KIROCREW_SUMMARY_MODEL="heuristic"))
+
+        from summaries.core.sidecar import INTENTS, ONE_LINE
+        from summaries.services import PassOutcome, summary_generate
+        from transcripts.core.store import TranscriptStore
+        from transcripts.models import Slot
+        from transcripts.services import session_create, session_sync
+        from transcripts.store import get_store
+
+        store = get_store()
+        slot = session_create(name=SLOT, app=None)
+        key = slot.session.key
+        t0 = time.perf_counter()
+        rows, size = fill(key, int(args.mb * common.MB), seed=args.seed, meta_share=args.meta_share)
+        session = session_sync(key=key, force=True)
+        assert not store.archive_paths(key), "the session rotated: pick a smaller --mb"
+        Slot.objects.filter(pk=slot.pk).update(last_stop_reason="end_turn")
+        print(
+            f"session: {size / common.MB:.1f} MB, {rows:,} rows, {session.user_turns:,} user "
+            f"turns (built in {time.perf_counter() - t0:.1f} s)"
+        )
+        common.warm_page_cache(store.path(key))
+
+        def unmark() -> None:
+            Slot.objects.filter(pk=slot.pk).update(summary_turn_mark=0)
+
+        def drop_sidecars() -> None:
+            for kind in (INTENTS, ONE_LINE):
+                store.sidecar_path(key, kind).unlink(missing_ok=True)
+
+        real_lines = TranscriptStore.session_lines
+        fold = {"on": False}  # the "generate, fold" arm: session_lines declines
+
+        def lines_or_fold(self: TranscriptStore, key: str) -> list[bytes] | None:
+            return None if fold["on"] else real_lines(self, key)
+
+        def run(expected: str) -> None:
+            outcome = summary_generate(slot_name=SLOT)
+            assert outcome == PassOutcome(True, expected), outcome
+
+        def setup(name: str) -> None:
+            unmark()
+            if name != "current":
+                drop_sidecars()
+            fold["on"] = name == "generate, fold"
+
+        expected = {"generate": "stored", "generate, fold": "stored", "current": "current"}
+        timings: dict[str, list[float]] = {name: [] for name in expected}
+        TranscriptStore.session_lines = lines_or_fold  # type: ignore[method-assign]
+        try:
+            for name in expected:  # warm-up: imports, the backend, the connection
+                setup(name)
+                run(expected[name])
+            for _ in range(args.runs):
+                for name in expected:
+                    setup(name)  # outside the clock
+                    t = common.interleaved({name: lambda n=name: run(expected[n])}, runs=1)
+                    timings[name].extend(t[name].samples)
+            setup("current")
+            moved = common.io_delta(lambda: run("current"))
+        finally:
+            TranscriptStore.session_lines = real_lines  # type: ignore[method-assign]
+
+    t = {name: common.Timing(name, samples) for name, samples in timings.items()}
+    print(f"{'arm':<16}{'best':>12}{'median':>12}")
+    for name, timing in t.items():
+        print(f"{name:<16}{common.fmt_ms(timing.best):>12}{common.fmt_ms(timing.median):>12}")
+    base = t["generate"]
+    ratio = t["current"].best / base.best
+    fold_ratio = t["generate, fold"].best / base.best
+    print(f"ratio generate, fold / generate (time, best): {fold_ratio:.2f}x")
+    if moved is not None:
+        print(
+            f"bytes read by one current pass: {moved[0]:,} ({moved[0] / size:.1%} of the session)"
+        )
+    print(
+        f"ratio current / generate (time, best): {ratio:.3f}x "
+        f"(median {t['current'].median / base.median:.3f}x); target <= {TARGET}x: "
+        f"{'MET' if ratio <= TARGET else 'MISSED'}"
+    )
+    return 0 if ratio <= TARGET else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
