@@ -6,6 +6,7 @@ sockets, which receive frames only for that app's own slots).
 
 from __future__ import annotations
 
+import json
 import logging
 from typing import Any
 from urllib.parse import urlparse
@@ -95,6 +96,10 @@ class DashboardConsumer(AsyncJsonWebsocketConsumer):
             app = await _app_for_token(token)
             self.group = app_group(app.pk) if app is not None else None
         elif user is not None and user.is_authenticated:
+            if _header(self.scope, b"origin") is None:
+                # A browser always sends Origin: a session socket without one is refused.
+                await self.close(code=CLOSE_FORBIDDEN_ORIGIN)
+                return
             self.group = DASHBOARD_GROUP
         await self.accept(subprotocol=subprotocol)
         if self.group is None:
@@ -111,6 +116,16 @@ class DashboardConsumer(AsyncJsonWebsocketConsumer):
     async def disconnect(self, code: int) -> None:
         if self.group is not None:
             await self.channel_layer.group_discard(self.group, self.channel_name)
+
+    async def receive(
+        self, text_data: str | None = None, bytes_data: bytes | None = None, **kwargs: Any
+    ) -> None:
+        """Clients only ping: a binary or non-JSON message is ignored, never a crash (1011)."""
+        try:
+            content = json.loads(text_data) if text_data else None
+        except (ValueError, RecursionError):
+            return
+        await self.receive_json(content, **kwargs)
 
     async def receive_json(self, content: Any, **kwargs: Any) -> None:
         if isinstance(content, dict) and content.get("type") == "ping":

@@ -101,15 +101,27 @@ def _run_pass(slot: Slot, *, force: bool) -> PassOutcome:
     identity = store.identity(key)
     if identity is None:
         return PassOutcome(False, "no_transcript")
+    # A sidecar valid for exactly this sig + gen describes the transcript as it is now,
+    # and its user_turns is the count this pass would make (same rule, same rows): the
+    # gate and the "current" answer need no byte of the session (an unchanged 100 MB
+    # transcript costs a stat and a small file read), in the same order as below.
+    current = read_strict(store, key, INTENTS)
+    counted = current.get("user_turns") if current is not None else None
+    if type(counted) is int and counted >= 0:
+        slot.refresh_from_db()
+        reason = should_summarize(cfg, slot_view(slot), counted, force=force, holding_guard=True)
+        if reason:
+            return PassOutcome(False, reason)
+        return _current(slot, current, counted)
     turns = _read_turns(store, key, cfg.assistant_excerpt_chars)
     user_turns = count_user_turns(turns)
     slot.refresh_from_db()
     reason = should_summarize(cfg, slot_view(slot), user_turns, force=force, holding_guard=True)
     if reason:
         return PassOutcome(False, reason)
-    if read_strict(store, key, INTENTS) is not None:
-        Slot.objects.filter(pk=slot.pk).update(summary_turn_mark=user_turns)
-        return PassOutcome(True, "current")  # an unchanged transcript costs nothing
+    current = read_strict(store, key, INTENTS)
+    if current is not None:  # current, without a usable user_turns (an older writer's)
+        return _current(slot, current, user_turns)
 
     backend = summary_backend()
     started = time.monotonic()
@@ -154,6 +166,13 @@ def _run_pass(slot: Slot, *, force: bool) -> PassOutcome:
         user_turns,
     )
     return PassOutcome(True, "stored")
+
+
+def _current(slot: Slot, sidecar: dict[str, Any], user_turns: int) -> PassOutcome:
+    """The stored ``sidecar`` already describes the transcript: nothing to generate; the
+    turn mark records the turns it covers. Both "current" answers of the pass end here."""
+    Slot.objects.filter(pk=slot.pk).update(summary_turn_mark=user_turns)
+    return PassOutcome(True, "current")
 
 
 def _read_turns(store: TranscriptStore, key: str, excerpt_chars: int) -> list[TranscriptTurn]:

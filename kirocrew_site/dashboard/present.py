@@ -127,7 +127,7 @@ def transcript_items(rows: list[dict[str, Any]]) -> tuple[list[Item], int]:
     """Display items for the folded rows, and the number of genuine user turns.
 
     Turns are numbered exactly as the summarizer numbers them (``is_user_turn`` over the
-    whole session), so a summary's ``turns 3–5`` link lands on the right rows.
+    whole session), so a summary's ``turns 3-5`` link lands on the right rows.
     """
     items: list[Item] = []
     seen: Counter[str] = Counter()

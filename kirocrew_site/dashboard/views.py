@@ -47,7 +47,8 @@ def session_list(request: HttpRequest) -> HttpResponse:
                 "slot": getattr(session, "slot", None),
                 "gist": gist.summary if gist else "",
                 "chips": state_chips(intents.states) if intents else [],
-                "behind": bool(intents) and (intents.sig, intents.gen) != (session.sig, session.gen),
+                "behind": intents is not None
+                and (intents.sig, intents.gen) != (session.sig, session.gen),
             }
         )
     filtered = bool(search or app or state)
@@ -124,9 +125,7 @@ def settings_page(request: HttpRequest) -> HttpResponse:
             except (ConfigWriteError, OSError) as exc:
                 messages.error(request, f"config.json was not changed: {exc}")
             else:
-                messages.success(
-                    request, f"Session summaries turned {wanted} in {path.name}."
-                )
+                messages.success(request, f"Session summaries turned {wanted} in {path.name}.")
         return redirect("dashboard:settings")
     cfg = summary_config()
     return render(

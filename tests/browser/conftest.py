@@ -24,14 +24,15 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-
-logging.getLogger("httpx").setLevel(logging.WARNING)
 import pytest
+from playwright.sync_api import ViewportSize
 
 from summaries.core.sidecar import INTENTS, write_guarded
 from tests.conftest import FIXTURES_DIR
 from transcripts.core.keys import transcript_key_for_slot
 from transcripts.core.store import TranscriptStore
+
+logging.getLogger("httpx").setLevel(logging.WARNING)  # one INFO line per request
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = Path("/usr/bin/chromium")
@@ -47,8 +48,8 @@ CHROMIUM_ARGS = [
 ]
 SCREENSHOTS = ROOT / "test-artifacts" / "screenshots"
 ADMIN_USER, ADMIN_PASSWORD = "admin", "browser-test-pw-1"
-DESKTOP = {"width": 1280, "height": 800}
-PHONE = {"width": 390, "height": 844}
+DESKTOP: ViewportSize = {"width": 1280, "height": 800}
+PHONE: ViewportSize = {"width": 390, "height": 844}
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -117,7 +118,14 @@ class Server:
         command = [str(daphne) if daphne.exists() else shutil.which("daphne") or "daphne"]
         with self.log.open("ab") as log:
             self.proc = subprocess.Popen(
-                [*command, "-b", "127.0.0.1", "-p", str(self.port), "kirocrew_site.asgi:application"],
+                [
+                    *command,
+                    "-b",
+                    "127.0.0.1",
+                    "-p",
+                    str(self.port),
+                    "kirocrew_site.asgi:application",
+                ],
                 cwd=ROOT,
                 env=self.env,
                 stdout=log,
@@ -162,11 +170,17 @@ class Server:
     def new_slot(self, name: str, title: str, turns: int = 0) -> str:
         self.api("POST", "/slots", {"name": name, "title": title}, expect=201)
         for i in range(turns):
-            self.turn(name, f"Request {i + 1}: please change part {i + 1} of {title.lower()}.",
-                      f"Done with part {i + 1}; the tests for it pass.", stop="max_tokens")
+            self.turn(
+                name,
+                f"Request {i + 1}: please change part {i + 1} of {title.lower()}.",
+                f"Done with part {i + 1}; the tests for it pass.",
+                stop="max_tokens",
+            )
         return name
 
-    def turn(self, slot: str, ask: str, *rows: str | tuple[str, str], stop: str = "end_turn") -> None:
+    def turn(
+        self, slot: str, ask: str, *rows: str | tuple[str, str], stop: str = "end_turn"
+    ) -> None:
         """One turn: the person's message, then rows (a bare string is the assistant's)."""
         self.api("POST", f"/slots/{slot}/turns", {"content": ask}, expect=201)
         for row in rows:

@@ -21,24 +21,36 @@ from tests.browser.conftest import (
 )
 
 SECRET = "sk-ant-" + "a1B2c3D4e5F6g7H8i9J0" * 2  # a key shape the redactor knows
-CONVERSATION = [
-    ("The CSV export drops every row whose name has an accent. Can you find out why?",
-     ("tool_call", "grep -n 'open(' export/csv.py"),
-     ("tool_result", "41:    with open(path, 'w', encoding='ascii', errors='ignore') as fh:"),
-     "Found it: the writer opens the file as ASCII and silently drops what it cannot encode. "
-     "Switched it to UTF-8 with a BOM for Excel and merged the fix."),
-    ("Could we add a dark mode toggle at some point?",
-     "Possible: the stylesheet needs colour variables first. I can sketch it after the export work."),
-    ("The login test is flaky again, about one run in five.",
-     ("tool_call", "pytest tests/test_login.py -q --count 50"),
-     ("tool_result", "50 passed in 12.31s"),
-     "The session fixture reused a cookie between runs. Fixed; 50 runs in a row are green."),
-    ("Let's refactor the importer next: the parser is 600 lines.",
-     "Started: header parsing now lives in importer/header.py. Rows are next."),
-    ("Here is the staging key in case you need it.",
-     f"Thanks, I did not need it; the key {SECRET} is not stored anywhere."),
-    ("Forget dark mode for now. Back to the export: did the fix ship?",
-     "It is merged, but the export suite has not run against it yet."),
+CONVERSATION: list[tuple[Any, ...]] = [
+    (
+        "The CSV export drops every row whose name has an accent. Can you find out why?",
+        ("tool_call", "grep -n 'open(' export/csv.py"),
+        ("tool_result", "41:    with open(path, 'w', encoding='ascii', errors='ignore') as fh:"),
+        "Found it: the writer opens the file as ASCII and silently drops what it cannot encode. "
+        "Switched it to UTF-8 with a BOM for Excel and merged the fix.",
+    ),
+    (
+        "Could we add a dark mode toggle at some point?",
+        "Possible: the stylesheet needs colour variables first. I can sketch it after the export work.",
+    ),
+    (
+        "The login test is flaky again, about one run in five.",
+        ("tool_call", "pytest tests/test_login.py -q --count 50"),
+        ("tool_result", "50 passed in 12.31s"),
+        "The session fixture reused a cookie between runs. Fixed; 50 runs in a row are green.",
+    ),
+    (
+        "Let's refactor the importer next: the parser is 600 lines.",
+        "Started: header parsing now lives in importer/header.py. Rows are next.",
+    ),
+    (
+        "Here is the staging key in case you need it.",
+        f"Thanks, I did not need it; the key {SECRET} is not stored anywhere.",
+    ),
+    (
+        "Forget dark mode for now. Back to the export: did the fix ship?",
+        "It is merged, but the export suite has not run against it yet.",
+    ),
 ]
 STATE_INTENTS = [
     intent(
@@ -47,11 +59,16 @@ STATE_INTENTS = [
         [[1, 1], [6, 6]],
         origin_turn=1,
         initial_intent="The CSV export drops every row whose name has an accent.",
-        progress=["The writer now opens the file as UTF-8 with a BOM; the fix is merged.",
-                  "The export suite has not run against it yet."],
+        progress=[
+            "The writer now opens the file as UTF-8 with a BOM; the fix is merged.",
+            "The export suite has not run against it yet.",
+        ],
         next_steps=[
-            {"what": "Run the export suite", "why": "the fix was merged unverified",
-             "expect": "every row survives, accents included"},
+            {
+                "what": "Run the export suite",
+                "why": "the fix was merged unverified",
+                "expect": "every row survives, accents included",
+            },
             {"what": "Tell support the fix is out", "why": "", "expect": ""},
         ],
     ),
@@ -62,16 +79,26 @@ STATE_INTENTS = [
         origin_turn=3,
         initial_intent="Split the 600-line importer parser.",
         progress=["Header parsing moved to importer/header.py."],
-        next_steps=[{"what": "Split out row parsing", "why": "", "expect": ""},
-                    {"what": "Add a fixture for a legacy file", "why": "", "expect": ""}],
+        next_steps=[
+            {"what": "Split out row parsing", "why": "", "expect": ""},
+            {"what": "Add a fixture for a legacy file", "why": "", "expect": ""},
+        ],
     ),
-    intent("Fix the flaky login test", "done", [[3, 3]],
-           initial_intent="The login test fails about one run in five.",
-           progress=["The session fixture no longer reuses a cookie; 50 runs green."]),
-    intent("Dark mode toggle", "dropped", [[2, 2]],
-           initial_intent="Add a dark mode toggle at some point.",
-           progress=["Dropped at turn 6: not now."],
-           next_steps=[{"what": "Never shown", "why": "", "expect": ""}]),
+    intent(
+        "Fix the flaky login test",
+        "done",
+        [[3, 3]],
+        initial_intent="The login test fails about one run in five.",
+        progress=["The session fixture no longer reuses a cookie; 50 runs green."],
+    ),
+    intent(
+        "Dark mode toggle",
+        "dropped",
+        [[2, 2]],
+        initial_intent="Add a dark mode toggle at some point.",
+        progress=["Dropped at turn 6: not now."],
+        next_steps=[{"what": "Never shown", "why": "", "expect": ""}],
+    ),
 ]
 
 
@@ -133,17 +160,15 @@ def test_session_page_transcript_panel_and_turn_links(page: Any, server: Server)
     panel = page.locator("#summary-panel")
     panel.locator("details.intent").first.wait_for()
     assert panel.locator("details.intent").first.get_attribute("open") is not None
-    screenshot(page, "session-desktop")
-    page.emulate_media(color_scheme="dark")
-    screenshot(page, "session-desktop-dark")
-    page.emulate_media(color_scheme="light")
+    screenshot(page, "imported-session-desktop")
     page.set_viewport_size(PHONE)
-    screenshot(page, "session-phone")
+    screenshot(page, "imported-session-phone")
     page.set_viewport_size(DESKTOP)
 
     link = panel.locator(".ranges a").last
     target = link.get_attribute("href")
-    assert target and target.startswith("#turn-")
+    assert target
+    assert target.startswith("#turn-")
     link.click()
     page.wait_for_function(
         """(id) => { const r = document.getElementById(id).getBoundingClientRect();
@@ -158,7 +183,9 @@ def test_panel_renders_each_intent_state(page: Any, server: Server) -> None:
     for ask, *rows in CONVERSATION:
         server.turn(slot, ask, *rows, stop="max_tokens")
     server.write_summary(
-        slot, STATE_INTENTS, user_turns=6,
+        slot,
+        STATE_INTENTS,
+        user_turns=6,
         constraints=["Run tests with -p no:cacheprovider", "Never push to main directly"],
     )
     open_session(page, slot)
@@ -177,7 +204,7 @@ def test_panel_renders_each_intent_state(page: Any, server: Server) -> None:
     assert cards.nth(1).get_attribute("open") is None
     first = cards.nth(0)
     assert first.locator(".ranges").inner_text().startswith("turns 1, 6")
-    assert "Resumed ×1" in first.inner_text()
+    assert "Resumed \u00d71" in first.inner_text()
     assert "You asked for" in first.inner_text()
     assert "Pivoted" not in first.inner_text()  # origin_turn 1 is where its first range starts
     assert "Where it stands" in first.inner_text()
@@ -192,9 +219,12 @@ def test_panel_renders_each_intent_state(page: Any, server: Server) -> None:
     assert "How this project works (2)" in panel.locator("details.notes").inner_text()
     assert "Written by test-model" in panel.locator(".byline").inner_text()
     assert panel.locator("#summary-stale").count() == 0
-    screenshot(page, "panel-states-desktop")
+    screenshot(page, "session-desktop")
+    page.emulate_media(color_scheme="dark")
+    screenshot(page, "session-desktop-dark")
+    page.emulate_media(color_scheme="light")
     page.set_viewport_size(PHONE)
-    screenshot(page, "panel-states-phone")
+    screenshot(page, "session-phone")
     page.set_viewport_size(DESKTOP)
 
     cards.nth(1).locator("summary").click()
@@ -254,7 +284,9 @@ def test_in_flight_is_explained(page: Any, server: Server) -> None:
         status.get_by_text("A summary is already being written.").wait_for()
         assert len(posts) == 1
         page.reload()
-        page.locator("#summary-content").get_by_text("A summary is already being written.").wait_for()
+        page.locator("#summary-content").get_by_text(
+            "A summary is already being written."
+        ).wait_for()
         assert page.locator("#summarize").count() == 0  # generate_state is unavailable
     finally:
         server.set_in_flight(slot, False)
@@ -280,9 +312,15 @@ def test_turn_running_disables_generate_and_rows_arrive_live(page: Any, server: 
     )["ts"]
     page.locator("#transcript .row-tool .preview").last.get_by_text("pytest -q").wait_for()
     assert page.locator("#transcript .row-tool details").last.get_attribute("open") is None
-    server.api("POST", f"/slots/{slot}/rows/{ts}/revisions",
-               {"patch": {"content": "pytest -q tests/unit"}}, expect=201)
-    page.locator("#transcript .row-tool .preview").last.get_by_text("pytest -q tests/unit").wait_for()
+    server.api(
+        "POST",
+        f"/slots/{slot}/rows/{ts}/revisions",
+        {"patch": {"content": "pytest -q tests/unit"}},
+        expect=201,
+    )
+    page.locator("#transcript .row-tool .preview").last.get_by_text(
+        "pytest -q tests/unit"
+    ).wait_for()
     server.api("POST", f"/slots/{slot}/turns/end", {"stop_reason": "cancelled"}, expect=200)
     page.wait_for_function("!document.getElementById('summarize').disabled")
     assert page.locator("#turn-state").is_hidden()
@@ -320,7 +358,8 @@ def test_summary_from_another_process_arrives_via_the_frame(page: Any, server: S
     posts = summary_posts(page)
     server.api("POST", f"/slots/{slot}/summary", expect=200)  # the app, not this page
     panel.locator("details.intent").first.wait_for()
-    assert not_reloaded(page) and posts == []
+    assert not_reloaded(page)
+    assert posts == []
 
 
 def test_reconnect_after_restart_refetches(page: Any, server: Server) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -77,7 +77,9 @@ def staff_client(staff: Any) -> Client:
 
 @pytest.fixture
 def make_session(store: TranscriptStore, db: Any) -> Callable[..., Slot]:
-    def make(name: str, rows: list[tuple[str, Any]] = (), *, title: str = "", app: Any = None) -> Slot:  # type: ignore[assignment]
+    def make(
+        name: str, rows: Sequence[tuple[str, Any]] = (), *, title: str = "", app: Any = None
+    ) -> Slot:
         slot = session_create(name=name, title=title, app=app)
         for role, content in rows:
             session_append_row(key=slot.session.key, role=role, content=content)

@@ -25,16 +25,30 @@ TWO_TURNS = [
 ]
 
 
+def page_state(body: str) -> Any:
+    found = re.search(r'id="page-state" type="application/json">(.*?)</script>', body)
+    assert found is not None
+    return json.loads(found.group(1))
+
+
 def mirror_summary(slot: Any, states: str, gist: str) -> None:
     from django.utils import timezone
 
     session = slot.session
     IntentSummary.objects.create(
-        session=session, payload={}, sig=session.sig, gen=session.gen,
-        generated_at=timezone.now(), states=states, intent_count=len(states.split(",")),
+        session=session,
+        payload={},
+        sig=session.sig,
+        gen=session.gen,
+        generated_at=timezone.now(),
+        states=states,
+        intent_count=len(states.split(",")),
     )
     OneLineSummary.objects.create(
-        session=session, summary=gist, sig=session.sig, gen=session.gen,
+        session=session,
+        summary=gist,
+        sig=session.sig,
+        gen=session.gen,
         generated_at=timezone.now(),
     )
 
@@ -50,9 +64,11 @@ def test_login_page_and_logout(user: Any) -> None:
     client = Client()
     page = client.get("/login/")
     assert page.status_code == 200
-    assert b'name="username"' in page.content and b"csrfmiddlewaretoken" in page.content
+    assert b'name="username"' in page.content
+    assert b"csrfmiddlewaretoken" in page.content
     response = client.post("/login/", {"username": "reader", "password": "pw-reader-123"})
-    assert response.status_code == 302 and response["Location"] == "/"
+    assert response.status_code == 302
+    assert response["Location"] == "/"
     assert client.get("/").status_code == 200
     assert client.post("/logout/").status_code == 302
     assert client.get("/").status_code == 302
@@ -80,8 +96,10 @@ def test_list_newest_first_with_gist_chips_and_counts(
     body = client_in.get("/").content.decode()
     assert body.index("Newer session") < body.index("Older session")
     assert "Fix the login bug [needs-you] (+2 more)" in body
-    assert "1 Needs you" in body and "2 Done" in body
-    assert 'href="/s/older/"' in body and 'href="/s/newer/"' in body
+    assert "1 Needs you" in body
+    assert "2 Done" in body
+    assert 'href="/s/older/"' in body
+    assert 'href="/s/newer/"' in body
     assert new.session.user_turns == 1
     assert re.search(r"<dt>Turns</dt><dd>2</dd>", body)  # automation is not a turn
 
@@ -115,7 +133,8 @@ def test_list_filters_by_search_app_and_state(
     assert titles("?state=dropped") == {"Beta fixes"}
     assert titles("?state=done") == set()
     body = client_in.get("/?q=zzz").content.decode()
-    assert "No sessions match" in body and "Clear the filters" in body
+    assert "No sessions match" in body
+    assert "Clear the filters" in body
 
 
 def test_session_page_renders_turn_anchors_tools_and_redactions(
@@ -125,13 +144,16 @@ def test_session_page_renders_turn_anchors_tools_and_redactions(
     response = client_in.get("/s/s1/")
     assert response.status_code == 200
     body = response.content.decode()
-    assert 'id="turn-1"' in body and 'id="turn-2"' in body
+    assert 'id="turn-1"' in body
+    assert 'id="turn-2"' in body
     assert 'id="turn-3"' not in body  # the cron row is automation, not a turn
     assert body.count("<details>") >= 3  # two tool rows and the automation row, collapsed
     assert '<mark class="redacted">[REDACTED: credential]</mark>' in body
     assert "sk-ant-" not in body
-    state = json.loads(re.search(r'id="page-state" type="application/json">(.*?)</script>', body).group(1))
-    assert state["slot"] == "s1" and state["userTurns"] == 2 and state["running"] is False
+    state = page_state(body)
+    assert state["slot"] == "s1"
+    assert state["userTurns"] == 2
+    assert state["running"] is False
     assert state["summary"]["enabled"] is False
     assert state["cursor"]  # the last row's ts: where live rows continue from
 
@@ -153,7 +175,8 @@ def test_fold_report_skipped_lines_are_a_warning(
     body = client_in.get("/s/s1/").content.decode()
     assert 'id="fold-warning"' in body
     assert "2 lines of this transcript could not be read and were skipped" in body
-    assert "not valid JSON" in body and "blank line" in body
+    assert "not valid JSON" in body
+    assert "blank line" in body
 
 
 def test_clean_transcript_has_no_warning(client_in: Client, make_session: Any) -> None:
@@ -170,10 +193,11 @@ def test_summary_panel_state_is_embedded(
 ) -> None:
     make_session("s1", [("user", "only one")])
     body = client_in.get("/s/s1/").content.decode()
-    state = json.loads(re.search(r'id="page-state" type="application/json">(.*?)</script>', body).group(1))
+    state = page_state(body)
     assert state["summary"]["enabled"] is True
     assert state["summary"]["generate_state"] == "too_few_turns"
-    assert 'id="summary-toggle"' in body and "hidden>Summary</button>" not in body
+    assert 'id="summary-toggle"' in body
+    assert "hidden>Summary</button>" not in body
 
 
 def test_static_files_are_vendored(client_in: Client) -> None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 from django.test import Client
@@ -23,7 +22,8 @@ def test_staff_sees_the_effective_config(staff_client: Client, kirocrew_home: Pa
         json.dumps({"session_summary": {"min_user_turns": 0, "max_intents": 7}})
     )
     body = staff_client.get("/settings/").content.decode()
-    assert "Session summaries are <span" in body and ">off<" in body
+    assert "Session summaries are <span" in body
+    assert ">off<" in body
     assert "<code>min_user_turns</code></dt><dd><code>1</code>" in body  # clamped
     assert "<code>max_intents</code></dt><dd><code>7</code>" in body
     assert "Turn session summaries on" in body
@@ -44,21 +44,21 @@ def test_toggle_writes_config_atomically_keeping_other_keys(
     staff_client: Client, kirocrew_home: Path
 ) -> None:
     path = kirocrew_home / "config.json"
-    path.write_text(
-        json.dumps({"agent": {"model": "x"}, "session_summary": {"max_intents": 9}})
-    )
+    path.write_text(json.dumps({"agent": {"model": "x"}, "session_summary": {"max_intents": 9}}))
     path.chmod(0o640)
     inode = path.stat().st_ino
     token = _token(staff_client)
     response = staff_client.post("/settings/", {"enabled": "on", "csrfmiddlewaretoken": token})
-    assert response.status_code == 302 and response["Location"] == "/settings/"
+    assert response.status_code == 302
+    assert response["Location"] == "/settings/"
     data = json.loads(path.read_text())
     assert data == {"agent": {"model": "x"}, "session_summary": {"max_intents": 9, "enabled": True}}
     assert path.stat().st_ino != inode  # replaced, never rewritten in place
     assert path.stat().st_mode & 0o777 == 0o640
     assert [p.name for p in kirocrew_home.iterdir() if p.name.startswith(".config")] == []
     page = staff_client.get("/settings/").content.decode()
-    assert "turned on" in page and ">on<" in page
+    assert "turned on" in page
+    assert ">on<" in page
 
     staff_client.post("/settings/", {"enabled": "off", "csrfmiddlewaretoken": token})
     assert json.loads(path.read_text())["session_summary"]["enabled"] is False
@@ -80,7 +80,8 @@ def test_env_override_is_shown(
 ) -> None:
     monkeypatch.setenv("KIROCREW_SUMMARY_ENABLED", "1")
     body = staff_client.get("/settings/").content.decode()
-    assert "KIROCREW_SUMMARY_ENABLED=1" in body and ">on<" in body
+    assert "KIROCREW_SUMMARY_ENABLED=1" in body
+    assert ">on<" in body
 
 
 def test_bad_value_changes_nothing(staff_client: Client, kirocrew_home: Path) -> None:

@@ -6,6 +6,7 @@ The token never reaches a log line."""
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 import pytest
 from django.contrib.auth import get_user_model
@@ -82,6 +83,29 @@ async def test_the_subprotocol_socket_receives_its_frames(alice: Caller):
         }
 
 
+@pytest.mark.parametrize(
+    "message",
+    [
+        {"text_data": "not json"},
+        {"text_data": "[1, 2]"},
+        {"text_data": '{"type": "nope"}'},
+        {"bytes_data": b"\x00\x01"},
+        {"text_data": "{" * 5000},
+        {"text_data": "[" * 100_000},  # nesting deep enough for a RecursionError
+    ],
+)
+async def test_a_malformed_client_message_is_ignored_and_the_socket_stays_open(
+    alice: Caller, message: dict[str, Any]
+):
+    async with socket(alice.headers) as (comm, connected, _):
+        assert connected is True
+        await hello(comm)
+        await comm.send_to(**message)
+        assert await comm.receive_nothing(timeout=0.1)
+        await comm.send_json_to({"type": "ping"})
+        assert await comm.receive_json_from(timeout=5) == {"type": "pong", "data": {}}
+
+
 # --- foreign origins ------------------------------------------------------------------------
 
 
@@ -111,6 +135,13 @@ async def test_a_foreign_origin_is_refused_for_the_bearer_subprotocol(alice: Cal
         connected,
         _,
     ):
+        assert connected is False
+
+
+async def test_a_session_cookie_without_origin_is_refused(dashboard: Caller):
+    """Browsers always send Origin; only non-browser clients (bearer) may omit it."""
+    cookie = next(value for name, value in dashboard.headers if name == b"cookie")
+    async with socket([(b"host", b"localhost"), (b"cookie", cookie)]) as (_, connected, _):
         assert connected is False
 
 

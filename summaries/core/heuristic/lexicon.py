@@ -1,4 +1,34 @@
-"""Regex lexicons for the signals the summary prompt names, applied without a model.
+# --- person: status evidence in their own words, by meaning ------------------------------
+
+# Unverified completion: the person reports a close (merge, ship, deploy, "it's live").
+USER_CLOSE = _rx(
+    r"^\W*((ok(ay)?|cool|good|great|nice|done)\b[\s,.!]*)*(i('ve| have)? )?(just )?"
+    r"(merged|shipped|deployed|pushed|released|published|rolled (it )?out)\b"
+    r"|\b(i|we)('ve| have)? (just )?(merged|shipped|deployed|pushed|released|published|rolled out)\b"
+    r"|\b(it'?s|that'?s|is|now|they'?re|are) (live|out|deployed|merged|shipped|released|in prod(uction)?)\b"
+    r"(?! of\b)(?!\s*\?)|\bwent (out|live)\b"
+)
+# The person saying it was not checked ("deployed to staging but haven't checked").
+USER_UNVERIFIED = _rx(
+    r"\b(haven'?t|have not|didn'?t|did not|not|never|couldn'?t) (yet )?(checked|tested|verified|tried"
+    r"|looked|confirmed|run|ran|clicked through|smoke[- ]tested|eyeballed)\b(?! it yet and it)"
+    r"|\bwithout (checking|testing|running|verifying|looking)\b|\bno idea (if|whether) it works\b"
+    r"|\buntested\b|\bnot (checked|tested|verified) yet\b"
+)
+# Verified positive: tests or CI green in the person's words, or the person confirming it.
+USER_VERIFIED = _rx(
+    r"\b(did|does) the trick\b|\b(works|working) (now|fine|great|perfectly|again|for me|on)\b"
+    r"|\b(ci|tests?|checks?|builds?|pipeline|suite|everything|all)\b[^.?!,]{0,24}\b(is|are|went|all|now"
+    r"|came back|look|looks)\s+(green|happy|passing)\b|\bgreen across the board\b|\ball green\b"
+    r"|\b(ci|tests?|checks?|build|pipeline|suite) (passe[sd]|green|is happy|are happy)\b"
+    r"|\bi (eyeballed|checked|tested|tried|verified|confirmed|clicked through|smoke[- ]tested|ran|re-?ran)"
+    r"\b(?! (it |this |that )?(later|tomorrow|tonight))"
+    r"|^\W*(eyeballed|checked|tested|tried|verified|ran|re-?ran|clicked through|smoke[- ]tested)"
+    r" (it|them|this|that|the \w+)\b"
+    r"|\blooks (right|correct|good|fine) (in|on|at|from)\b|\bapproved (it|them|the \w+) in\b"
+    r"|\bno (more )?(\w+ )?(errors|crashes|complaints|failures|issues)\b"
+)
+ACK = _rx("""Regex lexicons for the signals the summary prompt names, applied without a model.
 
 Each pattern is deliberately narrow: a false boundary splits one goal into two
 intents, and a false "verified" tells the person not to look. Patterns run on
@@ -34,11 +64,25 @@ NO_CHANGE_YET = _rx(
 # "Drop the bulk export line" edits a text; these phrases drop the work itself.
 DROP = _rx(
     r"\bnever ?mind\b|\bforget (it|about it|that|this|the\b[^.?!]{0,60})"
-    r"|\blet'?s not\b(?=\s*(?:[.!,;]|$|do|bother|go|worry))|\bscrap (it|that|this|the idea)\b"
-    r"|\bdrop (it|that|this)\b(?!\s+(line|from|in|into))|\bdon'?t bother\b|\bnot worth (it|the)\b"
-    r"|\bleave it (there|for now|be)\b|\bcancel (it|that|this)\b|\babandon (it|that|this)\b"
-    r"|\bgive up on\b|\bpark (it|that|this)\b|\bshelve (it|that|this)\b|\bhold off\b"
-    r"|\bskip (it|that|this)\b|\bno need\b(?! to)|\bleave it as (is|it is)\b"
+    r"|\blet'?s not\b(?=\s*(?:[.!,;]|$|do|bother|go|worry))"
+    r"|\b(scrap|ditch|bin|kill|shelve|park|abandon|cancel|drop|skip) (it|that|this|the idea|the whole thing)\b"
+    r"(?!\s+(line|from|in|into|column|field|row|step|flag))"
+    r"|\bdon'?t bother\b|\bnot worth (it|the)\b"
+    r"|\bleave it (there|for now|be)\b|\bgive up on\b|\bhold off\b(?! on (\w+ing|the (merge|deploy|release|rollout|push)))"
+    r"|\bno need\b(?! to)|\bleave it as (is|it is)\b|\bput (it|that|this) on (hold|ice)\b"
+    r"|\b(let'?s|we'?ll) (stop|stop here|call it)\b(?! (a day|done))|\bnot (doing|pursuing) (it|this|that)\b"
+    r"|^\W*(nah|nope|no)\W*(thanks?|thank you)?\W*$"
+)
+# The object of a drop, when it is a piece of the work rather than all of it: "hold off
+# on the consumer change, just write up what you found" keeps the intent going.
+DROP_PART = _rx(
+    r"\b(hold off|forget|scrap|skip|drop|park|shelve|leave) (on |about )?(the|that|this) (?!idea\b"
+    r"|whole\b|rest\b|lot\b|thing\b|work\b|task\b|feature\b|plan\b)\w+"
+)
+# Holding a close step ("hold off on merging that", "don't deploy yet") pauses the work.
+PAUSE_STEP = _rx(
+    r"\bhold off on (\w+ing|the (merge|deploy|release|rollout|push))\b"
+    r"|\b(don'?t|do not) (merge|deploy|ship|release|push) (it |that |this )?(yet|until|before)\b"
 )
 NEGATED_FORGET = _rx(r"(don'?t|do not|never) forget")
 # Retracting part of a request keeps the intent; the retracted part just disappears.
@@ -60,13 +104,19 @@ CORRECTION = _rx(
     r"|\bstill (happening|there|the same|occurring|reproduces|broken|wrong)\b"
 )
 STRONG_PIVOT = _rx(
-    r"\bswitching (to|gears)\b|\bswitch gears\b|\blet'?s switch to\b|\bseparately\b"
-    r"|\bunrelated\b|\bdifferent (topic|thing|question|issue)\b"
-    r"|\bon (a|an) (different|other|unrelated|separate) note\b|\banother (thing|topic|issue|task)\b"
-    r"|\bnew (task|topic)\b|\bchange of (topic|subject)\b|\bsomething else\b|\bmoving on\b"
+    r"\bswitching (to|gears)\b|\bswitch gears\b|\blet'?s switch to\b"
+    r"|(^|[.!?:;]\s*|\b(ok(ay)?|also|and|btw|oh|now)[,.]?\s+)(separately|unrelated(ly)?)\b"
+    r"|\bunrelated (question|note|thing|topic|issue|but)\b|\bdifferent (topic|thing|question|issue)\b"
+    r"|\bon (a|an) (different|other|unrelated|separate) note\b"
+    r"|\b(another|separate|other|new|different) (\w+ )?(thing|topic|issue|task|question|item)\b[:,.!-]"
+    r"|\banother (thing|topic|issue|task)\b|\bnew (task|topic)\b|\bchange of (topic|subject)\b"
+    r"|\bsomething else\b|\bmoving on\b"
     r"|^\W*(second|third|next|other|last) (thing|issue|item|topic|question)\b"
     r"|\bjump to\b|\bchanging (topic|subject)\b"
 )
+# A pivot phrase only moves the work when it leads the turn or one of its sentences:
+# "we'll do a proper hotfix separately" at the end of a revert is not a new topic.
+PIVOT_LEAD_CHARS = 60
 WEAK_PIVOT = _rx(
     r"^\W*(ok(ay)?[,.]?\s+|good[,.]?\s+|great[,.]?\s+|nice[,.]?\s+|right[,.]?\s+)?(now|next)\b"
     r"|\bnow let'?s\b|\blast thing\b|\bone more thing\b|\bbefore i forget\b"
@@ -78,7 +128,8 @@ RESUME = _rx(
 )
 REFERS_BACK = _rx(
     r"\bwe (talked|spoke) about\b|\byou (estimated|described|suggested|mentioned|proposed)\b"
-    r"|\bas (we )?discussed\b|\bfrom (before|earlier)\b|\bthen\s*[.!]?\s*$"
+    r"|\bas (we )?discussed\b|\bfrom (before|earlier)\b|\bthen\s*[.!]?\s*$|\bafter all\b"
+    r"|\b(what|the thing|the stuff) you (found|said|proposed|suggested)\b"
 )
 CONTINUE = _rx(
     r"^\W*((ok(ay)?|yes|yep|yeah|good|great|nice|fine|right|sure|perfect|cool|alright)\b[\s,.!]*)*"
@@ -125,7 +176,15 @@ QUESTION_START = _rx(
 PROBLEM = _rx(
     r"\b(fails?|failing|failed|crash(es|ed|ing)?|broken|error|exception|doesn'?t|don'?t get|isn'?t"
     r"|not working|keeps|returns? (a )?\d{3}|is missing|missing|wrong|slow|takes \d+|flooded"
-    r"|leak|grows|stuck|hangs|timeout|times out|twice|duplicate|open to anyone|expires)\b"
+    r"|leak|grows|stuck|hangs|timeout|times out|twice|duplicate|open to anyone|expires|flaky)\b"
+)
+# The person reporting that shipped or finished work is still, or again, broken.
+REGRESSION = _rx(
+    r"\bstill (?!(works?|working|passe?s?|passing|green|fine|good|ok(ay)?|up|there for|need|want"
+    r"|have to|has to|on\b|in\b|at\b|the\b|a\b|an\b|open|running fine)\b)[a-z']+"
+    r"|\b(dupes?|duplicates?|errors?|crash(es|ing)?|fail(s|ing|ures?)?|red|broken|flaky|timeouts?"
+    r"|spikes?|alerts?|\d+ \w+) again\b|\b(broke|regressed|came back|is back|are back)\b"
+    r"|\bnot (fixed|working)\b"
 )
 # Imperative verbs that open a work order when they lead a clause.
 WORK_VERBS = wordset(
@@ -176,10 +235,12 @@ FACT_LEAD = _rx(
 )
 # The person saying they will check it themselves later: the result is not verified yet.
 DEFERRED_CHECK = _rx(
-    r"\bi'?ll (check|verify|test|look at|click through|try|review|confirm)\b[^.?!]{0,40}"
-    r"\b(later|tomorrow|tonight|monday|next week|after|when)\b"
+    r"\b(i'?ll|i will|i'?m going to|gonna|we'?ll|let me) (\w+ ){0,2}(check|verify|test|look|click through"
+    r"|try|review|confirm|send( myself)?|eyeball|poke|see|smoke[- ]test|give it a (spin|try|go))\b"
+    r"[^.?!]{0,40}\b(later|tomorrow|tonight|monday|tuesday|wednesday|thursday|friday|next week"
+    r"|after|when|in the morning|this afternoon|this evening|once)\b"
+    r"|\b(check|look at|test|verify) (it|that|this|them) (later|tomorrow|tonight)\b"
 )
-
 # The person settling a question in their own words: the runbook keeps it.
 DECISION = _rx(
     r"\bdecision:|\bdecided\b|\bwe'?ll go with\b|\blet'?s go with\b|\bgoing with\b"

@@ -367,3 +367,37 @@ def test_the_pass_reads_the_whole_session_including_rotated_archives(
     assert summary_generate(slot_name="s1") == STORED
     assert "Please fix bug number 0 in the login flow" in backend.prompts[0]
     assert must(read_strict(store, key))["user_turns"] == 3
+
+
+def test_a_current_pass_heals_a_missing_mirror(
+    enabled_summaries, make_slot, store, backend, pushes, django_capture_on_commit_callbacks
+):
+    """The worker died after the sidecar write and before its mirror commit (or the
+    database was rebuilt from disk): the sidecar is current, so the repeat costs nothing,
+    and it restores what the session list reads, and the push nobody received."""
+    slot = make_slot(turns=2)
+    assert summary_generate(slot_name="s1") == STORED
+    expected = IntentSummary.objects.values().get()
+    expected_gist = OneLineSummary.objects.values().get()
+    IntentSummary.objects.all().delete()
+    OneLineSummary.objects.all().delete()
+    Slot.objects.filter(pk=slot.pk).update(summary_turn_mark=0)
+
+    with django_capture_on_commit_callbacks(execute=True):
+        assert summary_generate(slot_name="s1", force=True) == CURRENT
+
+    assert backend.calls == 1
+    healed = IntentSummary.objects.values().get()
+    assert {k: v for k, v in healed.items() if k != "id"} == {
+        k: v for k, v in expected.items() if k != "id"
+    }
+    gist = OneLineSummary.objects.values().get()
+    assert {k: v for k, v in gist.items() if k != "id"} == {
+        k: v for k, v in expected_gist.items() if k != "id"
+    }
+    assert slot_row().summary_turn_mark == 2
+    assert pushes.slots == ["s1"]
+
+    with django_capture_on_commit_callbacks(execute=True):
+        assert summary_generate(slot_name="s1", force=True) == CURRENT
+    assert pushes.slots == ["s1"]  # an intact mirror: nothing to tell anyone

@@ -1,0 +1,127 @@
+"""A pass over an unchanged transcript answers "current" before it reads the session.
+
+The sidecar is checked right after the identity snapshot: one valid for exactly this
+sig + gen describes the transcript as it is now, and its ``user_turns`` is the count the
+pass would make, so the gate and the turn mark need no byte of the session.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+import pytest
+
+from summaries.core.sidecar import INTENTS, read_strict
+from summaries.services import PassOutcome, summary_generate
+from tests.summaries.django.conftest import add_exchanges, must
+from transcripts.core.store import TranscriptStore
+from transcripts.models import Slot
+
+pytestmark = pytest.mark.django_db
+
+STORED = PassOutcome(True, "stored")
+CURRENT = PassOutcome(True, "current")
+
+
+@pytest.fixture
+def reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Which of the session's readers the pass called."""
+    seen: list[str] = []
+    for name in ("session_lines", "read_session"):
+        real = getattr(TranscriptStore, name)
+
+        def spy(self: TranscriptStore, key: str, _real: Any = real, _name: str = name, **kw: Any):
+            seen.append(_name)
+            return _real(self, key, **kw)
+
+        monkeypatch.setattr(TranscriptStore, name, spy)
+    return seen
+
+
+def mark() -> int:
+    return Slot.objects.get(name="s1").summary_turn_mark
+
+
+def test_a_current_pass_reads_no_byte_of_the_session(
+    enabled_summaries, make_slot, store, backend, reads
+):
+    make_slot(turns=3)
+    reads.clear()  # the set-up's own sync
+    assert summary_generate(slot_name="s1") == STORED
+    assert reads == ["session_lines"]
+    Slot.objects.filter(name="s1").update(summary_turn_mark=0)
+    reads.clear()
+
+    assert summary_generate(slot_name="s1") == CURRENT
+
+    assert reads == []
+    assert backend.calls == 1
+    assert mark() == 3  # the sidecar's own count
+
+
+def test_the_mark_comes_from_the_sidecar(enabled_summaries, make_slot, store, backend, reads):
+    slot = make_slot(turns=3)
+    assert summary_generate(slot_name="s1") == STORED
+    assert must(read_strict(store, slot.session.key))["user_turns"] == 3
+    Slot.objects.filter(pk=slot.pk).update(summary_turn_mark=0)
+
+    assert summary_generate(slot_name="s1", force=True) == CURRENT
+    assert mark() == 3
+
+
+def test_the_gate_still_answers_first(configure, make_slot, store, backend, reads):
+    """An automatic repeat right after a stored pass is "cadence", as before; and the gate
+    sees the sidecar's count (too few turns for a raised minimum is still too few)."""
+    configure(enabled=True, regenerate_after_turns=2)
+    make_slot(turns=3)
+    assert summary_generate(slot_name="s1") == STORED
+    reads.clear()
+
+    assert summary_generate(slot_name="s1") == PassOutcome(False, "cadence")
+    configure(enabled=True, min_user_turns=5)
+    Slot.objects.filter(name="s1").update(summary_turn_mark=0)
+    assert summary_generate(slot_name="s1", force=True) == PassOutcome(False, "too_few_turns")
+    assert reads == []
+    assert backend.calls == 1
+
+
+def test_a_stale_sidecar_means_a_read_and_a_new_summary(
+    enabled_summaries, make_slot, store, backend, reads
+):
+    slot = make_slot(turns=2)
+    assert summary_generate(slot_name="s1") == STORED
+    add_exchanges(slot, 1, start=2)
+    reads.clear()
+
+    assert summary_generate(slot_name="s1", force=True) == STORED
+
+    assert reads == ["session_lines"]
+    assert backend.calls == 2
+    assert must(read_strict(store, slot.session.key))["user_turns"] == 3
+    assert mark() == 3
+
+
+@pytest.mark.parametrize("user_turns", ["missing", None, "3", -1, True])
+def test_a_current_sidecar_without_a_usable_count_is_counted_from_the_session(
+    enabled_summaries, make_slot, store, backend, reads, user_turns
+):
+    """An older writer's sidecar: still current, but the mark comes from the rows."""
+    slot = make_slot(turns=3)
+    assert summary_generate(slot_name="s1") == STORED
+    path = store.sidecar_path(slot.session.key, INTENTS)
+    data = orjson.loads(path.read_bytes())
+    if user_turns == "missing":
+        del data["user_turns"]
+    else:
+        data["user_turns"] = user_turns
+    path.write_bytes(orjson.dumps(data))  # the sidecar, not the transcript: still valid
+    assert read_strict(store, slot.session.key) is not None
+    Slot.objects.filter(pk=slot.pk).update(summary_turn_mark=0)
+    reads.clear()
+
+    assert summary_generate(slot_name="s1") == CURRENT
+
+    assert reads == ["session_lines"]
+    assert backend.calls == 1
+    assert mark() == 3
