@@ -44,8 +44,13 @@ def send_frame(slot_name: str, frame: dict[str, Any]) -> None:
     layer = get_channel_layer()
     if layer is None:
         return
-    for group in _groups_for(slot_name):
-        async_to_sync(layer.group_send)(group, {"type": "frame.send", "frame": frame})
+    groups = _groups_for(slot_name)
+
+    async def fan_out() -> None:  # one loop hop for every group, not one per group
+        for group in groups:
+            await layer.group_send(group, {"type": "frame.send", "frame": frame})
+
+    async_to_sync(fan_out)()
 
 
 def send_session_summary(slot_name: str) -> None:

@@ -39,9 +39,10 @@ def slot_for_caller(caller: CallerLike, name: str, *, operation: str) -> Slot:
         raise ApiError(
             400, "invalid_slot_name", "slot names match [A-Za-z0-9][A-Za-z0-9._:-]{0,127}"
         )
-    slot = Slot.objects.select_related("session", "app").filter(name=name).first()
-    if slot is None:
-        raise slot_not_found()
+    try:  # .get(): no ORDER BY, unlike .first(); the name is unique
+        slot = Slot.objects.select_related("session", "app").get(name=name)
+    except Slot.DoesNotExist:
+        raise slot_not_found() from None
     if caller.app is not None and slot.app_id != caller.app.pk:
         security_event_record(
             caller=caller.label,

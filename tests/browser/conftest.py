@@ -172,8 +172,8 @@ class Server:
         for i in range(turns):
             self.turn(
                 name,
-                f"Request {i + 1}: please change part {i + 1} of {title.lower()}.",
-                f"Done with part {i + 1}; the tests for it pass.",
+                f"Please fix bug number {i + 1} in the login flow (ticket LOGIN-{101 + i}).",
+                f"Fixed bug {i + 1}: the session cookie was read before it was set. Tests pass.",
                 stop="max_tokens",
             )
         return name

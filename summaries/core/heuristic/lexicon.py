@@ -1,34 +1,4 @@
-# --- person: status evidence in their own words, by meaning ------------------------------
-
-# Unverified completion: the person reports a close (merge, ship, deploy, "it's live").
-USER_CLOSE = _rx(
-    r"^\W*((ok(ay)?|cool|good|great|nice|done)\b[\s,.!]*)*(i('ve| have)? )?(just )?"
-    r"(merged|shipped|deployed|pushed|released|published|rolled (it )?out)\b"
-    r"|\b(i|we)('ve| have)? (just )?(merged|shipped|deployed|pushed|released|published|rolled out)\b"
-    r"|\b(it'?s|that'?s|is|now|they'?re|are) (live|out|deployed|merged|shipped|released|in prod(uction)?)\b"
-    r"(?! of\b)(?!\s*\?)|\bwent (out|live)\b"
-)
-# The person saying it was not checked ("deployed to staging but haven't checked").
-USER_UNVERIFIED = _rx(
-    r"\b(haven'?t|have not|didn'?t|did not|not|never|couldn'?t) (yet )?(checked|tested|verified|tried"
-    r"|looked|confirmed|run|ran|clicked through|smoke[- ]tested|eyeballed)\b(?! it yet and it)"
-    r"|\bwithout (checking|testing|running|verifying|looking)\b|\bno idea (if|whether) it works\b"
-    r"|\buntested\b|\bnot (checked|tested|verified) yet\b"
-)
-# Verified positive: tests or CI green in the person's words, or the person confirming it.
-USER_VERIFIED = _rx(
-    r"\b(did|does) the trick\b|\b(works|working) (now|fine|great|perfectly|again|for me|on)\b"
-    r"|\b(ci|tests?|checks?|builds?|pipeline|suite|everything|all)\b[^.?!,]{0,24}\b(is|are|went|all|now"
-    r"|came back|look|looks)\s+(green|happy|passing)\b|\bgreen across the board\b|\ball green\b"
-    r"|\b(ci|tests?|checks?|build|pipeline|suite) (passe[sd]|green|is happy|are happy)\b"
-    r"|\bi (eyeballed|checked|tested|tried|verified|confirmed|clicked through|smoke[- ]tested|ran|re-?ran)"
-    r"\b(?! (it |this |that )?(later|tomorrow|tonight))"
-    r"|^\W*(eyeballed|checked|tested|tried|verified|ran|re-?ran|clicked through|smoke[- ]tested)"
-    r" (it|them|this|that|the \w+)\b"
-    r"|\blooks (right|correct|good|fine) (in|on|at|from)\b|\bapproved (it|them|the \w+) in\b"
-    r"|\bno (more )?(\w+ )?(errors|crashes|complaints|failures|issues)\b"
-)
-ACK = _rx("""Regex lexicons for the signals the summary prompt names, applied without a model.
+"""Regex lexicons for the signals the summary prompt names, applied without a model.
 
 Each pattern is deliberately narrow: a false boundary splits one goal into two
 intents, and a false "verified" tells the person not to look. Patterns run on
@@ -144,11 +114,36 @@ CLOSE_REQUEST = _rx(
     r"^\W*((ok(ay)?|k|kk|yes|yep|sure|good|great|nice|perfect|cool|fine|lgtm)\b[\s,.!]*)*"
     r"(commit|merge|push|ship|deploy|redeploy|release|publish|open a (pr|mr|cr|pull request))\b"
 )
-# The person reporting a close in their own words: "merged it", "I shipped it".
+# --- person: status evidence in their own words, by meaning ------------------------------
+
+# Unverified completion: the person reports a close (merge, ship, deploy, "it's live").
 USER_CLOSE = _rx(
-    r"^\W*((ok(ay)?|cool|good|great|nice|done)\b[\s,.!]*)*(i('ve| have)? )?"
-    r"(merged|shipped|deployed|pushed|released|published)\b"
-    r"|\bi('ve| have)? (merged|shipped|deployed|pushed|released|published)\b"
+    r"^\W*((ok(ay)?|cool|good|great|nice|done)\b[\s,.!]*)*(i('ve| have)? )?(just )?"
+    r"(merged|shipped|deployed|pushed|released|published|rolled (it )?out)\b"
+    r"|\b(i|we)('ve| have)? (just )?(merged|shipped|deployed|pushed|released|published|rolled out)\b"
+    r"|\b(it'?s|that'?s|is|now|they'?re|are) (live|out|deployed|merged|shipped|released|in prod(uction)?)\b"
+    r"(?! of\b)(?!\s*\?)|\bwent (out|live)\b"
+)
+# The person saying it was not checked ("deployed to staging but haven't checked").
+USER_UNVERIFIED = _rx(
+    r"\b(haven'?t|have not|didn'?t|did not|not yet|never) (yet )?(checked|tested|verified|confirmed"
+    r"|run|ran|clicked through|smoke[- ]tested|eyeballed|looked at (it|them|this|that)"
+    r"|tried (it|them|this|that))\b"
+    r"|\bwithout (checking|testing|running|verifying|looking)\b|\bno idea (if|whether) it works\b"
+    r"|\buntested\b|\bnot (checked|tested|verified) (it )?yet\b"
+)
+# Verified positive: tests or CI green in the person's words, or the person confirming it
+# ("that did the trick", "CI is happy", "green across the board", "I eyeballed it").
+USER_VERIFIED = _rx(
+    r"\b(did|does) the trick\b|\b(works|working) (now|fine|great|perfectly|again|for me)\b"
+    r"|\b(ci|tests?|checks?|builds?|pipeline|suite|everything)\b[^.?!,]{0,24}\b(is|are|went|all|now"
+    r"|came back|look|looks)\s+(green|happy|passing)\b|\bgreen across the board\b|\ball green\b"
+    r"|\b(ci|tests?|checks?|build|pipeline|suite) (passe[sd]|green|is happy|are happy)\b"
+    r"|\bi (eyeballed|verified|confirmed|smoke[- ]tested)\b"
+    r"|(^\W*|\bi )(eyeballed|checked|tested|tried|verified|ran|re-?ran|clicked through"
+    r"|smoke[- ]tested) (it|them|this|that|the \w+)\b"
+    r"|\blooks (right|correct|good|fine) (in|on|from)\b|\bapproved (it|them|the \w+) in\b"
+    r"|\bno (more )?(\w+ )?(errors|crashes|complaints|failures)\b"
 )
 ACK = _rx(
     r"\b(thanks|thank you|thx|ty|great|nice|cool|perfect|awesome|good|lgtm|looks good|k|kk"

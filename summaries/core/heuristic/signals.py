@@ -41,7 +41,10 @@ class UserSignals:
     followup: bool  # about review, CI or the PR of work that was just closed
     anaphora: bool  # a short turn pointing back: "add a test for it"
     fact_only: bool  # records a fact ("fyi, staging needs the VPN"); asks for nothing
-    deferred_check: bool  # "I'll click through it tomorrow": not verified yet
+    deferred_check: bool  # "I'll click through it tomorrow", "haven't checked": not verified yet
+    regression: bool  # "still crashes", "14 dupes again": the result is broken after all
+    drop_part: bool  # the drop names a piece of the work ("hold off on the consumer change")
+    pause: bool  # "hold off on merging that": a close step waits, the work goes on
     option_pick: tuple[int, ...]
 
 
@@ -95,6 +98,25 @@ def option_picks(text: str) -> tuple[int, ...]:
     return tuple(out)
 
 
+def _leading(rx: re.Pattern[str], lowered: str) -> bool:
+    """A phrase that leads the turn or one of its sentences, not one in passing."""
+    for m in rx.finditer(lowered):
+        if m.start() <= lx.PIVOT_LEAD_CHARS:
+            return True
+        before = lowered[: m.start()].rstrip(" ,")
+        if not before or before[-1] in ".!?:;\n":
+            return True
+    return False
+
+
+def _closes_in_a_sentence(text: str) -> bool:
+    """ "CI is happy. merge it": a short sentence of its own that asks for the close."""
+    parts = sentences(text)
+    if lx.CLOSE_REQUEST.match(text.lower().strip()):
+        return True
+    return any(len(p.split()) <= 6 and lx.CLOSE_REQUEST.match(p.lower()) for p in parts[1:])
+
+
 def _is_ack(text: str, words: frozenset[str], work: bool, question: bool) -> bool:
     if work or question or not lx.ACK.search(text.lower()):
         return False
@@ -114,23 +136,29 @@ def classify(text: str) -> UserSignals:
     feasible = bool(lx.FEASIBILITY.search(lowered)) or (
         question and bool(lx.NO_CHANGE_YET.search(lowered))
     )
-    drop = bool(lx.DROP.search(lowered)) and not lx.NEGATED_FORGET.search(lowered)
+    pause = bool(lx.PAUSE_STEP.search(lowered))
+    drop = (
+        bool(lx.DROP.search(lowered)) and not lx.NEGATED_FORGET.search(lowered) and not pause
+    )
     retract = bool(lx.RETRACT.search(lowered))
     picks = option_picks(text)
-    close_req = bool(lx.CLOSE_REQUEST.match(lowered))
+    close_req = _closes_in_a_sentence(text)
+    regression = bool(lx.REGRESSION.search(lowered))
+    deferred = bool(lx.DEFERRED_CHECK.search(lowered) or lx.USER_UNVERIFIED.search(lowered))
+    works = bool(lx.CLAIMS_WORKS.search(lowered) or lx.USER_VERIFIED.search(lowered))
     ack = _is_ack(text, words, work or close_req, question and not feasible) and not drop
     return UserSignals(
         words=words,
         ack=ack,
         accept=bool(lx.ACCEPT.search(first.lower())) and not drop,
-        claims_works=bool(lx.CLAIMS_WORKS.search(lowered)),
+        claims_works=works and not (regression or deferred),
         user_close=bool(lx.USER_CLOSE.search(lowered)),
         close_request=close_req,
         drop=drop,
         retract=retract,
         partial_retract=retract and bool(lx.PARTIAL.search(lowered)),
         correction=bool(lx.CORRECTION.search(lowered)),
-        pivot_strong=bool(lx.STRONG_PIVOT.search(lowered)),
+        pivot_strong=_leading(lx.STRONG_PIVOT, lowered),
         pivot_weak=bool(lx.WEAK_PIVOT.search(lowered)),
         resume=bool(lx.RESUME.search(lowered)),
         refers_back=bool(lx.REFERS_BACK.search(lowered)),
@@ -138,15 +166,18 @@ def classify(text: str) -> UserSignals:
         feasibility=feasible,
         question=question and not work,
         work_order=work,
-        problem=bool(lx.PROBLEM.search(lowered)),
-        new_work=bool(lx.PROBLEM.search(lowered)) or _starts_new_work(text),
+        problem=bool(lx.PROBLEM.search(lowered)) or regression,
+        new_work=bool(lx.PROBLEM.search(lowered)) or regression or _starts_new_work(text),
         followup=bool(lx.FOLLOWUP.search(lowered)),
         anaphora=bool(lx.ANAPHORA.search(lowered)) and len(text.split()) <= 12,
         # "fyi ..., keep it that way" records a standing fact; only new work makes a goal
         fact_only=bool(lx.FACT_LEAD.search(lowered))
         and not _starts_new_work(text)
         and "?" not in text,
-        deferred_check=bool(lx.DEFERRED_CHECK.search(lowered)),
+        deferred_check=deferred,
+        regression=regression,
+        drop_part=drop and bool(lx.DROP_PART.search(lowered)),
+        pause=pause,
         option_pick=picks,
     )
 
