@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from functools import partial
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -129,7 +130,7 @@ def main(argv: list[str] | None = None) -> int:
             for _ in range(args.runs):
                 for name in expected:
                     setup(name)  # outside the clock
-                    t = common.interleaved({name: lambda n=name: run(expected[n])}, runs=1)
+                    t = common.interleaved({name: partial(run, expected[name])}, runs=1)
                     timings[name].extend(t[name].samples)
             setup("current")
             moved = common.io_delta(lambda: run("current"))

@@ -107,7 +107,7 @@ def _run_pass(slot: Slot, *, force: bool) -> PassOutcome:
     # transcript costs a stat and a small file read), in the same order as below.
     current = read_strict(store, key, INTENTS)
     counted = current.get("user_turns") if current is not None else None
-    if type(counted) is int and counted >= 0:
+    if current is not None and type(counted) is int and counted >= 0:
         slot.refresh_from_db()
         reason = should_summarize(cfg, slot_view(slot), counted, force=force, holding_guard=True)
         if reason:
@@ -170,8 +170,26 @@ def _run_pass(slot: Slot, *, force: bool) -> PassOutcome:
 
 def _current(slot: Slot, sidecar: dict[str, Any], user_turns: int) -> PassOutcome:
     """The stored ``sidecar`` already describes the transcript: nothing to generate; the
-    turn mark records the turns it covers. Both "current" answers of the pass end here."""
-    Slot.objects.filter(pk=slot.pk).update(summary_turn_mark=user_turns)
+    turn mark records the turns it covers. Both "current" answers of the pass end here.
+
+    A mirror that does not match the sidecar (the pass that wrote it died before its
+    mirror commit and acks_late redelivered it, or the database was rebuilt from disk) is
+    restored from the sidecar, with the push nobody received: the session list reads it.
+    """
+    sig, gen = sidecar["sig"], sidecar.get("gen", 0)  # read_strict checked both
+    if IntentSummary.objects.filter(session_id=slot.session_id, sig=sig, gen=gen).exists():
+        Slot.objects.filter(pk=slot.pk).update(summary_turn_mark=user_turns)
+        return PassOutcome(True, "current")
+    payload = {
+        "intents": sidecar["intents"],
+        "constraints": sidecar.get("constraints") or [],
+        "generated_at": sidecar.get("generated_at") or time.time(),
+        "user_turns": user_turns,
+        "last_activity": sidecar.get("last_activity"),
+        "model": str(sidecar.get("model") or ""),
+        "duration_ms": sidecar.get("duration_ms") or 0,
+    }
+    _mirror(slot, payload, one_line_gist(payload), sig, gen)
     return PassOutcome(True, "current")
 
 

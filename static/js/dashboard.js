@@ -179,7 +179,12 @@ function summaryPanel(state, setRunning) {
   const toggle = document.getElementById("summary-toggle");
   const layout = document.querySelector(".session-layout");
   const P = { body: state.summary || {}, running: state.running, busy: false, notice: null,
-    failed: false, fetching: false, again: false, showAll: false, notesOpen: false };
+    failed: false, fetching: false, again: false, deferred: false, showAll: false, notesOpen: false };
+  // One button for the page's life, so keyboard focus survives every re-render; while it
+  // cannot act it is aria-disabled (still focusable, still describing why) and ignores clicks.
+  const button = el("button", { type: "button", id: "summarize", class: "btn btn-primary btn-small",
+    onclick: generate }, "Summarize");
+  actions.append(button);
 
   toggle.addEventListener("click", () => {
     const open = toggle.getAttribute("aria-expanded") !== "true";
@@ -277,22 +282,21 @@ function summaryPanel(state, setRunning) {
   function render() {
     const b = P.body || {};
     const on = b.enabled !== false; // fails open while unknown
-    const hadFocus = actions.contains(document.activeElement);
     toggle.hidden = !on;
     if (!on) layout.classList.remove("panel-closed");
     panel.setAttribute("aria-busy", String(P.busy || P.fetching));
     renderStatus();
-    actions.replaceChildren();
-    if (on && b.generate_state === "ready") {
-      actions.append(el("button", { type: "button", id: "summarize", class: "btn btn-primary btn-small",
-        disabled: P.running || P.busy, "aria-describedby": P.running ? "summarize-why" : null,
-        onclick: generate }, P.busy ? "Summarizing…" : "Summarize"));
-    }
+    button.hidden = !(on && b.generate_state === "ready");
+    button.textContent = P.busy ? "Summarizing…" : "Summarize";
+    button.setAttribute("aria-disabled", String(P.running || P.busy));
+    if (P.running) button.setAttribute("aria-describedby", "summarize-why");
+    else button.removeAttribute("aria-describedby");
     content.replaceChildren(...(on ? summary(b) : [off()]).filter(Boolean));
-    if (hadFocus) (actions.querySelector("button:not([disabled])") || panel).focus?.();
   }
 
   async function refresh(clearNotice = false) {
+    // While our POST runs its answer is the fresh body; a frame's read waits for it.
+    if (P.busy) { P.deferred = true; return; }
     if (P.fetching) { P.again = true; return; }
     P.fetching = true;
     const r = await api(url);
@@ -330,9 +334,10 @@ function summaryPanel(state, setRunning) {
             : REFUSALS.summary_unavailable;
       }
       P.notice = { kind: "warn", text };
-      if (code === "summary_disabled") refresh();
+      if (code === "summary_disabled") P.deferred = true;
     }
     render();
+    if (P.deferred) { P.deferred = false; refresh(); }
   }
 
   render();

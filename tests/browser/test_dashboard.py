@@ -257,7 +257,7 @@ def test_feature_off_explains_itself_and_hides_the_entry(page: Any, server: Serv
         assert panel.get_by_text("Session summaries are off").is_visible()
         assert panel.get_by_role("link", name="Settings").is_visible()
         assert page.locator("#summary-toggle").is_hidden()
-        assert page.locator("#summarize").count() == 0
+        expect(page.locator("#summarize")).to_be_hidden()
         assert "Hidden goal" not in panel.inner_text()
     finally:
         server.set_enabled(True)
@@ -270,7 +270,7 @@ def test_too_few_turns(page: Any, server: Server) -> None:
     assert panel.get_by_text(
         "Send a couple of messages first — there is not enough here to summarize."
     ).is_visible()
-    assert page.locator("#summarize").count() == 0
+    expect(page.locator("#summarize")).to_be_hidden()
 
 
 def test_in_flight_is_explained(page: Any, server: Server) -> None:
@@ -287,7 +287,7 @@ def test_in_flight_is_explained(page: Any, server: Server) -> None:
         page.locator("#summary-content").get_by_text(
             "A summary is already being written."
         ).wait_for()
-        assert page.locator("#summarize").count() == 0  # generate_state is unavailable
+        expect(page.locator("#summarize")).to_be_hidden()  # generate_state is unavailable
     finally:
         server.set_in_flight(slot, False)
 
@@ -297,15 +297,20 @@ def test_turn_running_disables_generate_and_rows_arrive_live(page: Any, server: 
     open_session(page, slot)
     mark_page(page)
     button = page.locator("#summarize")
-    assert button.is_enabled()
+    expect(button).to_have_attribute("aria-disabled", "false")
     server.api("POST", f"/slots/{slot}/turns", {"content": "Third request, live."}, expect=201)
     page.locator("#turn-state").wait_for(state="visible")
-    page.wait_for_function("document.getElementById('summarize').disabled")
+    expect(button).to_have_attribute("aria-disabled", "true")
     why = page.locator("#summarize-why")
     assert why.inner_text() == (
         "Cannot summarize while a turn is running. Wait for this turn to finish."
     )
     assert button.get_attribute("aria-describedby") == "summarize-why"
+    posts = summary_posts(page)
+    button.focus()  # still focusable (it describes why), but it does nothing while the turn runs
+    page.keyboard.press("Enter")
+    page.wait_for_timeout(200)
+    assert posts == []
     page.locator("#turn-3").get_by_text("Third request, live.").wait_for()
     ts = server.api(
         "POST", f"/slots/{slot}/rows", {"role": "tool_call", "content": "pytest -q"}, expect=201
@@ -322,7 +327,8 @@ def test_turn_running_disables_generate_and_rows_arrive_live(page: Any, server: 
         "pytest -q tests/unit"
     ).wait_for()
     server.api("POST", f"/slots/{slot}/turns/end", {"stop_reason": "cancelled"}, expect=200)
-    page.wait_for_function("!document.getElementById('summarize').disabled")
+    expect(button).to_have_attribute("aria-disabled", "false")
+    assert button.get_attribute("aria-describedby") is None
     assert page.locator("#turn-state").is_hidden()
     assert page.locator("#turn-count").inner_text() == "3"
     assert not_reloaded(page)
@@ -337,15 +343,17 @@ def test_generate_makes_exactly_one_post_and_updates_the_panel(page: Any, server
     page.evaluate(
         """() => { window.__labels = [];
           new MutationObserver(() => { const b = document.getElementById('summarize');
-            if (b) window.__labels.push(b.textContent + (b.disabled ? ':disabled' : '')); })
-          .observe(document.getElementById('summary-actions'), {childList: true, subtree: true}); }"""
+            window.__labels.push(b.textContent + ':' + b.getAttribute('aria-disabled')); })
+          .observe(document.getElementById('summarize'),
+                   {childList: true, characterData: true, subtree: true, attributes: true}); }"""
     )
     page.locator("#summarize").click()
     panel.locator("details.intent").first.wait_for()
     expect(page.locator("#summary-status")).to_have_text("Summary updated.")
     page.wait_for_timeout(300)
     assert len(posts) == 1, posts
-    assert "Summarizing…:disabled" in page.evaluate("window.__labels")
+    assert "Summarizing…:true" in page.evaluate("window.__labels")
+    expect(page.locator("#summarize")).to_be_focused()  # focus stays on the button
     assert "Written by heuristic" in panel.locator(".byline").inner_text()
 
 
@@ -431,4 +439,4 @@ def test_settings_toggle_in_the_browser(page: Any, server: Server) -> None:
         page.get_by_text("Session summaries turned on").wait_for()
     open_session(page, slot)
     assert page.locator("#summary-toggle").is_visible()
-    assert page.locator("#summarize").is_enabled()
+    expect(page.locator("#summarize")).to_have_attribute("aria-disabled", "false")

@@ -27,9 +27,7 @@ def on_postgres(db: None) -> None:
 
 
 @pytest.fixture
-def services_home(
-    kirocrew_home: Path, settings: Any, monkeypatch: pytest.MonkeyPatch
-) -> Iterator[Path]:
+def services_home(kirocrew_home: Path, settings: Any, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A private data root; summaries on (one turn is enough) with the offline summarizer,
     whatever the developer's shell says."""
     settings.TRANSCRIPT_FSYNC = "never"
@@ -43,7 +41,7 @@ def services_home(
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("KIROCREW_SUMMARY_ENABLED", "1")
     monkeypatch.setenv("KIROCREW_SUMMARY_MIN_USER_TURNS", "1")
-    yield kirocrew_home
+    return kirocrew_home
 
 
 @pytest.fixture

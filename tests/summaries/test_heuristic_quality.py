@@ -1,9 +1,13 @@
 """The heuristic summarizer against the labelled sessions, through the benchmark harness.
 
 The harness (bench/summary_quality.py) reports the figures; this pins them, so a
-change that makes summaries wrong more often fails here, by rule family. The
-held-out sessions were written with the rest, before the heuristic, and never
-tuned against; they get a looser floor so the check stays honest.
+change that makes summaries wrong more often fails here, by rule family. The targets
+apply to the tuning set: every labelled session except the strictly held-out groups
+(``sq.STRICT_HELD_OUT``). Earlier held-out batches were each measured blind once and
+tuned on afterwards, so they get a looser floor. A strictly held-out group was written
+blind and is never tuned on: it is reported, and asserted only against a sanity floor
+(no worse than the naive baseline, no trap violation), so a failure here never lists
+its misses.
 """
 
 from __future__ import annotations
@@ -19,8 +23,9 @@ import pytest
 from bench import summary_quality as sq
 from summaries.core.turns import TranscriptTurn
 
-FAMILY_FLOOR = 0.8  # every rule family, over all sessions tagged with it
+FAMILY_FLOOR = 0.8  # every rule family, over the tuning sessions tagged with it
 HELD_OUT_FLOOR = 0.75
+HELD_OUT_GROUPS = ["held-out", "held-out-2", "held-out-3", "held-out-4", "held-out-5a"]
 
 
 @pytest.fixture(scope="module")
@@ -40,7 +45,9 @@ def test_the_labelled_set_is_big_and_covers_every_rule_family(sessions: list[sq.
     assert groups["dev"] >= 30
     held = {g: n for g, n in groups.items() if g.startswith("held-out")}
     assert held, "a held-out check is kept"
-    assert all(4 <= n <= 10 for n in held.values()), held  # each a handful, reported apart
+    assert all(4 <= n <= 12 for n in held.values()), held  # each a handful, reported apart
+    assert set(held) >= set(HELD_OUT_GROUPS) | sq.STRICT_HELD_OUT, held
+    assert all(n >= 8 for g, n in held.items() if g in sq.STRICT_HELD_OUT), held
     assert {s.path.name for s in sessions if s.group == "real"} == {
         "dashboard_starter.jsonl",
         "dashboard_triage-demo.jsonl",
@@ -72,11 +79,26 @@ def test_the_labelled_set_is_big_and_covers_every_rule_family(sessions: list[sq.
     }
 
 
-def test_targets_on_the_labelled_set(report: sq.Report) -> None:
-    total = report.groups["all"]
+def test_targets_on_the_tuning_set(report: sq.Report) -> None:
+    total = report.groups["tuning"]
+    assert total.sessions == report.groups["all"].sessions - sum(
+        report.groups[g].sessions for g in sq.STRICT_HELD_OUT if g in report.groups
+    )
     assert (total.f1 or 0.0) >= sq.TARGETS["f1"], total.misses
     assert (total.state or 0.0) >= sq.TARGETS["state"], total.misses
     assert total.traps == 0, total.misses
+
+
+@pytest.mark.parametrize("group", sorted(sq.STRICT_HELD_OUT))
+def test_the_strictly_held_out_group_is_reported_with_only_a_sanity_floor(
+    report: sq.Report, group: str
+) -> None:
+    """Figures only, never its misses: this group must not steer any rule change."""
+    held, base = report.groups[group], report.baseline_groups[group]
+    figures = {k: v for k, v in held.figures().items() if k != "trap_violations"}
+    assert held.traps == 0, (group, held.traps)
+    assert (held.f1 or 0.0) >= (base.f1 or 0.0), (group, figures, base.f1)
+    assert group in sq.render(report)
 
 
 def test_no_automation_row_or_resend_ever_produces_an_intent(report: sq.Report) -> None:
@@ -121,7 +143,7 @@ def test_each_rule_family_holds(report: sq.Report, family: str) -> None:
         assert score.c_precision >= FAMILY_FLOOR, score.misses
 
 
-@pytest.mark.parametrize("group", ["held-out", "held-out-2", "held-out-3", "held-out-4"])
+@pytest.mark.parametrize("group", HELD_OUT_GROUPS)
 def test_held_out_sessions_stay_close(report: sq.Report, group: str) -> None:
     held = report.groups[group]
     assert (held.f1 or 0.0) >= HELD_OUT_FLOOR, held.misses
@@ -129,7 +151,7 @@ def test_held_out_sessions_stay_close(report: sq.Report, group: str) -> None:
 
 
 def test_the_heuristic_beats_the_naive_baseline(report: sq.Report) -> None:
-    ours, base = report.groups["all"], report.baseline_groups["all"]
+    ours, base = report.groups["tuning"], report.baseline_groups["tuning"]
     assert (ours.f1 or 0.0) > (base.f1 or 0.0)
     assert (ours.state or 0.0) > (base.state or 0.0)
     assert (ours.joint or 0.0) > 2 * (base.joint or 0.0)
@@ -137,7 +159,15 @@ def test_the_heuristic_beats_the_naive_baseline(report: sq.Report) -> None:
 
 def test_the_printed_report_names_every_group_and_the_targets(report: sq.Report) -> None:
     text = sq.render(report)
-    for label in ("dev", "held-out", "real", "all", "trap.resend", "targets on all"):
+    for label in (
+        "dev",
+        "held-out",
+        "real",
+        "tuning",
+        "all",
+        "trap.resend",
+        "targets on the tuning",
+    ):
         assert label in text
     assert json.loads(json.dumps(report.as_dict()))["groups"]["all"]["trap_violations"] == 0
 
@@ -262,7 +292,23 @@ def test_main_prints_the_figures(capsys: pytest.CaptureFixture[str]) -> None:
     assert sq.main(["--json"]) == 0
     figures = json.loads(capsys.readouterr().out)
     assert figures["backend"] == "heuristic"
-    assert figures["groups"]["all"]["f1"] >= sq.TARGETS["f1"]
+    assert figures["groups"]["tuning"]["f1"] >= sq.TARGETS["f1"]
+
+
+def test_a_tuning_run_leaves_the_strictly_held_out_groups_out(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert sq.main(["--json", "--tuning-only"]) == 0
+    groups = json.loads(capsys.readouterr().out)["groups"]
+    assert not set(groups) & sq.STRICT_HELD_OUT
+    assert groups["tuning"]["sessions"] == groups["all"]["sessions"]
+
+
+def test_families_are_read_on_the_tuning_sessions_only(
+    sessions: list[sq.Session], report: sq.Report
+) -> None:
+    tagged = sum(len(s.families) for s in sessions if not s.strictly_held_out)
+    assert sum(score.sessions for score in report.families.values()) == tagged
 
 
 def test_every_labelled_transcript_is_in_the_store_format(sessions: list[sq.Session]) -> None:

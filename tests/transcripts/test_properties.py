@@ -237,6 +237,9 @@ class StoreMachine(RuleBasedStateMachine):
     def _archives(self) -> int:
         return len(list(self.store.archive_dir.glob("*.jsonl"))) if self.exists else 0
 
+    def _rotated_at(self) -> Any:
+        return (self.store.read_metadata(KEY) or {}).get("rotated_at") if self.exists else None
+
     def _file_rows(self) -> int:
         return len(self.store.read_file(KEY).rows)
 
@@ -247,11 +250,13 @@ class StoreMachine(RuleBasedStateMachine):
     # ---- rules
     @rule(role=st.sampled_from(["user", "assistant", "system", "tool"]), text=texts, meta=metas)
     def append(self, role: str, text: str, meta: dict[str, Any] | None) -> None:
-        archives, sig = self._archives(), self.store.sig(KEY)
+        rotated, sig = self._rotated_at(), self.store.sig(KEY)
         result = self.store.append_row(KEY, role, text, meta=meta)
         self.exists = True
         self.model.append(row(role, text, result.ts[0], **({} if meta is None else {"meta": meta})))
-        self.gen += self._archives() - archives
+        # An append rotates at most once; a rotation that only folds revisions drops
+        # nothing (no archive) but still advances gen.
+        self.gen += self._rotated_at() != rotated
         assert sig is None or result.identity.sig > sig
         self._check_rotated()
 
@@ -261,10 +266,10 @@ class StoreMachine(RuleBasedStateMachine):
         in_file = self._file_rows()
         assume(in_file > 0)
         index = len(self.model) - in_file + choice % in_file
-        archives, sig = self._archives(), self.store.sig(KEY)
+        rotated, sig = self._rotated_at(), self.store.sig(KEY)
         result = self.store.append_revision(KEY, self.model[index]["ts"], patch)
         self.model[index] = {**self.model[index], **patch}
-        self.gen += self._archives() - archives
+        self.gen += self._rotated_at() != rotated
         assert sig is not None
         assert result.identity.sig > sig
         self._check_rotated()

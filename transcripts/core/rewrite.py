@@ -266,8 +266,11 @@ def rotate_locked(store: TranscriptStore, key: str, *, force: bool = False) -> i
     keep = max(min(store.keep_lines, n), 1) if n else 0
     while keep > 1 and meta_bytes + sum(len(x) + 1 for x in lines[n - keep :]) > store.max_bytes:
         keep -= 1
-    if keep >= n and not force:
-        return 0  # a single unsplittable row
+    if keep >= n and not force and not folded.report.revisions and not folded.bad_lines:
+        # Nothing to drop and nothing to fold: a single unsplittable row. (With revisions,
+        # folding them is itself the rewrite that brings the file back under the limit,
+        # instead of re-reading an over-limit file on every append.)
+        return 0
     dropped = lines[: n - keep] + folded.bad_lines
     archive = None
     if dropped:

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 from summaries.core.heuristic.exchanges import Exchange
 from summaries.core.heuristic.lexicon import FACT_LEAD, NO_CHANGE_YET
+from summaries.core.heuristic.signals import is_work_order
 from summaries.core.heuristic.words import clip, sentences
 
 MAX_CONSTRAINTS = 5  # "at most a handful": a long list stops being read
@@ -22,7 +23,7 @@ _I = re.IGNORECASE
 _FLAG = re.compile(r"(?<![\w-])--[a-z][\w-]*|(?<![\w-])-[a-zA-Z]\s+[\w./-]+")
 _REQUIRE = re.compile(
     r"\b(always|must|have to|has to|need to|needs to|required|requires|make sure|remember to"
-    r"|don'?t forget|or (else )?it\b|otherwise|only works with)\b",
+    r"|don'?t forget|or (else )?(it|they)\b|otherwise|only works with)\b",
     _I,
 )
 _STEP_AFTER = re.compile(
@@ -34,7 +35,9 @@ _STEP_AFTER = re.compile(
 )
 _NAME_FIX = re.compile(
     r"\b(it'?s|is called|named|is)\s+`?[\w./:@-]+`?,?\s+not\s+`?[\w./:@-]+"
-    r"|\b(got|was|been|is) renamed\b|\bis `[^`]+` now\b|\b(was|got|been) (removed|replaced)\b",
+    r"|\b(got|was|been|is) renamed\b|\bis `[^`]+` now\b|\b(was|got|been) (removed|replaced)\b"
+    r"|\b(is|are) (now )?(called|named) [\w./:@`-]+( now)?\b|\bnow (called|named)\b"
+    r"|\b(we|i|they|it got|was) renamed (\S+ ){0,2}to\b",
     _I,
 )
 # "we always run tests with `make test`, never bare pytest": a standing rule about a command.
@@ -53,10 +56,54 @@ _STANDING = re.compile(
     r"\bkeep (it|that|this|them) (that way|as is|like that|unchanged)\b|\bstays? on\b", _I
 )
 # "We deploy with `fab deploy:prod`", "you must run `fab db.migrate` first"
-_COMMAND = re.compile(r"`[^`]+`|(?<![\w-])--?[a-z][\w-]*")
+_COMMAND = re.compile(r"`[^`]+`|(?<![\w-])--?[a-z][\w-]*|\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\b")
 _HOW_WE_RUN = re.compile(
     r"\bwe (deploy|build|release|test|run|start|migrate|ship|publish)\w* (it )?(with|using|via|through)\b",
     _I,
+)
+# A standing rule said as one: "remember prod only changes through argocd", "from now on
+# ...", "make sure to ...", "we use pnpm, not npm". Only with an operational subject (an
+# environment, a tool, a process), so a wish about one piece of work does not qualify.
+_STANDING_LEAD = re.compile(
+    r"(?<!you )(?<!do )\bremember(?! when\b| how\b| what\b| why\b| if\b)\b|\bfrom now on\b"
+    r"|\bgoing forward\b|\bin (the )?future\b|\bmake sure (to|you|that|the|we)\b"
+    r"|\b(always|never|must|must not|mustn'?t|has to|have to|needs to|need to)\b",
+    _I,
+)
+_OPS = re.compile(
+    r"\b(prod|production|staging|stage|ci|main|master|branch|deploy\w*|releas\w*|migrations?"
+    r"|database|db|cluster|vpn|server|runners?|env|docker\w*|k8s|kubernetes|helm|argo\s?cd|argocd"
+    r"|terraform|pipeline|repo|bucket|region|account|alias|registry|image|node|python|pnpm|npm"
+    r"|yarn|uv|poetry|pip|make|gradle|ssh|host|port|secrets?|keys?|tokens?|lockfile|schema"
+    r"|sandbox|prod\w*)\b",
+    _I,
+)
+# "prod only changes through argocd", "only deploy via the pipeline", "don't helm upgrade
+# prod directly": the one sanctioned path.
+_ONLY_PATH = re.compile(
+    r"\bonly (\w+ ){0,2}(through|via|from|with|using|by)\b|\b(don'?t|never|do not) [^.;]{0,40}\bdirectly\b"
+    r"|\bwe use \S+,? not\b|\buse \S+,? (not|never) \S+",
+    _I,
+)
+# "invoices isn't on the main cluster anymore, it moved to the billing cluster"
+_MOVED_FACT = re.compile(
+    r"\b(isn'?t|is not|aren'?t|are not|no longer) (on|in|at|under|part of)\b[^.;]{0,50}\banymore\b"
+    r"|\bno longer (on|in|at|lives|runs|sits)\b|\b(moved|migrated) (over )?to (the|a|our) [\w-]+ "
+    r"(cluster|server|db|database|host|repo|bucket|region|account|project|org|instance)\b"
+    r"|\b(is|are) gone\b[^.;]{0,40}\bnow\b|\b(runs|lives|sits|is hosted) on\b[^.;]{1,40}\bnow\b",
+    _I,
+)
+# "keep runs-on as it is": a standing instruction about a named setting
+_KEEP_AS = re.compile(r"\bkeep [\w./:@-]+ (as (it )?is|unchanged|that way|pinned)\b", _I)
+_PASTE = re.compile(r"```.*?(```|$)", re.S)
+# "always", "from now on": said of every run, not of the work in hand
+_EVERY_TIME = re.compile(
+    r"\b(always|never|from now on|going forward|in (the )?future|whenever|every time|each time)\b",
+    _I,
+)
+# A rule for now is not a standing fact.
+_TEMPORARY = re.compile(
+    r"\b(for now|for today|this time|just this once|until (the|we|i|she|he))\b", _I
 )
 _MISTYPED = re.compile(r"\b(mistyped|misspelled|typo in the name)\b", _I)
 _OWNERSHIP = re.compile(
@@ -98,6 +145,14 @@ def _rule(sentence: str, turn_text: str) -> str | None:
         return sentence
     if any(rx.search(sentence) for rx in (_STEP_AFTER, _NAME_FIX, _ALWAYS_NEVER, _CONDITION)):
         return sentence
+    if _TEMPORARY.search(sentence):
+        return None
+    if _MOVED_FACT.search(sentence) or (_KEEP_AS.search(sentence) and _KEY.search(sentence)):
+        return sentence
+    if is_work_order(sentence) and not _EVERY_TIME.search(sentence):
+        return None  # "upgrade X and make sure the migrations apply": about this work only
+    if _OPS.search(sentence) and (_ONLY_PATH.search(sentence) or _STANDING_LEAD.search(sentence)):
+        return sentence
     m = _OWNERSHIP.search(sentence)
     if m:
         return _clause(sentence, m.start())
@@ -138,7 +193,8 @@ def extract_constraints(exchanges: Sequence[Exchange]) -> list[str]:
     for ex in exchanges:
         if ex.repeat_of is not None:
             continue  # a resend restates nothing new
-        parts = [p for s in sentences(ex.text) for p in _FACT_SPLIT.split(s) if p.strip()]
+        said = _PASTE.sub(" ", ex.text)  # a pasted log or trace states no rule of the person's
+        parts = [p for s in sentences(said) for p in _FACT_SPLIT.split(s) if p.strip()]
         for sentence in parts:
             rule = _rule(sentence, ex.text)
             if rule is None:

@@ -44,6 +44,7 @@ class Draft:
     dropped: bool = False
     settled: bool = False  # the last word on it was a close, a pass or the person's ok
     late_accept: bool = False  # accepted in the turn that moved on to the next intent
+    made: bool = False  # the last word on it was a change reported made, nothing left open
 
     def add(
         self,
@@ -77,15 +78,19 @@ class Draft:
         self.settled = sig.ack or sig.accept or sig.claims_works or (self.settled and sig.question)
         if sig.user_close:
             self.closed = self.settled = True
+        if sig.work_order or sig.problem or sig.correction:
+            self.made = False  # a new ask: nothing of it is made yet
         for reply in replies:
             for ev in reply_evidence(reply):
                 if ev.kind in (Ev.CLOSE, Ev.GREEN):
                     self.closed = self.closed or ev.kind is Ev.CLOSE
                     self.settled = True
                 elif ev.kind is Ev.RED:
-                    self.closed = self.settled = False  # a failure after a close reopens it
+                    self.closed = self.settled = self.made = False  # a failure reopens it
                 elif ev.kind in (Ev.OPEN, Ev.CHANGE):
                     self.settled = False
+                if ev.kind in (Ev.CHANGE, Ev.DOC_CHANGE, Ev.OPEN):
+                    self.made = ev.kind is not Ev.OPEN
 
     def sim(self, words: frozenset[str]) -> float:
         return len(words & self.vocab) / len(words) if words else 1.0

@@ -73,9 +73,10 @@ _GREEN = (
     _rule("passed", r"\b[1-9][\d,]*\s+(?:tests?\s+)?passed\b"),
     _rule(
         "pass|green",
-        r"\b(?:tests?|suite|checks?|build|ci|pipeline|everything|all)\s+(?:now\s+)?"
+        r"\b(?:tests?|suite|checks?|build|ci|pipeline|everything|all|lint|linters?|typecheck|mypy"
+        r"|e2e|smoke|jobs?|runs?|workflows?|checks)\s+(?:now\s+|is\s+|are\s+)?"
         r"(?:pass|passes|passed|passing|is green|are green|green)\b|\ball green\b"
-        r"|\ball (?:\w+ )?(?:passed|green)\b",
+        r"|\b(?:all|both|every)\s(?:[\w.#-]+\s){0,3}(?:passed|green|passing)\b",
     ),
     _rule("succe", r"\bbuild successful\b|" + _NEG + r"\bsucceeded\b|\bsuccessful(?:ly)?\b"),
     _rule(
@@ -94,7 +95,19 @@ _GREEN = (
     _rule(
         "match|return|loads|upload|rollout|applied",
         r"\bmatch(?:es)? the\b|\bnow returns\b|\breturns (?:a )?200\b|\bloads with\b"
+        r"|\b(?:counts?|numbers|totals|checksums?|hashes|sums)\b[^.;]{0,20}\bmatch(?:es|ed)?\b"
         r"|\bupload ok\b|\brollout complete\b|\bapplied ok\b",
+    ),
+    # an observation window after the change, or a check with its result
+    _rule(
+        "after|since|checked",
+        r"\b(?:over|in|for|during) the (?:\d+|next|first|last) (?:\w+ )?(?:minutes?|hours?|days?|mins?)"
+        r" (?:after|since)\b|\bchecked (?:with|on|in|against|from) [^:.;]{1,40}:",
+    ),
+    # a health probe or a request that answered with success: "reports Healthy", "201 Created"
+    _rule(
+        "health|200|201|202|204",
+        r"\b(?:reports?|is|are|shows?|went|now)\s+healthy\b|\b20[0-4] (?:ok|created|accepted|no content)\b",
     ),
     _rule(
         "flow|check|page|endpoint|smoke|health",

@@ -37,11 +37,15 @@ DROP = _rx(
     r"|\blet'?s not\b(?=\s*(?:[.!,;]|$|do|bother|go|worry))"
     r"|\b(scrap|ditch|bin|kill|shelve|park|abandon|cancel|drop|skip) (it|that|this|the idea|the whole thing)\b"
     r"(?!\s+(line|from|in|into|column|field|row|step|flag))"
-    r"|\bdon'?t bother\b|\bnot worth (it|the)\b"
-    r"|\bleave it (there|for now|be)\b|\bgive up on\b|\bhold off\b(?! on (\w+ing|the (merge|deploy|release|rollout|push)))"
+    r"|\b(park|shelve|pause) (the|this|that|our) [\w -]{1,40}\b(for now|until|till|for later)\b"
+    r"|\bdon'?t bother\b|\bnot worth (it|the)\b|\b(not|no longer) needed\b|\bdon'?t need (it|that|this)\b"
+    r"|\bleave it (there|for now|be)\b|\bleave it\W*$|\bgive up on\b"
+    r"|\bhold off\b(?! on (\w+ing|the (merge|deploy|release|rollout|push)))"
     r"|\bno need\b(?! to)|\bleave it as (is|it is)\b|\bput (it|that|this) on (hold|ice)\b"
     r"|\b(let'?s|we'?ll) (stop|stop here|call it)\b(?! (a day|done))|\bnot (doing|pursuing) (it|this|that)\b"
-    r"|^\W*(nah|nope|no)\W*(thanks?|thank you)?\W*$"
+    r"|\b(table|shelve|bench) (it|this|that)\b|\bput a pin in (it|this|that)\b|\bback ?burner\b"
+    r"|\b(come back to|revisit|return to) (it|this|that)\b(?=[^.?!]{0,30}\b(later|next|another|some"
+    r"|once|after))"
 )
 # The object of a drop, when it is a piece of the work rather than all of it: "hold off
 # on the consumer change, just write up what you found" keeps the intent going.
@@ -49,6 +53,8 @@ DROP_PART = _rx(
     r"\b(hold off|forget|scrap|skip|drop|park|shelve|leave) (on |about )?(the|that|this) (?!idea\b"
     r"|whole\b|rest\b|lot\b|thing\b|work\b|task\b|feature\b|plan\b)\w+"
 )
+# "forget the footer, do the header instead": the rest replaces the dropped work.
+INSTEAD = _rx(r"\binstead\b|\brather\b")
 # Holding a close step ("hold off on merging that", "don't deploy yet") pauses the work.
 PAUSE_STEP = _rx(
     r"\bhold off on (\w+ing|the (merge|deploy|release|rollout|push))\b"
@@ -99,6 +105,8 @@ RESUME = _rx(
 REFERS_BACK = _rx(
     r"\bwe (talked|spoke) about\b|\byou (estimated|described|suggested|mentioned|proposed)\b"
     r"|\bas (we )?discussed\b|\bfrom (before|earlier)\b|\bthen\s*[.!]?\s*$|\bafter all\b"
+    r"|\bthough\s*[.!]?\s*$|^\W*but\b|\b(after|since|with) (the|this|that|your) (change|fix|deploy|update"
+    r"|patch|upgrade|release)\b"
     r"|\b(what|the thing|the stuff) you (found|said|proposed|suggested)\b"
 )
 CONTINUE = _rx(
@@ -109,10 +117,18 @@ CONTINUE = _rx(
     r"|while (you'?re|we'?re) (in|on|at)|with tests|add (a |some )?(regression )?tests?\b"
     r"|run (the )?tests|finish\b|same\b)"
 )
+# An ask added next to finished work ("can we also rate-limit password reset? same setup"):
+# a second deliverable, not a reopening of the first.
+ADDITIVE = _rx(
+    r"\b(also|too|as well)\b|\bsame (setup|thing|approach|treatment|way|pattern|idea|recipe)\b"
+)
+# "the limit", "those accounts": a definite reference; the noun says what it points back to.
+DEFINITE = _rx(r"\b(?:the|that|this|those|these|our|its|their) ([a-z][\w-]*)")
 ANAPHORA = _rx(r"\b(it|that|this|those|them|these)\b")
 CLOSE_REQUEST = _rx(
     r"^\W*((ok(ay)?|k|kk|yes|yep|sure|good|great|nice|perfect|cool|fine|lgtm)\b[\s,.!]*)*"
-    r"(commit|merge|push|ship|deploy|redeploy|release|publish|open a (pr|mr|cr|pull request))\b"
+    r"(commit|merge|push|ship|deploy|redeploy|release|publish|open a (pr|mr|cr|pull request)"
+    r"|roll (it |this |that )?(out|to))\b"
 )
 # --- person: status evidence in their own words, by meaning ------------------------------
 
@@ -127,21 +143,24 @@ USER_CLOSE = _rx(
 # The person saying it was not checked ("deployed to staging but haven't checked").
 USER_UNVERIFIED = _rx(
     r"\b(haven'?t|have not|didn'?t|did not|not yet|never) (yet )?(checked|tested|verified|confirmed"
-    r"|run|ran|clicked through|smoke[- ]tested|eyeballed|looked at (it|them|this|that)"
-    r"|tried (it|them|this|that))\b"
+    r"|run|ran|clicked through|smoke[- ]tested|eyeballed|looked|tried (it|them|this|that))\b"
+    r"|\b(haven'?t|didn'?t) (had|have|get|got) (a chance|time|around) to (test|check|try|look|verify)"
     r"|\bwithout (checking|testing|running|verifying|looking)\b|\bno idea (if|whether) it works\b"
-    r"|\buntested\b|\bnot (checked|tested|verified) (it )?yet\b"
+    r"|\buntested\b|\bnot (checked|tested|verified) (it )?yet\b|\bkeep an eye on\b"
 )
 # Verified positive: tests or CI green in the person's words, or the person confirming it
 # ("that did the trick", "CI is happy", "green across the board", "I eyeballed it").
 USER_VERIFIED = _rx(
-    r"\b(did|does) the trick\b|\b(works|working) (now|fine|great|perfectly|again|for me)\b"
+    r"\b(did|does) the trick\b|\b(works|working) (now|fine|great|perfectly|again|for me|like a charm)\b"
+    r"|\b(ran|runs|went|worked|came out|looks) (fine|ok|okay|well|smoothly|clean|cleanly|great)\b"
+    r"|(?<!not )(?<!n't )\b(it'?s|that'?s|is) (working|fixed)\b|\b(that|this|it) fixed it\b"
+    r"|^\W*(yep|yup|yes|confirmed)[,.! ]+fixed\b"
     r"|\b(ci|tests?|checks?|builds?|pipeline|suite|everything)\b[^.?!,]{0,24}\b(is|are|went|all|now"
     r"|came back|look|looks)\s+(green|happy|passing)\b|\bgreen across the board\b|\ball green\b"
-    r"|\b(ci|tests?|checks?|build|pipeline|suite) (passe[sd]|green|is happy|are happy)\b"
+    r"|\b(ci|tests?|checks?|build|pipeline|suite)('s| is| are)? (pass|passe[sd]|passing|green|happy)\b"
     r"|\bi (eyeballed|verified|confirmed|smoke[- ]tested)\b"
-    r"|(^\W*|\bi )(eyeballed|checked|tested|tried|verified|ran|re-?ran|clicked through"
-    r"|smoke[- ]tested) (it|them|this|that|the \w+)\b"
+    r"|(^\W*|[,.;:!]\s*|\bi )(just )?(eyeballed|checked|tested|tried|verified|ran|re-?ran|clicked through"
+    r"|smoke[- ]tested) (it|them|this|that|on|in)\b"
     r"|\blooks (right|correct|good|fine) (in|on|from)\b|\bapproved (it|them|the \w+) in\b"
     r"|\bno (more )?(\w+ )?(errors|crashes|complaints|failures)\b"
 )
@@ -170,16 +189,19 @@ QUESTION_START = _rx(
 )
 PROBLEM = _rx(
     r"\b(fails?|failing|failed|crash(es|ed|ing)?|broken|error|exception|doesn'?t|don'?t get|isn'?t"
+    r"|can'?t find|cannot find|(is|are|went|turned) red|chokes?|choking"
     r"|not working|keeps|returns? (a )?\d{3}|is missing|missing|wrong|slow|takes \d+|flooded"
     r"|leak|grows|stuck|hangs|timeout|times out|twice|duplicate|open to anyone|expires|flaky)\b"
 )
 # The person reporting that shipped or finished work is still, or again, broken.
 REGRESSION = _rx(
     r"\bstill (?!(works?|working|passe?s?|passing|green|fine|good|ok(ay)?|up|there for|need|want"
-    r"|have to|has to|on\b|in\b|at\b|the\b|a\b|an\b|open|running fine)\b)[a-z']+"
+    r"|have to|has to|on\b|in\b|at\b|the\b|a\b|an\b|open|running fine)\b)[\w']+"
     r"|\b(dupes?|duplicates?|errors?|crash(es|ing)?|fail(s|ing|ures?)?|red|broken|flaky|timeouts?"
-    r"|spikes?|alerts?|\d+ \w+) again\b|\b(broke|regressed|came back|is back|are back)\b"
-    r"|\bnot (fixed|working)\b"
+    r"|spikes?|alerts?|\d+ \w+) again\b|\b(broke|regressed)\b"
+    r"|\b(errors?|bugs?|crash(es)?|issues?|problems?|leaks?|warnings?|failures?) (is|are|came) back\b"
+    r"|\bnot (fixed|working)\b|\b(didn'?t|did not|doesn'?t) (fix|help|change anything)\b"
+    r"|\b(is|are|went|turned) red\b"
 )
 # Imperative verbs that open a work order when they lead a clause.
 WORK_VERBS = wordset(
@@ -230,12 +252,13 @@ FACT_LEAD = _rx(
 )
 # The person saying they will check it themselves later: the result is not verified yet.
 DEFERRED_CHECK = _rx(
-    r"\b(i'?ll|i will|i'?m going to|gonna|we'?ll|let me) (\w+ ){0,2}(check|verify|test|look|click through"
-    r"|try|review|confirm|send( myself)?|eyeball|poke|see|smoke[- ]test|give it a (spin|try|go))\b"
+    r"\b(i'?ll|i will|will|i'?m going to|gonna|we'?ll|let me)\b[^.?!]{0,30}?\b(check|verify|test|look"
+    r"|click through|try|review|confirm|send( myself)?|eyeball|poke|see|smoke[- ]test|spin)\w*\b"
     r"[^.?!]{0,40}\b(later|tomorrow|tonight|monday|tuesday|wednesday|thursday|friday|next week"
     r"|after|when|in the morning|this afternoon|this evening|once)\b"
     r"|\b(check|look at|test|verify) (it|that|this|them) (later|tomorrow|tonight)\b"
 )
+
 # The person settling a question in their own words: the runbook keeps it.
 DECISION = _rx(
     r"\bdecision:|\bdecided\b|\bwe'?ll go with\b|\blet'?s go with\b|\bgoing with\b"
@@ -262,7 +285,11 @@ CODE_MARKERS = _rx(
     r"|query|config|deploy\w*|builds?|ci|workflow|hook|script|handler|component|template|view|model"
     r"|server|worker|service|cron|docker\w*|package|dependenc\w+|library|regex|bug|crash\w*|error"
     r"|exception|code|branch|commit|merge|pr|release|database|db|index|cache|cookie|session|queue"
-    r"|pipeline|job|task|import\w*|flag|setting|env)\b|`[^`]*[(/.=][^`]*`"
+    r"|pipeline|job|task|import\w*|flag|setting|env|webhooks?|retr(?:y|ies)|backoff|timeouts?"
+    r"|parser|logger|validation|helm|terraform|nginx|ingress|kafka|redis|postgres\w*|mysql|sql"
+    r"|docker|k8s|kubernetes|pods?|containers?|lambda|dag|etl|sdk|cli|frontend|backend|css"
+    r"|android|ios|apk|binary|rate[- ]?limit\w*|middleware|decorator|decorators|tests?uite)\b"
+    r"|`[^`]*[(/.=][^`]*`"
 )
 CODE_FILE = _rx(r"\.(py|ts|tsx|js|jsx|go|rs|java|kt|rb|php|sql|sh|gradle|css|scss|html|c|cc|cpp)\b")
 NON_CODE_OBJECT = _rx(

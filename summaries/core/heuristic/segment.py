@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from summaries.core.heuristic import lexicon as lx
 from summaries.core.heuristic.draft import CONTINUES, Draft, Role
 from summaries.core.heuristic.evidence import Ev, reply_evidence
 from summaries.core.heuristic.exchanges import Exchange
@@ -22,6 +23,7 @@ from summaries.core.heuristic.signals import (
     is_work_order,
     split_after_drop,
 )
+from summaries.core.heuristic.words import content_words
 
 # Share of a request's distinctive words known to the current intent below which an
 # unmarked request is a new topic.
@@ -118,8 +120,19 @@ def _best_older(st: _State, words: frozenset[str]) -> tuple[Draft | None, float]
     return best, score
 
 
-def _continues_closed(sig: UserSignals, cur: Draft) -> bool:
+def _names_its_work(text: str, draft: Draft) -> bool:
+    """ "raise the limit to 30/hour": a definite reference to something the person named in
+    this intent, backed by a second shared word, points back at the same work."""
+    named = content_words(" ".join(lx.DEFINITE.findall(text.lower())))
+    words = content_words(text)
+    return bool(named & draft.user_words) and len(words & draft.vocab) >= 2
+
+
+def _continues_closed(sig: UserSignals, cur: Draft, text: str = "") -> bool:
     """After a close, only follow-ups about the same work stay in the intent."""
+    if cur.dropped:
+        # "while you're in there: ..." after a drop is not about the dropped work
+        return sig.resume or sig.correction or cur.sim(sig.words) >= CONTINUES
     return (
         sig.close_request
         or sig.user_close
@@ -130,7 +143,11 @@ def _continues_closed(sig: UserSignals, cur: Draft) -> bool:
         or sig.deferred_check
         or (sig.continuation and not sig.pivot_weak)
         or sig.followup
+        or sig.claims_works  # "export ran fine overnight": a report on the work just closed
+        or (sig.regression and bool(sig.words & cur.vocab))  # "main is red now": reopens it
+        or sig.refers_back
         or cur.related(sig.words)
+        or _names_its_work(text, cur)
     )
 
 
@@ -138,6 +155,8 @@ def _points_back(sig: UserSignals) -> bool:
     """Signals that a turn is about the work in hand, whatever its words."""
     return (
         sig.continuation
+        or sig.refers_back
+        or sig.claims_works
         or sig.anaphora
         or sig.ack
         or bool(sig.option_pick)
@@ -149,14 +168,26 @@ def _points_back(sig: UserSignals) -> bool:
     )
 
 
-def _owner_elsewhere(st: _State, sig: UserSignals) -> Draft | None:
+def _adds_beside(older: Draft, sig: UserSignals, text: str) -> bool:
+    """ "can we also rate-limit password reset? same setup": a new deliverable next to
+    finished work, not a reopening of it (a problem with that work would reopen it)."""
+    return (
+        older.closed
+        and older.settled
+        and sig.work_order
+        and not (sig.resume or sig.problem or sig.correction)
+        and bool(lx.ADDITIVE.search(text.lower()))
+    )
+
+
+def _owner_elsewhere(st: _State, sig: UserSignals, text: str = "") -> Draft | None:
     """An older intent the turn names in the person's own words while the current shares none."""
     cur = st.current
     if cur is None or not sig.words or cur.sim(sig.words) > 0:
         return None
     older, score = _best_older(st, sig.words)
     if older is not None and score >= CONTINUES and sig.words & older.user_words:
-        return older
+        return None if _adds_beside(older, sig, text) else older
     return None
 
 
@@ -167,26 +198,41 @@ def _route(st: _State, ex: Exchange, sig: UserSignals) -> tuple[str, Draft | Non
     if sig.resume or ex.gap_before or sig.pivot_strong:
         older, score = _best_older(st, sig.words)
         here = cur.sim(sig.words)
-        if older is not None and ((sig.resume and score > here) or score >= CONTINUES > here):
+        if (
+            older is not None
+            and ((sig.resume and score > here) or score >= CONTINUES > here)
+            and not _adds_beside(older, sig, ex.text)
+        ):
             return ("resume", older)
     if sig.pivot_strong:
         return ("new", None)
     if ex.after_compaction or sig.correction:
         return ("continue", cur)
-    owner = _owner_elsewhere(st, sig)
+    owner = _owner_elsewhere(st, sig, ex.text)
     if owner is not None and not owner.dropped:
         return ("resume", owner)  # "and merge the CI change" while the migration is current
-    if cur.closed or cur.dropped or ex.gap_before:
-        # A close ends the work: anything substantial that is not about it is new.
-        if _continues_closed(sig, cur) or len(sig.words) < 2:
+    if cur.closed or cur.dropped or (ex.gap_before and (cur.settled or cur.made)):
+        # A close ends the work: anything substantial that is not about it is new. After a
+        # night's pause, so does finished work; work still open is judged like any turn.
+        if _continues_closed(sig, cur, ex.text) or len(sig.words) < 2:
             return ("continue", cur)
         return ("new", None)
+    sim = cur.sim(sig.words)
+    # "use redis for the counter, not the default cache" refines the work in hand: an order
+    # led by a verb that adjusts ("use", "keep", "run") rather than one that starts work.
+    refines = sig.work_order and not sig.new_work
+    if (
+        cur.settled
+        and not refines
+        and (not sig.question or sim < _NEW_TOPIC)
+        and len(sig.words) >= 3
+        and not cur.related(sig.words)
+        and not _points_back(sig)
+    ):
+        return ("new", None)  # the last work was finished and this is about something else
     if sig.continuation or sig.option_pick or sig.ack or sig.question:
         return ("continue", cur)
-    sim = cur.sim(sig.words)
-    if cur.settled and len(sig.words) >= 3 and not cur.related(sig.words) and not _points_back(sig):
-        return ("new", None)  # the last work was finished and this is about something else
-    if sig.pivot_weak and sim < CONTINUES and not sig.anaphora:
+    if sig.pivot_weak and sim < _NEW_TOPIC and not sig.anaphora and not refines:
         return ("new", None)
     if sig.new_work and len(sig.words) >= 3 and sim < _NEW_TOPIC:
         return ("new", None)  # an unmarked request about something else entirely
@@ -202,9 +248,22 @@ def _drop_target(st: _State, sig: UserSignals) -> Draft | None:
     return best if len(sig.words & best.user_words) > len(sig.words & cur.user_words) else cur
 
 
+def _keeps_going(st: _State, sig: UserSignals, rest: str) -> bool:
+    """ "hold off on the consumer change ... just write up what you found": the drop names a
+    piece of the work and the rest of the turn asks for more of the same work."""
+    cur = st.current
+    if cur is None or cur.dropped or not sig.drop_part or lx.INSTEAD.search(rest.lower()):
+        return False
+    after = classify(rest)
+    return after.refers_back or after.anaphora or bool(after.words & cur.vocab)
+
+
 def _handle_drop(st: _State, ex: Exchange, sig: UserSignals, prev: _Pending | None) -> None:
     rest = split_after_drop(ex.text)
     new_work = bool(rest) and is_work_order(rest)
+    if prev is None and new_work and st.current is not None and _keeps_going(st, sig, rest):
+        st.place(st.current, ex, sig, Role.WORK)
+        return
     if prev is not None:
         st.pending.remove(prev)  # "let's leave it there": the idea never became work
         cur = st.current
@@ -279,7 +338,13 @@ def segment(exchanges: Sequence[Exchange]) -> list[Draft]:
         if sig.drop:
             _handle_drop(st, ex, sig, None)
             continue
-        if sig.retract and not sig.partial_retract and _retract_opening(st, ex):
+        if (
+            sig.retract
+            and not sig.partial_retract
+            # "scratch that, just move them to the archive" replaces the ask: a correction
+            and not is_work_order(split_after_drop(ex.text, lx.RETRACT))
+            and _retract_opening(st, ex)
+        ):
             continue  # a retraction supersedes what it retracts
         if sig.fact_only:
             if st.current is not None:

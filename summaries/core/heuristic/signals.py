@@ -110,11 +110,12 @@ def _leading(rx: re.Pattern[str], lowered: str) -> bool:
 
 
 def _closes_in_a_sentence(text: str) -> bool:
-    """ "CI is happy. merge it": a short sentence of its own that asks for the close."""
-    parts = sentences(text)
+    """ "CI is happy. merge it": a short clause of its own that asks for the close."""
     if lx.CLOSE_REQUEST.match(text.lower().strip()):
         return True
-    return any(len(p.split()) <= 6 and lx.CLOSE_REQUEST.match(p.lower()) for p in parts[1:])
+    return any(
+        len(c.split()) <= 6 and lx.CLOSE_REQUEST.match(c.lower()) for c in _clauses(text)[1:]
+    )
 
 
 def _is_ack(text: str, words: frozenset[str], work: bool, question: bool) -> bool:
@@ -137,9 +138,7 @@ def classify(text: str) -> UserSignals:
         question and bool(lx.NO_CHANGE_YET.search(lowered))
     )
     pause = bool(lx.PAUSE_STEP.search(lowered))
-    drop = (
-        bool(lx.DROP.search(lowered)) and not lx.NEGATED_FORGET.search(lowered) and not pause
-    )
+    drop = bool(lx.DROP.search(lowered)) and not lx.NEGATED_FORGET.search(lowered) and not pause
     retract = bool(lx.RETRACT.search(lowered))
     picks = option_picks(text)
     close_req = _closes_in_a_sentence(text)
@@ -182,9 +181,9 @@ def classify(text: str) -> UserSignals:
     )
 
 
-def split_after_drop(text: str) -> str:
+def split_after_drop(text: str, rx: re.Pattern[str] = lx.DROP) -> str:
     """What follows the drop's own sentence ("forget it for now. Let's do X instead")."""
-    m = lx.DROP.search(text)
+    m = rx.search(text)
     if not m:
         return ""
     rest = text[m.end() :]

@@ -80,6 +80,7 @@ class _Run:
     accepted: bool = False
     dropped: bool = False
     open: bool = False
+    failed: bool = False  # verified is False because something failed, not because unchecked
     # The state just before the latest ask, when the work was settled then: dropping that
     # ask ("could we also ...?" / "nah") retracts only the ask, not the finished work.
     before_ask: tuple[bool | None, bool, bool, bool] | None = None
@@ -109,14 +110,22 @@ class _Run:
             self.v.corrections.append(entry)
             if _BROKE.search(entry.text):
                 self.verified = False
-        if sig.user_close:
+        if sig.regression and (self.v.changed or self.closed or self.verified is not None):
+            # "it's live, BUT the test button still fetches it": the latest word is the failure
+            self.verified, self.closed, self.accepted, self.failed = False, False, False, True
+            self.v.last_fail, self.v.last_run_green = entry.text, False
+        elif sig.user_close:
             self.closed = True
         if lx.DECISION.search(entry.text):
             self.v.decisions.append(entry)
-        if sig.deferred_check:
+        if self.failed and sig.regression:
+            pass
+        elif sig.deferred_check:
             self.verified, self.v.deferred = False, entry  # they will look later: not yet
+            self.failed = False
         elif sig.claims_works:
             self.verified, self.accepted, self.v.confirmed_by = True, True, entry
+            self.failed = False
         elif sig.ack or (sig.accept and not (_is_new_ask(entry) or sig.close_request)):
             self.accepted = True  # "great. ship it tonight" accepts nothing until it ships
 
@@ -126,15 +135,16 @@ class _Run:
             if ev.kind is Ev.CHANGE:
                 v.changed = v.code_changed = True
                 self.verified, self.open, v.last_change = None, False, ev.sentence
+                self.failed = False
             elif ev.kind is Ev.DOC_CHANGE:
                 v.changed, self.open, v.last_change = True, False, ev.sentence
             elif ev.kind is Ev.GREEN:
                 self.verified, self.open, v.last_pass = True, False, ev.sentence
-                v.last_run_green = True
+                v.last_run_green, self.failed = True, False
             elif ev.kind is Ev.RED:
                 # a failure after a close means the work is not over
                 self.verified, self.closed, v.last_fail = False, False, ev.sentence
-                v.last_run_green = False
+                v.last_run_green, self.failed = False, True
             elif ev.kind is Ev.CLOSE:
                 self.closed, v.last_close = True, ev.sentence
             elif ev.kind is Ev.OPEN:
@@ -178,6 +188,8 @@ def judge(draft: Draft) -> Verdict:
         v.verified = run.verified if run.verified is not None else unrun
     elif run.verified is True and not run.open:
         v.status, v.verified = "completed", True
+    elif run.verified is False and not run.failed and v.changed and not run.open:
+        v.status, v.verified = "completed", False  # made, and the person will check it later
     elif run.verified is False:
         v.status, v.verified = "active", False
     elif v.changed and not run.open:

@@ -40,6 +40,7 @@ STOPWORDS = wordset(
     second last next new old now then also like can could would should will shall might must
     may ll ve re don doesn isn aren wasn weren it's that's there's what's let's i'm i'll
     we're you're they're
+    today tomorrow tonight yesterday morning afternoon evening weekend later soon
     """
 )
 

@@ -1,0 +1,114 @@
+"""The Redis channel layer end to end, in process: a ``group_send`` made through
+channels-redis reaches a ``WebsocketCommunicator`` connected to the real ASGI application
+(``kirocrew_site.asgi.application``: middleware, routing, the dashboard consumer).
+
+The layer is the one settings configure from ``REDIS_URL``; its database is flushed
+before and after each test (CI gives the suite a database number of its own).
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+import pytest
+import redis
+from asgiref.sync import sync_to_async
+from channels.layers import channel_layers, get_channel_layer
+from channels.testing import WebsocketCommunicator
+from channels_redis.core import RedisChannelLayer
+from django.conf import settings
+
+from kirocrew_site.asgi import application
+from summaries.realtime import DASHBOARD_GROUP, app_group, send_session_summary
+from transcripts.services import app_create, session_create
+
+pytestmark = [
+    pytest.mark.services,
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.timeout(60),
+]
+
+WS_PATH = "/ws/dashboard/"
+
+
+@pytest.fixture
+def redis_db() -> Iterator[redis.Redis]:
+    client = redis.Redis.from_url(settings.REDIS_URL)
+    client.flushdb()
+    yield client
+    client.flushdb()
+    client.close()
+
+
+@pytest.fixture
+async def layer(redis_db: redis.Redis, services_home: Any, on_postgres: None) -> AsyncIterator[Any]:
+    """The configured layer, fresh for this test's event loop (its pools are per loop)."""
+    channel_layers.backends.pop("default", None)
+    channel_layer = get_channel_layer()
+    assert isinstance(channel_layer, RedisChannelLayer)
+    yield channel_layer
+    await channel_layer.flush()
+    await channel_layer.close_pools()
+    channel_layers.backends.pop("default", None)
+
+
+@pytest.fixture
+def app_token(services_home: Any, on_postgres: None) -> tuple[int, str]:
+    app, token = app_create(name=f"ws-{secrets.token_hex(3)}")
+    return app.pk, token
+
+
+async def connect(token: str) -> WebsocketCommunicator:
+    headers = [
+        (b"origin", b"http://localhost:8000"),
+        (b"host", b"localhost"),
+        (b"authorization", f"Bearer {token}".encode()),
+    ]
+    comm = WebsocketCommunicator(application, WS_PATH, headers=headers)
+    connected, detail = await comm.connect(timeout=10)
+    assert connected, detail
+    hello = await comm.receive_json_from(timeout=10)
+    assert hello == {"type": "hello", "data": {"scope": "app"}}
+    return comm
+
+
+async def test_a_group_send_through_redis_reaches_the_socket(layer, redis_db, app_token):
+    app_id, token = app_token
+    comm = await connect(token)
+    try:
+        group = app_group(app_id)
+        # The membership lives in Redis, not in this process.
+        assert redis_db.zcard(f"{layer.prefix}:group:{group}") == 1
+        frame = {"type": "notification", "data": {"key": "s", "title": "über ✓", "ts": "t"}}
+
+        await layer.group_send(group, {"type": "frame.send", "frame": frame})
+
+        assert await comm.receive_json_from(timeout=10) == frame
+        # Another group's message never arrives here.
+        await layer.group_send(DASHBOARD_GROUP, {"type": "frame.send", "frame": {"x": 1}})
+        assert await comm.receive_nothing(timeout=0.5)
+    finally:
+        await comm.disconnect()
+    assert redis_db.zcard(f"{layer.prefix}:group:{app_group(app_id)}") == 0
+
+
+async def test_the_summary_push_seam_reaches_the_owning_apps_socket(layer, app_token):
+    """``send_session_summary`` (what the pass runs after its commit) over Redis."""
+    app_id, token = app_token
+
+    def own_slot() -> str:
+        from transcripts.models import App
+
+        return session_create(name="owned", app=App.objects.get(pk=app_id)).name
+
+    name = await sync_to_async(own_slot)()
+    comm = await connect(token)
+    try:
+        await sync_to_async(send_session_summary)(name)
+
+        frame = await comm.receive_json_from(timeout=10)
+        assert frame == {"type": "session_summary", "data": {"key": name}}
+    finally:
+        await comm.disconnect()
