@@ -10,7 +10,8 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from django.db import transaction
@@ -47,6 +48,8 @@ RESTRICTED_MODES = {"incognito", "temporary"}
 class PassOutcome:
     ok: bool  # a summary is stored now or was already current
     reason: str  # "stored", "current", or why nothing was stored
+    # Connected clients should refetch (a summary was written); not part of the verdict.
+    announce: bool = field(default=False, compare=False)
 
 
 def slot_view(slot: Slot) -> SlotView:
@@ -84,6 +87,10 @@ def summary_generate(*, slot_name: str, force: bool = False) -> PassOutcome:
         outcome = PassOutcome(False, "error")
     finally:
         marker_release(slot.pk, token)
+    if outcome.announce:
+        # After the marker is released: a client refetching on this frame must not see
+        # the pass still in flight (generate_state "unavailable").
+        transaction.on_commit(partial(_announce, slot_name))
     if not outcome.ok:
         log.info("Session summary not stored for %s: %s", slot_name, outcome.reason)
     return outcome
@@ -165,7 +172,12 @@ def _run_pass(slot: Slot, *, force: bool) -> PassOutcome:
         len(payload["intents"]),
         user_turns,
     )
-    return PassOutcome(True, "stored")
+    return PassOutcome(True, "stored", announce=True)
+
+
+def _announce(slot_name: str) -> None:
+    push_session_summary(slot_name)
+    push_notification(slot_name, "Summary updated")
 
 
 def _current(slot: Slot, sidecar: dict[str, Any], user_turns: int) -> PassOutcome:
@@ -190,7 +202,7 @@ def _current(slot: Slot, sidecar: dict[str, Any], user_turns: int) -> PassOutcom
         "duration_ms": sidecar.get("duration_ms") or 0,
     }
     _mirror(slot, payload, one_line_gist(payload), sig, gen)
-    return PassOutcome(True, "current")
+    return PassOutcome(True, "current", announce=True)
 
 
 def _read_turns(store: TranscriptStore, key: str, excerpt_chars: int) -> list[TranscriptTurn]:
@@ -247,6 +259,4 @@ def _mirror(slot: Slot, payload: dict[str, Any], gist: str, sig: int, gen: int) 
             defaults={"summary": gist, "sig": sig, "gen": gen, "generated_at": generated_at},
         )
         Slot.objects.filter(pk=slot.pk).update(summary_turn_mark=payload["user_turns"])
-        name = slot.name
-        transaction.on_commit(lambda: push_session_summary(name))
-        transaction.on_commit(lambda: push_notification(name, "Summary updated"))
+
