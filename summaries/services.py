@@ -222,16 +222,20 @@ def _read_turns(store: TranscriptStore, key: str, excerpt_chars: int) -> list[Tr
 
 
 def one_line_gist(payload: dict[str, Any]) -> str:
-    """The session list's one-liner: the most recently touched intent and what is open."""
+    """The session list's one-liner: the most recently touched intent and what is open.
+
+    States are shown as chips beside it, so the gist names goals and counts, not states.
+    """
     intents = payload.get("intents") or []
     if not intents:
         return ""
-    top = intents[0]
+    gist = str(intents[0].get("title", ""))
+    others = len(intents) - 1
     open_count = sum(1 for i in intents if i.get("state") in {"in-progress", "needs-you"})
-    more = f" (+{len(intents) - 1} more)" if len(intents) > 1 else ""
-    gist = f"{top.get('title', '')} [{top.get('state', '')}]{more}"
+    if others:
+        gist += f" (+{others} more)"
     if open_count:
-        gist += f"; {open_count} open"
+        gist += f" · {open_count} open"
     return gist[:400]
 
 
