@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -20,14 +19,14 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 @pytest.fixture
-def kirocrew_home(tmp_path: Path, settings: object) -> Iterator[Path]:
+def kirocrew_home(tmp_path: Path, settings: object) -> Path:
     """A fresh data root for one test, wired into settings."""
     home = tmp_path / "home"
     (home / "sessions").mkdir(parents=True)
     settings.KIROCREW_HOME = home  # type: ignore[attr-defined]
     settings.KIROCREW_SESSIONS_DIR = home / "sessions"  # type: ignore[attr-defined]
     settings.KIROCREW_CONFIG_PATH = home / "config.json"  # type: ignore[attr-defined]
-    yield home
+    return home
 
 
 FIXTURES_DIR = Path(__file__).resolve().parent / "data" / "kirocrew-fixtures"
