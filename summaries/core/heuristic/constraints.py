@@ -58,7 +58,8 @@ _STANDING = re.compile(
 # "We deploy with `fab deploy:prod`", "you must run `fab db.migrate` first"
 _COMMAND = re.compile(r"`[^`]+`|(?<![\w-])--?[a-z][\w-]*|\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\b")
 _HOW_WE_RUN = re.compile(
-    r"\bwe (deploy|build|release|test|run|start|migrate|ship|publish)\w* (it )?(with|using|via|through)\b",
+    r"\bwe (deploy|build|release|test|run|start|migrate|ship|publish)\w* (it )?(with|using|via"
+    r"|through)\b",
     _I,
 )
 # A standing rule said as one: "remember prod only changes through argocd", "from now on
@@ -81,7 +82,8 @@ _OPS = re.compile(
 # "prod only changes through argocd", "only deploy via the pipeline", "don't helm upgrade
 # prod directly": the one sanctioned path.
 _ONLY_PATH = re.compile(
-    r"\bonly (\w+ ){0,2}(through|via|from|with|using|by)\b|\b(don'?t|never|do not) [^.;]{0,40}\bdirectly\b"
+    r"\bonly (\w+ ){0,2}(through|via|from|with|using|by)\b|\b(don'?t|never"
+    r"|do not) [^.;]{0,40}\bdirectly\b"
     r"|\bwe use \S+,? not\b|\buse \S+,? (not|never) \S+",
     _I,
 )

@@ -41,7 +41,8 @@ _CHANGE = re.compile(
     r"|switched|renamed|created|edited|wrote|rewrote|refactored|moved|wrapped|deleted|reverted"
     r"|re-applied|reapplied|applied|regenerated|generated|pointed|raised|lowered|increased"
     r"|reduced|enabled|disabled|configured|installed|dropped|made|patched|upgraded|downgraded"
-    r"|migrated|introduced|adjusted|tweaked|corrected|modified|ported|restored|wired)\b"
+    r"|migrated|introduced|adjusted|tweaked|corrected|modified|ported|restored|wired|swapped"
+    r"|exported|uploaded|mounted|marked|registered|deprecated|renumbered|shortened)\b"
     r"|\bnow (uses|reads|renders|stores|routes|carries|offers|writes|sends|points|imports"
     r"|calls|checks|validates|ignores|skips|handles|supports|accepts|rejects|excludes|includes"
     r"|filters|logs|waits|retries|falls back|defaults|requires|escapes|sorts|caches|batches)\b"
@@ -101,13 +102,22 @@ _GREEN = (
     # an observation window after the change, or a check with its result
     _rule(
         "after|since|checked",
-        r"\b(?:over|in|for|during) the (?:\d+|next|first|last) (?:\w+ )?(?:minutes?|hours?|days?|mins?)"
+        r"\b(?:over|in|for|during) the (?:\d+|next|first|last) (?:\w+ )?(?:minutes?|hours?"
+        r"|days?|mins?)"
         r" (?:after|since)\b|\bchecked (?:with|on|in|against|from) [^:.;]{1,40}:",
+    ),
+    # a run reported finished at a time, with nothing wrong said after it
+    _rule(
+        "finished|completed",
+        r"\b(?:finished|completed) (?:at|in) ~?\d[\d:.,]*\s*(?:[ap]m|h|hours?|m|mins?|minutes?"
+        r"|s)?\b"
+        r"(?![^.;]*\b(?:errors?|fail\w*|warnings?|partial\w*)\b)",
     ),
     # a health probe or a request that answered with success: "reports Healthy", "201 Created"
     _rule(
         "health|200|201|202|204",
-        r"\b(?:reports?|is|are|shows?|went|now)\s+healthy\b|\b20[0-4] (?:ok|created|accepted|no content)\b",
+        r"\b(?:reports?|is|are|shows?|went|now)\s+healthy\b|\b20[0-4] (?:ok|created|accepted"
+        r"|no content)\b",
     ),
     _rule(
         "flow|check|page|endpoint|smoke|health",
@@ -149,13 +159,20 @@ _CLOSE = _Rule(
         "published",
         "opened",
         "tagged",
+        "rolled out",
+        "live",
+        "went out",
+        "landed",
     ),
     re.compile(
         r"(?<!\bare )(?<!\bwere )(?<!\bbe )(?<!\bbeen )(?<!\bget )(?<!\bgot )(?<!n't )(?<!not )"
         r"(?<!never )\b(?:committed|merged|pushed|deployed|shipped|released|published)\b"
         r"(?!\s+(?:synchronously|automatically|asynchronously|after|before|when|per|every|by))"
         r"|\bopened (?:a |the )?(?:draft )?(?:pr|mr|cr|pull request|merge request)\b"
-        r"|\bopened #\d+|\btagged v?\d",
+        r"|\bopened #\d+|\btagged v?\d"
+        # "rolled out to all pods", "it's live", "went out with the 02:00 train"
+        r"|(?<!n't )(?<!not )\b(?:rolled out|went (?:out|live)|landed on (?:main|master|prod\w*))\b"
+        r"|\b(?:it'?s|is|are|now) live\b(?! ?\?)",
         _I,
     ),
 )
@@ -164,7 +181,8 @@ _OPEN = re.compile(
     r"|wasn'?t able to) (?:yet )?(?:run|ran|tested|test|checked|check|confirmed|confirm|verified"
     r"|verify|benchmarked|loaded|seen|looked|measured|tried)\b"
     r"|\buntested\b|\b(?:tests?|verification|benchmark) next\b|\bnext,? i'?ll\b"
-    r"|\bi'?ll (?:watch|check|monitor|verify|run|test|look)\b|\bwill (?:watch|check|monitor|verify)\b"
+    r"|\bi'?ll (?:watch|check|monitor|verify|run|test|look)\b|\bwill (?:watch|check|monitor"
+    r"|verify)\b"
     r"|\bstill running\b|\bneeds? (?:updating|to be updated|fixing|a fix|work)\b|\btodo\b"
     r"|\bchecking whether\b|\binvestigating\b|\blooking into\b|\bnot (?:on|in) \w+ yet\b"
     r"|\bscheduled (?:it |the \w+ )?for\b|\bqueued for\b|\bwill (?:go out|run|deploy|ship)\b",

@@ -35,14 +35,17 @@ NO_CHANGE_YET = _rx(
 DROP = _rx(
     r"\bnever ?mind\b|\bforget (it|about it|that|this|the\b[^.?!]{0,60})"
     r"|\blet'?s not\b(?=\s*(?:[.!,;]|$|do|bother|go|worry))"
-    r"|\b(scrap|ditch|bin|kill|shelve|park|abandon|cancel|drop|skip) (it|that|this|the idea|the whole thing)\b"
+    r"|\b(scrap|ditch|bin|kill|shelve|park|abandon|cancel|drop|skip) (it|that|this|the idea"
+    r"|the whole thing)\b"
     r"(?!\s+(line|from|in|into|column|field|row|step|flag))"
     r"|\b(park|shelve|pause) (the|this|that|our) [\w -]{1,40}\b(for now|until|till|for later)\b"
-    r"|\bdon'?t bother\b|\bnot worth (it|the)\b|\b(not|no longer) needed\b|\bdon'?t need (it|that|this)\b"
+    r"|\bdon'?t bother\b|\bnot worth (it|the)\b|\b(not|no longer) needed\b|\bdon'?t need (it"
+    r"|that|this)\b"
     r"|\bleave it (there|for now|be)\b|\bleave it\W*$|\bgive up on\b"
     r"|\bhold off\b(?! on (\w+ing|the (merge|deploy|release|rollout|push)))"
     r"|\bno need\b(?! to)|\bleave it as (is|it is)\b|\bput (it|that|this) on (hold|ice)\b"
-    r"|\b(let'?s|we'?ll) (stop|stop here|call it)\b(?! (a day|done))|\bnot (doing|pursuing) (it|this|that)\b"
+    r"|\b(let'?s|we'?ll) (stop|stop here|call it)\b(?! (a day|done))|\bnot (doing|pursuing) (it"
+    r"|this|that)\b"
     r"|\b(table|shelve|bench) (it|this|that)\b|\bput a pin in (it|this|that)\b|\bback ?burner\b"
     r"|\b(come back to|revisit|return to) (it|this|that)\b(?=[^.?!]{0,30}\b(later|next|another|some"
     r"|once|after))"
@@ -50,8 +53,9 @@ DROP = _rx(
 # The object of a drop, when it is a piece of the work rather than all of it: "hold off
 # on the consumer change, just write up what you found" keeps the intent going.
 DROP_PART = _rx(
-    r"\b(hold off|forget|scrap|skip|drop|park|shelve|leave) (on |about )?(the|that|this) (?!idea\b"
-    r"|whole\b|rest\b|lot\b|thing\b|work\b|task\b|feature\b|plan\b)\w+"
+    r"\b(hold off|forget|scrap|skip|drop|park|shelve|leave) (on |about )?(the|that"
+    r"|this) (?P<obj>(?!idea\b"
+    r"|whole\b|rest\b|lot\b|thing\b|work\b|task\b|feature\b|plan\b)\w+( \w+){0,2})"
 )
 # "forget the footer, do the header instead": the rest replaces the dropped work.
 INSTEAD = _rx(r"\binstead\b|\brather\b")
@@ -82,9 +86,11 @@ CORRECTION = _rx(
 STRONG_PIVOT = _rx(
     r"\bswitching (to|gears)\b|\bswitch gears\b|\blet'?s switch to\b"
     r"|(^|[.!?:;]\s*|\b(ok(ay)?|also|and|btw|oh|now)[,.]?\s+)(separately|unrelated(ly)?)\b"
-    r"|\bunrelated (question|note|thing|topic|issue|but)\b|\bdifferent (topic|thing|question|issue)\b"
+    r"|\bunrelated (question|note|thing|topic|issue|but)\b|\bdifferent (topic|thing|question"
+    r"|issue)\b"
     r"|\bon (a|an) (different|other|unrelated|separate) note\b"
-    r"|\b(another|separate|other|new|different) (\w+ )?(thing|topic|issue|task|question|item)\b[:,.!-]"
+    r"|\b(another|separate|other|new|different) (\w+ )?(thing|topic|issue|task|question"
+    r"|item)\b[:,.!-]"
     r"|\banother (thing|topic|issue|task)\b|\bnew (task|topic)\b|\bchange of (topic|subject)\b"
     r"|\bsomething else\b|\bmoving on\b"
     r"|^\W*(second|third|next|other|last) (thing|issue|item|topic|question)\b"
@@ -105,18 +111,22 @@ RESUME = _rx(
 REFERS_BACK = _rx(
     r"\bwe (talked|spoke) about\b|\byou (estimated|described|suggested|mentioned|proposed)\b"
     r"|\bas (we )?discussed\b|\bfrom (before|earlier)\b|\bthen\s*[.!]?\s*$|\bafter all\b"
-    r"|\bthough\s*[.!]?\s*$|^\W*but\b|\b(after|since|with) (the|this|that|your) (change|fix|deploy|update"
+    r"|\bthough\s*[.!]?\s*$|^\W*but\b|\b(after|since|with) (the|this|that|your) (change|fix"
+    r"|deploy|update"
     r"|patch|upgrade|release)\b"
     r"|\b(what|the thing|the stuff) you (found|said|proposed|suggested)\b"
 )
 CONTINUE = _rx(
     r"^\W*((ok(ay)?|yes|yep|yeah|good|great|nice|fine|right|sure|perfect|cool|alright)\b[\s,.!]*)*"
     r"(do it|go ahead|do that|carry on|continue|keep going|proceed|implement it|try (it )?again"
-    r"|again|run it|build it|ship it|merge\b|commit\b|push\b|deploy (it|that)|redeploy|open a (pr|mr|cr)"
+    r"|again|run it|build it|ship it|merge\b|commit\b|push\b|deploy (it|that)|redeploy"
+    r"|open a (pr|mr|cr)"
     r"|make it|that\b|this\b|it\b|those\b|these\b|them\b|also\b|and\b|then\b|plus\b"
     r"|while (you'?re|we'?re) (in|on|at)|with tests|add (a |some )?(regression )?tests?\b"
     r"|run (the )?tests|finish\b|same\b)"
 )
+# A turn that opens on the state of things, with no subject of its own: "still flaky".
+SUBJECTLESS = _rx(r"^\W*((ugh|hmm|argh|damn|nope|nah|no|so|and|but)\W+)*(still|again|same)\b")
 # An ask added next to finished work ("can we also rate-limit password reset? same setup"):
 # a second deliverable, not a reopening of the first.
 ADDITIVE = _rx(
@@ -136,30 +146,36 @@ CLOSE_REQUEST = _rx(
 USER_CLOSE = _rx(
     r"^\W*((ok(ay)?|cool|good|great|nice|done)\b[\s,.!]*)*(i('ve| have)? )?(just )?"
     r"(merged|shipped|deployed|pushed|released|published|rolled (it )?out)\b"
-    r"|\b(i|we)('ve| have)? (just )?(merged|shipped|deployed|pushed|released|published|rolled out)\b"
-    r"|\b(it'?s|that'?s|is|now|they'?re|are) (live|out|deployed|merged|shipped|released|in prod(uction)?)\b"
-    r"(?! of\b)(?!\s*\?)|\bwent (out|live)\b"
+    r"|\b(i|we)('ve| have)? (just )?(merged|shipped|deployed|pushed|released|published"
+    r"|rolled out)\b"
+    r"|\b(it'?s|that'?s|is|now|they'?re|are) (live|out|deployed|merged|shipped|released"
+    r"|in prod(uction)?)\b"
+    r"(?! of\b| for (review|comment|feedback|approval)\b)(?!\s*\?)|\bwent (out|live)\b"
 )
 # The person saying it was not checked ("deployed to staging but haven't checked").
 USER_UNVERIFIED = _rx(
     r"\b(haven'?t|have not|didn'?t|did not|not yet|never) (yet )?(checked|tested|verified|confirmed"
     r"|run|ran|clicked through|smoke[- ]tested|eyeballed|looked|tried (it|them|this|that))\b"
-    r"|\b(haven'?t|didn'?t) (had|have|get|got) (a chance|time|around) to (test|check|try|look|verify)"
+    r"|\b(haven'?t|didn'?t) (had|have|get|got) (a chance|time|around) to (test|check|try|look"
+    r"|verify)"
     r"|\bwithout (checking|testing|running|verifying|looking)\b|\bno idea (if|whether) it works\b"
     r"|\buntested\b|\bnot (checked|tested|verified) (it )?yet\b|\bkeep an eye on\b"
 )
 # Verified positive: tests or CI green in the person's words, or the person confirming it
 # ("that did the trick", "CI is happy", "green across the board", "I eyeballed it").
 USER_VERIFIED = _rx(
-    r"\b(did|does) the trick\b|\b(works|working) (now|fine|great|perfectly|again|for me|like a charm)\b"
+    r"\b(did|does) the trick\b|\b(works|working) (now|fine|great|perfectly|again|for me"
+    r"|like a charm)\b"
     r"|\b(ran|runs|went|worked|came out|looks) (fine|ok|okay|well|smoothly|clean|cleanly|great)\b"
     r"|(?<!not )(?<!n't )\b(it'?s|that'?s|is) (working|fixed)\b|\b(that|this|it) fixed it\b"
     r"|^\W*(yep|yup|yes|confirmed)[,.! ]+fixed\b"
     r"|\b(ci|tests?|checks?|builds?|pipeline|suite|everything)\b[^.?!,]{0,24}\b(is|are|went|all|now"
     r"|came back|look|looks)\s+(green|happy|passing)\b|\bgreen across the board\b|\ball green\b"
-    r"|\b(ci|tests?|checks?|build|pipeline|suite)('s| is| are)? (pass|passe[sd]|passing|green|happy)\b"
+    r"|\b(ci|tests?|checks?|build|pipeline|suite)('s| is| are)? (pass|passe[sd]|passing|green"
+    r"|happy)\b"
     r"|\bi (eyeballed|verified|confirmed|smoke[- ]tested)\b"
-    r"|(^\W*|[,.;:!]\s*|\bi )(just )?(eyeballed|checked|tested|tried|verified|ran|re-?ran|clicked through"
+    r"|(^\W*|[,.;:!]\s*|\bi )(just )?(eyeballed|checked|tested|tried|verified|ran|re-?ran"
+    r"|clicked through"
     r"|smoke[- ]tested) (it|them|this|that|on|in)\b"
     r"|\blooks (right|correct|good|fine) (in|on|from)\b|\bapproved (it|them|the \w+) in\b"
     r"|\bno (more )?(\w+ )?(errors|crashes|complaints|failures)\b"
@@ -170,7 +186,8 @@ ACK = _rx(
     r"|\U0001f44d"
 )
 ACCEPT = _rx(
-    r"\b(perfect|lgtm|looks (good|great|right|fine|correct)|great|nice|excellent|awesome|thanks|thank you"
+    r"\b(perfect|lgtm|looks (good|great|right|fine|correct)|great|nice|excellent|awesome|thanks"
+    r"|thank you"
     r"|works( now)?|that works|good)\b|\U0001f44d"
 )
 CLAIMS_WORKS = _rx(
@@ -196,12 +213,18 @@ PROBLEM = _rx(
 # The person reporting that shipped or finished work is still, or again, broken.
 REGRESSION = _rx(
     r"\bstill (?!(works?|working|passe?s?|passing|green|fine|good|ok(ay)?|up|there for|need|want"
-    r"|have to|has to|on\b|in\b|at\b|the\b|a\b|an\b|open|running fine)\b)[\w']+"
+    r"|have to|has to|on\b|in\b|at\b|the\b|a\b|an\b|open|running|waiting|pending|in progress"
+    r"|deploying|building|think|prefer|like|wonder|believe|feel|plan|recommend|use[sd]?|using"
+    r"|valid|true|holds?|applies|stands|correct|relevant|going)\b)[\w']+"
     r"|\b(dupes?|duplicates?|errors?|crash(es|ing)?|fail(s|ing|ures?)?|red|broken|flaky|timeouts?"
     r"|spikes?|alerts?|\d+ \w+) again\b|\b(broke|regressed)\b"
-    r"|\b(errors?|bugs?|crash(es)?|issues?|problems?|leaks?|warnings?|failures?) (is|are|came) back\b"
+    r"|\b(errors?|bugs?|crash(es)?|issues?|problems?|leaks?|warnings?|failures?) (is|are"
+    r"|came) back\b"
     r"|\bnot (fixed|working)\b|\b(didn'?t|did not|doesn'?t) (fix|help|change anything)\b"
     r"|\b(is|are|went|turned) red\b"
+    # "works on my machine but not on staging", "passes locally, but CI fails"
+    r"|\bbut\b[^.;]{0,40}(\bnot (on|in|for|with|working|fixed|there)\b"
+    r"|n't (work|load|show|pass|build|run|fix|start)\w*|\bfail\w*|\bbroken\b|\berrors?\b)"
 )
 # Imperative verbs that open a work order when they lead a clause.
 WORK_VERBS = wordset(
@@ -247,12 +270,14 @@ ORDINALS = {"first": 1, "second": 2, "third": 3, "fourth": 4}
 
 # A turn that only records a fact ("before I forget: staging needs the VPN") is not a goal.
 FACT_LEAD = _rx(
-    r"^\W*(before i forget|fyi|heads[- ]up|note|for the record|just so you know|for future reference"
+    r"^\W*(before i forget|fyi|heads[- ]up|note|for the record|just so you know"
+    r"|for future reference"
     r"|remember that|keep in mind)\b"
 )
 # The person saying they will check it themselves later: the result is not verified yet.
 DEFERRED_CHECK = _rx(
-    r"\b(i'?ll|i will|will|i'?m going to|gonna|we'?ll|let me)\b[^.?!]{0,30}?\b(check|verify|test|look"
+    r"\b(i'?ll|i will|will|i'?m going to|gonna|we'?ll|let me)\b[^.?!]{0,30}?\b(check|verify"
+    r"|test|look"
     r"|click through|try|review|confirm|send( myself)?|eyeball|poke|see|smoke[- ]test|spin)\w*\b"
     r"[^.?!]{0,40}\b(later|tomorrow|tonight|monday|tuesday|wednesday|thursday|friday|next week"
     r"|after|when|in the morning|this afternoon|this evening|once)\b"

@@ -4,8 +4,15 @@ One pass over the person's turns, in order. Each turn either continues the
 current intent, opens a new one, resumes an older one, or is held as a pending
 question. Boundaries, most reliable first: a close (commit, merge, PR, push,
 deploy) ends the current intent; a day-scale gap ends its current range; an
-explicit pivot opens a new intent; a correction always stays. A compaction is
-never a boundary, and automation never reaches this module.
+explicit pivot that leads the turn opens a new intent; a correction always stays.
+A compaction is never a boundary, and automation never reaches this module.
+
+Splitting is the costlier mistake, so a follow-up that points back at the work
+stays with it even when it shares few words: a report on the result ("ran fine",
+"still flaky"), a reference back ("what you found", "... though"), a definite
+reference to something the person named ("raise the limit"), a refinement led by
+an adjusting verb ("use redis for the counter"). A drop that names only a piece of
+the work, or only what the assistant offered, leaves the intent going.
 """
 
 from __future__ import annotations
@@ -128,7 +135,12 @@ def _names_its_work(text: str, draft: Draft) -> bool:
     return bool(named & draft.user_words) and len(words & draft.vocab) >= 2
 
 
-def _continues_closed(sig: UserSignals, cur: Draft, text: str = "") -> bool:
+def _subjectless(text: str) -> bool:
+    """ "still flaky", "again?": a report with no subject of its own is about the work in hand."""
+    return bool(lx.SUBJECTLESS.match(text.lower()))
+
+
+def _continues_closed(sig: UserSignals, cur: Draft, text: str) -> bool:
     """After a close, only follow-ups about the same work stay in the intent."""
     if cur.dropped:
         # "while you're in there: ..." after a drop is not about the dropped work
@@ -144,7 +156,8 @@ def _continues_closed(sig: UserSignals, cur: Draft, text: str = "") -> bool:
         or (sig.continuation and not sig.pivot_weak)
         or sig.followup
         or sig.claims_works  # "export ran fine overnight": a report on the work just closed
-        or (sig.regression and bool(sig.words & cur.vocab))  # "main is red now": reopens it
+        # "main is red now", "still flaky": the closed work is broken after all
+        or (sig.regression and (bool(sig.words & cur.vocab) or _subjectless(text)))
         or sig.refers_back
         or cur.related(sig.words)
         or _names_its_work(text, cur)
@@ -157,6 +170,7 @@ def _points_back(sig: UserSignals) -> bool:
         sig.continuation
         or sig.refers_back
         or sig.claims_works
+        or sig.regression  # "Sentry still shows a few from Monaco" right after the fix
         or sig.anaphora
         or sig.ack
         or bool(sig.option_pick)
@@ -180,7 +194,7 @@ def _adds_beside(older: Draft, sig: UserSignals, text: str) -> bool:
     )
 
 
-def _owner_elsewhere(st: _State, sig: UserSignals, text: str = "") -> Draft | None:
+def _owner_elsewhere(st: _State, sig: UserSignals, text: str) -> Draft | None:
     """An older intent the turn names in the person's own words while the current shares none."""
     cur = st.current
     if cur is None or not sig.words or cur.sim(sig.words) > 0:
@@ -234,8 +248,15 @@ def _route(st: _State, ex: Exchange, sig: UserSignals) -> tuple[str, Draft | Non
         return ("continue", cur)
     if sig.pivot_weak and sim < _NEW_TOPIC and not sig.anaphora and not refines:
         return ("new", None)
-    if sig.new_work and len(sig.words) >= 3 and sim < _NEW_TOPIC:
-        return ("new", None)  # an unmarked request about something else entirely
+    if (
+        (sig.new_work or (ex.gap_before and sig.work_order))
+        and len(sig.words) >= 3
+        and sim < _NEW_TOPIC
+        and not (sig.refers_back or sig.resume)
+    ):
+        # an unmarked request about something else entirely; after a night's pause any
+        # request sharing nothing with the open work is one
+        return ("new", None)
     return ("continue", cur)
 
 
@@ -248,6 +269,14 @@ def _drop_target(st: _State, sig: UserSignals) -> Draft | None:
     return best if len(sig.words & best.user_words) > len(sig.words & cur.user_words) else cur
 
 
+def _declines_a_part(cur: Draft, text: str) -> bool:
+    """ "forget the rollback idea": the dropped piece was only ever offered, never asked for
+    in the person's words, so declining it leaves the work as it is."""
+    m = lx.DROP_PART.search(text.lower())
+    named = content_words(m.group("obj")) if m else frozenset()
+    return bool(named) and not named & cur.user_words
+
+
 def _keeps_going(st: _State, sig: UserSignals, rest: str) -> bool:
     """ "hold off on the consumer change ... just write up what you found": the drop names a
     piece of the work and the rest of the turn asks for more of the same work."""
@@ -255,15 +284,28 @@ def _keeps_going(st: _State, sig: UserSignals, rest: str) -> bool:
     if cur is None or cur.dropped or not sig.drop_part or lx.INSTEAD.search(rest.lower()):
         return False
     after = classify(rest)
-    return after.refers_back or after.anaphora or bool(after.words & cur.vocab)
+    return (
+        after.refers_back
+        or after.anaphora
+        or after.close_request
+        or after.continuation
+        or bool(after.words & cur.vocab)
+    )
 
 
 def _handle_drop(st: _State, ex: Exchange, sig: UserSignals, prev: _Pending | None) -> None:
     rest = split_after_drop(ex.text)
     new_work = bool(rest) and is_work_order(rest)
-    if prev is None and new_work and st.current is not None and _keeps_going(st, sig, rest):
-        st.place(st.current, ex, sig, Role.WORK)
-        return
+    cur = st.current
+    if prev is None and cur is not None and sig.drop_part:
+        if new_work and _keeps_going(st, sig, rest):
+            st.place(cur, ex, sig, Role.WORK)
+            return
+        if not cur.dropped and _declines_a_part(cur, ex.text):
+            st.place(cur, ex, sig, Role.SPAN)
+            if new_work:
+                st.open(ex, classify(rest), text=rest)
+            return
     if prev is not None:
         st.pending.remove(prev)  # "let's leave it there": the idea never became work
         cur = st.current

@@ -8,16 +8,19 @@ rules, first match wins:
   dropping or retracting only an added ask leaves the finished work finished;
 * an informational intent (questions only) is completed once answered, verified
   null: nothing was run;
-* a close (commit, merge, PR, push, deploy) completes it; a failing run after the
-  close reopens it;
+* a close (commit, merge, PR, push, deploy, or the person's "it's live") completes
+  it; a failing run after the close, or the person reporting it still or again
+  broken, reopens it;
 * the person accepting the result, a passing run after the last change with
-  nothing left open, or a change reported made with nothing left open completes it;
+  nothing left open, or a change reported made with nothing left open completes it,
+  including when the person says they will check it later (made, not verified);
 * anything else is active.
 
 Verified is true after a passing run that follows the last change, or when the
-person confirms it works; false when a change was never run, the last run failed,
-or the person says they will check later; null when there is nothing to run (text,
-a document, an analysis).
+person confirms it works or reports it green in their own words ("that did the
+trick", "CI is happy", "I eyeballed it"); false when a change was never run, the
+last run failed, or the person says they have not checked yet or will check later;
+null when there is nothing to run (text, a document, an analysis).
 """
 
 from __future__ import annotations
@@ -109,20 +112,22 @@ class _Run:
         if sig.correction:
             self.v.corrections.append(entry)
             if _BROKE.search(entry.text):
-                self.verified = False
-        if sig.regression and (self.v.changed or self.closed or self.verified is not None):
-            # "it's live, BUT the test button still fetches it": the latest word is the failure
+                self.verified, self.failed = False, True
+        # "it's live, BUT the test button still fetches it": once something was done, the
+        # person reporting it broken is the latest word, whatever else the turn says
+        broke = sig.regression and (self.v.changed or self.closed or self.verified is not None)
+        if broke:
             self.verified, self.closed, self.accepted, self.failed = False, False, False, True
             self.v.last_fail, self.v.last_run_green = entry.text, False
         elif sig.user_close:
             self.closed = True
         if lx.DECISION.search(entry.text):
             self.v.decisions.append(entry)
-        if self.failed and sig.regression:
-            pass
-        elif sig.deferred_check:
-            self.verified, self.v.deferred = False, entry  # they will look later: not yet
-            self.failed = False
+        if broke:
+            return
+        if sig.deferred_check:
+            # "deployed but haven't checked", "I'll look tomorrow": not verified, not failed
+            self.verified, self.failed, self.v.deferred = False, False, entry
         elif sig.claims_works:
             self.verified, self.accepted, self.v.confirmed_by = True, True, entry
             self.failed = False
