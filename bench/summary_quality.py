@@ -60,7 +60,9 @@ DEFAULT_DATA = ROOT / "tests" / "data" / "summary_quality"
 RESEND_WINDOW = timedelta(hours=12)
 TARGETS = {"f1": 0.85, "state": 0.90}
 # Written blind and never tuned on: reported, never asserted beyond a sanity floor.
-STRICT_HELD_OUT = frozenset({"held-out-5b"})
+# (``held-out-5b`` was the strictly held-out group until its one blind measurement; it
+# is tuning data now, and ``held-out-6`` replaced it.)
+STRICT_HELD_OUT = frozenset({"held-out-6"})
 
 Payload = dict[str, Any]
 Predictor = Callable[[Sequence[TranscriptTurn]], Payload | None]
@@ -496,6 +498,7 @@ _GROUP_ORDER = (
     "held-out-4",
     "held-out-5a",
     "held-out-5b",
+    "held-out-6",
     "real",
     "tuning",
     "all",
@@ -562,6 +565,9 @@ def render(report: Report) -> str:
             f" (baseline {_fmt(b.f1).strip()}), state {_fmt(g.state).strip()},"
             f" trap violations {g.traps}"
         )
+    for name in sorted(STRICT_HELD_OUT - set(report.groups)):
+        # not labelled yet, or left out with --tuning-only: say so rather than say nothing
+        lines.append(f"strictly held out, not in this run: {name}")
     return "\n".join(lines)
 
 

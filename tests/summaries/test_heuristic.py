@@ -1189,3 +1189,417 @@ def test_reply_evidence_without_a_pass_or_a_close(reply: str) -> None:
     kinds = [e.kind.value for e in reply_evidence(reply)]
     assert "green" not in kinds
     assert "close" not in kinds
+
+
+# --- rules from the held-out-5b misses ----------------------------------------------------
+#
+# held-out-5b (measured blind at F1 0.61) merged distinct goals far more often than it split
+# one: finished work kept absorbing what came after it. Each rule below names the general
+# cause; the sessions here are paraphrases, never the batch's own sentences.
+
+
+class TestFinishedWorkAfterAPause:
+    """After a day-scale pause, finished work is picked up only by a turn that reports on
+    it: shared words, a bare "same"/"and" lead or a short question are not enough."""
+
+    def _fixed_then(self, *rows: tuple[str, str] | tuple[str, float]) -> list[dict[str, Any]]:
+        return intents(
+            session(
+                ("u", "the nightly export to s3 fails with AccessDenied, look into it"),
+                ("a", "The export role lost s3:PutObject. Added it back; reran the export: OK."),
+                ("u", "thanks"),
+                ("wait", 20),
+                *rows,
+            )
+        )
+
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "same s3 thing on the backups bucket?",
+            "why did the export take 40 minutes?",
+            "and the thumbnails?",
+        ],
+    )
+    def test_a_new_question_the_next_day_is_a_new_intent(self, text: str) -> None:
+        found = self._fixed_then(("u", text), ("a", "Different cause: the bucket policy."))
+        assert [i["origin_turn"] for i in found] == [1, 3]
+        assert state(found[0]) == "done"
+
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "the export failed again last night, still AccessDenied",
+            "export ran fine overnight, thanks",
+            "where were we with the export role? back to it",
+        ],
+    )
+    def test_a_report_on_the_finished_work_stays_with_it(self, text: str) -> None:
+        found = self._fixed_then(("u", text), ("a", "Looking at the export logs."))
+        assert len(found) == 1
+        assert covered(found[0]) == {1, 2, 3}
+
+
+def test_a_correction_after_a_merge_about_something_else_is_a_new_intent() -> None:
+    found = intents(
+        session(
+            ("u", "make the invoice pdf render the vat number"),
+            ("a", "Added the VAT number to invoice.html. 12 passed."),
+            ("u", "merge it"),
+            ("a", "Merged #88."),
+            (
+                "u",
+                "oh and the logs bucket is acme-logs-eu now, not acme-logs, it was renamed. "
+                "fix the terraform var if it still says the old name",
+            ),
+            ("a", "Updated var.logs_bucket in terraform/logs.tf."),
+        )
+    )
+    assert [i["origin_turn"] for i in found] == [1, 3]
+
+
+def test_a_correction_after_a_merge_about_the_work_stays_with_it() -> None:
+    found = intents(
+        session(
+            ("u", "make the invoice pdf render the vat number"),
+            ("a", "Added the VAT number to invoice.html. 12 passed."),
+            ("u", "merge it"),
+            ("a", "Merged #88."),
+            ("u", "no wait, the vat number should go under the address, not in the footer"),
+            ("a", "Moved it under the address block in invoice.html."),
+        )
+    )
+    assert len(found) == 1
+
+
+class TestNumberedReferences:
+    def test_refs_are_words_of_their_own(self) -> None:
+        from summaries.core.heuristic.words import refs
+
+        assert refs("PR 81, #3301 and issue 12; see MR !74") == {"#81", "#3301", "#12", "#74"}
+        assert refs("evals at step 1200, port 5432, color #fff, it&#39;s") == frozenset()
+
+    def _two_prs(self, *rows: tuple[str, str] | tuple[str, float]) -> list[dict[str, Any]]:
+        return intents(
+            session(
+                ("u", "drop the legacy exporter module, nothing imports it anymore"),
+                ("a", "Removed exporter/legacy.py and its tests. 210 passed."),
+                ("u", "open a PR"),
+                ("a", "Opened #512."),
+                ("u", "the search box fires a request on every keystroke. debounce it, 250ms"),
+                ("a", "Debounced the search input, with a fake-timers test. Opened #513."),
+                ("wait", 16),
+                *rows,
+            )
+        )
+
+    def test_a_turn_naming_a_pr_goes_to_the_work_that_opened_it(self) -> None:
+        found = self._two_prs(
+            ("u", "#512 got approved. merge it"),
+            ("a", "Merged #512."),
+            ("u", "and #513?"),
+            ("a", "Waiting for review; CI green."),
+        )
+        assert [sorted(covered(i)) for i in found] == [[1, 2, 4], [3, 5]]
+
+    def test_a_number_only_mentioned_in_passing_claims_nothing(self) -> None:
+        found = intents(
+            session(
+                ("u", "why is the login page slow?"),
+                ("a", "It loads all 40 fonts. Same root cause as #77, which is still open."),
+                ("u", "thanks"),
+                ("u", "separately: #77 needs a changelog entry, write it"),
+                ("a", "Added the entry for #77 to CHANGELOG.md."),
+            )
+        )
+        assert [i["origin_turn"] for i in found] == [1, 3]
+
+
+class TestAnAsideInTheSameArea:
+    def test_a_new_question_framed_by_the_area_is_a_new_intent(self) -> None:
+        found = intents(
+            session(
+                ("u", "remove the oldCart feature flag from the storefront"),
+                ("a", "Removed oldCart from 9 files. yarn test: 301 passed."),
+                ("u", "open the PR"),
+                ("a", "Opened #4410."),
+                (
+                    "u",
+                    "while we're in the storefront: does the address autocomplete hit the "
+                    "geocoder on every keystroke? ops says our quota is gone by noon",
+                ),
+                ("a", "It does: AddressField calls geocode in onChange."),
+                ("u", "throttle it to one call per 400ms"),
+                ("a", "Throttled the geocode call, with a test."),
+            )
+        )
+        assert [i["origin_turn"] for i in found] == [1, 3]
+
+    def test_an_added_bit_framed_the_same_way_stays(self) -> None:
+        found = intents(
+            session(
+                ("u", "rename parse_amt to parse_amount across the billing package"),
+                ("a", "Renamed it in 7 files. 88 passed."),
+                ("u", "while you're in there, also rename fmt_amt to format_amount"),
+                ("a", "Renamed fmt_amt too. 88 passed."),
+            )
+        )
+        assert len(found) == 1
+
+
+class TestAGuardAgainstARecurrence:
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "why did killing the import job leave the lock behind? make sure that can't happen "
+            "again",
+            "ok. now prevent this from happening again: a killed import job must release its lock",
+            "the import lock job thing: how do we make sure it never happens again? do that",
+        ],
+    )
+    def test_once_the_incident_is_settled_the_guard_is_its_own_intent(self, text: str) -> None:
+        found = intents(
+            session(
+                ("u", "the nightly import is stuck on a lock held by a killed import job"),
+                ("a", "Released the stale import lock and reran the import job: OK, 0 errors."),
+                ("u", text),
+                ("a", "The job is killed before its finally block; added a lock TTL in import.py."),
+            )
+        )
+        assert [i["origin_turn"] for i in found] == [1, 2]
+
+    def test_while_the_incident_is_open_it_is_part_of_the_fix(self) -> None:
+        found = intents(
+            session(
+                ("u", "cron messages arrive twice, find the bug"),
+                ("a", "A stale scheduler process survives a SIGHUP, so two schedulers run."),
+                ("u", "how do we prevent the stale scheduler from surviving a SIGHUP?"),
+                ("a", "Options: 1. a cleanup hook on HUP 2. a pidfile lock"),
+            )
+        )
+        assert len(found) == 1
+
+
+def test_a_breakage_blamed_on_an_earlier_step_goes_to_that_work() -> None:
+    found = intents(
+        session(
+            ("u", "remove the betaSearch feature flag"),
+            ("a", "Removed betaSearch from 6 files. 140 passed."),
+            ("u", "merge it"),
+            ("a", "Merged #601."),
+            ("u", "the csv export button does nothing on safari. fix it"),
+            (
+                "a",
+                "Safari blocks the blob download; switched to an anchor with download. 141 passed.",
+            ),
+            ("u", "nightly e2e went red after the flag removal: search-results spec"),
+            ("a", "The spec clicked the old beta toggle. Fixed the selector; e2e passes."),
+        )
+    )
+    by_origin = {i["origin_turn"]: covered(i) for i in found}
+    assert by_origin == {1: {1, 2, 4}, 3: {3}}
+
+
+def test_the_stems_of_stopwords_are_stopwords() -> None:
+    from summaries.core.heuristic.words import content_words
+
+    assert content_words("it runs, needs changes and uses things") == frozenset()
+    assert content_words("the invoice runner") == {"invoic", "runner"}
+
+
+class TestOneItemOfABatch:
+    @pytest.mark.parametrize(
+        ("text", "item"),
+        [
+            ("eslint-plugin-react one: skip it, there's an upstream bug", True),
+            ("the flaky ones: leave them, I'll look next week", True),
+            ("skip the pillow one for now", True),
+            ("nah, skip it", False),
+        ],
+    )
+    def test_dropping_one_member_of_a_set(self, text: str, item: bool) -> None:
+        sig = signals_of(text)
+        assert sig.drop
+        assert sig.drop_item is item
+
+    def test_skipping_one_item_leaves_the_batch_going(self) -> None:
+        found = intents(
+            session(
+                ("u", "go through the renovate PRs and merge the green patch ones"),
+                (
+                    "a",
+                    "Merged 5 of 7: #31 #32 #33 #35 #36. Not merged: #34 pillow (CI red), "
+                    "#37 mypy (CI red).",
+                ),
+                ("u", "the pillow one: skip it, upstream regression"),
+                ("a", "Left #34 open with a comment."),
+                ("u", "fix the mypy errors in #37 and merge it"),
+                ("a", "Fixed 3 type errors. CI green on #37; merged."),
+            )
+        )
+        assert len(found) == 1
+        assert state(found[0]) == "done"
+
+
+def test_the_ones_in_play_point_back() -> None:
+    assert signals_of("for the ones the linter flags, add a noqa and move on").refers_back
+    assert signals_of("the red ones need a rerun").refers_back
+
+
+class TestAHandOffClosesYourPart:
+    @pytest.mark.parametrize(
+        ("text", "closes"),
+        [
+            ("sent it to Marta", True),
+            ("ok, handed it over to the infra team", True),
+            ("forwarded the script to finance", True),
+            ("sent it to staging", False),
+            ("sent it to review", False),
+        ],
+    )
+    def test_in_other_words(self, text: str, closes: bool) -> None:
+        assert signals_of(text).user_close is closes
+
+    def test_a_script_handed_over_unrun_needs_you(self) -> None:
+        found = intents(
+            session(
+                ("u", "write the SQL to reverse the 12 duplicate refunds, don't run it"),
+                (
+                    "a",
+                    "Wrote scripts/sql/reverse_refunds.sql. I ran only its SELECT part against "
+                    "the replica: 12 rows.",
+                ),
+                ("u", "sent it to Priya"),
+                ("a", "👍"),
+            )
+        )
+        assert len(found) == 1
+        assert found[0]["status"] == "completed"
+        assert state(found[0]) == "needs-you"
+
+
+@pytest.mark.parametrize(
+    ("reply", "present", "absent"),
+    [
+        ("Pushed to #990; CI is running.", "open", "close"),
+        ("Pushed the fix to the PR, the checks are still pending.", "open", "close"),
+        ("Merged #81; CI is running on main.", "close", "green"),
+        ("I ran only its SELECT part: 4 rows.", "open", "green"),
+        ("Ran the migration on staging: 4 rows.", "green", "open"),
+    ],
+)
+def test_a_run_under_way_or_of_one_part_is_no_outcome(
+    reply: str, present: str, absent: str
+) -> None:
+    from summaries.core.heuristic.evidence import reply_evidence
+
+    kinds = [e.kind.value for e in reply_evidence(reply)]
+    assert present in kinds
+    assert absent not in kinds
+
+
+class TestLexiconsByMeaning:
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "hold off on the MR, I want Tomás to look at it first",
+            "hold off on the prod deploy till Jan is back",
+            "hold off on that PR until security has reviewed it",
+        ],
+    )
+    def test_holding_a_named_close_step_is_a_pause(self, text: str) -> None:
+        sig = signals_of(text)
+        assert sig.pause
+        assert not sig.drop
+
+    @pytest.mark.parametrize(
+        ("text", "drop"),
+        [
+            ("scrap it from this repo, the platform team will own it", True),
+            ("not touching it this quarter", True),
+            ("drop it from the list", False),
+        ],
+    )
+    def test_giving_the_work_up(self, text: str, drop: bool) -> None:
+        assert signals_of(text).drop is drop
+
+    @pytest.mark.parametrize(
+        "text",
+        ["the rollout got vetoed, bring the old banner back", "let's revive the csv export idea"],
+    )
+    def test_bringing_dropped_work_back_resumes(self, text: str) -> None:
+        assert signals_of(text).resume
+
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "would sharding the table by tenant actually be worth it?",
+            "is it even worth the effort?",
+        ],
+    )
+    def test_whether_it_pays_off_is_a_feasibility_question(self, text: str) -> None:
+        assert signals_of(text).feasibility
+
+    def test_a_random_question_pivots(self) -> None:
+        assert signals_of("random q: can postgres do partial indexes on jsonb keys?").pivot_strong
+
+
+def test_a_worth_it_question_declined_is_no_intent() -> None:
+    found = intents(
+        session(
+            ("u", "pull signups per week for the last quarter, split by country"),
+            ("a", "| week | US | DE |\n|---|---|---|\n| 07-07 | 1,204 | 310 |"),
+            ("u", "thanks. unrelated: would caching the events table in redis be worth it?"),
+            ("a", "Probably not: 92% of queries hit cold partitions."),
+            ("u", "good to know, not touching it this year"),
+            ("a", "OK."),
+        )
+    )
+    assert [i["origin_turn"] for i in found] == [1]
+
+
+def test_a_dropped_document_brought_back_is_one_intent_with_nothing_to_run() -> None:
+    found = intents(
+        session(
+            ("u", "write an upgrade guide for the v2 -> v3 CLI, flags changed a lot"),
+            ("a", "Drafted docs/upgrading-to-v3.md, about 700 words."),
+            ("u", "nah, scrap that, we'll ship a compat shim instead"),
+            ("a", "OK, deleted the draft."),
+            ("wait", 40),
+            ("u", "the shim got rejected, bring the guide back"),
+            ("a", "Restored docs/upgrading-to-v3.md."),
+            ("u", "merged, thanks"),
+        )
+    )
+    assert len(found) == 1
+    assert found[0]["status"] == "completed"
+    assert found[0]["verified"] is None
+
+
+def test_platforms_as_data_columns_leave_an_analysis_with_nothing_to_run() -> None:
+    from summaries.core.heuristic import lexicon as lx
+
+    assert not lx.CODE_MARKERS.search("weekly signups split by platform (ios/android/web)")
+    assert lx.CODE_MARKERS.search("the iOS app crashes on launch")
+    assert lx.CODE_MARKERS.search("the Android build fails")
+
+
+class TestMoreConstraintPhrasings:
+    @pytest.mark.parametrize(
+        ("text", "needle"),
+        [
+            ("fyi the admin panel is only reachable over the VPN, test from the jump host", "VPN"),
+            ("don't apply it: ops (Dana) handles anything that touches DNS, always", "Dana"),
+            ("hold off on the release till Jan is back, he owns the prod deploys", "Jan"),
+            (
+                "wait, leave out test accounts, anything with a @example.org email. "
+                "always do that for these reports",
+                "example.org",
+            ),
+        ],
+    )
+    def test_a_standing_rule_in_other_words_is_a_constraint(self, text: str, needle: str) -> None:
+        payload = summarize_turns(session(("u", text), ("a", "Noted.")))
+        constraints = payload["constraints"]
+        assert isinstance(constraints, list)
+        assert any(needle in c for c in constraints), constraints

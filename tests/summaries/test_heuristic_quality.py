@@ -3,12 +3,12 @@
 The harness (bench/summary_quality.py) reports the figures; this pins them, so a
 change that makes summaries wrong more often fails here, by rule family. The targets
 apply to the tuning set: every labelled session except the strictly held-out groups
-(``sq.STRICT_HELD_OUT``). Earlier held-out batches were each measured blind once and
-tuned on afterwards, so they get a looser floor. A strictly held-out group was written
-blind and is never tuned on: it is reported, and asserted only against a sanity floor
-(no trap violation; boundary F1 no worse than the naive baseline, which it does not
-yet reach and is marked as a strict expected failure), and a failure here never lists
-its misses.
+(``sq.STRICT_HELD_OUT``, now ``held-out-6``). Earlier held-out batches, ``held-out-5b``
+included, were each measured blind once and tuned on afterwards, so they get a looser
+floor. A strictly held-out group was written blind and is never tuned on: it is
+reported, and asserted only against a sanity floor (no trap violation; boundary F1 no
+worse than the naive baseline), and a failure here never lists its misses. While the
+batch is still being written it has no sessions, and its tests are skipped, not passed.
 """
 
 from __future__ import annotations
@@ -26,7 +26,15 @@ from summaries.core.turns import TranscriptTurn
 
 FAMILY_FLOOR = 0.8  # every rule family, over the tuning sessions tagged with it
 HELD_OUT_FLOOR = 0.75
-HELD_OUT_GROUPS = ["held-out", "held-out-2", "held-out-3", "held-out-4", "held-out-5a"]
+# Each measured blind once, then tuned on (held-out-5b after its F1 0.61 measurement).
+HELD_OUT_GROUPS = [
+    "held-out",
+    "held-out-2",
+    "held-out-3",
+    "held-out-4",
+    "held-out-5a",
+    "held-out-5b",
+]
 
 
 @pytest.fixture(scope="module")
@@ -47,7 +55,8 @@ def test_the_labelled_set_is_big_and_covers_every_rule_family(sessions: list[sq.
     held = {g: n for g, n in groups.items() if g.startswith("held-out")}
     assert held, "a held-out check is kept"
     assert all(4 <= n <= 12 for n in held.values()), held  # each a handful, reported apart
-    assert set(held) >= set(HELD_OUT_GROUPS) | sq.STRICT_HELD_OUT, held
+    assert set(held) >= set(HELD_OUT_GROUPS), held
+    assert not set(HELD_OUT_GROUPS) & sq.STRICT_HELD_OUT  # a tuned-on batch is never "blind"
     assert all(n >= 8 for g, n in held.items() if g in sq.STRICT_HELD_OUT), held
     assert {s.path.name for s in sessions if s.group == "real"} == {
         "dashboard_starter.jsonl",
@@ -90,30 +99,32 @@ def test_targets_on_the_tuning_set(report: sq.Report) -> None:
     assert total.traps == 0, total.misses
 
 
+def _strict_group(report: sq.Report, group: str) -> sq.Score:
+    if group not in report.groups:
+        pytest.skip(f"{group} has no labelled sessions yet (a blind batch still being written)")
+    return report.groups[group]
+
+
 @pytest.mark.parametrize("group", sorted(sq.STRICT_HELD_OUT))
 def test_the_strictly_held_out_group_is_reported_and_never_trapped(
     report: sq.Report, group: str
 ) -> None:
     """Figures only, never its misses: this group must not steer any rule change."""
-    held = report.groups[group]
+    held = _strict_group(report, group)
     assert held.sessions >= 8
     assert held.traps == 0, (group, held.traps)
     assert group in sq.render(report)
 
 
-# Measured once, at the end of the held-out-5a round, without tuning on this group:
-# F1 0.61 against the naive baseline's 0.69 (0.54 before that round). The floor is
-# kept as written rather than lowered to the measurement; strict, so the day the
-# heuristic clears it this marker has to go.
-@pytest.mark.xfail(
-    strict=True,
-    reason="held-out-5b boundary F1 0.61 < naive baseline 0.69 (measured blind, not tuned on)",
-)
+# Measured once, at the end of the held-out-5b round, without reading this group:
+# held-out-6 F1 0.62 against the naive baseline's 0.43 (state 0.50, origin 0.81,
+# constraint recall 0.29). It clears the floor, so there is no expected-failure marker
+# this time (held-out-5b, at 0.61 < 0.69, had one): falling below it fails here.
 @pytest.mark.parametrize("group", sorted(sq.STRICT_HELD_OUT))
 def test_the_strictly_held_out_group_is_no_worse_than_the_naive_baseline(
     report: sq.Report, group: str
 ) -> None:
-    held, base = report.groups[group], report.baseline_groups[group]
+    held, base = _strict_group(report, group), report.baseline_groups[group]
     figures = {k: v for k, v in held.figures().items() if k != "trap_violations"}
     assert (held.f1 or 0.0) >= (base.f1 or 0.0), (group, figures, base.f1)
 

@@ -48,7 +48,10 @@ _ALWAYS_NEVER = re.compile(
 _CONDITION = re.compile(
     r"\bonly works? (from|with|on|over|inside|behind|if|when)\b"
     r"|\b(won'?t|doesn'?t|does not|will not) work (unless|without|outside|off)\b"
-    r"|\b(you have to|you need to|you must) be (on|connected|logged|inside|behind)\b",
+    r"|\b(you have to|you need to|you must) be (on|connected|logged|inside|behind)\b"
+    # "anything on *.internal is only reachable over the VPN"
+    r"|\bonly (reachable|accessible|available|visible|resolvable|routable) (from|over|via"
+    r"|through|inside|behind|on|with|in)\b",
     _I,
 )
 # "keep it that way until the backend ships v3", "stays on /api/v2"
@@ -110,27 +113,49 @@ _TEMPORARY = re.compile(
 _MISTYPED = re.compile(r"\b(mistyped|misspelled|typo in the name)\b", _I)
 _OWNERSHIP = re.compile(
     r"\b\w+ owns? the\b|\bowned by\b|\bdon'?t touch (the|our) \w+"
-    r"|\bnever (push|commit|deploy|touch|edit)\b",
+    r"|\bnever (push|commit|deploy|touch|edit)\b"
+    # "he owns prod airflow deploys", "finance (Marta) runs anything that touches balances"
+    r"|\b(he|she|they|\w+\)?) owns\b"
+    r"|\b(runs|handles|does|approves|signs off on|reviews) (anything|everything|all|any)\b"
+    r"[^.;]{0,12}\b(that|which|touching|in|on|to do with)\b",
     _I,
 )
+# "always do that for these numbers": the rule is the sentence before, made standing
+_MAKES_STANDING = re.compile(
+    r"^\W*(and |so )?(always|from now on|going forward|every time|each time)\b[^.;]{0,20}?"
+    r"\b(do|apply|keep|use) (that|this|it)\b"
+    r"|^\W*(and |so )?(do|apply|keep|use) (that|this|it) (always|from now on|going forward"
+    r"|every time|each time)\b",
+    _I,
+)
+_PRONOUN_LEAD = re.compile(r"^\W*(he|she|they|it)\b", _I)
 _PORT_FACT = re.compile(
     r"\b(should|must|always|moved|now|lives?|listens?)\b[^.;]{0,40}\b(on|to|at) (port )?\d{4,5}\b",
     _I,
 )
 _LEAD = re.compile(
-    r"^\W*((you forgot|reminder|note|fyi|also|and|oh|ok|okay|so|btw|actually|reviewer says)\b"
+    r"^\W*((you forgot|reminder|note|fyi|also|and|oh|ok|okay|so|btw|actually|wait|reviewer says)\b"
     r"[\s:,.-]*)+",
     _I,
 )
 _KEY = re.compile(r"`[^`]+`|(?<![\w-])--?[a-z][\w-]*|\b\d{4,5}\b|\b[\w]+[-_./][\w./-]+\b", _I)
 # One sentence often carries two facts ("we deploy with X, and you must run Y first"); each
 # is kept or superseded on its own.
-_FACT_SPLIT = re.compile(r",\s+and\s+|;\s+|\.\s+")
+_FACT_SPLIT = re.compile(r",\s+and\s+|;\s+|\.\s+|\?\s+")
 
 
 def _clause(sentence: str, at: int) -> str:
-    start = max(sentence.rfind(", ", 0, at), sentence.rfind("; ", 0, at))
-    return sentence[start + 2 :] if start >= 0 else sentence
+    """The clause holding position ``at``; with a pronoun for a subject ("he owns prod
+    deploys"), the clause before it too, which names who that is."""
+    cuts = [sentence.rfind(sep, 0, at) for sep in (", ", "; ", ": ")]
+    start = max(cuts)
+    if start < 0:
+        return sentence
+    clause = sentence[start + 2 :]
+    if _PRONOUN_LEAD.match(clause):
+        before = max(sentence.rfind(sep, 0, start) for sep in (", ", "; ", ": "))
+        return sentence[before + 2 :] if before >= 0 else sentence
+    return clause
 
 
 def _rule(sentence: str, turn_text: str) -> str | None:
@@ -197,8 +222,10 @@ def extract_constraints(exchanges: Sequence[Exchange]) -> list[str]:
             continue  # a resend restates nothing new
         said = _PASTE.sub(" ", ex.text)  # a pasted log or trace states no rule of the person's
         parts = [p for s in sentences(said) for p in _FACT_SPLIT.split(s) if p.strip()]
-        for sentence in parts:
+        for i, sentence in enumerate(parts):
             rule = _rule(sentence, ex.text)
+            if rule is None and i and _MAKES_STANDING.search(sentence):
+                rule = f"{parts[i - 1].strip()}; {sentence.strip()}"
             if rule is None:
                 continue
             keys = _keys(rule)

@@ -8,7 +8,7 @@ from enum import Enum
 from summaries.core.heuristic.evidence import Ev, reply_evidence
 from summaries.core.heuristic.exchanges import Exchange
 from summaries.core.heuristic.signals import UserSignals
-from summaries.core.heuristic.words import content_words
+from summaries.core.heuristic.words import content_words, refs
 
 # Share of a turn's distinctive words already known to an intent at or above which the
 # turn is about that intent.
@@ -66,7 +66,7 @@ class Draft:
         self.user_words |= sig.words
         self.vocab |= sig.words
         for reply in replies:
-            self.vocab |= content_words(reply)
+            self.vocab |= content_words(reply) | refs(reply)
         if role is Role.DROP:
             self.dropped, self.closed = True, False
         elif role is Role.WORK:

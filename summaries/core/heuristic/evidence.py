@@ -188,6 +188,19 @@ _OPEN = re.compile(
     r"|\bscheduled (?:it |the \w+ )?for\b|\bqueued for\b|\bwill (?:go out|run|deploy|ship)\b",
     _I,
 )
+# A run under way has no outcome yet: "Pushed to #3302; CI is running".
+_RUNNING = re.compile(
+    r"\b(?:ci|tests?|suite|build|pipeline|checks?|jobs?)\b[^.;]{0,20}\b(?:is|are) (?:still )?"
+    r"(?:running|pending|queued|in progress)\b",
+    _I,
+)
+_PUSH = re.compile(r"\bpushed\b", _I)
+# A run of one part ("I ran only its SELECT part") checks that part, not the change.
+_PARTIAL_RUN = re.compile(
+    r"\b(?:ran|run|tested|executed|checked|tried) (?:only|just) (?:its|the|a|one|that)\b"
+    r"|\bonly (?:ran|tested|executed|checked|tried)\b",
+    _I,
+)
 _HANDOFF = re.compile(r"\byou'?ll (?:need|have) to\b|\byou need to\b|\byou'?ll want to\b", _I)
 _RUN_LEAD = re.compile(
     r"^\W*(?:i\s+)?(?:ran|re-?ran|retried|replayed|executed|running|run:|tried)\b"
@@ -220,11 +233,14 @@ def _sentence_events(sentence: str, doc_intent: bool) -> list[tuple[int, Ev]]:
     offset = 0
     for clause in re.split(r"(?<=;)\s+|(?<=,)\s+(?=then\b|and\b)", sentence):
         ran = _RUN_LEAD.search(clause) and not _SHIPPING.search(clause)
-        if ran and not any(rule.starts(clause, clause.lower()) for rule in _RED):
+        if _PARTIAL_RUN.search(clause):
+            found.append((offset, Ev.OPEN))
+        elif ran and not any(rule.starts(clause, clause.lower()) for rule in _RED):
             found.append((offset, Ev.GREEN))
         offset += len(clause) + 1
     found.extend((p, Ev.CLOSE) for p in _CLOSE.starts(sentence, low))
     found.extend((m.start(), Ev.OPEN) for m in _OPEN.finditer(sentence))
+    found.extend((m.start(), Ev.OPEN) for m in _RUNNING.finditer(sentence))
     found.extend((m.start(), Ev.HANDOFF) for m in _HANDOFF.finditer(sentence))
     found.sort(key=lambda item: item[0])
     return found
@@ -236,6 +252,10 @@ def _evidence(text: str, doc_intent: bool) -> tuple[Evidence, ...]:
     for sentence in sentences(text):
         for _, kind in _sentence_events(sentence, doc_intent):
             out.append(Evidence(kind, sentence))
+    if any(_RUNNING.search(e.sentence) for e in out if e.kind is Ev.OPEN):
+        # "Pushed to #3302; CI is running": a push waiting on its run is not a close yet (a
+        # merge or a deploy is, whatever runs after it)
+        out = [e for e in out if not (e.kind is Ev.CLOSE and _PUSH.search(e.sentence))]
     return tuple(out)
 
 

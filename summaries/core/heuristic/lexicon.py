@@ -25,27 +25,37 @@ FEASIBILITY = _rx(
     r"how (hard|difficult|much work|long|big|risky) (would|will|is) it (be|take)"
     r"|what would it take|would it be (possible|feasible|hard|difficult|a lot)"
     r"|is it (possible|feasible|realistic) to|how much effort"
+    # whether it pays off at all: "would partitioning it by day actually be worth it?"
+    r"|\bwould\b[^.?!]{0,60}\bbe worth (it|doing|the (effort|trouble|cost))\b"
+    r"|\bis (it|that|this) (even |really |actually )?worth (it|doing|the (effort|trouble|cost))\b"
 )
 NO_CHANGE_YET = _rx(
     r"(don'?t|do not) (change|build|touch|implement|start|do|write|modify) (anything|it|that|this)?"
     r"|(just|only) (asking|curious|wondering)|not now\b|no changes( yet)?\b"
     r"|thinking out loud|hypothetically|out of curiosity|idle thought|just an idea"
 )
+# The step that closes a piece of work: holding it pauses the work, it does not drop it.
+_CLOSE_STEP = (
+    r"(merge|deploy|deployment|release|rollout|push|launch|mr|pr|pull request|merge request"
+    r"|publish|upgrade)"
+)
 # "Drop the bulk export line" edits a text; these phrases drop the work itself.
 DROP = _rx(
     r"\bnever ?mind\b|\bforget (it|about it|that|this|the\b[^.?!]{0,60})"
     r"|\blet'?s not\b(?=\s*(?:[.!,;]|$|do|bother|go|worry))"
-    r"|\b(scrap|ditch|bin|kill|shelve|park|abandon|cancel|drop|skip) (it|that|this|the idea"
-    r"|the whole thing)\b"
+    # "drop it from the list" edits a text; "scrap it from this repo" gives the work up
+    r"|\b(scrap|ditch|bin|kill|shelve|park|abandon|cancel) (it|that|this|the idea"
+    r"|the whole thing)\b(?!\s+(line|column|field|row|step|flag))"
+    r"|\b(drop|skip) (it|that|this|the idea|the whole thing)\b"
     r"(?!\s+(line|from|in|into|column|field|row|step|flag))"
     r"|\b(park|shelve|pause) (the|this|that|our) [\w -]{1,40}\b(for now|until|till|for later)\b"
     r"|\bdon'?t bother\b|\bnot worth (it|the)\b|\b(not|no longer) needed\b|\bdon'?t need (it"
     r"|that|this)\b"
     r"|\bleave it (there|for now|be)\b|\bleave it\W*$|\bgive up on\b"
-    r"|\bhold off\b(?! on (\w+ing|the (merge|deploy|release|rollout|push)))"
+    r"|\bhold off\b(?! on (\w+ing|(the |that |this )?(\w+ )?" + _CLOSE_STEP + r")\b)"
     r"|\bno need\b(?! to)|\bleave it as (is|it is)\b|\bput (it|that|this) on (hold|ice)\b"
-    r"|\b(let'?s|we'?ll) (stop|stop here|call it)\b(?! (a day|done))|\bnot (doing|pursuing) (it"
-    r"|this|that)\b"
+    r"|\b(let'?s|we'?ll) (stop|stop here|call it)\b(?! (a day|done))|\bnot (doing|pursuing"
+    r"|touching|tackling) (it|this|that)\b"
     r"|\b(table|shelve|bench) (it|this|that)\b|\bput a pin in (it|this|that)\b|\bback ?burner\b"
     r"|\b(come back to|revisit|return to) (it|this|that)\b(?=[^.?!]{0,30}\b(later|next|another|some"
     r"|once|after))"
@@ -57,11 +67,22 @@ DROP_PART = _rx(
     r"|this) (?P<obj>(?!idea\b"
     r"|whole\b|rest\b|lot\b|thing\b|work\b|task\b|feature\b|plan\b)\w+( \w+){0,2})"
 )
+# "eslint-plugin-react one: skip it", "skip the flaky ones": one member of a set of items
+# the work goes through; the rest of the set, and the work, go on.
+DROP_ITEM = _rx(
+    r"(^|[.;!?]\s*)\W*(the |that |this )?[\w.@/-]+( [\w.@/-]+){0,2} ones?\s*[:,-]\s*(just )?"
+    r"(skip|drop|leave|ignore|forget|park|scrap|exclude|bin)\b"
+    r"|\b(skip|drop|leave|ignore|exclude|forget) (the|that|those) [\w.@/-]+( [\w.@/-]+){0,2}"
+    r" ones?\b"
+)
 # "forget the footer, do the header instead": the rest replaces the dropped work.
 INSTEAD = _rx(r"\binstead\b|\brather\b")
 # Holding a close step ("hold off on merging that", "don't deploy yet") pauses the work.
 PAUSE_STEP = _rx(
-    r"\bhold off on (\w+ing|the (merge|deploy|release|rollout|push))\b"
+    r"\bhold off on (\w+ing|(the |that |this )?(\w+ )?" + _CLOSE_STEP + r")\b"
+    # "hold off till Jan is back", "until she has reviewed it": waiting on someone, not a drop
+    r"|\bhold off\b[^.?!]{0,50}\b(till|until) \w+ (is back|gets back|returns|reviews?"
+    r"|has (looked|reviewed|signed off)|signs? off|approves?|looks)\b"
     r"|\b(don'?t|do not) (merge|deploy|ship|release|push) (it |that |this )?(yet|until|before)\b"
 )
 NEGATED_FORGET = _rx(r"(don'?t|do not|never) forget")
@@ -94,7 +115,7 @@ STRONG_PIVOT = _rx(
     r"|\banother (thing|topic|issue|task)\b|\bnew (task|topic)\b|\bchange of (topic|subject)\b"
     r"|\bsomething else\b|\bmoving on\b"
     r"|^\W*(second|third|next|other|last) (thing|issue|item|topic|question)\b"
-    r"|\bjump to\b|\bchanging (topic|subject)\b"
+    r"|\bjump to\b|\bchanging (topic|subject)\b|\brandom (q|qs|question|thought)\b"
 )
 # A pivot phrase only moves the work when it leads the turn or one of its sentences:
 # "we'll do a proper hotfix separately" at the end of a revert is not a new topic.
@@ -107,14 +128,19 @@ RESUME = _rx(
     r"\bback to\b|\bget back to\b|\bgoing back to\b|\breturn(ing)? to\b|\bresume\b"
     r"|\bpick (it|that|this|the\b[^.?!]{0,40}) (back )?up\b|\bwhere were we\b|\bwhere we left off\b"
     r"|^\W*(continuing|resuming) (with|on)\b|^\W*re:?\s+(the|our|that)\b"
+    r"|\bbring (it|that|this|them|the\b[^.?!]{0,40}) back\b|\bbring back\b|\brevive\b"
+    r"|\breinstate\b|\bun-?(scrap|park|shelve)\b"
 )
 REFERS_BACK = _rx(
     r"\bwe (talked|spoke) about\b|\byou (estimated|described|suggested|mentioned|proposed)\b"
     r"|\bas (we )?discussed\b|\bfrom (before|earlier)\b|\bthen\s*[.!]?\s*$|\bafter all\b"
-    r"|\bthough\s*[.!]?\s*$|^\W*but\b|\b(after|since|with) (the|this|that|your) (change|fix"
-    r"|deploy|update"
-    r"|patch|upgrade|release)\b"
+    r"|\bthough\s*[.!]?\s*$|^\W*but\b"
+    # "after the flag merge", "since your cache change": a past step of some work
+    r"|\b(after|since|with) (the|this|that|your|our) ([\w-]+ ){0,2}(change|fix|deploy|update"
+    r"|patch|upgrade|release|merge|rollout|migration|refactor|removal)\b"
     r"|\b(what|the thing|the stuff) you (found|said|proposed|suggested)\b"
+    # "for the ones branch protection blocks", "the red ones": items of a set already in play
+    r"|\b(the|those|these) ([\w-]+ )?ones\b"
 )
 CONTINUE = _rx(
     r"^\W*((ok(ay)?|yes|yep|yeah|good|great|nice|fine|right|sure|perfect|cool|alright)\b[\s,.!]*)*"
@@ -124,6 +150,13 @@ CONTINUE = _rx(
     r"|make it|that\b|this\b|it\b|those\b|these\b|them\b|also\b|and\b|then\b|plus\b"
     r"|while (you'?re|we'?re) (in|on|at)|with tests|add (a |some )?(regression )?tests?\b"
     r"|run (the )?tests|finish\b|same\b)"
+)
+# "while we're in checkout: is the coupon field debounced?": the lead only names the area the
+# work was in; whether the turn continues that work is up to the rest of it.
+ASIDE_LEAD = _rx(
+    r"^\W*((ok(ay)?|nice|good|great|cool|thanks|thx|also|and|oh|btw|so)\b[\s,.!]*)*"
+    r"while (you'?re|we'?re|i'?m|you are|we are) (in|on|at|around|here|there)\b[^:,.;!?]*"
+    r"[:,.;!-]\s*"
 )
 # A turn that opens on the state of things, with no subject of its own: "still flaky".
 SUBJECTLESS = _rx(r"^\W*((ugh|hmm|argh|damn|nope|nah|no|so|and|but)\W+)*(still|again|same)\b")
@@ -151,6 +184,10 @@ USER_CLOSE = _rx(
     r"|\b(it'?s|that'?s|is|now|they'?re|are) (live|out|deployed|merged|shipped|released"
     r"|in prod(uction)?)\b"
     r"(?! of\b| for (review|comment|feedback|approval)\b)(?!\s*\?)|\bwent (out|live)\b"
+    # handed to the person who takes it from here: "sent it to Marta", "handed it over to ops"
+    r"|^\W*((ok(ay)?|done|fine)\b[\s,.!]*)*(i('ve| have)? )?(just )?(sent|handed|passed|forwarded"
+    r"|gave) (it|that|this|them|the [\w-]+)( over| on)? to (?!(staging|prod\w*|ci|main|master"
+    r"|review|the (branch|pr|repo|queue|channel))\b)\w+"
 )
 # The person saying it was not checked ("deployed to staging but haven't checked").
 USER_UNVERIFIED = _rx(
@@ -251,6 +288,14 @@ NEW_WORK_VERBS = wordset(
     restrict find look
     """
 )
+# A guard against a recurrence: "make sure that can't happen again", "so it never comes back".
+PREVENT = _rx(
+    r"\b(can'?t|cannot|won'?t|doesn'?t|does not|never|will not|isn'?t able to) (ever )?(happen"
+    r"|occur|recur|come back|break like this)s?\b[^.?!]{0,12}\bagain\b"
+    r"|\b(never|not) (happens?|occurs?|recurs?) again\b"
+    r"|\bprevent (this|that|it|a repeat|a recurrence|recurrence)\b|\bfrom (happening|recurring)"
+    r" again\b|\bguard against (this|that|it|a repeat)\b"
+)
 # After a close, talk about its review, CI or PR is still about the same work.
 FOLLOWUP = _rx(
     r"\b(review(er|ers)?|the (pr|mr|cr|pull request|build|pipeline|checks?)|ci\b|rebase|conflicts?)"
@@ -300,7 +345,7 @@ COMPACTION = _rx(
 DOCS = _rx(
     r"\b(readme|changelog|docs?|documentation|typo|wording|badge|copy|comment|docstring"
     r"|release notes|design doc|license|copyright|blog( post)?|announcement|newsletter"
-    r"|press release|tone)\b"
+    r"|press release|tone|guide|tutorial|runbook|faq|how-?to|wiki|handbook|playbook)\b"
 )
 # Anything that can be run or tested. Work without any of it (an analysis, a chart, a
 # document) has nothing to verify, so finishing it does not leave it "unverified".
@@ -313,7 +358,10 @@ CODE_MARKERS = _rx(
     r"|pipeline|job|task|import\w*|flag|setting|env|webhooks?|retr(?:y|ies)|backoff|timeouts?"
     r"|parser|logger|validation|helm|terraform|nginx|ingress|kafka|redis|postgres\w*|mysql|sql"
     r"|docker|k8s|kubernetes|pods?|containers?|lambda|dag|etl|sdk|cli|frontend|backend|css"
-    r"|android|ios|apk|binary|rate[- ]?limit\w*|middleware|decorator|decorators|tests?uite)\b"
+    r"|apk|binary|rate[- ]?limit\w*|middleware|decorator|decorators|tests?uite"
+    # a platform is code when an app of it is meant, not when it is a column of the data
+    r"|(ios|android) (app|build|crash|release|version|device|client|sdk|simulator|emulator)\w*"
+    r"|testflight|xcode|simulators?|emulators?|play store|app store)\b"
     r"|`[^`]*[(/.=][^`]*`"
 )
 CODE_FILE = _rx(r"\.(py|ts|tsx|js|jsx|go|rs|java|kt|rb|php|sql|sh|gradle|css|scss|html|c|cc|cpp)\b")

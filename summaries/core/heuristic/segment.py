@@ -12,7 +12,18 @@ stays with it even when it shares few words: a report on the result ("ran fine",
 "still flaky"), a reference back ("what you found", "... though"), a definite
 reference to something the person named ("raise the limit"), a refinement led by
 an adjusting verb ("use redis for the counter"). A drop that names only a piece of
-the work, or only what the assistant offered, leaves the intent going.
+the work, one item of a batch ("the eslint one: skip it"), or only what the assistant
+offered, leaves the intent going.
+
+Merging is the other mistake, and finished work is where it happens: it must not
+absorb what follows it. After a day-scale pause, settled or closed work is picked up
+again only by a turn that reports on it (a result, a regression, a close, a follow-up
+on its review, a reference back), never by shared words or a bare "same ...?". After a
+close, a correction that shares nothing with the work corrects something else, and a
+guard against a recurrence ("make sure that can't happen again") is a deliverable of
+its own. A "while we're in X:" lead only names the area; the rest of the turn decides.
+A numbered PR or issue ("#3301") routes a turn to the intent that asked for or made it,
+and a breakage blamed on an earlier step ("red after the flag merge") goes back to it.
 """
 
 from __future__ import annotations
@@ -30,7 +41,7 @@ from summaries.core.heuristic.signals import (
     is_work_order,
     split_after_drop,
 )
-from summaries.core.heuristic.words import content_words
+from summaries.core.heuristic.words import content_words, refs
 
 # Share of a request's distinctive words known to the current intent below which an
 # unmarked request is a new topic.
@@ -56,6 +67,7 @@ class _State:
     pending: list[_Pending] = field(default_factory=list)
     by_turn: dict[int, Draft] = field(default_factory=dict)
     before_open: Draft | None = None  # the current intent before the newest was opened
+    ref_owner: dict[str, Draft] = field(default_factory=dict)  # "#3301": where it first came up
 
     def open(self, ex: Exchange, sig: UserSignals, text: str | None = None) -> Draft:
         draft = Draft(origin=ex.turn)
@@ -77,6 +89,9 @@ class _State:
     ) -> None:
         draft.add(ex, sig, role, text=text, replies=replies)
         self.by_turn.setdefault(ex.turn, draft)
+        entry = draft.entries[-1]
+        for ref in refs(entry.text) | _made_refs(entry.replies):
+            self.ref_owner.setdefault(ref, draft)
 
     def open_from(self, p: _Pending, ex: Exchange, sig: UserSignals) -> Draft:
         draft = Draft(origin=p.turn)
@@ -87,6 +102,20 @@ class _State:
         self.pending.remove(p)
         self.current = draft
         return draft
+
+
+def _made_refs(replies: tuple[str, ...]) -> frozenset[str]:
+    """PR and issue numbers a reply reports making ("Opened #3301", "Merged #81"); a number
+    only mentioned in passing ("see #12") says nothing about where it belongs."""
+    made = (Ev.CLOSE, Ev.CHANGE, Ev.DOC_CHANGE)
+    return frozenset(
+        ref
+        for reply in replies
+        if refs(reply)
+        for ev in reply_evidence(reply)
+        if ev.kind in made
+        for ref in refs(ev.sentence)
+    )
 
 
 def _open_ok(sig: UserSignals) -> bool:
@@ -140,28 +169,51 @@ def _subjectless(text: str) -> bool:
     return bool(lx.SUBJECTLESS.match(text.lower()))
 
 
-def _continues_closed(sig: UserSignals, cur: Draft, text: str) -> bool:
-    """After a close, only follow-ups about the same work stay in the intent."""
+def _continues_closed(sig: UserSignals, cur: Draft, text: str, *, gap: bool = False) -> bool:
+    """After a close, only follow-ups about the same work stay in the intent.
+
+    After a day-scale pause the bar is higher: finished work is picked up again only by a
+    turn that says so (a close, a result, a regression, a follow-up on its review, a
+    reference back, its own named object), never by shared words, a bare "and"/"same"
+    lead or brevity alone ("same nginx thing on grafana?", "why did it take 41 minutes?").
+    """
     if cur.dropped:
         # "while you're in there: ..." after a drop is not about the dropped work
         return sig.resume or sig.correction or cur.sim(sig.words) >= CONTINUES
+    if gap:
+        return _reports_on(sig, cur, text)
+    return (
+        _reports_on(sig, cur, text)
+        or (sig.continuation and not sig.pivot_weak)
+        or cur.related(sig.words)
+    )
+
+
+def _reports_on(sig: UserSignals, cur: Draft, text: str) -> bool:
+    """A turn that reports on, closes or follows up the work in hand, whatever its words."""
     return (
         sig.close_request
         or sig.user_close
         or sig.ack
         or bool(sig.option_pick)
-        or sig.correction
+        # "no, the other bucket" corrects the work; "the project is acme-analytics now, not
+        # acme-dw. fix profiles.yml" corrects a fact about something the work never touched
+        or (sig.correction and not _corrects_elsewhere(sig, cur))
         or sig.resume
         or sig.deferred_check
-        or (sig.continuation and not sig.pivot_weak)
         or sig.followup
         or sig.claims_works  # "export ran fine overnight": a report on the work just closed
         # "main is red now", "still flaky": the closed work is broken after all
         or (sig.regression and (bool(sig.words & cur.vocab) or _subjectless(text)))
         or sig.refers_back
-        or cur.related(sig.words)
         or _names_its_work(text, cur)
     )
+
+
+def _corrects_elsewhere(sig: UserSignals, cur: Draft) -> bool:
+    """ "the project is acme-analytics now, not acme-dw. fix profiles.yml" after a merge: a
+    correction that shares no word with the closed work corrects something else."""
+    return cur.closed and len(sig.words) > 2 and not sig.words & cur.vocab
 
 
 def _points_back(sig: UserSignals) -> bool:
@@ -200,15 +252,28 @@ def _owner_elsewhere(st: _State, sig: UserSignals, text: str) -> Draft | None:
     if cur is None or not sig.words or cur.sim(sig.words) > 0:
         return None
     older, score = _best_older(st, sig.words)
-    if older is not None and score >= CONTINUES and sig.words & older.user_words:
+    # "main went red after the flag merge": a breakage blamed on an earlier step points back
+    # at that work even when it shares only a word or two with it
+    bar = _NEW_TOPIC if sig.regression and sig.refers_back else CONTINUES
+    if older is not None and score >= bar and sig.words & older.user_words:
         return None if _adds_beside(older, sig, text) else older
     return None
+
+
+def _ref_owner(st: _State, sig: UserSignals) -> Draft | None:
+    """ "#3301 got approved. merge it": the one intent where the numbers it names came up."""
+    owners = {id(st.ref_owner[w]): st.ref_owner[w] for w in sig.words if w in st.ref_owner}
+    return next(iter(owners.values())) if len(owners) == 1 else None
 
 
 def _route(st: _State, ex: Exchange, sig: UserSignals) -> tuple[str, Draft | None]:
     cur = st.current
     if cur is None:
         return ("new", None)
+    owner = _ref_owner(st, sig)
+    if owner is not None:
+        # a numbered PR or issue names its work exactly, whatever else the turn shares
+        return ("continue", cur) if owner is cur else ("resume", owner)
     if sig.resume or ex.gap_before or sig.pivot_strong:
         older, score = _best_older(st, sig.words)
         here = cur.sim(sig.words)
@@ -220,15 +285,20 @@ def _route(st: _State, ex: Exchange, sig: UserSignals) -> tuple[str, Draft | Non
             return ("resume", older)
     if sig.pivot_strong:
         return ("new", None)
-    if ex.after_compaction or sig.correction:
+    if ex.after_compaction or (sig.correction and not _corrects_elsewhere(sig, cur)):
         return ("continue", cur)
+    if (cur.settled or cur.closed) and sig.prevent and not (sig.continuation or sig.resume):
+        # "why did it leave the lock behind? make sure that can't happen again" once the
+        # incident is settled: a guard is a deliverable of its own, however many words it shares
+        return ("new", None)
     owner = _owner_elsewhere(st, sig, ex.text)
     if owner is not None and not owner.dropped:
         return ("resume", owner)  # "and merge the CI change" while the migration is current
     if cur.closed or cur.dropped or (ex.gap_before and (cur.settled or cur.made)):
         # A close ends the work: anything substantial that is not about it is new. After a
         # night's pause, so does finished work; work still open is judged like any turn.
-        if _continues_closed(sig, cur, ex.text) or len(sig.words) < 2:
+        short = len(sig.words) < 2 and not (ex.gap_before and sig.words - cur.vocab)
+        if _continues_closed(sig, cur, ex.text, gap=ex.gap_before) or short:
             return ("continue", cur)
         return ("new", None)
     sim = cur.sim(sig.words)
@@ -297,6 +367,12 @@ def _handle_drop(st: _State, ex: Exchange, sig: UserSignals, prev: _Pending | No
     rest = split_after_drop(ex.text)
     new_work = bool(rest) and is_work_order(rest)
     cur = st.current
+    if prev is None and cur is not None and not cur.dropped and sig.drop_item:
+        # one item of the batch is skipped; the batch, and the intent, go on
+        st.place(cur, ex, sig, Role.SPAN)
+        if new_work:
+            st.open(ex, classify(rest), text=rest)
+        return
     if prev is None and cur is not None and sig.drop_part:
         if new_work and _keeps_going(st, sig, rest):
             st.place(cur, ex, sig, Role.WORK)

@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass
 
 from summaries.core.heuristic import lexicon as lx
-from summaries.core.heuristic.words import content_words, sentences
+from summaries.core.heuristic.words import content_words, refs, sentences
 
 _CLAUSE_SPLIT = re.compile(r"[.;:!?\n]+|,\s+|\s+-+\s+|\u2014")
 _FIRST_WORD = re.compile(r"[a-z]+")
@@ -44,7 +44,9 @@ class UserSignals:
     deferred_check: bool  # "I'll click through it tomorrow", "haven't checked": not verified yet
     regression: bool  # "still crashes", "14 dupes again": the result is broken after all
     drop_part: bool  # the drop names a piece of the work ("hold off on the consumer change")
+    drop_item: bool  # the drop names one item of a set ("the eslint one: skip it")
     pause: bool  # "hold off on merging that": a close step waits, the work goes on
+    prevent: bool  # "make sure that can't happen again": a guard against a recurrence
     option_pick: tuple[int, ...]
 
 
@@ -124,9 +126,21 @@ def _is_ack(text: str, words: frozenset[str], work: bool, question: bool) -> boo
     return len(text.split()) <= 8 or len(words) <= 2
 
 
+def _after_aside(text: str) -> str | None:
+    """What follows a "while we're in X:" lead, when it says something of its own."""
+    stripped = text.strip()
+    m = lx.ASIDE_LEAD.match(stripped.lower())
+    if m is None:
+        return None
+    rest = stripped[m.end() :]
+    return rest if len(content_words(rest)) >= 2 else None
+
+
 def classify(text: str) -> UserSignals:
     lowered = text.lower().strip()
-    words = content_words(text)
+    aside = _after_aside(text)
+    # the area an aside names is shared by whatever is asked in it: only its own words count
+    words = content_words(aside if aside is not None else text) | refs(text)
     first = sentences(text)[0] if text.strip() else ""
     work = is_work_order(text)
     question = (
@@ -138,7 +152,12 @@ def classify(text: str) -> UserSignals:
         question and bool(lx.NO_CHANGE_YET.search(lowered))
     )
     pause = bool(lx.PAUSE_STEP.search(lowered))
-    drop = bool(lx.DROP.search(lowered)) and not lx.NEGATED_FORGET.search(lowered) and not pause
+    item = bool(lx.DROP_ITEM.search(lowered))
+    drop = (
+        bool(lx.DROP.search(lowered) or item)
+        and not lx.NEGATED_FORGET.search(lowered)
+        and not pause
+    )
     retract = bool(lx.RETRACT.search(lowered))
     picks = option_picks(text)
     close_req = _closes_in_a_sentence(text)
@@ -161,7 +180,8 @@ def classify(text: str) -> UserSignals:
         pivot_weak=bool(lx.WEAK_PIVOT.search(lowered)),
         resume=bool(lx.RESUME.search(lowered)),
         refers_back=bool(lx.REFERS_BACK.search(lowered)),
-        continuation=bool(lx.CONTINUE.match(lowered)) or bool(picks),
+        continuation=bool(lx.CONTINUE.match(lowered if aside is None else aside.lower()))
+        or bool(picks),
         feasibility=feasible,
         question=question and not work,
         work_order=work,
@@ -176,7 +196,9 @@ def classify(text: str) -> UserSignals:
         deferred_check=deferred,
         regression=regression,
         drop_part=drop and bool(lx.DROP_PART.search(lowered)),
+        drop_item=drop and item,
         pause=pause,
+        prevent=bool(lx.PREVENT.search(lowered)),
         option_pick=picks,
     )
 

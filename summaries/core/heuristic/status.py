@@ -4,19 +4,22 @@ The two are decided separately because they disagree in the cases that matter:
 merged-but-never-run is completed and unverified. Evidence is read in order; the
 rules, first match wins:
 
-* an explicit drop abandons the intent; new work on it afterwards reopens it, and
-  dropping or retracting only an added ask leaves the finished work finished;
+* an explicit drop abandons the intent; new work on it afterwards, or the person
+  bringing it back ("bring the guide back"), reopens it, and dropping or retracting
+  only an added ask leaves the finished work finished;
 * an informational intent (questions only) is completed once answered, verified
   null: nothing was run;
-* a close (commit, merge, PR, push, deploy, or the person's "it's live") completes
-  it; a failing run after the close, or the person reporting it still or again
-  broken, reopens it;
+* a close (commit, merge, PR, push, deploy, the person's "it's live", or the person
+  handing it to whoever takes it from here: "sent it to Marta") completes it; a push
+  still waiting on its run ("pushed; CI is running") does not; a failing run after the
+  close, or the person reporting it still or again broken, reopens it;
 * the person accepting the result, a passing run after the last change with
   nothing left open, or a change reported made with nothing left open completes it,
   including when the person says they will check it later (made, not verified);
 * anything else is active.
 
-Verified is true after a passing run that follows the last change, or when the
+Verified is true after a passing run that follows the last change (a run of only
+one part, "I ran only its SELECT part", is not one), or when the
 person confirms it works or reports it green in their own words ("that did the
 trick", "CI is happy", "I eyeballed it"); false when a change was never run, the
 last run failed, or the person says they have not checked yet or will check later;
@@ -103,6 +106,8 @@ class _Run:
             self.dropped, self.closed = True, False
             self.v.drop = entry
             return
+        if sig.resume or (self.dropped and sig.user_close):
+            self.dropped = False  # "bring the guide back", "merged it after all": reopened
         if _is_new_ask(entry):
             snapshot = (self.verified, self.closed, self.accepted, self.open)
             # a correction ("revert that") undoes the work; only an added ask can be retracted

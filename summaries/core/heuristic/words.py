@@ -77,13 +77,32 @@ _ACRONYM = re.compile(r"\b[A-Z][A-Z0-9]\b")
 _GENERIC_ACRONYMS = frozenset({"ok", "pr", "mr", "cr", "id", "it", "no", "so", "ai"})
 
 
+# A stopword's other forms are stopwords too: "runs", "needs", "changes" share nothing.
+_STOP_STEMS = frozenset(stem(w) for w in STOPWORDS)
+
+
 def content_words(text: str) -> frozenset[str]:
     """Distinctive stems of a text: no stopwords, no very short tokens except acronyms (CI, DB)."""
-    words = {
+    stems = (
         stem(t) for t in tokens(text) if len(t) >= 3 and t not in STOPWORDS and not t.isdigit()
-    }
+    )
+    words = {s for s in stems if s not in _STOP_STEMS}
     words.update(a.lower() for a in _ACRONYM.findall(text) if a.lower() not in _GENERIC_ACRONYMS)
     return frozenset(words)
+
+
+# "#3301", "PR 81", "MR !12": a numbered reference names one piece of work exactly, which
+# no shared word does, so it is kept as a word of its own ("#3301").
+_REF = re.compile(
+    r"(?<![\w&/#])(?:#|!|\b(?:pr|mr|cr|pull request|merge request|issue|ticket)\s*[#!]?\s*)"
+    r"(\d{2,7})\b",
+    re.IGNORECASE,
+)
+
+
+def refs(text: str) -> frozenset[str]:
+    """Numbered references to a PR, MR, issue or ticket, normalized to "#<number>"."""
+    return frozenset("#" + n for n in _REF.findall(text))
 
 
 def sentences(text: str) -> list[str]:
