@@ -19,7 +19,6 @@ line, ts strictly increasing).
 
 from __future__ import annotations
 
-import argparse
 import multiprocessing as mp
 import os
 import sys
@@ -161,9 +160,7 @@ def bench_policy(tmp: Path, policy: str, rows: list[dict[str, Any]], runs: int) 
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    ap = common.arg_parser(__doc__)
     ap.add_argument(
         "--rows", type=int, default=3000, help='rows per arm, fsync "rotate" (default 3000)'
     )

@@ -20,7 +20,6 @@ prompt) and the unbounded ``render_input(turns)``, as a share of the transcript'
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
@@ -48,29 +47,20 @@ def build_transcript(path: Path, size: int, *, seed: int, meta_share: float) -> 
     f = common.RowFactory(seed=seed, profile="chat")
     counts = {"rows": 0, "bytes": 0, "meta_bytes": 0, "content_bytes": 0}
     head = encode_record(f.metadata("Meta-heavy session"))
-    buf = [head]
-    written = len(head)
-    with path.open("wb") as fp:
+    with common.LineWriter(path, batch=256) as out:
+        out.write(head)
         for row in common.meta_heavy_session(f, size - len(head), meta_share=meta_share):
-            line = encode_record(row)
-            buf.append(line)
-            written += len(line)
+            out.write(encode_record(row))
             counts["rows"] += 1
             # '"meta":' + the value; the rest of the line is role, content, ts, keys.
             counts["meta_bytes"] += len(orjson.dumps(row["meta"])) + 8
             counts["content_bytes"] += len(row["content"].encode())
-            if len(buf) >= 256:
-                fp.write(b"".join(buf))
-                buf.clear()
-        fp.write(b"".join(buf))
-    counts["bytes"] = written
+    counts["bytes"] = out.written
     return counts
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    ap = common.arg_parser(__doc__)
     ap.add_argument("--mb", type=float, default=15.0, help="transcript size in MB (default 15)")
     ap.add_argument("--runs", type=int, default=5, help="runs per arm, interleaved (default 5)")
     ap.add_argument(
@@ -131,12 +121,7 @@ def main(argv: list[str] | None = None) -> int:
 
     prompt_bytes = len(build_prompt(turns).encode())
     render_bytes = len(render_input(turns).encode())
-    print(f"{'arm':<14}{'best':>12}{'median':>12}{'MB/s (best)':>14}")
-    for name, timing in t.items():
-        print(
-            f"{name:<14}{common.fmt_ms(timing.best):>12}{common.fmt_ms(timing.median):>12}"
-            f"{size / common.MB / timing.best:>14,.0f}"
-        )
+    common.print_arms(t, size=size)
     base = t["plain orjson"]
     ratio = t["fast path"].best / base.best
     print(

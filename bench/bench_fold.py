@@ -13,7 +13,6 @@ Target: fold throughput >= 0.8x the plain parse (fold time <= 1.25x plain time).
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from pathlib import Path
@@ -38,10 +37,9 @@ def build_transcript(
     rng = f.rng
     rows: list[dict[str, Any]] = []  # the rows written so far (for revision targets)
     counts = {"rows": 0, "revisions": 0, "hints": 0, "bytes": 0}
-    buf: list[bytes] = [encode_record(f.metadata())]
-    written = len(buf[0])
-    with path.open("wb") as fp:
-        while written < size:
+    with common.LineWriter(path) as out:
+        out.write(encode_record(f.metadata()))
+        while out.written < size:
             if rows and rng.random() < revision_rate:
                 n = len(rows)
                 # Mostly recent rows (a turn's stop, a chip), sometimes an old one (a title).
@@ -64,21 +62,13 @@ def build_transcript(
                 record = f.stamped_row()
                 rows.append(record)
                 counts["rows"] += 1
-            line = encode_record(record)
-            buf.append(line)
-            written += len(line)
-            if len(buf) >= 1024:
-                fp.write(b"".join(buf))
-                buf.clear()
-        fp.write(b"".join(buf))
-    counts["bytes"] = written
+            out.write(encode_record(record))
+    counts["bytes"] = out.written
     return counts
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    ap = common.arg_parser(__doc__)
     ap.add_argument("--mb", type=float, default=100.0, help="transcript size in MB (default 100)")
     ap.add_argument("--runs", type=int, default=3, help="runs per arm, interleaved (default 3)")
     ap.add_argument(
@@ -160,12 +150,7 @@ def main(argv: list[str] | None = None) -> int:
             arms |= {"plain json": json_plain, "raw read": raw_read}
         t = common.interleaved(arms, runs=args.runs)
 
-    print(f"{'arm':<14}{'best':>12}{'median':>12}{'MB/s (best)':>14}")
-    for name, timing in t.items():
-        print(
-            f"{name:<14}{common.fmt_ms(timing.best):>12}{common.fmt_ms(timing.median):>12}"
-            f"{size / common.MB / timing.best:>14,.0f}"
-        )
+    common.print_arms(t, size=size)
     speed = t["plain orjson"].best / t["fold"].best  # fold throughput / plain throughput
     print(
         f"ratio fold/plain throughput (best): {speed:.2f}x  "

@@ -49,14 +49,8 @@ def redis_url(db: int) -> str | None:
     return url
 
 
-def pct(values: list[float], q: float) -> float:
-    return sorted(values)[int(q * (len(values) - 1))]
-
-
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    ap = common.arg_parser(__doc__)
     ap.add_argument("--samples", type=int, default=60, help="frames to time (default 60)")
     ap.add_argument("--redis-db", type=int, default=13)
     args = ap.parse_args(argv)
@@ -181,10 +175,7 @@ def run(args: argparse.Namespace, url: str, tmp: Path) -> int:
         publisher.close()
 
     def show(label: str, values: list[float]) -> None:
-        print(
-            f"{label:42}: median {statistics.median(values) * 1000:7.3f} ms, "
-            f"p90 {pct(values, 0.9) * 1000:7.3f} ms, min {min(values) * 1000:7.3f} ms"
-        )
+        print(f"{label:42}: {common.fmt_latencies(values)}")
 
     print(f"samples: {len(frame_lat)} (after {warmup} warm-up)")
     show("commit -> frame at the client (Redis layer)", frame_lat)

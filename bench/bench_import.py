@@ -12,7 +12,6 @@ because a real second run is a new process and would not have it.
 
 from __future__ import annotations
 
-import argparse
 import io
 import os
 import sys
@@ -55,9 +54,7 @@ def build_sessions(source: Path, sessions: int, seed: int) -> tuple[int, int]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    ap = common.arg_parser(__doc__)
     ap.add_argument(
         "--sessions", type=int, default=1000, help="small sessions to import (default 1000)"
     )
@@ -71,20 +68,16 @@ def main(argv: list[str] | None = None) -> int:
         size, archives = build_sessions(source, args.sessions, args.seed)
         print(f"source: {args.sessions:,} sessions, {size / common.MB:.1f} MB, {archives} archives")
 
-        # Settings read the environment at import: set it before django.setup().
-        os.environ["DJANGO_SETTINGS_MODULE"] = "kirocrew_site.settings"
-        os.environ["KIROCREW_HOME"] = str(home)
-        for name in ("DATABASE_URL", "REDIS_URL", "CELERY_BROKER_URL", "CELERY_RESULT_BACKEND"):
-            os.environ.pop(name, None)
-        import django
-
-        django.setup()
+        # This process's environment, minus any outside database, broker or Redis.
+        dropped = ("DATABASE_URL", "REDIS_URL", "CELERY_BROKER_URL", "CELERY_RESULT_BACKEND")
+        env = {k: v for k, v in os.environ.items() if k not in dropped}
+        env.update(DJANGO_SETTINGS_MODULE="kirocrew_site.settings", KIROCREW_HOME=str(home))
+        common.django_setup(env)
         import filecmp
 
         from django.core.management import call_command
         from django.core.management.base import CommandError
 
-        call_command("migrate", verbosity=0, interactive=False)
         from transcripts.models import Session
 
         def run() -> str:

@@ -11,7 +11,6 @@ Target: the rewrite writes >= 100x the revision's bytes (the reference observed 
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from pathlib import Path
@@ -26,9 +25,7 @@ TARGET = 100.0
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    ap = common.arg_parser(__doc__)
     ap.add_argument("--rows", type=int, default=500, help="rows in the window (default 500)")
     ap.add_argument("--seed", type=int, default=1)
     args = ap.parse_args(argv)

@@ -12,7 +12,6 @@ one GET reads (``rchar``) on the big slot, which must stay far below the transcr
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import sys
 import time
@@ -31,28 +30,20 @@ def fill_transcript(path: Path, size: int, seed: int, *, short: bool = False) ->
     from transcripts.core.codec import encode_record
 
     factory = common.RowFactory(seed=seed)
-    written = path.stat().st_size
-    with path.open("ab") as fp:
-        batch: list[bytes] = []
-        while written < size:
+    rows = 0
+    with common.LineWriter(path, append=True, batch=2000) as out:
+        while out.written < size:
             row = factory.stamped_row()
             if short:
-                role = "user" if len(batch) % 2 == 0 else "assistant"
+                role = "user" if rows % 2 == 0 else "assistant"
                 row = {"role": role, "content": factory.text(60), "ts": row["ts"]}
-            line = encode_record(row)
-            batch.append(line)
-            written += len(line)
-            if len(batch) >= 2000:
-                fp.write(b"".join(batch))
-                batch.clear()
-        fp.write(b"".join(batch))
-    return written
+            out.write(encode_record(row))
+            rows += 1
+    return out.written
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    ap = common.arg_parser(__doc__)
     ap.add_argument("--size-mb", type=float, default=100, help="big transcript (default 100)")
     ap.add_argument("--requests", type=int, default=400, help="GETs per arm (default 400)")
     ap.add_argument("--seed", type=int, default=1)
@@ -112,17 +103,13 @@ def main(argv: list[str] | None = None) -> int:
 
         moved = common.io_delta(lambda: get("big"))
 
-    def pct(values: list[float], q: float) -> float:
-        return sorted(values)[int(q * (len(values) - 1))]
-
     big_med, small_med = statistics.median(samples["big"]), statistics.median(samples["small"])
     ratio = big_med / small_med
     for slot, size in (("big", big_size), ("small", small_size)):
         values = samples[slot]
         print(
-            f"GET summary, {slot:5} ({size / common.MB:9,.3f} MB): median "
-            f"{statistics.median(values) * 1000:6.3f} ms, p90 {pct(values, 0.9) * 1000:6.3f} ms, "
-            f"min {min(values) * 1000:6.3f} ms ({len(values)} requests)"
+            f"GET summary, {slot:5} ({size / common.MB:9,.3f} MB): "
+            f"{common.fmt_latencies(values, width=6)} ({len(values)} requests)"
         )
     if moved is not None:
         print(

@@ -24,7 +24,6 @@ cost does not grow with the transcript.
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 from functools import partial
@@ -61,9 +60,7 @@ def fill(key: str, size: int, *, seed: int, meta_share: float) -> tuple[int, int
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    ap = common.arg_parser(__doc__)
     ap.add_argument("--mb", type=float, default=10.0, help="session size in MB (default 10)")
     ap.add_argument("--runs", type=int, default=5, help="runs per arm, interleaved (default 5)")
     ap.add_argument(
@@ -138,9 +135,7 @@ def main(argv: list[str] | None = None) -> int:
             TranscriptStore.session_lines = real_lines  # type: ignore[method-assign]
 
     t = {name: common.Timing(name, samples) for name, samples in timings.items()}
-    print(f"{'arm':<16}{'best':>12}{'median':>12}")
-    for name, timing in t.items():
-        print(f"{name:<16}{common.fmt_ms(timing.best):>12}{common.fmt_ms(timing.median):>12}")
+    common.print_arms(t, width=16)
     base = t["generate"]
     ratio = t["current"].best / base.best
     fold_ratio = t["generate, fold"].best / base.best

@@ -19,7 +19,6 @@ Target: median req/s summary / baseline >= 0.7.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import re
 import shutil
@@ -87,14 +86,12 @@ def python_run(url: str, token: str, seconds: float) -> tuple[float, str]:
 
     t0 = time.perf_counter()
     done, latencies = asyncio.run(run())
-    p99 = sorted(latencies)[int(0.99 * (len(latencies) - 1))]
+    p99 = common.percentile(latencies, 0.99)
     return done / (time.perf_counter() - t0), f"{p99 * 1000:.2f}ms"
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    ap = common.arg_parser(__doc__)
     ap.add_argument("--duration", type=float, default=5, help="seconds per run (default 5)")
     ap.add_argument("--runs", type=int, default=3, help="runs per arm (default 3)")
     ap.add_argument("--python-client", action="store_true", help="ignore wrk even if present")

@@ -6,6 +6,7 @@ ratio against a baseline: absolute times on these shared 2-core machines move, r
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import gc
 import os
@@ -19,7 +20,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 if str(REPO_ROOT) not in sys.path:
@@ -74,8 +75,39 @@ def fmt_ms(seconds: float) -> str:
     return f"{seconds * 1000:,.1f} ms"
 
 
+def percentile(values: list[float], q: float) -> float:
+    """The ``q`` quantile (0..1) of ``values``, nearest rank below."""
+    return sorted(values)[int(q * (len(values) - 1))]
+
+
+def fmt_latencies(values: list[float], width: int = 7) -> str:
+    """``median …, p90 …, min …`` of per-request seconds, in ms."""
+    return (
+        f"median {statistics.median(values) * 1000:{width}.3f} ms, "
+        f"p90 {percentile(values, 0.9) * 1000:{width}.3f} ms, "
+        f"min {min(values) * 1000:{width}.3f} ms"
+    )
+
+
+def print_arms(t: dict[str, Timing], *, size: int | None = None, width: int = 14) -> None:
+    """The arms table: best and median time, and MB/s at best when ``size`` (bytes) is given."""
+    print(f"{'arm':<{width}}{'best':>12}{'median':>12}" + (f"{'MB/s (best)':>14}" if size else ""))
+    for name, timing in t.items():
+        line = f"{name:<{width}}{fmt_ms(timing.best):>12}{fmt_ms(timing.median):>12}"
+        if size:
+            line += f"{size / MB / timing.best:>14,.0f}"
+        print(line)
+
+
 def fmt_rate(count: float, unit: str) -> str:
     return f"{count:,.0f} {unit}"
+
+
+def arg_parser(doc: str | None) -> argparse.ArgumentParser:
+    """A bench script's parser: its module docstring, as written, is the ``--help`` text."""
+    return argparse.ArgumentParser(
+        description=doc, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
 
 
 # ---------------------------------------------------------------------- I/O accounting
@@ -112,6 +144,42 @@ def temp_dir(name: str) -> Iterator[Path]:
     """A scratch directory under /tmp, removed on exit (also on error or Ctrl-C)."""
     with tempfile.TemporaryDirectory(prefix=f"kirocrew-bench-{name}-", dir=TMP_ROOT) as d:
         yield Path(d)
+
+
+class LineWriter:
+    """Encoded lines written to ``path`` in batches (one ``write()`` per ``batch`` lines), as
+    a context manager; ``written`` is the file's size so far, buffered lines included."""
+
+    def __init__(self, path: Path, *, append: bool = False, batch: int = 1024) -> None:
+        self.path = path
+        self.mode = "ab" if append else "wb"
+        self.batch = batch
+        self.written = path.stat().st_size if append else 0
+        self._buf: list[bytes] = []
+        self._fp: IO[bytes] | None = None
+
+    def __enter__(self) -> LineWriter:
+        self._fp = self.path.open(self.mode)
+        return self
+
+    def write(self, line: bytes) -> None:
+        self._buf.append(line)
+        self.written += len(line)
+        if len(self._buf) >= self.batch:
+            self._flush()
+
+    def _flush(self) -> None:
+        assert self._fp is not None
+        self._fp.write(b"".join(self._buf))
+        self._buf.clear()
+
+    def __exit__(self, exc_type: object, *exc_info: object) -> None:
+        assert self._fp is not None
+        try:
+            if exc_type is None:
+                self._flush()
+        finally:
+            self._fp.close()
 
 
 def warm_page_cache(path: Path) -> int:

@@ -263,4 +263,3 @@ def _mirror(slot: Slot, payload: dict[str, Any], gist: str, sig: int, gen: int) 
             defaults={"summary": gist, "sig": sig, "gen": gen, "generated_at": generated_at},
         )
         Slot.objects.filter(pk=slot.pk).update(summary_turn_mark=payload["user_turns"])
-

@@ -7,6 +7,13 @@ from pathlib import Path
 
 import pytest
 
+# Fixtures shared across the test packages, registered once here (see tests/fixtures/).
+pytest_plugins = [
+    "tests.fixtures.store",
+    "tests.fixtures.summaries",
+    "tests.fixtures.slots",
+]
+
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     have_services = os.environ.get("DATABASE_URL", "").startswith("postgres") and bool(

@@ -5,26 +5,23 @@ whole middleware stack with Django's test ``Client``."""
 from __future__ import annotations
 
 import json
-import os
 import secrets
 import string
-import time
-from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from django.contrib.auth import get_user_model
 from django.test import Client
 
 if TYPE_CHECKING:
     from django.test.client import _MonkeyPatchedWSGIResponse
 
-from summaries.core.turns import TranscriptTurn
+from tests.fixtures.personas import app_with_client, dashboard_client
+from tests.fixtures.slots import add_exchanges
 from transcripts.core.store import TranscriptStore
 from transcripts.models import App, SecurityEvent, Slot
-from transcripts.services import app_create, session_append_row, session_create
+from transcripts.services import session_create
 from transcripts.store import get_store
 
 NO_BODY = object()
@@ -32,35 +29,6 @@ SECRET = "ghp_" + "A" * 36  # a GitHub token shape the redactor knows
 UNSAFE = {"POST", "PUT", "PATCH", "DELETE"}
 DENY_FOREIGN = "app does not own this slot"
 DENY_UNSCOPED = "app cannot access unscoped slots"
-
-
-def exchange(i: int) -> tuple[str, str]:
-    """The i-th clean exchange: a distinct request and its answer."""
-    return (
-        f"Please fix bug number {i} in the login flow (ticket LOGIN-{100 + i}).",
-        f"Fixed bug {i}: the session cookie was read before it was set. Tests pass.",
-    )
-
-
-def add_exchanges(slot: Slot, count: int, *, start: int = 0) -> list[str]:
-    """Append ``count`` user/assistant exchanges; returns the new rows' ts values."""
-    stamps: list[str] = []
-    for i in range(start, start + count):
-        question, answer = exchange(i)
-        stamps += session_append_row(key=slot.session.key, role="user", content=question).ts
-        stamps += session_append_row(key=slot.session.key, role="assistant", content=answer).ts
-    return stamps
-
-
-def write_config(path: Path, **section: Any) -> None:
-    """Replace config.json so that its identity (mtime) visibly changes."""
-    try:
-        previous = path.stat().st_mtime_ns
-    except FileNotFoundError:
-        previous = 0
-    path.write_text(json.dumps({"session_summary": section}))
-    stamp = max(time.time_ns(), previous + 1_000_000)
-    os.utime(path, ns=(stamp, stamp))
 
 
 @dataclass
@@ -118,21 +86,6 @@ class World:
         }[name]
 
 
-class CountingBackend:
-    """Wraps the real heuristic summarizer and counts the calls that would cost money."""
-
-    def __init__(self) -> None:
-        from summaries.core.heuristic import HeuristicBackend
-
-        self.inner = HeuristicBackend()
-        self.name = self.inner.name
-        self.calls = 0
-
-    def generate(self, prompt: str, turns: Sequence[TranscriptTurn]) -> str:
-        self.calls += 1
-        return self.inner.generate(prompt, turns)
-
-
 def events() -> list[SecurityEvent]:
     return list(SecurityEvent.objects.order_by("pk"))
 
@@ -156,55 +109,8 @@ def transcript_bytes(name: str) -> bytes | None:
     return path.read_bytes() if path.is_file() else None
 
 
-@pytest.fixture(autouse=True)
-def _clean_summary_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The developer's shell must not decide whether a test's summaries are on."""
-    for var in (
-        "KIROCREW_SUMMARY_ENABLED",
-        "KIROCREW_SUMMARY_MIN_USER_TURNS",
-        "KIROCREW_SUMMARY_REGENERATE_AFTER_TURNS",
-        "KIROCREW_SUMMARY_MAX_INTENTS",
-        "KIROCREW_SUMMARY_MAX_CONSTRAINTS",
-        "KIROCREW_SUMMARY_ASSISTANT_EXCERPT_CHARS",
-    ):
-        monkeypatch.delenv(var, raising=False)
-
-
-@pytest.fixture
-def store(kirocrew_home: Path, settings: Any) -> TranscriptStore:
-    settings.TRANSCRIPT_FSYNC = "never"
-    settings.KIROCREW_SUMMARY_MODEL = "heuristic"
-    settings.DEBUG = False
-    return get_store()
-
-
-@pytest.fixture
-def configure(store: TranscriptStore, settings: Any) -> Callable[..., Path]:
-    """``configure(enabled=True, min_user_turns=3, …)`` writes the session_summary section."""
-    path = Path(settings.KIROCREW_CONFIG_PATH)
-
-    def apply(**section: Any) -> Path:
-        write_config(path, **section)
-        return path
-
-    return apply
-
-
-@pytest.fixture
-def enabled(configure: Callable[..., Path]) -> Path:
-    return configure(enabled=True)
-
-
-@pytest.fixture
-def counting_backend(monkeypatch: pytest.MonkeyPatch) -> CountingBackend:
-    backend = CountingBackend()
-    monkeypatch.setattr("summaries.services.summary_backend", lambda: backend)
-    return backend
-
-
 def _app_persona(name: str) -> Persona:
-    app, token = app_create(name=name)
-    client = Client(enforce_csrf_checks=True, HTTP_AUTHORIZATION=f"Bearer {token}")
+    app, token, client = app_with_client(name, enforce_csrf_checks=True)
     return Persona(name=name, client=client, app=app, token=token)
 
 
@@ -221,9 +127,7 @@ def foreign(store: TranscriptStore, db: None) -> Persona:
 @pytest.fixture
 def dashboard(store: TranscriptStore, db: None) -> Persona:
     """A logged-in dashboard user whose client enforces CSRF like a browser would."""
-    user = get_user_model().objects.create(username="dash")
-    client = Client(enforce_csrf_checks=True)
-    client.force_login(user)
+    client = dashboard_client(enforce_csrf_checks=True)
     secret = "".join(secrets.choice(string.ascii_letters + string.digits) for _ in range(32))
     client.cookies["csrftoken"] = secret
     return Persona(name="dashboard", client=client, csrf=secret)
@@ -235,27 +139,12 @@ def anonymous(store: TranscriptStore, db: None) -> Persona:
 
 
 @pytest.fixture
-def make_slot(store: TranscriptStore, db: None) -> Callable[..., Slot]:
-    """A slot with ``turns`` clean exchanges whose last turn ended with end_turn."""
-
-    def make(name: str, *, app: App | None = None, turns: int = 2, memory_mode: str = "") -> Slot:
-        slot = session_create(name=name, memory_mode=memory_mode, app=app)
-        add_exchanges(slot, turns)
-        Slot.objects.filter(pk=slot.pk).update(last_stop_reason="end_turn")
-        slot.refresh_from_db()
-        slot.session.refresh_from_db()
-        return slot
-
-    return make
-
-
-@pytest.fixture
 def world(
     owner: Persona,
     foreign: Persona,
     dashboard: Persona,
     anonymous: Persona,
-    enabled: Path,
+    enabled_summaries: Path,
 ) -> World:
     """Own, foreign and unscoped slots, each with two clean exchanges; summaries on."""
     names = {

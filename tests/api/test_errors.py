@@ -15,6 +15,8 @@ from transcripts.models import Slot
 
 from .conftest import SECRET, Persona, error_of
 
+Send = Callable[..., Any]  # the send_raw fixture
+
 WRITES = [
     ("POST", "/api/chat/slots"),
     ("PATCH", "/api/chat/slots/s1"),
@@ -37,6 +39,23 @@ def first_ts(s1: Slot, store: TranscriptStore) -> str:
     return str(store.read_session(s1.session.key).rows[0]["ts"])
 
 
+@pytest.fixture
+def send_raw(owner: Persona, first_ts: str) -> Send:
+    """``send_raw(method, path, raw, **kw)``: ``raw`` as the body of a ``WRITES`` route, its
+    ``{ts}`` filled with a real row's ts."""
+
+    def send(method: str, path: str, raw: bytes, **kwargs: Any) -> Any:
+        return owner.call(method, path.format(ts=quote(first_ts)), raw=raw, **kwargs)
+
+    return send
+
+
+@pytest.fixture
+def before(s1: Slot, store: TranscriptStore) -> bytes:
+    """s1's transcript as it is before the request under test."""
+    return store.path("dashboard:s1").read_bytes()
+
+
 def assert_clean_error(response: Any, *statuses: int) -> dict[str, Any]:
     assert response.status_code in statuses, (response.status_code, response.content[:300])
     body = error_of(response)
@@ -50,6 +69,18 @@ def assert_clean_error(response: Any, *statuses: int) -> dict[str, Any]:
 
 def unchanged(store: TranscriptStore, before: bytes) -> bool:
     return store.path("dashboard:s1").read_bytes() == before and Slot.objects.count() == 1
+
+
+def assert_refused_unless_optional(
+    response: Any, path: str, store: TranscriptStore, before: bytes, *statuses: int
+) -> None:
+    """A clean error that wrote nothing; only PATCH, fork and create, whose every field is
+    optional, may accept a body that carries none of their fields."""
+    if response.status_code < 400:
+        assert path.endswith(("/s1", "/fork", "/api/chat/slots")), response.content
+        return
+    assert_clean_error(response, *statuses)
+    assert unchanged(store, before)
 
 
 @pytest.mark.parametrize(("method", "path"), WRITES)
@@ -67,16 +98,9 @@ def unchanged(store: TranscriptStore, before: bytes) -> bool:
     ids=["brace", "bad", "unterminated", "binary", "deep-list", "deep-object", "huge-int"],
 )
 def test_a_malformed_body_is_400_json(
-    owner: Persona,
-    first_ts: str,
-    store: TranscriptStore,
-    method: str,
-    path: str,
-    raw: bytes,
+    send_raw: Send, store: TranscriptStore, before: bytes, method: str, path: str, raw: bytes
 ) -> None:
-    before = store.path("dashboard:s1").read_bytes()
-    response = owner.call(method, path.format(ts=quote(first_ts)), raw=raw)
-    assert_clean_error(response, 400, 422)
+    assert_clean_error(send_raw(method, path, raw), 400, 422)
     assert unchanged(store, before)
 
 
@@ -85,39 +109,19 @@ def test_a_malformed_body_is_400_json(
     "raw", [b"null", b"[]", b'"text"', b"42", b"true", b'{"content": null, "role": []}']
 )
 def test_a_body_of_the_wrong_shape_is_4xx_json(
-    owner: Persona,
-    first_ts: str,
-    store: TranscriptStore,
-    method: str,
-    path: str,
-    raw: bytes,
+    send_raw: Send, store: TranscriptStore, before: bytes, method: str, path: str, raw: bytes
 ) -> None:
-    before = store.path("dashboard:s1").read_bytes()
-    response = owner.call(method, path.format(ts=quote(first_ts)), raw=raw)
-    # Every field of PATCH and fork is optional: "{}"-like bodies may succeed there.
-    if response.status_code < 400:
-        assert path.endswith(("/s1", "/fork", "/api/chat/slots")), response.content
-        return
-    assert_clean_error(response, 400, 422)
-    assert unchanged(store, before)
+    response = send_raw(method, path, raw)
+    assert_refused_unless_optional(response, path, store, before, 400, 422)
 
 
 @pytest.mark.parametrize(("method", "path"), WRITES)
 def test_a_form_encoded_body_is_4xx_json(
-    owner: Persona, first_ts: str, store: TranscriptStore, method: str, path: str
+    send_raw: Send, store: TranscriptStore, before: bytes, method: str, path: str
 ) -> None:
-    before = store.path("dashboard:s1").read_bytes()
-    response = owner.call(
-        method,
-        path.format(ts=quote(first_ts)),
-        raw=b"role=assistant&content=x&name=n",
-        content_type="application/x-www-form-urlencoded",
-    )
-    if response.status_code < 400:  # optional-only bodies
-        assert path.endswith(("/s1", "/fork", "/api/chat/slots")), response.content
-        return
-    assert_clean_error(response, 400, 415, 422)
-    assert unchanged(store, before)
+    form = b"role=assistant&content=x&name=n"
+    response = send_raw(method, path, form, content_type="application/x-www-form-urlencoded")
+    assert_refused_unless_optional(response, path, store, before, 400, 415, 422)
 
 
 @pytest.mark.parametrize(
@@ -137,9 +141,8 @@ def test_a_form_encoded_body_is_4xx_json(
     ],
 )
 def test_wrong_types_and_missing_fields_are_422(
-    owner: Persona, s1: Slot, store: TranscriptStore, path: str, body: dict[str, Any]
+    owner: Persona, store: TranscriptStore, before: bytes, path: str, body: dict[str, Any]
 ) -> None:
-    before = store.path("dashboard:s1").read_bytes()
     response = owner.call("POST", path, body)
     assert assert_clean_error(response, 422)["code"] == "invalid_request"
     assert unchanged(store, before)
@@ -203,14 +206,13 @@ def test_an_unknown_route_looks_the_same_for_a_foreign_slot(
 @pytest.mark.parametrize("persona", ["owner", "anonymous"])
 def test_a_wrong_method_is_405_json(
     request: pytest.FixtureRequest,
-    s1: Slot,
     store: TranscriptStore,
+    before: bytes,
     method: str,
     path: str,
     persona: str,
 ) -> None:
     caller: Persona = request.getfixturevalue(persona)
-    before = store.path("dashboard:s1").read_bytes()
     response = caller.call(method, path, {"title": "x", "content": "y"})
     body = assert_clean_error(response, 405)
     assert body["code"] == "method_not_allowed"
@@ -227,10 +229,9 @@ def test_a_head_request_to_a_write_route_is_405_without_a_body(owner: Persona, s
 
 @pytest.mark.parametrize("over", [1024, 10 * 1024 * 1024])
 def test_a_huge_body_is_413_json(
-    owner: Persona, s1: Slot, store: TranscriptStore, settings: Any, over: int
+    owner: Persona, store: TranscriptStore, before: bytes, settings: Any, over: int
 ) -> None:
     """Over Django's DATA_UPLOAD_MAX_MEMORY_SIZE: refused before parsing, as JSON."""
-    before = store.path("dashboard:s1").read_bytes()
     content = SECRET + "x" * (settings.DATA_UPLOAD_MAX_MEMORY_SIZE + over)
     for path, body in (
         ("/api/chat/slots/s1/rows", {"role": "assistant", "content": content}),
@@ -291,9 +292,8 @@ def test_a_large_body_under_the_limit_is_accepted(
     ],
 )
 def test_an_error_never_echoes_a_submitted_secret(
-    owner: Persona, s1: Slot, store: TranscriptStore, method: str, path: str, body: Any
+    owner: Persona, store: TranscriptStore, before: bytes, method: str, path: str, body: Any
 ) -> None:
-    before = store.path("dashboard:s1").read_bytes()
     if body is None:
         response = owner.call(method, path)
     else:

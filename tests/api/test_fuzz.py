@@ -86,7 +86,7 @@ def snapshot(store: TranscriptStore) -> tuple[Any, ...]:
 
 
 @pytest.fixture
-def fz(owner: Persona, make_slot: Callable[..., Slot], enabled: Path) -> Slot:
+def fz(owner: Persona, make_slot: Callable[..., Slot], enabled_summaries: Path) -> Slot:
     return make_slot("fz", app=owner.app, turns=2)
 
 

@@ -46,7 +46,7 @@ BUDGET = settings(
 
 
 @pytest.fixture
-def contract(owner: Persona, make_slot: Callable[..., Slot], enabled: Path) -> Persona:
+def contract(owner: Persona, make_slot: Callable[..., Slot], enabled_summaries: Path) -> Persona:
     make_slot("contract", app=owner.app, turns=2)
     return owner
 

@@ -148,7 +148,7 @@ def test_list_has_own_slots_only_newest_activity_first(
 
 
 def test_list_carries_the_one_line_summary(
-    owner: Persona, make_slot: Callable[..., Slot], enabled: Path
+    owner: Persona, make_slot: Callable[..., Slot], enabled_summaries: Path
 ) -> None:
     make_slot("s1", app=owner.app)
     make_slot("s2", app=owner.app)
@@ -206,7 +206,7 @@ def test_patch_without_a_title_changes_nothing(
 
 
 def test_delete_is_204_and_the_files_are_gone(
-    owner: Persona, make_slot: Callable[..., Slot], store: TranscriptStore, enabled: Path
+    owner: Persona, make_slot: Callable[..., Slot], store: TranscriptStore, enabled_summaries: Path
 ) -> None:
     slot = make_slot("s1", app=owner.app, turns=3)
     key = slot.session.key

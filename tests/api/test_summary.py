@@ -12,10 +12,11 @@ import pytest
 from django.utils import timezone
 
 from summaries.core.sidecar import INTENTS, ONE_LINE
+from tests.fixtures.summaries import CountingBackend
 from transcripts.core.store import TranscriptStore
 from transcripts.models import Slot
 
-from .conftest import CountingBackend, Persona, error_of
+from .conftest import Persona, error_of
 
 URL = "/api/chat/slots/s1/summary"
 KEY = "dashboard:s1"
@@ -50,6 +51,17 @@ def sidecars(store: TranscriptStore, key: str = KEY) -> list[bool]:
     return [store.sidecar_path(key, kind).exists() for kind in (INTENTS, ONE_LINE)]
 
 
+def assert_refused_for_free(
+    owner: Persona, store: TranscriptStore, backend: CountingBackend, code: str
+) -> None:
+    """A POST is refused with 409 ``code`` before any model call or sidecar write."""
+    response = post(owner)
+    assert response.status_code == 409
+    assert error_of(response)["code"] == code
+    assert backend.calls == 0
+    assert sidecars(store) == [False, False]
+
+
 def assert_empty(body: dict[str, Any]) -> None:
     assert body["stale"] is False
     assert body["intents"] == []
@@ -71,7 +83,7 @@ def test_get_never_generates(
     owner: Persona,
     s1: Slot,
     store: TranscriptStore,
-    enabled: Path,
+    enabled_summaries: Path,
     counting_backend: CountingBackend,
 ) -> None:
     for _ in range(3):
@@ -106,7 +118,7 @@ def test_get_with_no_config_file_is_off(owner: Persona, s1: Slot) -> None:
 
 
 def test_post_stores_and_returns_the_summary(
-    owner: Persona, s1: Slot, store: TranscriptStore, enabled: Path
+    owner: Persona, s1: Slot, store: TranscriptStore, enabled_summaries: Path
 ) -> None:
     response = post(owner)
     assert response.status_code == 200
@@ -131,7 +143,7 @@ def test_post_stores_and_returns_the_summary(
 
 
 def test_a_summary_goes_stale_after_an_append(
-    owner: Persona, s1: Slot, store: TranscriptStore, enabled: Path
+    owner: Persona, s1: Slot, store: TranscriptStore, enabled_summaries: Path
 ) -> None:
     assert post(owner).status_code == 200
     fresh = get(owner)
@@ -150,7 +162,7 @@ def test_a_summary_goes_stale_after_an_append(
 
 
 def test_generate_state_too_few_turns(
-    owner: Persona, make_slot: Callable[..., Slot], enabled: Path
+    owner: Persona, make_slot: Callable[..., Slot], enabled_summaries: Path
 ) -> None:
     make_slot("s1", app=owner.app, turns=1)
     assert get(owner)["generate_state"] == "too_few_turns"
@@ -167,14 +179,14 @@ def test_generate_state_follows_min_user_turns(
 
 @pytest.mark.parametrize("mode", ["incognito", "temporary"])
 def test_generate_state_unavailable_for_restricted_sessions(
-    owner: Persona, make_slot: Callable[..., Slot], enabled: Path, mode: str
+    owner: Persona, make_slot: Callable[..., Slot], enabled_summaries: Path, mode: str
 ) -> None:
     make_slot("s1", app=owner.app, turns=3, memory_mode=mode)
     assert get(owner)["generate_state"] == "unavailable"
 
 
 def test_generate_state_unavailable_while_a_pass_is_in_flight(
-    owner: Persona, s1: Slot, enabled: Path
+    owner: Persona, s1: Slot, enabled_summaries: Path
 ) -> None:
     Slot.objects.filter(pk=s1.pk).update(
         summary_in_flight_until=timezone.now() + dt.timedelta(minutes=5)
@@ -190,82 +202,56 @@ def test_generate_state_unavailable_while_a_pass_is_in_flight(
 def test_post_with_the_feature_off_is_409_summary_disabled(
     owner: Persona, s1: Slot, store: TranscriptStore, counting_backend: CountingBackend
 ) -> None:
-    response = post(owner)
-    assert response.status_code == 409
-    assert error_of(response)["code"] == "summary_disabled"
-    assert counting_backend.calls == 0
-    assert sidecars(store) == [False, False]
+    assert_refused_for_free(owner, store, counting_backend, "summary_disabled")
 
 
 def test_post_during_a_turn_is_409_summary_turn_running(
     owner: Persona,
     s1: Slot,
     store: TranscriptStore,
-    enabled: Path,
+    enabled_summaries: Path,
     counting_backend: CountingBackend,
 ) -> None:
     assert owner.call("POST", "/api/chat/slots/s1/turns", {"content": "more"}).status_code == 201
-    response = post(owner)
-    assert response.status_code == 409
-    assert error_of(response)["code"] == "summary_turn_running"
-    assert counting_backend.calls == 0
-    assert sidecars(store) == [False, False]
+    assert_refused_for_free(owner, store, counting_backend, "summary_turn_running")
 
 
 def test_post_while_a_pass_is_in_flight_is_409_summary_in_flight(
     owner: Persona,
     s1: Slot,
     store: TranscriptStore,
-    enabled: Path,
+    enabled_summaries: Path,
     counting_backend: CountingBackend,
 ) -> None:
     until = timezone.now() + dt.timedelta(minutes=5)
     Slot.objects.filter(pk=s1.pk).update(summary_in_flight_until=until)
-    response = post(owner)
-    assert response.status_code == 409
-    assert error_of(response)["code"] == "summary_in_flight"
-    assert counting_backend.calls == 0
-    assert sidecars(store) == [False, False]
+    assert_refused_for_free(owner, store, counting_backend, "summary_in_flight")
     assert Slot.objects.get(pk=s1.pk).summary_in_flight_until == until  # not someone else's
 
 
-def test_post_with_too_few_turns_is_409_summary_unavailable(
+@pytest.mark.parametrize(
+    ("turns", "mode"),
+    [(1, ""), (3, "incognito"), (3, "temporary"), (3, "INCOGNITO")],
+    ids=["too-few-turns", "incognito", "temporary", "INCOGNITO"],
+)
+def test_post_with_too_few_turns_or_for_a_restricted_session_is_409_summary_unavailable(
     owner: Persona,
     make_slot: Callable[..., Slot],
     store: TranscriptStore,
-    enabled: Path,
+    enabled_summaries: Path,
     counting_backend: CountingBackend,
-) -> None:
-    make_slot("s1", app=owner.app, turns=1)
-    response = post(owner)
-    assert response.status_code == 409
-    assert error_of(response)["code"] == "summary_unavailable"
-    assert counting_backend.calls == 0
-    assert sidecars(store) == [False, False]
-
-
-@pytest.mark.parametrize("mode", ["incognito", "temporary", "INCOGNITO"])
-def test_post_for_a_restricted_session_is_409_summary_unavailable(
-    owner: Persona,
-    make_slot: Callable[..., Slot],
-    store: TranscriptStore,
-    enabled: Path,
-    counting_backend: CountingBackend,
+    turns: int,
     mode: str,
 ) -> None:
-    make_slot("s1", app=owner.app, turns=3, memory_mode=mode)
-    response = post(owner)
-    assert response.status_code == 409
-    assert error_of(response)["code"] == "summary_unavailable"
-    assert counting_backend.calls == 0
-    assert sidecars(store) == [False, False]
+    make_slot("s1", app=owner.app, turns=turns, memory_mode=mode)
+    assert_refused_for_free(owner, store, counting_backend, "summary_unavailable")
 
 
 def test_a_second_post_on_an_unchanged_transcript_is_free(
     owner: Persona,
     s1: Slot,
     store: TranscriptStore,
-    enabled: Path,
+    enabled_summaries: Path,
     counting_backend: CountingBackend,
 ) -> None:
     first = post(owner)
@@ -284,7 +270,7 @@ def test_a_second_post_on_an_unchanged_transcript_is_free(
 
 
 def test_post_lifts_the_stop_reason_gate(
-    owner: Persona, s1: Slot, enabled: Path, counting_backend: CountingBackend
+    owner: Persona, s1: Slot, enabled_summaries: Path, counting_backend: CountingBackend
 ) -> None:
     """An explicit request is consent: a turn that ended unclean can still be summarized."""
     Slot.objects.filter(pk=s1.pk).update(last_stop_reason="max_tokens")
@@ -293,7 +279,7 @@ def test_post_lifts_the_stop_reason_gate(
 
 
 def test_a_corrupt_sidecar_reads_as_no_summary(
-    owner: Persona, s1: Slot, store: TranscriptStore, enabled: Path
+    owner: Persona, s1: Slot, store: TranscriptStore, enabled_summaries: Path
 ) -> None:
     assert post(owner).status_code == 200
     store.sidecar_path(KEY, INTENTS).write_text("{not json")

@@ -11,10 +11,11 @@ from typing import Any
 import pytest
 
 from summaries.core.sidecar import INTENTS
+from tests.fixtures.summaries import CountingBackend
 from transcripts.core.store import TranscriptStore
 from transcripts.models import Session, Slot
 
-from .conftest import SECRET, CountingBackend, Persona, error_of
+from .conftest import SECRET, Persona, error_of
 
 URL = "/api/chat/slots/s1"
 
@@ -22,6 +23,23 @@ URL = "/api/chat/slots/s1"
 @pytest.fixture
 def s1(owner: Persona, make_slot: Callable[..., Slot]) -> Slot:
     return make_slot("s1", app=owner.app, turns=0)
+
+
+@pytest.fixture
+def draft(owner: Persona, s1: Slot) -> str:
+    """The ts of an assistant row "draft" in s1, for a revision to target."""
+    response = owner.call("POST", f"{URL}/rows", {"role": "assistant", "content": "draft"})
+    assert response.status_code == 201
+    return str(json.loads(response.content)["ts"])
+
+
+def refusal(owner: Persona, store: TranscriptStore, path: str, body: Any) -> tuple[int, str]:
+    """POST ``body`` to ``path``: the error's (status, code), asserting it wrote nothing."""
+    before = store.path("dashboard:s1").read_bytes()
+    response = owner.call("POST", path, body)
+    status_and_code = response.status_code, error_of(response)["code"]
+    assert store.path("dashboard:s1").read_bytes() == before
+    return status_and_code
 
 
 def rows_on_disk(store: TranscriptStore, key: str = "dashboard:s1") -> list[dict[str, Any]]:
@@ -49,11 +67,8 @@ def test_a_second_start_while_running_is_409_and_writes_nothing(
     owner: Persona, s1: Slot, store: TranscriptStore
 ) -> None:
     assert owner.call("POST", f"{URL}/turns", {"content": "first"}).status_code == 201
-    before = store.path("dashboard:s1").read_bytes()
-    again = owner.call("POST", f"{URL}/turns", {"content": "second"})
-    assert again.status_code == 409
-    assert error_of(again)["code"] == "turn_running"
-    assert store.path("dashboard:s1").read_bytes() == before
+    second = {"content": "second"}
+    assert refusal(owner, store, f"{URL}/turns", second) == (409, "turn_running")
     assert owner.call("POST", f"{URL}/turns/end", {"stop_reason": "end_turn"}).status_code == 200
     assert owner.call("POST", f"{URL}/turns", {"content": "second"}).status_code == 201
 
@@ -114,32 +129,25 @@ def test_rows_are_appended_and_non_user_content_is_redacted(
 def test_rows_with_a_bad_body_are_422_and_write_nothing(
     owner: Persona, s1: Slot, store: TranscriptStore, body: dict[str, Any]
 ) -> None:
-    before = store.path("dashboard:s1").read_bytes()
-    response = owner.call("POST", f"{URL}/rows", body)
-    assert response.status_code == 422
-    assert error_of(response)["code"] == "invalid_request"
-    assert store.path("dashboard:s1").read_bytes() == before
+    assert refusal(owner, store, f"{URL}/rows", body) == (422, "invalid_request")
 
 
 def test_a_revision_changes_a_row_in_the_folded_transcript(
-    owner: Persona, s1: Slot, store: TranscriptStore
+    owner: Persona, draft: str, store: TranscriptStore
 ) -> None:
-    ts = json.loads(
-        owner.call("POST", f"{URL}/rows", {"role": "assistant", "content": "draft"}).content
-    )["ts"]
     response = owner.call(
-        "POST", f"{URL}/rows/{ts}/revisions", {"patch": {"content": f"final {SECRET}"}}
+        "POST", f"{URL}/rows/{draft}/revisions", {"patch": {"content": f"final {SECRET}"}}
     )
     assert response.status_code == 201
     revision_ts = json.loads(response.content)["ts"]
-    assert revision_ts > ts
+    assert revision_ts > draft
     on_disk = rows_on_disk(store)
     assert on_disk[-1]["_type"] == "revision"
-    assert on_disk[-1]["target_ts"] == ts
+    assert on_disk[-1]["target_ts"] == draft
     assert SECRET not in store.path("dashboard:s1").read_text()  # patches are redacted too
     folded = json.loads(owner.call("GET", f"{URL}/transcript").content)
     assert len(folded["rows"]) == 1
-    assert folded["rows"][0]["ts"] == ts
+    assert folded["rows"][0]["ts"] == draft
     assert folded["rows"][0]["content"].startswith("final ")
     assert folded["report"]["revisions"] == 1
 
@@ -147,15 +155,8 @@ def test_a_revision_changes_a_row_in_the_folded_transcript(
 def test_a_revision_of_an_unknown_row_is_404_row_not_found(
     owner: Persona, s1: Slot, store: TranscriptStore
 ) -> None:
-    before = store.path("dashboard:s1").read_bytes()
-    response = owner.call(
-        "POST",
-        f"{URL}/rows/2026-01-01T00:00:00.000001+00:00/revisions",
-        {"patch": {"content": "x"}},
-    )
-    assert response.status_code == 404
-    assert error_of(response)["code"] == "row_not_found"
-    assert store.path("dashboard:s1").read_bytes() == before
+    unknown = f"{URL}/rows/2026-01-01T00:00:00.000001+00:00/revisions"
+    assert refusal(owner, store, unknown, {"patch": {"content": "x"}}) == (404, "row_not_found")
 
 
 @pytest.mark.parametrize(
@@ -168,30 +169,18 @@ def test_a_revision_of_an_unknown_row_is_404_row_not_found(
     ],
 )
 def test_a_revision_may_not_change_ts_or_type(
-    owner: Persona, s1: Slot, store: TranscriptStore, patch: dict[str, Any]
+    owner: Persona, draft: str, store: TranscriptStore, patch: dict[str, Any]
 ) -> None:
-    ts = json.loads(
-        owner.call("POST", f"{URL}/rows", {"role": "assistant", "content": "draft"}).content
-    )["ts"]
-    before = store.path("dashboard:s1").read_bytes()
-    response = owner.call("POST", f"{URL}/rows/{ts}/revisions", {"patch": patch})
-    assert response.status_code == 422
-    assert error_of(response)["code"] == "record_rejected"
-    assert store.path("dashboard:s1").read_bytes() == before
+    path = f"{URL}/rows/{draft}/revisions"
+    assert refusal(owner, store, path, {"patch": patch}) == (422, "record_rejected")
 
 
 @pytest.mark.parametrize("body", [{}, {"patch": {}}, {"patch": "x"}, {"patch": [1]}])
 def test_a_revision_with_a_bad_body_is_422(
-    owner: Persona, s1: Slot, store: TranscriptStore, body: dict[str, Any]
+    owner: Persona, draft: str, store: TranscriptStore, body: dict[str, Any]
 ) -> None:
-    ts = json.loads(
-        owner.call("POST", f"{URL}/rows", {"role": "assistant", "content": "draft"}).content
-    )["ts"]
-    before = store.path("dashboard:s1").read_bytes()
-    response = owner.call("POST", f"{URL}/rows/{ts}/revisions", body)
-    assert response.status_code == 422
-    assert error_of(response)["code"] == "invalid_request"
-    assert store.path("dashboard:s1").read_bytes() == before
+    path = f"{URL}/rows/{draft}/revisions"
+    assert refusal(owner, store, path, body) == (422, "invalid_request")
 
 
 class PassCounter:
@@ -226,7 +215,7 @@ def test_turn_end_returns_the_slot_and_dispatches_exactly_one_pass(
     owner: Persona,
     s1: Slot,
     store: TranscriptStore,
-    enabled: Path,
+    enabled_summaries: Path,
     passes: PassCounter,
     counting_backend: CountingBackend,
     django_capture_on_commit_callbacks: Any,
@@ -276,7 +265,7 @@ def test_turn_end_with_an_unclean_stop_stores_no_summary(
     owner: Persona,
     s1: Slot,
     store: TranscriptStore,
-    enabled: Path,
+    enabled_summaries: Path,
     counting_backend: CountingBackend,
     django_capture_on_commit_callbacks: Any,
 ) -> None:

@@ -88,7 +88,7 @@ def test_empty_list_says_how_to_import_or_start(client_in: Client, store: Any) -
 
 
 def test_list_newest_first_with_gist_chips_and_counts(
-    client_in: Client, make_session: Any, summaries_on: Any
+    client_in: Client, make_session: Any, enabled_summaries: Any
 ) -> None:
     old = make_session("older", TWO_TURNS, title="Older session")
     new = make_session("newer", [("user", "hello there")], title="Newer session")
@@ -114,7 +114,7 @@ def test_list_hides_summaries_when_the_feature_is_off(client_in: Client, make_se
 
 
 def test_list_filters_by_search_app_and_state(
-    client_in: Client, make_session: Any, summaries_on: Any
+    client_in: Client, make_session: Any, enabled_summaries: Any
 ) -> None:
     alice = app_create(name="alice")[0]
     make_session("a1", [("user", "x")], title="Alpha release", app=alice)
@@ -189,7 +189,7 @@ def test_unknown_session_is_404(client_in: Client, store: Any) -> None:
 
 
 def test_summary_panel_state_is_embedded(
-    client_in: Client, make_session: Any, summaries_on: Any
+    client_in: Client, make_session: Any, enabled_summaries: Any
 ) -> None:
     make_session("s1", [("user", "only one")])
     body = client_in.get("/s/s1/").content.decode()

@@ -450,8 +450,14 @@ def _scenario(
         "the new worker's log", lambda: stored_by in worker.output(), within=10, procs=[worker]
     )
     # The very task the killed worker had taken (acks_late: never acked) ran again here.
+    # Celery logs "succeeded" a moment after the pass logs "stored": wait for it.
+    wait_for(
+        "the redelivered task's success",
+        lambda: f"summarize_slot[{killed_task}] succeeded" in worker.output(),
+        within=10,
+        procs=[worker],
+    )
     assert TASK_RECEIVED.findall(worker.output()) == [killed_task]
-    assert f"summarize_slot[{killed_task}] succeeded" in worker.output()
     assert len(fake_openai.requests) == 3  # the redelivered task called the model again
 
     body = api.get(f"/api/chat/slots/{slot}/summary").json()

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Callable, Iterable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,21 +23,19 @@ from asgiref.sync import sync_to_async
 from channels.layers import InMemoryChannelLayer, get_channel_layer
 from channels.testing import WebsocketCommunicator
 from django.conf import settings as django_settings
-from django.contrib.auth import get_user_model
 from django.test import Client
 from pydantic import Field, TypeAdapter
 
 from kirocrew_site.asgi import application
-from kirocrew_site.celery import app as celery_app
 from summaries.frames import NotificationFrame, RowFrame, SessionSummaryFrame, TurnFrame
+from tests.fixtures.personas import app_with_client, dashboard_client
 from transcripts.models import App
-from transcripts.services import app_create, session_create
+from transcripts.services import session_create
 
 WS_PATH = "/ws/dashboard/"
 GOOD_ORIGIN = "http://localhost:8000"
 EVIL_ORIGIN = "https://evil.example"
 CLOSE_UNAUTHENTICATED = 4401
-EAGER = {"task_always_eager": True, "task_eager_propagates": True}
 
 AnyFrame = Annotated[
     SessionSummaryFrame | TurnFrame | RowFrame | NotificationFrame,
@@ -79,6 +77,13 @@ class Caller:
         assert status == 201, body
         return name
 
+    async def add_row(self, slot: str, content: str) -> None:
+        """One assistant row through the API (outside a turn unless one is running)."""
+        status, body = await self.api(
+            "POST", f"/api/chat/slots/{slot}/rows", {"role": "assistant", "content": content}
+        )
+        assert status == 201, body
+
     async def drive_turn(self, slot: str, *, ask: str = "", answer: str = "") -> None:
         """One clean turn through the API: start with a user row, one assistant row, end."""
         ask = ask or f"Please add a CSV export button to the {slot} report page."
@@ -86,10 +91,7 @@ class Caller:
         base = f"/api/chat/slots/{slot}"
         status, body = await self.api("POST", f"{base}/turns", {"content": ask})
         assert status == 201, body
-        status, body = await self.api(
-            "POST", f"{base}/rows", {"role": "assistant", "content": answer}
-        )
-        assert status == 201, body
+        await self.add_row(slot, answer)
         status, body = await self.api("POST", f"{base}/turns/end", {"stop_reason": "end_turn"})
         assert status == 200, body
 
@@ -120,6 +122,18 @@ async def hello(comm: WebsocketCommunicator) -> dict[str, Any]:
     return frame  # type: ignore[no-any-return]
 
 
+@asynccontextmanager
+async def greeted(
+    headers: Iterable[tuple[bytes, bytes]] = (),
+    subprotocols: list[str] | None = None,
+) -> AsyncIterator[WebsocketCommunicator]:
+    """An accepted socket whose ``hello`` frame has been read (see ``socket``)."""
+    async with socket(headers, subprotocols) as (comm, connected, detail):
+        assert connected is True, detail
+        await hello(comm)
+        yield comm
+
+
 async def frames_until(
     comm: WebsocketCommunicator, done: Callable[[dict[str, Any]], bool], *, within: float = 5
 ) -> list[dict[str, Any]]:
@@ -147,27 +161,15 @@ def is_notification(slot: str) -> Callable[[dict[str, Any]], bool]:
 
 @pytest.fixture
 def realtime(
-    kirocrew_home: Path, settings: Any, monkeypatch: pytest.MonkeyPatch, transactional_db: None
-) -> Iterator[None]:
+    offline_home: Path,
+    summaries_on_via_env: None,
+    eager_tasks: None,
+    settings: Any,
+    transactional_db: None,
+) -> None:
     """Summaries on (one turn is enough), the offline summarizer, eager tasks and the
     in-memory layer, whatever the developer's shell says."""
-    settings.TRANSCRIPT_FSYNC = "never"
-    settings.KIROCREW_SUMMARY_MODEL = "heuristic"
-    settings.DEBUG = False
     settings.CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
-    for var in (
-        "KIROCREW_SUMMARY_REGENERATE_AFTER_TURNS",
-        "KIROCREW_SUMMARY_MAX_INTENTS",
-        "KIROCREW_SUMMARY_MAX_CONSTRAINTS",
-        "KIROCREW_SUMMARY_ASSISTANT_EXCERPT_CHARS",
-    ):
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.setenv("KIROCREW_SUMMARY_ENABLED", "1")
-    monkeypatch.setenv("KIROCREW_SUMMARY_MIN_USER_TURNS", "1")
-    saved = {name: celery_app.conf[name] for name in EAGER}
-    celery_app.conf.update(EAGER)
-    yield
-    celery_app.conf.update(saved)
 
 
 @pytest.fixture
@@ -181,8 +183,7 @@ async def layer(realtime: None) -> AsyncIterator[Any]:
 
 
 def _app_caller(name: str) -> Caller:
-    app, token = app_create(name=name)
-    client = Client(HTTP_AUTHORIZATION=f"Bearer {token}")
+    app, token, client = app_with_client(name)
     headers = [*origin(), (b"authorization", f"Bearer {token}".encode())]
     return Caller(name=name, client=client, headers=headers, app=app, token=token)
 
@@ -200,9 +201,7 @@ def bob(realtime: None) -> Caller:
 @pytest.fixture
 def dashboard(realtime: None) -> Caller:
     """A logged-in dashboard user: the handshake carries its session cookie."""
-    user = get_user_model().objects.create(username="dash")
-    client = Client()
-    client.force_login(user)
+    client = dashboard_client()
     cookie_name = django_settings.SESSION_COOKIE_NAME
     session_id = client.cookies[cookie_name].value
     headers = [*origin(), (b"cookie", f"{cookie_name}={session_id}".encode())]

@@ -16,6 +16,7 @@ from tests.realtime.conftest import (
     EVIL_ORIGIN,
     Caller,
     frames_until,
+    greeted,
     hello,
     is_summary,
     origin,
@@ -72,9 +73,7 @@ async def test_a_client_without_origin_may_use_the_bearer_header(alice: Caller):
 
 async def test_the_subprotocol_socket_receives_its_frames(alice: Caller):
     slot = await alice.create_slot("alice-sub")
-    async with socket(origin(), subprotocols=["bearer", alice.token]) as (comm, connected, _):
-        assert connected is True
-        await hello(comm)
+    async with greeted(origin(), subprotocols=["bearer", alice.token]) as comm:
         await alice.drive_turn(slot)
         frames = await frames_until(comm, is_summary(slot))
         assert frames[0] == {
@@ -97,9 +96,7 @@ async def test_the_subprotocol_socket_receives_its_frames(alice: Caller):
 async def test_a_malformed_client_message_is_ignored_and_the_socket_stays_open(
     alice: Caller, message: dict[str, Any]
 ):
-    async with socket(alice.headers) as (comm, connected, _):
-        assert connected is True
-        await hello(comm)
+    async with greeted(alice.headers) as comm:
         await comm.send_to(**message)
         assert await comm.receive_nothing(timeout=0.1)
         await comm.send_json_to({"type": "ping"})
@@ -148,9 +145,8 @@ async def test_a_session_cookie_without_origin_is_refused(dashboard: Caller):
 @pytest.mark.parametrize("allowed", ["http://localhost:8000", "http://127.0.0.1:8000"])
 async def test_an_allowed_origin_is_accepted(dashboard: Caller, allowed: str):
     cookie = next(value for name, value in dashboard.headers if name == b"cookie")
-    async with socket([*origin(allowed), (b"cookie", cookie)]) as (comm, connected, _):
-        assert connected is True
-        await hello(comm)
+    async with greeted([*origin(allowed), (b"cookie", cookie)]):
+        pass  # accepted, and greeted with a hello frame
 
 
 # --- everyone else: accepted, then closed with 4401 -----------------------------------------
@@ -223,14 +219,11 @@ async def test_the_token_never_appears_in_logs(
 ):
     caplog.set_level(logging.DEBUG)
     slot = await alice.create_slot("alice-logged")
-    async with socket(alice.headers) as (comm, connected, _):
-        assert connected is True
-        await hello(comm)
+    async with greeted(alice.headers) as comm:
         await alice.drive_turn(slot)
         await frames_until(comm, is_summary(slot))
-    async with socket(origin(), subprotocols=["bearer", alice.token]) as (comm, connected, _):
-        assert connected is True
-        await hello(comm)
+    async with greeted(origin(), subprotocols=["bearer", alice.token]):
+        pass  # accepted: the token travels in Sec-WebSocket-Protocol this time
     forged = alice.token[:-4] + "zzzz"
     async with socket(origin(), subprotocols=["bearer", forged]) as (comm, connected, _):
         await assert_closed_unauthenticated(comm, connected)

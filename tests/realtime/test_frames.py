@@ -23,10 +23,9 @@ from summaries.turns import slot_append_row, slot_turn_end, slot_turn_start
 from tests.realtime.conftest import (
     Caller,
     frames_until,
-    hello,
+    greeted,
     is_notification,
     is_summary,
-    socket,
     validate_frame,
 )
 from transcripts.models import Slot
@@ -67,9 +66,7 @@ async def test_a_dashboard_user_receives_frames_for_every_slot(
 ):
     mine = await alice.create_slot("alice-1")
     theirs = await bob.create_slot("bob-1")
-    async with socket(dashboard.headers) as (comm, connected, _):
-        assert connected is True
-        await hello(comm)
+    async with greeted(dashboard.headers) as comm:
         for caller, slot in ((alice, mine), (bob, theirs), (dashboard, unscoped)):
             await caller.drive_turn(slot)
             frames = await frames_until(comm, is_notification(slot))
@@ -83,18 +80,14 @@ async def test_an_app_receives_frames_only_for_its_own_slots(
 ):
     mine = await alice.create_slot("alice-own")
     foreign = await bob.create_slot("bob-foreign")
-    async with socket(alice.headers) as (comm, connected, _):
-        assert connected is True
-        await hello(comm)
-
+    async with greeted(alice.headers) as comm:
         await bob.drive_turn(foreign)  # a foreign slot: a turn and a stored summary
         assert await comm.receive_nothing(timeout=QUIET)
         await dashboard.drive_turn(unscoped)  # an unscoped slot: closed to every app
         assert await comm.receive_nothing(timeout=QUIET)
-        base = f"/api/chat/slots/{foreign}"
-        status, body = await bob.api("POST", f"{base}/rows", {"role": "assistant", "content": "PS"})
-        assert status == 201, body
-        status, body = await bob.api("POST", f"{base}/summary")  # a forced, stored pass
+        await bob.add_row(foreign, "PS")
+        # A forced, stored pass on the foreign slot.
+        status, body = await bob.api("POST", f"/api/chat/slots/{foreign}/summary")
         assert status == 200, body
         await sync_to_async(push_notification)(unscoped, "Summary updated")
         assert await comm.receive_nothing(timeout=QUIET)
@@ -110,18 +103,7 @@ async def test_an_app_receives_frames_only_for_its_own_slots(
 async def test_two_apps_each_see_only_their_own_turns(alice: Caller, bob: Caller):
     a_slot = await alice.create_slot("alice-2")
     b_slot = await bob.create_slot("bob-2")
-    async with (
-        socket(alice.headers) as (a_comm, a_ok, _),
-        socket(bob.headers) as (
-            b_comm,
-            b_ok,
-            _,
-        ),
-    ):
-        assert a_ok
-        assert b_ok
-        await hello(a_comm)
-        await hello(b_comm)
+    async with greeted(alice.headers) as a_comm, greeted(bob.headers) as b_comm:
         await bob.drive_turn(b_slot)
         await alice.drive_turn(a_slot)
         a_frames = await frames_until(a_comm, is_notification(a_slot))
@@ -137,9 +119,7 @@ async def test_two_apps_each_see_only_their_own_turns(alice: Caller, bob: Caller
 
 async def test_every_frame_validates_against_its_pydantic_model(alice: Caller):
     slot = await alice.create_slot("alice-typed")
-    async with socket(alice.headers) as (comm, connected, _):
-        assert connected is True
-        await hello(comm)
+    async with greeted(alice.headers) as comm:
         await alice.drive_turn(slot)
         status, body = await alice.api("GET", f"/api/chat/slots/{slot}/transcript")
         assert status == 200, body
@@ -173,9 +153,7 @@ async def test_the_session_summary_frame_is_typed_and_names_the_slot_never_a_not
     alice: Caller,
 ):
     slot = await alice.create_slot("alice-summary")
-    async with socket(alice.headers) as (comm, connected, _):
-        assert connected is True
-        await hello(comm)
+    async with greeted(alice.headers) as comm:
         await alice.drive_turn(slot)
         frames = await frames_until(comm, is_notification(slot))
         status, body = await alice.api("GET", f"/api/chat/slots/{slot}/summary")
@@ -199,13 +177,8 @@ async def test_a_forced_post_summary_pushes_a_frame_too(alice: Caller):
     slot = await alice.create_slot("alice-post")
     await alice.drive_turn(slot)
     # A new row makes the stored summary out of date, so the POST stores a new one.
-    status, body = await alice.api(
-        "POST", f"/api/chat/slots/{slot}/rows", {"role": "assistant", "content": "Also, docs."}
-    )
-    assert status == 201, body
-    async with socket(alice.headers) as (comm, connected, _):
-        assert connected is True
-        await hello(comm)
+    await alice.add_row(slot, "Also, docs.")
+    async with greeted(alice.headers) as comm:
         status, body = await alice.api("POST", f"/api/chat/slots/{slot}/summary")
         assert status == 200, body
         frames = await frames_until(comm, is_summary(slot))
@@ -215,9 +188,7 @@ async def test_a_forced_post_summary_pushes_a_frame_too(alice: Caller):
 async def test_an_unchanged_transcript_pushes_no_session_summary(alice: Caller):
     slot = await alice.create_slot("alice-cached")
     await alice.drive_turn(slot)
-    async with socket(alice.headers) as (comm, connected, _):
-        assert connected is True
-        await hello(comm)
+    async with greeted(alice.headers) as comm:
         outcome = await sync_to_async(summary_generate)(slot_name=slot, force=True)
         assert (outcome.ok, outcome.reason) == (True, "current")
         assert await comm.receive_nothing(timeout=QUIET)
@@ -251,9 +222,7 @@ async def test_a_rolled_back_turn_pushes_nothing(alice: Caller):
             slot_append_row(slot=slot, role="assistant", content="Renamed it.")
             slot_turn_end(slot=slot, stop_reason="end_turn")
 
-    async with socket(alice.headers) as (comm, connected, _):
-        assert connected is True
-        await hello(comm)
+    async with greeted(alice.headers) as comm:
         await sync_to_async(turn_in_a_rolled_back_transaction)()
         assert await comm.receive_nothing(timeout=QUIET)
 
@@ -261,10 +230,7 @@ async def test_a_rolled_back_turn_pushes_nothing(alice: Caller):
 async def test_a_rolled_back_summary_pushes_nothing(alice: Caller):
     slot_name = await alice.create_slot("alice-rollback-summary")
     await alice.drive_turn(slot_name)
-    status, body = await alice.api(
-        "POST", f"/api/chat/slots/{slot_name}/rows", {"role": "assistant", "content": "More."}
-    )
-    assert status == 201, body
+    await alice.add_row(slot_name, "More.")
 
     def pass_in_a_rolled_back_transaction() -> str:
         mirrored = IntentSummary.objects.get(session__slot__name=slot_name).sig
@@ -274,9 +240,7 @@ async def test_a_rolled_back_summary_pushes_nothing(alice: Caller):
         assert IntentSummary.objects.get(session__slot__name=slot_name).sig == mirrored
         return outcome.reason
 
-    async with socket(alice.headers) as (comm, connected, _):
-        assert connected is True
-        await hello(comm)
+    async with greeted(alice.headers) as comm:
         assert await sync_to_async(pass_in_a_rolled_back_transaction)() == "stored"
         assert await comm.receive_nothing(timeout=QUIET)
 
@@ -284,9 +248,7 @@ async def test_a_rolled_back_summary_pushes_nothing(alice: Caller):
 async def test_frames_wait_for_the_commit_then_arrive(alice: Caller):
     """Inside a transaction nothing is sent; the commit releases every frame, in order."""
     slot_name = await alice.create_slot("alice-commit")
-    async with socket(alice.headers) as (comm, connected, _):
-        assert connected is True
-        await hello(comm)
+    async with greeted(alice.headers) as comm:
         entered, release = threading.Event(), threading.Event()
 
         def turn_held_open() -> None:

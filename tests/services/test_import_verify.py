@@ -4,37 +4,18 @@ exactly as on SQLite, and a second import over the unchanged tree changes nothin
 
 from __future__ import annotations
 
-import shutil
 from io import StringIO
-from pathlib import Path
 from typing import Any
 
 import pytest
-from django.core.management import CommandError, call_command
+from django.core.management import call_command
 
-from tests.conftest import FIXTURES_DIR
+from tests.transcripts.django.util import verify
 from transcripts.models import Session, Slot
 from transcripts.services import session_append_row, session_verify_all
 from transcripts.store import get_store
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db]
-
-
-@pytest.fixture
-def fixture_tree(tmp_path: Path) -> Path:
-    target = tmp_path / "import-src"
-    shutil.copytree(FIXTURES_DIR, target)
-    (target / "README.md").unlink()
-    return target
-
-
-def verify(*args: str) -> tuple[int, str]:
-    out = StringIO()
-    try:
-        call_command("verify_transcripts", *args, stdout=out)
-    except CommandError as exc:
-        return exc.returncode, out.getvalue() + str(exc)
-    return 0, out.getvalue()
 
 
 def mirror() -> list[Any]:

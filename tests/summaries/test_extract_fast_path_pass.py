@@ -205,18 +205,9 @@ def test_a_missing_session_raises_like_read_session(tmp_path):
 
 @pytest.fixture
 def pass_env(
-    kirocrew_home: Path, settings: Any, monkeypatch: pytest.MonkeyPatch, db: None
+    offline_home: Path, summaries_on_via_env: None, monkeypatch: pytest.MonkeyPatch, db: None
 ) -> list[str]:
     """Summaries on with the offline backend; records which reader the pass used."""
-    settings.TRANSCRIPT_FSYNC = "never"
-    settings.KIROCREW_SUMMARY_MODEL = "heuristic"
-    for var in (
-        "KIROCREW_SUMMARY_REGENERATE_AFTER_TURNS",
-        "KIROCREW_SUMMARY_ASSISTANT_EXCERPT_CHARS",
-    ):
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.setenv("KIROCREW_SUMMARY_ENABLED", "1")
-    monkeypatch.setenv("KIROCREW_SUMMARY_MIN_USER_TURNS", "1")
     used: list[str] = []
     lines, fold = TranscriptStore.session_lines, TranscriptStore.read_session
 
@@ -234,24 +225,11 @@ def pass_env(
     return used
 
 
-def _slot_with_turns(name: str) -> tuple[str, TranscriptStore]:
-    from transcripts.models import Slot
-    from transcripts.services import session_append_row, session_create
-    from transcripts.store import get_store
-
-    slot = session_create(name=name, app=None)
-    for i in range(3):
-        session_append_row(key=slot.session.key, role="user", content=f"Please fix bug {i}.")
-        session_append_row(key=slot.session.key, role="assistant", content=f"Fixed bug {i}.")
-    Slot.objects.filter(pk=slot.pk).update(last_stop_reason="end_turn")
-    return slot.session.key, get_store()
-
-
-def test_the_pass_reads_raw_lines_when_nothing_needs_folding(pass_env):
+def test_the_pass_reads_raw_lines_when_nothing_needs_folding(pass_env, make_slot, store):
     from summaries.core.sidecar import read_strict
     from summaries.services import PassOutcome, summary_generate
 
-    key, store = _slot_with_turns("fast")
+    key = make_slot("fast", turns=3).session.key
     pass_env.clear()  # the set-up's own reads
     assert summary_generate(slot_name="fast") == PassOutcome(True, "stored")
     assert pass_env == ["lines"]
@@ -260,11 +238,11 @@ def test_the_pass_reads_raw_lines_when_nothing_needs_folding(pass_env):
     assert data["user_turns"] == 3
 
 
-def test_the_pass_folds_a_session_with_a_revision(pass_env):
+def test_the_pass_folds_a_session_with_a_revision(pass_env, make_slot, store):
     from summaries.core.sidecar import read_strict
     from summaries.services import PassOutcome, summary_generate
 
-    key, store = _slot_with_turns("folded")
+    key = make_slot("folded", turns=3).session.key
     target = store.read_file(key).rows[-1]["ts"]
     store.append_revision(key, target, {"content": "Fixed bug 2 after all, tests pass."})
     pass_env.clear()

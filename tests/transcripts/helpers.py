@@ -58,6 +58,27 @@ def make_store(root: Path, **kwargs: Any) -> TranscriptStore:
     return TranscriptStore(root, **kwargs)
 
 
+def ticking_store(root: Path, **kwargs: Any) -> TranscriptStore:
+    """``make_store`` whose clock moves 1 ms per reading (distinct stamps, no wall clock)."""
+    kwargs.setdefault("clock", FakeClock(step=timedelta(milliseconds=1)))
+    return make_store(root, **kwargs)
+
+
+def fill_session(
+    store: TranscriptStore, n: int, *, key: str = KEY, size: int = 10, **meta: Any
+) -> list[str]:
+    """A session of ``n`` rows alternating user/assistant; returns their ts."""
+    stamps = []
+    for i in range(n):
+        role = "user" if i % 2 == 0 else "assistant"
+        stamps += store.append_row(key, role, f"m{i}:" + "x" * size, metadata=meta or None).ts
+    return stamps
+
+
+def contents(rows: Iterable[dict[str, Any]]) -> list[Any]:
+    return [r["content"] for r in rows]
+
+
 def ts_at(seconds: float) -> str:
     """A deterministic offset-aware ts, ``seconds`` after BASE."""
     return (BASE + timedelta(seconds=seconds)).isoformat()
@@ -105,6 +126,12 @@ def raw_lines(path: Path) -> list[bytes]:
 def json_lines(path: Path) -> list[Any]:
     """Every line parsed with the standard library (the original system's reader)."""
     return [json.loads(part) for part in raw_lines(path)]
+
+
+def line_zero(path: Path) -> dict[str, Any]:
+    """The file's first record (metadata, or an archive's header), parsed."""
+    first: dict[str, Any] = json_lines(path)[0]
+    return first
 
 
 def parsed(ts: object) -> datetime:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -11,14 +10,15 @@ import pytest
 from tests.transcripts.helpers import (
     FIXTURE_ARCHIVE,
     FIXTURE_TRANSCRIPTS,
-    FakeClock,
     archive_files,
     assert_strictly_increasing,
     copy_fixtures,
     json_lines,
     kinds,
+    line_zero,
     make_store,
     raw_lines,
+    ticking_store,
 )
 from transcripts.core.fold import fold_bytes
 from transcripts.core.keys import key_from_stem, safe_key
@@ -30,7 +30,7 @@ RESEARCH = "dashboard:research-notes"
 @pytest.fixture
 def store(tmp_path: Path) -> TranscriptStore:
     root = copy_fixtures(tmp_path / "sessions")
-    return make_store(root, clock=FakeClock(step=timedelta(milliseconds=1)))
+    return ticking_store(root)
 
 
 def test_there_are_four_fixture_transcripts_and_one_archive() -> None:
@@ -108,10 +108,10 @@ def test_other_fixture_sessions_do_not_chain_the_research_archive(store: Transcr
 def test_appending_to_a_fixture_keeps_its_bytes_and_metadata(store: TranscriptStore) -> None:
     key = "dashboard:coder-demo"
     before = store.path(key).read_bytes()
-    meta = json_lines(store.path(key))[0]
+    meta = line_zero(store.path(key))
     result = store.append_row(key, "user", "one more question")
     assert store.path(key).read_bytes().startswith(before)
-    assert json_lines(store.path(key))[0] == meta
+    assert line_zero(store.path(key)) == meta
     assert_strictly_increasing(r["ts"] for r in store.read_session(key).rows)
     assert store.read_session(key).rows[-1]["ts"] == result.ts[0]
 

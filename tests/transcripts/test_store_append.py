@@ -6,7 +6,7 @@ import itertools
 import json
 import os
 import time
-from datetime import datetime, timedelta
+from datetime import datetime
 from pathlib import Path
 
 import orjson
@@ -14,16 +14,18 @@ import pytest
 
 from tests.transcripts.helpers import (
     KEY,
-    FakeClock,
+    contents,
     github_token,
     json_lines,
     kinds,
     line,
+    line_zero,
     make_store,
     meta_line,
     raw_lines,
     row,
     set_mtime_ns,
+    ticking_store,
     ts_at,
 )
 from transcripts.core.errors import (
@@ -41,7 +43,7 @@ from transcripts.core.fold import fold_bytes
 def test_first_append_creates_line_zero_metadata(tmp_path: Path) -> None:
     store = make_store(tmp_path)
     store.append_row(KEY, "user", "hello")
-    meta = json_lines(store.path(KEY))[0]
+    meta = line_zero(store.path(KEY))
     assert list(meta)[:3] == ["_type", "created_at", "last_consolidated"]
     assert meta["_type"] == "metadata"
     assert meta["last_consolidated"] == 0
@@ -55,7 +57,7 @@ def test_first_append_seeds_metadata_keys(tmp_path: Path) -> None:
     seed = {"title": "T", "app": "crm", "memory_mode": "persistent", "tab_id": "t-1", "x_new": [1]}
     store.append_row(KEY, "user", "hello", metadata=seed)
     store.append_row(KEY, "user", "again", metadata={"title": "ignored once the file exists"})
-    meta = json_lines(store.path(KEY))[0]
+    meta = line_zero(store.path(KEY))
     assert {k: meta[k] for k in seed} == seed
     assert meta["last_consolidated"] == 0
 
@@ -134,7 +136,7 @@ def test_append_to_an_original_system_file_keeps_every_byte(tmp_path: Path) -> N
     store.path(KEY).write_bytes(legacy)
     store.append_row(KEY, "assistant", "new")
     assert store.path(KEY).read_bytes().startswith(legacy)
-    assert [r["content"] for r in store.read_session(KEY).rows] == ["é legacy", "new"]
+    assert contents(store.read_session(KEY).rows) == ["é legacy", "new"]
 
 
 def test_a_row_must_have_a_string_role(tmp_path: Path) -> None:
@@ -246,7 +248,7 @@ def test_bom_file_keeps_metadata_through_appends(tmp_path: Path) -> None:
     folded = store.read_file(KEY)
     assert folded.metadata is not None
     assert folded.metadata["title"] == "bom"
-    assert [r["content"] for r in folded.rows] == ["q", "a"]
+    assert contents(folded.rows) == ["q", "a"]
     assert [a.kind for a in folded.report.anomalies] == ["bom"]
     assert store.read_metadata(KEY) == folded.metadata
 
@@ -343,9 +345,9 @@ def test_position_hint_anchor_must_be_an_existing_row(tmp_path: Path) -> None:
     with pytest.raises(RowNotFound):
         store.append_revision(KEY, b, {"_after_ts": ts_at(999)})
     store.append_revision(KEY, b, {"_after_ts": ""})
-    assert [r["content"] for r in store.read_session(KEY).rows] == ["b", "a"]
+    assert contents(store.read_session(KEY).rows) == ["b", "a"]
     store.append_revision(KEY, b, {"_after_ts": a})
-    assert [r["content"] for r in store.read_session(KEY).rows] == ["a", "b"]
+    assert contents(store.read_session(KEY).rows) == ["a", "b"]
 
 
 def test_revision_of_an_original_system_row(tmp_path: Path) -> None:
@@ -479,8 +481,7 @@ def test_read_metadata_is_none_when_line_zero_is_not_metadata(tmp_path: Path) ->
 
 
 def test_fold_of_the_written_file_equals_stdlib_parsing(tmp_path: Path) -> None:
-    clock = FakeClock(step=timedelta(milliseconds=1))
-    store = make_store(tmp_path, clock=clock)
+    store = ticking_store(tmp_path)
     for i in range(10):
         store.append_row(KEY, "user" if i % 2 == 0 else "assistant", f"m{i} é\u2028", meta={"i": i})
     data = store.path(KEY).read_bytes()

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -15,15 +14,19 @@ from tests.transcripts.helpers import (
     FakeClock,
     archive_files,
     assert_strictly_increasing,
+    contents,
     file_ts,
+    fill_session,
     json_lines,
     kinds,
     line,
+    line_zero,
     make_store,
     meta_line,
     raw_lines,
     row,
     set_mtime_ns,
+    ticking_store,
     ts_at,
 )
 from transcripts.core.codec import MAX_LINE_BYTES
@@ -33,35 +36,12 @@ from transcripts.core.store import TranscriptStore
 ODD_MTIME = 1_767_225_600_123_456_789  # a value no kernel tick would produce by itself
 
 
-def _contents(rows: list[dict[str, Any]]) -> list[Any]:
-    return [r["content"] for r in rows]
-
-
-def _store(tmp_path: Path, **kwargs: Any) -> TranscriptStore:
-    kwargs.setdefault("clock", FakeClock(step=timedelta(milliseconds=1)))
-    return make_store(tmp_path, **kwargs)
-
-
-def _session(store: TranscriptStore, n: int, *, size: int = 10, **meta: Any) -> list[str]:
-    """A session of ``n`` rows alternating user/assistant; returns their ts."""
-    stamps = []
-    for i in range(n):
-        role = "user" if i % 2 == 0 else "assistant"
-        stamps += store.append_row(KEY, role, f"m{i}:" + "x" * size, metadata=meta or None).ts
-    return stamps
-
-
-def _header(path: Path) -> dict[str, Any]:
-    header: dict[str, Any] = json_lines(path)[0]
-    return header
-
-
 # ---------------------------------------------------------------- metadata edits
 
 
 def test_set_title_rewrites_only_line_zero_and_keeps_unknown_keys(tmp_path: Path) -> None:
-    store = _store(tmp_path)
-    _session(store, 4, future_key={"nested": [1, 2]}, tab_id="t-9")
+    store = ticking_store(tmp_path)
+    fill_session(store, 4, future_key={"nested": [1, 2]}, tab_id="t-9")
     store.append_revision(KEY, file_ts(store.path(KEY))[0], {"cls": "x"})
     before = raw_lines(store.path(KEY))
     assert store.set_title(KEY, "New title") is True
@@ -75,8 +55,8 @@ def test_set_title_rewrites_only_line_zero_and_keeps_unknown_keys(tmp_path: Path
 
 
 def test_metadata_edit_restores_the_exact_mtime_and_keeps_gen(tmp_path: Path) -> None:
-    store = _store(tmp_path)
-    _session(store, 3)
+    store = ticking_store(tmp_path)
+    fill_session(store, 3)
     set_mtime_ns(store.path(KEY), ODD_MTIME)
     gen = store.identity(KEY).gen  # type: ignore[union-attr]
     store.set_title(KEY, "T")
@@ -89,8 +69,8 @@ def test_metadata_edit_restores_the_exact_mtime_and_keeps_gen(tmp_path: Path) ->
 
 
 def test_update_metadata_can_remove_keys(tmp_path: Path) -> None:
-    store = _store(tmp_path)
-    _session(store, 1, closed=True, closed_at="x")
+    store = ticking_store(tmp_path)
+    fill_session(store, 1, closed=True, closed_at="x")
     store.update_metadata(KEY, {"title": "t"}, remove=("closed", "closed_at"))
     meta = store.read_metadata(KEY)
     assert meta is not None
@@ -100,13 +80,13 @@ def test_update_metadata_can_remove_keys(tmp_path: Path) -> None:
 
 
 def test_metadata_edit_of_a_missing_session_creates_nothing(tmp_path: Path) -> None:
-    store = _store(tmp_path)
+    store = ticking_store(tmp_path)
     assert store.set_title(KEY, "T") is False
     assert not store.path(KEY).exists()
 
 
 def test_metadata_edit_never_clobbers_a_line_zero_it_cannot_read(tmp_path: Path) -> None:
-    store = _store(tmp_path)
+    store = ticking_store(tmp_path)
     for first in (b"garbage\n", line(row("user", "q", ts_at(1))), b'{"_type": "metadata", "tit'):
         data = first + line(row("user", "r", ts_at(2)))
         store.path(KEY).write_bytes(data)
@@ -117,7 +97,7 @@ def test_metadata_edit_never_clobbers_a_line_zero_it_cannot_read(tmp_path: Path)
 def test_metadata_edit_of_an_original_system_file_keeps_its_rows_byte_identical(
     tmp_path: Path,
 ) -> None:
-    store = _store(tmp_path)
+    store = ticking_store(tmp_path)
     meta = {"_type": "metadata", "created_at": ts_at(0), "last_consolidated": 3, "pinned": True}
     body = "".join(json.dumps(row("user", f"é{i}", ts_at(i))) + "\n" for i in range(1, 4))
     store.path(KEY).write_text(json.dumps(meta) + "\n" + body)
@@ -128,8 +108,8 @@ def test_metadata_edit_of_an_original_system_file_keeps_its_rows_byte_identical(
 
 
 def test_metadata_edit_does_not_fence_or_drop_a_torn_tail(tmp_path: Path) -> None:
-    store = _store(tmp_path)
-    _session(store, 2)
+    store = ticking_store(tmp_path)
+    fill_session(store, 2)
     with store.path(KEY).open("ab") as fp:
         fp.write(b'{"role":"assi')
     tail = store.path(KEY).read_bytes().split(b"\n", 1)[1]
@@ -141,8 +121,8 @@ def test_metadata_edit_does_not_fence_or_drop_a_torn_tail(tmp_path: Path) -> Non
 
 
 def test_rewind_drops_rows_after_the_ts_archives_them_and_advances_gen(tmp_path: Path) -> None:
-    store = _store(tmp_path)
-    stamps = _session(store, 6, mystery="kept")
+    store = ticking_store(tmp_path)
+    stamps = fill_session(store, 6, mystery="kept")
     path = store.path(KEY)
     before = raw_lines(path)
     set_mtime_ns(path, ODD_MTIME)
@@ -152,9 +132,9 @@ def test_rewind_drops_rows_after_the_ts_archives_them_and_advances_gen(tmp_path:
     meta = json.loads(after[0])
     assert meta["rotation_generation"] == 1
     assert meta["mystery"] == "kept"
-    assert _contents(store.read_session(KEY).rows) == [f"m{i}:" + "x" * 10 for i in range(3)]
+    assert contents(store.read_session(KEY).rows) == [f"m{i}:" + "x" * 10 for i in range(3)]
     [archive] = archive_files(store)
-    header = _header(archive)
+    header = line_zero(archive)
     assert header["reason"] == "rewind"
     assert header["count"] == 3
     assert raw_lines(archive)[1:] == before[4:]
@@ -163,8 +143,8 @@ def test_rewind_drops_rows_after_the_ts_archives_them_and_advances_gen(tmp_path:
 def test_rewind_keeps_revisions_of_kept_rows_and_archives_those_of_dropped_rows(
     tmp_path: Path,
 ) -> None:
-    store = _store(tmp_path)
-    stamps = _session(store, 4)
+    store = ticking_store(tmp_path)
+    stamps = fill_session(store, 4)
     store.append_revision(KEY, stamps[0], {"cls": "kept-rev"})
     store.append_revision(KEY, stamps[3], {"cls": "dropped-rev"})
     store.append_revision(KEY, stamps[1], {"cls": "kept-rev-2"})
@@ -182,8 +162,8 @@ def test_rewind_keeps_revisions_of_kept_rows_and_archives_those_of_dropped_rows(
 
 
 def test_rewind_to_an_unknown_ts_is_row_not_found_and_changes_nothing(tmp_path: Path) -> None:
-    store = _store(tmp_path)
-    stamps = _session(store, 3)
+    store = ticking_store(tmp_path)
+    stamps = fill_session(store, 3)
     rev = store.append_revision(KEY, stamps[0], {"cls": "x"}).ts[0]
     before = store.path(KEY).read_bytes()
     for ts in (ts_at(99999), rev, ""):
@@ -196,8 +176,8 @@ def test_rewind_to_an_unknown_ts_is_row_not_found_and_changes_nothing(tmp_path: 
 
 
 def test_rewind_to_the_last_row_changes_nothing(tmp_path: Path) -> None:
-    store = _store(tmp_path)
-    stamps = _session(store, 3)
+    store = ticking_store(tmp_path)
+    stamps = fill_session(store, 3)
     before = store.path(KEY).read_bytes()
     assert store.rewind(KEY, stamps[-1]) == 0
     assert store.path(KEY).read_bytes() == before
@@ -206,22 +186,22 @@ def test_rewind_to_the_last_row_changes_nothing(tmp_path: Path) -> None:
 
 
 def test_rewind_archives_are_not_chained_into_the_session(tmp_path: Path) -> None:
-    store = _store(tmp_path)
-    stamps = _session(store, 5)
+    store = ticking_store(tmp_path)
+    stamps = fill_session(store, 5)
     store.rewind(KEY, stamps[1])
     more = store.append_row(KEY, "user", "after rewind").ts
     view = store.read_session(KEY)
-    assert _contents(view.rows) == ["m0:" + "x" * 10, "m1:" + "x" * 10, "after rewind"]
+    assert contents(view.rows) == ["m0:" + "x" * 10, "m1:" + "x" * 10, "after rewind"]
     assert view.files == [store.path(KEY).name]
     assert_strictly_increasing([*stamps[:2], *more])
 
 
 def test_rewind_preserves_a_line_it_cannot_read(tmp_path: Path) -> None:
-    store = _store(tmp_path)
-    stamps = _session(store, 2)
+    store = ticking_store(tmp_path)
+    stamps = fill_session(store, 2)
     with store.path(KEY).open("ab") as fp:
         fp.write(b"not json but someone's bytes\n")
-    stamps += _session(store, 2)
+    stamps += fill_session(store, 2)
     store.rewind(KEY, stamps[2])
     assert b"not json but someone's bytes" in store.path(KEY).read_bytes()
     store.rewind(KEY, stamps[0])
@@ -229,8 +209,8 @@ def test_rewind_preserves_a_line_it_cannot_read(tmp_path: Path) -> None:
 
 
 def test_rewind_never_destroys_a_line_longer_than_the_store_reads(tmp_path: Path) -> None:
-    store = _store(tmp_path)
-    stamps = _session(store, 2)
+    store = ticking_store(tmp_path)
+    stamps = fill_session(store, 2)
     foreign = line(row("assistant", "L" * (MAX_LINE_BYTES + 1024), ts_at(10**6)))
     with store.path(KEY).open("ab") as fp:
         fp.write(foreign)
@@ -246,33 +226,33 @@ def test_rewind_never_destroys_a_line_longer_than_the_store_reads(tmp_path: Path
 
 
 def test_append_past_max_bytes_rotates_keeping_the_newest_rows(tmp_path: Path) -> None:
-    store = _store(tmp_path, max_bytes=2000, keep_lines=5)
+    store = ticking_store(tmp_path, max_bytes=2000, keep_lines=5)
     sigs = []
     for i in range(30):
         sigs.append(store.append_row(KEY, "user", f"row {i:02d} " + "x" * 100).identity.sig)
         assert store.path(KEY).stat().st_size <= 2000
     assert sigs == sorted(set(sigs))  # every append moved sig, rotation included
     view = store.read_session(KEY)
-    assert _contents(view.rows) == [f"row {i:02d} " + "x" * 100 for i in range(30)]
+    assert contents(view.rows) == [f"row {i:02d} " + "x" * 100 for i in range(30)]
     archives = archive_files(store)
     assert archives
-    assert all(_header(a)["reason"] == "rotate" for a in archives)
-    assert sum(_header(a)["count"] for a in archives) + len(store.read_file(KEY).rows) == 30
+    assert all(line_zero(a)["reason"] == "rotate" for a in archives)
+    assert sum(line_zero(a)["count"] for a in archives) + len(store.read_file(KEY).rows) == 30
     assert store.identity(KEY).gen == len(archives)  # type: ignore[union-attr]
     assert_strictly_increasing(r["ts"] for r in view.rows)
 
 
 def test_rotation_keeps_at_most_keep_lines_rows(tmp_path: Path) -> None:
-    stamps = _session(_store(tmp_path), 10)
-    small = _store(tmp_path, max_bytes=600, keep_lines=3)
+    stamps = fill_session(ticking_store(tmp_path), 10)
+    small = ticking_store(tmp_path, max_bytes=600, keep_lines=3)
     assert small.path(KEY).stat().st_size > 600
     assert small.rotate(KEY) == 7
     assert [r["ts"] for r in small.read_file(KEY).rows] == stamps[7:]
 
 
 def test_rotation_keeps_the_most_newest_rows_that_fit_in_max_bytes(tmp_path: Path) -> None:
-    stamps = _session(_store(tmp_path), 12, size=300)
-    small = _store(tmp_path, max_bytes=1500, keep_lines=200)
+    stamps = fill_session(ticking_store(tmp_path), 12, size=300)
+    small = ticking_store(tmp_path, max_bytes=1500, keep_lines=200)
     dropped = small.rotate(KEY)
     lines = raw_lines(small.path(KEY))
     kept = len(lines) - 1
@@ -286,10 +266,10 @@ def test_rotation_keeps_the_most_newest_rows_that_fit_in_max_bytes(tmp_path: Pat
 
 
 def test_rotation_writes_metadata_like_the_original(tmp_path: Path) -> None:
-    store = _store(tmp_path)
-    _session(store, 6, title="T", unknown={"k": 1})
+    store = ticking_store(tmp_path)
+    fill_session(store, 6, title="T", unknown={"k": 1})
     store.update_metadata(KEY, {"last_consolidated": 4, "rotation_generation": 7})
-    small = _store(tmp_path, max_bytes=300, keep_lines=2)
+    small = ticking_store(tmp_path, max_bytes=300, keep_lines=2)
     small.rotate(KEY)
     meta = small.read_metadata(KEY)
     assert meta is not None
@@ -302,22 +282,22 @@ def test_rotation_writes_metadata_like_the_original(tmp_path: Path) -> None:
 
 
 def test_rotation_restores_the_exact_mtime(tmp_path: Path) -> None:
-    _session(_store(tmp_path), 10)
-    small = _store(tmp_path, max_bytes=300, keep_lines=2)
+    fill_session(ticking_store(tmp_path), 10)
+    small = ticking_store(tmp_path, max_bytes=300, keep_lines=2)
     set_mtime_ns(small.path(KEY), ODD_MTIME)
     assert small.rotate(KEY) > 0
     assert small.sig(KEY) == ODD_MTIME
 
 
 def test_rotation_folds_revisions_into_kept_and_archived_rows(tmp_path: Path) -> None:
-    store = _store(tmp_path)
-    stamps = _session(store, 8)
+    store = ticking_store(tmp_path)
+    stamps = fill_session(store, 8)
     for i in (1, 6):
         store.append_revision(KEY, stamps[i], {"cls": f"rev{i}"})
         store.append_revision(KEY, stamps[i], {"cls": f"final{i}", "meta": {"k": i}})
     pre_file = store.read_file(KEY).rows
     pre_session = store.read_session(KEY).rows
-    small = _store(tmp_path, max_bytes=800, keep_lines=3)
+    small = ticking_store(tmp_path, max_bytes=800, keep_lines=3)
     dropped = small.rotate(KEY)
     assert dropped == 5
     post = small.read_file(KEY)
@@ -332,13 +312,13 @@ def test_rotation_folds_revisions_into_kept_and_archived_rows(tmp_path: Path) ->
 
 
 def test_rotation_preserves_the_position_order_of_kept_rows(tmp_path: Path) -> None:
-    store = _store(tmp_path)
-    stamps = _session(store, 8)
+    store = ticking_store(tmp_path)
+    stamps = fill_session(store, 8)
     store.append_revision(KEY, stamps[7], {"_after_ts": stamps[4]})  # ... 4 7 5 6
     store.append_revision(KEY, stamps[5], {"_after_ts": ""})  # 5 first
     store.append_revision(KEY, stamps[6], {"_after_ts": stamps[7]})  # ... 4 7 6
     pre = store.read_file(KEY)
-    small = _store(tmp_path, max_bytes=800, keep_lines=4)
+    small = ticking_store(tmp_path, max_bytes=800, keep_lines=4)
     assert small.rotate(KEY) == 4
     kept = set(stamps[4:])
     post = small.read_file(KEY)
@@ -352,9 +332,9 @@ def test_rotation_preserves_the_position_order_of_kept_rows(tmp_path: Path) -> N
 
 
 def test_rotation_fails_closed_when_the_archive_cannot_be_written(tmp_path: Path) -> None:
-    _session(_store(tmp_path), 10)
+    fill_session(ticking_store(tmp_path), 10)
     (tmp_path / "archive").write_text("a file where the archive directory should be")
-    small = _store(tmp_path, max_bytes=300, keep_lines=2)
+    small = ticking_store(tmp_path, max_bytes=300, keep_lines=2)
     set_mtime_ns(small.path(KEY), ODD_MTIME)
     before = small.path(KEY).read_bytes()
     assert small.rotate(KEY) == 0
@@ -367,7 +347,7 @@ def test_rotation_fails_closed_when_the_archive_cannot_be_written(tmp_path: Path
 
 
 def test_a_single_unsplittable_row_is_not_rotated(tmp_path: Path) -> None:
-    store = _store(tmp_path, max_bytes=1000)
+    store = ticking_store(tmp_path, max_bytes=1000)
     store.append_row(KEY, "assistant", "x" * 5000)
     before = store.path(KEY).read_bytes()
     assert store.rotate(KEY) == 0
@@ -377,8 +357,8 @@ def test_a_single_unsplittable_row_is_not_rotated(tmp_path: Path) -> None:
 
 
 def test_rotation_under_the_limit_does_nothing(tmp_path: Path) -> None:
-    store = _store(tmp_path)
-    _session(store, 5)
+    store = ticking_store(tmp_path)
+    fill_session(store, 5)
     before = store.path(KEY).read_bytes()
     assert store.rotate(KEY) == 0
     assert store.path(KEY).read_bytes() == before
@@ -386,8 +366,8 @@ def test_rotation_under_the_limit_does_nothing(tmp_path: Path) -> None:
 
 
 def test_forced_rotation_folds_revisions_and_advances_gen(tmp_path: Path) -> None:
-    store = _store(tmp_path)
-    stamps = _session(store, 3)
+    store = ticking_store(tmp_path)
+    stamps = fill_session(store, 3)
     store.append_revision(KEY, stamps[0], {"cls": "x"})
     pre = store.read_session(KEY).rows
     assert store.rotate(KEY, force=True) == 0
@@ -399,13 +379,13 @@ def test_forced_rotation_folds_revisions_and_advances_gen(tmp_path: Path) -> Non
 def test_rotation_archives_lines_it_cannot_read_instead_of_destroying_them(
     tmp_path: Path,
 ) -> None:
-    store = _store(tmp_path)
-    _session(store, 3)
+    store = ticking_store(tmp_path)
+    fill_session(store, 3)
     with store.path(KEY).open("ab") as fp:
         fp.write(b"\xff\xfe binary junk\n")
         fp.write(line({"_type": "bookmark", "note": "a record type from a newer version"}))
-    _session(store, 3)
-    small = _store(tmp_path, max_bytes=300, keep_lines=2)
+    fill_session(store, 3)
+    small = ticking_store(tmp_path, max_bytes=300, keep_lines=2)
     small.rotate(KEY)
     everything = b"".join(p.read_bytes() for p in [small.path(KEY), *archive_files(small)])
     assert b"\xff\xfe binary junk" in everything
@@ -413,11 +393,11 @@ def test_rotation_archives_lines_it_cannot_read_instead_of_destroying_them(
 
 
 def test_rotation_of_an_original_system_file(tmp_path: Path) -> None:
-    store = _store(tmp_path)
+    store = ticking_store(tmp_path)
     meta = {"_type": "metadata", "created_at": ts_at(0), "last_consolidated": 0, "agent": "x"}
     rows = [row("user" if i % 2 else "assistant", f"é{i}" * 20, ts_at(i)) for i in range(1, 9)]
     store.path(KEY).write_text("".join(json.dumps(r) + "\n" for r in [meta, *rows]))
-    small = _store(tmp_path, max_bytes=1000, keep_lines=3)
+    small = ticking_store(tmp_path, max_bytes=1000, keep_lines=3)
     assert small.rotate(KEY) == 5
     assert small.read_session(KEY).rows == rows
     assert small.read_metadata(KEY)["agent"] == "x"  # type: ignore[index]
@@ -427,16 +407,16 @@ def test_rotation_folds_a_revision_into_a_legacy_row_with_a_lone_surrogate(
     tmp_path: Path,
 ) -> None:
     # The original's json.dumps could write "\\ud800"; the reader accepts it as a row.
-    store = _store(tmp_path)
+    store = ticking_store(tmp_path)
     target = ts_at(1)
     legacy = json.dumps({"_type": "metadata", "created_at": ts_at(0), "last_consolidated": 0})
     legacy += "\n" + json.dumps(row("assistant", "half \ud800 pair", target)) + "\n"
     store.path(KEY).write_text(legacy)
     store.append_revision(KEY, target, {"cls": "stopped"})
-    _session(store, 6)
+    fill_session(store, 6)
     pre = store.read_session(KEY).rows
     assert pre[0]["content"] == "half \ud800 pair"
-    small = _store(tmp_path, max_bytes=300, keep_lines=2)
+    small = ticking_store(tmp_path, max_bytes=300, keep_lines=2)
     result = small.append_row(KEY, "user", "triggers a rotation")  # must not raise
     assert small.read_session(KEY).rows == [*pre, small.read_session(KEY).rows[-1]]
     assert small.read_session(KEY).rows[-1]["ts"] == result.ts[0]
@@ -450,7 +430,7 @@ def test_archive_name_header_and_collision_suffixes(tmp_path: Path) -> None:
     clock = FakeClock(BASE)  # every archive in the same second
     store = make_store(tmp_path, clock=clock)
     for _ in range(3):
-        stamps = _session(store, 2)
+        stamps = fill_session(store, 2)
         store.rewind(KEY, stamps[0])
     stamp = BASE.astimezone().strftime("%Y%m%d-%H%M%S")
     names = [p.name for p in archive_files(store)]
@@ -461,7 +441,7 @@ def test_archive_name_header_and_collision_suffixes(tmp_path: Path) -> None:
             f"dashboard_s1__{stamp}-2.jsonl",
         ]
     )
-    header = _header(store.archive_dir / f"dashboard_s1__{stamp}.jsonl")
+    header = line_zero(store.archive_dir / f"dashboard_s1__{stamp}.jsonl")
     # The original's four keys, in its order, plus the generation the rewrite produced.
     assert list(header) == ["_type", "reason", "archived_at", "count", "generation"]
     assert header == {
@@ -483,7 +463,7 @@ def test_read_session_chains_rotation_archives_oldest_first(tmp_path: Path) -> N
     archives = archive_files(store)
     assert len(archives) > 2
     assert view.files == [f"archive/{p.name}" for p in archives] + [store.path(KEY).name]
-    assert _contents(view.rows) == [f"row {i:02d} " + "y" * 40 for i in range(25)]
+    assert contents(view.rows) == [f"row {i:02d} " + "y" * 40 for i in range(25)]
     assert kinds(view.report) == []
 
 
@@ -497,7 +477,7 @@ def test_read_session_keeps_rotation_order_when_the_clock_steps_back(tmp_path: P
         store.append_row(KEY, "user", f"row {i:02d} " + "y" * 40)
     assert len(archive_files(store)) >= 4
     view = store.read_session(KEY)
-    assert _contents(view.rows) == [f"row {i:02d} " + "y" * 40 for i in range(30)]
+    assert contents(view.rows) == [f"row {i:02d} " + "y" * 40 for i in range(30)]
     assert_strictly_increasing(r["ts"] for r in view.rows)
 
 
@@ -520,7 +500,7 @@ def test_read_session_orders_collision_suffixes_numerically(tmp_path: Path) -> N
     (store.archive_dir / "dashboard_s10__20250101-000000.jsonl").write_bytes(
         line(row("user", "other session", ts_at(0)))
     )
-    assert _contents(store.read_session(KEY).rows) == ["a0", "a1", "a2", "a9", "a10", "current"]
+    assert contents(store.read_session(KEY).rows) == ["a0", "a1", "a2", "a9", "a10", "current"]
 
 
 # ---------------------------------------------------------------- delete
@@ -529,7 +509,7 @@ def test_read_session_orders_collision_suffixes_numerically(tmp_path: Path) -> N
 def test_delete_removes_transcript_sidecars_and_archives_but_keeps_the_lock(
     tmp_path: Path,
 ) -> None:
-    store = _store(tmp_path, max_bytes=500, keep_lines=2)
+    store = ticking_store(tmp_path, max_bytes=500, keep_lines=2)
     others = ["dashboard:s10", "dashboard:s1_", "dashboard:s1-x", "s1"]
     for key in [KEY, *others]:
         for i in range(12):
@@ -558,12 +538,12 @@ def test_delete_removes_transcript_sidecars_and_archives_but_keeps_the_lock(
 
 
 def test_append_after_delete_starts_a_fresh_session(tmp_path: Path) -> None:
-    store = _store(tmp_path)
-    _session(store, 3, title="old")
+    store = ticking_store(tmp_path)
+    fill_session(store, 3, title="old")
     store.delete(KEY)
     store.append_row(KEY, "user", "fresh", metadata={"title": "new"})
     view = store.read_session(KEY)
-    assert _contents(view.rows) == ["fresh"]
+    assert contents(view.rows) == ["fresh"]
     assert view.metadata is not None
     assert view.metadata["title"] == "new"
 
@@ -572,8 +552,8 @@ def test_append_after_delete_starts_a_fresh_session(tmp_path: Path) -> None:
 
 
 def test_fork_reads_the_parents_first_rows_then_its_own(tmp_path: Path) -> None:
-    store = _store(tmp_path)
-    _session(store, 4)
+    store = ticking_store(tmp_path)
+    fill_session(store, 4)
     child = "dashboard:child"
     assert store.fork(KEY, child, {"title": "forked"}) == 4
     meta = store.read_metadata(child)
@@ -585,39 +565,39 @@ def test_fork_reads_the_parents_first_rows_then_its_own(tmp_path: Path) -> None:
     child_rows = store.read_session(child).rows
     assert child_rows == [*parent_rows[:4], child_rows[-1]]
     assert child_rows[-1]["content"] == "child own"
-    assert "parent later" not in _contents(child_rows)
-    assert "child own" not in _contents(store.read_session(KEY).rows)
+    assert "parent later" not in contents(child_rows)
+    assert "child own" not in contents(store.read_session(KEY).rows)
 
 
 def test_fork_seed_survives_parent_rotation(tmp_path: Path) -> None:
-    store = _store(tmp_path)
-    _session(store, 6)
+    store = ticking_store(tmp_path)
+    fill_session(store, 6)
     seed = store.read_session(KEY).rows
     store.fork(KEY, "dashboard:child")
-    _store(tmp_path, max_bytes=300, keep_lines=2).rotate(KEY)
+    ticking_store(tmp_path, max_bytes=300, keep_lines=2).rotate(KEY)
     assert store.read_session("dashboard:child").rows == seed
 
 
 def test_fork_refuses_a_missing_parent_or_an_existing_child(tmp_path: Path) -> None:
-    store = _store(tmp_path)
+    store = ticking_store(tmp_path)
     with pytest.raises(SessionNotFound):
         store.fork("dashboard:none", "dashboard:child")
     assert not store.exists("dashboard:child")
-    _session(store, 2)
+    fill_session(store, 2)
     store.append_row("dashboard:child", "user", "exists")
     with pytest.raises(SessionExists):
         store.fork(KEY, "dashboard:child")
-    assert _contents(store.read_session("dashboard:child").rows) == ["exists"]
+    assert contents(store.read_session("dashboard:child").rows) == ["exists"]
 
 
 def test_fork_of_a_fork_reads_through_both(tmp_path: Path) -> None:
-    store = _store(tmp_path)
-    _session(store, 2)
+    store = ticking_store(tmp_path)
+    fill_session(store, 2)
     store.fork(KEY, "dashboard:c1")
     store.append_row("dashboard:c1", "user", "c1 row")
     store.fork("dashboard:c1", "dashboard:c2")
     store.append_row("dashboard:c2", "user", "c2 row")
-    assert _contents(store.read_session("dashboard:c2").rows)[-2:] == ["c1 row", "c2 row"]
+    assert contents(store.read_session("dashboard:c2").rows)[-2:] == ["c1 row", "c2 row"]
     assert len(store.read_session("dashboard:c2").rows) == 4
 
 
@@ -648,4 +628,4 @@ def test_archive_of_a_rotation_that_never_replaced_the_file_is_not_read_twice(tm
     # archive (its rows are in the file), or that archive would turn valid and double rows.
     store.keep_lines = 2
     assert store.rotate(KEY, force=True) == 3
-    assert [r["content"] for r in store.read_session(KEY).rows] == [f"row {i}" for i in range(5)]
+    assert contents(store.read_session(KEY).rows) == [f"row {i}" for i in range(5)]

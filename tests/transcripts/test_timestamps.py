@@ -218,32 +218,24 @@ def test_store_reads_previous_ts_from_disk_not_from_memory(tmp_path: Path) -> No
     assert parsed(stamp) == parsed(future) + timedelta(microseconds=1)
 
 
-def test_store_tail_read_finds_previous_ts_behind_a_200_kb_last_row(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("last_content", "torn_tail"),
+    [
+        ("x" * 200_000, b""),
+        ("committed", b'{"role":"assistant","content":"torn mid-wri'),
+        ("y" * 150_000, b'{"role":"assistant","content":"' + b"z" * 300_000),
+    ],
+    ids=["behind-a-200-kb-last-row", "torn-fragment", "large-torn-fragment-after-a-large-row"],
+)
+def test_store_tail_read_finds_the_previous_ts(
+    tmp_path: Path, last_content: str, torn_tail: bytes
+) -> None:
+    """The clock steps back; the new stamp still follows the last committed row's."""
     clock = FakeClock()
     store = make_store(tmp_path, clock=clock)
-    big = store.append_row(KEY, "assistant", "x" * 200_000).ts[0]
-    clock.shift(-timedelta(minutes=5))
-    stamp = store.append_row(KEY, "user", "after a big row").ts[0]
-    assert parsed(stamp) == parsed(big) + timedelta(microseconds=1)
-
-
-def test_store_tail_read_skips_a_torn_fragment(tmp_path: Path) -> None:
-    clock = FakeClock()
-    store = make_store(tmp_path, clock=clock)
-    last = store.append_row(KEY, "assistant", "committed").ts[0]
+    last = store.append_row(KEY, "assistant", last_content).ts[0]
     with store.path(KEY).open("ab") as fp:
-        fp.write(b'{"role":"assistant","content":"torn mid-wri')
-    clock.shift(-timedelta(minutes=5))
-    stamp = store.append_row(KEY, "user", "after the tear").ts[0]
-    assert parsed(stamp) == parsed(last) + timedelta(microseconds=1)
-
-
-def test_store_tail_read_skips_a_large_torn_fragment_after_a_large_row(tmp_path: Path) -> None:
-    clock = FakeClock()
-    store = make_store(tmp_path, clock=clock)
-    last = store.append_row(KEY, "assistant", "y" * 150_000).ts[0]
-    with store.path(KEY).open("ab") as fp:
-        fp.write(b'{"role":"assistant","content":"' + b"z" * 300_000)
+        fp.write(torn_tail)
     clock.shift(-timedelta(minutes=5))
     stamp = store.append_row(KEY, "user", "after").ts[0]
     assert parsed(stamp) == parsed(last) + timedelta(microseconds=1)

@@ -20,14 +20,9 @@ from summaries.core.sidecar import INTENTS, ONE_LINE, read_for_panel, read_stric
 from summaries.models import IntentSummary, OneLineSummary
 from summaries.runtime import summary_backend
 from summaries.services import PassOutcome, summary_generate
+from tests.fixtures.slots import add_exchanges
 from tests.summaries import fake_openai_server
-from tests.summaries.django.conftest import (
-    INTENT,
-    VALID_REPLY,
-    RecordingBackend,
-    add_exchanges,
-    must,
-)
+from tests.summaries.django.conftest import INTENT, VALID_REPLY, RecordingBackend, must
 from tests.summaries.fake_openai_server import Behaviour, FakeOpenAIServer, closed_port
 from transcripts.models import Slot
 

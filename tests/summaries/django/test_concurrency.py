@@ -20,7 +20,8 @@ from summaries.marker import marker_active, marker_release, marker_take
 from summaries.models import IntentSummary, OneLineSummary
 from summaries.services import PassOutcome, summary_generate
 from summaries.turns import slot_append_row, slot_turn_start
-from tests.summaries.django.conftest import OTHER_REPLY, add_exchanges
+from tests.fixtures.slots import add_exchanges
+from tests.summaries.django.conftest import OTHER_REPLY
 from transcripts.core import store as store_module
 from transcripts.core.fsutil import write_all as real_write_all
 from transcripts.models import Slot

@@ -12,7 +12,8 @@ from django.utils import timezone
 from summaries.core.sidecar import INTENTS, ONE_LINE, read_for_panel, read_strict
 from summaries.models import IntentSummary, OneLineSummary
 from summaries.services import PassOutcome, summary_generate
-from tests.summaries.django.conftest import INTENT, add_exchanges, must
+from tests.fixtures.slots import add_exchanges
+from tests.summaries.django.conftest import INTENT, must
 from transcripts.models import Slot
 from transcripts.services import session_append_row, session_rewind, session_set_title
 

@@ -14,7 +14,8 @@ import pytest
 
 from summaries.core.sidecar import INTENTS, read_strict
 from summaries.services import PassOutcome, summary_generate
-from tests.summaries.django.conftest import add_exchanges, must
+from tests.fixtures.slots import add_exchanges
+from tests.summaries.django.conftest import must
 from transcripts.core.store import TranscriptStore
 from transcripts.models import Slot
 

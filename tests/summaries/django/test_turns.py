@@ -19,7 +19,7 @@ from summaries.turns import (
     slot_turn_end,
     slot_turn_start,
 )
-from tests.summaries.django.conftest import exchange
+from tests.fixtures.slots import exchange
 from transcripts.core.errors import SessionNotFound
 from transcripts.models import Slot
 from transcripts.services import session_create

@@ -27,6 +27,9 @@ SUMMARY = re.compile(
     r"archives copied (\d+), already present (\d+)"
 )
 
+# The sample tree's first import: its four sessions and the one legacy archive.
+FIRST_IMPORT = {"imported": 4, "unchanged": 0, "bad": 0, "conflicts": 0, "copied": 1, "present": 0}
+
 
 def run(*args: str, verbosity: int = 1) -> tuple[str, dict[str, int]]:
     out = StringIO()
@@ -40,14 +43,7 @@ def run(*args: str, verbosity: int = 1) -> tuple[str, dict[str, int]]:
 
 def test_every_row_arrives(store, fixture_tree):
     _text, counts = run(str(fixture_tree))
-    assert counts == {
-        "imported": 4,
-        "unchanged": 0,
-        "bad": 0,
-        "conflicts": 0,
-        "copied": 1,
-        "present": 0,
-    }
+    assert counts == FIRST_IMPORT
     source = TranscriptStore(fixture_tree)
     for key in KEYS:
         expected = source.read_session(key)
@@ -192,14 +188,7 @@ def test_dry_run_changes_nothing(store, fixture_tree):
     text, counts = run(str(fixture_tree), "--dry-run")
     assert "Dry run, nothing changed. Would import 4" in text
     assert "[1/4] dashboard_coder-demo.jsonl: would import dashboard:coder-demo" in text
-    assert counts == {
-        "imported": 4,
-        "unchanged": 0,
-        "bad": 0,
-        "conflicts": 0,
-        "copied": 1,
-        "present": 0,
-    }
+    assert counts == FIRST_IMPORT
     assert list(store.root.glob("*.jsonl")) == []
     assert not store.archive_dir.exists()
     assert not Session.objects.exists()

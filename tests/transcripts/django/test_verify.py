@@ -10,24 +10,15 @@ from pathlib import Path
 
 import pytest
 from django.conf import settings as django_settings
-from django.core.management import CommandError, call_command
+from django.core.management import call_command
 
-from tests.transcripts.django.util import mirror_diff
+from tests.transcripts.django.util import mirror_diff, verify
 from transcripts.core.fold import fold_bytes
 from transcripts.models import Session, Slot
 from transcripts.services import session_append_row, session_create, session_verify
 from transcripts.services import verify as verify_module
 
 pytestmark = pytest.mark.django_db
-
-
-def verify(*args: str) -> tuple[int, str]:
-    out = StringIO()
-    try:
-        call_command("verify_transcripts", *args, stdout=out)
-    except CommandError as exc:
-        return exc.returncode, out.getvalue() + str(exc)
-    return 0, out.getvalue()
 
 
 @pytest.fixture

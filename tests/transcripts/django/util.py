@@ -1,8 +1,11 @@
-"""Helpers shared by these tests."""
+"""Helpers shared by these tests (and the services profile's import/verify tests)."""
 
 from __future__ import annotations
 
+from io import StringIO
 from typing import Any
+
+from django.core.management import CommandError, call_command
 
 from transcripts.models import Session
 from transcripts.services.sync import disk_state
@@ -48,3 +51,13 @@ class Spy:
             return original(*args, **kwargs)
 
         monkeypatch.setattr(owner, name, wrapper)
+
+
+def verify(*args: str) -> tuple[int, str]:
+    """Run ``verify_transcripts``: (exit code, everything it printed)."""
+    out = StringIO()
+    try:
+        call_command("verify_transcripts", *args, stdout=out)
+    except CommandError as exc:
+        return exc.returncode, out.getvalue() + str(exc)
+    return 0, out.getvalue()
