@@ -22,6 +22,7 @@ from .store import get_store
 EDGE_ROWS = 200  # rows shown at each end of a long transcript
 CONTENT_CHARS = 500
 MAX_ANOMALIES = 200
+ROW_HTML = "<tr><td>{}</td><td>{}</td><td>{}</td><td style='white-space:pre-wrap'>{}</td></tr>"
 
 
 @admin.register(App)
@@ -125,19 +126,11 @@ class SessionAdmin(admin.ModelAdmin[Session]):
         head, tail = rows, []
         if len(rows) > 2 * EDGE_ROWS:
             head, tail = rows[:EDGE_ROWS], rows[-EDGE_ROWS:]
-        body = format_html_join(
-            "",
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td style='white-space:pre-wrap'>{}</td></tr>",
-            (_row_html(i, row) for i, row in head),
-        )
+        body = format_html_join("", ROW_HTML, (_row_html(i, row) for i, row in head))
         if tail:
             gap = len(rows) - len(head) - len(tail)
             body += format_html("<tr><td colspan='4'>… {} rows not shown …</td></tr>", gap)
-            body += format_html_join(
-                "",
-                "<tr><td>{}</td><td>{}</td><td>{}</td><td style='white-space:pre-wrap'>{}</td></tr>",
-                (_row_html(i, row) for i, row in tail),
-            )
+            body += format_html_join("", ROW_HTML, (_row_html(i, row) for i, row in tail))
         return format_html(
             "<table><thead><tr><th>#</th><th>role</th><th>ts</th><th>content</th></tr></thead>"
             "<tbody>{}</tbody></table>",

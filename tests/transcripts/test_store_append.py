@@ -495,3 +495,16 @@ def test_lock_file_is_created_next_to_the_transcript(tmp_path: Path) -> None:
     store.append_row(KEY, "user", "q")
     assert store.lock_path(KEY).exists()
     assert oct(os.stat(store.lock_path(KEY)).st_mode & 0o777) == oct(0o600)
+
+
+def test_an_append_that_may_not_create_never_resurrects_a_deleted_session(tmp_path):
+    """The check happens under the lock: a session deleted a moment before a late append
+    (a pass, a runner) is refused, not re-created as a file with an empty line 0."""
+    store = ticking_store(tmp_path)
+    store.append_row("dashboard:gone", "user", "hello", metadata={"title": "t"})
+    assert store.delete("dashboard:gone")
+    with pytest.raises(SessionNotFound):
+        store.append_rows(
+            "dashboard:gone", [{"role": "assistant", "content": "late"}], create=False
+        )
+    assert not store.path("dashboard:gone").exists()

@@ -23,6 +23,7 @@ from .reader import parse_json_line
 from .timestamps import parse_ts
 
 DELIMITER = "__"
+ROTATE_REASON = "rotate"  # the only archive reason whose rows still belong to the session
 MAX_COLLISIONS = 1000
 _SUFFIX = re.compile(r"(\d{8}-\d{6})(?:-(\d+))?\.jsonl")
 
@@ -116,6 +117,15 @@ def read_archived_at(path: Path) -> datetime | None:
     """The header's ``archived_at`` (naive = local time), or None when unreadable."""
     header = read_header(path)
     return parse_ts(header.get("archived_at")) if header is not None else None
+
+
+def is_unlanded(header: dict[str, Any] | None, current_gen: int) -> bool:
+    """Whether the rewrite that wrote this archive never replaced the file (a crash between).
+
+    Its ``generation`` is past the file's: the archived rows are all still in the file.
+    """
+    produced = (header or {}).get("generation")
+    return type(produced) is int and produced > current_gen
 
 
 @dataclass(frozen=True, slots=True)

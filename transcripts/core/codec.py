@@ -16,6 +16,15 @@ METADATA = "metadata"
 REVISION = "revision"
 ARCHIVE = "archive"
 POSITION_HINT = "_after_ts"  # a revision patch key: place the target after this row ("" = first)
+FORBIDDEN_PATCH_KEYS = ("ts", "_type")  # a revision never changes these
+
+
+def generation(metadata: dict[str, Any] | None) -> int:
+    """Line 0's ``rotation_generation`` (``gen``); absent or unusable reads as 0."""
+    try:
+        return int((metadata or {}).get("rotation_generation") or 0)
+    except (TypeError, ValueError):
+        return 0
 
 
 def encode_record(record: dict[str, Any], *, max_line: int = MAX_LINE_BYTES) -> bytes:

@@ -25,7 +25,14 @@ from typing import IO, Any
 
 import orjson
 
-from .codec import ARCHIVE, MAX_LINE_BYTES, METADATA, POSITION_HINT, REVISION
+from .codec import (
+    ARCHIVE,
+    FORBIDDEN_PATCH_KEYS,
+    MAX_LINE_BYTES,
+    METADATA,
+    POSITION_HINT,
+    REVISION,
+)
 from .reader import (
     BLOCK_SIZE,
     UTF8_BOM,
@@ -36,7 +43,6 @@ from .reader import (
 )
 from .timestamps import ts_strictly_after
 
-_FORBIDDEN_PATCH_KEYS = ("ts", "_type")
 _FEW_MOVES = 8  # up to this many position hints, plain list edits beat building a linked list
 
 
@@ -182,11 +188,11 @@ class _Fold:
         if index is None:
             self.report.add("orphan_revision", offset, self.file)
             return
-        if any(k in patch for k in _FORBIDDEN_PATCH_KEYS):
+        if any(k in patch for k in FORBIDDEN_PATCH_KEYS):
             self.report.add(
                 "invalid_revision", offset, self.file, "patch may not change ts or _type"
             )
-            patch = {k: v for k, v in patch.items() if k not in _FORBIDDEN_PATCH_KEYS}
+            patch = {k: v for k, v in patch.items() if k not in FORBIDDEN_PATCH_KEYS}
         if POSITION_HINT in patch:
             patch = dict(patch)
             anchor = patch.pop(POSITION_HINT)

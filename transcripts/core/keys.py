@@ -7,6 +7,7 @@ import re
 _UNSAFE = re.compile(r"[^\w\-.]")
 SLOT_NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}")
 DASHBOARD_PREFIX = "dashboard:"
+BARE_PREFIX = "dashboard_"  # DASHBOARD_PREFIX as it reads in a file stem (safe_key)
 
 
 def safe_key(key: str) -> str:
@@ -22,8 +23,8 @@ def transcript_key_for_slot(slot: str) -> str:
     """Slot ``s1`` lives in transcript ``dashboard:s1`` (the original's ``_history_key_for``)."""
     if slot.startswith(DASHBOARD_PREFIX):
         return slot
-    while slot.startswith("dashboard_"):
-        slot = slot[len("dashboard_") :]
+    while slot.startswith(BARE_PREFIX):
+        slot = slot[len(BARE_PREFIX) :]
     return DASHBOARD_PREFIX + slot
 
 
@@ -34,6 +35,6 @@ def slot_name_for_key(key: str) -> str:
 
 def key_from_stem(stem: str) -> str:
     """Best-effort inverse of ``safe_key`` for imported files: ``dashboard_x`` → ``dashboard:x``."""
-    if stem.startswith("dashboard_"):
-        return DASHBOARD_PREFIX + stem[len("dashboard_") :]
+    if stem.startswith(BARE_PREFIX):
+        return DASHBOARD_PREFIX + stem[len(BARE_PREFIX) :]
     return stem

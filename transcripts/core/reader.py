@@ -10,11 +10,12 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import IO, Any
 
 import orjson
 
-from .codec import MAX_LINE_BYTES
+from .codec import MAX_LINE_BYTES, METADATA
 
 BLOCK_SIZE = 4 * 1024 * 1024
 UTF8_BOM = b"\xef\xbb\xbf"
@@ -118,3 +119,17 @@ def parse_json_line(data: bytes) -> tuple[Any, str]:
         return json.loads(text, parse_constant=_reject_constant), ""
     except (ValueError, RecursionError):
         return None, "bad_json"
+
+
+def parse_metadata_line(line: bytes) -> dict[str, Any] | None:
+    """Line 0 (with or without its ``\\n``) when it is a metadata record (BOM tolerated)."""
+    value, bad = parse_json_line(line.rstrip(b"\n").removeprefix(UTF8_BOM))
+    if bad or not isinstance(value, dict) or value.get("_type") != METADATA:
+        return None
+    return value
+
+
+def read_line0(path: Path, max_line: int = MAX_LINE_BYTES) -> dict[str, Any] | None:
+    """Line 0 of a transcript file when it is a metadata record, else None; OSError raises."""
+    with path.open("rb") as fp:
+        return parse_metadata_line(fp.readline(max_line))

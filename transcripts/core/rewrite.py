@@ -19,8 +19,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .archive import read_header, write_archive
-from .codec import MAX_LINE_BYTES, METADATA, REVISION, encode_record
+from .archive import ROTATE_REASON, is_unlanded, read_header, write_archive
+from .codec import MAX_LINE_BYTES, METADATA, REVISION, encode_record, generation
 from .errors import (
     ArchiveError,
     RecordRejected,
@@ -31,7 +31,7 @@ from .errors import (
 )
 from .fold import Folded
 from .fsutil import atomic_write, remove_stale_temps
-from .reader import iter_lines, parse_json_line
+from .reader import iter_lines, parse_json_line, parse_metadata_line
 from .timestamps import monotonic_ts
 
 if TYPE_CHECKING:
@@ -44,10 +44,8 @@ def _split_head(data: bytes) -> tuple[dict[str, Any] | None, bytes]:
     """Line 0 parsed as metadata (or None) and the bytes after it."""
     nl = data.find(b"\n")
     first, rest = (data, b"") if nl < 0 else (data[:nl], data[nl + 1 :])
-    value, bad = parse_json_line(first.removeprefix(b"\xef\xbb\xbf"))
-    if bad or not isinstance(value, dict) or value.get("_type") != METADATA:
-        return None, data
-    return value, rest
+    value = parse_metadata_line(first)
+    return (None, data) if value is None else (value, rest)
 
 
 def _replace(store: TranscriptStore, key: str, data: bytes, mtime_ns: int) -> None:
@@ -136,20 +134,21 @@ def rewind(store: TranscriptStore, key: str, after_ts: str) -> int:
         kept = [raw for raw, _ in lines[1 if metadata is not None else 0 : cut + 1]]
         dropped: list[bytes] = []
         dropped_ts: set[str] = set()
+        rows_dropped = 0
         for raw, (kind, ts, target) in lines[cut + 1 :]:
             if kind == "row":
                 dropped.append(raw)
+                rows_dropped += 1
                 if ts:
                     dropped_ts.add(ts)
             elif kind == "revision" and target not in dropped_ts:
                 kept.append(raw)
             else:
                 dropped.append(raw)
-        rows_dropped = sum(1 for _, (kind, _ts, _t) in lines[cut + 1 :] if kind == "row")
         if not dropped:
             return 0
         metadata = dict(metadata or {"_type": METADATA})
-        metadata["rotation_generation"] = int(metadata.get("rotation_generation") or 0) + 1
+        metadata["rotation_generation"] = generation(metadata) + 1
         archive = _archive_or_fail(store, key, dropped, "rewind", metadata["rotation_generation"])
         body = _reencode(metadata) + b"".join(raw + b"\n" for raw in kept)
         _replace_or_unarchive(store, key, body, st, archive)
@@ -180,9 +179,7 @@ def _drop_unlanded_archives(store: TranscriptStore, key: str, current_gen: int) 
     would turn "valid" once a later rewrite reaches the same generation number.
     """
     for path in store.archive_paths(key):
-        header = read_header(path)
-        produced = (header or {}).get("generation")
-        if type(produced) is int and produced > current_gen:
+        if is_unlanded(read_header(path), current_gen):
             log.warning("removing unlanded archive %s of %s", path.name, key)
             path.unlink(missing_ok=True)
 
@@ -260,7 +257,7 @@ def rotate_locked(store: TranscriptStore, key: str, *, force: bool = False) -> i
     metadata = dict(folded.metadata)
     now = store.clock()
     metadata.update(last_consolidated=0, rotated_at=now.isoformat())
-    metadata["rotation_generation"] = int(metadata.get("rotation_generation") or 0) + 1
+    metadata["rotation_generation"] = generation(metadata) + 1
     meta_bytes = len(_reencode(metadata))
     n = len(lines)
     keep = max(min(store.keep_lines, n), 1) if n else 0
@@ -276,7 +273,7 @@ def rotate_locked(store: TranscriptStore, key: str, *, force: bool = False) -> i
     if dropped:
         try:
             archive = _archive_or_fail(
-                store, key, dropped, "rotate", metadata["rotation_generation"]
+                store, key, dropped, ROTATE_REASON, metadata["rotation_generation"]
             )
         except ArchiveError:
             log.exception("rotation of %s failed closed", key)

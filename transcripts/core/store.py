@@ -21,8 +21,17 @@ from typing import Any
 import orjson
 
 from . import locking
-from .archive import archive_candidates
-from .codec import ARCHIVE, MAX_LINE_BYTES, METADATA, POSITION_HINT, REVISION, encode_record
+from .archive import ROTATE_REASON, archive_candidates, is_unlanded
+from .codec import (
+    ARCHIVE,
+    FORBIDDEN_PATCH_KEYS,
+    MAX_LINE_BYTES,
+    METADATA,
+    POSITION_HINT,
+    REVISION,
+    encode_record,
+    generation,
+)
 from .errors import (
     RecordRejected,
     RevisionRejected,
@@ -33,8 +42,8 @@ from .errors import (
 )
 from .fold import Folded, FoldReport, fold_stream
 from .fsutil import FsyncPolicy, write_all
-from .keys import safe_key
-from .reader import UTF8_BOM, parse_json_line
+from .keys import BARE_PREFIX, safe_key
+from .reader import UTF8_BOM, parse_json_line, read_line0
 from .redaction import RedactionReport, merge_reports, redact_text, redact_value
 from .timestamps import monotonic_ts, now_local
 
@@ -44,7 +53,6 @@ KEEP_LINES = 200
 TAIL_WINDOW = 8 * 1024  # grows x4 until a ts is found (huge rows)
 SIDECAR_DIRS = {"intents": ".intents", "summaries": ".summaries"}
 MAX_FORK_DEPTH = 16
-ROTATE_REASON = "rotate"  # the only archive reason whose rows still belong to the session
 # A revision record's type as it reads on disk: this store writes '"_type":"revision"'
 # (orjson), a stdlib ``json.dumps`` writer '"_type": "revision"'; any spacing is matched.
 # One regex pass (its literal prefix is searched in C) costs about a third of two
@@ -79,13 +87,6 @@ class SessionView:
     files: list[str] = field(default_factory=list)
 
 
-def _generation(metadata: dict[str, Any] | None) -> int:
-    try:
-        return int((metadata or {}).get("rotation_generation") or 0)
-    except (TypeError, ValueError):
-        return 0
-
-
 def _may_hold_revision(data: bytes) -> bool:
     return REVISION_MARK.search(data) is not None
 
@@ -97,6 +98,30 @@ def _first_record(lines: list[bytes]) -> dict[str, Any] | None:
         if not bad and type(value) is dict:
             return value
     return None
+
+
+def _row_in(mm: mmap.mmap, ts: str) -> bool:
+    """Whether a row (not a revision) with this ts is in the mapped file.
+
+    Scans backwards: a state change almost always targets a recent row (the running
+    turn), so the search ends near the tail instead of costing the whole file. Our
+    compact separator first, then the original's ``": "``.
+    """
+    for needle in (b'"ts":' + orjson.dumps(ts), b'"ts": ' + orjson.dumps(ts)):
+        at = mm.rfind(needle)
+        while at >= 0:
+            start = mm.rfind(b"\n", 0, at) + 1
+            end = mm.find(b"\n", at)
+            value, bad = parse_json_line(mm[start : end if end >= 0 else len(mm)])
+            if (
+                not bad
+                and isinstance(value, dict)
+                and "_type" not in value
+                and value.get("ts") == ts
+            ):
+                return True
+            at = mm.rfind(needle, 0, at)
+    return False
 
 
 def _row_order(row: dict[str, Any]) -> dict[str, Any]:
@@ -163,8 +188,8 @@ class TranscriptStore:
         transcript of that bare name exists to claim them.
         """
         stems = [safe_key(key)]
-        if stems[0].startswith("dashboard_"):
-            bare = stems[0][len("dashboard_") :]
+        if stems[0].startswith(BARE_PREFIX):
+            bare = stems[0][len(BARE_PREFIX) :]
             if bare and not (self.root / f"{bare}.jsonl").exists():
                 stems.append(bare)
         return archive_candidates(self.archive_dir, *stems)
@@ -184,14 +209,9 @@ class TranscriptStore:
 
     def read_metadata(self, key: str) -> dict[str, Any] | None:
         try:
-            with self.path(key).open("rb") as fp:
-                first = fp.readline(self.max_line)
+            return read_line0(self.path(key), self.max_line)
         except FileNotFoundError:
             return None
-        value, bad = parse_json_line(first.rstrip(b"\n").removeprefix(b"\xef\xbb\xbf"))
-        if bad or not isinstance(value, dict) or value.get("_type") != METADATA:
-            return None
-        return value
 
     def sig(self, key: str) -> int | None:
         try:
@@ -205,7 +225,7 @@ class TranscriptStore:
             st = self.path(key).stat()
         except FileNotFoundError:
             return None
-        return Identity(st.st_mtime_ns, _generation(self.read_metadata(key)), st.st_size)
+        return Identity(st.st_mtime_ns, generation(self.read_metadata(key)), st.st_size)
 
     def _identity_now(self, key: str) -> Identity:
         identity = self.identity(key)
@@ -243,9 +263,18 @@ class TranscriptStore:
         return self.append_rows(key, [row], metadata=metadata)
 
     def append_rows(
-        self, key: str, rows: list[dict[str, Any]], *, metadata: dict[str, Any] | None = None
+        self,
+        key: str,
+        rows: list[dict[str, Any]],
+        *,
+        metadata: dict[str, Any] | None = None,
+        create: bool = True,
     ) -> Appended:
-        """Append rows in one write under one lock; each gets a fresh strictly increasing ts."""
+        """Append rows in one write under one lock; each gets a fresh strictly increasing ts.
+
+        With ``create=False`` a missing transcript is ``SessionNotFound``, decided under the
+        lock: a session deleted a moment earlier is never re-created by a late append.
+        """
         prepared, reports = [], []
         for row in rows:
             if not isinstance(row.get("role"), str):
@@ -256,14 +285,15 @@ class TranscriptStore:
             prepared.append(clean)
             reports.append(report)
         with self.locked(key):
-            stamps, identity = self._append_locked(key, prepared, metadata or {})
+            seed = (metadata or {}) if create else None
+            stamps, identity = self._append_locked(key, prepared, seed)
         return Appended(stamps, merge_reports(*reports), identity)
 
     def append_revision(self, key: str, target_ts: str, patch: dict[str, Any]) -> Appended:
         """Record a state change to an earlier row as an appended revision (O(1) bytes)."""
         if not isinstance(patch, dict) or not patch:
             raise RevisionRejected("a revision needs a non-empty patch object")
-        if "ts" in patch or "_type" in patch:
+        if any(k in patch for k in FORBIDDEN_PATCH_KEYS):
             raise RevisionRejected("a revision may not change ts or _type")
         anchor = patch.get(POSITION_HINT)
         if POSITION_HINT in patch and not isinstance(anchor, str):
@@ -274,9 +304,9 @@ class TranscriptStore:
             path = self.path(key)
             if not path.is_file():
                 raise SessionNotFound(key)
-            for ts in (target_ts, anchor) if anchor else (target_ts,):
-                if not self._row_exists(path, ts):
-                    raise RowNotFound(ts)
+            missing = self._missing_row(path, (target_ts, anchor) if anchor else (target_ts,))
+            if missing is not None:
+                raise RowNotFound(missing)
             stamps, identity = self._append_locked(key, [record], None)
         return Appended(stamps, report, identity)
 
@@ -284,8 +314,13 @@ class TranscriptStore:
         self, key: str, records: list[dict[str, Any]], metadata: dict[str, Any] | None
     ) -> tuple[list[str], Identity]:
         path = self.path(key)
-        # Opened anew after taking the lock: a rotation may have replaced the inode.
-        fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        # Opened anew after taking the lock: a rotation may have replaced the inode. Only a
+        # caller that may create the session (it brings line 0's metadata) creates the file.
+        flags = os.O_RDWR | os.O_APPEND | os.O_CLOEXEC | (os.O_CREAT if metadata is not None else 0)
+        try:
+            fd = os.open(path, flags, 0o644)
+        except FileNotFoundError:
+            raise SessionNotFound(key) from None
         size = -1
         try:
             st = os.fstat(fd)
@@ -323,18 +358,22 @@ class TranscriptStore:
                 # Coarse kernel clocks can leave mtime unchanged across appends inside one
                 # tick; the sig must still move, or a stale summary would read as fresh.
                 os.utime(fd, ns=(after.st_atime_ns, before + 1))
-            new_size = after.st_size
+                after = os.fstat(fd)
         except (RecordRejected, SessionNotFound):
             if size == 0:  # refused before writing a byte: leave no empty transcript behind
                 path.unlink(missing_ok=True)
             raise
         finally:
             os.close(fd)
-        if new_size > self.max_bytes:
+        if after.st_size > self.max_bytes:
             from .rewrite import rotate_locked
 
             rotate_locked(self, key)
-        return stamps, self._identity_now(key)
+            return stamps, self._identity_now(key)
+        # Under the lock the file is the one just written: its fstat is the identity's stat.
+        return stamps, Identity(
+            after.st_mtime_ns, generation(self.read_metadata(key)), after.st_size
+        )
 
     def _tail(self, fd: int, size: int) -> tuple[bool, str | None]:
         """Whether the file ends in ``\\n``, and the newest ts in a bounded tail window."""
@@ -355,32 +394,16 @@ class TranscriptStore:
                 return ends_clean, None
             window *= 4
 
-    def _row_exists(self, path: Path, ts: str) -> bool:
-        """Whether a row (not a revision) with this ts is in the current file.
+    def _missing_row(self, path: Path, stamps: tuple[str, ...]) -> str | None:
+        """The first of ``stamps`` no row (not a revision) of the current file bears, if any.
 
-        Scans backwards: a state change almost always targets a recent row (the running
-        turn), so the search ends near the tail instead of costing the whole file. Our
-        compact separator first, then the original's ``": "``.
+        One open and one mapping for all of them.
         """
-        if path.stat().st_size == 0:
-            return False
-        needles = [b'"ts":' + orjson.dumps(ts), b'"ts": ' + orjson.dumps(ts)]
-        with path.open("rb") as fp, mmap.mmap(fp.fileno(), 0, access=mmap.ACCESS_READ) as mm:
-            for needle in needles:
-                at = mm.rfind(needle)
-                while at >= 0:
-                    start = mm.rfind(b"\n", 0, at) + 1
-                    end = mm.find(b"\n", at)
-                    value, bad = parse_json_line(mm[start : end if end >= 0 else len(mm)])
-                    if (
-                        not bad
-                        and isinstance(value, dict)
-                        and "_type" not in value
-                        and value.get("ts") == ts
-                    ):
-                        return True
-                    at = mm.rfind(needle, 0, at)
-        return False
+        with path.open("rb") as fp:
+            if os.fstat(fp.fileno()).st_size == 0:
+                return stamps[0]
+            with mmap.mmap(fp.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+                return next((ts for ts in stamps if not _row_in(mm, ts)), None)
 
     # ------------------------------------------------------------------ folded reads
     def read_file(self, key: str, *, keep_raw: bool = False) -> Folded:
@@ -405,17 +428,15 @@ class TranscriptStore:
             rows.extend(view.rows[:count])
             report.extend(view.report)
             files.extend(view.files)
-        current_gen = _generation(current.metadata)
+        current_gen = generation(current.metadata)
         for archive in self.archive_paths(key):
             with archive.open("rb") as fp:
                 folded = fold_stream(fp, file=f"archive/{archive.name}", max_line=self.max_line)
             header = folded.header or {}
             if header.get("reason", ROTATE_REASON) != ROTATE_REASON:
                 continue  # rows a rewind dropped are kept on disk, not in the session
-            produced = header.get("generation")
-            if type(produced) is int and produced > current_gen:
-                # The rotation that wrote this archive never replaced the file (a crash in
-                # between): its rows are still in the file; reading both would double them.
+            if is_unlanded(header, current_gen):
+                # Its rows are still in the file; reading both would double them.
                 report.add("unlanded_archive", 0, f"archive/{archive.name}")
                 continue
             rows.extend(folded.rows)
@@ -456,7 +477,7 @@ class TranscriptStore:
         metadata = first if first is not None and first.get("_type") == METADATA else None
         if (metadata or {}).get("forked_from"):
             return None
-        current_gen = _generation(metadata)
+        current_gen = generation(metadata)
         lines: list[bytes] = []
         for archive in self.archive_paths(key):
             data = archive.read_bytes()
@@ -465,8 +486,7 @@ class TranscriptStore:
             header = first if first is not None and first.get("_type") == ARCHIVE else {}
             if header.get("reason", ROTATE_REASON) != ROTATE_REASON:
                 continue
-            produced = header.get("generation")
-            if type(produced) is int and produced > current_gen:
+            if is_unlanded(header, current_gen):
                 continue  # unlanded: its rows are still in the file (see read_session)
             if _may_hold_revision(data):
                 return None

@@ -12,6 +12,7 @@ import filecmp
 import os
 import secrets
 import shutil
+import stat
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -22,14 +23,13 @@ from django.db import transaction
 
 from ..core.archive import DELIMITER
 from ..core.fold import fold_stream
-from ..core.keys import DASHBOARD_PREFIX, is_valid_slot_name, safe_key, slot_name_for_key
+from ..core.keys import BARE_PREFIX, is_valid_slot_name, safe_key, slot_name_for_key
+from ..core.reader import read_line0
 from ..core.store import TranscriptStore
 from ..models import App, Session, Slot
 from ..store import get_store
 from .errors import ImportSourceError
-from .sync import DiskState, disk_state, key_for_file, read_line0, session_sync
-
-BARE_PREFIX = DASHBOARD_PREFIX.replace(":", "_")
+from .sync import DiskState, disk_state, key_for_file, session_sync
 
 
 @dataclass(frozen=True, slots=True)
@@ -182,7 +182,7 @@ def _index(
         claim = not dry and app is not None and row[3] != app.pk
         warnings = _claim_owner(row[4], app) if claim and app is not None else ()
         return FileOutcome(label, "unchanged", warnings=warnings)
-    if not path.is_file():
+    if not stat.S_ISREG(st.st_mode):  # the stat above, not a second one
         return FileOutcome(label, "bad", reason="not a regular file")
     if st.st_size == 0:
         return FileOutcome(label, "bad", reason="empty file")

@@ -9,12 +9,13 @@ from django.conf import settings
 
 from ..core.archive import DELIMITER, RetentionDecision, cleanup_archives
 from ..core.errors import SessionNotFound, TranscriptError
-from ..core.keys import DASHBOARD_PREFIX
+from ..core.keys import BARE_PREFIX
+from ..core.reader import read_line0
 from ..core.timestamps import now_local
 from ..models import Session, Slot
 from ..store import get_store
 from .sessions import session_rotate
-from .sync import key_for_file, read_line0, session_sync
+from .sync import key_for_file, session_sync
 
 DEFAULT_RETENTION_DAYS = 30
 
@@ -73,8 +74,7 @@ def archive_cleanup(
     stems = {d.path.name.split(DELIMITER, 1)[0] for d in decisions if d.expired}
     if dry_run or not stems:
         return decisions
-    bare = DASHBOARD_PREFIX.replace(":", "_")
-    owners = Session.objects.filter(safe_key__in=stems | {bare + stem for stem in stems})
+    owners = Session.objects.filter(safe_key__in=stems | {BARE_PREFIX + stem for stem in stems})
     for key in owners.values_list("key", flat=True):
         try:
             session_sync(key=key)

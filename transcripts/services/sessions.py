@@ -71,10 +71,7 @@ def session_append_row(
 
 def session_append_rows(*, key: str, rows: list[dict[str, Any]]) -> Appended:
     """Append rows in one write; refuses (``SessionNotFound``) when the transcript is missing."""
-    store = get_store()
-    if not store.exists(key):
-        raise SessionNotFound(key)
-    appended = store.append_rows(key, rows)
+    appended = get_store().append_rows(key, rows, create=False)
     mirror_after_append(key, appended, rows)
     return appended
 

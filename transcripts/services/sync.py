@@ -18,11 +18,10 @@ from django.db.models import F, Q, Value
 from django.db.models.functions import Coalesce, Greatest
 from django.utils import timezone
 
-from ..core.codec import MAX_LINE_BYTES, METADATA
+from ..core.codec import generation
 from ..core.errors import SessionNotFound
 from ..core.fold import FoldReport
 from ..core.keys import key_from_stem, safe_key
-from ..core.reader import UTF8_BOM, parse_json_line
 from ..core.store import Appended, TranscriptStore
 from ..core.timestamps import parse_ts
 from ..core.turns import is_user_turn
@@ -82,13 +81,6 @@ def metadata_fields(metadata: dict[str, Any] | None) -> dict[str, Any]:
     }
 
 
-def _generation(metadata: dict[str, Any] | None) -> int:
-    try:
-        return int((metadata or {}).get("rotation_generation") or 0)
-    except (TypeError, ValueError):
-        return 0
-
-
 def newest_ts(values: list[Any]) -> datetime | None:
     parsed = [p for p in map(parse_ts, values) if p is not None]
     return max(parsed) if parsed else None
@@ -107,7 +99,7 @@ def disk_state(key: str, *, store: TranscriptStore | None = None) -> DiskState:
         key=key,
         metadata=view.metadata,
         sig=st.st_mtime_ns,
-        gen=_generation(view.metadata),
+        gen=generation(view.metadata),
         size=st.st_size,
         inode=st.st_ino,
         row_count=len(view.rows),
@@ -116,16 +108,6 @@ def disk_state(key: str, *, store: TranscriptStore | None = None) -> DiskState:
         anomaly_counts=view.report.counts(),
         report=view.report,
     )
-
-
-def read_line0(path: Path) -> dict[str, Any] | None:
-    """Line 0 of a transcript file when it is a metadata record (BOM tolerated), else None."""
-    with path.open("rb") as fp:
-        first = fp.readline(MAX_LINE_BYTES)
-    value, bad = parse_json_line(first.rstrip(b"\n").removeprefix(UTF8_BOM))
-    if bad or not isinstance(value, dict) or value.get("_type") != METADATA:
-        return None
-    return value
 
 
 def key_for_file(path: Path, metadata: dict[str, Any] | None = None) -> str:

@@ -18,11 +18,11 @@ from ..core.codec import MAX_LINE_BYTES
 from ..core.errors import TranscriptError
 from ..core.fold import FoldReport, fold_bytes
 from ..core.keys import safe_key
-from ..core.reader import UTF8_BOM
+from ..core.reader import UTF8_BOM, read_line0
 from ..models import Session
 from ..store import get_store
 from .importing import session_index
-from .sync import DiskState, disk_state, key_for_file, read_line0
+from .sync import DiskState, disk_state, key_for_file
 
 DRIFT_FIELDS = ("sig", "gen", "size", "row_count", "user_turns", "title", "closed", "pinned")
 MIRROR_KINDS = frozenset({"drift", "file_without_row", "row_without_file"})
