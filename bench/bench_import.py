@@ -1,9 +1,9 @@
 """Import of many small sessions: the first run vs a second run over the unchanged tree.
 
 Builds a source sessions directory (default 1 000 small sessions of 3-30 rows, ~5 % with
-an archive), points ``KIROCREW_HOME`` at a fresh temp dir (SQLite there; DATABASE_URL
-and REDIS_URL are dropped so nothing outside the temp dir is touched), runs ``migrate``,
-then ``call_command("import_transcripts", SOURCE)`` twice.
+an archive), sets up a private ``KIROCREW_HOME`` (``common.django_env``: SQLite there, no
+outside database, broker or Redis, so nothing outside the temp dir is touched), runs
+``migrate``, then ``call_command("import_transcripts", SOURCE)`` twice.
 
 The second run must find every file unchanged (one stat per file, no fold): target
 second <= 5 % of the first. ``filecmp``'s process-wide cache is cleared before each run,
@@ -13,7 +13,6 @@ because a real second run is a new process and would not have it.
 from __future__ import annotations
 
 import io
-import os
 import sys
 from pathlib import Path
 
@@ -68,11 +67,7 @@ def main(argv: list[str] | None = None) -> int:
         size, archives = build_sessions(source, args.sessions, args.seed)
         print(f"source: {args.sessions:,} sessions, {size / common.MB:.1f} MB, {archives} archives")
 
-        # This process's environment, minus any outside database, broker or Redis.
-        dropped = ("DATABASE_URL", "REDIS_URL", "CELERY_BROKER_URL", "CELERY_RESULT_BACKEND")
-        env = {k: v for k, v in os.environ.items() if k not in dropped}
-        env.update(DJANGO_SETTINGS_MODULE="kirocrew_site.settings", KIROCREW_HOME=str(home))
-        common.django_setup(env)
+        common.django_setup(common.django_env(home))
         import filecmp
 
         from django.core.management import call_command

@@ -127,8 +127,7 @@ def main(argv: list[str] | None = None) -> int:
             for _ in range(args.runs):
                 for name in expected:
                     setup(name)  # outside the clock
-                    t = common.interleaved({name: partial(run, expected[name])}, runs=1)
-                    timings[name].extend(t[name].samples)
+                    timings[name].append(common.timed(partial(run, expected[name]))[0])
             setup("current")
             moved = common.io_delta(lambda: run("current"))
         finally:

@@ -1,7 +1,8 @@
 """Pure presentation helpers for the dashboard templates (no Django imports).
 
 The JS module renders live rows with the same rules: keep the two in step
-(``rowKind``/``segments`` in static/js/dashboard.js).
+(``kindOf``/``segments`` in static/js/dashboard.js). The label tables are not copied:
+the session page hands ``ROLE_LABELS`` and ``STATE_LABELS`` to it in its page state.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from transcripts.core.fold import FoldReport
 from transcripts.core.turns import is_injected, is_user_turn
 
 REDACTED = re.compile(r"\[REDACTED: [^\]\n]{1,200}\]")
@@ -154,26 +156,24 @@ def transcript_items(rows: list[dict[str, Any]]) -> tuple[list[Item], int]:
     return items, turn
 
 
-def fold_warning(report: dict[str, Any]) -> FoldWarning | None:
+def fold_warning(report: FoldReport) -> FoldWarning | None:
     """The fold report as the page's warning: skipped lines first; None when clean."""
-    anomalies = [a for a in report.get("anomalies") or [] if isinstance(a, dict)]
-    if not anomalies:
+    if not report.anomalies:
         return None
     warning = FoldWarning()
-    for anomaly in anomalies:
-        kind = str(anomaly.get("kind", ""))
-        if kind in KEPT_KINDS:
+    for anomaly in report.anomalies:
+        if anomaly.kind in KEPT_KINDS:
             warning.kept += 1
         else:
             warning.skipped += 1
     warning.lines = [
         {
-            "kind": KIND_LABELS.get(str(a.get("kind")), str(a.get("kind"))),
-            "skipped": str(a.get("kind")) not in KEPT_KINDS,
-            "file": a.get("file") or "",
-            "offset": a.get("offset"),
+            "kind": KIND_LABELS.get(a.kind, a.kind),
+            "skipped": a.kind not in KEPT_KINDS,
+            "file": a.file,
+            "offset": a.offset,
         }
-        for a in anomalies[:50]
+        for a in report.anomalies[:50]
     ]
     return warning
 

@@ -7,6 +7,7 @@ from typing import Any, Literal
 from django.db.models import QuerySet
 
 from transcripts.core.errors import SessionNotFound
+from transcripts.core.fold import FoldReport
 from transcripts.models import App, Session
 from transcripts.selectors import session_list
 from transcripts.store import get_store
@@ -42,10 +43,10 @@ def dashboard_sessions(*, app: str = "", state: str = "", search: str = "") -> Q
     return sessions
 
 
-def session_rows(key: str) -> tuple[list[dict[str, Any]], dict[str, Any], bool]:
+def session_rows(key: str) -> tuple[list[dict[str, Any]], FoldReport, bool]:
     """The whole folded session (archives + file) once: ``(rows, report, missing)``."""
     try:
         view = get_store().read_session(key)
     except SessionNotFound:
-        return [], {}, True
-    return view.rows, view.report.as_dict(), False
+        return [], FoldReport(), True
+    return view.rows, view.report, False

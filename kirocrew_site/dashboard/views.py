@@ -22,7 +22,7 @@ from summaries.selectors import summary_body
 from transcripts.core.turns import INJECTED_PREFIXES
 from transcripts.selectors import session_get_for_caller
 
-from .present import STATE_LABELS, fold_warning, state_chips, transcript_items
+from .present import ROLE_LABELS, STATE_LABELS, fold_warning, state_chips, transcript_items
 from .selectors import UNSCOPED, app_names, dashboard_sessions, session_rows
 
 PAGE_SIZE = 50
@@ -91,6 +91,9 @@ def session_detail(request: HttpRequest, slot: str) -> HttpResponse:
         "cursor": items[-1].cursor if items else "",
         "userTurns": user_turns,
         "injectedPrefixes": list(INJECTED_PREFIXES),
+        # The live rows and the panel label with the server's tables (present.py).
+        "roleLabels": ROLE_LABELS,
+        "stateLabels": STATE_LABELS,
         "summary": summary_body(found),
     }
     return render(

@@ -3,7 +3,10 @@
 // (textContent / text nodes), never through innerHTML. Frames only say "this changed";
 // the page then reads the API, and every (re)connect resyncs what a missed frame hid.
 
-const STATES = { "needs-you": "Needs you", "in-progress": "Active", done: "Done", dropped: "Dropped" };
+// The session page's server state; its label tables are present.py's (one source for both).
+const pageState = JSON.parse(document.getElementById("page-state")?.textContent || "{}");
+const STATES = pageState.stateLabels || {};
+const ROLE_LABELS = pageState.roleLabels || {};
 const REFUSALS = {
   summary_in_flight: "A summary is already being written.",
   summary_turn_running: "Cannot summarize while a turn is running. Wait for this turn to finish.",
@@ -13,11 +16,6 @@ const REFUSALS = {
 const TOO_FEW = "Send a couple of messages first — there is not enough here to summarize.";
 const TRIAGE_VISIBLE = 3;
 const REDACTED = /\[REDACTED: [^\]\n]{1,200}\]/g;
-const ROLE_LABELS = {
-  user: "You", assistant: "Agent", merged_summary: "Merged result", tool: "Tool",
-  tool_call: "Tool call", tool_result: "Tool result", system: "System", error: "Error",
-  notice: "Notice", nudge: "Nudge", inject: "Injected",
-};
 const rtf = new Intl.RelativeTimeFormat("en", { numeric: "auto" });
 
 // ------------------------------------------------------------------ helpers
@@ -146,10 +144,13 @@ function textList(tag, items) {
   return kept.length ? el(tag, {}, kept.map((x) => el("li", {}, x))) : null;
 }
 
+// An intent's title, also the key that keeps its card open across re-renders.
+const intentTitle = (intent) => String(intent.title || "Untitled intent");
+
 function intentCard(intent, open) {
   const state = stateOf(intent);
   const ranges = validRanges(intent.ranges);
-  const title = String(intent.title || "Untitled intent");
+  const title = intentTitle(intent);
   const body = el("div", { class: "intent-body" }, rangeLine(ranges));
   if (intent.initial_intent) body.append(el("h4", {}, "You asked for"), el("p", {}, String(intent.initial_intent)));
   if (Number.isInteger(intent.origin_turn) && ranges.length && intent.origin_turn !== ranges[0][0]) {
@@ -256,7 +257,7 @@ function summaryPanel(state, setRunning) {
       ? new Set([...previous].filter((d) => d.open).map((d) => d.dataset.key)) : null;
     out.push(el("h3", {}, plural(intents.length, "intent")), el("ul", { class: "intents" },
       intents.map((intent, i) => el("li", {}, intentCard(intent,
-        openKeys ? openKeys.has(String(intent.title || "Untitled intent")) : i === 0)))));
+        openKeys ? openKeys.has(intentTitle(intent)) : i === 0)))));
     const notes = textList("ul", b.constraints);
     if (notes) {
       out.push(el("details", { class: "notes", open: P.notesOpen,
@@ -474,7 +475,7 @@ function liveTranscript(state) {
 
 // ------------------------------------------------------------------ pages
 function sessionPage() {
-  const state = JSON.parse(document.getElementById("page-state").textContent);
+  const state = pageState;
   const pill = document.getElementById("turn-state");
   let panel = null;
   const setRunning = (running) => {
