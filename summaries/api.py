@@ -19,10 +19,11 @@ from transcripts.core.errors import RowNotFound, SessionNotFound
 from transcripts.schemas import SlotCreateIn, SlotListOut, SlotOut
 from transcripts.services import InvalidSlotName, SlotExists, session_create
 
+from .core.gate import is_restricted
 from .runtime import summary_config
 from .schemas import RevisionIn, RowIn, SummaryOut, TsOut, TurnEndIn, TurnIn
 from .selectors import slot_list_with_gist, summary_body
-from .services import RESTRICTED_MODES, summary_generate
+from .services import summary_generate
 from .turns import (
     TurnRunning,
     slot_append_revision,
@@ -115,6 +116,7 @@ def get_summary(request: HttpRequest, slot: str) -> dict[str, Any]:
     return summary_body(found)
 
 
+_UNAVAILABLE = (409, "summary_unavailable", "could not summarize this session")
 _REFUSALS = {
     "in_flight": (409, "summary_in_flight", "a summary is already being written"),
     "running": (409, "summary_turn_running", "this session has a turn in progress"),
@@ -130,19 +132,16 @@ _REFUSALS = {
 def generate_summary(request: HttpRequest, slot: str) -> dict[str, Any]:
     found = slot_for_caller(_caller(request), slot, operation="slot_summary_generate")
     if not summary_config().enabled:
-        raise ApiError(*_REFUSALS["disabled"][:2], _REFUSALS["disabled"][2])
-    if (found.session.memory_mode or "").lower() in RESTRICTED_MODES:
-        raise ApiError(409, "summary_unavailable", "could not summarize this session")
+        raise ApiError(*_REFUSALS["disabled"])
+    if is_restricted(found.session.memory_mode):
+        raise ApiError(*_UNAVAILABLE)
     outcome = summary_generate(slot_name=found.name, force=True)
     if not outcome.ok:
-        status, code, message = _REFUSALS.get(
-            outcome.reason, (409, "summary_unavailable", "could not summarize this session")
-        )
-        raise ApiError(status, code, message)
+        raise ApiError(*_REFUSALS.get(outcome.reason, _UNAVAILABLE))
     found.refresh_from_db()
     found.session.refresh_from_db()
     body = summary_body(found)  # read back from disk, not the pass's return value
     if not body["intents"]:
-        raise ApiError(409, "summary_unavailable", "could not summarize this session")
+        raise ApiError(*_UNAVAILABLE)
     body["enabled"] = True
     return body

@@ -8,15 +8,18 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 
-class _Frame(BaseModel):
+class _Strict(BaseModel):
+    """Every frame part: unknown fields refused, immutable once built."""
+
     model_config = ConfigDict(extra="forbid", frozen=True)
 
+
+class _Frame(_Strict):
     def wire(self) -> dict[str, Any]:
         return self.model_dump()
 
 
-class SlotRef(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+class SlotRef(_Strict):
     key: str  # the SLOT name (what URLs use), never the transcript key
 
 
@@ -27,8 +30,7 @@ class SessionSummaryFrame(_Frame):
     data: SlotRef
 
 
-class TurnData(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+class TurnData(_Strict):
     key: str
     running: bool
     stop_reason: str = ""
@@ -39,8 +41,7 @@ class TurnFrame(_Frame):
     data: TurnData
 
 
-class RowData(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+class RowData(_Strict):
     key: str
     ts: str
     role: str
@@ -53,8 +54,7 @@ class RowFrame(_Frame):
     data: RowData
 
 
-class NotificationData(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+class NotificationData(_Strict):
     key: str
     title: str
     ts: str

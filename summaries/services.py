@@ -22,13 +22,14 @@ from transcripts.models import Slot
 from transcripts.store import get_store
 
 from .core.backends import BackendError
+from .core.config import SessionSummaryConfig
 from .core.extract import (
     count_user_turns,
     extract_turns,
     extract_turns_from_lines,
     last_activity_ts,
 )
-from .core.gate import SlotView, should_summarize
+from .core.gate import SlotView, is_restricted, should_summarize
 from .core.payload import normalize_payload
 from .core.prompt import build_prompt
 from .core.reply import parse_reply
@@ -40,8 +41,6 @@ from .push import push_notification, push_session_summary
 from .runtime import summary_backend, summary_config
 
 log = logging.getLogger(__name__)
-
-RESTRICTED_MODES = {"incognito", "temporary"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,7 +76,7 @@ def summary_generate(*, slot_name: str, force: bool = False) -> PassOutcome:
         log.info("Session summary skipped for %s: in_flight", slot_name)
         return PassOutcome(False, "in_flight")
     try:
-        outcome = _run_pass(slot, force=force)
+        outcome = _run_pass(slot, cfg, force=force)
     except (Slot.DoesNotExist, SessionNotFound):
         # A permanent delete landed mid-pass: an expected race, not a failure. Nothing
         # was written (the guarded write refuses a vanished transcript).
@@ -96,12 +95,11 @@ def summary_generate(*, slot_name: str, force: bool = False) -> PassOutcome:
     return outcome
 
 
-def _run_pass(slot: Slot, *, force: bool) -> PassOutcome:
-    cfg = summary_config()
+def _run_pass(slot: Slot, cfg: SessionSummaryConfig, *, force: bool) -> PassOutcome:
     store = get_store()
     key = slot.session.key
     on_disk = store.read_metadata(key) or {}
-    if str(on_disk.get("memory_mode") or "").lower() in RESTRICTED_MODES:
+    if is_restricted(on_disk.get("memory_mode")):
         return PassOutcome(False, "memory_mode")  # a stricter on-disk mode wins
     # The snapshot precedes the read: a row appended while the session is read moves
     # sig, so the write below is refused instead of blessing a summary that misses it.
@@ -111,8 +109,9 @@ def _run_pass(slot: Slot, *, force: bool) -> PassOutcome:
     # A sidecar valid for exactly this sig + gen describes the transcript as it is now,
     # and its user_turns is the count this pass would make (same rule, same rows): the
     # gate and the "current" answer need no byte of the session (an unchanged 100 MB
-    # transcript costs a stat and a small file read), in the same order as below.
-    current = read_strict(store, key, INTENTS)
+    # transcript costs a stat and a small file read), in the same order as below. Checked
+    # against the snapshot just taken: a second identity read here would guard nothing more.
+    current = read_strict(store, key, INTENTS, identity=identity)
     counted = current.get("user_turns") if current is not None else None
     if current is not None and type(counted) is int and counted >= 0:
         slot.refresh_from_db()

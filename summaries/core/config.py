@@ -17,6 +17,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from transcripts.core.fsutil import fsync_dir
+
 logger = logging.getLogger(__name__)
 
 SECTION = "session_summary"
@@ -218,6 +220,8 @@ def write_enabled(path: Path, enabled: bool) -> None:
 
 
 def _atomic_write(path: Path, payload: bytes) -> None:
+    # Not transcripts.core.fsutil.atomic_write: that one creates 0644 files, and a new
+    # config.json may hold API keys, so it keeps mkstemp's 0600 (or the file's own mode).
     path.parent.mkdir(parents=True, exist_ok=True)
     try:
         mode: int | None = path.stat().st_mode & 0o777
@@ -235,8 +239,4 @@ def _atomic_write(path: Path, payload: bytes) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
-    dir_fd = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(dir_fd)  # the rename itself must survive a crash
-    finally:
-        os.close(dir_fd)
+    fsync_dir(path.parent)  # the rename itself must survive a crash

@@ -28,9 +28,12 @@ class SlotView:
     summary_turn_mark: int
 
 
-def _restricted(memory_mode: str) -> bool:
-    # Case-insensitive but not stripped, as in the original: " incognito" is not a mode.
-    return (memory_mode or "").lower() in INCOGNITO_MEMORY_MODES
+def is_restricted(memory_mode: object) -> bool:
+    """Whether a memory mode forbids summarizing: the slot's, the API's, or the on-disk one.
+
+    Case-insensitive but not stripped, as in the original: " incognito" is not a mode.
+    """
+    return str(memory_mode or "").lower() in INCOGNITO_MEMORY_MODES
 
 
 def should_summarize(
@@ -51,7 +54,7 @@ def should_summarize(
         return "disabled"
     if slot.in_flight and not holding_guard:
         return "in_flight"
-    if _restricted(slot.memory_mode):
+    if is_restricted(slot.memory_mode):
         return "memory_mode"
     if slot.running:
         # Checked directly: an empty stop reason means both "idle, restored in a later
@@ -76,7 +79,7 @@ def generate_state(
     """Which affordance the panel offers. A running turn is still "ready": this value is
     only refreshed on writes, so a mid-turn verdict would go stale; the POST refuses with
     summary_turn_running instead."""
-    if not cfg.enabled or slot.in_flight or _restricted(slot.memory_mode):
+    if not cfg.enabled or slot.in_flight or is_restricted(slot.memory_mode):
         return "unavailable"
     if user_turns is not None and user_turns < cfg.min_user_turns:
         return "too_few_turns"

@@ -54,21 +54,33 @@ def _matches(data: dict[str, Any], identity: Identity | None) -> bool:
     )
 
 
-def _well_formed(kind: str, data: dict[str, Any] | None) -> bool:
-    if data is None:
-        return False
-    if kind == INTENTS:
-        return isinstance(data.get("intents"), list)
-    return isinstance(data.get("summary"), str)
-
-
-def read_strict(store: TranscriptStore, key: str, kind: str = INTENTS) -> dict[str, Any] | None:
-    """The generator's reader: the sidecar only if it describes the transcript as it is now."""
+def _read(store: TranscriptStore, key: str, kind: str) -> dict[str, Any] | None:
+    """The sidecar as stored, if it has its kind's shape; corrupt or shapeless is None."""
     data = _load(store.sidecar_path(key, kind))
-    if not _well_formed(kind, data):
+    if data is None:
         return None
-    assert data is not None  # noqa: S101 - narrowed by _well_formed
-    return data if _matches(data, store.identity(key)) else None
+    well_formed = (
+        isinstance(data.get("intents"), list)
+        if kind == INTENTS
+        else isinstance(data.get("summary"), str)
+    )
+    return data if well_formed else None
+
+
+def read_strict(
+    store: TranscriptStore, key: str, kind: str = INTENTS, *, identity: Identity | None = None
+) -> dict[str, Any] | None:
+    """The generator's reader: the sidecar only if it describes the transcript as it is now.
+
+    ``identity`` is a snapshot the caller has just taken, so it is not read a second time;
+    without one the transcript's identity is read here.
+    """
+    data = _read(store, key, kind)
+    if data is None:
+        return None
+    if identity is None:
+        identity = store.identity(key)
+    return data if _matches(data, identity) else None
 
 
 def read_for_panel(
@@ -79,10 +91,9 @@ def read_for_panel(
     A stale summary is still served: an empty panel reads as "broken", a stale one as
     "not regenerated yet", which is the truth.
     """
-    data = _load(store.sidecar_path(key, kind))
-    if not _well_formed(kind, data):
+    data = _read(store, key, kind)
+    if data is None:
         return None, False
-    assert data is not None  # noqa: S101 - narrowed by _well_formed
     return data, not _matches(data, store.identity(key))
 
 
