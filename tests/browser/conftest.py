@@ -238,7 +238,9 @@ def intent(title: str, state: str, ranges: list[list[int]], **fields: Any) -> di
     }
 
 
-@pytest.fixture(scope="session")
+# Package scope, not session: sync_playwright keeps an event loop running in the main
+# thread while it lives, which breaks any asyncio test collected after these.
+@pytest.fixture(scope="package")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     home = tmp_path_factory.mktemp("kirocrew-home")
     srv = Server(home)
@@ -254,7 +256,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     srv.stop()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def browser_context(server: Server, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     from playwright.sync_api import sync_playwright
 
