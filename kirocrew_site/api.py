@@ -16,7 +16,8 @@ from ninja.errors import AuthenticationError, HttpError, ValidationError
 
 from summaries.api import router as summaries_router
 from transcripts.api import router as transcripts_router
-from transcripts.api_support import ApiError
+from transcripts.api_support import SLOT_GONE, ApiError, ContentParser, slot_not_found
+from transcripts.core.content import ContentRejected
 from transcripts.core.errors import LockTimeout, RecordRejected, TranscriptWriteError
 from transcripts.schemas import ErrorOut
 from transcripts.services import InvalidSlotName
@@ -34,6 +35,7 @@ api = NinjaAPI(
         'unsafe methods). Errors are `{"error", "code"}`.'
     ),
     auth=[AppBearer(), DashboardSession()],
+    parser=ContentParser(),
     urls_namespace="api",
 )
 api.add_router("/chat/", transcripts_router)
@@ -92,6 +94,8 @@ def on_404(request: HttpRequest, exc: Http404) -> HttpResponse:
 
 @api.exception_handler(HttpError)
 def on_http_error(request: HttpRequest, exc: HttpError) -> HttpResponse:
+    if isinstance(exc.__cause__, ContentRejected):  # the body parser refused its content
+        return envelope(request, 422, "invalid_request", f"invalid request: {exc.__cause__}")
     code = "bad_request" if exc.status_code == 400 else "http_error"
     return envelope(request, exc.status_code, code, str(exc.message)[:200])
 
@@ -123,6 +127,17 @@ def on_write_error(request: HttpRequest, exc: TranscriptWriteError) -> HttpRespo
 @api.exception_handler(LockTimeout)
 def on_busy(request: HttpRequest, exc: LockTimeout) -> HttpResponse:
     return envelope(request, 503, "busy", "the session is busy; try again")
+
+
+def on_slot_gone(request: HttpRequest, exc: Exception) -> HttpResponse:
+    # A DELETE of the same slot won the race after the lookup: the same 404 as a slot that
+    # was never there (and as a foreign one), never a 500.
+    log.info("slot gone during %s %s (%s)", request.method, request.path, type(exc).__name__)
+    return on_api_error(request, slot_not_found())
+
+
+for _gone in SLOT_GONE:
+    api.add_exception_handler(_gone, on_slot_gone)
 
 
 @api.exception_handler(Exception)

@@ -5,7 +5,7 @@ Shared by the Ninja API and the WebSocket consumer. Tokens are never logged.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from django.conf import settings
@@ -21,8 +21,9 @@ SAFE_METHODS = {"GET", "HEAD", "OPTIONS", "TRACE"}
 
 @dataclass(frozen=True, slots=True)
 class Caller:
-    app: App | None  # None: a dashboard user, unrestricted
+    app: App | None  # None: a dashboard user, unrestricted reads
     user_id: int | None = None
+    user: Any = field(default=None, compare=False, repr=False)  # the dashboard user
 
     @property
     def scope(self) -> App | Literal[""]:
@@ -32,6 +33,19 @@ class Caller:
     @property
     def label(self) -> str:
         return f"app:{self.app.name}" if self.app is not None else f"user:{self.user_id}"
+
+    def may(self, perm: str) -> bool:
+        """May this caller use a destructive route guarded by ``perm``?
+
+        An app may, on its own slots (ownership is checked per slot); a dashboard user
+        needs staff or the Django permission (reads stay open to every login).
+        """
+        if self.app is not None:
+            return True
+        user = self.user
+        if user is None or not user.is_active:
+            return False
+        return bool(user.is_staff or user.has_perm(perm))
 
 
 class CsrfRejected(Exception):
@@ -56,7 +70,7 @@ class DashboardSession(APIKeyCookie):
         exempt = getattr(request, "_ninja_csrf_exempt", False)
         if request.method not in SAFE_METHODS and not exempt and check_csrf(request) is not None:
             raise CsrfRejected()
-        return Caller(app=None, user_id=user.pk)
+        return Caller(app=None, user_id=user.pk, user=user)
 
     def authenticate(self, request: HttpRequest, key: str | None) -> Caller | None:
         return None  # unused: __call__ decides from request.user

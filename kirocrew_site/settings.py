@@ -68,6 +68,7 @@ INSTALLED_APPS = [
     "ninja",
     "transcripts",
     "summaries",
+    "kirocrew_site.dashboard",
 ]
 
 MIDDLEWARE = [
@@ -125,6 +126,12 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
 ]
+# Password logins (dashboard and admin) go through the throttle: after MAX_FAILURES
+# attempts for one username from one address, further ones (even right) are refused until
+# WINDOW_SECONDS after the first. Counted in the database, so it holds across processes.
+AUTHENTICATION_BACKENDS = ["kirocrew_site.dashboard.throttle.ThrottledModelBackend"]
+KIROCREW_LOGIN_MAX_FAILURES = env_int("KIROCREW_LOGIN_MAX_FAILURES", 5)
+KIROCREW_LOGIN_WINDOW_SECONDS = env_int("KIROCREW_LOGIN_WINDOW_SECONDS", 900)
 LOGIN_URL = "/login/"
 LOGIN_REDIRECT_URL = "/"
 LOGOUT_REDIRECT_URL = "/login/"
@@ -159,6 +166,9 @@ else:
 CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL") or REDIS_URL
 CELERY_RESULT_BACKEND = os.environ.get("CELERY_RESULT_BACKEND") or REDIS_URL or None
 CELERY_TASK_ALWAYS_EAGER = not CELERY_BROKER_URL
+# Inline tasks still build a producer: name kombu's in-memory transport with a host, or
+# the first turn end logs "No hostname was supplied" (an amqp://localhost default).
+CELERY_BROKER_URL = CELERY_BROKER_URL or "memory://localhost/"
 CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
@@ -174,6 +184,8 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
 # ---------------------------------------------------------------- transcripts
 # never | rotate | always: fsync policy for appends (rewrites always fsync unless never).
 TRANSCRIPT_FSYNC = os.environ.get("KIROCREW_TRANSCRIPT_FSYNC", "rotate")
+# import_transcripts skips a file larger than this (apparent size: a sparse file counts whole).
+KIROCREW_IMPORT_MAX_BYTES = env_int("KIROCREW_IMPORT_MAX_BYTES", 512 * 1024 * 1024)
 
 # ---------------------------------------------------------------- summaries
 KIROCREW_SUMMARY_MODEL = os.environ.get("KIROCREW_SUMMARY_MODEL", "heuristic")
@@ -183,13 +195,23 @@ KIROCREW_OPENAI_TIMEOUT = float(os.environ.get("KIROCREW_OPENAI_TIMEOUT", "60") 
 KIROCREW_OPENAI_MAX_TOKENS = env_int("KIROCREW_OPENAI_MAX_TOKENS", 2000)
 # Seconds a pass's in-flight marker lives: a worker killed mid-pass holds it no longer.
 KIROCREW_SUMMARY_IN_FLIGHT_TTL = env_int("KIROCREW_SUMMARY_IN_FLIGHT_TTL", 600)
+# Seconds a slot write's dirty lease lasts: longer than any write (lock wait + append +
+# rotation); a writer killed mid-write blocks summaries of its slot at most this long.
+KIROCREW_SLOT_DIRTY_TTL = env_int("KIROCREW_SLOT_DIRTY_TTL", 60)
 
 # ---------------------------------------------------------------- logging
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "filters": {"trim_recursion": {"()": "kirocrew_site.logfilter.TrimRecursionTracebacks"}},
+    "handlers": {
+        "console": {
+            "class": "logging.StreamHandler",
+            "formatter": "plain",
+            "filters": ["trim_recursion"],
+        }
+    },
     "root": {"handlers": ["console"], "level": os.environ.get("KIROCREW_LOG_LEVEL", "INFO")},
     "loggers": {"django.db.backends": {"level": "WARNING"}},
 }

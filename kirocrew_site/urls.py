@@ -3,6 +3,10 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.urls import include, path
 
 from .api import api
+from .dashboard.login import ThrottledAdminAuthenticationForm
+
+# The admin's login goes through the same throttle (the backend) and explains a lockout.
+admin.site.login_form = ThrottledAdminAuthenticationForm
 
 
 def not_found(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:

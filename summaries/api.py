@@ -14,8 +14,8 @@ from ninja import Router
 from ninja.responses import Status
 
 from transcripts.api import ERRORS, slot_payload
-from transcripts.api_support import ApiError, slot_for_caller
-from transcripts.core.errors import RowNotFound, SessionNotFound
+from transcripts.api_support import ApiError, slot_for_caller, slot_gone, slot_not_found
+from transcripts.core.errors import RowNotFound
 from transcripts.schemas import SlotCreateIn, SlotListOut, SlotOut
 from transcripts.services import InvalidSlotName, SlotExists, session_create
 
@@ -42,7 +42,9 @@ def _caller(request: HttpRequest) -> Any:
 @router.post("/slots", response={201: SlotOut, **ERRORS}, operation_id="slot_create")
 def create_slot(request: HttpRequest, body: SlotCreateIn) -> Status[Any]:
     caller = _caller(request)
-    name = body.name or f"chat-{secrets.token_hex(4)}"
+    # Names are one global namespace (a 409 tells that a name is taken, by anyone): a
+    # generated name carries 128 random bits, so nobody can guess or probe it.
+    name = body.name or f"s-{secrets.token_urlsafe(16)}"
     try:
         slot = session_create(
             name=name, title=body.title, memory_mode=body.memory_mode, app=caller.app
@@ -95,7 +97,7 @@ def revise_row(request: HttpRequest, slot: str, ts: str, body: RevisionIn) -> St
     found = slot_for_caller(_caller(request), slot, operation="row_revise")
     try:
         appended = slot_append_revision(slot=found, target_ts=ts, patch=body.patch)
-    except (RowNotFound, SessionNotFound):
+    except RowNotFound:  # a vanished transcript (SessionNotFound) is slot_not_found
         raise ApiError(
             404, "row_not_found", "no row with that ts in the current transcript"
         ) from None
@@ -121,6 +123,8 @@ _REFUSALS = {
     "in_flight": (409, "summary_in_flight", "a summary is already being written"),
     "running": (409, "summary_turn_running", "this session has a turn in progress"),
     "discarded:running": (409, "summary_turn_running", "this session has a turn in progress"),
+    "dirty": (409, "summary_busy", "a write to this session is in progress; try again"),
+    "discarded:dirty": (409, "summary_busy", "a write to this session is in progress; try again"),
     "disabled": (409, "summary_disabled", "session summaries are switched off"),
     "no_transcript": (409, "summary_unavailable", "no conversation log"),
 }
@@ -137,11 +141,15 @@ def generate_summary(request: HttpRequest, slot: str) -> dict[str, Any]:
         raise ApiError(*_UNAVAILABLE)
     outcome = summary_generate(slot_name=found.name, force=True)
     if not outcome.ok:
-        raise ApiError(*_REFUSALS.get(outcome.reason, _UNAVAILABLE))
+        # A DELETE that won the race shows as no_transcript, an error or a refused write:
+        # the slot is gone, so it is the 404 of a missing slot, not a summary refusal.
+        raise slot_not_found() if slot_gone(found) else ApiError(
+            *_REFUSALS.get(outcome.reason, _UNAVAILABLE)
+        )
     found.refresh_from_db()
     found.session.refresh_from_db()
     body = summary_body(found)  # read back from disk, not the pass's return value
     if not body["intents"]:
-        raise ApiError(*_UNAVAILABLE)
+        raise slot_not_found() if slot_gone(found) else ApiError(*_UNAVAILABLE)
     body["enabled"] = True
     return body

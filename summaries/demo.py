@@ -7,7 +7,6 @@ process: only requests the server handles can push frames to the open dashboard.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import time
 import urllib.error
@@ -19,6 +18,7 @@ from typing import Any
 
 SAMPLES_DIR = Path(__file__).resolve().parent.parent / "transcripts" / "sample_sessions"
 REPLAY_SLOT = "live-demo"
+REPLAY_APP = "demo-replay"
 
 
 @dataclass(frozen=True)
@@ -64,6 +64,10 @@ REPLAY: tuple[Turn, ...] = (
 )
 
 
+class DemoError(Exception):
+    """A call the replay needed failed: one line for the person, never a traceback."""
+
+
 class DemoClient:
     def __init__(self, base_url: str, token: str) -> None:
         self.base_url = base_url.rstrip("/")
@@ -76,9 +80,26 @@ class DemoClient:
             headers={"Authorization": f"Bearer {self.token}", "Content-Type": "application/json"},
             method=method,
         )
-        with urllib.request.urlopen(request, timeout=30) as response:  # noqa: S310
-            raw = response.read()
+        try:
+            with urllib.request.urlopen(request, timeout=30) as response:  # noqa: S310
+                raw = response.read()
+        except urllib.error.HTTPError as exc:
+            raise DemoError(f"{method} {path} answered {exc.code} {error_text(exc)}") from None
+        except (urllib.error.URLError, OSError) as exc:
+            reason = getattr(exc, "reason", exc)
+            raise DemoError(f"{method} {path} failed: {reason}") from None
         return json.loads(raw) if raw else None
+
+
+def error_text(exc: urllib.error.HTTPError) -> str:
+    """The API's ``{"error", "code"}`` envelope as ``code (error)``, else the HTTP reason."""
+    try:
+        body = json.loads(exc.read() or b"{}")
+    except (ValueError, OSError):
+        body = {}
+    if isinstance(body, dict) and body.get("code"):
+        return f"{body['code']} ({body.get('error', '')})"
+    return str(exc.reason)
 
 
 def wait_for_server(base_url: str, timeout: float) -> bool:
@@ -95,9 +116,11 @@ def wait_for_server(base_url: str, timeout: float) -> bool:
 
 
 def replay(client: DemoClient, *, pause: float, say: Callable[[str], None]) -> None:
-    """Create the live slot (or start over) and play the scripted turns with pauses."""
-    with contextlib.suppress(urllib.error.HTTPError):  # not there yet
-        client.call("DELETE", f"/api/chat/slots/{REPLAY_SLOT}")
+    """Create the live slot and play the scripted turns with pauses (DemoError on failure).
+
+    The caller removes an earlier run's slot first (in-process, whoever owns it), so a
+    re-run never meets a 409 here.
+    """
     client.call("POST", "/api/chat/slots", {"name": REPLAY_SLOT, "title": "CSV export fixes"})
     say(f"replaying {len(REPLAY)} turns into slot {REPLAY_SLOT!r}")
     for number, turn in enumerate(REPLAY, start=1):
@@ -110,5 +133,12 @@ def replay(client: DemoClient, *, pause: float, say: Callable[[str], None]) -> N
                 {"role": "assistant", "content": text},
             )
         client.call("POST", f"/api/chat/slots/{REPLAY_SLOT}/turns/end", {"stop_reason": "end_turn"})
-        say(f"turn {number} done")
+        say(f"turn {number} of {len(REPLAY)} done")
         time.sleep(pause)
+
+
+def login_box(lines: list[str]) -> str:
+    """``lines`` framed, so the login stands out below the server's start-up output."""
+    width = max(len(line) for line in lines)
+    rule = "+" + "-" * (width + 2) + "+"
+    return "\n".join([rule, *(f"| {line.ljust(width)} |" for line in lines), rule])

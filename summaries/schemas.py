@@ -6,9 +6,11 @@ from typing import Any, Literal
 
 from ninja import Field, Schema
 
+from transcripts.core.content import MAX_TEXT_CHARS
+
 
 class TurnIn(Schema):
-    content: str = Field(min_length=1, max_length=4_000_000)
+    content: str = Field(min_length=1, max_length=MAX_TEXT_CHARS)
 
 
 # Roles a transcript keeps (the original's); transient UI roles are never persisted.
@@ -29,11 +31,13 @@ Role = Literal[
 
 class RowIn(Schema):
     role: Role
-    content: str = Field(max_length=4_000_000)
+    content: str = Field(max_length=MAX_TEXT_CHARS)
     meta: dict[str, Any] | None = None
 
 
 class RevisionIn(Schema):
+    # Every string in it is capped like a row's content (MAX_TEXT_CHARS), and it may not
+    # change role or ts: transcripts.core.content and the store's append_revision.
     patch: dict[str, Any] = Field(min_length=1)
 
 

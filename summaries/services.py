@@ -16,6 +16,7 @@ from typing import Any
 
 from django.db import transaction
 
+from transcripts.core import words
 from transcripts.core.errors import SessionNotFound
 from transcripts.core.store import TranscriptStore
 from transcripts.models import Slot
@@ -82,8 +83,12 @@ def summary_generate(*, slot_name: str, force: bool = False) -> PassOutcome:
         # was written (the guarded write refuses a vanished transcript).
         outcome = PassOutcome(False, "no_transcript")
     except Exception:
-        log.warning("Session summary failed for %s", slot_name, exc_info=True)
-        outcome = PassOutcome(False, "error")
+        if not Slot.objects.filter(pk=slot.pk).exists():
+            # The same race caught later (the mirror's insert meets the deleted session).
+            outcome = PassOutcome(False, "slot_not_found")
+        else:
+            log.warning("Session summary failed for %s", slot_name, exc_info=True)
+            outcome = PassOutcome(False, "error")
     finally:
         marker_release(slot.pk, token)
     if outcome.announce:
@@ -128,6 +133,10 @@ def _run_pass(slot: Slot, cfg: SessionSummaryConfig, *, force: bool) -> PassOutc
     current = read_strict(store, key, INTENTS)
     if current is not None:  # current, without a usable user_turns (an older writer's)
         return _current(slot, current, user_turns)
+    if slot.dirty:
+        # Quiescence before spending: a write holds its (unexpired) lease, so whatever the
+        # model says would be refused after the call. A crashed writer's lease expires.
+        return PassOutcome(False, "dirty")
 
     backend = summary_backend()
     started = time.monotonic()
@@ -166,10 +175,10 @@ def _run_pass(slot: Slot, cfg: SessionSummaryConfig, *, force: bool) -> PassOutc
     )
     _mirror(slot, payload, gist, identity.sig, identity.gen)
     log.info(
-        "Session summary stored for %s (%d intents, %d user turns)",
+        "Session summary stored for %s (%s, %s)",
         slot.name,
-        len(payload["intents"]),
-        user_turns,
+        words.counted(len(payload["intents"]), "intent"),
+        words.counted(user_turns, "user turn"),
     )
     return PassOutcome(True, "stored", announce=True)
 
@@ -208,9 +217,9 @@ def _read_turns(store: TranscriptStore, key: str, excerpt_chars: int) -> list[Tr
     """The session's turns; the raw lines' fast path whenever the fold has nothing to do.
 
     Still one fold: ``session_lines`` answers only for a session without revision records
-    and without a fork parent, where the fold is the identity (every row as written, in
-    file order), so extracting from the raw lines yields exactly the rows ``read_session``
-    would, minus the cost of building ``meta`` (most of a transcript's bytes). Anything
+    (a fork too: its seed rows are in its own file), where the fold is the identity (every
+    row as written, in file order), so extracting from the raw lines yields exactly the
+    rows ``read_session`` would, minus the cost of building ``meta`` (most of a transcript's bytes). Anything
     else is folded. A helper, so neither the lines nor the folded rows outlive the read
     (the model call that follows can take seconds).
     """

@@ -2,8 +2,12 @@
 
 Turn state lives on the ``Slot`` row so every process sees it: ``running`` (set at turn
 start, cleared at turn end), ``last_stop_reason`` (cleared at turn start, so a turn that
-dies before its end leaves it empty: fail closed), and ``dirty`` (a write for the slot is
-between "accepted" and "on disk and mirrored"; a pass never publishes across one).
+dies before its end leaves it empty: fail closed), and the dirty lease ``dirty_until`` (a
+write for the slot is between "accepted" and "on disk and mirrored"; a pass neither
+spends nor publishes across one, and it expires, so a killed writer cannot hold it).
+
+A slot deleted after the route looked it up is ``Slot.DoesNotExist`` (or the store's
+``SessionNotFound``): the API answers both with the 404 of a missing slot.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from transcripts.models import Slot
 from transcripts.services import session_append_revision, session_append_row
 
 from .frames import RowData, RowFrame, TurnData, TurnFrame
+from .marker import dirty_release, dirty_take
 from .push import push_frame
 from .runtime import summary_config
 
@@ -44,11 +49,15 @@ class TurnRunning(Exception):
 
 @contextmanager
 def _dirty(slot: Slot) -> Iterator[None]:
-    Slot.objects.filter(pk=slot.pk).update(dirty=True)
+    token = dirty_take(slot.pk)
     try:
         yield
     finally:
-        Slot.objects.filter(pk=slot.pk).update(dirty=False)
+        dirty_release(slot.pk, token)
+
+
+def _gone(slot: Slot) -> Slot.DoesNotExist:
+    return Slot.DoesNotExist(f"slot {slot.name} was deleted")
 
 
 def slot_turn_start(*, slot: Slot, content: str) -> Appended:
@@ -57,6 +66,8 @@ def slot_turn_start(*, slot: Slot, content: str) -> Appended:
         running=True, last_stop_reason=""
     )
     if not started:
+        if not Slot.objects.filter(pk=slot.pk).exists():
+            raise _gone(slot)  # deleted since the lookup: not a running turn
         raise TurnRunning(slot.name)
     try:
         with _dirty(slot):
@@ -99,7 +110,8 @@ def _dispatch_summary(slot_name: str) -> None:
 
 def slot_turn_end(*, slot: Slot, stop_reason: str) -> Slot:
     """End the turn; after commit, dispatch the summary pass (cheap gates run first)."""
-    Slot.objects.filter(pk=slot.pk).update(running=False, last_stop_reason=stop_reason)
+    if not Slot.objects.filter(pk=slot.pk).update(running=False, last_stop_reason=stop_reason):
+        raise _gone(slot)
     slot.refresh_from_db()
     _push_after_commit(
         slot.name,

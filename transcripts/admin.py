@@ -12,8 +12,10 @@ from django.http import HttpRequest
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
+from .core.content import bound_rows
 from .core.errors import TranscriptError
 from .core.store import SessionView
+from .core.words import counted
 from .models import App, SecurityEvent, Session, Slot
 from .services import session_rotate, session_verify
 from .services.apps import app_token_new
@@ -61,6 +63,7 @@ def _session_view(obj: Session) -> SessionView | str:
     if cached is None:
         try:
             cached = get_store().read_session(obj.key)
+            cached.rows = bound_rows(cached.rows, cached.report)  # reported, never a 500
         except (OSError, TranscriptError) as exc:
             cached = f"cannot read the transcript: {exc}"
         obj._kc_view = cached  # type: ignore[attr-defined]
@@ -143,9 +146,13 @@ class SessionAdmin(admin.ModelAdmin[Session]):
             findings = session_verify(key=session.key, session=session)
             if findings:
                 text = "; ".join(f"{f.kind}: {f.detail}" for f in findings)
-                self.message_user(request, f"{session.key}: {text}", messages.WARNING)
+                self.message_user(request, f"{_label(session)}: {text}", messages.WARNING)
             else:
-                self.message_user(request, f"{session.key}: ok", messages.SUCCESS)
+                self.message_user(
+                    request,
+                    f"{_label(session)}: transcript verified, no problems found",
+                    messages.SUCCESS,
+                )
 
     @admin.action(description="Rotate (forced)")
     def rotate_transcripts(self, request: HttpRequest, queryset: QuerySet[Session]) -> None:
@@ -153,15 +160,23 @@ class SessionAdmin(admin.ModelAdmin[Session]):
             try:
                 dropped = session_rotate(key=session.key, force=True)
             except (OSError, TranscriptError) as exc:
-                self.message_user(request, f"{session.key}: failed: {exc}", messages.ERROR)
+                self.message_user(request, f"{_label(session)}: failed: {exc}", messages.ERROR)
             else:
-                self.message_user(request, f"{session.key}: rotated, {dropped} rows archived")
+                archived = counted(dropped, "row")
+                self.message_user(request, f"{_label(session)}: rotated, {archived} archived")
+
+
+def _label(session: Session) -> str:
+    """How a person knows the session: its slot name, else its key (``Dashboard:s1`` reads
+    like a typo next to a colon)."""
+    slot = getattr(session, "slot", None)
+    return f"Session {slot.name!r}" if slot is not None else f"Session {session.key!r}"
 
 
 @admin.register(Slot)
 class SlotAdmin(admin.ModelAdmin[Slot]):
     list_display = ("name", "session", "app", "running", "dirty", "last_stop_reason")
-    list_filter = ("app", "running", "dirty")
+    list_filter = ("app", "running")  # "dirty" is a lease (a property), not a column
     search_fields = ("name", "session__key", "session__title")
     list_select_related = ("session", "app")
     # Turn state is editable so an operator can clear a stuck turn or summary marker.
@@ -176,7 +191,16 @@ class SlotAdmin(admin.ModelAdmin[Slot]):
 
 @admin.register(SecurityEvent)
 class SecurityEventAdmin(admin.ModelAdmin[SecurityEvent]):
-    list_display = ("created_at", "operation", "outcome", "caller", "resource", "source")
+    list_display = (
+        "created_at",
+        "last_seen_at",
+        "count",
+        "operation",
+        "outcome",
+        "caller",
+        "resource",
+        "source",
+    )
     list_filter = ("operation", "outcome")
     search_fields = ("caller", "resource", "error")
     date_hierarchy = "created_at"

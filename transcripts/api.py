@@ -11,7 +11,13 @@ from django.http import HttpRequest, HttpResponse
 from ninja import Query, Router, Schema
 from ninja.responses import Status
 
-from .api_support import ApiError, slot_for_caller
+from .api_support import (
+    ApiError,
+    permission_required,
+    slot_for_caller,
+    slot_gone,
+    slot_not_found,
+)
 from .core.errors import RowNotFound
 from .models import Slot
 from .schemas import ErrorOut, ForkIn, RewindIn, SlotOut, SlotPatchIn, TranscriptOut
@@ -38,8 +44,14 @@ ERRORS: dict[int, type[Schema]] = {
 }
 
 
-def slot_payload(slot: Slot, *, summary: str = "") -> dict[str, Any]:
+def slot_payload(slot: Slot, *, summary: str | None = None) -> dict[str, Any]:
+    """A slot as every route shows it; ``summary`` is the stored one-line gist, the same
+    value on every route (pass it when the caller already joined it, as the list does)."""
     session = slot.session
+    if summary is None:
+        # The reverse one-to-one from summaries; a missing row raises an AttributeError subclass.
+        gist = getattr(session, "one_line_summary", None)
+        summary = gist.summary if gist is not None else ""
     return {
         "name": slot.name,
         "key": session.key,
@@ -66,7 +78,8 @@ def get_slot(request: HttpRequest, slot: str) -> dict[str, Any]:
 def update_slot(request: HttpRequest, slot: str, body: SlotPatchIn) -> dict[str, Any]:
     found = slot_for_caller(_caller(request), slot, operation="slot_update")
     if body.title is not None:
-        session_set_title(key=found.session.key, title=body.title)
+        if not session_set_title(key=found.session.key, title=body.title) and slot_gone(found):
+            raise slot_not_found()  # a DELETE won the race: nothing was written
         found.refresh_from_db()
         found.session.refresh_from_db()
     return slot_payload(found)
@@ -74,7 +87,9 @@ def update_slot(request: HttpRequest, slot: str, body: SlotPatchIn) -> dict[str,
 
 @router.delete("/slots/{slot}", response={204: None, **ERRORS}, operation_id="slot_delete")
 def delete_slot(request: HttpRequest, slot: str) -> HttpResponse:
-    found = slot_for_caller(_caller(request), slot, operation="slot_delete")
+    caller = _caller(request)
+    permission_required(caller, "transcripts.delete_session", operation="slot_delete", name=slot)
+    found = slot_for_caller(caller, slot, operation="slot_delete")
     session_delete(key=found.session.key)
     return HttpResponse(status=204)
 
@@ -106,7 +121,9 @@ def get_transcript(
 
 @router.post("/slots/{slot}/rewind", response={200: SlotOut, **ERRORS}, operation_id="slot_rewind")
 def rewind_slot(request: HttpRequest, slot: str, body: RewindIn) -> dict[str, Any]:
-    found = slot_for_caller(_caller(request), slot, operation="slot_rewind")
+    caller = _caller(request)
+    permission_required(caller, "transcripts.rewind_session", operation="slot_rewind", name=slot)
+    found = slot_for_caller(caller, slot, operation="slot_rewind")
     if found.running:
         raise ApiError(409, "turn_running", "this session has a turn in progress")
     try:

@@ -1,16 +1,24 @@
-"""What every API router shares: the error type and the ownership check.
+"""What every API router shares: the error type, the ownership and permission checks.
 
 Every denial answers exactly like a missing slot (same status, body and headers) and
-records one SecurityEvent with the true reason (anti-enumeration, CWE-204).
+records a SecurityEvent with the true reason (anti-enumeration, CWE-204). For an app
+caller a missing slot is recorded too (outcome ``not_found``), so both paths run the
+same statements and take the same time (no timing oracle, CWE-208).
 """
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Any, Protocol
 
+from django.http import HttpRequest
+from ninja.parser import Parser
+
+from .core.content import loads_checked
+from .core.errors import SessionNotFound
 from .core.keys import is_valid_slot_name
-from .models import App, Slot
+from .models import App, Session, Slot
 from .services import security_event_record
+from .store import get_store
 
 
 class ApiError(Exception):
@@ -21,6 +29,17 @@ class ApiError(Exception):
         self.error = error
 
 
+class ContentParser(Parser):
+    """Request bodies under the content rule (``transcripts.core.content``), before any
+    handler runs: ``NaN``, ``Infinity``, ``1e400``, nesting past ``MAX_DEPTH``, NUL and
+    over-long strings are refused here, so no route can write them. Ninja wraps a parser
+    error in a 400 ``HttpError``; the API maps one caused by ``ContentRejected`` to 422
+    ``invalid_request`` with the rule's message (never the submitted value)."""
+
+    def parse_body(self, request: HttpRequest) -> Any:
+        return loads_checked(request.body)
+
+
 class CallerLike(Protocol):
     @property
     def app(self) -> App | None: ...
@@ -28,9 +47,27 @@ class CallerLike(Protocol):
     @property
     def label(self) -> str: ...
 
+    def may(self, perm: str) -> bool: ...
+
 
 def slot_not_found() -> ApiError:
     return ApiError(404, "slot_not_found", "not found")
+
+
+# The not-found family: what a request meets after its lookup when a DELETE of the same
+# slot wins the race (transcript gone from disk, mirror rows gone). The API answers each
+# with the 404 of a missing slot (kirocrew_site/api.py registers one handler for them all).
+SLOT_GONE: tuple[type[Exception], ...] = (
+    SessionNotFound,
+    Slot.DoesNotExist,
+    Session.DoesNotExist,
+)
+
+
+def slot_gone(slot: Slot) -> bool:
+    """Whether ``slot`` was deleted since it was looked up. A delete removes the files
+    first and the rows second, so a missing transcript already counts as gone."""
+    return not get_store().exists(slot.session.key) or not Slot.objects.filter(pk=slot.pk).exists()
 
 
 def slot_for_caller(caller: CallerLike, name: str, *, operation: str) -> Slot:
@@ -39,19 +76,42 @@ def slot_for_caller(caller: CallerLike, name: str, *, operation: str) -> Slot:
         raise ApiError(
             400, "invalid_slot_name", "slot names match [A-Za-z0-9][A-Za-z0-9._:-]{0,127}"
         )
-    try:  # .get(): no ORDER BY, unlike .first(); the name is unique
-        slot = Slot.objects.select_related("session", "app").get(name=name)
-    except Slot.DoesNotExist:
-        raise slot_not_found() from None
-    if caller.app is not None and slot.app_id != caller.app.pk:
-        security_event_record(
-            caller=caller.label,
-            operation=operation,
-            source="app_isolation",
-            resource=f"slot={name}",
-            error="app cannot access unscoped slots"
-            if slot.app_id is None
-            else "app does not own this slot",
-        )
-        raise slot_not_found()
-    return slot
+    # .filter()[:1]: one SELECT and no exception object on either branch; the name is unique.
+    slot = next(iter(Slot.objects.select_related("session", "app").filter(name=name)[:1]), None)
+    if caller.app is None:  # a dashboard user reaches every slot: nothing to hide
+        if slot is None:
+            raise slot_not_found()
+        return slot
+    if slot is not None and slot.app_id == caller.app.pk:
+        return slot
+    # Missing and denied: the same record call (one upsert), then the same 404.
+    security_event_record(
+        caller=caller.label,
+        operation=operation,
+        outcome="not_found" if slot is None else "denied",
+        source="app_isolation",
+        resource=f"slot={name}",
+        error="no such slot"
+        if slot is None
+        else "app cannot access unscoped slots"
+        if slot.app_id is None
+        else "app does not own this slot",
+    )
+    raise slot_not_found()
+
+
+def permission_required(caller: CallerLike, perm: str, *, operation: str, name: str) -> None:
+    """Destructive routes: a dashboard user needs staff or ``perm`` (an app needs ownership,
+    which ``slot_for_caller`` checks). Refused before any lookup: 403 for every name."""
+    if caller.may(perm):
+        return
+    security_event_record(
+        caller=caller.label,
+        operation=operation,
+        source="dashboard_permission",
+        resource=f"slot={name}",
+        error=f"needs staff or {perm}",
+    )
+    raise ApiError(
+        403, "permission_denied", f"this action needs a staff account or the {perm} permission"
+    )

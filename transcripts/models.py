@@ -62,6 +62,8 @@ class Session(models.Model):
             models.Index(fields=["-last_activity"], name="session_activity_idx"),
             models.Index(fields=["app", "-last_activity"], name="session_app_activity_idx"),
         ]
+        # Destructive API routes for dashboard users: staff, or delete_session / this.
+        permissions = [("rewind_session", "Can rewind a session (drop rows after a point)")]
 
     def __str__(self) -> str:
         return f"{self.title} ({self.key})" if self.title else self.key
@@ -81,7 +83,10 @@ class Slot(models.Model):
     )
     running = models.BooleanField(default=False)
     last_stop_reason = models.CharField(max_length=64, blank=True, default="")
-    dirty = models.BooleanField(default=False)
+    # A write for the slot is between "accepted" and "on disk and mirrored" until then
+    # (summaries/marker.py): a lease, not a flag, so a writer killed mid-write cannot
+    # leave the slot dirty (and every summary pass refused) forever.
+    dirty_until = models.DateTimeField(null=True, blank=True)
     summary_turn_mark = models.PositiveIntegerField(default=0)
     # Cross-process in-flight marker of a summary pass: taken with a conditional UPDATE
     # (… WHERE summary_in_flight_until IS NULL OR < now); it expires, so a crashed worker
@@ -95,9 +100,19 @@ class Slot(models.Model):
     def __str__(self) -> str:
         return self.name
 
+    @property
+    def dirty(self) -> bool:
+        """A write holds the slot's unexpired dirty lease (as of this row's last read)."""
+        return self.dirty_until is not None and self.dirty_until > timezone.now()
+
 
 class SecurityEvent(models.Model):
-    """Audit of a denial (a foreign slot, a bad token…); never carries a secret."""
+    """Audit of a denial or probe (a foreign or missing slot…); never carries a secret.
+
+    Aggregated: one row per (caller, operation, outcome, source, resource, error) and time
+    window, ``count`` times (see ``services/security.py``), so probes cannot grow it
+    without bound.
+    """
 
     caller = models.CharField(max_length=200, blank=True, default="")
     operation = models.CharField(max_length=100)
@@ -105,11 +120,19 @@ class SecurityEvent(models.Model):
     source = models.CharField(max_length=200, blank=True, default="")
     resource = models.CharField(max_length=300, blank=True, default="")
     error = models.CharField(max_length=300, blank=True, default="")
-    created_at = models.DateTimeField(default=timezone.now)
+    created_at = models.DateTimeField(default=timezone.now, help_text="first occurrence")
+    last_seen_at = models.DateTimeField(default=timezone.now, help_text="latest occurrence")
+    window_start = models.DateTimeField(default=timezone.now)
+    count = models.PositiveIntegerField(default=1)
+    # sha256 of the aggregation key (the fields above and window_start): the upsert target.
+    fingerprint = models.CharField(max_length=64, unique=True)
 
     class Meta:
         ordering = ("-created_at",)
-        indexes = [models.Index(fields=["-created_at"], name="security_event_time_idx")]
+        indexes = [
+            models.Index(fields=["-created_at"], name="security_event_time_idx"),
+            models.Index(fields=["caller", "window_start"], name="security_event_window_idx"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.operation} {self.outcome} by {self.caller or '?'} on {self.resource or '-'}"

@@ -6,6 +6,7 @@ from typing import Any, Literal
 
 from django.db.models import F, Q, QuerySet
 
+from .core.content import bound_rows
 from .core.fold import FoldReport
 from .core.keys import is_valid_slot_name
 from .models import App, Session, Slot
@@ -72,7 +73,7 @@ def session_transcript(
     ``SessionNotFound`` (no transcript) and ``InvalidCursor``.
     """
     view = get_store().read_session(key)
-    rows = view.rows
+    rows = bound_rows(view.rows, view.report)  # rows nested too deep: reported, not a 500
     start = _start_after(rows, after) if after else 0
     limit = max(1, min(limit, MAX_PAGE))
     page = rows[start : start + limit]

@@ -1,14 +1,13 @@
 """Pure presentation helpers for the dashboard templates (no Django imports).
 
-The JS module renders live rows with the same rules: keep the two in step
-(``kindOf``/``segments`` in static/js/dashboard.js). The label tables are not copied:
-the session page hands ``ROLE_LABELS`` and ``STATE_LABELS`` to it in its page state.
+Live rows are rendered here too (the ``rows`` partial view), so a row reads the same live
+and after a reload. The label tables are not copied: the session page hands
+``ROLE_LABELS`` and ``STATE_LABELS`` to the JS module in its page state.
 """
 
 from __future__ import annotations
 
 import json
-import re
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
@@ -16,7 +15,8 @@ from typing import Any
 from transcripts.core.fold import FoldReport
 from transcripts.core.turns import is_injected, is_user_turn
 
-REDACTED = re.compile(r"\[REDACTED: [^\]\n]{1,200}\]")
+from .markdown import render_block, render_code
+
 TOOL_ROLES = frozenset({"tool", "tool_call", "tool_result"})
 ROLE_LABELS = {
     "user": "You",
@@ -31,9 +31,10 @@ ROLE_LABELS = {
     "nudge": "Nudge",
     "inject": "Injected",
 }
-# Anomalies whose row is still shown (only its ts is odd); every other kind is a skipped line.
+# Anomalies whose row is still shown (its ts or its nesting is odd); every other kind is a
+# skipped line.
 KEPT_KINDS = frozenset(
-    {"dup_ts", "non_monotonic_ts", "missing_ts", "bad_ts", "bom", "unterminated"}
+    {"dup_ts", "non_monotonic_ts", "missing_ts", "bad_ts", "bom", "unterminated", "too_deep"}
 )
 KIND_LABELS = {
     "blank": "blank line",
@@ -51,6 +52,7 @@ KIND_LABELS = {
     "bad_ts": "unreadable timestamp",
     "bom": "byte-order mark at the start",
     "unterminated": "last line not terminated",
+    "too_deep": "row nested too deep (shown as [nested too deep])",
 }
 STATE_LABELS = {
     "needs-you": "Needs you",
@@ -69,7 +71,7 @@ class Item:
     cursor: str
     ts: str
     when: str
-    segments: list[tuple[str, bool]]  # (text, is_redaction_marker)
+    html: str  # the text as sanitized HTML (markdown.render_block)
     turn: int | None = None
     preview: str = ""
     collapsed: bool = False
@@ -88,20 +90,6 @@ def text_of(content: Any) -> str:
     if content is None:
         return ""
     return json.dumps(content, ensure_ascii=False, indent=2, default=str)
-
-
-def segments(text: str) -> list[tuple[str, bool]]:
-    """Split ``text`` so redaction markers can be highlighted (never as raw HTML)."""
-    parts: list[tuple[str, bool]] = []
-    last = 0
-    for match in REDACTED.finditer(text):
-        if match.start() > last:
-            parts.append((text[last : match.start()], False))
-        parts.append((match.group(0), True))
-        last = match.end()
-    if last < len(text):
-        parts.append((text[last:], False))
-    return parts
 
 
 def when(ts: Any) -> str:
@@ -145,7 +133,10 @@ def transcript_items(rows: list[dict[str, Any]]) -> tuple[list[Item], int]:
         label = ROLE_LABELS.get(role, role.replace("_", " ").capitalize())
         if role == "user" and kind == "note":
             label = "Automation" if is_injected(text) else "Empty message"
-        item = Item(kind, label, cursor, stamp, when(ts), segments(text))
+        # Tool output and JSON payloads are shown as code, never read as Markdown.
+        structured = kind == "tool" or not isinstance(row.get("content"), str)
+        html = render_code(text) if structured else render_block(text)
+        item = Item(kind, label, cursor, stamp, when(ts), html)
         if kind == "user":
             turn += 1
             item.turn = turn
@@ -186,3 +177,18 @@ def state_chips(states: str) -> list[dict[str, Any]]:
         for state, label in STATE_LABELS.items()
         if counts[state]
     ]
+
+
+def panel_texts(body: dict[str, Any]) -> list[str]:
+    """Every text the summary panel shows from a summary body (to render as Markdown)."""
+    texts: list[Any] = []
+    for intent in body.get("intents") or []:
+        if not isinstance(intent, dict):
+            continue
+        texts += [intent.get("title"), intent.get("initial_intent")]
+        texts += [p for p in intent.get("progress") or [] if isinstance(p, str)]
+        for step in intent.get("next_steps") or []:
+            if isinstance(step, dict):
+                texts += [step.get("what"), step.get("why"), step.get("expect")]
+    texts += [c for c in body.get("constraints") or [] if isinstance(c, str)]
+    return [t for t in texts if isinstance(t, str)]

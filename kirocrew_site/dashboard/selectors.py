@@ -6,6 +6,7 @@ from typing import Any, Literal
 
 from django.db.models import QuerySet
 
+from transcripts.core.content import bound_rows
 from transcripts.core.errors import SessionNotFound
 from transcripts.core.fold import FoldReport
 from transcripts.models import App, Session
@@ -49,4 +50,5 @@ def session_rows(key: str) -> tuple[list[dict[str, Any]], FoldReport, bool]:
         view = get_store().read_session(key)
     except SessionNotFound:
         return [], FoldReport(), True
-    return view.rows, view.report, False
+    # Rows nested too deep (imported) are shown with a marker and reported, never a 500.
+    return bound_rows(view.rows, view.report), view.report, False

@@ -2,17 +2,16 @@ from django.contrib.auth import views as auth_views
 from django.urls import path
 
 from . import views
+from .login import LoginView
 
 app_name = "dashboard"
 
 urlpatterns = [
     path("", views.session_list, name="sessions"),
     path("s/<str:slot>/", views.session_detail, name="session"),
+    path("s/<str:slot>/rows/", views.session_rows_partial, name="session-rows"),
+    path("s/<str:slot>/summary/", views.session_summary_partial, name="session-summary"),
     path("settings/", views.settings_page, name="settings"),
-    path(
-        "login/",
-        auth_views.LoginView.as_view(redirect_authenticated_user=True),
-        name="login",
-    ),
+    path("login/", LoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
 ]

@@ -11,18 +11,20 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
+from django.template.loader import render_to_string
 from django.views.decorators.http import require_GET, require_http_methods
 
 from summaries.core.config import ENV_ENABLED, ConfigWriteError, write_enabled
 from summaries.core.gate import INCOGNITO_MEMORY_MODES
 from summaries.runtime import summary_config
 from summaries.selectors import summary_body
-from transcripts.core.turns import INJECTED_PREFIXES
+from transcripts.core.words import counted
 from transcripts.selectors import session_get_for_caller
 
-from .present import ROLE_LABELS, STATE_LABELS, fold_warning, state_chips, transcript_items
+from .markdown import rendered_texts
+from .present import STATE_LABELS, fold_warning, panel_texts, state_chips, transcript_items
 from .selectors import UNSCOPED, app_names, dashboard_sessions, session_rows
 
 PAGE_SIZE = 50
@@ -32,9 +34,11 @@ PAGE_SIZE = 50
 @require_GET
 def session_list(request: HttpRequest) -> HttpResponse:
     enabled = summary_config().enabled
-    search = request.GET.get("q", "").strip()[:200]
-    app = request.GET.get("app", "")
-    state = request.GET.get("state", "") if enabled else ""
+    # NUL is dropped from filters: PostgreSQL cannot compare text holding it (a 500), and
+    # no title, key or app name can contain one (the content rule refuses it on input).
+    search = request.GET.get("q", "").replace("\x00", "").strip()[:200]
+    app = request.GET.get("app", "").replace("\x00", "")
+    state = request.GET.get("state", "").replace("\x00", "") if enabled else ""
     sessions = dashboard_sessions(app=app, state=state, search=search)
     page = Paginator(sessions, PAGE_SIZE).get_page(request.GET.get("page"))
     rows = []
@@ -76,9 +80,7 @@ def session_list(request: HttpRequest) -> HttpResponse:
 @login_required
 @require_GET
 def session_detail(request: HttpRequest, slot: str) -> HttpResponse:
-    found = session_get_for_caller(name=slot, caller_app="")
-    if found is None:
-        raise Http404("no such session")
+    found = _dashboard_slot(slot)
     rows, report, missing = session_rows(found.session.key)
     items, user_turns = transcript_items(rows)
     user: Any = request.user
@@ -90,11 +92,9 @@ def session_detail(request: HttpRequest, slot: str) -> HttpResponse:
         "restricted": memory_mode.lower() in INCOGNITO_MEMORY_MODES,
         "cursor": items[-1].cursor if items else "",
         "userTurns": user_turns,
-        "injectedPrefixes": list(INJECTED_PREFIXES),
-        # The live rows and the panel label with the server's tables (present.py).
-        "roleLabels": ROLE_LABELS,
+        # The panel labels with the server's table (present.py).
         "stateLabels": STATE_LABELS,
-        "summary": summary_body(found),
+        "summary": _panel_body(found),
     }
     return render(
         request,
@@ -104,11 +104,64 @@ def session_detail(request: HttpRequest, slot: str) -> HttpResponse:
             "session": found.session,
             "items": items,
             "user_turns": user_turns,
+            "turns_text": counted(user_turns, "turn"),
             "warning": fold_warning(report),
             "missing": missing,
             "page_state": page_state,
         },
     )
+
+
+def _dashboard_slot(name: str) -> Any:
+    found = session_get_for_caller(name=name, caller_app="")
+    if found is None:
+        raise Http404("no such session")
+    return found
+
+
+def _panel_body(found: Any) -> dict[str, Any]:
+    """The summary API's body plus ``rendered``: its texts as sanitized inline HTML."""
+    body = summary_body(found)
+    return {**body, "rendered": rendered_texts(panel_texts(body))}
+
+
+@login_required
+@require_GET
+def session_rows_partial(request: HttpRequest, slot: str) -> JsonResponse:
+    """Rows after ``after`` rendered by the same partial as the page, for the live transcript.
+
+    The whole session is folded again (as a page load does) so turn numbers, Markdown and
+    the header's count read exactly as they will after a reload.
+    """
+    found = _dashboard_slot(slot)
+    rows, _report, _missing = session_rows(found.session.key)
+    items, user_turns = transcript_items(rows)
+    after = request.GET.get("after", "")
+    start = 0
+    if after:
+        start = next((i + 1 for i, item in enumerate(items) if item.cursor == after), -1)
+        if start < 0:
+            return JsonResponse(
+                {"error": "after names no row of this session", "code": "invalid_cursor"},
+                status=422,
+            )
+    fresh = items[start:]
+    html = "".join(render_to_string("dashboard/partials/row.html", {"item": i}) for i in fresh)
+    return JsonResponse(
+        {
+            "html": html,
+            "cursor": items[-1].cursor if items else "",
+            "turns": user_turns,
+            "turns_text": counted(user_turns, "turn"),
+        }
+    )
+
+
+@login_required
+@require_GET
+def session_summary_partial(request: HttpRequest, slot: str) -> JsonResponse:
+    """The summary panel's read: the API body with its texts rendered (see _panel_body)."""
+    return JsonResponse(_panel_body(_dashboard_slot(slot)))
 
 
 @login_required

@@ -1,12 +1,13 @@
 // Kiro Crew dashboard: the live socket, the summary panel and live transcript rows.
-// One module, no dependencies, no polling. Every piece of data reaches the DOM as text
-// (textContent / text nodes), never through innerHTML. Frames only say "this changed";
-// the page then reads the API, and every (re)connect resyncs what a missed frame hid.
+// One module, no dependencies, no polling. Data reaches the DOM as text (textContent /
+// text nodes); the only markup inserted is HTML the server rendered and sanitized
+// (Markdown through markdown.py: live rows and the panel's rendered texts), parsed with
+// DOMParser, never innerHTML. Frames only say "this changed"; the page then reads the
+// server, and every (re)connect resyncs what a missed frame hid.
 
 // The session page's server state; its label tables are present.py's (one source for both).
 const pageState = JSON.parse(document.getElementById("page-state")?.textContent || "{}");
 const STATES = pageState.stateLabels || {};
-const ROLE_LABELS = pageState.roleLabels || {};
 const REFUSALS = {
   summary_in_flight: "A summary is already being written.",
   summary_turn_running: "Cannot summarize while a turn is running. Wait for this turn to finish.",
@@ -15,7 +16,6 @@ const REFUSALS = {
 };
 const TOO_FEW = "Send a couple of messages first — there is not enough here to summarize.";
 const TRIAGE_VISIBLE = 3;
-const REDACTED = /\[REDACTED: [^\]\n]{1,200}\]/g;
 const rtf = new Intl.RelativeTimeFormat("en", { numeric: "auto" });
 
 // ------------------------------------------------------------------ helpers
@@ -67,6 +67,12 @@ function timeEl(epochSeconds) {
 }
 
 const plural = (n, word) => `${n} ${word}${n === 1 ? "" : "s"}`;
+
+// Server-rendered, sanitized HTML (markdown.py) as nodes; DOMParser runs no scripts.
+function parsed(html) {
+  const doc = new DOMParser().parseFromString(`<body>${html}</body>`, "text/html");
+  return [...doc.body.childNodes];
+}
 
 // ------------------------------------------------------------------ socket
 function connectSocket(handlers) {
@@ -139,9 +145,16 @@ function rangeLine(ranges) {
   return line;
 }
 
+// A panel text as the server rendered it (Markdown, sanitized), else as plain text.
+let RENDERED = {};
+const md = (text) => {
+  const value = String(text);
+  return Object.hasOwn(RENDERED, value) ? parsed(RENDERED[value]) : [value];
+};
+
 function textList(tag, items) {
   const kept = (Array.isArray(items) ? items : []).filter((x) => typeof x === "string" && x.trim());
-  return kept.length ? el(tag, {}, kept.map((x) => el("li", {}, x))) : null;
+  return kept.length ? el(tag, {}, kept.map((x) => el("li", {}, md(x)))) : null;
 }
 
 // An intent's title, also the key that keeps its card open across re-renders.
@@ -152,7 +165,7 @@ function intentCard(intent, open) {
   const ranges = validRanges(intent.ranges);
   const title = intentTitle(intent);
   const body = el("div", { class: "intent-body" }, rangeLine(ranges));
-  if (intent.initial_intent) body.append(el("h4", {}, "You asked for"), el("p", {}, String(intent.initial_intent)));
+  if (intent.initial_intent) body.append(el("h4", {}, "You asked for"), el("p", {}, md(intent.initial_intent)));
   if (Number.isInteger(intent.origin_turn) && ranges.length && intent.origin_turn !== ranges[0][0]) {
     body.append(el("p", { class: "pivot" }, "Pivoted here from your question at turn ",
       turnLink(intent.origin_turn)));
@@ -162,17 +175,20 @@ function intentCard(intent, open) {
   const steps = (Array.isArray(intent.next_steps) ? intent.next_steps : []).filter((s) => s && s.what);
   if (steps.length) {
     body.append(el("h4", {}, "Suggested next"), el("ol", { class: "steps" }, steps.map((s) => el("li", {},
-      el("span", { class: "step-what" }, String(s.what)),
-      s.why ? el("span", { class: "step-why" }, `Why: ${s.why}`) : null,
-      s.expect ? el("span", { class: "step-expect" }, `Expect: ${s.expect}`) : null))));
+      el("span", { class: "step-what" }, md(s.what)),
+      s.why ? el("span", { class: "step-why" }, "Why: ", md(s.why)) : null,
+      s.expect ? el("span", { class: "step-expect" }, "Expect: ", md(s.expect)) : null))));
   }
   return el("details", { class: `intent state-${state}`, "data-key": title, open },
     el("summary", {}, el("span", { class: `badge badge-${state}` }, STATES[state]),
-      el("span", { class: "intent-title" }, title)), body);
+      el("span", { class: "intent-title" }, md(title))), body);
 }
 
 function summaryPanel(state, setRunning) {
+  // Reads come from the dashboard's copy of the summary API (same body, plus its texts
+  // rendered as Markdown); the Summarize button posts to the API itself.
   const url = `/api/chat/slots/${encodeURIComponent(state.slot)}/summary`;
+  const readUrl = `/s/${encodeURIComponent(state.slot)}/summary/`;
   const panel = document.getElementById("summary-panel");
   const content = document.getElementById("summary-content");
   const actions = document.getElementById("summary-actions");
@@ -190,6 +206,7 @@ function summaryPanel(state, setRunning) {
   toggle.addEventListener("click", () => {
     const open = toggle.getAttribute("aria-expanded") !== "true";
     toggle.setAttribute("aria-expanded", String(open));
+    toggle.textContent = open ? "Hide summary" : "Show summary";
     layout.classList.toggle("panel-closed", !open);
   });
 
@@ -209,8 +226,8 @@ function summaryPanel(state, setRunning) {
     const more = items.length - shown.length;
     return el("section", { class: "triage", "aria-labelledby": "triage-heading" },
       el("h3", { id: "triage-heading" }, `Open items (${items.length})`),
-      el("ol", {}, shown.map(({ step, intent, needsYou }) => el("li", {}, String(step.what), " ",
-        el("span", { class: "from" }, `— ${intent.title}${needsYou ? " (needs you)" : ""}`)))),
+      el("ol", {}, shown.map(({ step, intent, needsYou }) => el("li", {}, md(step.what), " ",
+        el("span", { class: "from" }, "— ", md(intentTitle(intent)), needsYou ? " (needs you)" : "")))),
       more > 0 ? el("button", { type: "button", class: "btn btn-link small",
         onclick: () => { P.showAll = true; render(); } }, `+${more} more`) : null);
   }
@@ -282,6 +299,7 @@ function summaryPanel(state, setRunning) {
 
   function render() {
     const b = P.body || {};
+    if (b.rendered && typeof b.rendered === "object") RENDERED = b.rendered;
     const on = b.enabled !== false; // fails open while unknown
     toggle.hidden = !on;
     if (!on) layout.classList.remove("panel-closed");
@@ -300,7 +318,7 @@ function summaryPanel(state, setRunning) {
     if (P.busy) { P.deferred = true; return; }
     if (P.fetching) { P.again = true; return; }
     P.fetching = true;
-    const r = await api(url);
+    const r = await api(readUrl);
     P.fetching = false;
     if (r.ok && r.body && typeof r.body === "object") {
       P.body = r.body;
@@ -325,6 +343,7 @@ function summaryPanel(state, setRunning) {
       P.body = r.body;
       P.failed = false;
       P.notice = { kind: "ok", text: "Summary updated." };
+      P.deferred = true; // read it back with its texts rendered
     } else {
       const code = r.body && r.body.code;
       if (code === "summary_turn_running") setRunning(true);
@@ -349,100 +368,33 @@ function summaryPanel(state, setRunning) {
 }
 
 // ------------------------------------------------------------------ live transcript
+// Rows arrive rendered by the page's own partial (the dashboard's rows view): the same
+// Markdown, turn numbers and header count as after a reload.
 function liveTranscript(state) {
   const list = document.getElementById("transcript");
   const note = document.getElementById("transcript-note");
-  const base = `/api/chat/slots/${encodeURIComponent(state.slot)}/transcript`;
-  const prefixes = (state.injectedPrefixes || []).map((p) => p.toLowerCase());
+  const count = document.getElementById("turn-count");
+  const base = `/s/${encodeURIComponent(state.slot)}/rows/`;
   let cursor = state.cursor || "";
-  let turns = state.userTurns || 0;
   let busy = false;
   let again = null;
 
-  const injected = (text) => prefixes.some((p) => text.trimStart().toLowerCase().startsWith(p));
-  const isTurn = (row) => row.role === "user" && typeof row.content === "string"
-    && row.content.trim() !== "" && !injected(row.content);
-
-  function kindOf(row) {
-    if (row.role === "user") return isTurn(row) ? "user" : "note";
-    if (row.role === "assistant" || row.role === "merged_summary") return "assistant";
-    if (["tool", "tool_call", "tool_result"].includes(row.role)) return "tool";
-    return row.role === "error" ? "error" : "note";
-  }
-
-  function segments(text) {
-    const out = [];
-    let last = 0;
-    for (const match of text.matchAll(REDACTED)) {
-      if (match.index > last) out.push(text.slice(last, match.index));
-      out.push(el("mark", { class: "redacted" }, match[0]));
-      last = match.index + match[0].length;
-    }
-    if (last < text.length) out.push(text.slice(last));
-    return out;
-  }
-
-  function preview(text) {
-    const line = text.split("\n").map((s) => s.trim()).find(Boolean) || "";
-    return line.length <= 90 ? line : `${line.slice(0, 89)}…`;
-  }
-
-  function rowEl(row, rowCursor, number) {
-    const text = typeof row.content === "string" ? row.content
-      : row.content == null ? "" : JSON.stringify(row.content, null, 2);
-    const kind = kindOf(row);
-    const role = String(row.role || "row");
-    let label = ROLE_LABELS[role] || role.replace(/_/g, " ").replace(/^./, (c) => c.toUpperCase());
-    if (role === "user" && kind === "note") label = injected(text) ? "Automation" : "Empty message";
-    const ts = row.ts == null ? "" : String(row.ts);
-    const time = el("time", { datetime: ts }, ts.slice(0, 16).replace("T", " "));
-    const item = el("li", { class: `row row-${kind}`, "data-cursor": rowCursor });
-    const body = el("div", { class: "text" }, segments(text));
-    if (kind === "tool" || kind === "note") {
-      item.append(el("details", {}, el("summary", {}, el("span", { class: "who" }, label), " ",
-        el("span", { class: "preview" }, preview(text)), " ", time), body));
-      return item;
-    }
-    const head = el("div", { class: "row-head" });
-    if (number) {
-      item.id = `turn-${number}`;
-      item.dataset.turn = String(number);
-      head.append(el("a", { class: "turn-no", href: `#turn-${number}` }, `Turn ${number}`), " ");
-    }
-    head.append(el("span", { class: "who" }, label), " ", time);
-    item.append(head, body);
-    return item;
-  }
-
-  // Fetch rows after `after`, then swap them in at once (from `anchor` on, when re-reading).
   async function pull(reread) {
     if (busy) { again = Boolean(again) || reread; return; }
     busy = true;
     let after = cursor;
     let anchor = null;
-    let count = turns;
     if (reread) {
       // A revision can change any row of the running turn: re-read from its user row.
       anchor = [...list.querySelectorAll("li[data-turn]")].pop() || null;
-      if (anchor) {
-        after = anchor.previousElementSibling?.dataset.cursor || "";
-        count = Number(anchor.dataset.turn) - 1;
-      }
+      if (anchor) after = anchor.previousElementSibling?.dataset.cursor || "";
     }
-    const rows = [];
-    let failed = 0;
-    for (let page = 0; page < 100; page += 1) {
-      const query = new URLSearchParams({ limit: "500" });
-      if (after) query.set("after", after);
-      const r = await api(`${base}?${query}`);
-      if (!r.ok || !r.body || !Array.isArray(r.body.rows)) { failed = r.status || -1; break; }
-      rows.push(...r.body.rows);
-      if (!r.body.next) break;
-      after = r.body.next;
-    }
-    if (failed) {
+    const query = new URLSearchParams();
+    if (after) query.set("after", after);
+    const r = await api(`${base}?${query}`);
+    if (!r.ok || !r.body || typeof r.body.html !== "string") {
       note.hidden = false;
-      note.textContent = failed === 422
+      note.textContent = r.status === 422
         ? "This transcript was rewritten (rewound or rotated). Reload the page to see it as it is now."
         : "Could not load the newest messages. They will appear with the next update.";
     } else {
@@ -450,19 +402,13 @@ function liveTranscript(state) {
       if (anchor) {
         while (anchor.nextElementSibling) anchor.nextElementSibling.remove();
         anchor.remove();
+      } else if (!after) {
+        list.replaceChildren();
       }
-      let previous = list.lastElementChild?.dataset.cursor || "";
-      for (const row of rows) {
-        const ts = row.ts == null ? "" : String(row.ts);
-        const [prevTs, prevNth] = previous.split("#");
-        const rowCursor = previous && prevTs === ts ? `${ts}#${Number(prevNth || 1) + 1}` : ts;
-        const number = isTurn(row) ? (count += 1) : 0;
-        list.append(rowEl(row, rowCursor, number));
-        previous = rowCursor;
-      }
-      cursor = previous || cursor;
-      turns = count;
-      document.getElementById("turn-count").textContent = String(turns);
+      const rows = parsed(r.body.html).filter((node) => node.nodeType === Node.ELEMENT_NODE);
+      list.append(...rows);
+      cursor = r.body.cursor || cursor;
+      if (typeof r.body.turns_text === "string") count.textContent = r.body.turns_text;
       document.getElementById("transcript-empty").hidden = list.children.length > 0;
       if (rows.length && nearBottom) list.lastElementChild.scrollIntoView({ block: "end" });
     }

@@ -17,7 +17,7 @@ from django.test import Client
 if TYPE_CHECKING:
     from django.test.client import _MonkeyPatchedWSGIResponse
 
-from tests.fixtures.personas import app_with_client, dashboard_client
+from tests.fixtures.personas import app_with_client, dashboard_client, staff_client
 from tests.fixtures.slots import add_exchanges
 from transcripts.core.store import TranscriptStore
 from transcripts.models import App, SecurityEvent, Slot
@@ -76,14 +76,18 @@ class World:
     anonymous: Persona
     slots: dict[str, str]  # role ("own", "foreign", "unscoped", "missing") -> slot name
     stamps: dict[str, list[str]] = field(default_factory=dict)  # slot name -> row ts
+    staff: Persona | None = None  # a staff dashboard user ("dashboard" is not staff)
 
     def persona(self, name: str) -> Persona:
-        return {
+        personas = {
             "owner": self.owner,
             "foreign": self.foreign,
             "dashboard": self.dashboard,
             "anonymous": self.anonymous,
-        }[name]
+        }
+        if self.staff is not None:
+            personas["staff"] = self.staff
+        return personas[name]
 
 
 def events() -> list[SecurityEvent]:
@@ -124,13 +128,23 @@ def foreign(store: TranscriptStore, db: None) -> Persona:
     return _app_persona("foreign-app")
 
 
-@pytest.fixture
-def dashboard(store: TranscriptStore, db: None) -> Persona:
-    """A logged-in dashboard user whose client enforces CSRF like a browser would."""
-    client = dashboard_client(enforce_csrf_checks=True)
+def browser_persona(name: str, client: Client) -> Persona:
+    """A logged-in user's persona that sends a CSRF token like a browser would."""
     secret = "".join(secrets.choice(string.ascii_letters + string.digits) for _ in range(32))
     client.cookies["csrftoken"] = secret
-    return Persona(name="dashboard", client=client, csrf=secret)
+    return Persona(name=name, client=client, csrf=secret)
+
+
+@pytest.fixture
+def dashboard(store: TranscriptStore, db: None) -> Persona:
+    """A logged-in dashboard user (not staff) whose client enforces CSRF like a browser."""
+    return browser_persona("dashboard", dashboard_client(enforce_csrf_checks=True))
+
+
+@pytest.fixture
+def staff(store: TranscriptStore, db: None) -> Persona:
+    """A logged-in staff user: may also use the destructive routes (delete, rewind)."""
+    return browser_persona("staff", staff_client(enforce_csrf_checks=True))
 
 
 @pytest.fixture
@@ -144,6 +158,7 @@ def world(
     foreign: Persona,
     dashboard: Persona,
     anonymous: Persona,
+    staff: Persona,
     enabled_summaries: Path,
 ) -> World:
     """Own, foreign and unscoped slots, each with two clean exchanges; summaries on."""
@@ -158,4 +173,4 @@ def world(
         slot = session_create(name=names[role], app=app)
         stamps[names[role]] = add_exchanges(slot, 2)
         Slot.objects.filter(pk=slot.pk).update(last_stop_reason="end_turn")
-    return World(owner, foreign, dashboard, anonymous, names, stamps)
+    return World(owner, foreign, dashboard, anonymous, names, stamps, staff=staff)

@@ -63,11 +63,17 @@ def test_a_wrong_token_is_403_too(dashboard: Persona, s1: Slot) -> None:
     assert error_of(response)["code"] == "csrf_failed"
 
 
-def test_a_dashboard_write_with_the_token_succeeds(dashboard: Persona, s1: Slot) -> None:
+def test_a_dashboard_write_with_the_token_succeeds(
+    dashboard: Persona, staff: Persona, s1: Slot
+) -> None:
     assert dashboard.call("POST", "/api/chat/slots/s1/turns", {"content": "q"}).status_code == 201
     assert dashboard.call("PATCH", "/api/chat/slots/s1", {"title": "t"}).status_code == 200
     assert dashboard.call("POST", "/api/chat/slots", {"name": "s2"}).status_code == 201
-    assert dashboard.call("DELETE", "/api/chat/slots/s2").status_code == 204
+    # Past CSRF, a delete still needs staff (or the permission): see test_destructive_permissions.
+    refused = dashboard.call("DELETE", "/api/chat/slots/s2")
+    assert refused.status_code == 403
+    assert error_of(refused)["code"] == "permission_denied"
+    assert staff.call("DELETE", "/api/chat/slots/s2").status_code == 204
 
 
 def test_the_token_from_a_real_page_works(dashboard: Persona, s1: Slot) -> None:

@@ -187,11 +187,17 @@ def test_a_revision_in_an_archive_the_session_does_not_chain_is_ignored(rotated)
     assert fast_path(rotated) == fold_path(rotated)
 
 
-def test_a_fork_means_none(rotated):
+def test_a_fork_takes_the_fast_path_over_its_own_seed(rotated):
+    """The seed rows are copied into the fork's file, so the fold is the identity there too;
+    a later owner of the parent's name never shows up in either path."""
     rotated.fork(KEY, "dashboard_child")
     exchange(rotated, 99, key="dashboard_child")
-    assert rotated.session_lines("dashboard_child") is None
-    assert rotated.session_lines(KEY) is not None
+    seeded = fold_path(rotated, "dashboard_child")
+    assert fast_path(rotated, "dashboard_child") == seeded
+    rotated.delete(KEY)
+    exchange(rotated, 500, key=KEY)  # someone else's session under the parent's name
+    assert fast_path(rotated, "dashboard_child") == fold_path(rotated, "dashboard_child")
+    assert fold_path(rotated, "dashboard_child") == seeded
 
 
 def test_a_missing_session_raises_like_read_session(tmp_path):

@@ -20,6 +20,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.transcripts.redaction_samples import COVERAGE_SAMPLES
 from transcripts.core.redaction import (
     merge_reports,
     redact_credentials,
@@ -165,6 +166,7 @@ SAMPLES: dict[str, tuple[str, str]] = {
         "//registry.npmjs.org/:_authToken=" + rand(HEX, 8) + "-" + rand(HEX, 4),
         "//registry.npmjs.org/:_authToken=${NPM_TOKEN}",
     ),
+    **COVERAGE_SAMPLES,
 }
 
 ALL_KINDS = {r.kind for r in P.RULES} | {P.ENCODED_KIND, P.BARE_AWS_KIND, P.EXFIL_KIND}
@@ -686,12 +688,12 @@ def test_report_never_contains_secret_text(pairs, filler):
 # ── redact_value / redact_payload ────────────────────────────────────────────
 
 
-def test_redact_value_recurses_without_touching_keys_or_non_strings():
+def test_redact_value_recurses_into_keys_but_not_non_strings():
     token = SAMPLES["github_token"][0]
     leaf = Fraction(1, 3)  # an arbitrary non-JSON leaf, compared by value
     value: dict[str, Any] = {
         "content": f"token {token}",
-        token: "a key is not redacted",
+        token: "a key is redacted like a value",
         "meta": {"n": 3, "ok": True, "x": None, "f": 1.5, "b": b"raw " + token.encode(), "o": leaf},
         "variants": [{"content": AWS_KEY_ID}, ("tuple", AWS_KEY_ID), 7],
     }
@@ -699,7 +701,7 @@ def test_redact_value_recurses_without_touching_keys_or_non_strings():
     out, report = redact_value(value)
     assert value == before  # input not mutated
     assert out["content"] == f"token {CRED}"
-    assert token in out  # keys untouched
+    assert token not in out and out[CRED] == "a key is redacted like a value"
     assert out["meta"]["b"] is value["meta"]["b"]
     assert out["meta"]["o"] is leaf
     assert out["meta"]["n"] == 3
@@ -711,7 +713,7 @@ def test_redact_value_recurses_without_touching_keys_or_non_strings():
     assert out is not value
     assert out["meta"] is not value["meta"]
     assert out["variants"] is not value["variants"]
-    assert report == {"github_token": 1, "aws_access_key_id": 2}
+    assert report == {"github_token": 2, "aws_access_key_id": 2}  # the key counts too
 
 
 def test_redact_payload_uses_the_summaries_order():
@@ -750,10 +752,21 @@ def test_redact_value_preserves_shape_and_never_mutates(value):
 # ── Faithfulness of the linear-time finders (against the original regexes) ──
 
 
+# Rules whose language is their pattern: the alternation emulation is checked on them.
+# The validated and structured rules (value spans, cookie lists, any scheme, PGP) have
+# their own tests in test_redaction_coverage.py.
+_REF_RULES = tuple(
+    i
+    for i, r in enumerate(P.RULES)
+    if r.validate is None and r.finder in ("regex", "pem", "jwt", "scheme")
+)
+
+
 def _reference_alternation() -> re.Pattern[str]:
-    """The original's single alternation over every rule, in rule order."""
+    """The original's single alternation over every plain rule, in rule order."""
     parts = []
-    for i, rule in enumerate(P.RULES):
+    for i in _REF_RULES:
+        rule = P.RULES[i]
         pattern = rule.pattern.pattern
         if rule.finder == "pem":
             pattern = (
@@ -812,7 +825,7 @@ def test_pass1_matches_the_reference_alternation(text):
         (m.start(), m.end(), P.RULES[int(str(m.lastgroup)[1:])].kind)
         for m in _REFERENCE.finditer(text)
     ]
-    got = [(s, e, k) for s, e, k, _ in _credential_spans(_View(text))]
+    got = [(s, e, k) for s, e, k, _ in _credential_spans(_View(text), among=_REF_RULES)]
     assert got == expected
 
 
@@ -955,3 +968,19 @@ def test_one_megabyte_of_random_base64_is_one_bare_secret_redaction():
     out, report = redact_text(rand(B64, 1_000_000))
     assert out == CRED
     assert report == {"aws_secret_access_key_bare": 1}
+
+
+def test_redact_value_keeps_both_keys_that_redact_alike_and_any_depth():
+    other = "ghp_" + "B" * 36
+    out, report = redact_value({SAMPLES["github_token"][0]: 1, other: 2})
+    assert sorted(out.values()) == [1, 2]
+    assert set(out) == {CRED, f"{CRED} (2)"}
+    assert sum(report.values()) == 2
+    deep: Any = SAMPLES["github_token"][0]
+    for _ in range(5000):  # far past the interpreter's stack: the walk is iterative
+        deep = [deep]
+    out, _ = redact_value({"k": deep})
+    node = out["k"]
+    for _ in range(5000):
+        node = node[0]
+    assert node == CRED

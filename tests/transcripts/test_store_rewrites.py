@@ -590,7 +590,7 @@ def test_fork_refuses_a_missing_parent_or_an_existing_child(tmp_path: Path) -> N
     assert contents(store.read_session("dashboard:child").rows) == ["exists"]
 
 
-def test_fork_of_a_fork_reads_through_both(tmp_path: Path) -> None:
+def test_fork_of_a_fork_holds_both_seeds(tmp_path: Path) -> None:
     store = ticking_store(tmp_path)
     fill_session(store, 2)
     store.fork(KEY, "dashboard:c1")

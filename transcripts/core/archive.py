@@ -18,7 +18,7 @@ from typing import Any
 import orjson
 
 from .codec import ARCHIVE
-from .fsutil import fsync_dir, write_all
+from .fsutil import fsync_dir, open_regular, regular_files, write_all
 from .reader import parse_json_line
 from .timestamps import parse_ts
 
@@ -26,17 +26,31 @@ DELIMITER = "__"
 ROTATE_REASON = "rotate"  # the only archive reason whose rows still belong to the session
 MAX_COLLISIONS = 1000
 _SUFFIX = re.compile(r"(\d{8}-\d{6})(?:-(\d+))?\.jsonl")
+_NAME = re.compile(r"(.+)" + DELIMITER + _SUFFIX.pattern)
+
+
+def archive_stem(name: str) -> str | None:
+    """The stem of the session an archive file name chains to, or None for no archive name.
+
+    The last ``__<stamp>`` decides (a stem may itself hold ``__``), as ``archive_candidates``
+    matches it.
+    """
+    match = _NAME.fullmatch(name)
+    return match.group(1) if match else None
 
 
 def archive_candidates(archive_dir: Path, *stems: str) -> list[Path]:
-    """These stems' archives, oldest first (stamp, then collision suffix)."""
+    """These stems' archives, oldest first (stamp, then collision suffix).
+
+    Regular files only: a link is never followed and a FIFO would block every read.
+    """
     if not archive_dir.is_dir():
         return []
     found: list[tuple[str, int, Path]] = []
     prefixes = [stem + DELIMITER for stem in stems]
     for entry in os.scandir(archive_dir):
         for prefix in prefixes:
-            if entry.name.startswith(prefix):
+            if entry.name.startswith(prefix) and entry.is_file(follow_symlinks=False):
                 match = _SUFFIX.fullmatch(entry.name[len(prefix) :])
                 if match:
                     found.append((match.group(1), int(match.group(2) or 0), Path(entry.path)))
@@ -101,9 +115,10 @@ def write_archive(
 
 
 def read_header(path: Path) -> dict[str, Any] | None:
-    """An archive's line 0, or None when unreadable or not an archive header."""
+    """An archive's line 0, or None when unreadable, not a regular file or not a header."""
     try:
-        with path.open("rb") as fp:
+        fd, _ = open_regular(path)
+        with os.fdopen(fd, "rb") as fp:
             first = fp.readline(64 * 1024)
     except OSError:
         return None
@@ -133,6 +148,7 @@ class RetentionDecision:
     path: Path
     archived_at: datetime | None
     expired: bool  # False with archived_at None: undatable archives are kept
+    skipped: str = ""  # why a non-regular entry was neither read nor deleted
 
 
 def plan_retention(
@@ -142,10 +158,12 @@ def plan_retention(
         return []
     cutoff = now.astimezone() - timedelta(days=retention_days)
     decisions = []
-    for path in sorted(archive_dir.glob("*.jsonl")):
+    files, skipped = regular_files(archive_dir)
+    for path in files:
         archived_at = read_archived_at(path)
         expired = archived_at is not None and archived_at < cutoff
         decisions.append(RetentionDecision(path, archived_at, expired))
+    decisions += [RetentionDecision(s.path, None, False, s.reason) for s in skipped]
     return decisions
 
 

@@ -9,8 +9,12 @@ from __future__ import annotations
 
 import contextlib
 import enum
+import errno
 import os
 import secrets
+import stat
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 
@@ -84,3 +88,92 @@ def remove_stale_temps(directory: Path, name: str) -> None:
     for stale in directory.glob(f".{name}.tmp-*"):
         with contextlib.suppress(FileNotFoundError):
             stale.unlink()
+
+
+# ---------------------------------------------------------------- untrusted entries
+# Commands walk directories that anyone with write access could have seeded: a symlink
+# would make them read (or copy) a file outside the store, and opening a FIFO blocks
+# until a writer appears, so a command would hang. Only regular files are ever opened.
+
+_KINDS = (
+    (stat.S_ISLNK, "a symbolic link (never followed)"),
+    (stat.S_ISFIFO, "a FIFO"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISDIR, "a directory"),
+)
+
+
+def kind_of(mode: int) -> str:
+    """What a non-regular entry is, for a skip reason."""
+    return next((text for test, text in _KINDS if test(mode)), "not a regular file")
+
+
+class NotRegularFile(OSError):
+    """The entry is not a regular file; ``reason`` says what it is."""
+
+    def __init__(self, path: Path, reason: str) -> None:
+        super().__init__(errno.EINVAL, f"not a regular file: {reason}", str(path))
+        self.reason = f"not a regular file: {reason}"
+
+
+def open_regular(path: Path) -> tuple[int, os.stat_result]:
+    """A read-only fd of ``path`` and its ``fstat``, only when it is a regular file.
+
+    ``O_NOFOLLOW`` refuses a symlink as the last component, ``O_NONBLOCK`` makes the open
+    of a FIFO return at once instead of waiting for a writer, and the type is judged on
+    the opened fd, so nothing can be swapped in between. The caller closes the fd.
+    """
+    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY
+    try:
+        fd = os.open(path, flags)
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.ENXIO):  # a link; a socket (or device) node
+            raise NotRegularFile(path, kind_of(os.lstat(path).st_mode)) from None
+        raise
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise NotRegularFile(path, kind_of(st.st_mode))
+        os.set_blocking(fd, True)  # a regular file never blocks; plain reads from here on
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd, st
+
+
+@dataclass(frozen=True, slots=True)
+class Skipped:
+    path: Path
+    reason: str
+
+
+def regular_files(directory: Path, suffix: str = ".jsonl") -> tuple[list[Path], list[Skipped]]:
+    """``directory``'s visible entries ending in ``suffix``, sorted: regular files, and the rest
+    with the reason each is skipped (judged by ``lstat``: links are never followed).
+
+    Open what is listed with ``open_regular`` where an entry may be swapped in between.
+    """
+    found: list[Path] = []
+    skipped: list[Skipped] = []
+    for entry in _scan(directory):
+        if entry.name.startswith(".") or not entry.name.endswith(suffix):
+            continue  # as ``glob("*.jsonl")``: hidden names are temp files, never data
+        try:
+            mode = entry.stat(follow_symlinks=False).st_mode
+        except FileNotFoundError:
+            continue  # removed since the listing
+        if stat.S_ISREG(mode):
+            found.append(Path(entry.path))
+        else:
+            skipped.append(Skipped(Path(entry.path), f"not a regular file: {kind_of(mode)}"))
+    return sorted(found), sorted(skipped, key=lambda s: s.path)
+
+
+def _scan(directory: Path) -> Iterator[os.DirEntry[str]]:
+    try:
+        with os.scandir(directory) as entries:
+            yield from entries
+    except (FileNotFoundError, NotADirectoryError):
+        return

@@ -1,4 +1,4 @@
-"""The only rewrites of a transcript: metadata edits, rewind, rotation; plus delete and fork.
+"""The only rewrites of a transcript: metadata edits, rewind, rotation; plus delete (fork: ``fork.py``).
 
 Each runs under the transcript's lock and replaces the file atomically (temp + fsync +
 replace + directory fsync, per the fsync policy). Metadata edits and rotation restore the
@@ -25,7 +25,6 @@ from .errors import (
     ArchiveError,
     RecordRejected,
     RowNotFound,
-    SessionExists,
     SessionNotFound,
     TranscriptWriteError,
 )
@@ -332,19 +331,3 @@ def delete(store: TranscriptStore, key: str) -> bool:
         remove_stale_temps(path.parent, path.name)
         return existed
 
-
-def fork(
-    store: TranscriptStore, parent_key: str, child_key: str, metadata: dict[str, Any] | None = None
-) -> int:
-    """Reference-style fork: the child records its parent and a seed length and reads through.
-
-    Returns the seed length (rows of the parent's whole session at fork time).
-    """
-    seed = len(store.read_session(parent_key).rows)
-    with store.locked(child_key):
-        if store.exists(child_key):
-            raise SessionExists(child_key)
-        store.create(
-            child_key, {**(metadata or {}), "forked_from": parent_key, "fork_seed_len": seed}
-        )
-    return seed

@@ -40,6 +40,7 @@ from .errors import (
     SessionNotFound,
     TranscriptWriteError,
 )
+from .content import check_content
 from .fold import Folded, FoldReport, fold_stream
 from .fsutil import FsyncPolicy, write_all
 from .keys import BARE_PREFIX, safe_key
@@ -52,7 +53,6 @@ MAX_BYTES = 10 * 1024 * 1024
 KEEP_LINES = 200
 TAIL_WINDOW = 8 * 1024  # grows x4 until a ts is found (huge rows)
 SIDECAR_DIRS = {"intents": ".intents", "summaries": ".summaries"}
-MAX_FORK_DEPTH = 16
 # A revision record's type as it reads on disk: this store writes '"_type":"revision"'
 # (orjson), a stdlib ``json.dumps`` writer '"_type": "revision"'; any spacing is matched.
 # One regex pass (its literal prefix is searched in C) costs about a third of two
@@ -237,6 +237,7 @@ class TranscriptStore:
     def create(
         self, key: str, metadata: dict[str, Any] | None = None, *, exist_ok: bool = False
     ) -> Identity:
+        check_content(metadata, what="metadata")  # before the file exists: nothing to undo
         with self.locked(key):
             path = self.path(key)
             if path.exists() and path.stat().st_size > 0:
@@ -281,6 +282,7 @@ class TranscriptStore:
                 raise RecordRejected("a row needs a string role")
             if "_type" in row:  # it would read back as metadata, a revision or a stray record
                 raise RecordRejected("a row may not carry _type")
+            check_content(row, what="row")  # nesting, numbers, NUL, text size: one rule
             clean, report = _redact_row(_row_order(row))
             prepared.append(clean)
             reports.append(report)
@@ -295,6 +297,11 @@ class TranscriptStore:
             raise RevisionRejected("a revision needs a non-empty patch object")
         if any(k in patch for k in FORBIDDEN_PATCH_KEYS):
             raise RevisionRejected("a revision may not change ts or _type")
+        if "role" in patch:
+            # Redaction depends on the role: a user row is stored as typed, so turning it
+            # into an assistant row would publish unredacted text. A row keeps its role.
+            raise RevisionRejected("a revision may not change role")
+        check_content({"target_ts": target_ts, "patch": patch}, what="revision")
         anchor = patch.get(POSITION_HINT)
         if POSITION_HINT in patch and not isinstance(anchor, str):
             raise RevisionRejected(f'{POSITION_HINT} must be a row ts or ""')
@@ -411,26 +418,34 @@ class TranscriptStore:
         with path.open("rb") as fp:
             return fold_stream(fp, file=path.name, keep_raw=keep_raw, max_line=self.max_line)
 
-    def read_session(self, key: str, *, _depth: int = 0) -> SessionView:
-        """Archives + current file (+ a fork parent's seed), each folded, rows in order."""
+    def read_session(self, key: str) -> SessionView:
+        """Archives + current file, each folded, rows in order.
+
+        Only this session's own files: a fork holds its seed rows itself (``fork.py``), and
+        line 0's ``forked_from`` is provenance that no read follows, so no session ever
+        shows rows of whoever now has (or shares the file stem of) that name.
+        """
         path = self.path(key)
         if not path.is_file():
             raise SessionNotFound(key)
         report = FoldReport()
         rows: list[dict[str, Any]] = []
         files: list[str] = []
-        current = self.read_file(key)
-        parent = (current.metadata or {}).get("forked_from")
-        if isinstance(parent, str) and parent and _depth < MAX_FORK_DEPTH and self.exists(parent):
-            seed = (current.metadata or {}).get("fork_seed_len")
-            view = self.read_session(parent, _depth=_depth + 1)
-            count = seed if isinstance(seed, int) and seed >= 0 else len(view.rows)
-            rows.extend(view.rows[:count])
-            report.extend(view.report)
-            files.extend(view.files)
+        try:
+            current = self.read_file(key)
+        except FileNotFoundError:  # deleted since the check: the same answer as before it
+            raise SessionNotFound(key) from None
         current_gen = generation(current.metadata)
         for archive in self.archive_paths(key):
-            with archive.open("rb") as fp:
+            try:
+                fp = archive.open("rb")
+            except FileNotFoundError:
+                # Removed since listed: by retention or as unlanded (its rows are in the
+                # file), or by a delete of the whole session.
+                if not path.is_file():
+                    raise SessionNotFound(key) from None
+                continue
+            with fp:
                 folded = fold_stream(fp, file=f"archive/{archive.name}", max_line=self.max_line)
             header = folded.header or {}
             if header.get("reason", ROTATE_REASON) != ROTATE_REASON:
@@ -454,8 +469,8 @@ class TranscriptStore:
         of ``read_session`` (other archive reasons and unlanded archives are left out);
         each line without its ``\\n``, line 0 included, oversize lines dropped and a
         leading BOM removed, as the fold does. None when any of those files holds a
-        revision record (one substring check per file) or the session is a fork (its
-        rows start with the parent's).
+        revision record (one substring check per file). A fork is no exception: its seed
+        rows are lines of its own file.
 
         This does not bypass the one fold, it is a case of it: a file without revision
         records folds to exactly its rows in file order (the fold identity), so a reader
@@ -475,8 +490,6 @@ class TranscriptStore:
         current = self._split_lines(data)
         first = _first_record(current)
         metadata = first if first is not None and first.get("_type") == METADATA else None
-        if (metadata or {}).get("forked_from"):
-            return None
         current_gen = generation(metadata)
         lines: list[bytes] = []
         for archive in self.archive_paths(key):
@@ -510,6 +523,7 @@ class TranscriptStore:
     ) -> bool:
         from .rewrite import update_metadata
 
+        check_content(updates, what="metadata")
         return update_metadata(self, key, updates, remove=remove)
 
     def set_title(self, key: str, title: str) -> bool:
@@ -531,6 +545,6 @@ class TranscriptStore:
         return delete(self, key)
 
     def fork(self, parent_key: str, child_key: str, metadata: dict[str, Any] | None = None) -> int:
-        from .rewrite import fork
+        from .fork import fork
 
         return fork(self, parent_key, child_key, metadata)

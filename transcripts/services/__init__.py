@@ -5,7 +5,7 @@ Functions are keyword-only and named ``<entity>_<action>``; import them from her
 
 from __future__ import annotations
 
-from .apps import app_authenticate, app_create
+from .apps import app_authenticate, app_create, app_token_rotate
 from .errors import (
     AppExists,
     AppNameInvalid,
@@ -45,6 +45,7 @@ __all__ = [
     "VerifyResult",
     "app_authenticate",
     "app_create",
+    "app_token_rotate",
     "archive_cleanup",
     "security_event_record",
     "session_append_revision",

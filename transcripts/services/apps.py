@@ -46,6 +46,19 @@ def app_create(*, name: str) -> tuple[App, str]:
     return app, token
 
 
+def app_token_rotate(*, name: str) -> tuple[App, str]:
+    """A new token for the app ``name`` (the old one stops working); App.DoesNotExist if none.
+
+    Rotating keeps the app, so its sessions stay owned: re-creating it would orphan them.
+    """
+    token, digest, prefix = app_token_new()
+    with transaction.atomic():
+        app = App.objects.select_for_update().get(name=name.strip())
+        app.token_hash, app.token_prefix = digest, prefix
+        app.save(update_fields=["token_hash", "token_prefix"])
+    return app, token
+
+
 def app_authenticate(*, token: str) -> App | None:
     """The app holding ``token``, or None. Compares hashes in constant time."""
     if not token or len(token) > MAX_TOKEN_LEN or not token.startswith(TOKEN_PREFIX):

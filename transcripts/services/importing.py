@@ -8,23 +8,24 @@ skipped; it never aborts the run.
 
 from __future__ import annotations
 
-import filecmp
 import os
-import secrets
-import shutil
 import stat
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from django.db import transaction
+from django.conf import settings
+from django.db import DatabaseError, transaction
 
-from ..core.archive import DELIMITER
+from ..core.archive import archive_stem
+from ..core.codec import MAX_LINE_BYTES
 from ..core.fold import fold_stream
-from ..core.keys import BARE_PREFIX, is_valid_slot_name, safe_key, slot_name_for_key
-from ..core.reader import read_line0
+from ..core.fsutil import NotRegularFile, Skipped, kind_of, open_regular, regular_files
+from ..core.importfiles import ImportRefused, archive_owner, check_size, copy_new, nul_warnings
+from ..core.keys import is_valid_slot_name, safe_key, slot_name_for_key
+from ..core.reader import parse_metadata_line
 from ..core.store import TranscriptStore
 from ..models import App, Session, Slot
 from ..store import get_store
@@ -58,6 +59,8 @@ class ImportResult:
 
 Progress = Callable[[int, int, FileOutcome], None]
 
+DEFAULT_MAX_BYTES = 512 * 1024 * 1024  # KIROCREW_IMPORT_MAX_BYTES
+
 
 @dataclass(frozen=True, slots=True)
 class _Candidate:
@@ -65,64 +68,89 @@ class _Candidate:
     read: Path  # the file to read (the source itself in a dry run that copies nothing)
     target: Path  # where it lives (or would live) in the store
     copied: bool = False  # copied into the store by this run
+    archives: tuple[Path, ...] = ()  # archives copied with it: they leave with a bad file
 
 
-def _copy_new(src: Path, dest: Path, *, dry_run: bool) -> str:
-    """Copy ``src`` to ``dest`` unless something is there: copied | present | conflict."""
-    if dest.exists():
-        return "present" if filecmp.cmp(src, dest, shallow=False) else "conflict"
-    if dry_run:
-        return "copied"
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    tmp = dest.with_name(f".{dest.name}.import-{secrets.token_hex(4)}")
-    shutil.copy2(src, tmp)  # keeps the mtime: the original's sig survives the move
-    try:
-        os.link(tmp, dest)  # atomic and never overwrites, unlike a rename
-    except FileExistsError:
-        return "present" if filecmp.cmp(src, dest, shallow=False) else "conflict"
-    finally:
-        tmp.unlink(missing_ok=True)
-    return "copied"
+def import_max_bytes() -> int:
+    """``KIROCREW_IMPORT_MAX_BYTES``: larger files (by apparent size) are skipped."""
+    return int(getattr(settings, "KIROCREW_IMPORT_MAX_BYTES", DEFAULT_MAX_BYTES))
+
+
+def _skipped(result: ImportResult, entries: list[Skipped], prefix: str = "") -> None:
+    for entry in entries:
+        result.outcomes.append(FileOutcome(prefix + entry.path.name, "bad", reason=entry.reason))
 
 
 def _gather(
-    source: Path, store: TranscriptStore, result: ImportResult, forced: set[str]
+    source: Path, store: TranscriptStore, result: ImportResult, limit: int
 ) -> list[_Candidate]:
     root = store.root.resolve()
     if source.resolve() == root:
-        return [_Candidate(p.name, p, p) for p in sorted(root.glob("*.jsonl"))]
+        files, skipped = regular_files(root)
+        _skipped(result, skipped)
+        return [_Candidate(p.name, p, p) for p in files]
+    archives: list[Path] = []
     if source.is_dir():
-        transcripts = sorted(source.glob("*.jsonl"))
-        archives = sorted((source / "archive").glob("*.jsonl"))
-    elif source.is_file() and source.suffix == ".jsonl":
-        transcripts, archives = [source], []
+        transcripts, skipped = regular_files(source)
+        _skipped(result, skipped)
+        archive_dir = source / "archive"
+        mode = os.lstat(archive_dir).st_mode if os.path.lexists(archive_dir) else None
+        if mode is not None and stat.S_ISDIR(mode):
+            archives, skipped = regular_files(archive_dir)
+            _skipped(result, skipped, "archive/")
+        elif mode is not None:
+            reason = f"not a directory: {kind_of(mode)}"
+            result.outcomes.append(FileOutcome("archive", "bad", reason=reason))
+    elif source.suffix == ".jsonl" and os.path.lexists(source):
+        transcripts = [source]  # opened without following a link, like every other file
     else:
         raise ImportSourceError(f"{source} is neither a directory nor a .jsonl file")
     dry_run = result.dry_run
-    for archive in archives:
-        label = f"archive/{archive.name}"
-        try:
-            status = _copy_new(archive, store.archive_dir / archive.name, dry_run=dry_run)
-        except OSError as exc:
-            result.outcomes.append(FileOutcome(label, "bad", reason=f"unreadable: {exc}"))
-            continue
-        result.outcomes.append(FileOutcome(label, status, reason=_reason(status)))
-        if status == "copied":
-            forced.add(archive.name.split(DELIMITER, 1)[0])
     candidates = []
     for path in transcripts:
         dest = root / path.name
-        try:
-            status = _copy_new(path, dest, dry_run=dry_run)
-        except OSError as exc:
-            result.outcomes.append(FileOutcome(path.name, "bad", reason=f"unreadable: {exc}"))
-            continue
+        status = _try_copy(result, path.name, path, dest, dry_run=dry_run, limit=limit)
         if status == "conflict":
             result.outcomes.append(FileOutcome(path.name, "conflict", reason=_reason(status)))
-            continue
-        read = dest if dest.exists() else path
-        candidates.append(_Candidate(path.name, read, dest, copied=status == "copied"))
-    return candidates
+        elif status:
+            read = dest if dest.exists() else path
+            candidates.append(_Candidate(path.name, read, dest, copied=status == "copied"))
+    new = {c.target.name for c in candidates if c.copied}
+    brought: dict[str, list[Path]] = {}
+    for archive in archives:
+        label, stem = f"archive/{archive.name}", archive_stem(archive.name)
+        owner, refuse = "", "not an archive name (<stem>__YYYYMMDD-HHMMSS[-N].jsonl)"
+        if stem is not None:
+            owner, refuse = archive_owner(stem, root, new)
+        dest = store.archive_dir / archive.name
+        status = _try_copy(result, label, archive, dest, dry_run, limit, refuse)
+        if status:
+            result.outcomes.append(FileOutcome(label, status, reason=_reason(status)))
+        if status == "copied":
+            brought.setdefault(owner, []).append(dest)
+    return [replace(c, archives=tuple(brought.get(c.target.name, ()))) for c in candidates]
+
+
+def _try_copy(
+    result: ImportResult,
+    label: str,
+    src: Path,
+    dest: Path,
+    dry_run: bool,
+    limit: int,
+    refuse: str = "",
+) -> str:
+    """``copy_new``'s status, or "" when the file was skipped (its outcome recorded)."""
+    try:
+        return copy_new(src, dest, dry_run=dry_run, limit=limit, refuse=refuse)
+    except NotRegularFile as exc:
+        reason = exc.reason
+    except ImportRefused as exc:
+        reason = str(exc)
+    except OSError as exc:
+        reason = f"unreadable: {exc.strerror or exc}"
+    result.outcomes.append(FileOutcome(label, "bad", reason=reason))
+    return ""
 
 
 def _reason(status: str) -> str:
@@ -136,20 +164,19 @@ def session_import_paths(
     dry_run: bool = False,
     progress: Progress | None = None,
 ) -> ImportResult:
-    """Import each PATH (default: the store's own directory) and index every transcript."""
+    """Import each PATH (default: the store's own directory) and index every transcript.
+
+    Regular files only (links are never followed, FIFOs never opened), each at most
+    ``KIROCREW_IMPORT_MAX_BYTES``; archives only with their own new session file.
+    """
     store = get_store()
     store.root.mkdir(parents=True, exist_ok=True)
     result = ImportResult(dry_run=dry_run)
-    forced: set[str] = set()  # stems that gained an archive in this run
+    limit = import_max_bytes()
     seen: dict[Path, _Candidate] = {}
     for source in paths or [store.root]:
-        for candidate in _gather(Path(source), store, result, forced):
+        for candidate in _gather(Path(source), store, result, limit):
             seen.setdefault(candidate.target, candidate)
-    for stem in sorted(forced):  # archives arrived for a transcript already in the store
-        for name in (f"{stem}.jsonl", f"{BARE_PREFIX}{stem}.jsonl"):
-            path = store.root / name
-            if path.is_file():
-                seen.setdefault(path, _Candidate(name, path, path))
     known = {
         row[0]: row[1:]
         for row in Session.objects.values_list(
@@ -159,10 +186,11 @@ def session_import_paths(
     candidates = list(seen.values())
     for done, candidate in enumerate(candidates, 1):
         stem = candidate.target.name.removesuffix(".jsonl")
-        is_forced = stem in forced or stem.removeprefix(BARE_PREFIX) in forced
-        outcome = _index(candidate, known.get(stem), is_forced, app, dry_run)
+        outcome = _index(candidate, known.get(stem), app, dry_run, limit)
         if outcome.status == "bad" and candidate.copied and not dry_run:
-            candidate.target.unlink(missing_ok=True)  # a bad file stays out of the store
+            # A bad file stays out of the store, and so do the archives it brought.
+            for path in (candidate.target, *candidate.archives):
+                path.unlink(missing_ok=True)
         result.outcomes.append(outcome)
         if progress is not None:
             progress(done, len(candidates), outcome)
@@ -170,40 +198,57 @@ def session_import_paths(
 
 
 def _index(
-    candidate: _Candidate, row: tuple[Any, ...] | None, forced: bool, app: App | None, dry: bool
+    candidate: _Candidate, row: tuple[Any, ...] | None, app: App | None, dry: bool, limit: int
 ) -> FileOutcome:
     label, path = candidate.label, candidate.read
     try:
-        st = path.stat()
+        st = os.lstat(path)
     except OSError as exc:
         return FileOutcome(label, "bad", reason=f"unreadable: {exc.strerror or exc}")
     same = row is not None and tuple(row[:3]) == (st.st_mtime_ns, st.st_size, st.st_ino)
-    if row is not None and same and not forced and path == candidate.target:
+    if row is not None and same and path == candidate.target:
         claim = not dry and app is not None and row[3] != app.pk
         warnings = _claim_owner(row[4], app) if claim and app is not None else ()
         return FileOutcome(label, "unchanged", warnings=warnings)
-    if not stat.S_ISREG(st.st_mode):  # the stat above, not a second one
-        return FileOutcome(label, "bad", reason="not a regular file")
+    if not stat.S_ISREG(st.st_mode):  # the lstat above, not a second one
+        return FileOutcome(label, "bad", reason=f"not a regular file: {kind_of(st.st_mode)}")
     if st.st_size == 0:
         return FileOutcome(label, "bad", reason="empty file")
     try:
-        metadata = read_line0(path)
-        key = key_for_file(candidate.target, metadata)
-        if safe_key(key) != candidate.target.name.removesuffix(".jsonl"):
-            return FileOutcome(label, "bad", key, "the file name is not <safe_key>.jsonl")
-        if dry:
-            with path.open("rb") as fp:
+        check_size(st.st_size, limit)
+        fd, _ = open_regular(path)
+        with os.fdopen(fd, "rb") as fp:
+            metadata = parse_metadata_line(fp.readline(MAX_LINE_BYTES))
+            key = key_for_file(candidate.target, metadata)
+            if safe_key(key) != candidate.target.name.removesuffix(".jsonl"):
+                return FileOutcome(label, "bad", key, "the file name is not <safe_key>.jsonl")
+            if dry:
+                fp.seek(0)
                 folded = fold_stream(fp, file=label)
-            if metadata is None and not folded.rows:
-                return FileOutcome(label, "bad", key, "line 0 is not metadata and no rows")
-            return FileOutcome(label, "imported", key, anomalies=folded.report.counts())
+                if metadata is None and not folded.rows:
+                    return FileOutcome(label, "bad", key, "line 0 is not metadata and no rows")
+                counts = folded.report.counts()
+                return FileOutcome(label, "imported", key, anomalies=counts)
         state = disk_state(key)
+    except NotRegularFile as exc:
+        return FileOutcome(label, "bad", reason=exc.reason)
+    except ImportRefused as exc:
+        return FileOutcome(label, "bad", reason=str(exc))
     except OSError as exc:
         return FileOutcome(label, "bad", reason=f"unreadable: {exc.strerror or exc}")
     if state.metadata is None and state.row_count == 0:
         return FileOutcome(label, "bad", key, "line 0 is not metadata and no rows")
-    _, warnings = session_index(key=key, app=app, state=state)
-    return FileOutcome(label, "imported", key, anomalies=state.anomaly_counts, warnings=warnings)
+    notes = nul_warnings(metadata)
+    try:
+        with transaction.atomic():  # a refused write rolls back alone; the run goes on
+            _, warnings = session_index(key=key, app=app, state=state)
+    except (DatabaseError, OverflowError) as exc:  # e.g. PostgreSQL's DataError
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        reason = f"the database refused it: {first}"
+        return FileOutcome(label, "bad", key, reason)
+    return FileOutcome(
+        label, "imported", key, anomalies=state.anomaly_counts, warnings=notes + warnings
+    )
 
 
 def session_index(
@@ -224,7 +269,9 @@ def session_index(
 
 
 def _app_named(name: Any) -> App | None:
-    return App.objects.filter(name=name).first() if isinstance(name, str) and name else None
+    if not isinstance(name, str) or not name or "\x00" in name:  # no app name holds NUL
+        return None
+    return App.objects.filter(name=name).first()
 
 
 def _claim_owner(key: str, app: App) -> tuple[str, ...]:

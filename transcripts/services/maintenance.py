@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import os
+import stat
 from collections.abc import Sequence
 from datetime import datetime
+from pathlib import Path
 
 from django.conf import settings
 
-from ..core.archive import DELIMITER, RetentionDecision, cleanup_archives
+from ..core.archive import RetentionDecision, archive_stem, cleanup_archives
 from ..core.errors import SessionNotFound, TranscriptError
+from ..core.fsutil import kind_of, regular_files
 from ..core.keys import BARE_PREFIX
 from ..core.reader import read_line0
 from ..core.timestamps import now_local
@@ -33,24 +37,41 @@ def resolve_key(name: str) -> str:
 def session_rotate_all(
     *, keys: Sequence[str] = (), force: bool = False
 ) -> list[tuple[str, int | str]]:
-    """Rotate the named transcripts (or every one over the size limit); (key, dropped | error)."""
+    """Rotate the named transcripts (or every one over the size limit); (key, dropped | error).
+
+    A non-regular entry (a link, a FIFO…) is never opened: it is reported as skipped.
+    """
     store = get_store()
+    done: list[tuple[str, int | str]] = []
     if keys:
-        targets = [resolve_key(key) for key in keys]
+        targets = []
+        for key in map(resolve_key, keys):
+            mode = _lstat_mode(store.path(key))
+            if mode is None or stat.S_ISREG(mode):
+                targets.append(key)  # a missing file fails in the rotate itself
+            else:
+                done.append((key, f"skipped: not a regular file: {kind_of(mode)}"))
     else:
-        paths = sorted(store.root.glob("*.jsonl")) if store.root.is_dir() else []
+        paths, skipped = regular_files(store.root)
+        done += [(entry.path.name, f"skipped: {entry.reason}") for entry in skipped]
         targets = [
             key_for_file(path, read_line0(path))
             for path in paths
             if force or path.stat().st_size > store.max_bytes
         ]
-    done: list[tuple[str, int | str]] = []
     for key in targets:
         try:
             done.append((key, session_rotate(key=key, force=force)))
         except (OSError, TranscriptError) as exc:
             done.append((key, f"failed: {exc}"))
     return done
+
+
+def _lstat_mode(path: Path) -> int | None:
+    try:
+        return os.lstat(path).st_mode
+    except FileNotFoundError:
+        return None
 
 
 def retention_days() -> int:
@@ -71,10 +92,11 @@ def archive_cleanup(
         now or now_local(),
         dry_run=dry_run,
     )
-    stems = {d.path.name.split(DELIMITER, 1)[0] for d in decisions if d.expired}
+    stems = {archive_stem(d.path.name) for d in decisions if d.expired}
+    names = {stem for stem in stems if stem is not None}
     if dry_run or not stems:
         return decisions
-    owners = Session.objects.filter(safe_key__in=stems | {BARE_PREFIX + stem for stem in stems})
+    owners = Session.objects.filter(safe_key__in=names | {BARE_PREFIX + stem for stem in names})
     for key in owners.values_list("key", flat=True):
         try:
             session_sync(key=key)

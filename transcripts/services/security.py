@@ -1,17 +1,83 @@
-"""The audit trail of denials."""
+"""The audit trail of denials and probes, aggregated so that a flood cannot grow it.
+
+One ``SecurityEvent`` row per (caller, operation, outcome, source, resource, error) and
+``WINDOW``; a repeat inside the window is ``count = count + 1`` on that row. A caller
+gets at most ``MAX_ROWS_PER_WINDOW`` distinct rows per window; past that, its events are
+counted on one overflow row per (operation, outcome, source, error) whose resource is
+``OVERFLOW_RESOURCE``. So the table grows with callers x time, never with probes.
+
+Every call runs the same statements in the same order whatever the event says (the
+caller relies on that: a foreign slot and a missing one must cost the same, CWE-208).
+"""
 
 from __future__ import annotations
 
+import hashlib
+import json
 import logging
+from datetime import datetime, timedelta
+
+from django.db import IntegrityError, transaction
+from django.db.models import F
+from django.utils import timezone
 
 from ..models import SecurityEvent
 
 log = logging.getLogger(__name__)
 
+WINDOW = timedelta(minutes=10)
+MAX_ROWS_PER_WINDOW = 100  # distinct rows per caller and window, overflow rows aside
+OVERFLOW_RESOURCE = "(over the per-window limit)"
+
+
+def _now() -> datetime:
+    return timezone.now()  # a seam for tests that cross a window boundary
+
 
 def _clip(value: str, field: str) -> str:
     limit = getattr(SecurityEvent._meta.get_field(field), "max_length", None) or 200
     return value if len(value) <= limit else value[: limit - 1] + "…"
+
+
+def _window_start(now: datetime) -> datetime:
+    step = int(WINDOW.total_seconds())
+    return datetime.fromtimestamp(int(now.timestamp()) // step * step, tz=now.tzinfo)
+
+
+def _fingerprint(fields: dict[str, str], window: datetime) -> str:
+    key = json.dumps([sorted(fields.items()), window.isoformat()], ensure_ascii=True)
+    return hashlib.sha256(key.encode()).hexdigest()
+
+
+def _bump(fingerprint: str, now: datetime) -> bool:
+    updated = SecurityEvent.objects.filter(fingerprint=fingerprint).update(
+        count=F("count") + 1, last_seen_at=now
+    )
+    return updated > 0
+
+
+def _insert(fields: dict[str, str], window: datetime, now: datetime) -> None:
+    fingerprint = _fingerprint(fields, window)
+    try:
+        with transaction.atomic():  # a savepoint: a lost race must not spoil the caller's
+            SecurityEvent.objects.create(
+                **fields,
+                created_at=now,
+                last_seen_at=now,
+                window_start=window,
+                fingerprint=fingerprint,
+            )
+    except IntegrityError:  # a concurrent request inserted the same key first
+        _bump(fingerprint, now)
+        return
+    log.warning(  # once per row, not per occurrence: logs stay bounded too
+        "security event: %s %s by %r on %r (%s)",
+        fields["operation"],
+        fields["outcome"],
+        fields["caller"],
+        fields["resource"],
+        fields["error"],
+    )
 
 
 def security_event_record(
@@ -22,16 +88,27 @@ def security_event_record(
     source: str = "",
     resource: str = "",
     error: str = "",
-) -> SecurityEvent:
-    """Record one security-relevant outcome; ``caller`` names, never authenticates (no tokens)."""
-    log.warning(
-        "security event: %s %s by %r on %r (%s)", operation, outcome, caller, resource, error
-    )
-    return SecurityEvent.objects.create(
-        caller=_clip(caller, "caller"),
-        operation=_clip(operation, "operation"),
-        outcome=_clip(outcome, "outcome"),
-        source=_clip(source, "source"),
-        resource=_clip(resource, "resource"),
-        error=_clip(error, "error"),
-    )
+) -> None:
+    """Count one security-relevant outcome; ``caller`` names, never authenticates (no tokens).
+
+    The per-window cap is checked without a lock, so concurrent first occurrences can
+    pass it by at most the number of concurrent writers.
+    """
+    fields = {
+        "caller": _clip(caller, "caller"),
+        "operation": _clip(operation, "operation"),
+        "outcome": _clip(outcome, "outcome"),
+        "source": _clip(source, "source"),
+        "resource": _clip(resource, "resource"),
+        "error": _clip(error, "error"),
+    }
+    now = _now()
+    window = _window_start(now)
+    if _bump(_fingerprint(fields, window), now):
+        return
+    rows = SecurityEvent.objects.filter(caller=fields["caller"], window_start=window).count()
+    if rows >= MAX_ROWS_PER_WINDOW:
+        fields["resource"] = OVERFLOW_RESOURCE
+        if _bump(_fingerprint(fields, window), now):
+            return
+    _insert(fields, window, now)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import secrets
 from typing import Any
 
@@ -80,7 +81,7 @@ def session_append_revision(*, key: str, target_ts: str, patch: dict[str, Any]) 
     """Change an earlier row by an appended revision; ``RowNotFound`` for an unknown ts."""
     appended = get_store().append_revision(key, target_ts, patch)
     if "role" in patch:  # may change the user-turn count: count again
-        session_sync(key=key)
+        session_sync(key=key, create=False)
     else:
         mirror_after_append(key, appended, [])
     return appended
@@ -103,7 +104,7 @@ def session_set_title(*, key: str, title: str) -> bool:
 def session_rewind(*, key: str, after_ts: str) -> int:
     """Drop (and archive) every row after ``after_ts``; gen + 1. Returns rows dropped."""
     dropped = get_store().rewind(key, after_ts)
-    session_sync(key=key)
+    session_sync(key=key, create=False)
     return dropped
 
 
@@ -114,12 +115,19 @@ def session_rotate(*, key: str, force: bool = False) -> int:
     dropped = store.rotate(key, force=force)
     after = store.identity(key)
     if after is not None and after != before:
-        session_sync(key=key)
+        # Deleted meanwhile, or a file the mirror never had (import adopts those).
+        with contextlib.suppress(SessionNotFound):
+            session_sync(key=key, create=False)
     return dropped
 
 
 def session_fork(*, key: str, name: str | None = None, title: str | None = None) -> Slot:
-    """A child that records its parent and seed length and reads through (same owner)."""
+    """A child holding a copy of the parent's rows (its seed); same owner as the parent.
+
+    The caller has already checked that its app may read the parent. The copy is taken
+    now, so nothing that later happens to the parent, or to whoever takes its name,
+    reaches the child.
+    """
     parent = Session.objects.select_related("app").filter(key=key).first()
     if parent is None:
         raise SessionNotFound(key)
@@ -138,7 +146,13 @@ def session_fork(*, key: str, name: str | None = None, title: str | None = None)
 
 
 def session_delete(*, key: str) -> bool:
-    """Permanent: transcript, sidecars, archives and mirror rows go; the ``.lock`` stays."""
+    """Permanent: transcript, sidecars, archives and mirror rows go; the ``.lock`` stays.
+
+    Files first, rows second: a crash in between leaves a slot whose transcript is gone
+    (every route answers 404 ``slot_not_found``), never an orphan file an import would
+    adopt again. A request that found the slot before this ran meets ``SessionNotFound``
+    or ``DoesNotExist`` later on, which the API answers with the same 404.
+    """
     existed = get_store().delete(key)
     Session.objects.filter(key=key).delete()  # the slot goes with it
     return existed

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +28,8 @@ from ..core.turns import is_user_turn
 from ..models import App, Session
 from ..store import get_store
 
+# A day of margin either side: a backend converting to its own time zone stays in range.
+_FIRST_DAY, _LAST_DAY = date(1, 1, 2), date(9999, 12, 30)
 # Anomalies an append changes (a torn tail becomes a terminated bad line): re-fold.
 _TAIL_KINDS = ("torn_tail", "unterminated")
 
@@ -66,24 +68,41 @@ class DiskState:
 
     @property
     def created_at(self) -> datetime | None:
-        return parse_ts((self.metadata or {}).get("created_at"))
+        return storable_ts((self.metadata or {}).get("created_at"))
 
 
 def metadata_fields(metadata: dict[str, Any] | None) -> dict[str, Any]:
-    """The mirrored fields that line 0 alone decides."""
+    """The mirrored fields that line 0 alone decides.
+
+    NUL characters are left out: PostgreSQL text cannot hold them, and both profiles (and
+    ``verify_transcripts``, which compares through here) must mirror a file the same.
+    """
     meta = metadata or {}
     title, mode = meta.get("title"), meta.get("memory_mode")
     return {
-        "title": title if isinstance(title, str) else "",
-        "memory_mode": mode[:32] if isinstance(mode, str) else "",
+        "title": title.replace("\x00", "") if isinstance(title, str) else "",
+        "memory_mode": mode.replace("\x00", "")[:32] if isinstance(mode, str) else "",
         "closed": meta.get("closed") is True,
         "pinned": meta.get("pinned") is True,
     }
 
 
 def newest_ts(values: list[Any]) -> datetime | None:
-    parsed = [p for p in map(parse_ts, values) if p is not None]
+    parsed = [p for p in map(storable_ts, values) if p is not None]
     return max(parsed) if parsed else None
+
+
+def storable_ts(value: Any) -> datetime | None:
+    """``parse_ts``, but None for a stamp no database column can take: a file's
+    ``0001-01-01T00:00:00+14:00`` is a year-0 instant in UTC (OverflowError on save)."""
+    parsed = parse_ts(value)
+    if parsed is None:
+        return None
+    try:
+        utc = parsed.astimezone(UTC)
+    except OverflowError:
+        return None
+    return parsed if _FIRST_DAY <= utc.date() <= _LAST_DAY else None
 
 
 def disk_state(key: str, *, store: TranscriptStore | None = None) -> DiskState:
@@ -111,22 +130,32 @@ def disk_state(key: str, *, store: TranscriptStore | None = None) -> DiskState:
 
 
 def key_for_file(path: Path, metadata: dict[str, Any] | None = None) -> str:
-    """A transcript file's key: line 0's own ``key`` when it names this file, else the stem's."""
+    """A transcript file's key: line 0's own ``key`` when it names this file, else the stem's.
+
+    A claimed key holding NUL is never used (no database column can hold it).
+    """
     stem = path.name.removesuffix(".jsonl")
     claimed = (metadata or {}).get("key")
-    if isinstance(claimed, str) and claimed and safe_key(claimed) == stem:
+    if isinstance(claimed, str) and claimed and "\x00" not in claimed and safe_key(claimed) == stem:
         return claimed
     return key_from_stem(stem)
 
 
 def session_sync(
-    *, key: str, app: App | None = None, force: bool = False, state: DiskState | None = None
+    *,
+    key: str,
+    app: App | None = None,
+    force: bool = False,
+    state: DiskState | None = None,
+    create: bool = True,
 ) -> Session:
     """Upsert the ``Session`` row of ``key`` from disk (full fold). Raises ``SessionNotFound``.
 
     ``app`` owns a row this call creates; an existing row keeps its owner. Without
     ``force`` a row that already mirrors a newer state (higher ``gen``, or same ``gen`` and
-    higher ``sig``, as written by a concurrent append) is left alone.
+    higher ``sig``, as written by a concurrent append) is left alone. ``create=False`` (every
+    write after the slot was looked up) only updates: a missing row means a delete won the
+    race after the fold, and re-creating it would resurrect the session in the mirror.
     """
     state = state or disk_state(key)
     fields = state.fields()
@@ -134,10 +163,16 @@ def session_sync(
     if not force:
         rows = rows.filter(Q(gen__lt=state.gen) | Q(gen=state.gen, sig__lte=state.sig))
     if rows.update(**fields, updated_at=timezone.now()):
-        return Session.objects.select_related("app").get(key=key)
+        # .first(): a delete may land between the update and this read.
+        updated = Session.objects.select_related("app").filter(key=key).first()
+        if updated is None:
+            raise SessionNotFound(key)
+        return updated
     existing = Session.objects.select_related("app").filter(key=key).first()
     if existing is not None:
         return existing
+    if not create:
+        raise SessionNotFound(key)
     try:
         with transaction.atomic():
             return Session.objects.create(
@@ -147,7 +182,7 @@ def session_sync(
         if not Session.objects.filter(key=key).exists():
             raise
         # Created concurrently: bring that row up to date instead.
-        return session_sync(key=key, app=app, force=force, state=state)
+        return session_sync(key=key, app=app, force=force, state=state, create=create)
 
 
 def mirror_after_append(key: str, appended: Appended, rows: list[dict[str, Any]]) -> None:
@@ -184,7 +219,7 @@ def mirror_after_append(key: str, appended: Appended, rows: list[dict[str, Any]]
         .update(**changes)
     )
     if not updated:
-        session_sync(key=key)
+        session_sync(key=key, create=False)
 
 
 def mirror_after_metadata_edit(key: str) -> None:
@@ -196,7 +231,7 @@ def mirror_after_metadata_edit(key: str) -> None:
         return
     metadata = store.read_metadata(key)
     if metadata is None or not Session.objects.filter(key=key).exists():
-        session_sync(key=key)
+        session_sync(key=key, create=False)
         return
     Session.objects.filter(key=key).update(
         **metadata_fields(metadata),

@@ -9,14 +9,19 @@ row; then rows whose file is gone.
 from __future__ import annotations
 
 import json
+import os
+import stat
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.db import DatabaseError, transaction
+
 from ..core.codec import MAX_LINE_BYTES
 from ..core.errors import TranscriptError
 from ..core.fold import FoldReport, fold_bytes
+from ..core.fsutil import kind_of, regular_files
 from ..core.keys import safe_key
 from ..core.reader import UTF8_BOM, read_line0
 from ..models import Session
@@ -101,6 +106,9 @@ def session_verify(*, key: str, session: Session | None = None) -> list[Finding]
     store = get_store()
     path = store.path(key)
     try:
+        mode = os.lstat(path).st_mode
+        if not stat.S_ISREG(mode):  # never read through a link, never block on a FIFO
+            return [Finding(key, "not_regular_file", f"not a regular file: {kind_of(mode)}")]
         data = path.read_bytes()
         state = disk_state(key)
     except (OSError, TranscriptError) as exc:
@@ -122,12 +130,24 @@ def session_verify(*, key: str, session: Session | None = None) -> list[Finding]
 def session_verify_all(
     *, repair: bool = False, progress: Callable[[str, list[Finding]], None] | None = None
 ) -> VerifyResult:
-    """Verify every transcript in the store and every ``Session`` row."""
+    """Verify every transcript in the store and every ``Session`` row.
+
+    Only regular files are read: any other entry (a link, a FIFO…) is a finding, never
+    opened, and the row of its name is not taken for one whose file is gone.
+    """
     store = get_store()
     result = VerifyResult()
     sessions = {s.key: s for s in Session.objects.all()}
     on_disk: set[str] = set()
-    for path in sorted(store.root.glob("*.jsonl")) if store.root.is_dir() else []:
+    files, skipped = regular_files(store.root)
+    for entry in skipped:
+        finding = Finding(entry.path.name, "not_regular_file", f"{entry.reason}; skipped")
+        result.checked += 1
+        result.findings.append(finding)
+        on_disk |= {k for k, s in sessions.items() if s.safe_key == entry.path.stem}
+        if progress is not None:
+            progress(entry.path.name, [finding])
+    for path in files:
         try:
             key = key_for_file(path, read_line0(path))
         except OSError as exc:
@@ -156,8 +176,9 @@ def _repair(findings: list[Finding]) -> list[Finding]:
             Session.objects.filter(key=finding.key).delete()
         else:
             try:
-                session_index(key=finding.key)
-            except (OSError, TranscriptError):
+                with transaction.atomic():  # a refused write rolls back alone
+                    session_index(key=finding.key)
+            except (OSError, TranscriptError, DatabaseError, OverflowError):
                 continue
         repaired.append(finding)
     return repaired

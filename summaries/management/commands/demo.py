@@ -1,3 +1,5 @@
+"""``manage.py demo``: the first-run experience of ``make run``; safe to run any number of times."""
+
 from __future__ import annotations
 
 import secrets
@@ -5,18 +7,38 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.core.management.base import BaseCommand, CommandParser
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from summaries.core.config import load_config, write_enabled
-from summaries.demo import SAMPLES_DIR, DemoClient, replay, wait_for_server
-from transcripts.models import App
-from transcripts.services import app_create, session_import_paths
+from summaries.demo import (
+    REPLAY_APP,
+    REPLAY_SLOT,
+    SAMPLES_DIR,
+    DemoClient,
+    DemoError,
+    login_box,
+    replay,
+    wait_for_server,
+)
+from summaries.services import summary_generate
+from transcripts.management.migrated import ensure_migrated
+from transcripts.models import App, Slot
+from transcripts.services import (
+    app_create,
+    app_token_rotate,
+    session_delete,
+    session_import_paths,
+)
+
+DEMO_USER = "demo"
 
 
 class Command(BaseCommand):
     help = (
-        "Import the sample sessions, turn summaries on, create a demo login, and replay one "
-        "session turn by turn through a running server's API so the dashboard updates live."
+        "Import the sample sessions and summarize them, turn summaries on, create a demo "
+        "login, and replay one session turn by turn through a running server's API so the "
+        "dashboard updates live. Idempotent: a re-run replays the live session afresh. "
+        "Example: manage.py demo --url http://127.0.0.1:8000 (or --no-replay)"
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -28,35 +50,76 @@ class Command(BaseCommand):
         parser.add_argument("--no-replay", action="store_true", help="only import and set up")
 
     def handle(self, *args: Any, **options: Any) -> None:
+        ensure_migrated()
         result = session_import_paths(paths=[SAMPLES_DIR])
         counts = result.counts()
-        self.stdout.write(
-            f"demo: sample sessions imported {counts.get('imported', 0)}, "
-            f"unchanged {counts.get('unchanged', 0)}"
+        self._say(
+            f"sample sessions: {counts.get('imported', 0)} imported, "
+            f"{counts.get('unchanged', 0)} unchanged"
         )
         config_path = settings.KIROCREW_CONFIG_PATH
         if not config_path.exists() or not load_config(config_path, {}).enabled:
             write_enabled(config_path, True)
-            self.stdout.write("demo: session summaries turned on in config.json")
-        self._ensure_login()
+            self._say("session summaries turned on in config.json")
+        keys = [o.key for o in result.with_status("imported", "unchanged") if o.key]
+        self._summarize(keys)
+        login = self._login_lines(options["url"])
         if options["no_replay"]:
+            self.stdout.write(login_box(login))
             return
-        App.objects.filter(name="demo-replay").delete()
-        _, token = app_create(name="demo-replay")
+        token = self._replay_token()
+        self._clear_replay_slot()
         if not wait_for_server(options["url"], options["wait"]):
-            self.stderr.write(f"demo: no server answered at {options['url']}; skipped the replay")
-            return
-        replay(DemoClient(options["url"], token), pause=options["pause"], say=self._say)
+            self.stdout.write(login_box(login))
+            raise CommandError(f"no server answered at {options['url']}; skipped the replay")
+        # After the server's start-up banner, so the login is the last thing set up prints.
+        self.stdout.write(login_box(login))
+        try:
+            replay(DemoClient(options["url"], token), pause=options["pause"], say=self._say)
+        except DemoError as exc:
+            raise CommandError(f"the live replay stopped: {exc}") from None
 
     def _say(self, message: str) -> None:
         self.stdout.write(f"demo: {message}")
 
-    def _ensure_login(self) -> None:
+    def _summarize(self, keys: list[str]) -> None:
+        """Summarize what was imported: the demo exists to show a summary when first opened."""
+        names = Slot.objects.filter(session__key__in=keys).values_list("name", flat=True)
+        written = 0
+        for name in sorted(names):
+            outcome = summary_generate(slot_name=name, force=True)
+            written += outcome.reason == "stored"
+        if written:
+            self._say(f"{written} sample session{'s' if written != 1 else ''} summarized")
+
+    def _replay_token(self) -> str:
+        # A new token for the same app: re-creating the app would orphan the sessions it owns.
+        if App.objects.filter(name=REPLAY_APP).exists():
+            return app_token_rotate(name=REPLAY_APP)[1]
+        return app_create(name=REPLAY_APP)[1]
+
+    def _clear_replay_slot(self) -> None:
+        """Remove an earlier run's live session, whoever owns it now (even an older orphan)."""
+        slot = Slot.objects.select_related("session").filter(name=REPLAY_SLOT).first()
+        if slot is not None:
+            session_delete(key=slot.session.key)
+
+    def _login_lines(self, url: str) -> list[str]:
+        dashboard = url.rstrip("/") + "/"
         users = get_user_model()
-        if users.objects.filter(is_superuser=True).exists():
-            return
-        password = secrets.token_urlsafe(12)
-        users.objects.create_superuser("demo", "demo@localhost", password)
-        self.stdout.write(
-            self.style.SUCCESS(f"demo: log in at /login/ as 'demo' with password {password}")
-        )
+        if not users.objects.filter(is_superuser=True).exists():
+            password = secrets.token_urlsafe(12)
+            users.objects.create_superuser(DEMO_USER, "demo@localhost", password)
+            return [
+                f"Dashboard: {dashboard}",
+                f"Log in as: {DEMO_USER}",
+                f"Password:  {password}",
+                "(shown once; `manage.py changepassword demo` sets a new one)",
+            ]
+        if users.objects.filter(username=DEMO_USER, is_superuser=True).exists():
+            return [
+                f"Dashboard: {dashboard}",
+                f"Log in as: {DEMO_USER} (the password was shown on the first run;",
+                "`manage.py changepassword demo` sets a new one)",
+            ]
+        return [f"Dashboard: {dashboard}", "Log in with your superuser account."]

@@ -1,22 +1,52 @@
+"""One summary pass for one slot, on request (the Summarize button's command-line twin)."""
+
 from __future__ import annotations
 
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
 
+from summaries.core.config import ENV_ENABLED
 from summaries.services import summary_generate
+from transcripts.management.migrated import ensure_migrated
+
+# What each outcome means for the person who asked, and what they can do about it.
+DONE = {
+    "stored": "summary written",
+    "current": "summary already up to date with the transcript (nothing new to summarize)",
+}
+HINTS = {
+    "disabled": (
+        'session summaries are off; turn them on with {"session_summary": {"enabled": true}} '
+        f"in config.json, {ENV_ENABLED}=1, or the dashboard's Settings page"
+    ),
+    "too_few_turns": "the session has too few user turns yet (session_summary.min_user_turns)",
+    "slot_not_found": "no slot with that name",
+    "running": "a turn is in progress; run it again once the turn has ended",
+    "in_flight": "another summary pass is running for this slot",
+}
 
 
 class Command(BaseCommand):
-    help = "Run one forced summary pass for SLOT (exit 0 stored or current, 1 with the reason)."
+    help = (
+        "Run one forced summary pass for SLOT: forced lifts the stop-reason and cadence rules, "
+        "not the others. Exit 0 when a summary was written or is already current, 1 with the "
+        "reason otherwise. Example: manage.py summarize research-notes"
+    )
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("slot", help="the slot name, e.g. research-notes")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        outcome = summary_generate(slot_name=options["slot"], force=True)
+        ensure_migrated()
+        slot: str = options["slot"]
+        outcome = summary_generate(slot_name=slot, force=True)
         if outcome.ok:
-            self.stdout.write(self.style.SUCCESS(f"{options['slot']}: {outcome.reason}"))
+            text = DONE.get(outcome.reason, outcome.reason)
+            self.stdout.write(self.style.SUCCESS(f"{slot}: {outcome.reason}: {text}"))
             return
-        self.stderr.write(f"{options['slot']}: not summarized: {outcome.reason}")
+        hint = HINTS.get(outcome.reason)
+        self.stderr.write(
+            f"{slot}: not summarized: {outcome.reason}" + (f" ({hint})" if hint else "")
+        )
         raise SystemExit(1)

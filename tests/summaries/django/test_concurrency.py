@@ -16,7 +16,7 @@ from django.db import OperationalError, connection
 from django.utils import timezone
 
 from summaries.core.sidecar import INTENTS, ONE_LINE, read_for_panel, read_strict
-from summaries.marker import marker_active, marker_release, marker_take
+from summaries.marker import dirty_take, marker_active, marker_release, marker_take
 from summaries.models import IntentSummary, OneLineSummary
 from summaries.services import PassOutcome, summary_generate
 from summaries.turns import slot_append_row, slot_turn_start
@@ -173,7 +173,7 @@ def test_a_turn_starting_during_the_model_call_discards_the_result(summarized, s
 def test_a_write_in_flight_during_the_model_call_discards_the_result(summarized, backend):
     """A write accepted but not yet on disk (dirty) is invisible to the disk guard."""
     slot, previous = summarized
-    backend.during = lambda: Slot.objects.filter(pk=slot.pk).update(dirty=True)
+    backend.during = lambda: dirty_take(slot.pk)
 
     assert summary_generate(slot_name="s1", force=True) == PassOutcome(False, "discarded:dirty")
     assert previous.unchanged()

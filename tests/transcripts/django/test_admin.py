@@ -123,13 +123,14 @@ def test_verify_action(admin_client, populated):
     Session.objects.filter(pk=triage.pk).update(row_count=1)
     response = _action(admin_client, "verify_transcripts", starter, triage)
     shown = [str(m) for m in response.context["messages"]]
-    assert "dashboard:starter: ok" in shown
-    assert any(m.startswith("dashboard:triage-demo: drift") for m in shown)
+    # Named by slot, in words: never "dashboard:starter: ok".
+    assert "Session 'starter': transcript verified, no problems found" in shown
+    assert any(m.startswith("Session 'triage-demo': drift") for m in shown)
 
 
 def test_rotate_action(admin_client, populated):
     starter = Session.objects.get(key="dashboard:starter")
     response = _action(admin_client, "rotate_transcripts", starter)
     shown = [str(m) for m in response.context["messages"]]
-    assert "dashboard:starter: rotated, 0 rows archived" in shown
+    assert "Session 'starter': rotated, 0 rows archived" in shown
     assert Session.objects.get(pk=starter.pk).gen == 1

@@ -37,7 +37,7 @@ def test_rotate_over_the_limits(long_session):
     text = command("rotate_transcripts")
     assert "dashboard:long: dropped 7 rows" in text
     assert "dashboard:short" not in text
-    assert "Rotated 1 transcripts, 7 rows archived" in text
+    assert "Rotated 1 transcript, 7 rows archived" in text  # one transcript: singular
     session = Session.objects.get(key="dashboard:long")
     assert session.gen == 1
     assert session.row_count == 10
@@ -61,13 +61,13 @@ def test_cleanup_archives_by_header_time(store, fixture_tree):
     assert (
         "kept archive/research-notes__20251220-090000.jsonl (archived_at 2025-12-20T09:00" in text
     )
-    assert "Deleted 0 of 1 archives (retention 100000 days)" in text
+    assert "Deleted 0 of 1 archive (retention 100000 days)" in text
     text = command("cleanup_archives", "--dry-run")
     assert (
         "would delete archive/research-notes__20251220-090000.jsonl (archived_at 2025-12-20T09:00:00+00:00)"
         in text
     )
-    assert "Would delete 1 of 1 archives (retention 30 days)" in text
+    assert "Would delete 1 of 1 archive (retention 30 days)" in text
     assert archive.exists()
     assert Session.objects.get(key="dashboard:research-notes").row_count == 15
     text = command("cleanup_archives")
@@ -80,7 +80,7 @@ def test_cleanup_archives_by_header_time(store, fixture_tree):
 def test_cleanup_retention_from_settings_and_disabled(store, fixture_tree, settings):
     call_command("import_transcripts", str(fixture_tree), stdout=StringIO())
     settings.KIROCREW_ARCHIVE_RETENTION_DAYS = 100000
-    assert "Deleted 0 of 1 archives (retention 100000 days)" in command("cleanup_archives")
+    assert "Deleted 0 of 1 archive (retention 100000 days)" in command("cleanup_archives")
     assert "disabled" in command("cleanup_archives", "--days", "-1")
     assert (store.archive_dir / "research-notes__20251220-090000.jsonl").exists()
 

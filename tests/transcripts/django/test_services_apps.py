@@ -62,10 +62,10 @@ def test_duplicate_and_invalid_names():
 
 
 def test_security_event_record_clips_long_values():
-    event = security_event_record(
+    security_event_record(
         caller="app:alice", operation="slot_read", source="127.0.0.1", resource="x" * 1000
     )
-    event.refresh_from_db()
+    event = SecurityEvent.objects.get()
     assert (event.outcome, event.operation, event.caller) == ("denied", "slot_read", "app:alice")
     assert len(event.resource) == 300
     assert event.resource.endswith("…")

@@ -8,7 +8,7 @@ import orjson
 import pytest
 
 from tests.transcripts.django.util import Spy, mirror_diff
-from transcripts.core.errors import RowNotFound, SessionNotFound
+from transcripts.core.errors import RevisionRejected, RowNotFound, SessionNotFound
 from transcripts.core.store import TranscriptStore
 from transcripts.core.timestamps import parse_ts
 from transcripts.models import Session, Slot
@@ -123,10 +123,15 @@ def test_revision_moves_sig_not_counts(store):
         )
 
 
-def test_revision_of_a_role_recounts_user_turns(store):
+def test_a_revision_may_not_change_role(store):
+    # Redaction depends on the role (user rows are stored as typed), so a role change
+    # could turn unredacted text into an assistant row: refused before a byte is written.
     session_create(name="s1", app=None)
-    ts = session_append_row(key="dashboard:s1", role="assistant", content="hi").ts[0]
-    session_append_revision(key="dashboard:s1", target_ts=ts, patch={"role": "user"})
+    ts = session_append_row(key="dashboard:s1", role="user", content="hi").ts[0]
+    before = store.path("dashboard:s1").read_bytes()
+    with pytest.raises(RevisionRejected, match="role"):
+        session_append_revision(key="dashboard:s1", target_ts=ts, patch={"role": "assistant"})
+    assert store.path("dashboard:s1").read_bytes() == before
     assert Session.objects.get(key="dashboard:s1").user_turns == 1
     assert mirror_diff("dashboard:s1") == {}
 
@@ -204,7 +209,7 @@ def test_a_stale_sync_never_regresses_the_mirror(store):
     assert mirror_diff("dashboard:s1") == {}
 
 
-def test_fork_reads_through_and_keeps_the_owner(store, alice):
+def test_fork_copies_the_seed_and_keeps_the_owner(store, alice):
     session_create(name="parent", title="P", app=alice)
     _turn("dashboard:parent", 2)
     child = session_fork(key="dashboard:parent", name="child")
@@ -219,6 +224,14 @@ def test_fork_reads_through_and_keeps_the_owner(store, alice):
     session_append_row(key="dashboard:child", role="user", content="branch")
     assert Session.objects.get(key="dashboard:child").row_count == 5
     assert mirror_diff("dashboard:child") == {}
+    session_delete(key="dashboard:parent")  # the seed is the child's own: nothing moves
+    session_sync(key="dashboard:child")
+    assert Session.objects.get(key="dashboard:child").row_count == 5
+    assert mirror_diff("dashboard:child") == {}
+    session_create(name="parent", app=None)  # someone else takes the name
+    _turn("dashboard:parent", 3)
+    session_sync(key="dashboard:child")
+    assert Session.objects.get(key="dashboard:child").row_count == 5
     generated = session_fork(key="dashboard:parent")
     assert generated.name.startswith("parent-fork-")
     with pytest.raises(SlotExists):

@@ -110,7 +110,8 @@ def test_rows_without_files_and_files_without_rows(imported):
 
 
 def test_exit_codes_from_the_command_line(tmp_path: Path, fixture_tree):
-    """The real process: import exits 0 despite a bad file, verify exits 1 on a problem."""
+    """The real process: import skips a bad file, imports the rest and exits 1; verify exits 1
+    on a problem."""
     (fixture_tree / "bad.jsonl").write_bytes(b"\n")
     (tmp_path / "cli-home").mkdir()
     env = {**os.environ, "KIROCREW_HOME": str(tmp_path / "cli-home")}
@@ -124,8 +125,10 @@ def test_exit_codes_from_the_command_line(tmp_path: Path, fixture_tree):
 
     assert cli("migrate", "--noinput", "-v0").returncode == 0
     result = cli("import_transcripts", str(fixture_tree))
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == 1, result.stderr
     assert "bad.jsonl: line 0 is not metadata and no rows" in result.stdout
+    assert "Imported 4, unchanged 0, bad 1" in result.stdout
+    assert "1 files skipped (bad 1, conflicts 0)" in result.stderr
     assert cli("verify_transcripts").returncode == 0
     with (tmp_path / "cli-home" / "sessions" / "dashboard_starter.jsonl").open("ab") as fp:
         fp.write(b"{torn")

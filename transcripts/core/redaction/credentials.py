@@ -73,7 +73,11 @@ def _credentials_round(text: str, view: _View | None = None) -> tuple[str, Redac
                 spans.append((start, end, P.ENCODED_KIND, P.ENCODED_CREDENTIAL_TAG))
                 taken.add(start, end)
         for start, end, run in win.long_matches(P.BARE_SECRET_RUN_RE):
-            if not taken.overlaps(start, end) and _contains_bare_secret(run):
+            if (
+                not taken.overlaps(start, end)
+                and not P.is_base64_file(text, start, run)
+                and _contains_bare_secret(run)
+            ):
                 spans.append((start, end, P.BARE_AWS_KIND, P.CREDENTIAL_TAG))
                 taken.add(start, end)
     if not spans:

@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable
 
 from . import patterns as P
 from .report import _Span
+from .structured import any_scheme_finder, assign_finder, cookie_finder
 from .views import _View, _Windows
 
 # A pass-1 finder: leftmost (start, end) at or after ``pos``, or None when exhausted.
@@ -38,7 +39,12 @@ def _regex_finder(pattern: re.Pattern[str], text: str) -> _Finder:
     return find
 
 
-def _pem_finder(text: str) -> _Finder:
+def _pem_finder(
+    text: str,
+    header: re.Pattern[str] = P.PEM_HEADER_RE,
+    end_re: re.Pattern[str] = P.PEM_END_RE,
+    tail_re: re.Pattern[str] = P.PEM_TRUNCATED_TAIL_RE,
+) -> _Finder:
     # The lazy body ``[\s\S]*?-----END…`` reaches the first END marker after the
     # header. With many headers and no END, each attempt would scan to the end of the
     # text (quadratic). The next END at or after x is the same for every x up to that
@@ -50,19 +56,19 @@ def _pem_finder(text: str) -> _Finder:
             searched_from, found = cache[0]
             if searched_from <= x and (found is None or x <= found[0]):
                 return found
-        m = P.PEM_END_RE.search(text, x)
+        m = end_re.search(text, x)
         found = None if m is None else m.span()
         cache[:] = [(x, found)]
         return found
 
     def find(pos: int) -> tuple[int, int] | None:
-        m = P.PEM_HEADER_RE.search(text, pos)
+        m = header.search(text, pos)
         if m is None:
             return None
         end = next_end(m.end())
         if end is not None:
             return m.start(), end[1]
-        tail = P.PEM_TRUNCATED_TAIL_RE.match(text, m.end())
+        tail = tail_re.match(text, m.end())
         return m.start(), tail.end() if tail else m.end()
 
     return find
@@ -120,19 +126,43 @@ def _scheme_finder(index: int, text: str) -> _Finder:
     return find
 
 
+def _validated(find: _Finder, text: str, validate: Callable[[str], bool]) -> _Finder:
+    # A rejected match is skipped: search again one character after its start. The
+    # validated rules have bounded matches or a literal prefix, so this stays linear.
+    def find_valid(pos: int) -> tuple[int, int] | None:
+        while (head := find(pos)) is not None:
+            if validate(text[head[0] : head[1]]):
+                return head
+            pos = head[0] + 1
+        return None
+
+    return find_valid
+
+
 def _finder(index: int, view: _View) -> _Finder:
     rule = P.RULES[index]
-    if rule.windowed and view.windows is not None:
-        return _windowed_finder(rule.pattern, view.windows)
+    text = view.text
     if rule.finder == "pem":
-        return _pem_finder(view.text)
+        return _pem_finder(text)
+    if rule.finder == "pgp":
+        return _pem_finder(text, P.PGP_HEADER_RE, P.PGP_END_RE, P.PGP_TRUNCATED_TAIL_RE)
     if rule.finder == "jwt":
-        return _jwt_finder(view.text)
+        return _jwt_finder(text)
     if rule.finder == "scheme":
-        return _scheme_finder(index, view.text)
+        return _scheme_finder(index, text)
+    if rule.finder == "assign":
+        return assign_finder(index, text)
+    if rule.finder == "cookie":
+        return cookie_finder(text)
+    if rule.finder == "anyscheme":
+        return any_scheme_finder(text)
     # A windowed rule is a candidate only when a window holds its anchor, so the
     # windows exist here. Were they missing, a full-text scan would still be correct.
-    return _regex_finder(rule.pattern, view.text)
+    if rule.windowed and view.windows is not None:
+        find = _windowed_finder(rule.pattern, view.windows)
+    else:
+        find = _regex_finder(rule.pattern, text)
+    return find if rule.validate is None else _validated(find, text, rule.validate)
 
 
 def _credential_spans(

@@ -11,14 +11,24 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
+from transcripts.management.migrated import ensure_migrated
 from transcripts.models import App
-from transcripts.services import FileOutcome, ImportSourceError, session_import_paths
+from transcripts.services import (
+    FileOutcome,
+    ImportResult,
+    ImportSourceError,
+    session_import_paths,
+)
 
 
 class Command(BaseCommand):
     help = (
         "Import transcripts: copy each PATH's *.jsonl and archive/*.jsonl into the store "
-        "(never over a different file) and index them; no PATH indexes the store in place."
+        "(never over a different file) and index them; no PATH indexes the store in place. "
+        "Only regular files are read (links, FIFOs, sockets and devices are skipped), each "
+        "at most KIROCREW_IMPORT_MAX_BYTES (default 512 MiB); archive/ files only together "
+        "with their own new session file. Exit 1 when a file was skipped (the rest is "
+        "imported). Example: manage.py import_transcripts ~/.kiro/crew/sessions --dry-run"
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -27,6 +37,7 @@ class Command(BaseCommand):
         parser.add_argument("--dry-run", action="store_true", help="report, change nothing")
 
     def handle(self, *args: Any, **options: Any) -> None:
+        ensure_migrated()
         verbosity: int = options["verbosity"]
         owner = None
         if options["app"]:
@@ -48,8 +59,17 @@ class Command(BaseCommand):
         finally:
             if self._bar is not None:
                 self._bar.close()
-        if verbosity < 1:
-            return
+        if verbosity >= 1:
+            self._report(result, verbosity)
+        counts = result.counts()
+        if counts["bad"] or counts["conflict"]:  # the rest was imported; the exit says so
+            raise CommandError(
+                f"{counts['bad'] + counts['conflict']} files skipped "
+                f"(bad {counts['bad']}, conflicts {counts['conflict']})",
+                returncode=1,
+            )
+
+    def _report(self, result: ImportResult, verbosity: int) -> None:
         for outcome in result.with_status("copied", "present", "conflict"):
             if outcome.status == "conflict" or verbosity >= 2:
                 text = describe(outcome, dry_run=result.dry_run)
@@ -74,7 +94,7 @@ class Command(BaseCommand):
     ) -> None:
         if use_bar and self._bar is None:
             self._bar = tqdm(total=total, unit="file", file=sys.stderr, leave=False)
-        if outcome.status != "unchanged" or verbosity >= 2:
+        if verbosity >= 2 or (verbosity >= 1 and outcome.status != "unchanged"):
             with self._external_write():
                 text = describe(outcome, dry_run=self._dry_run)
                 self.stdout.write(f"[{done}/{total}] {outcome.file}: {text}")

@@ -7,13 +7,17 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from transcripts.core.errors import SessionNotFound
+from transcripts.core.words import counted
+from transcripts.management.migrated import ensure_migrated
 from transcripts.services import session_rotate_all
 
 
 class Command(BaseCommand):
     help = (
         "Rotate transcripts over the limits: keep the newest rows, archive the rest, fold "
-        "revisions, advance gen; the mirror is re-synced. KEY may be a transcript key or a slot."
+        "revisions, advance gen; the mirror is re-synced. KEY may be a transcript key or a slot. "
+        "Entries that are not regular files (links, FIFOs…) are skipped and exit 1. "
+        "Example: manage.py rotate_transcripts research-notes --force"
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -21,6 +25,7 @@ class Command(BaseCommand):
         parser.add_argument("--force", action="store_true", help="rewrite even under the limits")
 
     def handle(self, *args: Any, **options: Any) -> None:
+        ensure_migrated()
         try:
             done = session_rotate_all(keys=options["keys"], force=options["force"])
         except SessionNotFound as exc:
@@ -33,8 +38,9 @@ class Command(BaseCommand):
                 self.stdout.write(text, self.style.ERROR if isinstance(r, str) else None)
             if not done:
                 self.stdout.write("Nothing over the limits.")
-        summary = f"Rotated {len(done) - len(failed)} transcripts, {dropped} rows archived"
+        rotated = counted(len(done) - len(failed), "transcript")
+        summary = f"Rotated {rotated}, {counted(dropped, 'row')} archived"
         if failed:
-            raise CommandError(f"{summary}; {len(failed)} failed", returncode=1)
+            raise CommandError(f"{summary}; {len(failed)} failed or skipped", returncode=1)
         if options["verbosity"] >= 1:
             self.stdout.write(summary, self.style.SUCCESS)

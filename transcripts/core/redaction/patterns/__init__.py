@@ -47,6 +47,7 @@ from .exfil import (
     S3_STRUCTURAL_VALIDATORS,
     URL_RE,
 )
+from .assignments import STRUCTURED_RULES
 from .extended import EXTENDED_RULES
 from .original import (
     JWT_HEAD_RE,
@@ -68,6 +69,7 @@ from .rule import (
     WINDOW_MIN_RUN,
     Rule,
 )
+from .vendors import PGP_END_RE, PGP_HEADER_RE, PGP_TRUNCATED_TAIL_RE, VENDOR_RULES
 from .secret_shape import (
     B64_CHUNK_RE,
     BARE_SECRET_RUN_RE,
@@ -79,6 +81,7 @@ from .secret_shape import (
     SECRET_PRINTABLE_DECODE_RATIO,
     VOWELS,
     decodes_to_printable_text,
+    is_base64_file,
     longest_lowercase_run,
     looks_like_secret_key,
     shannon_entropy,
@@ -109,6 +112,9 @@ __all__ = [
     "PEM_END_RE",
     "PEM_HEADER_RE",
     "PEM_TRUNCATED_TAIL_RE",
+    "PGP_END_RE",
+    "PGP_HEADER_RE",
+    "PGP_TRUNCATED_TAIL_RE",
     "RULES",
     "S3_PRESIGNED_PARAMS",
     "S3_PRESIGNED_PARTS",
@@ -126,13 +132,16 @@ __all__ = [
     "WINDOW_MIN_RUN",
     "Rule",
     "decodes_to_printable_text",
+    "is_base64_file",
     "longest_lowercase_run",
     "looks_like_secret_key",
     "shannon_entropy",
     "vowel_ratio",
 ]
 
-RULES: Final[tuple[Rule, ...]] = ORIGINAL_RULES + EXTENDED_RULES
+# The structured rules come last: an assignment's span starts at its value, so a vendor
+# token assigned to a key ties with it there, and the vendor rule (lower index) wins.
+RULES: Final[tuple[Rule, ...]] = ORIGINAL_RULES + EXTENDED_RULES + VENDOR_RULES + STRUCTURED_RULES
 
 WINDOWED_RULES: Final = tuple(i for i, r in enumerate(RULES) if r.windowed)
 FULL_TEXT_RULES: Final = tuple(i for i, r in enumerate(RULES) if not r.windowed)
@@ -141,8 +150,11 @@ FULL_TEXT_RULES: Final = tuple(i for i, r in enumerate(RULES) if not r.windowed)
 # contains a window run (≥ WINDOW_MIN_RUN window chars), which the fast path also
 # checks. "SecretAccessKey" (15 chars) is such a run, for example; "AccessKeyId" (11)
 # is not, so it is listed here. Tests check this for every full-text rule.
-FAST_PATH_ANCHORS: Final = ("://", "eyJ", "-----BEGIN ", "Token", "AccessKeyId")
-FAST_PATH_LOWER_ANCHORS: Final = ("authorization",)
+# "EyJ" is a JWT with its first letter capitalised; "Q~" marks Azure AD client secrets.
+# The lowercase anchors gate the header and assignment rules ("pass" covers password,
+# passwd, passphrase; "key" every *_key name).
+FAST_PATH_ANCHORS: Final = ("://", "eyJ", "EyJ", "-----BEGIN ", "Token", "AccessKeyId", "Q~")
+FAST_PATH_LOWER_ANCHORS: Final = ("authorization", "cookie", "pass", "pwd", "secret", "key", "token")
 
 # Companion-supplied exact hosts (lowercase) that skip only the base64/length query
 # heuristics. None by default. Fixed credentials, decoding and percent-encoding still

@@ -22,7 +22,8 @@ PEM_TRUNCATED_TAIL_RE: Final = re.compile(
 
 # ── JWT pieces (the "jwt" finder) ──
 # The body before the first dot can contain no dot, so a possessive run loses nothing.
-JWT_HEAD_RE: Final = re.compile(r"eyJ[A-Za-z0-9_-]*+")
+# "EyJ": a JWT whose first letter a summarizer capitalised is still the same token.
+JWT_HEAD_RE: Final = re.compile(r"[eE]yJ[A-Za-z0-9_-]*+")
 JWT_TAIL_RE: Final = re.compile(r"(?:\.[A-Za-z0-9_-]*+){2,4}")
 
 _DB_SCHEMES = (
@@ -119,10 +120,10 @@ ORIGINAL_RULES: Final[tuple[Rule, ...]] = (
     # quadratic on one long run containing many "eyJ" (30 KB takes 3.6 s).
     Rule(
         "jwt",
-        re.compile(r"eyJ[A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]*){2,4}"),
+        re.compile(r"[eE]yJ[A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]*){2,4}"),
         "jwt",
         False,
-        ("eyJ",),
+        ("eyJ", "EyJ"),
     ),
     # The original's own 2-segment dashboard link token: payload.HMAC-SHA256 signature
     # (43 chars, unpadded base64url). It has boundaries on both sides, so identifiers
@@ -131,6 +132,7 @@ ORIGINAL_RULES: Final[tuple[Rule, ...]] = (
         "link_token",
         r"eyJ(?<![A-Za-z0-9_.-]eyJ)[A-Za-z0-9_-]{96,}\.[A-Za-z0-9_-]{43}(?![A-Za-z0-9_-])",
         "eyJ",
+        capital=False,
     ),
     # HTTP header names and the Bearer scheme are case-insensitive (RFC 9110, RFC 6750).
     # Case is folded for ASCII only, with explicit classes. A header name is an ASCII

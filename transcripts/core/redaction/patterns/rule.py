@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 import string
+from collections.abc import Callable
 from typing import Final, Literal, NamedTuple
 
 CREDENTIAL_TAG: Final = "[REDACTED: credential]"
@@ -34,7 +35,9 @@ class Rule(NamedTuple):
     pattern: re.Pattern[str]
     # "regex": pattern.search; the others are linear-time finders in the engine that
     # reproduce the pattern's leftmost match without its quadratic re-scans.
-    finder: Literal["regex", "pem", "jwt", "scheme"]
+    # "assign", "cookie" and "anyscheme" are the structured finders of :mod:`.structured`
+    # ("pgp" is the PEM finder with the PGP armour lines).
+    finder: Literal["regex", "pem", "pgp", "jwt", "scheme", "assign", "cookie", "anyscheme"]
     windowed: bool
     # Literals of which every match contains at least one. The rule is skipped when
     # none of them occurs. A windowed rule without anchors runs whenever there are
@@ -45,10 +48,34 @@ class Rule(NamedTuple):
     anchor_lower: bool = False
     # "scheme" finder only: every literal scheme the pattern's alternation accepts.
     schemes: tuple[str, ...] = ()
+    # "regex" finder only: a match is a credential only if this accepts its text. A
+    # rejected match is skipped and the search resumes one character later, so the rule
+    # behaves as if its language were the pattern's minus the rejected strings.
+    validate: Callable[[str], bool] | None = None
 
 
-def _w(kind: str, pattern: str, *anchors: str) -> Rule:
-    return Rule(kind, re.compile(pattern), "regex", True, anchors)
+def _w(
+    kind: str,
+    pattern: str,
+    *anchors: str,
+    capital: bool = True,
+    validate: Callable[[str], bool] | None = None,
+) -> Rule:
+    """A windowed regex rule.
+
+    ``capital``: a pattern that starts with a lowercase ASCII letter also accepts that
+    letter capitalised, and each such anchor gets its capitalised twin. Summarizers
+    and editors capitalise the first letter of a line (``Ghp_…``, ``Sk-ant-…``); the
+    rest of the token is unchanged and still a live credential. Only the first letter
+    is folded: the other letters keep the vendor's exact case, so this admits no new
+    shape of ordinary text. Patterns whose look-behind repeats the prefix pass
+    ``capital=False`` (the look-behind would no longer see the capital).
+    """
+    first = pattern[:1]
+    if capital and first.isascii() and first.islower():
+        pattern = f"[{first}{first.upper()}]{pattern[1:]}"
+        anchors += tuple(a[0].upper() + a[1:] for a in anchors if a[:1].islower())
+    return Rule(kind, re.compile(pattern), "regex", True, anchors, validate=validate)
 
 
 # The AWS key=value forms tolerate JSON quoting. The value stops at JSON delimiters

@@ -24,6 +24,31 @@ SECRET_MAX_VOWEL_RATIO: Final = 0.30
 SECRET_PRINTABLE_DECODE_RATIO: Final = 0.85
 
 
+# Pass 3 exemption (not in the original): base64 of a binary file is random-looking,
+# so a window of an inline image passes every gate of a bare key. A run that starts
+# with the base64 of a file signature, or follows a data URI's ";base64,", is a file.
+BINARY_FILE_B64_PREFIXES: Final = (
+    "iVBORw0KGg",  # PNG
+    "/9j/",  # JPEG
+    "R0lGOD",  # GIF
+    "UklGR",  # RIFF (WebP, WAV)
+    "JVBERi0",  # PDF
+    "UEsDB",  # ZIP (docx, xlsx, jar)
+    "H4sI",  # gzip
+    "PD94bWwg",  # "<?xml " (SVG)
+    "PHN2Zy",  # "<svg"
+)
+DATA_URI_BASE64_MARK: Final = ";base64,"
+
+
+def is_base64_file(text: str, start: int, run: str) -> bool:
+    """The base64 run at ``start`` encodes a file (inline image, archive), not a key."""
+    if run.startswith(BINARY_FILE_B64_PREFIXES):
+        return True
+    mark = DATA_URI_BASE64_MARK
+    return start >= len(mark) and text.startswith(mark, start - len(mark))
+
+
 # ── Pass 3 shape predicates (the original's exact gates) ────────────────────
 
 HEX_CHARS: Final = "0123456789abcdefABCDEF"

@@ -1,0 +1,139 @@
+"""Transcript and summary text as safe HTML: Markdown rendered on the server, then sanitized.
+
+markdown-it-py (CommonMark, raw HTML off: a ``<b>`` in a transcript is shown as text)
+renders; nh3 (an allow-list sanitizer) then removes anything the allow-list does not name,
+so a parser bug still cannot put a script, an event handler or a ``javascript:`` link on
+the page. Redaction markers become ``<mark class="redacted">`` inside the renderer, on
+text tokens only, so they are never looked for inside code or produced from raw input.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from functools import lru_cache
+from html import escape
+from typing import Any
+
+import nh3
+from markdown_it import MarkdownIt
+from markdown_it.rules_core import StateCore
+from markdown_it.token import Token
+
+REDACTED = re.compile(r"\[REDACTED: [^\]\n]{1,200}\]")
+LONG_CODE_LINES = 15  # longer code blocks start collapsed behind a <details>
+MAX_CHARS = 200_000  # beyond this a row is shown as plain text (rendering cost is linear)
+
+TAGS = {
+    "p", "br", "hr", "strong", "em", "del", "s", "code", "pre", "blockquote",
+    "ul", "ol", "li", "a", "h1", "h2", "h3", "h4", "h5", "h6",
+    "table", "thead", "tbody", "tr", "th", "td", "mark", "details", "summary", "span",
+}  # fmt: skip
+ATTRIBUTES = {
+    "a": {"href", "title"},
+    "code": {"class"},
+    "mark": {"class"},
+    "details": {"class"},
+    "span": {"class"},
+    "ol": {"start"},
+}
+URL_SCHEMES = {"http", "https", "mailto"}
+
+
+def _redactions(state: StateCore) -> None:
+    """Split text tokens at redaction markers into ``redacted`` tokens (a core rule)."""
+    for block in state.tokens:
+        if block.type != "inline" or not block.children:
+            continue
+        children: list[Token] = []
+        for token in block.children:
+            if token.type != "text" or "[REDACTED: " not in token.content:
+                children.append(token)
+                continue
+            last = 0
+            for match in REDACTED.finditer(token.content):
+                if match.start() > last:
+                    children.append(_text(token.content[last : match.start()]))
+                marker = Token("redacted", "mark", 0)
+                marker.content = match.group(0)
+                children.append(marker)
+                last = match.end()
+            if last < len(token.content):
+                children.append(_text(token.content[last:]))
+        block.children = children
+
+
+def _text(content: str) -> Token:
+    token = Token("text", "", 0)
+    token.content = content
+    return token
+
+
+def _render_redacted(self: Any, tokens: Sequence[Token], idx: int, options: Any, env: Any) -> str:
+    return f'<mark class="redacted">{escape(tokens[idx].content)}</mark>'
+
+
+def _collapsible(default: Any) -> Any:
+    """Wrap a code block of more than LONG_CODE_LINES lines in a closed <details>."""
+
+    def render(self: Any, tokens: Sequence[Token], idx: int, options: Any, env: Any) -> str:
+        html = str(default(tokens, idx, options, env))
+        lines = tokens[idx].content.count("\n")
+        if lines <= LONG_CODE_LINES:
+            return html
+        return (
+            f'<details class="code-long"><summary>Code, {lines} lines</summary>{html}</details>\n'
+        )
+
+    return render
+
+
+@lru_cache(maxsize=1)
+def _parser() -> MarkdownIt:
+    md = MarkdownIt("commonmark", {"html": False, "breaks": True}).enable(
+        ["table", "strikethrough"]
+    )
+    md.core.ruler.push("redactions", _redactions)
+    md.add_render_rule("redacted", _render_redacted)
+    for kind in ("fence", "code_block"):
+        md.add_render_rule(kind, _collapsible(getattr(md.renderer, "rules")[kind]))  # noqa: B009
+    return md
+
+
+def _clean(html: str) -> str:
+    return nh3.clean(
+        html,
+        tags=TAGS,
+        attributes=ATTRIBUTES,
+        url_schemes=URL_SCHEMES,
+        link_rel="noopener noreferrer nofollow",
+        strip_comments=True,
+    )
+
+
+def render_block(text: str) -> str:
+    """A transcript row's text as sanitized HTML (paragraphs, lists, code blocks)."""
+    if len(text) > MAX_CHARS:
+        return _clean(f"<pre>{escape(text)}</pre>")
+    return _clean(_parser().render(text))
+
+
+def render_code(text: str) -> str:
+    """Structured content (a JSON payload) as one code block, never read as Markdown."""
+    html = f"<pre><code>{escape(text)}</code></pre>"
+    lines = text.count("\n") + 1
+    if lines > LONG_CODE_LINES:
+        html = f'<details class="code-long"><summary>Code, {lines} lines</summary>{html}</details>'
+    return _clean(html)
+
+
+def render_inline(text: str) -> str:
+    """One line of panel text (a title, a list item) as sanitized inline HTML."""
+    if len(text) > MAX_CHARS:
+        return escape(text)
+    return _clean(_parser().renderInline(text))
+
+
+def rendered_texts(values: Iterable[Any]) -> dict[str, str]:
+    """``{text: inline html}`` for every non-empty string, for the panel's JS to look up."""
+    return {v: render_inline(v) for v in values if isinstance(v, str) and v.strip()}

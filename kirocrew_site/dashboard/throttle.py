@@ -1,0 +1,109 @@
+"""Login throttling for every password login (the dashboard's and /admin/login/).
+
+The check lives in the authentication backend, so every caller of ``authenticate()`` with
+a username and password goes through it. An attempt is *reserved* before the password is
+checked: a row lock (PostgreSQL) or SQLite's immediate transaction serializes the count, so
+parallel guesses from several processes cannot slip past the limit together. A success
+clears the counter; ``KIROCREW_LOGIN_MAX_FAILURES`` failures lock that username from that
+address until the window that began with the first of them ends, and during the lockout
+even the right password is refused without being checked.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from datetime import timedelta
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth.backends import ModelBackend
+from django.contrib.auth.base_user import AbstractBaseUser
+from django.core.exceptions import PermissionDenied
+from django.db import transaction
+from django.http import HttpRequest
+from django.utils import timezone
+
+from .models import LoginThrottle
+
+# Set on the request by the backend when it refused a locked-out login: seconds to wait.
+LOCKED_ATTR = "kirocrew_login_locked_for"
+
+
+def throttle_key(username: str, address: str) -> str:
+    return hashlib.sha256(f"{username.casefold()}\0{address}".encode()).hexdigest()
+
+
+def client_address(request: HttpRequest | None) -> str:
+    """The peer address daphne or the WSGI server reports (a proxy's, behind one)."""
+    if request is None:
+        return ""
+    return str(request.META.get("REMOTE_ADDR") or "")
+
+
+def _window() -> timedelta:
+    return timedelta(seconds=max(1, int(settings.KIROCREW_LOGIN_WINDOW_SECONDS)))
+
+
+def login_throttle_reserve(*, username: str, address: str) -> int | None:
+    """Count one attempt. ``None``: go ahead and check the password. A number: locked
+    out for that many more seconds (the attempt is not counted)."""
+    limit = int(settings.KIROCREW_LOGIN_MAX_FAILURES)
+    if limit <= 0:
+        return None
+    now = timezone.now()
+    window = _window()
+    with transaction.atomic():
+        # Expired windows are dead weight: drop them while the table is locked anyway.
+        LoginThrottle.objects.filter(window_start__lt=now - window).delete()
+        row, _created = LoginThrottle.objects.select_for_update().get_or_create(
+            key=throttle_key(username, address), defaults={"window_start": now}
+        )
+        if row.attempts >= limit:
+            return max(1, math.ceil((row.window_start + window - now).total_seconds()))
+        row.attempts += 1
+        row.save(update_fields=["attempts"])
+    return None
+
+
+def login_throttle_clear(*, username: str, address: str) -> None:
+    LoginThrottle.objects.filter(key=throttle_key(username, address)).delete()
+
+
+class ThrottledModelBackend(ModelBackend):
+    """Django's ModelBackend behind the throttle. A locked-out attempt raises
+    PermissionDenied, which stops ``authenticate()`` from trying anything else."""
+
+    def authenticate(
+        self,
+        request: HttpRequest | None,
+        username: str | None = None,
+        password: str | None = None,
+        **kwargs: Any,
+    ) -> AbstractBaseUser | None:
+        if username is None:
+            username = kwargs.get(self._username_field())
+        if username is None or password is None:
+            return None
+        address = client_address(request)
+        wait = login_throttle_reserve(username=str(username), address=address)
+        if wait is not None:
+            if request is not None:
+                setattr(request, LOCKED_ATTR, wait)
+            raise PermissionDenied("too many failed logins")
+        user = super().authenticate(request, username=username, password=password, **kwargs)
+        if user is not None:
+            login_throttle_clear(username=str(username), address=address)
+        return user
+
+    @staticmethod
+    def _username_field() -> str:
+        from django.contrib.auth import get_user_model
+
+        return str(get_user_model().USERNAME_FIELD)
+
+
+def locked_for(request: HttpRequest | None) -> int | None:
+    """Seconds the last ``authenticate()`` on this request was locked out for, if it was."""
+    wait = getattr(request, LOCKED_ATTR, None) if request is not None else None
+    return int(wait) if wait is not None else None

@@ -1,0 +1,136 @@
+"""A new user's first runs, as real processes on a fresh KIROCREW_HOME: commands before
+``migrate``, and ``make run``'s two steps (migrate; demo against a live server) twice."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from summaries.demo import SAMPLES_DIR
+
+ROOT = Path(__file__).resolve().parents[2]
+pytestmark = pytest.mark.slow
+
+
+def environment(home: Path) -> dict[str, str]:
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("KIROCREW_", "DJANGO_", "DATABASE_URL", "REDIS_URL", "CELERY_"))
+    }
+    env.update(
+        KIROCREW_HOME=str(home),
+        KIROCREW_TRANSCRIPT_FSYNC="never",
+        DJANGO_SETTINGS_MODULE="kirocrew_site.settings",
+        PYTHONUNBUFFERED="1",
+    )
+    return env
+
+
+def manage(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "manage.py", *args],
+        cwd=ROOT,
+        env=environment(home),
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+    )
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("import_transcripts", str(SAMPLES_DIR)),
+        ("verify_transcripts",),
+        ("rotate_transcripts", "--force"),
+        ("cleanup_archives",),
+        ("create_app", "my-runner"),
+        ("summarize", "starter"),
+        ("demo", "--no-replay"),
+    ],
+    ids=lambda args: args[0],
+)
+def test_a_command_before_migrate_says_run_migrate_and_writes_nothing(tmp_path, args):
+    home = tmp_path / "home"
+    home.mkdir()
+
+    done = manage(home, *args)
+
+    assert done.returncode == 1, done
+    assert "Traceback" not in done.stderr
+    assert "OperationalError" not in done.stderr
+    assert "manage.py migrate" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1, done.stderr
+    sessions = home / "sessions"
+    assert not sessions.exists() or not any(sessions.rglob("*.jsonl"))  # nothing copied
+    assert not (home / "config.json").exists()
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.fixture
+def fresh_server(tmp_path: Path) -> Iterator[tuple[Path, str, Path]]:
+    """``make run`` without make: migrate, then daphne on a free port (the demo is the test's)."""
+    home = tmp_path / "home"
+    home.mkdir()
+    assert manage(home, "migrate", "--noinput", "-v", "0").returncode == 0
+    port = free_port()
+    log = home / "server.log"
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "daphne", "-p", str(port), "kirocrew_site.asgi:application"],
+            cwd=ROOT,
+            env=environment(home),
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and proc.poll() is None:
+            try:
+                httpx.get(f"{url}/login/", timeout=1)
+                break
+            except httpx.HTTPError:
+                time.sleep(0.1)
+        yield home, url, log
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=10)
+
+
+def test_make_run_twice_replays_cleanly_with_no_traceback_or_broker_warning(fresh_server):
+    home, url, log = fresh_server
+    runs = [manage(home, "demo", "--url", url, "--pause", "0", "--wait", "30") for _ in range(2)]
+
+    for done in runs:
+        output = done.stdout + done.stderr
+        assert done.returncode == 0, output
+        assert "Traceback" not in output
+        assert "turn 5 of 5 done" in done.stdout
+    server_log = log.read_text()
+    assert "Traceback" not in server_log
+    assert " 404 " not in server_log  # no DELETE of a slot the new app cannot see
+    assert " 409 " not in server_log
+    assert "No hostname was supplied" not in server_log  # no broker configured: no kombu noise
+    assert "1 intents" not in server_log
+    assert "Password:" in runs[0].stdout
+    assert "Password:" not in runs[1].stdout

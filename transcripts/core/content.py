@@ -1,0 +1,168 @@
+"""The one rule for JSON content that enters a transcript, and its read-side counterpart.
+
+Every way content enters (an API body, a row, a revision patch, a row's ``meta``, line 0's
+metadata on create and on a title edit) passes :func:`content_problem` before a byte is
+written. The rule, with its reasons:
+
+* **Nesting**: at most ``MAX_DEPTH`` (64) objects/arrays inside one another, counted
+  from the outermost value. Counted on a request body or on a whole record, it gives
+  the same answer: a row's fields and a revision's patch sit one level below both.
+  64 is far beyond any agent's ``meta`` and far below every recursive consumer's limit
+  (orjson writes at most 254 levels; Python's recursion limit is 1000).
+* **Numbers**: finite floats and integers in the signed/unsigned 64-bit range only.
+  ``NaN``, ``Infinity`` and ``1e400`` are not JSON; stored, they came back as ``null``.
+* **Text**: no string (value or object key) holds U+0000, which PostgreSQL cannot store
+  (text or jsonb) and which the summaries would carry into the database; and none is
+  longer than ``MAX_TEXT_CHARS``, the content cap, so a revision patch or a ``meta``
+  value cannot carry what a row's ``content`` may not.
+* **Keys** are strings.
+
+Readers never raise on content: :func:`bound_row` replaces each field of a row already
+on disk (an import, an older writer) that nests too deep with a marker, so every
+presenter downstream only ever sees bounded nesting. Every walk here recurses at
+most ``MAX_DEPTH + 1`` frames, however deep the value.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+from .errors import RecordRejected
+from .fold import FoldReport
+
+MAX_DEPTH = 64
+MAX_TEXT_CHARS = 4_000_000
+TOO_DEEP_MARKER = "[nested too deep]"
+_INT_MIN, _INT_MAX = -(2**63), 2**64 - 1  # what orjson can write
+
+TOO_DEEP = f"nested more than {MAX_DEPTH} levels deep"
+NOT_FINITE = "numbers must be finite (no NaN or Infinity)"
+INT_RANGE = "integers must fit in 64 bits"
+NUL = "text may not contain NUL (U+0000)"
+TOO_LONG = f"a string is longer than {MAX_TEXT_CHARS} characters"
+BAD_KEY = "object keys must be strings"
+NOT_JSON = "not a JSON value"
+
+
+class ContentRejected(RecordRejected):
+    """Content that breaks the rule above; nothing was written."""
+
+
+def _text_problem(text: str) -> str | None:
+    if len(text) > MAX_TEXT_CHARS:
+        return TOO_LONG
+    if "\x00" in text:
+        return NUL
+    return None
+
+
+def _problem(value: Any, depth: int) -> str | None:
+    kind = type(value)
+    if kind is str:
+        return _text_problem(value)
+    if kind is dict or kind is list or kind is tuple:
+        if depth >= MAX_DEPTH:
+            return TOO_DEEP
+        if kind is dict:
+            for key, item in value.items():
+                if type(key) is not str:
+                    return BAD_KEY
+                problem = _text_problem(key) or _problem(item, depth + 1)
+                if problem:
+                    return problem
+            return None
+        for item in value:
+            problem = _problem(item, depth + 1)
+            if problem:
+                return problem
+        return None
+    if kind is float:
+        return None if math.isfinite(value) else NOT_FINITE
+    if kind is int:
+        return None if _INT_MIN <= value <= _INT_MAX else INT_RANGE
+    if value is None or kind is bool:
+        return None
+    return NOT_JSON
+
+
+def content_problem(value: Any) -> str | None:
+    """Why ``value`` may not enter a transcript (a short message that never quotes it), or None."""
+    return _problem(value, 0)
+
+
+def check_content(value: Any, *, what: str = "record") -> None:
+    """Raise :class:`ContentRejected` when ``value`` breaks the content rule."""
+    problem = _problem(value, 0)
+    if problem:
+        raise ContentRejected(f"{what}: {problem}")
+
+
+def exceeds_depth(value: Any, limit: int = MAX_DEPTH) -> bool:
+    """Whether ``value`` nests more than ``limit`` containers deep (bounded recursion)."""
+    if type(value) is dict:
+        items: Any = value.values()
+    elif type(value) is list:
+        items = value
+    else:
+        return False
+    if limit <= 0:
+        return True
+    return any(exceeds_depth(item, limit - 1) for item in items)
+
+
+def bound_row(row: dict[str, Any]) -> dict[str, Any] | None:
+    """``row`` with each field nested too deep (the row deeper than ``MAX_DEPTH``) replaced
+    by ``TOO_DEEP_MARKER``; None when the row is within the limit (the common case)."""
+    deep = [
+        key
+        for key, value in row.items()
+        if (type(value) is dict or type(value) is list) and exceeds_depth(value, MAX_DEPTH - 1)
+    ]
+    if not deep:
+        return None
+    return {key: TOO_DEEP_MARKER if key in deep else value for key, value in row.items()}
+
+
+def bound_rows(rows: list[dict[str, Any]], report: FoldReport) -> list[dict[str, Any]]:
+    """``rows`` ready for a presenter: each row nested too deep gets :func:`bound_row` and
+    one ``too_deep`` anomaly in ``report`` (offset -1: found in a folded row, not at a
+    line; ``detail`` names its ts). The list is copied only when something changed."""
+    out = rows
+    for index, row in enumerate(rows):
+        bounded = bound_row(row)
+        if bounded is None:
+            continue
+        if out is rows:
+            out = list(rows)
+        out[index] = bounded
+        report.add("too_deep", -1, "", f"row ts {str(row.get('ts'))[:40]}")
+    return out
+
+
+def _not_finite(_name: str) -> Any:
+    raise ContentRejected(NOT_FINITE)
+
+
+def _finite_float(text: str) -> float:
+    number = float(text)
+    if not math.isfinite(number):  # 1e400 overflows to inf
+        raise ContentRejected(NOT_FINITE)
+    return number
+
+
+def loads_checked(data: bytes | str) -> Any:
+    """Parse a JSON document that is to become content, under the content rule.
+
+    Raises :class:`ContentRejected` for what breaks the rule (``NaN``, ``Infinity``,
+    ``1e400``, nesting, NUL, size, integers past 64 bits) and ``ValueError`` for what is
+    not JSON at all. The standard library parses it, not orjson: orjson reads an integer
+    past 64 bits as a float, silently changing it, where this refuses it.
+    """
+    try:
+        value = json.loads(data, parse_constant=_not_finite, parse_float=_finite_float)
+    except RecursionError:  # deeper than the interpreter's stack: far past MAX_DEPTH
+        raise ContentRejected(TOO_DEEP) from None
+    check_content(value, what="body")
+    return value

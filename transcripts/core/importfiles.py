@@ -1,0 +1,130 @@
+"""Files brought in from a directory someone else may have seeded (``import_transcripts``).
+
+Every source is opened once, never through a link and never blocking on a FIFO
+(``open_regular``), judged by its apparent size before a byte is copied (a sparse file
+counts whole), and copied from that same fd. An archive is only accepted next to the new
+session file that chains it, so an import can never put rows in front of a session that
+already exists.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from pathlib import Path
+from typing import Any, BinaryIO
+
+from .fsutil import open_regular, write_all
+from .keys import BARE_PREFIX
+
+COPY_BLOCK = 1024 * 1024
+
+
+class ImportRefused(Exception):
+    """A file refused before a byte of it is written; the message is the reason."""
+
+
+def check_size(size: int, limit: int) -> None:
+    if size > limit:
+        raise ImportRefused(
+            f"too large: {size} bytes, the limit is {limit} (KIROCREW_IMPORT_MAX_BYTES)"
+        )
+
+
+def copy_new(src: Path, dest: Path, *, dry_run: bool, limit: int, refuse: str = "") -> str:
+    """Copy ``src`` to ``dest`` unless something is there: copied | present | conflict.
+
+    At most ``limit`` bytes are copied. ``refuse``: the reason a new file may not be added
+    (a file already there is still compared). Raises ``NotRegularFile``,
+    ``ImportRefused`` or ``OSError``.
+    """
+    fd, st = open_regular(src)
+    with os.fdopen(fd, "rb") as fp:
+        check_size(st.st_size, limit)
+        if os.path.lexists(dest):
+            return _compare(fp, dest)
+        if refuse:
+            raise ImportRefused(refuse)
+        if dry_run:
+            return "copied"
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        tmp = dest.with_name(f".{dest.name}.import-{secrets.token_hex(4)}")
+        try:
+            _copy_bounded(fp, tmp, limit)
+            os.utime(tmp, ns=(st.st_atime_ns, st.st_mtime_ns))  # the original's sig survives
+            try:
+                os.link(tmp, dest)  # atomic and never overwrites, unlike a rename
+            except FileExistsError:
+                return _compare(fp, dest)
+        finally:
+            tmp.unlink(missing_ok=True)
+    return "copied"
+
+
+def _copy_bounded(src: BinaryIO, tmp: Path, limit: int) -> None:
+    """Copy at most ``limit`` bytes: a source that grows past it mid-copy is refused."""
+    out = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
+    try:
+        copied = 0
+        while block := src.read(COPY_BLOCK):
+            copied += len(block)
+            check_size(copied, limit)
+            write_all(out, block)
+    finally:
+        os.close(out)
+
+
+def _compare(src: BinaryIO, dest: Path) -> str:
+    """present when ``dest`` is a regular file holding ``src``'s bytes, else conflict."""
+    src.seek(0)
+    try:
+        fd, _ = open_regular(dest)
+    except OSError:
+        return "conflict"
+    with os.fdopen(fd, "rb") as other:
+        while True:
+            a, b = src.read(COPY_BLOCK), other.read(COPY_BLOCK)
+            if a != b:
+                return "conflict"
+            if not a:
+                return "present"
+
+
+def archive_owner(stem: str, root: Path, new: set[str]) -> tuple[str, str]:
+    """(the new session file that chains an archive of ``stem``, "") or ("", why refused).
+
+    The file that would chain it is ``<stem>.jsonl``, else ``dashboard_<stem>.jsonl``, as
+    ``TranscriptStore.archive_paths`` picks; it must be one this run brings (``new``), never
+    one already in the store, and an archive without any would wait for whichever session
+    is created under that name next.
+    """
+    for name in (f"{stem}.jsonl", f"{BARE_PREFIX}{stem}.jsonl"):
+        if name in new:
+            return name, ""
+        if os.path.lexists(root / name):
+            return "", (
+                f"its session {name} is already in the store; archives are imported "
+                "only together with their own new session file"
+            )
+    return "", "no session file of its own in this import"
+
+
+NUL_FIELDS = (
+    ("key", "not used as the key (the file name gives it)"),
+    ("title", "mirrored without them"),
+    ("memory_mode", "mirrored without them"),
+    ("app", "not used to choose an owner"),
+)
+
+
+def nul_warnings(metadata: dict[str, Any] | None) -> tuple[str, ...]:
+    """What the mirror leaves out of line 0 because it holds NUL characters.
+
+    PostgreSQL text cannot hold NUL; SQLite could, but both profiles mirror the same.
+    """
+    meta = metadata or {}
+    return tuple(
+        f"line 0's {name} holds NUL characters: {effect}"
+        for name, effect in NUL_FIELDS
+        if isinstance(meta.get(name), str) and "\x00" in meta[name]
+    )

@@ -1,0 +1,201 @@
+"""Structured credentials: key = value assignments, HTTP auth and cookie headers, URI userinfo.
+
+These have no vendor prefix, so what makes them secrets is their context (a key named
+like a password, an ``Authorization: Basic`` header, a ``Cookie`` header, userinfo in
+a URI) plus a value that looks like a literal secret rather than code. The bias is
+toward leaving ordinary prose and code alone: ``password = getpass()``,
+``api_key = os.environ["X"]``, ``secret: ${{ secrets.X }}``, ``password: str`` and
+"the password is stored hashed" are all kept.
+
+The rules come last in :data:`RULES <transcripts.core.redaction.patterns.RULES>`. An
+assignment's span is its value only (the key stays readable), so a vendor token
+assigned to a key (``GITHUB_TOKEN=ghp_…``) starts where the value does, and the vendor
+rule, with its lower index, wins the tie and names the kind.
+
+The engine's structured finders (:mod:`transcripts.core.redaction.structured`) parse
+the value after each key match; the predicates they apply live here.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+from typing import Final
+
+from .rule import Rule
+
+_IA = re.IGNORECASE | re.ASCII
+
+# ── Key = value assignments (the "assign" finder) ─────────────────────────────
+# A key ends with one of the keywords (``DB_PASSWORD``, ``dbPassword``, ``client_secret``,
+# ``X-Api-Key``), optionally closed by a quote (JSON, dict literals; an escaped quote
+# inside a JSON string), then ``=``, ``:``, ``:=`` or ``=>``. The finder reads the value.
+_SEP = r"""(?:\\?["'])?[ \t]*(?:=>|:=|[:=])[ \t]*"""
+ASSIGN_KEYS: Final = {
+    "password_assignment": r"(?:pass(?:word|wd|phrase)|(?<![a-z0-9])(?:pass|pwd))",
+    "secret_assignment": (
+        r"(?:secret|(?:api|access|private|secret|encryption|signing|master|client|app|license)"
+        r"[_-]?key)"
+    ),
+    "token_assignment": r"token",
+}
+# The shortest value each kind accepts. Passwords are short; a token is not, and
+# tokenizer code (``token = "Hello,"``, ``pad_token = "<pad>"``) is common here.
+ASSIGN_MIN_LEN: Final = {"password_assignment": 6, "secret_assignment": 8, "token_assignment": 12}
+ASSIGN_ANCHORS: Final = {
+    "password_assignment": ("pass", "pwd"),
+    "secret_assignment": ("secret", "key"),
+    "token_assignment": ("token",),
+}
+
+# Value scanners, run at the value start. Quoted: up to the closing quote, never across
+# whitespace or a backslash (the value would be prose or an escape). Unquoted: up to
+# whitespace, a quote, a delimiter of code, JSON, shell or a URL query, or "=" (which
+# separates the next assignment; base64 padding is taken back by the finder).
+QUOTED_VALUE_RE: Final = {
+    '"': re.compile(r'[^"\s\\]*+'),
+    "'": re.compile(r"[^'\s\\]*+"),
+    "`": re.compile(r"[^`\s\\]*+"),
+}
+UNQUOTED_VALUE_RE: Final = re.compile(r"""[^\s"'`=,;&()\[\]{}<>\\]++={0,2}+""")
+# String-literal prefixes (b"…", r'…'); f-strings are interpolated, so never a literal.
+STRING_PREFIXES: Final = frozenset({"b", "r", "u", "br", "rb"})
+
+_DOTTED_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+")
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_PLACEHOLDER_MARKERS = ("...", "\u2026", "xxxx", "****", "<", ">", "your_", "your-", "example")
+_PLACEHOLDER_WORDS = frozenset({"changeme", "placeholder", "redacted", "password", "secret"})
+_STRONG_SYMBOLS = frozenset("!@#$%^&*+=/?~|:;,\\")
+_TEMPLATE_STARTS = tuple("${<[(*%")
+
+
+def plausible_secret_value(value: str, *, quoted: bool, min_len: int) -> bool:
+    """``value`` reads as a literal secret, not as code, a template or a placeholder.
+
+    Rejected: shorter than ``min_len``; templates and references (``$X``, ``${…}``,
+    ``{{ … }}``, ``<your-key>``, ``%(pw)s``, ``[…]``); masks and elisions (``****``,
+    ``sk-...``); paths and URLs (a URL's userinfo has its own rule); YAML tags;
+    fewer than 4 distinct characters. Unquoted, it must not be code: no dotted name
+    (``args.password``), and a bare identifier (``password``, ``None``, ``SecretStr``)
+    counts only if it has a digit, as env values do (``DB_PASSWORD=Sup3rS3cret``).
+    Finally it needs a digit or a symbol other than ``_ - .``, or (quoted) 16+ mixed
+    case letters: words and kebab-case placeholders are not secrets.
+    """
+    if len(value) < min_len or len(set(value)) < 4:
+        return False
+    lowered = value.lower()
+    if value.startswith(_TEMPLATE_STARTS) or value.endswith(("}", ">")):
+        return False
+    if not quoted and value.startswith("#"):  # a YAML or shell comment
+        return False
+    if value.startswith("!") and value.lstrip("!").isalpha():  # a YAML tag: !vault
+        return False
+    if any(m in lowered for m in _PLACEHOLDER_MARKERS) or lowered in _PLACEHOLDER_WORDS:
+        return False
+    if value.startswith(("/", "~/", "./", "../")) or "://" in value:
+        return False
+    if len(value) > 2 and value[1] == ":" and value[2] in "\\/":  # C:\ or C:/
+        return False
+    has_digit = any(c.isdigit() for c in value)
+    if not quoted:
+        if _DOTTED_NAME.fullmatch(value):
+            return False
+        if _IDENTIFIER.fullmatch(value):
+            return has_digit
+    if has_digit or any(c in _STRONG_SYMBOLS for c in value):
+        return True
+    inner_upper = any(c.isupper() for c in value[1:])
+    return quoted and len(value) >= 16 and inner_upper and any(c.islower() for c in value)
+
+
+# ── Authorization: Basic (a validated regex rule) ─────────────────────────────
+BASIC_AUTH_RE: Final = re.compile(
+    r"[Aa][Uu][Tt][Hh][Oo][Rr][Ii][Zz][Aa][Tt][Ii][Oo][Nn]"
+    r"""["']?\s*[:=]\s*["']?"""
+    r"[Bb][Aa][Ss][Ii][Cc][ \t]+[A-Za-z0-9+/]+={0,2}"
+)
+
+
+def is_basic_credentials(header: str) -> bool:
+    """The header's value is base64 of ``user:password`` (RFC 7617).
+
+    Prose such as "Authorization: Basic followed by…" matches the pattern, but
+    "followed" does not decode to text with a colon.
+    """
+    value = header.rsplit(None, 1)[-1].lstrip("\"'")
+    try:
+        raw = base64.b64decode(value + "=" * (-len(value) % 4), validate=True)
+    except (binascii.Error, ValueError):
+        return False
+    return b":" in raw and len(raw) >= 3
+
+
+# ── Cookie and Set-Cookie headers (the "cookie" finder) ───────────────────────
+COOKIE_KEY_RE: Final = re.compile(
+    r"""(?:set-)?cookie(?:\\?["'])?[ \t]*[:=][ \t]*(?:\\?["'])?|--cookie[ \t=]+["']?""", _IA
+)
+# The cookie list: ``name=value`` pairs joined by "; ". It stops at whitespace that does
+# not follow a ";", a quote or a backslash (an escaped newline inside a JSON string), so
+# prose after an inline header is kept. A Set-Cookie's secret is its first pair only
+# (the rest are attributes: Path, Expires, HttpOnly).
+_COOKIE_PAIR = r"""[^\s=;"'\\]+=[^\s;"'\\]*+"""
+COOKIE_LIST_RE: Final = re.compile(rf"{_COOKIE_PAIR}(?:;[ \t]*{_COOKIE_PAIR})*+")
+SET_COOKIE_PAIR_RE: Final = re.compile(_COOKIE_PAIR)
+_COOKIE_RUN = re.compile(r"[A-Za-z0-9%+/._~-]{8,}")
+
+
+def looks_like_session_cookie(pairs: str) -> bool:
+    """A ``name=value`` list with a session-id-like run: 8+ chars with a digit, or 20+.
+
+    ``theme=dark; lang=en`` and prose ("the Cookie: header") are kept.
+    """
+    if "=" not in pairs:
+        return False
+    for m in _COOKIE_RUN.finditer(pairs):
+        run = m.group()
+        if len(run) >= 20 or any(c.isdigit() for c in run):
+            return True
+    return False
+
+
+# ── URI userinfo for any scheme (the "anyscheme" finder) ──────────────────────
+# From "://": the same tail as the scheme-list rules. The finder walks back over the
+# scheme (RFC 3986: a letter, then letters, digits, "+", "-", "."); schemes are
+# case-insensitive, so ``Postgres://`` counts.
+ANY_SCHEME_TAIL_RE: Final = re.compile(r"://[^\s:/@]*:[^\s/@]+@")
+SCHEME_CHARS: Final = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+-.")
+_TEMPLATE_PASSWORDS = frozenset({"password", "pass", "pwd", "secret", "token", "passwd"})
+
+
+def plausible_userinfo_password(password: str) -> bool:
+    """Not a template (``{password}``, ``$PW``, ``%s``, ``<pw>``) or a docs word."""
+    if password.startswith(tuple("{$%<*[")) or password.endswith(("}", ">")):
+        return False
+    return password.lower() not in _TEMPLATE_PASSWORDS and len(set(password)) > 1
+
+
+STRUCTURED_RULES: Final[tuple[Rule, ...]] = (
+    Rule(
+        "basic_auth_header",
+        BASIC_AUTH_RE,
+        "regex",
+        False,
+        ("authorization",),
+        anchor_lower=True,
+        validate=is_basic_credentials,
+    ),
+    Rule("cookie_header", COOKIE_KEY_RE, "cookie", False, ("cookie",), anchor_lower=True),
+    Rule("uri_credentials", ANY_SCHEME_TAIL_RE, "anyscheme", False, ("://",)),
+    *(
+        Rule(
+            kind,
+            re.compile(key + _SEP, _IA),
+            "assign",
+            False,
+            ASSIGN_ANCHORS[kind],
+            anchor_lower=True,
+        )
+        for kind, key in ASSIGN_KEYS.items()
+    ),
+)

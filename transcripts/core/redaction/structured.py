@@ -1,0 +1,116 @@
+"""Pass-1 finders for the structured rules (:mod:`.patterns.assignments`).
+
+Same contract as every finder of :mod:`.finders`: ``find(pos)`` returns the leftmost
+(start, end) at or after ``pos``, or None. Each is linear over a text:
+
+* assignments: every key match is followed by one value scan. A quoted value stops at
+  its quote and an unquoted one at "=", and a key needs "=" or ":" (with a quote or a
+  blank after ":") right after it, so a value never contains another key's
+  separator. Each character is scanned by at most a few values.
+* cookies: a rejected header list is skipped whole. Its rejection holds for every
+  suffix, so no header that starts inside it can be accepted.
+* URI userinfo: the scheme walk-back stops at "://"'s own "/" and ":", which no
+  scheme contains, so walks of different URIs never overlap.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from . import patterns as P
+from .patterns import assignments as A
+
+_Finder = Callable[[int], tuple[int, int] | None]
+
+# A key may start up to this far before ``pos`` while its value starts after it (an
+# earlier span ended inside the key).
+_KEY_LOOKBACK = 32
+
+
+def _value_span(text: str, vs: int, after_colon: bool) -> tuple[int, int, bool] | None:
+    """(start, end, quoted) of the value at ``vs``, or None when there is no literal."""
+    c = text[vs : vs + 1]
+    if c == "\\" and text[vs + 1 : vs + 2] in ('"', "'"):  # an escaped quote in JSON
+        vs, c = vs + 1, text[vs + 1]
+    if c in A.QUOTED_VALUE_RE:
+        start = vs + 1
+        end = A.QUOTED_VALUE_RE[c].match(text, start).end()  # type: ignore[union-attr]
+        closing = text[end : end + 1]
+        if closing == c or (closing == "\\" and text[end + 1 : end + 2] == c):
+            return start, end, True
+        return None
+    if after_colon:  # "key:value" is a label, a time or a type; YAML needs ": "
+        return None
+    m = A.UNQUOTED_VALUE_RE.match(text, vs)
+    if m is None or m.end() == vs:
+        return None
+    end = m.end()
+    nxt = text[end : end + 1]
+    value = m.group()
+    if value.lower() in A.STRING_PREFIXES and nxt in ('"', "'"):
+        inner = _value_span(text, end, False)
+        return inner if inner is not None and inner[2] else None
+    if nxt in ("(", "["):  # a call or a subscript: getpass(), os.environ["X"]
+        return None
+    while end > vs + 1 and text[end - 1] == ".":  # the full stop of a sentence
+        end -= 1
+    return vs, end, False
+
+
+def assign_finder(index: int, text: str) -> _Finder:
+    rule = P.RULES[index]
+    key_re, min_len = rule.pattern, A.ASSIGN_MIN_LEN[rule.kind]
+
+    def find(pos: int) -> tuple[int, int] | None:
+        for m in key_re.finditer(text, max(0, pos - _KEY_LOOKBACK)):
+            matched = m.group()
+            core = matched.rstrip(" \t")
+            after_colon = core.endswith(":") and len(core) == len(matched)
+            span = _value_span(text, m.end(), after_colon)
+            if span is None or span[0] < pos:
+                continue
+            start, end, quoted = span
+            if A.plausible_secret_value(text[start:end], quoted=quoted, min_len=min_len):
+                return start, end
+        return None
+
+    return find
+
+
+def cookie_finder(text: str) -> _Finder:
+    def find(pos: int) -> tuple[int, int] | None:
+        at = pos
+        while (m := A.COOKIE_KEY_RE.search(text, at)) is not None:
+            start = m.end()
+            # Set-Cookie: only the first pair is the secret.
+            pairs = A.SET_COOKIE_PAIR_RE if m.group()[:4].lower() == "set-" else A.COOKIE_LIST_RE
+            found = pairs.match(text, start)
+            if found is None:
+                at = start
+                continue
+            end = found.end()
+            if A.looks_like_session_cookie(text[start:end]):
+                return start, end
+            at = end
+        return None
+
+    return find
+
+
+def any_scheme_finder(text: str) -> _Finder:
+    def find(pos: int) -> tuple[int, int] | None:
+        at = pos
+        while (m := A.ANY_SCHEME_TAIL_RE.search(text, at)) is not None:
+            i = m.start()
+            run = i
+            while run > 0 and text[run - 1] in A.SCHEME_CHARS:
+                run -= 1
+            start = next((k for k in range(max(run, pos), i) if text[k].isalpha()), -1)
+            userinfo = text[i + 3 : m.end() - 1]
+            password = userinfo.split(":", 1)[1]
+            if start >= 0 and text[start].isascii() and A.plausible_userinfo_password(password):
+                return start, m.end()
+            at = i + 1
+        return None
+
+    return find
