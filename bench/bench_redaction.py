@@ -217,6 +217,68 @@ def main() -> None:
             f"  {sum(rep.values())} redactions"
         )
 
+    coverage_worst_cases(mb / t_search)
+
+
+def coverage_adversarial() -> dict[str, str]:
+    """About 1 MB each, aimed at the coverage rules (vendors, headers, assignments, URIs).
+
+    Each one makes a rule try, and mostly reject, a match at as many places as possible:
+    keys whose values are rejected, unterminated quotes, cookie lists without a session
+    id, Basic headers that do not decode, schemes without userinfo, validated shapes
+    that fail validation, unanchored hex shapes.
+    """
+    n = 1_000_000
+    return {
+        "password= repeated, empty values": ("password=" * (n // 9))[:n],
+        "secret: keys, rejected at '('": "secret:" * (n // 7) + "(",
+        "api_key= one 1 MB value + '('": "api_key=" + "a" * n + "(",
+        "token = a.b dotted names": ("token = tok.en " * (n // 15))[:n],
+        "password=\" unterminated quotes": ('password="' * (n // 10))[:n],
+        "PASSWORD='$x' templates": ("PASSWORD='$x' " * (n // 14))[:n],
+        "Cookie: a=b; long list, no id": "Cookie: " + "a=b; " * (n // 5),
+        "cookie:cookie: repeated": ("cookie:" * (n // 7))[:n],
+        "Set-Cookie: a=b; repeated": ("Set-Cookie: a=b; " * (n // 17))[:n],
+        "Authorization: Basic + 1 MB 'A'": "Authorization: Basic " + "A" * n,
+        "authorization: basic AAAA repeated": ("authorization: basic AAAA " * (n // 26))[:n],
+        "x://a:b@ repeated (all redacted)": ("x://a:b@" * (n // 8))[:n],
+        "://a: repeated, no '@'": ("://a:" * (n // 5))[:n],
+        "1 MB scheme chars + ://u:p@h": "a" * n + "://u:p@h",
+        "1 MB '-' + ://u:p@h (no letter)": "-" * n + "://u:p@h",
+        "Discord shape, bad user id": (
+            "MyVeryLongClassNameHereX.fields.get_default_field_names_for_model " * (n // 66)
+        ),
+        "Azure Q~ fragments": ("abc1Q~" * (n // 6))[:n],
+        "PGP headers, no END": "-----BEGIN PGP PRIVATE KEY BLOCK-----\n" * (n // 38),
+        "EyJ repeated": ("EyJ" * (n // 3))[:n],
+        "hex-32 + '-' repeated (Mailgun shape)": (("0123456789abcdef" * 2 + "-") * (n // 33))[:n],
+        "1 MB lowercase hex": ("0123456789abcdef" * (n // 16))[:n],
+        "eyJrIjoi repeated (Grafana)": ("eyJrIjoi" * (n // 8))[:n],
+        "EAAC + 99 alnum, repeated": (("EAAC" + "a" * 99 + " ") * (n // 104))[:n],
+        "Ghp_ + 29 alnum, repeated": (("Ghp_" + "a" * 29 + " ") * (n // 34))[:n],
+    }
+
+
+def coverage_worst_cases(baseline_mb_s: float) -> None:
+    """Throughput of each coverage input, and its ratio to the re.search baseline.
+
+    Linear time shows as a ratio that stays flat when the input grows: the second
+    column repeats each input at a quarter of its size, and the two MB/s figures should
+    be close (a quadratic rule would be about 4x faster on the quarter).
+    """
+    print(f"coverage rules, adversarial inputs (baseline re.search {baseline_mb_s:.1f} MB/s):")
+    for name, text in coverage_adversarial().items():
+        rates = []
+        for part in (text, text[: len(text) // 4]):
+            t0 = time.process_time()
+            _, rep = redact_text(part)
+            dt = max(time.process_time() - t0, 1e-6)
+            rates.append(len(part) / 1e6 / dt)
+        print(
+            f"  {name:40s} {rates[0]:8.1f} MB/s (quarter: {rates[1]:8.1f})"
+            f"  {baseline_mb_s / rates[0]:7.1f}x baseline  {sum(rep.values())} redactions"
+        )
+
 
 if __name__ == "__main__":
     main()

@@ -1,4 +1,5 @@
-"""Under ``/api/`` every error is the JSON envelope ``{"error", "code"}``.
+"""Site middleware. ``ApiJsonErrors``: under ``/api/`` every error is the JSON envelope
+``{"error", "code"}``. ``ContentSecurityPolicy``: the CSP header on every response.
 
 Ninja's own handlers cover its operations; this catches what never reaches them: the
 405 a path answers for a method it lacks (ninja sends a bare text body), Django's 404,
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from django.conf import settings
 from django.http import HttpRequest, HttpResponse, HttpResponseBase, JsonResponse
 
 API_PREFIX = "/api/"
@@ -46,3 +48,18 @@ class ApiJsonErrors:
             if response.has_header(header):
                 replaced[header] = response[header]
         return replaced
+
+
+class ContentSecurityPolicy:
+    """Adds ``settings.KIROCREW_CSP`` as the ``Content-Security-Policy`` header to every
+    response that does not set its own (an empty setting sends none)."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponseBase]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponseBase:
+        response = self.get_response(request)
+        policy = settings.KIROCREW_CSP
+        if policy and not response.has_header("Content-Security-Policy"):
+            response["Content-Security-Policy"] = policy
+        return response

@@ -15,6 +15,9 @@ from pathlib import Path
 
 import dj_database_url
 import django_stubs_ext
+from django.core.exceptions import ImproperlyConfigured
+
+from kirocrew_site.secret_key import secret_key_load
 
 django_stubs_ext.monkeypatch()
 
@@ -37,6 +40,18 @@ def env_list(name: str, default: str) -> list[str]:
     return [item.strip() for item in os.environ.get(name, default).split(",") if item.strip()]
 
 
+def env_proxy_header(name: str) -> tuple[str, str] | None:
+    """``HTTP_X_FORWARDED_PROTO,https``: the request header (as in ``request.META``) and
+    the value that means the client spoke HTTPS to the proxy."""
+    value = os.environ.get(name, "").strip()
+    if not value:
+        return None
+    header, sep, secure = (part.strip() for part in value.partition(","))
+    if not sep or not header.startswith("HTTP_") or not secure:
+        raise ImproperlyConfigured(f"{name} must look like HTTP_X_FORWARDED_PROTO,https")
+    return header, secure
+
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 # ---------------------------------------------------------------- data root
@@ -48,9 +63,9 @@ KIROCREW_SESSIONS_DIR.mkdir(parents=True, exist_ok=True)
 
 # ---------------------------------------------------------------- core Django
 DEBUG = env_bool("DJANGO_DEBUG", False)
-SECRET_KEY = (
-    os.environ.get("DJANGO_SECRET_KEY") or "kirocrew-insecure-embedded-default-key-change-me"
-)
+# KIROCREW_SECRET_KEY / DJANGO_SECRET_KEY, else $KIROCREW_HOME/secret_key (created 0600 on
+# the first run); with DEBUG off, no key at all stops the site from starting.
+SECRET_KEY = secret_key_load(KIROCREW_HOME, debug=DEBUG, env=os.environ)
 ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", "127.0.0.1,localhost,testserver")
 CSRF_TRUSTED_ORIGINS = env_list(
     "DJANGO_CSRF_TRUSTED_ORIGINS", "http://127.0.0.1:8000,http://localhost:8000"
@@ -73,6 +88,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "kirocrew_site.middleware.ContentSecurityPolicy",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -83,6 +99,28 @@ MIDDLEWARE = [
     # becomes the {"error", "code"} envelope.
     "kirocrew_site.middleware.ApiJsonErrors",
 ]
+
+# ---------------------------------------------------------------- TLS and browser hardening
+# KIROCREW_TLS=1: the site is reached over HTTPS (directly or through a TLS proxy; behind
+# a proxy also set DJANGO_SECURE_PROXY_SSL_HEADER). It turns on Secure cookies, the
+# redirect to https and HSTS; each has its own DJANGO_* override.
+KIROCREW_TLS = env_bool("KIROCREW_TLS", False)
+SESSION_COOKIE_SECURE = env_bool("DJANGO_SESSION_COOKIE_SECURE", KIROCREW_TLS)
+CSRF_COOKIE_SECURE = env_bool("DJANGO_CSRF_COOKIE_SECURE", KIROCREW_TLS)
+SECURE_SSL_REDIRECT = env_bool("DJANGO_SECURE_SSL_REDIRECT", KIROCREW_TLS)
+SECURE_HSTS_SECONDS = env_int("DJANGO_SECURE_HSTS_SECONDS", 31_536_000 if KIROCREW_TLS else 0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("DJANGO_SECURE_HSTS_INCLUDE_SUBDOMAINS", KIROCREW_TLS)
+SECURE_HSTS_PRELOAD = env_bool("DJANGO_SECURE_HSTS_PRELOAD", KIROCREW_TLS)
+SECURE_PROXY_SSL_HEADER = env_proxy_header("DJANGO_SECURE_PROXY_SSL_HEADER")
+# Sent on every response (kirocrew_site.middleware). The dashboard and the admin run no
+# inline script or style; the socket is same-origin ('self' covers ws:/wss: to this host).
+# An empty value sends no policy.
+KIROCREW_CSP = os.environ.get(
+    "KIROCREW_CSP",
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    "font-src 'self'; connect-src 'self'; object-src 'none'; base-uri 'none'; "
+    "form-action 'self'; frame-ancestors 'none'",
+)
 
 ROOT_URLCONF = "kirocrew_site.urls"
 WSGI_APPLICATION = "kirocrew_site.wsgi.application"

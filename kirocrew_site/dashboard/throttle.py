@@ -16,9 +16,10 @@ import math
 from datetime import timedelta
 from typing import Any
 
+from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.contrib.auth.backends import ModelBackend
-from django.contrib.auth.base_user import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.http import HttpRequest
@@ -80,7 +81,7 @@ class ThrottledModelBackend(ModelBackend):
         username: str | None = None,
         password: str | None = None,
         **kwargs: Any,
-    ) -> AbstractBaseUser | None:
+    ) -> User | None:
         if username is None:
             username = kwargs.get(self._username_field())
         if username is None or password is None:
@@ -95,6 +96,18 @@ class ThrottledModelBackend(ModelBackend):
         if user is not None:
             login_throttle_clear(username=str(username), address=address)
         return user
+
+    async def aauthenticate(
+        self,
+        request: HttpRequest | None,
+        username: str | None = None,
+        password: str | None = None,
+        **kwargs: Any,
+    ) -> User | None:
+        """ModelBackend's own async path would skip the throttle: go through the sync one."""
+        return await sync_to_async(self.authenticate)(
+            request, username=username, password=password, **kwargs
+        )
 
     @staticmethod
     def _username_field() -> str:

@@ -36,9 +36,9 @@ def session_list(request: HttpRequest) -> HttpResponse:
     enabled = summary_config().enabled
     # NUL is dropped from filters: PostgreSQL cannot compare text holding it (a 500), and
     # no title, key or app name can contain one (the content rule refuses it on input).
-    search = request.GET.get("q", "").replace("\x00", "").strip()[:200]
-    app = request.GET.get("app", "").replace("\x00", "")
-    state = request.GET.get("state", "").replace("\x00", "") if enabled else ""
+    search = request.GET.get("q", "").replace("\x00", "\x00").strip()[:200]
+    app = request.GET.get("app", "").replace("\x00", "\x00")
+    state = request.GET.get("state", "").replace("\x00", "\x00") if enabled else ""
     sessions = dashboard_sessions(app=app, state=state, search=search)
     page = Paginator(sessions, PAGE_SIZE).get_page(request.GET.get("page"))
     rows = []

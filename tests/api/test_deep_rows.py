@@ -3,15 +3,16 @@ writer): every reader answers 200 and reports them, and nothing logs a traceback
 
 from __future__ import annotations
 
+import io
 import json
 import logging
 from collections.abc import Callable
-from typing import Any
 
 import pytest
 from django.test import Client
 from django.urls import reverse
 
+from kirocrew_site.logfilter import TrimRecursionTracebacks
 from transcripts.core.content import MAX_DEPTH, TOO_DEEP_MARKER
 from transcripts.core.store import TranscriptStore
 from transcripts.models import Slot
@@ -55,7 +56,10 @@ def no_traceback(caplog: pytest.LogCaptureFixture) -> None:
 
 @pytest.mark.parametrize("depth", [MAX_DEPTH + 1, 400, 1000])
 def test_transcript_api_reports_a_deep_row(
-    owner: Persona, s1: Slot, store: TranscriptStore, depth: int,
+    owner: Persona,
+    s1: Slot,
+    store: TranscriptStore,
+    depth: int,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     plant_deep_rows(store, depth)
@@ -90,3 +94,36 @@ def test_admin_session_page_reports_a_deep_row(
     assert page.status_code == 200
     assert b"too_deep" in page.content
     no_traceback(caplog)
+
+
+def test_a_recursion_error_is_logged_with_a_few_frames_not_a_flood() -> None:
+    """Whatever still overflows the stack is logged by the configured console handler (the
+    one every logger reaches, Django's request logger included) in a few lines."""
+    handler = next(
+        h
+        for h in logging.getLogger().handlers
+        if any(isinstance(f, TrimRecursionTracebacks) for f in h.filters)
+    )
+    assert isinstance(handler, logging.StreamHandler)
+    stream = io.StringIO()
+    previous = handler.setStream(stream)
+
+    # Two alternating frames, like the old recursive redaction walk: Python collapses
+    # only identical consecutive frames, so this traceback is whole (~100 KB).
+    def ping(n: int) -> int:
+        return pong(n + 1) + 1
+
+    def pong(n: int) -> int:
+        return ping(n + 1) + 1
+
+    try:
+        ping(0)
+    except RecursionError:
+        logging.getLogger("kirocrew_site.api").exception("unhandled API error on GET /x")
+    finally:
+        handler.setStream(previous)
+    logged = stream.getvalue()
+    assert "unhandled API error on GET /x" in logged
+    assert "RecursionError" in logged
+    assert "in ping" in logged  # the frames it kept are the innermost ones
+    assert len(logged) < 5_000  # a whole overflow traceback is some 100 KB

@@ -47,7 +47,7 @@ def refused(owner: Persona, method: str, path: str, raw: str, slot: str = "s1") 
     response = owner.call(method, path, raw=raw)
     assert response.status_code == 422, response.content[:300]
     assert transcript_bytes(slot) == before
-    return error_of(response)["code"]
+    return str(error_of(response)["code"])
 
 
 def no_traceback(caplog: pytest.LogCaptureFixture) -> None:
@@ -71,9 +71,7 @@ def test_meta_nested_past_the_limit_is_422(
 def test_nesting_message_names_the_limit_never_the_value(owner: Persona, s1: Slot) -> None:
     raw = '{"role": "assistant", "content": "x", "meta": ' + nested_text(500) + "}"
     response = owner.call("POST", f"{URL}/rows", raw=raw)
-    assert error_of(response)["error"] == (
-        "invalid request: body: nested more than 64 levels deep"
-    )
+    assert error_of(response)["error"] == ("invalid request: body: nested more than 64 levels deep")
 
 
 @pytest.mark.parametrize("depth", [MAX_DEPTH, 985, 5000])
@@ -119,7 +117,7 @@ def test_slot_patch_with_nul_is_422_and_writes_nothing(owner: Persona, s1: Slot)
 
 
 @pytest.mark.parametrize(
-    "path, raw",
+    ("path", "raw"),
     [
         ("rows", '{"role": "assistant", "content": "a\\u0000b"}'),
         ("rows", '{"role": "tool", "content": "x", "meta": {"k\\u0000": 1}}'),
@@ -147,9 +145,7 @@ def test_dashboard_list_with_nul_in_the_query_is_a_page(dashboard: Persona, s1: 
 # ---------------------------------------------------------------- item 9: redaction
 
 
-def test_a_revision_may_not_change_role(
-    owner: Persona, s1: Slot, store: TranscriptStore
-) -> None:
+def test_a_revision_may_not_change_role(owner: Persona, s1: Slot, store: TranscriptStore) -> None:
     turn = owner.call("POST", f"{URL}/turns", {"content": f"my token is {SECRET}"})
     ts = json.loads(turn.content)["ts"]
     raw = json.dumps({"patch": {"role": "assistant"}})
@@ -158,9 +154,7 @@ def test_a_revision_may_not_change_role(
     assert [row["role"] for row in rows if SECRET in str(row.get("content"))] == ["user"]
 
 
-def test_meta_and_patch_keys_are_redacted(
-    owner: Persona, s1: Slot, store: TranscriptStore
-) -> None:
+def test_meta_and_patch_keys_are_redacted(owner: Persona, s1: Slot, store: TranscriptStore) -> None:
     row = owner.call(
         "POST", f"{URL}/rows", {"role": "assistant", "content": "ok", "meta": {SECRET: {SECRET: 1}}}
     )
@@ -184,7 +178,8 @@ def test_two_keys_that_redact_alike_both_stay(owner: Persona, s1: Slot) -> None:
     assert row.status_code == 201
     stored = json.loads(owner.call("GET", f"{URL}/transcript").content)["rows"][-1]["meta"]
     assert sorted(stored.values()) == [1, 2]
-    assert SECRET not in json.dumps(stored) and other not in json.dumps(stored)
+    assert SECRET not in json.dumps(stored)
+    assert other not in json.dumps(stored)
 
 
 # ---------------------------------------------------------------- item 10: numbers

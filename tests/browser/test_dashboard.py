@@ -330,7 +330,7 @@ def test_turn_running_disables_generate_and_rows_arrive_live(page: Any, server: 
     expect(button).to_have_attribute("aria-disabled", "false")
     assert button.get_attribute("aria-describedby") is None
     assert page.locator("#turn-state").is_hidden()
-    assert page.locator("#turn-count").inner_text() == "3"
+    assert page.locator("#turn-count").inner_text() == "3 turns"  # as after a reload
     assert not_reloaded(page)
 
 
@@ -395,12 +395,13 @@ def test_refetch_failure_keeps_the_summary(page: Any, server: Server) -> None:
     titles = page.locator(".intent-title")
     titles.first.wait_for()
     shown = titles.all_inner_texts()
-    page.route("**/summary", lambda route: route.fulfill(status=500, body="boom"))
+    reads = re.compile(r"/summary/?$")  # the panel reads the dashboard's /s/<slot>/summary/
+    page.route(reads, lambda route: route.fulfill(status=500, body="boom"))
     # A clean turn end writes a new summary and pushes its frame; the refetch then fails.
     server.turn(slot, "Also document the new flag.", "Documented it in the README.")
     page.locator("#summary-status").get_by_text("Could not refresh the summary").wait_for()
     assert titles.all_inner_texts() == shown  # the last summary received stays on screen
-    page.unroute("**/summary")
+    page.unroute(reads)
     page.get_by_role("button", name="Check again").click()
     page.locator("#summary-status").get_by_text("Could not refresh").wait_for(state="detached")
 

@@ -13,9 +13,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from asgiref.sync import sync_to_async
 from django.conf import settings as django_settings
-from django.contrib.auth import get_user_model
-from django.test import Client
+from django.contrib.auth import aauthenticate, get_user_model
+from django.test import Client, RequestFactory
 from django.utils import timezone
 
 from kirocrew_site.dashboard.models import LoginThrottle
@@ -114,6 +115,18 @@ def test_the_table_holds_no_username_or_address(admin_user: Any):
     assert row.attempts == 2
     assert "boss" not in str(row.__dict__)
     assert "203.0.113.9" not in str(row.__dict__)
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_the_async_path_is_throttled_too(limits: None):
+    """ModelBackend's own ``aauthenticate`` would check the password unthrottled."""
+    await sync_to_async(get_user_model().objects.create_user)("boss", password=PASSWORD)
+    request = RequestFactory().post("/login/", REMOTE_ADDR="192.0.2.50")
+    for _ in range(LIMIT):
+        assert await aauthenticate(request, username="boss", password="wrong") is None
+    assert await aauthenticate(request, username="boss", password=PASSWORD) is None
+    other = RequestFactory().post("/login/", REMOTE_ADDR="192.0.2.51")
+    assert await aauthenticate(other, username="boss", password=PASSWORD) is not None
 
 
 SCRIPT = """

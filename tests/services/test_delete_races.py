@@ -76,14 +76,13 @@ def test_a_route_racing_a_delete_of_its_slot_never_answers_500(
     responses = race(calls)
 
     outcomes: Counter[str] = Counter()
-    for name, answer, deleted in zip(names, responses[0::2], responses[1::2], strict=True):
+    for answer in responses[0::2]:
         body = json.loads(answer.content) if answer.content else {}
-        outcome = f"{answer.status_code} {body.get('code', '')}".strip()
-        outcomes[outcome] += 1
-        assert answer.status_code in (route.ok, 404), (name, outcome)
-        if answer.status_code == 404:
-            assert body == {"error": "not found", "code": "slot_not_found"}, name
+        outcomes[f"{answer.status_code} {body.get('code', '')}".strip()] += 1
+    print(f"{route.name}: {dict(outcomes)}")  # how the pairs split (-s shows it)
+    # The route won (its usual answer) or met the deleted slot: nothing else, ever.
+    assert set(outcomes) <= {str(route.ok), "404 slot_not_found"}, dict(outcomes)
+    for name, deleted in zip(names, responses[1::2], strict=True):
         assert deleted.status_code in (204, 404), (name, deleted.status_code)
         assert client().get(f"/api/chat/slots/{name}").status_code == 404, name
-        assert leftovers(name) == [], (name, outcome)
-    print(f"{route.name}: {dict(outcomes)}")  # how the pairs split (-s shows it)
+        assert leftovers(name) == [], name

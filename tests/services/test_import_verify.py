@@ -65,3 +65,17 @@ def test_appends_after_the_import_keep_the_mirror_exact(services_home, on_postgr
     assert after.last_activity > before.last_activity
     result = session_verify_all()
     assert not result.problems, result.findings
+
+
+def test_nul_in_line_0_never_aborts_import_or_repair_on_postgres(
+    services_home, on_postgres, fixture_tree
+):
+    """PostgreSQL text refuses NUL (a DataError used to abort the whole command): the file
+    is imported with NUL left out of the mirror, the rest of the directory too, and
+    ``verify_transcripts --repair`` re-syncs it; the same checks as the SQLite profile's."""
+    from tests.transcripts.django.test_import import run
+    from tests.transcripts.django.test_import_hardening import check_nul_import, nul_tree
+
+    text, counts = run(str(nul_tree(fixture_tree)))
+    assert (counts["imported"], counts["bad"]) == (6, 0)
+    check_nul_import(text)

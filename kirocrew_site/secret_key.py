@@ -1,0 +1,84 @@
+"""Where ``SECRET_KEY`` comes from: the environment, else ``$KIROCREW_HOME/secret_key``.
+
+No key ships with the code. On the first run the file is created with a fresh random key
+(mode 0600, written to a temporary file and hard-linked into place, so two processes
+starting together agree on one key and nobody ever reads a half-written file). An existing
+file is never overwritten. With ``DEBUG`` off the site refuses to start when no key can be
+had (an empty or unreadable file, a key file others may read, a data root it cannot write)
+rather than run with a guessable one. Imported by settings: no Django settings here.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+import stat
+from collections.abc import Mapping
+from pathlib import Path
+
+from django.core.exceptions import ImproperlyConfigured
+
+KEY_FILE_NAME = "secret_key"
+ENV_NAMES = ("KIROCREW_SECRET_KEY", "DJANGO_SECRET_KEY")
+HINT = (
+    "Set KIROCREW_SECRET_KEY (the same value for every process of one site), or let the "
+    "site create {path} on its first run."
+)
+
+
+def secret_key_load(home: Path, *, debug: bool, env: Mapping[str, str]) -> str:
+    for name in ENV_NAMES:
+        value = env.get(name, "").strip()
+        if value:
+            return value
+    path = home / KEY_FILE_NAME
+    try:
+        if not path.exists():
+            _create(path)
+        return _read(path, debug=debug)
+    except OSError as exc:
+        if debug:
+            # A development run on a read-only data root: a key for this process only
+            # (sessions end with it), never a public one.
+            return secrets.token_urlsafe(48)
+        raise ImproperlyConfigured(
+            f"No SECRET_KEY: {path} could not be read or created ({exc}). " + HINT.format(path=path)
+        ) from exc
+
+
+def _read(path: Path, *, debug: bool) -> str:
+    key = path.read_text(encoding="utf-8").strip()
+    mode = path.stat().st_mode
+    if not debug and mode & (stat.S_IRWXG | stat.S_IRWXO):
+        raise ImproperlyConfigured(
+            f"{path} may be read by other users (mode {stat.S_IMODE(mode):o}): "
+            f"chmod 600 {path}, or set KIROCREW_SECRET_KEY instead."
+        )
+    if not key:
+        # Never replaced: a new key would silently end every session and signed link.
+        raise ImproperlyConfigured(f"{path} is empty. " + HINT.format(path=path))
+    return key
+
+
+def _create(path: Path) -> None:
+    """Write a new key next to ``path`` and link it into place unless another process won."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        try:
+            os.fchmod(fd, 0o600)  # whatever the umask says
+            os.write(fd, (secrets.token_urlsafe(48) + "\n").encode())
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        with contextlib.suppress(FileExistsError):  # another process won: use its key
+            os.link(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+    dir_fd = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(dir_fd)
+    finally:
+        os.close(dir_fd)
