@@ -234,7 +234,7 @@ def coverage_adversarial() -> dict[str, str]:
         "secret: keys, rejected at '('": "secret:" * (n // 7) + "(",
         "api_key= one 1 MB value + '('": "api_key=" + "a" * n + "(",
         "token = a.b dotted names": ("token = tok.en " * (n // 15))[:n],
-        "password=\" unterminated quotes": ('password="' * (n // 10))[:n],
+        'password=" unterminated quotes': ('password="' * (n // 10))[:n],
         "PASSWORD='$x' templates": ("PASSWORD='$x' " * (n // 14))[:n],
         "Cookie: a=b; long list, no id": "Cookie: " + "a=b; " * (n // 5),
         "cookie:cookie: repeated": ("cookie:" * (n // 7))[:n],

@@ -129,7 +129,7 @@ def on_busy(request: HttpRequest, exc: LockTimeout) -> HttpResponse:
     return envelope(request, 503, "busy", "the session is busy; try again")
 
 
-def on_slot_gone(request: HttpRequest, exc: Exception) -> HttpResponse:
+def on_slot_gone(request: HttpRequest, exc: object) -> HttpResponse:
     # A DELETE of the same slot won the race after the lookup: the same 404 as a slot that
     # was never there (and as a foreign one), never a 500.
     log.info("slot gone during %s %s (%s)", request.method, request.path, type(exc).__name__)

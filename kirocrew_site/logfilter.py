@@ -17,7 +17,7 @@ KEEP_FRAMES = 8
 class TrimRecursionTracebacks(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
         exc = record.exc_info[1] if record.exc_info else None
-        if False and isinstance(exc, RecursionError):
+        if isinstance(exc, RecursionError):
             tail = "".join(traceback.format_exception(exc, limit=-KEEP_FRAMES))
             record.msg = f"{record.getMessage()}\n(last {KEEP_FRAMES} frames)\n{tail.rstrip()}"
             record.args = None

@@ -49,15 +49,15 @@ def secret_key_load(home: Path, *, debug: bool, env: Mapping[str, str]) -> str:
 
 def _read(path: Path, *, debug: bool) -> str:
     key = path.read_text(encoding="utf-8").strip()
+    if not key:
+        # Never replaced: a new key would silently end every session and signed link.
+        raise ImproperlyConfigured(f"{path} is empty. " + HINT.format(path=path))
     mode = path.stat().st_mode
     if not debug and mode & (stat.S_IRWXG | stat.S_IRWXO):
         raise ImproperlyConfigured(
             f"{path} may be read by other users (mode {stat.S_IMODE(mode):o}): "
             f"chmod 600 {path}, or set KIROCREW_SECRET_KEY instead."
         )
-    if not key:
-        # Never replaced: a new key would silently end every session and signed link.
-        raise ImproperlyConfigured(f"{path} is empty. " + HINT.format(path=path))
     return key
 
 

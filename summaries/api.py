@@ -39,7 +39,10 @@ def _caller(request: HttpRequest) -> Any:
     return request.auth  # type: ignore[attr-defined]  # a kirocrew_site.auth.Caller
 
 
-@router.post("/slots", response={201: SlotOut, **ERRORS}, operation_id="slot_create")
+# Filed with the other slot routes in the API docs (their handlers live here for the gist).
+@router.post(
+    "/slots", response={201: SlotOut, **ERRORS}, operation_id="slot_create", tags=["slots"]
+)
 def create_slot(request: HttpRequest, body: SlotCreateIn) -> Status[Any]:
     caller = _caller(request)
     # Names are one global namespace (a 409 tells that a name is taken, by anyone): a
@@ -58,7 +61,9 @@ def create_slot(request: HttpRequest, body: SlotCreateIn) -> Status[Any]:
     return Status(201, slot_payload(slot))
 
 
-@router.get("/slots", response={200: SlotListOut, **ERRORS}, operation_id="slot_list")
+@router.get(
+    "/slots", response={200: SlotListOut, **ERRORS}, operation_id="slot_list", tags=["slots"]
+)
 def list_slots(request: HttpRequest) -> dict[str, Any]:
     caller = _caller(request)
     slots = []
@@ -143,9 +148,9 @@ def generate_summary(request: HttpRequest, slot: str) -> dict[str, Any]:
     if not outcome.ok:
         # A DELETE that won the race shows as no_transcript, an error or a refused write:
         # the slot is gone, so it is the 404 of a missing slot, not a summary refusal.
-        raise slot_not_found() if slot_gone(found) else ApiError(
-            *_REFUSALS.get(outcome.reason, _UNAVAILABLE)
-        )
+        if slot_gone(found):
+            raise slot_not_found()
+        raise ApiError(*_REFUSALS.get(outcome.reason, _UNAVAILABLE))
     found.refresh_from_db()
     found.session.refresh_from_db()
     body = summary_body(found)  # read back from disk, not the pass's return value

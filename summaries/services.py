@@ -31,7 +31,7 @@ from .core.extract import (
     last_activity_ts,
 )
 from .core.gate import SlotView, is_restricted, should_summarize
-from .core.payload import normalize_payload
+from .core.payload import clip_sealed, normalize_payload, seal_payload
 from .core.prompt import build_prompt
 from .core.reply import parse_reply
 from .core.sidecar import INTENTS, ONE_LINE, read_strict, write_guarded
@@ -162,6 +162,7 @@ def _run_pass(slot: Slot, cfg: SessionSummaryConfig, *, force: bool) -> PassOutc
         model=backend.name,
         duration_ms=duration_ms,
     )
+    payload = seal_payload(payload)  # last step before storing: the added fields too
     if not write_guarded(store, key, INTENTS, payload, sig=identity.sig, gen=identity.gen):
         return PassOutcome(False, "write_refused")
     gist = one_line_gist(payload)
@@ -209,6 +210,8 @@ def _current(slot: Slot, sidecar: dict[str, Any], user_turns: int) -> PassOutcom
         "model": str(sidecar.get("model") or ""),
         "duration_ms": sidecar.get("duration_ms") or 0,
     }
+    # Sealed: a sidecar written before extraction redacted user rows may hold a secret.
+    payload = seal_payload(payload)
     _mirror(slot, payload, one_line_gist(payload), sig, gen)
     return PassOutcome(True, "current", announce=True)
 
@@ -244,7 +247,7 @@ def one_line_gist(payload: dict[str, Any]) -> str:
         gist += f" (+{others} more)"
     if open_count:
         gist += f" · {open_count} open"
-    return gist[:400]
+    return clip_sealed(gist, 400)  # redacted around the cut: no half secret survives it
 
 
 def _mirror(slot: Slot, payload: dict[str, Any], gist: str, sig: int, gen: int) -> None:

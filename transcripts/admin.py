@@ -9,6 +9,7 @@ from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.forms import ModelForm
 from django.http import HttpRequest
+from django.utils import timezone
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
@@ -80,7 +81,9 @@ def _row_html(index: int, row: dict[str, Any]) -> tuple[Any, ...]:
 
 @admin.register(Session)
 class SessionAdmin(admin.ModelAdmin[Session]):
-    list_display = ("title", "key", "app", "last_activity", "user_turns", "size", "anomalies")
+    # Short headers and a compact date: at 1 366 px the long ones pushed "anomalies" out of
+    # the changelist's scroll box (column headers never wrap in the admin).
+    list_display = ("title", "key", "app", "active", "turns", "size", "anomalies")
     list_filter = ("app", "closed", "pinned")
     search_fields = ("key", "title")
     list_select_related = ("app",)
@@ -96,6 +99,15 @@ class SessionAdmin(admin.ModelAdmin[Session]):
 
     def has_delete_permission(self, request: HttpRequest, obj: Session | None = None) -> bool:
         return False  # deleting only the row would be drift; the API deletes for real
+
+    @admin.display(description="last active", ordering="last_activity")
+    def active(self, obj: Session) -> str:
+        stamp = obj.last_activity
+        return timezone.localtime(stamp).strftime("%Y-%m-%d %H:%M") if stamp else "-"
+
+    @admin.display(description="turns", ordering="user_turns")
+    def turns(self, obj: Session) -> int:
+        return obj.user_turns
 
     @admin.display(description="anomalies")
     def anomalies(self, obj: Session) -> int:

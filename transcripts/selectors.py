@@ -9,15 +9,13 @@ from django.db.models import F, Q, QuerySet
 from .core.content import bound_rows
 from .core.fold import FoldReport
 from .core.keys import is_valid_slot_name
+from .core.paging import InvalidCursor, read_page
 from .models import App, Session, Slot
 from .store import get_store
 
 Caller = App | Literal[""]  # "" = a dashboard user: unrestricted
 MAX_PAGE = 1000
-
-
-class InvalidCursor(ValueError):
-    """An ``after`` cursor that names no row of the session (rewound away, or made up)."""
+__all__ = ["InvalidCursor"]  # defined with the paging reader; the API catches it from here
 
 
 def session_list(*, app: App | Literal[""] | None, search: str = "") -> QuerySet[Session]:
@@ -70,13 +68,20 @@ def session_transcript(
 
     Cursors are row ts values; a ts that legacy rows share gets ``#n`` (its nth bearer),
     so a page boundary between duplicates neither skips nor repeats a row. Raises
-    ``SessionNotFound`` (no transcript) and ``InvalidCursor``.
+    ``SessionNotFound`` (no transcript) and ``InvalidCursor``. The page costs O(page)
+    through the offset index (``core/paging.py``); the whole fold answers only what the
+    index cannot (position hints, legacy ts, a torn tail).
     """
-    view = get_store().read_session(key)
-    rows = bound_rows(view.rows, view.report)  # rows nested too deep: reported, not a 500
-    start = _start_after(rows, after) if after else 0
     limit = max(1, min(limit, MAX_PAGE))
-    page = rows[start : start + limit]
+    store = get_store()
+    fast = read_page(store, key, after, limit)
+    if fast is not None:
+        # Rows nested too deep: bounded and reported, for the rows of this page.
+        return bound_rows(fast.rows, fast.report), fast.report, fast.next
+    view = store.read_session(key)
+    rows = view.rows
+    start = _start_after(rows, after) if after else 0
+    page = bound_rows(rows[start : start + limit], view.report)
     next_cursor = None
     if page and start + len(page) < len(rows):
         last = start + len(page) - 1

@@ -14,4 +14,6 @@ urlpatterns = [
     path("settings/", views.settings_page, name="settings"),
     path("login/", LoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
+    # Pages without our <link rel="icon"> (the admin, the API docs) still ask for this.
+    path("favicon.ico", views.favicon, name="favicon"),
 ]

@@ -14,6 +14,7 @@ from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.template.loader import render_to_string
+from django.templatetags.static import static
 from django.views.decorators.http import require_GET, require_http_methods
 
 from summaries.core.config import ENV_ENABLED, ConfigWriteError, write_enabled
@@ -36,9 +37,9 @@ def session_list(request: HttpRequest) -> HttpResponse:
     enabled = summary_config().enabled
     # NUL is dropped from filters: PostgreSQL cannot compare text holding it (a 500), and
     # no title, key or app name can contain one (the content rule refuses it on input).
-    search = request.GET.get("q", "").replace("\x00", "\x00").strip()[:200]
-    app = request.GET.get("app", "").replace("\x00", "\x00")
-    state = request.GET.get("state", "").replace("\x00", "\x00") if enabled else ""
+    search = request.GET.get("q", "").replace("\x00", "").strip()[:200]
+    app = request.GET.get("app", "").replace("\x00", "")
+    state = request.GET.get("state", "").replace("\x00", "") if enabled else ""
     sessions = dashboard_sessions(app=app, state=state, search=search)
     page = Paginator(sessions, PAGE_SIZE).get_page(request.GET.get("page"))
     rows = []
@@ -164,6 +165,11 @@ def session_summary_partial(request: HttpRequest, slot: str) -> JsonResponse:
     return JsonResponse(_panel_body(_dashboard_slot(slot)))
 
 
+@require_GET
+def favicon(request: HttpRequest) -> HttpResponse:
+    return redirect(static("favicon.svg"), permanent=True)
+
+
 @login_required
 @require_http_methods(["GET", "POST"])
 def settings_page(request: HttpRequest) -> HttpResponse:
@@ -190,7 +196,6 @@ def settings_page(request: HttpRequest) -> HttpResponse:
         {
             "config": [(key, json.dumps(value)) for key, value in cfg.to_dict().items()],
             "enabled": cfg.enabled,
-            "config_path": path,
             "env_override": os.environ.get(ENV_ENABLED),
             "env_name": ENV_ENABLED,
             "model": settings.KIROCREW_SUMMARY_MODEL,

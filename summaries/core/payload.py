@@ -1,4 +1,8 @@
-"""Shape a parsed model reply into the stored payload: coerce, derive, cap, redact."""
+"""Shape a parsed model reply into the stored payload: coerce, derive, cap, redact.
+
+Redaction is the last step of every shaping here: whatever changes case or cuts a
+string runs before it (see :func:`seal_payload`, :func:`clip_sealed`).
+"""
 
 from __future__ import annotations
 
@@ -143,8 +147,43 @@ def normalize_payload(
         constraints = constraints[:max_constraints]
 
     # The payload echoes transcript text and a sidecar is durable: redact every string,
-    # however deeply nested, before anything can store it.
-    redacted, report = redact_payload({"intents": intents, "constraints": constraints})
+    # however deeply nested, before anything can store it. After the backend's shaping
+    # (capitals, clipping) and the strip above, so no later step revives a secret.
+    redacted = seal_payload({"intents": intents, "constraints": constraints})
+    return redacted or None
+
+
+def seal_payload(payload: dict[str, Any]) -> dict[str, Any]:
+    """``payload`` with every string in it redacted (keys too); the step right before a
+    sidecar, the mirror or an answer stores it.
+
+    Safe to repeat (redaction is idempotent, and prose takes its fast path), so the pass
+    seals the whole stored payload once more after adding its own fields to it.
+    """
+    sealed, report = redact_payload(payload)
     if report:
         logger.info("session summary: redacted %s", report)
-    return redacted if isinstance(redacted, dict) else None
+    return sealed if isinstance(sealed, dict) else {}
+
+
+def clip_sealed(text: str, limit: int) -> str:
+    """At most ``limit`` characters of ``text``, redacted before and after the cut.
+
+    Before: a cut can split a secret so that no pattern matches the half that is left.
+    The cut falls on whitespace when there is any (no token, secret or tag, is left
+    half). After: a shorter string can meet a pattern's boundary the longer one did not.
+    """
+    clean = _redacted(text)
+    if len(clean) <= limit:
+        return clean
+    cut = clean[: max(0, limit)]
+    if cut and not cut[-1].isspace() and not clean[len(cut)].isspace():
+        head = cut.rsplit(None, 1)
+        if len(head) == 2:  # one giant token has no boundary: cut hard, redact again
+            cut = head[0]
+    return _redacted(cut.rstrip())
+
+
+def _redacted(text: str) -> str:
+    out = redact_payload(text)[0]
+    return out if isinstance(out, str) else ""

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 class TranscriptTurn:
     index: int  # 1-based position among kept rows
     role: str  # "user" or "assistant" (merged_summary rows read as assistant)
-    text: str  # user text capped at max_user_chars; assistant head/tail excerpt
+    text: str  # redacted; then user text capped at max_user_chars, assistant head/tail excerpt
     ts: str | None
     user_turn: int | None  # genuine user turn number; None for assistant and injected rows
     injected: bool = False  # automation posting under role "user"

@@ -72,15 +72,13 @@ def test_a_delete_between_lookup_and_write_is_404_slot_not_found(
 def test_a_delete_between_the_append_and_its_mirror_is_404_and_resurrects_nothing(
     owner: Persona, racy: Slot, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from transcripts.services import sessions
-
-    real = sessions.mirror_after_append
+    from transcripts.services.sync import mirror_after_append
 
     def delete_then_mirror(key: str, *args: Any) -> None:
         session_delete(key=key)
-        real(key, *args)
+        mirror_after_append(key, *args)
 
-    monkeypatch.setattr(sessions, "mirror_after_append", delete_then_mirror)
+    monkeypatch.setattr("transcripts.services.sessions.mirror_after_append", delete_then_mirror)
 
     response = owner.call("POST", f"/api/chat/slots/{NAME}/rows", {"role": "user", "content": "x"})
 

@@ -242,7 +242,7 @@ def assert_no_inline_code(html: str) -> None:
     "path", ["/login/", "/", "/s/csp-slot/", "/settings/", "/admin/", "/admin/login/"]
 )
 def test_every_page_carries_the_policy_and_runs_no_inline_code(
-    path: str, settings: Any, db: Any
+    path: str, settings: Any, db: Any, kirocrew_home: Path
 ):
     from transcripts.services import session_create
 

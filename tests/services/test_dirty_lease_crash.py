@@ -112,7 +112,10 @@ def test_retries_never_call_the_model_while_a_live_writer_holds_the_slot(
         for _ in range(3):
             assert summary(owner_client, "busy") == (
                 409,
-                {"error": "a write to this session is in progress; try again", "code": "summary_busy"},
+                {
+                    "error": "a write to this session is in progress; try again",
+                    "code": "summary_busy",
+                },
             )
         assert counting_backend.calls == 0  # refused before the model, not after it
         assert writer.poll() is None  # it was busy all along, not dead
@@ -128,7 +131,8 @@ def test_a_writer_killed_mid_write_holds_the_slot_only_until_its_lease_expires(
     with writer_inside_its_write("crashed", services_home, SHORT_TTL) as writer:
         kill9(writer)
     after = path.read_bytes()
-    assert len(after) > len(before) and not after.endswith(b"\n")  # killed inside the write
+    assert len(after) > len(before)
+    assert not after.endswith(b"\n")  # killed inside the write: a torn line
     assert Slot.objects.get(name="crashed").dirty_until is not None  # the dead writer's mark
 
     answers = []

@@ -79,3 +79,22 @@ def test_nul_in_line_0_never_aborts_import_or_repair_on_postgres(
     text, counts = run(str(nul_tree(fixture_tree)))
     assert (counts["imported"], counts["bad"]) == (6, 0)
     check_nul_import(text)
+
+
+def test_verify_repair_indexes_a_nul_file_on_postgres(services_home, on_postgres, fixture_tree):
+    """Files placed in the store by hand, one with NUL in line 0: ``--repair`` used to stop
+    at it with a DataError; now every file gets its row."""
+    from tests.transcripts.django.test_import_hardening import NUL_FILE
+
+    root = get_store().root
+    root.mkdir(parents=True, exist_ok=True)
+    for path in fixture_tree.glob("*.jsonl"):
+        (root / path.name).write_bytes(path.read_bytes())
+    (root / "dashboard_nul_.jsonl").write_text(NUL_FILE)
+
+    code, text = verify("--repair")
+    assert code == 0, text
+    assert "repaired dashboard:nul_: file_without_row" in text
+    assert Session.objects.count() == 5
+    assert Session.objects.get(key="dashboard:nul_").title == "ab"
+    assert verify()[0] == 0

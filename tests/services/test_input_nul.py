@@ -8,6 +8,8 @@ import json
 from pathlib import Path
 
 import pytest
+from django.test import Client
+from django.urls import reverse
 
 from tests.fixtures.personas import app_with_client, dashboard_client
 from transcripts.core.store import TranscriptStore
@@ -72,3 +74,9 @@ def test_dashboard_filters_drop_nul(store: TranscriptStore) -> None:
         page = client.get(f"/?{query}")
         assert page.status_code == 200, query
         assert page["Content-Type"].startswith("text/html")
+
+
+@pytest.mark.parametrize("model", ["app", "session", "slot", "securityevent"])
+def test_admin_search_drops_nul(store: TranscriptStore, admin_client: Client, model: str) -> None:
+    page = admin_client.get(reverse(f"admin:transcripts_{model}_changelist"), {"q": "a\x00b"})
+    assert page.status_code == 200

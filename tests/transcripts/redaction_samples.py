@@ -134,7 +134,13 @@ COVERAGE_SAMPLES: dict[str, tuple[str, str]] = {
         "https://contoso.webhook.office.com/webhookb2/",
     ),
     "pgp_private_key": (
-        PGP_HEADER + "\nVersion: GnuPG v2\n\n" + PGP_BODY + "\n=" + rand(B64, 4) + "\n" + PGP_FOOTER,
+        PGP_HEADER
+        + "\nVersion: GnuPG v2\n\n"
+        + PGP_BODY
+        + "\n="
+        + rand(B64, 4)
+        + "\n"
+        + PGP_FOOTER,
         "-----BEGIN PGP PUBLIC KEY BLOCK-----",
     ),
     # ── structured rules (patterns/assignments.py) ──

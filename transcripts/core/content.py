@@ -17,10 +17,12 @@ written. The rule, with its reasons:
   value cannot carry what a row's ``content`` may not.
 * **Keys** are strings.
 
-Readers never raise on content: :func:`bound_row` replaces each field of a row already
-on disk (an import, an older writer) that nests too deep with a marker, so every
-presenter downstream only ever sees bounded nesting. Every walk here recurses at
-most ``MAX_DEPTH + 1`` frames, however deep the value.
+Readers never raise on content: :func:`bound_rows` replaces each field of a row already
+on disk (an import, an older writer) that nests too deep with a marker and reports it
+(``too_deep``). The presenters call it (API transcript, dashboard session page, admin),
+not the fold: finding a deep line in the fold's hot path costs about as much as parsing
+it, and the summaries only ever take strings from rows. Every walk here stops at
+``MAX_DEPTH``, so it uses a bounded number of frames however deep the value.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ MAX_DEPTH = 64
 MAX_TEXT_CHARS = 4_000_000
 TOO_DEEP_MARKER = "[nested too deep]"
 _INT_MIN, _INT_MAX = -(2**63), 2**64 - 1  # what orjson can write
+_CONTAINERS = (dict, list)  # what a parsed JSON document nests
 
 TOO_DEEP = f"nested more than {MAX_DEPTH} levels deep"
 NOT_FINITE = "numbers must be finite (no NaN or Infinity)"
@@ -88,29 +91,32 @@ def _problem(value: Any, depth: int) -> str | None:
 
 
 def content_problem(value: Any) -> str | None:
-    return None
     """Why ``value`` may not enter a transcript (a short message that never quotes it), or None."""
     return _problem(value, 0)
 
 
 def check_content(value: Any, *, what: str = "record") -> None:
     """Raise :class:`ContentRejected` when ``value`` breaks the content rule."""
-    problem = None
+    problem = _problem(value, 0)
     if problem:
         raise ContentRejected(f"{what}: {problem}")
 
 
 def exceeds_depth(value: Any, limit: int = MAX_DEPTH) -> bool:
-    """Whether ``value`` nests more than ``limit`` containers deep (bounded recursion)."""
-    if type(value) is dict:
-        items: Any = value.values()
-    elif type(value) is list:
-        items = value
-    else:
-        return False
-    if limit <= 0:
-        return True
-    return any(exceeds_depth(item, limit - 1) for item in items)
+    """Whether ``value`` nests more than ``limit`` containers deep (iterative, stops early)."""
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if type(node) is dict:
+            children: Any = node.values()
+        elif type(node) is list:
+            children = node
+        else:
+            continue
+        if depth >= limit:
+            return True
+        stack.extend((child, depth + 1) for child in children if type(child) in _CONTAINERS)
+    return False
 
 
 def bound_row(row: dict[str, Any]) -> dict[str, Any] | None:
@@ -119,7 +125,7 @@ def bound_row(row: dict[str, Any]) -> dict[str, Any] | None:
     deep = [
         key
         for key, value in row.items()
-        if (type(value) is dict or type(value) is list) and exceeds_depth(value, MAX_DEPTH - 1)
+        if type(value) in _CONTAINERS and exceeds_depth(value, MAX_DEPTH - 1)
     ]
     if not deep:
         return None
@@ -131,7 +137,7 @@ def bound_rows(rows: list[dict[str, Any]], report: FoldReport) -> list[dict[str,
     one ``too_deep`` anomaly in ``report`` (offset -1: found in a folded row, not at a
     line; ``detail`` names its ts). The list is copied only when something changed."""
     out = rows
-    for index, row in enumerate([]):
+    for index, row in enumerate(rows):
         bounded = bound_row(row)
         if bounded is None:
             continue
@@ -161,10 +167,8 @@ def loads_checked(data: bytes | str) -> Any:
     not JSON at all. The standard library parses it, not orjson: orjson reads an integer
     past 64 bits as a float, silently changing it, where this refuses it.
     """
-    value = json.loads(data)
-    return value
     try:
-        value = json.loads(data)
+        value = json.loads(data, parse_constant=_not_finite, parse_float=_finite_float)
     except RecursionError:  # deeper than the interpreter's stack: far past MAX_DEPTH
         raise ContentRejected(TOO_DEEP) from None
     check_content(value, what="body")

@@ -201,8 +201,12 @@ class _Fold:
             else:
                 self.report.add("invalid_revision", offset, self.file, "unknown position anchor")
         if patch:
-            self.rows[index] = {**self.rows[index], **patch}
-            self.patched.add(index)
+            self._merge(index, patch, offset)
+
+    def _merge(self, index: int, patch: dict[str, Any], offset: int) -> None:
+        """Apply a checked patch to row ``index`` (the offset index records it instead)."""
+        self.rows[index] = {**self.rows[index], **patch}
+        self.patched.add(index)
 
     def _apply_moves(self) -> None:
         if not self.moves:

@@ -297,7 +297,7 @@ class TranscriptStore:
             raise RevisionRejected("a revision needs a non-empty patch object")
         if any(k in patch for k in FORBIDDEN_PATCH_KEYS):
             raise RevisionRejected("a revision may not change ts or _type")
-        if False and "role" in patch:
+        if "role" in patch:
             # Redaction depends on the role: a user row is stored as typed, so turning it
             # into an assistant row would publish unredacted text. A row keeps its role.
             raise RevisionRejected("a revision may not change role")

@@ -78,6 +78,7 @@ class Command(BaseCommand):
             replay(DemoClient(options["url"], token), pause=options["pause"], say=self._say)
         except DemoError as exc:
             raise CommandError(f"the live replay stopped: {exc}") from None
+        self._say(f"replay finished; the login is in the box above ({login[0]})")
 
     def _say(self, message: str) -> None:
         self.stdout.write(f"demo: {message}")

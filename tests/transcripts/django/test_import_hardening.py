@@ -19,7 +19,7 @@ from tests.transcripts.django.test_import import KEYS, run
 from tests.transcripts.django.util import mirror_diff, verify
 from transcripts.core.store import TranscriptStore
 from transcripts.models import Session
-from transcripts.services import session_append_row, session_create
+from transcripts.services import session_append_row, session_create, session_verify
 from transcripts.store import get_store
 
 pytestmark = pytest.mark.django_db
@@ -297,6 +297,8 @@ def test_verify_never_reads_through_a_link(store, fixture_tree):
     assert code == 1
     assert f"PROBLEM dashboard_starter.jsonl: not_regular_file: {LINK_REASON}; skipped" in text
     assert Path("/etc/passwd").read_text().splitlines()[0] not in text
+    findings = session_verify(key="dashboard:starter", session=None)  # the admin's path
+    assert [(f.kind, f.detail) for f in findings] == [("not_regular_file", LINK_REASON)]
     # Its row is not taken for one whose file is gone: repair leaves it.
     assert Session.objects.filter(key="dashboard:starter").exists()
     assert "row_without_file" not in text

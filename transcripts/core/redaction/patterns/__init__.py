@@ -36,6 +36,7 @@ from __future__ import annotations
 
 from typing import Final
 
+from .assignments import STRUCTURED_RULES
 from .exfil import (
     EXFIL_PATTERNS_RE,
     EXFIL_PERCENT_RE,
@@ -47,7 +48,6 @@ from .exfil import (
     S3_STRUCTURAL_VALIDATORS,
     URL_RE,
 )
-from .assignments import STRUCTURED_RULES
 from .extended import EXTENDED_RULES
 from .original import (
     JWT_HEAD_RE,
@@ -69,7 +69,6 @@ from .rule import (
     WINDOW_MIN_RUN,
     Rule,
 )
-from .vendors import PGP_END_RE, PGP_HEADER_RE, PGP_TRUNCATED_TAIL_RE, VENDOR_RULES
 from .secret_shape import (
     B64_CHUNK_RE,
     BARE_SECRET_RUN_RE,
@@ -87,6 +86,7 @@ from .secret_shape import (
     shannon_entropy,
     vowel_ratio,
 )
+from .vendors import PGP_END_RE, PGP_HEADER_RE, PGP_TRUNCATED_TAIL_RE, VENDOR_RULES
 
 __all__ = [
     "B64_CHUNK_RE",
@@ -154,7 +154,15 @@ FULL_TEXT_RULES: Final = tuple(i for i, r in enumerate(RULES) if not r.windowed)
 # The lowercase anchors gate the header and assignment rules ("pass" covers password,
 # passwd, passphrase; "key" every *_key name).
 FAST_PATH_ANCHORS: Final = ("://", "eyJ", "EyJ", "-----BEGIN ", "Token", "AccessKeyId", "Q~")
-FAST_PATH_LOWER_ANCHORS: Final = ("authorization", "cookie", "pass", "pwd", "secret", "key", "token")
+FAST_PATH_LOWER_ANCHORS: Final = (
+    "authorization",
+    "cookie",
+    "pass",
+    "pwd",
+    "secret",
+    "key",
+    "token",
+)
 
 # Companion-supplied exact hosts (lowercase) that skip only the base64/length query
 # heuristics. None by default. Fixed credentials, decoding and percent-encoding still

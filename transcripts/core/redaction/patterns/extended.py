@@ -32,9 +32,7 @@ EXTENDED_RULES: Final[tuple[Rule, ...]] = (
     _w("groq_api_key", r"gsk_[A-Za-z0-9]{48,}", "gsk_"),
     _w("xai_api_key", r"xai-[A-Za-z0-9]{70,}", "xai-"),
     # "r8_" is short, so require a left boundary ("var8_..." is not a token).
-    _w(
-        "replicate_api_token", r"r8_(?<![A-Za-z0-9_]r8_)[A-Za-z0-9]{30,}", "r8_", capital=False
-    ),
+    _w("replicate_api_token", r"r8_(?<![A-Za-z0-9_]r8_)[A-Za-z0-9]{30,}", "r8_", capital=False),
     _w("perplexity_api_key", r"pplx-[A-Za-z0-9]{40,}", "pplx-"),
     _w("slack_app_token", r"xapp-[0-9]+-[A-Za-z0-9-]{20,}", "xapp-"),
     _w("slack_config_token", r"xoxe\.xox[a-z]-[0-9A-Za-z-]{20,}", "xoxe."),
