@@ -236,6 +236,13 @@ KIROCREW_SUMMARY_IN_FLIGHT_TTL = env_int("KIROCREW_SUMMARY_IN_FLIGHT_TTL", 600)
 # Seconds a slot write's dirty lease lasts: longer than any write (lock wait + append +
 # rotation); a writer killed mid-write blocks summaries of its slot at most this long.
 KIROCREW_SLOT_DIRTY_TTL = env_int("KIROCREW_SLOT_DIRTY_TTL", 60)
+# Without a broker a turn end's pass runs after the response on an in-process worker
+# (summaries/worker.py): this many threads, at most this many slots queued (one queued
+# pass per slot; beyond the bound a pass is dropped and the next turn end retries).
+# "inline" runs it inside the request instead (the old eager behaviour; tests only).
+KIROCREW_SUMMARY_WORKERS = env_int("KIROCREW_SUMMARY_WORKERS", 1)
+KIROCREW_SUMMARY_QUEUE = env_int("KIROCREW_SUMMARY_QUEUE", 256)
+KIROCREW_SUMMARY_DISPATCH = os.environ.get("KIROCREW_SUMMARY_DISPATCH", "worker")
 
 # ---------------------------------------------------------------- logging
 LOGGING = {

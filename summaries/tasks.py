@@ -1,8 +1,10 @@
-"""Celery entry points: thin wrappers over services (ids in, never model instances)."""
+"""Celery entry points: thin wrappers over services (ids in, never model instances), and
+the turn end's dispatch: Celery with a broker, the in-process worker without one."""
 
 from __future__ import annotations
 
 from celery import shared_task
+from django.conf import settings
 
 from .services import summary_generate
 
@@ -11,3 +13,27 @@ from .services import summary_generate
 def summarize_slot(slot_name: str, force: bool = False) -> str:
     """Idempotent: an unchanged transcript is a free cache hit, so a redelivery is safe."""
     return summary_generate(slot_name=slot_name, force=force).reason
+
+
+def _run_pass(slot_name: str) -> None:
+    summary_generate(slot_name=slot_name)
+
+
+def summary_dispatch(slot_name: str) -> None:
+    """Start the automatic pass of a turn end without waiting for it.
+
+    A broker: queue the Celery task, as always. No broker (the embedded profile, where
+    Celery is eager and ``.delay`` would run the pass inside the request): the bounded
+    in-process worker runs it after the response. ``KIROCREW_SUMMARY_DISPATCH=inline``
+    keeps the eager call, for code that must see the pass done when the call returns
+    (tests that hold the whole test in one uncommitted transaction, which no other
+    thread's connection can read).
+    """
+    if not summarize_slot.app.conf.task_always_eager or (
+        settings.KIROCREW_SUMMARY_DISPATCH == "inline"
+    ):
+        summarize_slot.delay(slot_name)
+        return
+    from .worker import summary_submit
+
+    summary_submit(slot_name, _run_pass)

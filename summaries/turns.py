@@ -97,13 +97,13 @@ def slot_append_revision(*, slot: Slot, target_ts: str, patch: dict[str, Any]) -
 
 
 def _dispatch_summary(slot_name: str) -> None:
-    """Queue the summary pass (eager: run it). A broker that is down, or an eager pass
-    failing before its own containment, is logged and never fails the turn end, nor
-    stops the commit callbacks after this one."""
-    from .tasks import summarize_slot
+    """Queue the summary pass (no broker: on the in-process worker, see tasks.py). A
+    broker that is down, or an inline pass failing before its own containment, is logged
+    and never fails the turn end, nor stops the commit callbacks after this one."""
+    from .tasks import summary_dispatch
 
     try:
-        summarize_slot.delay(slot_name)
+        summary_dispatch(slot_name)
     except Exception:
         log.warning("Session summary dispatch failed for %s", slot_name, exc_info=True)
 

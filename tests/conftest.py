@@ -37,3 +37,30 @@ def kirocrew_home(tmp_path: Path, settings: object) -> Path:
 
 
 FIXTURES_DIR = Path(__file__).resolve().parent / "data" / "kirocrew-fixtures"
+
+
+@pytest.fixture(autouse=True)
+def _summary_dispatch_per_transaction_mode(request: pytest.FixtureRequest) -> object:
+    """A turn end's pass runs on the in-process worker thread (summaries/worker.py).
+
+    A ``db`` test holds everything in one uncommitted transaction that no other thread's
+    connection can read, so there the pass runs inline (``KIROCREW_SUMMARY_DISPATCH``);
+    transactional tests take the real path and wait with ``summary_worker_drain()``,
+    which also runs after each of them so no pass outlives its test's database.
+    """
+    marker = request.node.get_closest_marker("django_db")
+    names = request.fixturenames
+    transactional = (
+        "transactional_db" in names
+        or "live_server" in names
+        or bool(marker is not None and (marker.kwargs.get("transaction") or marker.args[:1]))
+    )
+    if not transactional:
+        if marker is not None or "db" in names:
+            request.getfixturevalue("settings").KIROCREW_SUMMARY_DISPATCH = "inline"
+        yield None
+        return
+    yield None
+    from summaries.worker import summary_worker_drain
+
+    summary_worker_drain(timeout=60)

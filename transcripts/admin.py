@@ -15,6 +15,7 @@ from django.utils.safestring import SafeString
 
 from .core.content import bound_rows
 from .core.errors import TranscriptError
+from .core.rewrite import rotation_blocker
 from .core.store import SessionView
 from .core.words import counted
 from .models import App, SecurityEvent, Session, Slot
@@ -89,7 +90,7 @@ class SessionAdmin(admin.ModelAdmin[Session]):
     list_select_related = ("app",)
     actions = ("verify_transcripts", "rotate_transcripts")
     exclude = ("anomaly_counts",)
-    readonly_fields = ("anomaly_counts_pretty", "fold_report", "transcript")
+    readonly_fields = ("anomaly_counts_pretty", "rotation", "fold_report", "transcript")
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False  # sessions are created by the API or by import_transcripts
@@ -116,6 +117,20 @@ class SessionAdmin(admin.ModelAdmin[Session]):
     @admin.display(description="anomaly counts")
     def anomaly_counts_pretty(self, obj: Session) -> SafeString:
         return format_html("<pre>{}</pre>", json.dumps(obj.anomaly_counts, indent=2))
+
+    @admin.display(description="rotation")
+    def rotation(self, obj: Session) -> SafeString:
+        try:
+            blocker = rotation_blocker(get_store(), obj.key)
+        except (OSError, TranscriptError) as exc:
+            return format_html("<p>{}</p>", f"cannot read the transcript: {exc}")
+        if blocker is None:
+            return format_html("<p>{}</p>", "ok")
+        return format_html(
+            "<p><strong>cannot_rotate</strong>: {}. Appends no longer rotate this file; the "
+            "action &ldquo;Rotate (forced)&rdquo; repairs it.</p>",
+            blocker,
+        )
 
     @admin.display(description="fold report")
     def fold_report(self, obj: Session) -> SafeString:

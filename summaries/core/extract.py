@@ -3,6 +3,12 @@
 Only ``role``, ``content`` and ``ts`` are ever read. ``meta`` is most of a transcript's
 bytes (14.65 MB of a 15.6 MB session in the original) and holds nothing about intent,
 so ignoring it is the single largest saving, and both entry points below prove it.
+
+Every kept text is redacted here, user rows included (the store redacts only non-user
+rows), before any backend reads it: a secret a person pasted must reach neither a model
+server nor the heuristic, whose shaping (capitals, clipping) could hide it from the
+final payload redaction. The whole content is redacted BEFORE it is capped or excerpted:
+a cut can split a secret so that no pattern matches the half that is left.
 """
 
 from __future__ import annotations
@@ -15,6 +21,7 @@ import msgspec
 
 from transcripts.core.codec import MAX_LINE_BYTES
 from transcripts.core.reader import UTF8_BOM, parse_json_line
+from transcripts.core.redaction import redact_text
 from transcripts.core.turns import INJECTED_PREFIXES as INJECTED_PREFIXES  # re-exported
 from transcripts.core.turns import is_injected as is_injected  # re-exported
 from transcripts.core.turns import is_user_turn
@@ -57,20 +64,25 @@ class _Extractor:
             return
         stamp = ts if isinstance(ts, str) else None
         index = len(self.turns) + 1
+        # Redacted whole, then cut (see the module docstring). Plain prose takes the
+        # redactor's fast path and comes back as the same object.
+        clean = redact_text(content)[0]
         if role != "user":
-            text = excerpt(content, self.keep)
-            turn = TranscriptTurn(index, "assistant", text, stamp, None, truncated=text != content)
+            text = excerpt(clean, self.keep)
+            turn = TranscriptTurn(index, "assistant", text, stamp, None, truncated=text != clean)
         elif is_injected(content):
             # Neither counted nor remembered: a resend on either side of an automation
             # row is still a resend.
-            text = content[: self.max_user]
+            text = clean[: self.max_user]
             turn = TranscriptTurn(
-                index, "user", text, stamp, None, injected=True, truncated=len(content) > len(text)
+                index, "user", text, stamp, None, injected=True, truncated=len(clean) > len(text)
             )
         else:
-            text = content[: self.max_user]
+            text = clean[: self.max_user]
             self.user_count += 1
-            norm = " ".join(text.split())
+            # Compared before redaction: two different pasted tokens redact to the same
+            # tag, and "use token A" then "use token B" is not a resend.
+            norm = " ".join(content[: self.max_user].split())
             repeat = self.prev_turn if norm == self.prev_norm else None
             self.prev_norm, self.prev_turn = norm, self.user_count
             turn = TranscriptTurn(
@@ -80,7 +92,7 @@ class _Extractor:
                 stamp,
                 self.user_count,
                 repeat_of=repeat,
-                truncated=len(content) > len(text),
+                truncated=len(clean) > len(text),
             )
         self.turns.append(turn)
 

@@ -122,19 +122,20 @@ def apply(store: TranscriptStore, op: tuple[str, int, int], serial: int) -> None
             KEY, [{"role": "assistant", "content": f"r{serial}-{i}" + "x" * b} for i in range(a)]
         )
     elif name == "revise" and mine:
-        patch: dict[str, Any] = [
+        patches: list[dict[str, Any]] = [
             {"content": f"revised {serial}"},
             {"meta": {"n": serial}},
             {"x": serial, "content": "both"},
             {"cls": "tool"},
-        ][b]
+        ]
+        patch = patches[b]
         store.append_revision(KEY, mine[a % len(mine)], patch)  # often far back
     elif name == "move" and len(mine) > 1:
         anchors = ["", *mine]
         anchor = anchors[b % len(anchors)]
         store.append_revision(KEY, mine[a % len(mine)], {"_after_ts": anchor})
     elif name == "rotate":
-        store.rotate(KEY, force=a)
+        store.rotate(KEY, force=bool(a))
     elif name == "garbage":
         with store.path(KEY).open("ab") as fp:
             fp.write([b"{not json}\n", b"\n", b'["an", "array"]\n'][a])
@@ -231,10 +232,10 @@ def test_a_tail_page_reads_the_tail_not_the_session(tmp_path: Path) -> None:
         return data
 
     try:
-        os.pread = counting  # type: ignore[assignment]
+        os.pread = counting
         page = read_page(store, KEY, last, 100, cache=cache)
     finally:
-        os.pread = real  # type: ignore[assignment]
+        os.pread = real
     assert page is not None
     assert [r["content"] for r in page.rows] == ["the newest"]
     assert sum(read) < 16 * 1024 < size

@@ -17,6 +17,8 @@ import string
 import uuid
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from tests.transcripts.redaction_samples import COVERAGE_SAMPLES, b64, discord_bot_token
 from transcripts.core.redaction import patterns as P
@@ -496,3 +498,51 @@ def test_nested_values_are_covered() -> None:
     for secret in (PASSWORD, SID, BASIC):
         assert secret not in flat
     assert report == {"password_assignment": 1, "cookie_header": 1, "basic_auth_header": 1}
+
+
+# ── Idempotence with the new rules mixed in ──────────────────────────────────
+
+_NEW_FRAGMENTS = [
+    *(token for token, _ in COVERAGE_SAMPLES.values()),
+    *(miss for _, miss in COVERAGE_SAMPLES.values()),
+    *FAMILIES.values(),
+    PASSWORD,
+    "password",
+    "PASSWORD=",
+    "api_key: ",
+    "token=",
+    '"secret": "',
+    "Cookie: ",
+    "Set-Cookie: ",
+    "sid=",
+    "; ",
+    "Authorization: Basic ",
+    BASIC,
+    "smtp://u:",
+    "@",
+    "://",
+    '"',
+    "'",
+    "=",
+    ":",
+    " ",
+    "\n",
+    "(",
+    "[",
+    "$",
+    ".",
+]
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.sampled_from(_NEW_FRAGMENTS), max_size=10).map("".join))
+def test_redaction_with_the_coverage_rules_is_idempotent(text: str) -> None:
+    once, report = redact_text(text)
+    assert redact_text(once) == (once, {})
+    assert set(report) <= {r.kind for r in P.RULES} | {
+        P.ENCODED_KIND,
+        P.BARE_AWS_KIND,
+        P.EXFIL_KIND,
+    }
+    payload = redact_payload(text)[0]
+    assert redact_payload(payload) == (payload, {})

@@ -247,7 +247,9 @@ def rotate_locked(store: TranscriptStore, key: str, *, force: bool = False) -> i
     if st.st_size <= store.max_bytes and not force:
         return 0
     folded = store.read_file(key, keep_raw=True)
-    if folded.metadata is None or folded.report.counts().get("oversize"):
+    oversize = [a.offset for a in folded.report.anomalies if a.kind == "oversize"]
+    if folded.metadata is None or (oversize and not force):
+        # A forced rotation (the admin's, the repair of ``cannot_rotate``) archives them.
         log.warning("rotation skipped for %s: no metadata line or an oversize line", key)
         return 0
     physical = folded.order or list(range(len(folded.rows)))
@@ -267,7 +269,7 @@ def rotate_locked(store: TranscriptStore, key: str, *, force: bool = False) -> i
         # folding them is itself the rewrite that brings the file back under the limit,
         # instead of re-reading an over-limit file on every append.)
         return 0
-    dropped = lines[: n - keep] + folded.bad_lines
+    dropped = lines[: n - keep] + folded.bad_lines + _lines_at(path, oversize)
     archive = None
     if dropped:
         try:
@@ -286,6 +288,37 @@ def rotate_locked(store: TranscriptStore, key: str, *, force: bool = False) -> i
         log.exception("rotation of %s failed closed", key)
         return 0
     return n - keep
+
+
+def _lines_at(path: Path, offsets: list[int]) -> list[bytes]:
+    """The raw lines starting at ``offsets`` (oversize lines: into the archive, unread)."""
+    out = []
+    with path.open("rb") as fp:
+        for offset in offsets:
+            fp.seek(offset)
+            out.append(fp.readline().rstrip(b"\n"))
+    return out
+
+
+def rotation_blocker(store: TranscriptStore, key: str) -> str | None:
+    """Why this transcript is over the size limit and appends cannot rotate it, or None.
+
+    Reads the whole file: for ``verify_transcripts`` and the admin, never an append."""
+    try:
+        if store.path(key).stat().st_size <= store.max_bytes:
+            return None
+        folded = store.read_file(key)
+    except FileNotFoundError:
+        return None
+    oversize = [a.offset for a in folded.report.anomalies if a.kind == "oversize"]
+    if folded.metadata is None:
+        return "no metadata line (line 0)"
+    if oversize:
+        return (
+            f"{len(oversize)} oversize line(s), first at byte {oversize[0]}; "
+            "a forced rotation moves them into the archive"
+        )
+    return "over the size limit; a forced rotation rewrites it"
 
 
 def _position_revisions(folded: Folded, kept: list[int], now: Any) -> bytes:

@@ -165,6 +165,9 @@ class TranscriptStore:
         self.lock_timeout = lock_timeout
         self.clock = clock
         self.max_line = max_line
+        # (st_dev, st_ino) -> size at which a rotation left the file over the limit
+        # (an oversize line, no line 0): retried only once the file has doubled.
+        self._stuck: dict[tuple[int, int], int] = {}
 
     # ------------------------------------------------------------------ paths
     @property
@@ -372,15 +375,34 @@ class TranscriptStore:
             raise
         finally:
             os.close(fd)
-        if after.st_size > self.max_bytes:
+        if after.st_size > self.max_bytes and self._rotation_due(after):
             from .rewrite import rotate_locked
 
             rotate_locked(self, key)
+            self._note_rotation(path)
             return stamps, self._identity_now(key)
         # Under the lock the file is the one just written: its fstat is the identity's stat.
         return stamps, Identity(
             after.st_mtime_ns, generation(self.read_metadata(key)), after.st_size
         )
+
+    def _rotation_due(self, st: os.stat_result) -> bool:
+        """Whether to try rotating this over-limit file now. A file whose last rotation
+        failed (it folds the whole file) is retried only once it has doubled: appends to
+        a session that cannot rotate stay O(1) amortized instead of re-reading it each
+        time. ``verify_transcripts`` and the admin report the condition (``cannot_rotate``)."""
+        failed = self._stuck.get((st.st_dev, st.st_ino))
+        return failed is None or st.st_size >= 2 * failed
+
+    def _note_rotation(self, path: Path) -> None:
+        try:
+            st = path.stat()
+        except FileNotFoundError:
+            return
+        if st.st_size > self.max_bytes:
+            if len(self._stuck) >= 1024:
+                self._stuck.clear()  # bounded; at worst one more attempt per file
+            self._stuck[(st.st_dev, st.st_ino)] = st.st_size
 
     def _tail(self, fd: int, size: int) -> tuple[bool, str | None]:
         """Whether the file ends in ``\\n``, and the newest ts in a bounded tail window."""

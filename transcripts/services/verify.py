@@ -24,6 +24,7 @@ from ..core.fold import FoldReport, fold_bytes
 from ..core.fsutil import kind_of, regular_files
 from ..core.keys import safe_key
 from ..core.reader import UTF8_BOM, read_line0
+from ..core.rewrite import rotation_blocker
 from ..models import Session
 from ..store import get_store
 from .importing import session_index
@@ -120,6 +121,9 @@ def session_verify(*, key: str, session: Session | None = None) -> list[Finding]
         if current.rows != expected:
             detail = f"fold gives {len(current.rows)} rows, the lines hold {len(expected)}"
             findings.append(Finding(key, "fold_identity", detail))
+    blocker = rotation_blocker(store, key)  # appends no longer try: say so here
+    if blocker is not None:
+        findings.append(Finding(key, "cannot_rotate", blocker))
     if session is None:
         findings.append(Finding(key, "file_without_row", path.name))
     else:

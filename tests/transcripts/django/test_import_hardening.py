@@ -302,3 +302,21 @@ def test_verify_never_reads_through_a_link(store, fixture_tree):
     # Its row is not taken for one whose file is gone: repair leaves it.
     assert Session.objects.filter(key="dashboard:starter").exists()
     assert "row_without_file" not in text
+
+
+def test_rotate_never_rewrites_through_a_link(store, fixture_tree, tmp_path):
+    """A forced rotation of a linked transcript used to read the target into the store."""
+    run(str(fixture_tree))
+    outside = transcript(tmp_path / "outside.jsonl", "Outside", "OUTSIDE SECRET", "more")
+    before = outside.read_bytes()
+    store.path("dashboard:starter").unlink()
+    store.path("dashboard:starter").symlink_to(outside)  # its slot "starter" still names it
+    for args in (("--force",), ("--force", "starter")):
+        out = StringIO()
+        with pytest.raises(CommandError) as raised:
+            call_command("rotate_transcripts", *args, stdout=out)
+        assert raised.value.returncode == 1
+        assert f"skipped: {LINK_REASON}" in out.getvalue()
+    assert store.path("dashboard:starter").is_symlink()
+    assert outside.read_bytes() == before
+    assert b"OUTSIDE SECRET" not in store_bytes(store)

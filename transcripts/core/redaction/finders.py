@@ -151,7 +151,7 @@ def _finder(index: int, view: _View) -> _Finder:
     if rule.finder == "scheme":
         return _scheme_finder(index, text)
     if rule.finder == "assign":
-        return assign_finder(index, text)
+        return assign_finder(index, view)
     if rule.finder == "cookie":
         return cookie_finder(text)
     if rule.finder == "anyscheme":

@@ -15,10 +15,12 @@ Same contract as every finder of :mod:`.finders`: ``find(pos)`` returns the left
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Callable
 
 from . import patterns as P
 from .patterns import assignments as A
+from .views import _View
 
 _Finder = Callable[[int], tuple[int, int] | None]
 
@@ -57,16 +59,34 @@ def _value_span(text: str, vs: int, after_colon: bool) -> tuple[int, int, bool] 
     return vs, end, False
 
 
-def assign_finder(index: int, text: str) -> _Finder:
-    rule = P.RULES[index]
-    key_re, min_len = rule.pattern, A.ASSIGN_MIN_LEN[rule.kind]
+def _assign_keys(kind: str, lowered: str) -> list[tuple[int, bool]]:
+    """(value position, key ends with a bare ":") of every key of ``kind``, in order.
+
+    ``lowered`` is the text lowercased in ASCII only, with the same offsets.
+    """
+    found: dict[int, bool] = {}
+    for key_re, owners in A.ASSIGN_KEY_RES[kind]:
+        for m in key_re.finditer(lowered):
+            if owners is not None and not lowered.endswith(owners, 0, m.start()):
+                continue
+            matched = m.group()
+            found[m.end()] = matched.endswith(":")  # no blank after the colon
+    return sorted(found.items())
+
+
+def assign_finder(index: int, view: _View) -> _Finder:
+    kind = P.RULES[index].kind
+    text, min_len = view.text, A.ASSIGN_MIN_LEN[kind]
+    keys: list[tuple[int, bool]] | None = None
 
     def find(pos: int) -> tuple[int, int] | None:
-        for m in key_re.finditer(text, max(0, pos - _KEY_LOOKBACK)):
-            matched = m.group()
-            core = matched.rstrip(" \t")
-            after_colon = core.endswith(":") and len(core) == len(matched)
-            span = _value_span(text, m.end(), after_colon)
+        nonlocal keys
+        if keys is None:
+            keys = _assign_keys(kind, view.lowered())
+        # A key that ends a little before ``pos`` may still have its value after it.
+        for k in range(bisect_left(keys, (pos - _KEY_LOOKBACK, False)), len(keys)):
+            at, after_colon = keys[k]
+            span = _value_span(text, at, after_colon)
             if span is None or span[0] < pos:
                 continue
             start, end, quoted = span

@@ -31,6 +31,19 @@ def _windowed_anchor_index() -> dict[str, tuple[int, ...]]:
 # Distinct windowed-rule anchors -> rules. Each is tested once per text, on the windows.
 _WINDOWED_ANCHORS = _windowed_anchor_index()
 _WINDOWED_ANCHOR_LIST = tuple(_WINDOWED_ANCHORS)
+
+
+def _anchor_groups() -> tuple[tuple[str, tuple[str, ...]], ...]:
+    groups: dict[str, list[str]] = {}
+    for anchor in _WINDOWED_ANCHOR_LIST:
+        groups.setdefault(anchor.lower(), []).append(anchor)
+    return tuple((low, tuple(exact)) for low, exact in groups.items())
+
+
+# The anchors grouped by their lowercase form ("ghp_" and its capitalised twin "Ghp_"):
+# one test on the lowercased windows rules out the whole group. Windows are ASCII, so
+# lowercasing keeps their offsets.
+_WINDOWED_ANCHOR_GROUPS = _anchor_groups()
 # Windowed rules without anchors are candidates whenever there are windows.
 _UNANCHORED_WINDOWED = tuple(i for i in P.WINDOWED_RULES if not P.RULES[i].anchors)
 
@@ -139,6 +152,12 @@ class _View:
             found = self._present[anchor] = anchor in self.raw
         return found
 
+    def lowered(self) -> str:
+        """The text lowercased in ASCII only, with the same offsets (non-latin-1 is "?")."""
+        if self._lower is None:
+            self._lower = self.raw.lower()
+        return self._lower.decode("latin-1")
+
     def has_lower(self, anchor: bytes) -> bool:
         if self._lower is None:
             self._lower = self.raw.lower()  # ASCII-only folding, like the bearer rule
@@ -170,8 +189,12 @@ class _View:
                 # One substring test per distinct anchor. An alternation of all of them
                 # is slower when nothing matches, the common case: it tries every branch
                 # at every position.
-                for anchor in [a for a in _WINDOWED_ANCHOR_LIST if a in joined]:
-                    found.update(_WINDOWED_ANCHORS[anchor])
+                low = joined.lower()
+                for group_key, exact in _WINDOWED_ANCHOR_GROUPS:
+                    if group_key in low:
+                        for anchor in exact:
+                            if anchor in joined:
+                                found.update(_WINDOWED_ANCHORS[anchor])
             if (
                 any(self.has(f) for f in _FAST_ANCHORS)
                 or any(self.has_lower(f) for f in _FAST_LOWER_ANCHORS)

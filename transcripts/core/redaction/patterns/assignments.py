@@ -32,13 +32,32 @@ _IA = re.IGNORECASE | re.ASCII
 # ``X-Api-Key``), optionally closed by a quote (JSON, dict literals; an escaped quote
 # inside a JSON string), then ``=``, ``:``, ``:=`` or ``=>``. The finder reads the value.
 _SEP = r"""(?:\\?["'])?[ \t]*(?:=>|:=|[:=])[ \t]*"""
+# Words that make "…key" a secret's name (``api_key``, ``X-Api-Key``, ``SECRET_KEY``).
+_KEY_OWNERS = ("api", "access", "private", "secret", "encryption", "signing", "master", "client")
+_KEY_OWNERS += ("app", "license")
+KEY_PREFIXES: Final = tuple(w + sep for w in _KEY_OWNERS for sep in ("", "_", "-"))
+# kind -> its keywords, each a regex that starts with a literal (so the engine's search
+# on the lowercased text skips ahead in C), with the words that must precede it (None:
+# any). ``pass`` and ``pwd`` alone need a non-alphanumeric before them ("bypass=").
+ASSIGN_KEY_PARTS: Final[dict[str, tuple[tuple[str, tuple[str, ...] | None], ...]]] = {
+    "password_assignment": (
+        (r"pass(?:word|wd|phrase)", None),
+        (r"pass(?<![a-z0-9]pass)", None),
+        (r"pwd(?<![a-z0-9]pwd)", None),
+    ),
+    "secret_assignment": ((r"secret", None), (r"key", KEY_PREFIXES)),
+    "token_assignment": ((r"token", None),),
+}
+# The same language as one case-insensitive regex per kind: the rule's pattern, for
+# readers and tests. The engine runs the parts above on the ASCII-lowercased text.
 ASSIGN_KEYS: Final = {
     "password_assignment": r"(?:pass(?:word|wd|phrase)|(?<![a-z0-9])(?:pass|pwd))",
-    "secret_assignment": (
-        r"(?:secret|(?:api|access|private|secret|encryption|signing|master|client|app|license)"
-        r"[_-]?key)"
-    ),
+    "secret_assignment": rf"(?:secret|(?:{'|'.join(_KEY_OWNERS)})[_-]?key)",
     "token_assignment": r"token",
+}
+ASSIGN_KEY_RES: Final = {
+    kind: tuple((re.compile(part + _SEP), owners) for part, owners in parts)
+    for kind, parts in ASSIGN_KEY_PARTS.items()
 }
 # The shortest value each kind accepts. Passwords are short; a token is not, and
 # tokenizer code (``token = "Hello,"``, ``pad_token = "<pad>"``) is common here.
@@ -84,6 +103,8 @@ def plausible_secret_value(value: str, *, quoted: bool, min_len: int) -> bool:
     """
     if len(value) < min_len or len(set(value)) < 4:
         return False
+    # Trailing "=" is base64 padding (or the next key's "="), not evidence of a secret.
+    value = value.rstrip("=") or value
     lowered = value.lower()
     if value.startswith(_TEMPLATE_STARTS) or value.endswith(("}", ">")):
         return False
@@ -139,7 +160,9 @@ COOKIE_KEY_RE: Final = re.compile(
 # not follow a ";", a quote or a backslash (an escaped newline inside a JSON string), so
 # prose after an inline header is kept. A Set-Cookie's secret is its first pair only
 # (the rest are attributes: Path, Expires, HttpOnly).
-_COOKIE_PAIR = r"""[^\s=;"'\\]+=[^\s;"'\\]*+"""
+# A cookie name is an RFC 6265 token: no ":" and no other separator, so "cookie:cookie:"
+# fails at once instead of scanning on for an "=".
+_COOKIE_PAIR = r"""[^\s=;:,"'\\()<>@\[\]{}/?]++=[^\s;"'\\]*+"""
 COOKIE_LIST_RE: Final = re.compile(rf"{_COOKIE_PAIR}(?:;[ \t]*{_COOKIE_PAIR})*+")
 SET_COOKIE_PAIR_RE: Final = re.compile(_COOKIE_PAIR)
 _COOKIE_RUN = re.compile(r"[A-Za-z0-9%+/._~-]{8,}")

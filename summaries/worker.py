@@ -1,0 +1,119 @@
+"""The embedded profile's summary worker: turn ends queue their pass here and answer at once.
+
+Without a broker, Celery's eager mode ran the pass inside the ``turns/end`` request (89 s
+on a 100 MB session). Here a module-level pool of ``KIROCREW_SUMMARY_WORKERS`` threads
+runs the passes after the response instead, behind a bounded queue:
+
+* at most one *queued* pass per slot: a pass reads the transcript as it is when it
+  starts, so a second turn end arriving before the first pass started adds nothing
+  (coalesced); one arriving while a pass runs queues the next pass, which sees the rows
+  the running one missed;
+* at most ``KIROCREW_SUMMARY_QUEUE`` queued slots; beyond that a turn end's pass is
+  dropped (logged). The summary stays as it was and the next turn end, or POST, retries:
+  the pass is idempotent on the transcript's identity.
+
+The thread count never grows with the load, so turn ends cannot pile up threads.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from asgiref.sync import SyncToAsync
+from django.conf import settings
+from django.db import close_old_connections, connections
+
+log = logging.getLogger(__name__)
+
+_lock = threading.Condition()
+_pending: set[str] = set()  # slots with a queued pass that has not started yet
+_outstanding = 0  # queued + running passes, for summary_worker_drain()
+_executor: ThreadPoolExecutor | None = None
+
+
+def _pool() -> ThreadPoolExecutor:
+    global _executor
+    if _executor is None:
+        _executor = ThreadPoolExecutor(
+            max_workers=max(1, settings.KIROCREW_SUMMARY_WORKERS),
+            thread_name_prefix="summary-pass",
+        )
+    return _executor
+
+
+def summary_submit(slot_name: str, run: Callable[[str], Any]) -> bool:
+    """Queue ``run(slot_name)`` on the worker; False when coalesced or dropped."""
+    global _outstanding
+    with _lock:
+        if slot_name in _pending:
+            log.debug("Session summary for %s already queued: coalesced", slot_name)
+            return False
+        if len(_pending) >= max(1, settings.KIROCREW_SUMMARY_QUEUE):
+            log.warning("Session summary queue full: pass for %s dropped", slot_name)
+            return False
+        _pending.add(slot_name)
+        _outstanding += 1
+    loop = _main_loop()
+    try:
+        _pool().submit(_job, slot_name, run, loop)
+    except RuntimeError:  # the pool is shutting down (interpreter exit)
+        with _lock:
+            _pending.discard(slot_name)
+            _outstanding -= 1
+            _lock.notify_all()
+        return False
+    return True
+
+
+def _main_loop() -> Any:
+    """The server's event loop when called from a request under daphne, else None.
+
+    The pass pushes its frames with ``async_to_sync``; from a thread of our own that
+    would spin a private loop, and the in-memory channel layer's queues belong to the
+    server's loop (a put from another loop may not wake its reader). Handing the server's
+    loop to the worker thread makes the push hop onto it, as it did from the request.
+    """
+    if getattr(SyncToAsync.threadlocal, "main_event_loop_pid", None) != os.getpid():
+        return None
+    return getattr(SyncToAsync.threadlocal, "main_event_loop", None)
+
+
+def _job(slot_name: str, run: Callable[[str], Any], loop: Any) -> None:
+    global _outstanding
+    with _lock:
+        _pending.discard(slot_name)  # from now on a turn end queues the next pass
+    alive = loop is not None and not loop.is_closed()
+    if alive:
+        SyncToAsync.threadlocal.main_event_loop = loop
+        SyncToAsync.threadlocal.main_event_loop_pid = os.getpid()
+    close_old_connections()
+    try:
+        run(slot_name)
+    except Exception:  # the pass contains its own failures; this is the last guard
+        log.warning("Session summary worker failed for %s", slot_name, exc_info=True)
+    finally:
+        # This thread's connection is its own: close it, or each worker holds one open.
+        connections.close_all()
+        if alive:
+            del SyncToAsync.threadlocal.main_event_loop
+            del SyncToAsync.threadlocal.main_event_loop_pid
+        with _lock:
+            _outstanding -= 1
+            _lock.notify_all()
+
+
+def summary_worker_pending() -> int:
+    """Queued + running passes (for tests and diagnostics)."""
+    with _lock:
+        return _outstanding
+
+
+def summary_worker_drain(timeout: float = 60.0) -> bool:
+    """Wait until every queued and running pass has finished; False on timeout."""
+    with _lock:
+        return _lock.wait_for(lambda: _outstanding == 0, timeout=timeout)
