@@ -42,7 +42,8 @@ def fill(store: Any, key: str, size: int, seed: int, *, rotate_every: int | None
 
     factory = common.RowFactory(seed=seed)
     rng = factory.rng
-    total, recent = 0, []
+    total = 0
+    recent: list[dict[str, Any]] = []
     path = store.path(key)
     while total < size:
         chunk = min(size - total, rotate_every or size)

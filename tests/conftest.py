@@ -40,27 +40,28 @@ FIXTURES_DIR = Path(__file__).resolve().parent / "data" / "kirocrew-fixtures"
 
 
 @pytest.fixture(autouse=True)
-def _summary_dispatch_per_transaction_mode(request: pytest.FixtureRequest) -> object:
-    """A turn end's pass runs on the in-process worker thread (summaries/worker.py).
+def _summary_dispatch_inline(request: pytest.FixtureRequest) -> object:
+    """Database tests run a turn end's pass inline (``KIROCREW_SUMMARY_DISPATCH``).
 
-    A ``db`` test holds everything in one uncommitted transaction that no other thread's
-    connection can read, so there the pass runs inline (``KIROCREW_SUMMARY_DISPATCH``);
-    transactional tests take the real path and wait with ``summary_worker_drain()``,
-    which also runs after each of them so no pass outlives its test's database.
+    Without a broker the pass runs on the in-process worker thread (summaries/worker.py),
+    but the tests' SQLite database is in memory with a shared cache, where a second
+    connection writing at the same time fails at once ("database table is locked": no
+    busy timeout there, unlike the file database in WAL mode the server uses), and a
+    ``db`` test's rows sit in a transaction no other connection can read. Tests of the
+    worker path take the ``summary_worker`` fixture; live servers always use it.
     """
-    marker = request.node.get_closest_marker("django_db")
     names = request.fixturenames
-    transactional = (
-        "transactional_db" in names
-        or "live_server" in names
-        or bool(marker is not None and (marker.kwargs.get("transaction") or marker.args[:1]))
-    )
-    if not transactional:
-        if marker is not None or "db" in names:
-            request.getfixturevalue("settings").KIROCREW_SUMMARY_DISPATCH = "inline"
-        yield None
-        return
+    uses_db = {"db", "transactional_db"} & set(names)
+    if uses_db or request.node.get_closest_marker("django_db") is not None:
+        request.getfixturevalue("settings").KIROCREW_SUMMARY_DISPATCH = "inline"
     yield None
-    from summaries.worker import summary_worker_drain
+    if "summary_worker" in names:
+        from summaries.worker import summary_worker_drain
 
-    summary_worker_drain(timeout=60)
+        summary_worker_drain(timeout=60)  # no pass outlives its test's database
+
+
+@pytest.fixture
+def summary_worker(settings: object) -> None:
+    """The real embedded path: turn ends queue their pass on the in-process worker."""
+    settings.KIROCREW_SUMMARY_DISPATCH = "worker"  # type: ignore[attr-defined]

@@ -1,8 +1,14 @@
 """Reduce transcript rows to the bounded input the summarizer reads.
 
-Only ``role``, ``content`` and ``ts`` are ever read. ``meta`` is most of a transcript's
-bytes (14.65 MB of a 15.6 MB session in the original) and holds nothing about intent,
-so ignoring it is the single largest saving, and both entry points below prove it.
+Only ``role``, ``content`` and ``ts`` are ever read, plus ``meta.tool`` and
+``meta.exit_code`` of tool rows. The rest of ``meta`` is most of a transcript's bytes
+(14.65 MB of a 15.6 MB session in the original) and holds nothing about intent, so
+ignoring it is the single largest saving, and both entry points below prove it.
+
+Tool rows (``tool_call``, ``tool_result``, legacy ``tool``) are attached, redacted and
+excerpted, to the kept row before them (``TranscriptTurn.tools``). Only the heuristic
+reads them (exit codes, test summaries, commits: evidence that costs it no tokens); the
+model's prompt renders role and content of user and assistant rows only, as before.
 
 Every kept text is redacted here, user rows included (the store redacts only non-user
 rows), before any backend reads it: a secret a person pasted must reach neither a model
@@ -26,9 +32,11 @@ from transcripts.core.turns import INJECTED_PREFIXES as INJECTED_PREFIXES  # re-
 from transcripts.core.turns import is_injected as is_injected  # re-exported
 from transcripts.core.turns import is_user_turn
 
-from .turns import TranscriptTurn
+from .turns import ToolRow, TranscriptTurn
 
 READ_ROLES = frozenset({"user", "assistant", "merged_summary"})
+TOOL_ROLES = {"tool_call": "call", "tool_result": "result", "tool": "tool"}
+TOOL_EXCERPT_CHARS = 400  # head and tail: git output leads, test summaries trail
 MAX_USER_CHARS = 4000
 MAX_INPUT_CHARS = 40_000
 KEEP_FIRST_TURNS = 3
@@ -56,12 +64,40 @@ class _Extractor:
         self.user_count = 0
         self.prev_norm: str | None = None
         self.prev_turn = 0
+        self.tools: list[ToolRow] = []
 
-    def feed(self, role: object, content: object, ts: object) -> None:
-        if not isinstance(role, str) or role not in READ_ROLES:
+    def _flush_tools(self) -> None:
+        if self.tools and self.turns:
+            self.turns[-1] = replace(self.turns[-1], tools=tuple(self.tools))
+        self.tools = []
+
+    def _feed_tool(self, kind: str, content: str, meta: object) -> None:
+        if not self.turns:
+            return  # nothing to attach it to: no person turn has asked for anything yet
+        info = meta if isinstance(meta, dict) else {}
+        tool, code = info.get("tool"), info.get("exit_code")
+        self.tools.append(
+            ToolRow(
+                kind,
+                excerpt(redact_text(content)[0], TOOL_EXCERPT_CHARS),
+                tool if isinstance(tool, str) else None,
+                code if type(code) is int else None,
+            )
+        )
+
+    def finish(self) -> list[TranscriptTurn]:
+        self._flush_tools()
+        return self.turns
+
+    def feed(self, role: object, content: object, ts: object, meta: object = None) -> None:
+        if not isinstance(role, str) or not isinstance(content, str) or not content.strip():
             return
-        if not isinstance(content, str) or not content.strip():
+        if role in TOOL_ROLES:
+            self._feed_tool(TOOL_ROLES[role], content, meta)
             return
+        if role not in READ_ROLES:
+            return
+        self._flush_tools()
         stamp = ts if isinstance(ts, str) else None
         index = len(self.turns) + 1
         # Redacted whole, then cut (see the module docstring). Plain prose takes the
@@ -107,8 +143,13 @@ def extract_turns(
     ex = _Extractor(assistant_excerpt_chars, max_user_chars)
     for rec in records:
         if isinstance(rec, dict):
-            ex.feed(rec.get("role"), rec.get("content"), rec.get("ts"))
-    return ex.turns
+            ex.feed(rec.get("role"), rec.get("content"), rec.get("ts"), rec.get("meta"))
+    return ex.finish()
+
+
+class _MetaView(msgspec.Struct):
+    tool: Any = None
+    exit_code: Any = None
 
 
 class _RowView(msgspec.Struct):
@@ -117,6 +158,8 @@ class _RowView(msgspec.Struct):
     role: Any = None
     content: Any = None
     ts: Any = None
+    # only two keys are built; a meta that is not an object takes the fallback parser
+    meta: _MetaView | None = None
     record_type: Any = msgspec.field(default=None, name="_type")
 
 
@@ -151,11 +194,12 @@ def extract_turns_from_lines(
             # the original's stdlib writer, 1e999); ask the store's own parser. Rare.
             obj, bad = parse_json_line(line)
             if not bad and type(obj) is dict and obj.get("_type") is None:
-                ex.feed(obj.get("role"), obj.get("content"), obj.get("ts"))
+                ex.feed(obj.get("role"), obj.get("content"), obj.get("ts"), obj.get("meta"))
             continue
         if row.record_type is None:
-            ex.feed(row.role, row.content, row.ts)
-    return ex.turns
+            meta = row.meta and {"tool": row.meta.tool, "exit_code": row.meta.exit_code}
+            ex.feed(row.role, row.content, row.ts, meta)
+    return ex.finish()
 
 
 def count_user_turns(turns: Iterable[TranscriptTurn]) -> int:

@@ -6,6 +6,19 @@ from dataclasses import dataclass
 
 
 @dataclass(frozen=True, slots=True)
+class ToolRow:
+    """A tool row (``tool_call``, ``tool_result``, legacy ``tool``), redacted and excerpted.
+
+    Only the heuristic reads these: a model's prompt stays the user and assistant rows.
+    """
+
+    kind: str  # "call", "result" or "tool" (legacy free text)
+    text: str
+    tool: str | None = None  # meta.tool: "bash", "edit", ...
+    exit_code: int | None = None  # meta.exit_code of a result
+
+
+@dataclass(frozen=True, slots=True)
 class TranscriptTurn:
     index: int  # 1-based position among kept rows
     role: str  # "user" or "assistant" (merged_summary rows read as assistant)
@@ -15,3 +28,5 @@ class TranscriptTurn:
     injected: bool = False  # automation posting under role "user"
     repeat_of: int | None = None  # verbatim resend of this earlier user turn
     truncated: bool = False
+    # tool rows that followed this row, in order, up to the next kept row
+    tools: tuple[ToolRow, ...] = ()

@@ -29,6 +29,7 @@ from transcripts.core.redaction import (
     redact_value,
 )
 from transcripts.core.redaction.finders import _credential_spans
+from transcripts.core.redaction.structured import _assign_keys
 from transcripts.core.redaction.views import _View
 
 CRED = "[REDACTED: credential]"
@@ -546,3 +547,37 @@ def test_redaction_with_the_coverage_rules_is_idempotent(text: str) -> None:
     }
     payload = redact_payload(text)[0]
     assert redact_payload(payload) == (payload, {})
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(
+            [
+                *("pass", "Pass", "PASSWORD", "pwd", "word", "secret", "Api", "_", "-", "key"),
+                *("KEY", "token", "by", "x1", '"', "'", "\\", ":", "=", "=>", ":=", " ", "\t", "é"),
+            ]
+        ),
+        max_size=12,
+    ).map("".join)
+)
+def test_assignment_keys_found_on_the_lowercased_text_match_the_rule_pattern(text: str) -> None:
+    """The engine's literal-first key search finds exactly the rule pattern's keys."""
+    for rule in P.RULES:
+        if rule.finder != "assign":
+            continue
+        expected = {}
+        for i in range(len(text)):
+            m = rule.pattern.match(text, i)
+            if m is not None:
+                expected[m.end()] = m.group().endswith(":")
+        assert dict(_assign_keys(rule.kind, _View(text).lowered())) == expected
+
+
+def test_every_full_text_anchor_is_reached_by_a_fast_anchor_or_a_window() -> None:
+    """The engine gates a full-text rule only through these two routes."""
+    from transcripts.core.redaction import views
+
+    for gates in views._FULL_TEXT_GATES.values():
+        for _, fast, window in gates:
+            assert fast is not None or window is not None

@@ -13,7 +13,7 @@ the indexed end; it then only folds the new lines. Anything else (a rewrite repl
 the inode, a failed write truncated it) rebuilds it from byte 0.
 
 Memory: the cache is bounded by ``budget`` entries (one per row, revision or anomaly;
-about 150 bytes each, see bench/bench_paging.py), least recently used files go first;
+about 150-210 bytes each, see bench/bench_paging.py), least recently used files go first;
 the index in use is never evicted, so the bound is the budget plus one file's index.
 """
 
@@ -34,7 +34,7 @@ from .reader import RawLine, iter_line_batches
 ORDER_KINDS = frozenset({"missing_ts", "bad_ts", "dup_ts", "non_monotonic_ts"})
 HEAD_BYTES = 512  # line 0 starts here: a rewrite changes it (created_at, gen, rotated_at)
 MARK_BYTES = 64  # the bytes just before the indexed end
-DEFAULT_BUDGET = 400_000  # entries, about 60 MB
+DEFAULT_BUDGET = 400_000  # entries: about 60-85 MB
 
 
 class _IndexFold(_Fold):

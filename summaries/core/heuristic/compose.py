@@ -14,7 +14,7 @@ from summaries.core.heuristic import lexicon as lx
 from summaries.core.heuristic.constraints import extract_constraints
 from summaries.core.heuristic.draft import Draft, Entry, Role, ranges
 from summaries.core.heuristic.evidence import forget_replies
-from summaries.core.heuristic.exchanges import build_exchanges
+from summaries.core.heuristic.exchanges import Exchange, build_exchanges
 from summaries.core.heuristic.segment import segment
 from summaries.core.heuristic.status import Verdict, judge
 from summaries.core.heuristic.words import clip, content_words, sentences
@@ -199,8 +199,45 @@ def _next_steps(draft: Draft, v: Verdict) -> list[dict[str, str]]:
     return steps
 
 
-def _intent(draft: Draft) -> dict[str, object]:
+def pending_decision(exchanges: Sequence[Exchange]) -> tuple[int, str] | None:
+    """The session's last word is the assistant's question or its options, unanswered.
+
+    Structure only: a reply whose last paragraph ends with a question mark (any
+    language: "?", "¿...?"); offered options end with one ("Which do you prefer?"),
+    a numbered list alone is as often advice. Returns the person turn it answered and
+    the question.
+    """
+    if not exchanges or not exchanges[-1].replies:
+        return None
+    last = exchanges[-1]
+    reply = last.replies[-1].strip()
+    paragraphs = [p.strip() for p in re.split(r"\n\s*\n", reply) if p.strip()]
+    if not paragraphs:
+        return None
+    tail = paragraphs[-1].rstrip("*_` )")
+    if tail.endswith("?"):
+        asked = sentences(tail)
+        return last.turn, (asked[-1] if asked else tail)
+    return None
+
+
+def _intent(draft: Draft, pending: tuple[int, str] | None = None) -> dict[str, object]:
     v = judge(draft)
+    steps = _next_steps(draft, v)
+    if pending is not None and v.status != "abandoned":
+        # An open question or offered options: the person decides next, never Done.
+        if v.status == "completed":
+            v.status = "active"
+            steps = [s for s in steps if not s["what"].startswith("Run the tests or check")]
+        steps.insert(
+            0,
+            {
+                "what": f"Answer the open question: {clip(pending[1], 140)}",
+                "why": f"Asked after turn {pending[0]}; no answer yet",
+                "expect": "The work continues with the option you pick",
+            },
+        )
+        steps = [s for s in steps if not s["what"].startswith(("Continue:", "Pick up what"))]
     origin = next((e for e in draft.entries if e.turn == draft.origin), draft.entries[0])
     return {
         "title": title_for(origin.text),
@@ -210,7 +247,7 @@ def _intent(draft: Draft) -> dict[str, object]:
         "origin_turn": draft.origin,
         "initial_intent": _initial_intent(draft),
         "progress": _progress(draft, v),
-        "next_steps": _next_steps(draft, v),
+        "next_steps": steps,
     }
 
 
@@ -218,8 +255,13 @@ def summarize_turns(turns: Sequence[TranscriptTurn]) -> dict[str, object]:
     """The raw payload in the prompt's JSON shape, from the extracted turns alone."""
     exchanges = build_exchanges(turns)
     try:
+        drafts = segment(exchanges)
+        pending = pending_decision(exchanges)
         return {
-            "intents": [_intent(d) for d in segment(exchanges)],
+            "intents": [
+                _intent(d, pending if pending and pending[0] in d.turns else None)
+                for d in drafts
+            ],
             "constraints": extract_constraints(exchanges),
         }
     finally:

@@ -147,6 +147,12 @@ _RED = (
         r"|\bexit (?:code |status )?[1-9]\b|\breturned nothing\b|\bno \w+ match\b|\b0 rows\b",
     ),
     _rule("fail", r"\bFAIL(?:ED)?\b|\bBUILD FAILED\b", 0),
+    # "CI is red on the MSRV job", "the build went red"
+    _rule(
+        "red",
+        r"\b(?:ci|build|pipeline|checks?|tests?|suite|jobs?|main)\b[^.;?]{0,20}\b(?:is|are|was"
+        r"|were|went|turned|still|now) (?:still )?red\b",
+    ),
 )
 _CLOSE = _Rule(
     (

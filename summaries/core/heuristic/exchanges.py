@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from summaries.core.heuristic.lexicon import COMPACTION
+from summaries.core.heuristic.tools import tool_sentences
 from summaries.core.turns import TranscriptTurn
 
 # A day-scale gap separates a routine re-run from a retry (boundary signal 2). Twelve
@@ -29,6 +30,8 @@ class Exchange:
     replies: tuple[str, ...]  # assistant excerpts answering this turn
     gap_before: bool  # a day-scale pause since the previous exchange ended
     after_compaction: bool  # a compaction or context reset sits just before this turn
+    # the assistant's last word before this turn was a question: the turn answers it
+    answers: bool = False
 
 
 def parse_ts(value: str | None) -> datetime | None:
@@ -64,6 +67,8 @@ class _Pending:
     gap_before: bool
     after_compaction: bool
     replies: list[str]
+    answers: bool = False
+    asked: bool = False  # its last assistant reply ends with a question mark
 
     def close(self) -> Exchange:
         return Exchange(
@@ -74,6 +79,7 @@ class _Pending:
             replies=tuple(self.replies),
             gap_before=self.gap_before,
             after_compaction=self.after_compaction,
+            answers=self.answers,
         )
 
 
@@ -83,12 +89,13 @@ def build_exchanges(turns: Sequence[TranscriptTurn]) -> list[Exchange]:
     current: _Pending | None = None
     last_ts: datetime | None = None
     compaction_pending = False
+    asked = False
     for turn in turns:
         ts = parse_ts(turn.ts)
         if turn.role == "user":
             if current is not None:
                 out.append(current.close())
-                current = None
+                asked, current = current.asked, None
             if turn.injected or turn.user_turn is None:
                 compaction_pending = compaction_pending or bool(COMPACTION.search(turn.text))
                 continue
@@ -102,13 +109,18 @@ def build_exchanges(turns: Sequence[TranscriptTurn]) -> list[Exchange]:
                 after_compaction=compaction_pending or bool(COMPACTION.search(turn.text)),
                 replies=[],
             )
-            compaction_pending = False
+            current.answers = asked and not current.gap_before
+            asked, compaction_pending = False, False
             last_ts = ts or last_ts
         elif _is_compaction_notice(turn.text):
             compaction_pending = True  # a compaction notice is bookkeeping, not evidence
         elif current is not None:
             current.replies.append(turn.text)
+            current.asked = turn.text.rstrip().rstrip("*_` )").endswith("?")
             last_ts = ts or last_ts
+        if current is not None and turn.tools:
+            # what the tools showed, as evidence sentences where the rows stood
+            current.replies.extend(tool_sentences(turn.tools))
     if current is not None:
         out.append(current.close())
     return out

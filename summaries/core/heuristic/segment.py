@@ -49,6 +49,9 @@ _NEW_TOPIC = 0.15
 # Only this many recent intents and pending questions are compared against each turn,
 # which keeps a pass linear in the number of turns however many intents a session has.
 _LOOKBACK = 25
+# A turn answering the assistant's question with at most this many distinctive words is
+# an answer about the work in hand, not a new topic.
+_ANSWER_WORDS = 8
 
 
 @dataclass(slots=True)
@@ -266,6 +269,16 @@ def _ref_owner(st: _State, sig: UserSignals) -> Draft | None:
     return next(iter(owners.values())) if len(owners) == 1 else None
 
 
+def _finished(draft: Draft) -> bool:
+    return not draft.dropped and (draft.closed or draft.settled or draft.made)
+
+
+def _runs_again(older: Draft, sig: UserSignals, ex: Exchange) -> bool:
+    """ "today's reconciliation run" the next morning: the same words as finished work, on a
+    later day, ask for a new run of it (a new intent), unless the turn reports on that work."""
+    return ex.gap_before and _finished(older) and not _reports_on(sig, older, ex.text)
+
+
 def _route(st: _State, ex: Exchange, sig: UserSignals) -> tuple[str, Draft | None]:
     cur = st.current
     if cur is None:
@@ -281,10 +294,15 @@ def _route(st: _State, ex: Exchange, sig: UserSignals) -> tuple[str, Draft | Non
             older is not None
             and ((sig.resume and score > here) or score >= CONTINUES > here)
             and not _adds_beside(older, sig, ex.text)
+            and not _runs_again(older, sig, ex)
         ):
             return ("resume", older)
     if sig.pivot_strong:
         return ("new", None)
+    if ex.answers and len(sig.words) <= _ANSWER_WORDS and "?" not in ex.text and not sig.prevent:
+        # a short reply to the assistant's question answers it, in any language (a turn
+        # with a question of its own may be raising something else)
+        return ("continue", cur)
     if ex.after_compaction or (sig.correction and not _corrects_elsewhere(sig, cur)):
         return ("continue", cur)
     if (cur.settled or cur.closed) and sig.prevent and not (sig.continuation or sig.resume):
@@ -423,8 +441,12 @@ def segment(exchanges: Sequence[Exchange]) -> list[Draft]:
         prev, last_pending = last_pending, None
         if ex.repeat_of is not None:
             target = st.by_turn.get(ex.repeat_of)
+            if target is not None and ex.gap_before and _finished(target):
+                # Days later, a finished routine asked again is a new run: a new intent.
+                st.open(ex, sig)
+                continue
             if target is not None:
-                # Same day: a resend, never insistence. Days later: a routine re-run.
+                # Same day: a resend, never insistence. Days later, unfinished: resumed.
                 role = Role.WORK if ex.gap_before else Role.RESEND
                 st.place(target, ex, sig, role)
                 st.current = target if ex.gap_before else st.current

@@ -40,6 +40,9 @@ _BROKE = re.compile(
     r"\bbroke\b|\bbroken\b|\bdoesn'?t work\b|\bdidn'?t work\b|\bstill\b|\bfails?\b|\bwrong\b", re.I
 )
 
+# A red CI run: other jobs passing in the same reply do not make it green.
+_CI_RED = re.compile(r"\b(?:is|are|was|were|went|turned|still|now) red\b|\bCI failed\b", re.I)
+
 
 @dataclass(slots=True)
 class Verdict:
@@ -141,7 +144,12 @@ class _Run:
 
     def reply(self, text: str, doc_intent: bool) -> None:
         v = self.v
+        red = False  # a red CI this reply reported, with no change since
         for ev in reply_evidence(text, doc_intent=doc_intent):
+            if ev.kind is Ev.GREEN and red:
+                continue  # "CI is red on MSRV; stable and nightly pass": still red
+            ci_red = ev.kind is Ev.RED and _CI_RED.search(ev.sentence) is not None
+            red = (red or ci_red) and ev.kind is not Ev.CHANGE
             if ev.kind is Ev.CHANGE:
                 v.changed = v.code_changed = True
                 self.verified, self.open, v.last_change = None, False, ev.sentence

@@ -20,8 +20,9 @@ import pytest
 from django.test import Client
 
 from summaries.core.backends.openai import OpenAIBackend
-from summaries.core.sidecar import INTENTS, ONE_LINE
+from summaries.core.sidecar import INTENTS, ONE_LINE, write_guarded
 from summaries.models import IntentSummary, OneLineSummary
+from summaries.services import PassOutcome, summary_generate
 from tests.fixtures.personas import app_with_client
 from tests.summaries import fake_openai_server
 from tests.summaries.fake_openai_server import Behaviour, FakeOpenAIServer
@@ -192,3 +193,35 @@ def test_a_model_server_never_receives_a_pasted_secret(
     body = json.loads(call(owner, "GET", f"{API}/{name}/summary").content)
     assert body["model"] == "openai:test-model"
     assert body["intents"][0]["title"].startswith(TAG)  # the model's secret, redacted
+
+
+def test_a_mirror_restored_from_an_older_sidecar_is_sealed(
+    owner: Client, store: TranscriptStore
+) -> None:
+    """A sidecar written before user rows were redacted may hold a pasted secret; the
+    pass that finds it current restores the mirror (and the list gist) from it, sealed."""
+    secret = next(s for s in COVERED if s.kind == "github_token")
+    name = "legacy"
+    converse(owner, name, "the staging key")
+    key = transcript_key_for_slot(name)
+    identity = store.identity(key)
+    assert identity is not None
+    legacy = {
+        "intents": [{"title": f"{secret.token} rotation", "state": "in-progress"}],
+        "constraints": [f"Always use token {secret.token}"],
+        "generated_at": 1.0,
+        "user_turns": 4,
+        "last_activity": None,
+        "model": "heuristic",
+        "duration_ms": 1,
+    }
+    assert write_guarded(store, key, INTENTS, legacy, sig=identity.sig, gen=identity.gen)
+    assert not IntentSummary.objects.filter(session__key=key).exists()
+
+    assert summary_generate(slot_name=name, force=True) == PassOutcome(True, "current")
+
+    mirror = IntentSummary.objects.get(session__key=key)
+    assert secret.leaks_into(json_text(json.dumps(mirror.payload))) == []
+    assert mirror.payload["intents"][0]["title"].startswith(TAG)
+    assert secret.leaks_into(OneLineSummary.objects.get(session__key=key).summary) == []
+    assert secret.leaks_into(json_text(call(owner, "GET", API).content)) == []

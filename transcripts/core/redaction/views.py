@@ -48,26 +48,41 @@ _WINDOWED_ANCHOR_GROUPS = _anchor_groups()
 _UNANCHORED_WINDOWED = tuple(i for i in P.WINDOWED_RULES if not P.RULES[i].anchors)
 
 
-def _full_text_gate_plan(anchor: str, lower: bool) -> tuple[bytes, bytes | None, bool]:
-    """(anchor bytes, fast-path anchor inside it or None, lies inside a window)."""
+def _full_text_gate_plan(anchor: str, lower: bool) -> tuple[bytes, bytes | None, str | None]:
+    """(anchor bytes, fast-path anchor inside it or None, the anchor if it lies in a window)."""
     raw = anchor.encode("latin-1")
     fast = next((f for f in (_FAST_LOWER_ANCHORS if lower else _FAST_ANCHORS) if f in raw), None)
     in_window = not lower and len(raw) >= P.WINDOW_MIN_RUN and _WINDOW_BYTES.issuperset(raw)
-    return raw, fast, in_window
+    return raw, fast, anchor if in_window else None
 
 
 _FULL_TEXT_GATES = {
     i: tuple(_full_text_gate_plan(a, P.RULES[i].anchor_lower) for a in P.RULES[i].anchors)
     for i in P.FULL_TEXT_RULES
 }
-# Full-text anchors that contain no fast-path anchor, and so can only occur in a window.
-# If no fast-path anchor occurs and none of these is in a window, no full-text rule can
-# match (every full-text anchor is one or the other; a test checks this).
-_WINDOW_ONLY_FULL_TEXT_ANCHORS = tuple(
-    sorted(
-        {raw.decode("ascii") for gates in _FULL_TEXT_GATES.values() for raw, fast, w in gates if w}
+
+
+def _full_text_rules_by_gate() -> tuple[
+    tuple[tuple[bytes, bool, tuple[int, ...]], ...], tuple[tuple[str, tuple[int, ...]], ...]
+]:
+    by_fast: dict[tuple[bytes, bool], list[int]] = {}
+    by_window: dict[str, list[int]] = {}
+    for i, gates in _FULL_TEXT_GATES.items():
+        lower = P.RULES[i].anchor_lower
+        for _, fast, window in gates:
+            if fast is not None:
+                by_fast.setdefault((fast, lower), []).append(i)
+            if window is not None:
+                by_window.setdefault(window, []).append(i)
+    return (
+        tuple((f, lower, tuple(rules)) for (f, lower), rules in by_fast.items()),
+        tuple((w, tuple(rules)) for w, rules in by_window.items()),
     )
-)
+
+
+# The full-text rules each fast-path anchor (or window-only anchor) can open. Only those
+# are gated: a text with "key" in it gates the key = value rule, not all of them.
+_FULL_TEXT_BY_FAST, _FULL_TEXT_BY_WINDOW = _full_text_rules_by_gate()
 
 
 # ── Text views ───────────────────────────────────────────────────────────────
@@ -195,25 +210,28 @@ class _View:
                         for anchor in exact:
                             if anchor in joined:
                                 found.update(_WINDOWED_ANCHORS[anchor])
-            if (
-                any(self.has(f) for f in _FAST_ANCHORS)
-                or any(self.has_lower(f) for f in _FAST_LOWER_ANCHORS)
-                or (joined is not None and any(a in joined for a in _WINDOW_ONLY_FULL_TEXT_ANCHORS))
-            ):
-                for i, gates in _FULL_TEXT_GATES.items():
-                    if self._gate(gates, P.RULES[i].anchor_lower):
-                        found.add(i)
+            opened: set[int] = set()
+            for fast, lower, rules in _FULL_TEXT_BY_FAST:
+                if self.has_lower(fast) if lower else self.has(fast):
+                    opened.update(rules)
+            if joined is not None:
+                for window, rules in _FULL_TEXT_BY_WINDOW:
+                    if window in joined:
+                        opened.update(rules)
+            for i in opened:
+                if self._gate(_FULL_TEXT_GATES[i], P.RULES[i].anchor_lower):
+                    found.add(i)
             self._candidates = tuple(sorted(found))
         return self._candidates
 
-    def _gate(self, gates: tuple[tuple[bytes, bytes | None, bool], ...], lower: bool) -> bool:
+    def _gate(self, gates: tuple[tuple[bytes, bytes | None, str | None], ...], lower: bool) -> bool:
         for raw, fast, in_window in gates:
             # A fast-path anchor inside this one, already known absent, settles it. A
             # window-only anchor is searched in the (much shorter) joined windows.
             if fast is not None and not (self.has_lower(fast) if lower else self.has(fast)):
                 continue
-            if in_window:
-                if self.windows is not None and raw.decode("ascii") in self.windows.joined:
+            if in_window is not None:
+                if self.windows is not None and in_window in self.windows.joined:
                     return True
             elif self.has_lower(raw) if lower else self.has(raw):
                 return True

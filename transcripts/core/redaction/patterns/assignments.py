@@ -33,8 +33,10 @@ _IA = re.IGNORECASE | re.ASCII
 # inside a JSON string), then ``=``, ``:``, ``:=`` or ``=>``. The finder reads the value.
 _SEP = r"""(?:\\?["'])?[ \t]*(?:=>|:=|[:=])[ \t]*"""
 # Words that make "…key" a secret's name (``api_key``, ``X-Api-Key``, ``SECRET_KEY``).
-_KEY_OWNERS = ("api", "access", "private", "secret", "encryption", "signing", "master", "client")
-_KEY_OWNERS += ("app", "license")
+_KEY_OWNERS: tuple[str, ...] = (
+    *("api", "access", "private", "secret", "encryption"),
+    *("signing", "master", "client", "app", "license"),
+)
 KEY_PREFIXES: Final = tuple(w + sep for w in _KEY_OWNERS for sep in ("", "_", "-"))
 # kind -> its keywords, each a regex that starts with a literal (so the engine's search
 # on the lowercased text skips ahead in C), with the words that must precede it (None:

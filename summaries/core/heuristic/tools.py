@@ -1,0 +1,168 @@
+"""Evidence from tool rows: what ran, how it exited, what the runner itself reported.
+
+Language-independent: a command line, an exit code and a test runner's own summary
+line say the same thing whatever language the person and the assistant write in. Each
+call/result pair becomes at most one short evidence sentence in the words the reply
+evidence rules already read ("Tests failed.", "Committed.", "Merged PR #1432."), placed
+where the tool row was, so order (a pass after the last change, a red CI after a push)
+is kept. Anything not recognised adds nothing: an unknown command failing (a ``grep``
+with no match, a refused connection while exploring) is not a failed check.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+
+from summaries.core.turns import ToolRow
+
+_I = re.IGNORECASE
+
+# A test runner by its command line.
+_TEST_CMD = re.compile(
+    r"\b(?:pytest|py\.test|tox|nox|jest|vitest|mocha|rspec|phpunit|ctest|playwright test"
+    r"|go test|cargo (?:test|nextest)|mvn\b[^|;&]*\b(?:test|verify)|gradlew?\b[^|;&]*\b(?:test"
+    r"|check)|dotnet test|(?:npm|yarn|pnpm|bun)(?: run)? test\w*|make (?:test|check)\w*"
+    r"|manage\.py test|unittest)\b",
+    _I,
+)
+_LINT_CMD = re.compile(
+    r"\b(?:ruff|flake8|pylint|mypy|pyright|eslint|tsc|clippy|golangci-lint|go vet"
+    r"|shellcheck|rubocop|stylelint|(?:npm|yarn|pnpm)(?: run)? (?:lint|typecheck))\b",
+    _I,
+)
+_BUILD_CMD = re.compile(
+    r"\b(?:(?:npm|yarn|pnpm|bun)(?: run)? build|cargo build|go build|docker build"
+    r"|python -m build|mvn\b[^|;&]*\bpackage|gradlew?\b[^|;&]*\b(?:build|assemble)"
+    r"|make(?: build| all)?$|dotnet build|xcodebuild)\b",
+    _I,
+)
+_COMMIT_CMD = re.compile(r"\bgit\b[^|;&]*\bcommit\b", _I)
+_PUSH_CMD = re.compile(r"\bgit\b[^|;&]*\bpush\b", _I)
+_TAG_CMD = re.compile(r"\bgit tag\b(?:\s+-\w+)*\s+(v?\d[\w.-]*)|\bgit push\b[^|;&]*\b(v\d[\w.-]*)", _I)
+_PR_OPEN_CMD = re.compile(r"\b(?:gh pr create|glab mr create|hub pull-request)\b", _I)
+_PR_MERGE_CMD = re.compile(r"\b(?:gh pr merge|glab mr merge)\b", _I)
+_CI_CMD = re.compile(r"\b(?:gh (?:pr checks|run (?:watch|view))|glab ci (?:status|view))\b", _I)
+_DEPLOY_CMD = re.compile(
+    r"\b(?:kubectl (?:apply|rollout (?:restart|undo)|set (?:image|resources))|helm (?:upgrade"
+    r"|install)|fly(?:ctl)? deploy|terraform apply|vercel\b[^|;&]*--prod|ansible-playbook"
+    r"|cap \w+ deploy|eb deploy|serverless deploy|sls deploy|gcloud \w+ deploy|az \w+ deploy"
+    r"|(?:make|npm run|yarn|pnpm|just|task) deploy\w*)\b"
+    # a program named deploy: "./deploy.sh prod", "bin/deploy staging"
+    r"|(?:^|[;&|]\s*)(?:\S*/)?deploy(?:[\w-]*\.sh)?(?=\s|$)",
+    _I,
+)
+_PUBLISH_CMD = re.compile(
+    r"\b(?:twine upload|npm publish|cargo publish|gem push|gh release create|poetry publish"
+    r"|uv publish|docker push|flit publish)\b",
+    _I,
+)
+_EDIT_TOOLS = frozenset({"edit", "write", "multiedit", "str_replace", "apply_patch", "create"})
+_EDIT_CALL = re.compile(r"^\s*(?:edit|write|create|apply_patch)\b\s*(\S*)", _I)
+
+# A runner's own summary, failures first: "1 failed, 5 passed", "Tests: 2 failed",
+# "test result: FAILED", "--- FAIL", "BUILD FAILURE", "Failures: 3".
+_FAILED = re.compile(
+    r"\b[1-9]\d*\s+(?:failed|failing|failures?|errors?)\b|\btest result: FAILED\b|^--- FAIL\b"
+    r"|^FAIL\b|\bBUILD FAIL\w*|\bFailures: [1-9]|\bErrors: [1-9]|\bTests failed\b"
+    r"|\bFAILED\b|[1-9]\d* (?:problems?|errors?) \(",
+    re.MULTILINE,
+)
+_PASSED = re.compile(
+    r"\b[1-9]\d*\s+(?:passed|passing|tests? passed)\b|\btest result: ok\b|^ok\s+\S"
+    r"|^PASS\b|\bBUILD SUCCESS\w*|\bTests run: [1-9]\d*, Failures: 0, Errors: 0"
+    r"|\bAll checks passed\b|\bSuccess: no issues\b|\bFound 0 errors\b|\b0 errors\b",
+    re.MULTILINE,
+)
+_CI_FAIL = re.compile(r"(?:^|\s)(?:X|✗|fail(?:ed|ure)?)\s", _I | re.MULTILINE)
+_CI_PASS = re.compile(r"\bpass\b|✓", _I)
+_PR_NUM = re.compile(r"/(?:pull|merge_requests)/(\d+)\b|#(\d+)")
+_NOTHING = re.compile(r"\bnothing to commit\b|\beverything up-to-date\b|\brejected\b", _I)
+
+
+def _run_outcome(code: int | None, out: str) -> bool | None:
+    """True passed, False failed, None unknown. The runner's own summary outranks the
+    exit code (a wrapper may swallow it); an exit code alone still decides."""
+    if _FAILED.search(out):
+        return False
+    if code is not None and code != 0:
+        return False
+    if _PASSED.search(out) or code == 0:
+        return True
+    return None
+
+
+def _pr_number(*texts: str) -> str:
+    for text in texts:
+        m = _PR_NUM.search(text)
+        if m:
+            return f" #{m.group(1) or m.group(2)}"
+    return ""
+
+
+def _pair_sentences(cmd: str, tool: str | None, code: int | None, out: str) -> list[str]:
+    """Sentences for one call and its result; a chained command can yield several."""
+    ok = code is None or code == 0
+    said: list[str] = []
+    edit = _EDIT_CALL.match(cmd)
+    if (tool or "").lower() in _EDIT_TOOLS or (edit and tool in (None, "edit")):
+        target = edit.group(1) if edit else ""
+        return [f"Changed {target}".rstrip() + "."] if ok else []
+    if _TEST_CMD.search(cmd) or (not cmd and (_FAILED.search(out) or _PASSED.search(out))):
+        passed = _run_outcome(code, out)
+        if passed is not None:
+            said.append("Tests passed." if passed else "Tests failed.")
+    elif _LINT_CMD.search(cmd) or _BUILD_CMD.search(cmd):
+        what = "Lint" if _LINT_CMD.search(cmd) else "Build"
+        passed = _run_outcome(code, out)
+        if passed is not None:
+            said.append(f"{what} passed." if passed else f"{what} failed.")
+    if _CI_CMD.search(cmd):
+        if not ok or _CI_FAIL.search(out):
+            said.append("CI failed.")
+        elif _CI_PASS.search(out):
+            said.append("CI checks passed.")
+    if not ok:
+        if _DEPLOY_CMD.search(cmd) or _PUBLISH_CMD.search(cmd):
+            said.append("The deploy failed.")
+        return said
+    if _COMMIT_CMD.search(cmd) and not _NOTHING.search(out):
+        said.append("Committed.")
+    tag = _TAG_CMD.search(cmd)
+    if tag:
+        said.append(f"Tagged {tag.group(1) or tag.group(2)}.")
+    elif _PUSH_CMD.search(cmd) and not _NOTHING.search(out):
+        said.append("Pushed.")
+    if _PR_OPEN_CMD.search(cmd):
+        said.append(f"Opened PR{_pr_number(out, cmd)}.")
+    if _PR_MERGE_CMD.search(cmd):
+        said.append(f"Merged PR{_pr_number(cmd, out)}.")
+    if _PUBLISH_CMD.search(cmd):
+        said.append("Published.")
+    elif _DEPLOY_CMD.search(cmd) and not re.search(r"--dry-run|\bdiff\b|\bplan\b|DRY_RUN", cmd):
+        said.append("Deployed.")
+    return said
+
+
+def tool_sentences(rows: Sequence[ToolRow]) -> list[str]:
+    """Evidence sentences for a run of tool rows, in order."""
+    out: list[str] = []
+    call: ToolRow | None = None
+    for row in rows:
+        if row.kind == "call":
+            call = row  # a call with no result may never have run: it says nothing
+            continue
+        cmd = _command(call.text) if call is not None else ""
+        tool = row.tool or (call.tool if call is not None else None)
+        out.extend(_pair_sentences(cmd, tool, row.exit_code, row.text))
+        call = None
+    return out
+
+
+def _command(text: str) -> str:
+    return " ".join(text.strip().splitlines()[:1])[:400]
+
+
+def tool_words(rows: Iterable[ToolRow]) -> str:
+    """The command lines, for the topic words they carry (paths, identifiers)."""
+    return " ".join(_command(r.text) for r in rows if r.kind == "call")
