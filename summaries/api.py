@@ -16,13 +16,14 @@ from ninja.responses import Status
 from transcripts.api import ERRORS, slot_payload
 from transcripts.api_support import ApiError, slot_for_caller, slot_gone, slot_not_found
 from transcripts.core.errors import RowNotFound
+from transcripts.core.keys import is_valid_slot_name
 from transcripts.schemas import SlotCreateIn, SlotListOut, SlotOut
 from transcripts.services import InvalidSlotName, SlotExists, session_create
 
 from .core.gate import is_restricted
 from .runtime import summary_config
 from .schemas import RevisionIn, RowIn, SummaryOut, TsOut, TurnEndIn, TurnIn
-from .selectors import slot_list_with_gist, summary_body
+from .selectors import slot_for_summary_read, slot_list_with_gist, summary_body
 from .services import summary_generate
 from .turns import (
     TurnRunning,
@@ -119,7 +120,13 @@ def end_turn(request: HttpRequest, slot: str, body: TurnEndIn) -> dict[str, Any]
     "/slots/{slot}/summary", response={200: SummaryOut, **ERRORS}, operation_id="summary_get"
 )
 def get_summary(request: HttpRequest, slot: str) -> dict[str, Any]:
-    found = slot_for_caller(_caller(request), slot, operation="slot_summary_read")
+    caller = _caller(request)
+    # The polled read: one precompiled query when the caller may read the slot. Anything
+    # else (a bad name, a missing or foreign slot) takes the shared lookup, which answers
+    # with its 400 or its audited 404 exactly as every other route does.
+    found = slot_for_summary_read(slot) if is_valid_slot_name(slot) else None
+    if found is None or (caller.app is not None and found.app_id != caller.app.pk):
+        found = slot_for_caller(caller, slot, operation="slot_summary_read")
     return summary_body(found)
 
 

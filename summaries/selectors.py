@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db.models import QuerySet
+from django.db import connections, router
+from django.db.models import Field, QuerySet
 
 from transcripts.models import App, Session, Slot
 from transcripts.selectors import session_list
@@ -62,3 +63,63 @@ def slot_list_with_gist(*, scope: App | str) -> QuerySet[Session]:
     return session_list(app=scope if isinstance(scope, App) else "").select_related(
         "one_line_summary"
     )
+
+
+# --------------------------------------------------------------- the summary GET's slot read
+# GET …/summary is polled; it used to spend as much on building and compiling its slot
+# query (select_related, Meta ordering, slicing) as on the rest of the request. The
+# statement below is built once per database alias; each GET only executes it and turns
+# the row into the same Slot + Session objects the ORM would (its converters applied).
+Converter = Any
+Column = tuple[Field[Any, Any], Any, list[Converter]]  # field, its Col, its converters
+_statements: dict[str, tuple[str, list[Column]]] = {}
+
+
+def _statement(alias: str) -> tuple[str, list[Column]]:
+    built = _statements.get(alias)
+    if built is None:
+        connection = connections[alias]
+        qn = connection.ops.quote_name
+        columns: list[str] = []
+        fields: list[Column] = []
+        for prefix, model in (("s", Slot), ("t", Session)):
+            field: Any
+            for field in model._meta.concrete_fields:
+                columns.append(f"{prefix}.{qn(field.column)}")
+                col = field.get_col(model._meta.db_table)
+                converters = connection.ops.get_db_converters(col) + field.get_db_converters(
+                    connection
+                )
+                fields.append((field, col, converters))
+        slot_fk = Slot._meta.get_field("session").column
+        # Identifiers from the models' own meta, quoted; the name is a bound parameter.
+        sql = (
+            f"SELECT {', '.join(columns)} FROM {qn(Slot._meta.db_table)} s "  # noqa: S608
+            f"INNER JOIN {qn(Session._meta.db_table)} t ON t.{qn('id')} = s.{qn(slot_fk)} "
+            f"WHERE s.{qn('name')} = %s"
+        )
+        built = _statements[alias] = (sql, fields)
+    return built
+
+
+def slot_for_summary_read(name: str) -> Slot | None:
+    """The slot ``name`` with its session, in one precompiled query (no ownership check:
+    the caller compares ``app_id``); None when there is none."""
+    alias = router.db_for_read(Slot)
+    sql, fields = _statement(alias)
+    connection = connections[alias]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [name])
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    values = []
+    for value, (_field, col, converters) in zip(row, fields, strict=True):
+        for convert in converters:
+            value = convert(value, col, connection)
+        values.append(value)
+    split = len(Slot._meta.concrete_fields)
+    slot = Slot.from_db(alias, [f.attname for f, _, _ in fields[:split]], values[:split])
+    session = Session.from_db(alias, [f.attname for f, _, _ in fields[split:]], values[split:])
+    slot.session = session
+    return slot

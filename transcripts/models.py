@@ -58,9 +58,12 @@ class Session(models.Model):
 
     class Meta:
         ordering = (models.F("last_activity").desc(nulls_last=True), "-created_at")
+        # The list's keyset order (transcripts/listing.py): a page is an index range scan.
         indexes = [
-            models.Index(fields=["-last_activity"], name="session_activity_idx"),
-            models.Index(fields=["app", "-last_activity"], name="session_app_activity_idx"),
+            models.Index(fields=["-last_activity", "-id"], name="session_activity_id_idx"),
+            models.Index(
+                fields=["app", "-last_activity", "-id"], name="session_app_activity_id_idx"
+            ),
         ]
         # Destructive API routes for dashboard users: staff, or delete_session / this.
         permissions = [("rewind_session", "Can rewind a session (drop rows after a point)")]

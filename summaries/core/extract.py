@@ -143,7 +143,9 @@ def extract_turns(
     ex = _Extractor(assistant_excerpt_chars, max_user_chars)
     for rec in records:
         if isinstance(rec, dict):
-            ex.feed(rec.get("role"), rec.get("content"), rec.get("ts"), rec.get("meta"))
+            role = rec.get("role")
+            meta = rec.get("meta") if isinstance(role, str) and role in TOOL_ROLES else None
+            ex.feed(role, rec.get("content"), rec.get("ts"), meta)
     return ex.finish()
 
 
@@ -158,12 +160,23 @@ class _RowView(msgspec.Struct):
     role: Any = None
     content: Any = None
     ts: Any = None
-    # only two keys are built; a meta that is not an object takes the fallback parser
-    meta: _MetaView | None = None
+    # kept raw (not parsed) and decoded for tool rows only, two keys of it
+    meta: msgspec.Raw | None = None
     record_type: Any = msgspec.field(default=None, name="_type")
 
 
 _decode_row = msgspec.json.Decoder(_RowView).decode
+_decode_meta = msgspec.json.Decoder(_MetaView).decode
+
+
+def _tool_meta(row: _RowView) -> dict[str, Any] | None:
+    if row.meta is None or not isinstance(row.role, str) or row.role not in TOOL_ROLES:
+        return None
+    try:
+        meta = _decode_meta(row.meta)
+    except (msgspec.DecodeError, RecursionError):
+        return None  # not an object, or not one msgspec reads: no tool or exit code
+    return {"tool": meta.tool, "exit_code": meta.exit_code}
 
 
 def extract_turns_from_lines(
@@ -194,11 +207,12 @@ def extract_turns_from_lines(
             # the original's stdlib writer, 1e999); ask the store's own parser. Rare.
             obj, bad = parse_json_line(line)
             if not bad and type(obj) is dict and obj.get("_type") is None:
-                ex.feed(obj.get("role"), obj.get("content"), obj.get("ts"), obj.get("meta"))
+                role = obj.get("role")
+                meta = obj.get("meta") if isinstance(role, str) and role in TOOL_ROLES else None
+                ex.feed(role, obj.get("content"), obj.get("ts"), meta)
             continue
         if row.record_type is None:
-            meta = row.meta and {"tool": row.meta.tool, "exit_code": row.meta.exit_code}
-            ex.feed(row.role, row.content, row.ts, meta)
+            ex.feed(row.role, row.content, row.ts, _tool_meta(row))
     return ex.finish()
 
 

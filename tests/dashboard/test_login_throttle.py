@@ -8,6 +8,8 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -175,3 +177,38 @@ def test_the_count_holds_across_processes(tmp_path: Path):
     run("--setup", 0)
     assert run("wrong", LIMIT) == "users: 0"
     assert run("pw-right-1", 1) == "users: 0"
+
+
+@pytest.mark.services
+@pytest.mark.django_db(transaction=True)
+def test_parallel_guesses_cannot_exceed_the_limit(limits: None, monkeypatch: pytest.MonkeyPatch):
+    """Twelve guesses at once on PostgreSQL, each on its own connection: the row lock lets
+    exactly LIMIT of them reach the password check."""
+    from django.contrib.auth import authenticate
+    from django.contrib.auth.backends import ModelBackend
+    from django.db import connection
+
+    get_user_model().objects.create_user("boss", password=PASSWORD)
+    checked: list[int] = []
+    original = ModelBackend.authenticate
+
+    def counting(self: Any, *args: Any, **kwargs: Any) -> Any:
+        checked.append(1)
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(ModelBackend, "authenticate", counting)
+    start = threading.Barrier(12)
+
+    def guess() -> Any:
+        try:
+            start.wait(timeout=30)
+            request = RequestFactory().post("/login/", REMOTE_ADDR="192.0.2.77")
+            return authenticate(request, username="boss", password="wrong")
+        finally:
+            connection.close()
+
+    with ThreadPoolExecutor(max_workers=12) as pool:
+        results = list(pool.map(lambda _: guess(), range(12)))
+    assert results == [None] * 12
+    assert len(checked) == LIMIT
+    assert LoginThrottle.objects.get().attempts == LIMIT

@@ -109,7 +109,7 @@ class TestCommitMergePrCloseWork:
 
 
 class TestTimestampGaps:
-    def test_a_repeat_days_later_is_a_routine_not_a_resend(self) -> None:
+    def test_a_finished_routine_asked_again_days_later_is_a_new_intent(self) -> None:
         ask = "Run the daily sales report and post it to #sales."
         found = intents(
             session(
@@ -120,9 +120,23 @@ class TestTimestampGaps:
                 ("a", "Ran `make report`: 1,317 orders. Posted to #sales."),
             )
         )
+        # a new run each day, not insistence and not one intent spanning the week
+        assert [f["ranges"] for f in found] == [[[1, 1]], [[2, 2]]]
+        assert [state(f) for f in found] == ["done", "done"]
+
+    def test_unfinished_work_repeated_days_later_continues_it(self) -> None:
+        ask = "Run the daily sales report and post it to #sales."
+        found = intents(
+            session(
+                ("u", ask),
+                ("a", "`make report` failed: the warehouse connection timed out. Nothing posted."),
+                ("wait", 24),
+                ("u", ask),
+                ("a", "Ran `make report`: 1,317 orders. Posted to #sales."),
+            )
+        )
         assert len(found) == 1
-        assert found[0]["ranges"] == [[1, 1], [2, 2]]  # one routine, one range per day
-        assert state(found[0]) == "done"
+        assert found[0]["ranges"] == [[1, 1], [2, 2]]
 
     def test_a_same_day_retry_after_a_failure_is_one_range(self) -> None:
         found = intents(

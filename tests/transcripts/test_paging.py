@@ -239,3 +239,42 @@ def test_a_tail_page_reads_the_tail_not_the_session(
     assert page is not None
     assert [r["content"] for r in page.rows] == ["the newest"]
     assert sum(read) < 16 * 1024 < size
+
+
+def test_a_fifo_in_place_of_the_transcript_is_not_found_and_never_blocks(tmp_path: Path) -> None:
+    store = make_store(tmp_path)
+    store.root.mkdir(parents=True, exist_ok=True)
+    os.mkfifo(store.path(KEY))
+    with pytest.raises(SessionNotFound):
+        read_page(store, KEY, None, 10, cache=IndexCache())
+
+
+def test_an_unlanded_archive_is_skipped_and_reported_as_the_full_fold_does(
+    tmp_path: Path,
+) -> None:
+    """A crash between writing a rotation's archive and replacing the file: its rows are
+    still in the file, so a page must not show them twice (nor a rewind's archive)."""
+    from datetime import datetime
+
+    from transcripts.core.archive import write_archive
+
+    store = make_store(tmp_path, clock=FakeClock(step=timedelta(milliseconds=1)))
+    fill_session(store, 5)
+    raw = [x for x in store.path(KEY).read_bytes().split(b"\n")[1:3] if x]
+    for reason, generation in (("rotate", 1), ("rewind", 0)):
+        write_archive(
+            store.archive_dir,
+            store.path(KEY).stem,
+            raw,
+            reason,
+            now=datetime.now().astimezone(),
+            fsync=False,
+            generation=generation,
+        )
+    assert len(store.archive_paths(KEY)) == 2
+    view = store.read_session(KEY)
+    page = read_page(store, KEY, None, 100, cache=IndexCache())
+    assert page is not None
+    assert page.rows == view.rows
+    assert page.report.as_dict() == view.report.as_dict()
+    assert "unlanded_archive" in page.report.counts()

@@ -470,6 +470,12 @@ FALSE_POSITIVES = [
     "![chart](data:image/jpeg;base64,"
     + base64.b64encode(b"\xff\xd8\xff" + random.Random(8).randbytes(400)).decode()
     + ")",
+    # public identifiers, not secrets (Stripe publishable keys, Twilio account SIDs,
+    # Mapbox public tokens, Mailgun public keys)
+    "pk_live_" + rand(ALNUM, 24),
+    "TWILIO_ACCOUNT_SID=AC" + rand(HEX, 32),
+    "pk." + b64('{"u":"example","a":"clexample"}').rstrip("=") + "." + rand(URLSAFE, 22),
+    "pubkey-" + rand(HEX, 32),
     # documentation URLs
     "https://docs.python.org/3/library/getpass.html#getpass.getpass",
     "https://docs.djangoproject.com/en/5.2/ref/settings/#secret-key",

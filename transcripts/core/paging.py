@@ -20,6 +20,7 @@ rare and each is visible in the fold report.
 from __future__ import annotations
 
 import os
+import stat
 from contextlib import ExitStack
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -36,6 +37,7 @@ if TYPE_CHECKING:
     from .store import TranscriptStore
 
 PAGE_INDEX = IndexCache()  # per process; see offsets.py for its memory bound
+_READ_FLAGS = os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK  # a FIFO never blocks a read
 _FIRST_READ = 4096
 _MAX_READ = 1024 * 1024
 
@@ -71,21 +73,25 @@ def read_page(
     path = store.path(key)
     with ExitStack() as files:
         try:
-            fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+            fd = os.open(path, _READ_FLAGS)
         except FileNotFoundError:
             raise SessionNotFound(key) from None
         files.callback(os.close, fd)
+        if not stat.S_ISREG(os.fstat(fd).st_mode):  # as read_session: only a regular file
+            raise SessionNotFound(key)
         current = cache.snapshot(str(path), path.name, fd, max_line=store.max_line)
         chain: list[tuple[int, Snapshot]] = []
         report = FoldReport()
         for archive in store.archive_paths(key):
             try:
-                afd = os.open(archive, os.O_RDONLY | os.O_CLOEXEC)
+                afd = os.open(archive, _READ_FLAGS)
             except FileNotFoundError:
                 if not path.is_file():
                     raise SessionNotFound(key) from None
                 continue  # removed since listed, as read_session skips it
             files.callback(os.close, afd)
+            if not stat.S_ISREG(os.fstat(afd).st_mode):
+                continue  # archive_paths lists regular files only; replaced since
             label = f"archive/{archive.name}"
             snap = cache.snapshot(str(archive), label, afd, max_line=store.max_line)
             header = snap.header or {}

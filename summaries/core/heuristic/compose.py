@@ -67,6 +67,36 @@ def _title_sentence(text: str) -> str:
     return text
 
 
+_TITLE_MAX = 60
+# Where a clause ends: punctuation, or before a word that starts a subordinate clause.
+_LINKS = (
+    r"(?:whose|which|that|because|so|when|where|while|if|since|but|after|before|until|unless"
+    r"|although|though|then|weil|wenn|damit|porque|cuando|parce|quand)"
+)
+_CLAUSE_END = re.compile(r"\s*[,;:()\u2014]\s*|\s+[-\u2013]\s+|\s+(?=" + _LINKS + r"\b)", _I)
+# Where a phrase ends inside a clause: before a preposition or a conjunction.
+_PREPS = (
+    r"(?:in|on|for|with|to|from|by|of|at|into|over|under|via|and|or|than|without"
+    r"|im|mit|für|von|auf|und|oder|en|con|para|de|por|y|o|dans|avec|pour|sur|et|ou|em|com)"
+)
+_PHRASE_END = re.compile(r"\s+(?=" + _PREPS + r"\b)", _I)
+_ENDS_ON_LINK = re.compile(r"\b(?:" + _LINKS + "|" + _PREPS + r")$", _I)
+
+
+def fit_phrase(core: str, limit: int = _TITLE_MAX) -> str:
+    """``core`` if it fits, else its longest prefix that ends a clause, else one that ends a
+    phrase, so a title is never cut mid-phrase ("... drops rows whose customer name has")."""
+    if len(core) <= limit:
+        return core
+    for boundary in (_CLAUSE_END, _PHRASE_END):
+        heads = [core[: m.start()] for m in boundary.finditer(core) if 0 < m.start() <= limit]
+        heads = [h for h in heads if len(content_words(h)) >= 2 and not _ENDS_ON_LINK.search(h)]
+        if heads:
+            return heads[-1]
+    cut = core[: limit + 1]
+    return cut[: cut.rfind(" ")] if " " in cut else cut[:limit]
+
+
 def title_for(text: str) -> str:
     """A short title in the person's own terms, from the turn that started the work."""
     core = _title_sentence(text)
@@ -77,10 +107,8 @@ def title_for(text: str) -> str:
     head = re.split(r"(?<=\w)[.?!:]\s|\s[\u2014-]\s", core, maxsplit=1)[0]
     if len(content_words(head)) >= 2:
         core = head
-    if len(core) > 60 and ", " in core:
-        core = max(core.split(", "), key=lambda c: len(content_words(c)))
     words = core.split()
-    title = _WEAK_END.sub("", " ".join(words[:9]).rstrip(" ,.;:?!-")).rstrip(" ,.;:?!-")
+    title = _WEAK_END.sub("", fit_phrase(core.rstrip(" ,.;:?!-"))).rstrip(" ,.;:?!-")
     if title[:1].islower() and not re.search(r"[_/`\d]", words[0] if words else "_"):
         title = title[:1].upper() + title[1:]
     return title or clip(text, 60)
@@ -180,7 +208,8 @@ def _next_steps(draft: Draft, v: Verdict) -> list[dict[str, str]]:
             what, why = "Run the tests for the change", clip(v.open_note, 150)
             expect = "A passing run"
         elif v.open_note:
-            what, why = "Pick up what was left open", clip(v.open_note, 150)
+            # the open end itself, never a placeholder ("Pick up what was left open")
+            what, why = clip(v.open_note, 150), "The last reply left this open"
             expect = "That step done, then a passing run"
         elif v.code_changed:
             what, why = "Run the tests for the change", "Changed but not run since"
@@ -237,7 +266,7 @@ def _intent(draft: Draft, pending: tuple[int, str] | None = None) -> dict[str, o
                 "expect": "The work continues with the option you pick",
             },
         )
-        steps = [s for s in steps if not s["what"].startswith(("Continue:", "Pick up what"))]
+        steps = [s for s in steps if not s["what"].startswith("Continue:")]
     origin = next((e for e in draft.entries if e.turn == draft.origin), draft.entries[0])
     return {
         "title": title_for(origin.text),
@@ -259,8 +288,7 @@ def summarize_turns(turns: Sequence[TranscriptTurn]) -> dict[str, object]:
         pending = pending_decision(exchanges)
         return {
             "intents": [
-                _intent(d, pending if pending and pending[0] in d.turns else None)
-                for d in drafts
+                _intent(d, pending if pending and pending[0] in d.turns else None) for d in drafts
             ],
             "constraints": extract_constraints(exchanges),
         }

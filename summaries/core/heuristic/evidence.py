@@ -89,6 +89,8 @@ _GREEN = (
         r"\b(?:is|are|was|were) (?:clean|ok|okay|green|present|correct|there|up)\b",
     ),
     _rule("clean|\u2713|expected", r"\bclean\b|\u2713|\bas expected\b"),
+    # "All 3 targets ok last night"
+    _rule(" ok", r"\b(?:all|both) (?:\d+ )?\w+ (?:are |were )?ok\b"),
     _rule(
         "deliver|arriv|reconnect|confirm|verif|tested",
         _NEG + r"\b(?:delivered|arrived|reconnected|confirmed|verified|tested)\b",

@@ -279,6 +279,20 @@ def _runs_again(older: Draft, sig: UserSignals, ex: Exchange) -> bool:
     return ex.gap_before and _finished(older) and not _reports_on(sig, older, ex.text)
 
 
+def _asks_again(st: _State, sig: UserSignals, ex: Exchange) -> bool:
+    """After a day-scale pause, the person's own words for finished work, more than for the
+    work in hand: a routine asked for again ("today's reconciliation run pls")."""
+    cur = st.current
+    if not sig.words or cur is None:
+        return False
+    mine = len(sig.words & cur.user_words)
+    for draft in st.drafts[-_LOOKBACK:]:
+        shared = len(sig.words & draft.user_words)
+        if draft is not cur and 2 * shared >= len(sig.words) and shared > mine:
+            return _runs_again(draft, sig, ex)
+    return False
+
+
 def _route(st: _State, ex: Exchange, sig: UserSignals) -> tuple[str, Draft | None]:
     cur = st.current
     if cur is None:
@@ -297,6 +311,8 @@ def _route(st: _State, ex: Exchange, sig: UserSignals) -> tuple[str, Draft | Non
             and not _runs_again(older, sig, ex)
         ):
             return ("resume", older)
+        if ex.gap_before and _asks_again(st, sig, ex):
+            return ("new", None)  # a new run of finished work, not more of the work in hand
     if sig.pivot_strong:
         return ("new", None)
     if ex.answers and len(sig.words) <= _ANSWER_WORDS and "?" not in ex.text and not sig.prevent:

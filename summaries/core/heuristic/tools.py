@@ -39,7 +39,9 @@ _BUILD_CMD = re.compile(
 )
 _COMMIT_CMD = re.compile(r"\bgit\b[^|;&]*\bcommit\b", _I)
 _PUSH_CMD = re.compile(r"\bgit\b[^|;&]*\bpush\b", _I)
-_TAG_CMD = re.compile(r"\bgit tag\b(?:\s+-\w+)*\s+(v?\d[\w.-]*)|\bgit push\b[^|;&]*\b(v\d[\w.-]*)", _I)
+_TAG_CMD = re.compile(
+    r"\bgit tag\b(?:\s+-\w+)*\s+(v?\d[\w.-]*)|\bgit push\b[^|;&]*\b(v\d[\w.-]*)", _I
+)
 _PR_OPEN_CMD = re.compile(r"\b(?:gh pr create|glab mr create|hub pull-request)\b", _I)
 _PR_MERGE_CMD = re.compile(r"\b(?:gh pr merge|glab mr merge)\b", _I)
 _CI_CMD = re.compile(r"\b(?:gh (?:pr checks|run (?:watch|view))|glab ci (?:status|view))\b", _I)

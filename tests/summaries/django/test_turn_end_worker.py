@@ -124,7 +124,7 @@ def test_with_a_broker_the_turn_end_queues_the_celery_task(
 
 
 async def test_a_blocked_post_summary_does_not_hold_up_other_requests(
-    store: TranscriptStore, configure: Any, gated: RecordingBackend
+    store: TranscriptStore, configure: Any, backend: RecordingBackend
 ) -> None:
     """Through the ASGI application daphne serves, in one event loop: while POST
     …/summary waits in its model call, GET /api/health answers; then the POST answers
@@ -138,11 +138,14 @@ async def test_a_blocked_post_summary_does_not_hold_up_other_requests(
         _app, token, client = app_with_client("runner")
         assert _post(client, "/api/chat/slots", {"name": "g1"}).status_code == 201
         assert _turn(client, "g1", 1).status_code == 200  # inline here: a current summary
-        # A second turn: the forced POST must call the model again.
-        assert _turn(client, "g1", 2).status_code == 200
+        # One more row: the summary is behind, so the forced POST calls the model again.
+        row = {"role": "assistant", "content": "one more thing"}
+        assert _post(client, "/api/chat/slots/g1/rows", row).status_code == 201
         return token
 
     token = await sync_to_async(setup, thread_sensitive=False)()
+    gated = backend
+    gated.gate = threading.Event()  # from here on the model call waits for the test
     gated.entered.clear()
     headers = {"Authorization": f"Bearer {token}"}
     transport = httpx.ASGITransport(app=application)

@@ -20,6 +20,11 @@ Design, in the order a call meets it:
   rules whose literal anchors occur are run, each separately, and
   :func:`_credential_spans` merges their matches in the order the alternation would.
   Windowed rules scan only the windows (:class:`_Windows`), which prose barely has.
+  Some rules are validated (a match counts only if a predicate accepts it: Basic
+  credentials decode to ``user:pass``, a Discord token's first segment to a user id),
+  and the structured rules (key = value assignments, cookie headers, URI userinfo for
+  any scheme) have their own finders (:mod:`.structured`). An assignment's span is its
+  value, so the key stays readable.
 * **Passes 2 and 3** (:mod:`.credentials`, :mod:`.bare_secret`: base64-encoded
   credentials; bare AWS secret keys) scan the original text's 40+ character runs. They
   skip anything an earlier pass already covers, as the original's ``result.replace``

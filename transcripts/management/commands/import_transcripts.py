@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
@@ -19,6 +20,11 @@ from transcripts.services import (
     ImportSourceError,
     session_import_paths,
 )
+from transcripts.services.agent_import import agent_import_paths
+
+# --follow polls every source folder this often (seconds); a record lands in the store
+# within about one interval of being written (two at worst).
+FOLLOW_INTERVAL_S = 1.0
 
 
 class Command(BaseCommand):
@@ -35,6 +41,22 @@ class Command(BaseCommand):
         parser.add_argument("paths", nargs="*", type=Path, metavar="PATH")
         parser.add_argument("--app", default="", help="owner of sessions this run creates")
         parser.add_argument("--dry-run", action="store_true", help="report, change nothing")
+        parser.add_argument(
+            "--format",
+            default="kirocrew",
+            choices=("kirocrew", "claude-code", "codex", "auto"),
+            help="source format: Claude Code (~/.claude/projects) and Codex CLI "
+            "(~/.codex/sessions) sessions are converted; auto detects each file's format",
+        )
+        parser.add_argument(
+            "--follow",
+            action="store_true",
+            help="keep polling PATHs and import records as they are appended (Ctrl-C stops)",
+        )
+        parser.add_argument(
+            "--interval", type=float, default=FOLLOW_INTERVAL_S, help="--follow poll interval (s)"
+        )
+        parser.add_argument("--polls", type=int, default=0, help="--follow: stop after N polls")
 
     def handle(self, *args: Any, **options: Any) -> None:
         ensure_migrated()
@@ -47,6 +69,9 @@ class Command(BaseCommand):
         self._bar: tqdm[Any] | None = None
         self._dry_run: bool = options["dry_run"]
         use_bar = verbosity >= 1 and sys.stderr.isatty()
+        if options["format"] != "kirocrew" or options["follow"]:
+            self._agents(options, owner, verbosity)
+            return
         try:
             result = session_import_paths(
                 paths=options["paths"],
@@ -68,6 +93,52 @@ class Command(BaseCommand):
                 f"(bad {counts['bad']}, conflicts {counts['conflict']})",
                 returncode=1,
             )
+
+    def _agents(self, options: dict[str, Any], owner: App | None, verbosity: int) -> None:
+        """Convert other agents' sessions; with --follow, poll until stopped."""
+        if not options["paths"]:
+            raise CommandError("--format claude-code|codex|auto and --follow need a PATH", returncode=2)
+        if options["follow"] and options["dry_run"]:
+            raise CommandError("--follow cannot be a --dry-run", returncode=2)
+        if options["interval"] <= 0:
+            raise CommandError("--interval must be positive", returncode=2)
+        fmt = "auto" if options["format"] == "kirocrew" else options["format"]
+        polls, bad = 0, 0
+        try:
+            while True:
+                try:
+                    result = agent_import_paths(
+                        paths=options["paths"],
+                        fmt=fmt,
+                        app=owner,
+                        dry_run=options["dry_run"],
+                        announce=options["follow"],
+                    )
+                except ImportSourceError as exc:
+                    raise CommandError(str(exc)) from exc
+                polls += 1
+                counts = result.counts()
+                bad = counts["bad"] + counts["conflict"]
+                if verbosity >= 1 and (not options["follow"] or counts["imported"] or bad):
+                    self._report_agents(result, verbosity)
+                if not options["follow"] or polls == options["polls"]:
+                    break
+                time.sleep(options["interval"])
+        except KeyboardInterrupt:
+            return
+        if bad:
+            raise CommandError(f"{bad} files skipped", returncode=1)
+
+    def _report_agents(self, result: ImportResult, verbosity: int) -> None:
+        for outcome in result.outcomes:
+            if outcome.status == "imported" or outcome.status == "bad" or verbosity >= 2:
+                self.stdout.write(f"{outcome.file}: {describe(outcome, dry_run=result.dry_run)}")
+        counts = result.counts()
+        prefix = "Dry run, nothing changed. Would import" if result.dry_run else "Imported"
+        self.stdout.write(
+            f"{prefix} {counts['imported']}, unchanged {counts['unchanged']}, bad {counts['bad']}",
+            self.style.SUCCESS,
+        )
 
     def _report(self, result: ImportResult, verbosity: int) -> None:
         for outcome in result.with_status("copied", "present", "conflict"):

@@ -1,0 +1,235 @@
+"""``import_transcripts --format claude-code|codex|auto`` on real files in a scratch tree."""
+
+from __future__ import annotations
+
+import json
+import random
+import string
+import threading
+from io import StringIO
+from pathlib import Path
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from tests.transcripts.agents.helpers import (
+    CLAUDE_AGENT,
+    CLAUDE_FILE,
+    CLAUDE_SID,
+    CLAUDE_TALLY,
+    CODEX_FILE,
+    CODEX_ID,
+    CODEX_TALLY,
+    copy_tree,
+)
+from transcripts import signals
+from transcripts.models import Session, Slot
+from transcripts.store import get_store
+
+pytestmark = pytest.mark.django_db
+
+CLAUDE_KEY = f"claude:{CLAUDE_SID}"
+CODEX_KEY = f"codex:{CODEX_ID}"
+
+
+def run(*args: str) -> str:
+    out = StringIO()
+    call_command("import_transcripts", *args, stdout=out, stderr=StringIO())
+    return out.getvalue()
+
+
+def rows_of(key: str) -> list[dict]:
+    return get_store().read_session(key).rows
+
+
+@pytest.fixture
+def src(tmp_path: Path, store) -> Path:
+    return copy_tree(tmp_path / "src")
+
+
+def snapshot(root: Path) -> dict[str, bytes]:
+    return {str(p): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def test_auto_imports_both_formats_with_provenance_and_turns(src: Path) -> None:
+    before = snapshot(src)
+    out = run("--format", "auto", str(src))
+    assert "Imported 3, unchanged 0, bad 0" in out
+    claude = Session.objects.get(key=CLAUDE_KEY)
+    codex = Session.objects.get(key=CODEX_KEY)
+    assert (claude.user_turns, codex.user_turns) == (3, 3)
+    assert (claude.row_count, codex.row_count) == (21, 17)
+    line0 = get_store().read_metadata(CLAUDE_KEY) or {}
+    assert line0["source"] == "claude-code"
+    assert line0["source_path"] == str((src / CLAUDE_FILE).absolute())
+    assert (line0["source_session_id"], line0["cwd"]) == (CLAUDE_SID, "/home/ann/src/dateparse")
+    assert line0["git_branch"] == "fix/dates"
+    assert line0["title"] == "The date parser test fails on ISO weeks, fix it"
+    codex0 = get_store().read_metadata(CODEX_KEY) or {}
+    assert (codex0["source"], codex0["cwd"], codex0["git_branch"]) == (
+        "codex",
+        "/home/ann/src/tinycli",
+        "main",
+    )
+    side = Session.objects.get(key=f"{CLAUDE_KEY}:agent-a1b2c3")  # kept apart
+    assert side.row_count == 4
+    assert Slot.objects.filter(session=claude).exists()
+    assert snapshot(src) == before  # the sources are never modified
+
+
+def test_every_record_is_reported(src: Path) -> None:
+    out = run("--format", "auto", "-v", "2", str(src))
+    for tally in (CLAUDE_TALLY, CODEX_TALLY):
+        for bucket, count in tally.items():
+            assert f"{bucket}={count}" in out
+
+
+def test_rerun_is_unchanged_and_an_appended_record_lands_exactly_once(src: Path) -> None:
+    run("--format", "claude-code", str(src / "claude"))
+    assert "Imported 0, unchanged 2" in run("--format", "claude-code", str(src / "claude"))
+    path = src / CLAUDE_FILE
+    record = json.loads(path.read_text().splitlines()[3])
+    record.update(uuid="u99", message={"role": "user", "content": "One more thing"})
+    with path.open("a") as fp:
+        fp.write(json.dumps(record) + "\n")
+    run("--format", "claude-code", str(src / "claude"))
+    run("--format", "claude-code", str(src / "claude"))
+    contents = [r["content"] for r in rows_of(CLAUDE_KEY)]
+    assert contents.count("One more thing") == 1
+    assert Session.objects.get(key=CLAUDE_KEY).user_turns == 4
+
+
+def test_a_torn_tail_waits_for_the_next_run(src: Path) -> None:
+    path = src / CODEX_FILE
+    whole = path.read_bytes()
+    cut = whole.rindex(b'"some_new_event"')  # inside the last line
+    path.write_bytes(whole[:cut])
+    run("--format", "codex", str(path))
+    torn_rows = len(rows_of(CODEX_KEY))
+    with path.open("ab") as fp:
+        fp.write(whole[cut:])
+    run("--format", "codex", str(path))
+    assert len(rows_of(CODEX_KEY)) == torn_rows == 17  # the last line holds no row
+    # A torn line that does hold a row: the half line is never imported.
+    line = json.dumps({"timestamp": "x", "type": "event_msg",
+                       "payload": {"type": "user_message", "message": "half then whole"}})
+    with path.open("a") as fp:
+        fp.write(line[:30])
+    run("--format", "codex", str(path))
+    assert all("half" not in str(r["content"]) for r in rows_of(CODEX_KEY))
+    with path.open("a") as fp:
+        fp.write(line[30:] + "\n")
+    run("--format", "codex", str(path))
+    assert [r["content"] for r in rows_of(CODEX_KEY)].count("half then whole") == 1
+
+
+def test_a_format_change_mid_way_is_reported_not_fatal(src: Path) -> None:
+    path = src / CLAUDE_FILE
+    with path.open("a") as fp:
+        fp.write((src / CODEX_FILE).read_text())
+        fp.write("{not json\n")
+    out = run("--format", "claude-code", "-v", "2", str(path))
+    assert "the format changes at line 31" in out
+    assert "foreign:event_msg=" in out and "bad_line=1" in out
+    assert Session.objects.get(key=CLAUDE_KEY).user_turns == 3
+
+
+def test_wrong_format_and_bad_usage_exit_codes(src: Path) -> None:
+    with pytest.raises(CommandError) as bad:
+        run("--format", "codex", str(src / CLAUDE_FILE))
+    assert bad.value.returncode == 1
+    assert not Session.objects.exists()
+    with pytest.raises(CommandError) as usage:
+        run("--format", "codex")
+    assert usage.value.returncode == 2
+    link = src / "link.jsonl"
+    link.symlink_to(src / CODEX_FILE)
+    with pytest.raises(CommandError):
+        run("--format", "auto", str(src))
+    assert Session.objects.filter(key=CODEX_KEY).count() == 1  # the real file, once
+
+
+def test_rows_pass_the_write_boundary_redaction(src: Path) -> None:
+    rng = random.Random(7)
+    token = "ghp_" + "".join(rng.choice(string.ascii_letters + string.digits) for _ in range(36))
+    path = src / CODEX_FILE
+    out = {"timestamp": "x", "type": "response_item", "payload": {
+        "type": "function_call_output", "call_id": "call_9", "output": f"export GH={token}"}}
+    with path.open("a") as fp:
+        fp.write(json.dumps(out) + "\n")
+    run("--format", "codex", str(path))
+    text = get_store().path(CODEX_KEY).read_text()
+    assert token not in text
+    assert token in path.read_text()  # the source is untouched
+
+
+def test_clean_turn_ends_and_new_rows_are_signalled(
+    src: Path, django_capture_on_commit_callbacks
+) -> None:
+    """Sent after commit: the test runs the commit callbacks as a commit would."""
+
+    def run(*args: str) -> None:
+        with django_capture_on_commit_callbacks(execute=True):
+            globals()["run"](*args)
+
+    ended: list[str] = []
+    announced: list[int] = []
+
+    def on_end(sender, *, slot_name: str, **_) -> None:
+        ended.append(slot_name)
+
+    def on_rows(sender, *, slot_name: str, ts: list[str], **_) -> None:
+        announced.append(len(ts))
+
+    signals.turn_ended.connect(on_end)
+    signals.rows_appended.connect(on_rows)
+    try:
+        run("--format", "claude-code", str(src / CLAUDE_FILE))
+        assert ended == [CLAUDE_KEY] and announced == []  # one pass per batch; no follow
+        path = src / CLAUDE_FILE
+        lines = [json.loads(line) for line in path.read_text().splitlines()]
+        call, result, reply = lines[6], lines[7], lines[12]
+        call["message"]["id"], reply["message"]["id"] = "msg_new1", "msg_new2"
+        call["message"]["content"][0]["id"] = "toolu_new"
+        result["message"]["content"][0]["tool_use_id"] = "toolu_new"
+        with path.open("a") as fp:  # a prompt and a reply still using a tool: no clean end
+            fp.write(json.dumps(lines[3]) + "\n" + json.dumps(call) + "\n")
+        run("--format", "claude-code", "--follow", "--polls", "1", str(path))
+        assert ended == [CLAUDE_KEY] and announced == [2]
+        with path.open("a") as fp:  # the result, then a reply that ends its turn
+            fp.write(json.dumps(result) + "\n" + json.dumps(reply) + "\n")
+        run("--format", "claude-code", "--follow", "--polls", "1", str(path))
+        assert ended == [CLAUDE_KEY, CLAUDE_KEY] and announced == [2, 2]
+    finally:
+        signals.turn_ended.disconnect(on_end)
+        signals.rows_appended.disconnect(on_rows)
+
+
+def test_follow_polls_and_picks_up_a_record_written_meanwhile(src: Path) -> None:
+    path = src / CODEX_FILE
+    line = json.dumps({"timestamp": "x", "type": "event_msg",
+                       "payload": {"type": "user_message", "message": "written while following"}})
+
+    def append() -> None:
+        with path.open("a") as fp:
+            fp.write(line + "\n")
+
+    timer = threading.Timer(0.3, append)
+    timer.start()
+    try:
+        run("--format", "codex", "--follow", "--interval", "0.2", "--polls", "6", str(path))
+    finally:
+        timer.join()
+    run("--format", "codex", str(path))  # in case the write landed after the last poll
+    contents = [r["content"] for r in rows_of(CODEX_KEY)]
+    assert contents.count("written while following") == 1
+
+
+def test_dry_run_changes_nothing(src: Path) -> None:
+    out = run("--format", "auto", "--dry-run", str(src))
+    assert "Would import 3" in out
+    assert not Session.objects.exists()
+    assert not list(get_store().root.glob("*.jsonl"))
+    with pytest.raises(CommandError) as usage:
+        run("--format", "auto", "--dry-run", "--follow", str(src))
+    assert usage.value.returncode == 2

@@ -1,0 +1,240 @@
+"""Codex CLI rollout records (``~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl``) → rows.
+
+Facts: /work/shared/reference/agent-formats.md §2. User, assistant and reasoning text is
+written twice (``response_item`` and ``event_msg``); one layer is read per kind: the person
+from ``event_msg user_message``, the assistant from ``response_item message``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from .common import (
+    CALL_CHARS,
+    DROPPED,
+    FOREIGN,
+    UNKNOWN,
+    Step,
+    compact_json,
+    exit_code_in,
+    head_tail,
+    row,
+)
+
+FORMAT = "codex"
+
+# User-role text that is context the CLI injects, not the person.
+CONTEXT_PREFIXES = (
+    "<environment_context>",
+    "<user_instructions>",
+    "# agents.md instructions for",
+    "<skill>",
+    "<user_shell_command>",
+    "<turn_aborted>",
+    "<subagent_notification>",
+    "<additional_context>",
+    "another language model started to solve this problem",
+)
+SHELL_TOOLS = frozenset({"shell", "shell_command", "exec_command", "container.exec", "local_shell"})
+EVENT_DUPLICATES = frozenset({"agent_message", "context_compacted", "exec_command_end"})
+EVENT_BOOKKEEPING = frozenset({"token_count", "task_started"})
+ITEM_BOOKKEEPING = frozenset({"ghost_snapshot", "compaction"})
+
+
+def new_state() -> dict[str, Any]:
+    return {"pending": {}, "open": False, "prov": {}}
+
+
+def is_context(text: str) -> bool:
+    return text.lstrip().lower().startswith(CONTEXT_PREFIXES)
+
+
+def _command(name: str, args: dict[str, Any]) -> str | None:
+    """The shell command of a shell-like call: argv (``bash -lc X`` → X) or a string."""
+    value = args.get("command", args.get("cmd"))
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        if len(value) == 3 and value[0].endswith("sh") and value[1] in ("-c", "-lc"):
+            return str(value[2])
+        return " ".join(value)
+    return str(value) if isinstance(value, str) else None
+
+
+def _call(payload: dict[str, Any], state: dict[str, Any], ts: Any) -> Step:
+    kind = payload.get("type")
+    name = str(payload.get("name") or ("local_shell" if kind == "local_shell_call" else kind))
+    raw = payload.get("arguments", payload.get("input", payload.get("action")))
+    args: Any = raw
+    if isinstance(raw, str) and kind == "function_call":
+        try:
+            args = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            args = raw
+    if kind == "local_shell_call" and isinstance(raw, dict):
+        args = raw
+    text = _command(name, args) if isinstance(args, dict) and name in SHELL_TOOLS else None
+    if text is None:
+        shown = args if isinstance(args, str) else compact_json(args)
+        text = f"{name} {shown}"
+    call_id = payload.get("call_id") or payload.get("id")
+    if isinstance(call_id, str):
+        state["pending"][call_id] = name
+    return Step(
+        [
+            row(
+                "tool_call",
+                head_tail(text, CALL_CHARS // 2, CALL_CHARS // 2),
+                tool=name,
+                call_id=call_id,
+                source_ts=ts,
+            )
+        ]
+    )
+
+
+def _output(payload: dict[str, Any], state: dict[str, Any], ts: Any) -> Step:
+    call_id = payload.get("call_id")
+    tool = state["pending"].pop(call_id, None) if isinstance(call_id, str) else None
+    output = payload.get("output")
+    code: int | None = None
+    if isinstance(output, dict):  # some builds write {content, success}
+        text = str(output.get("content") or "")
+    else:
+        text = output if isinstance(output, str) else compact_json(output)
+    if text.startswith("{"):
+        try:
+            doc = orjson.loads(text)
+        except orjson.JSONDecodeError:
+            doc = None
+        if isinstance(doc, dict) and "output" in doc:
+            meta = doc.get("metadata")
+            if isinstance(meta, dict) and isinstance(meta.get("exit_code"), int):
+                code = meta["exit_code"]
+            text = str(doc["output"])
+    if code is None:
+        code = exit_code_in(text)
+    if code is not None and "Process running" in text[:400]:
+        code = None  # the real code comes in a later write_stdin output
+    return Step(
+        [
+            row(
+                "tool_result",
+                head_tail(text),
+                tool=tool or "",
+                exit_code=code,
+                is_error=code not in (None, 0),
+                call_id=call_id,
+                source_ts=ts,
+            )
+        ]
+    )
+
+
+def _message(payload: dict[str, Any], state: dict[str, Any], ts: Any) -> Step:
+    role = payload.get("role")
+    if role != "assistant":  # user: read from event_msg; developer: instructions
+        return Step(bucket=f"{DROPPED}:{'duplicate_layer' if role == 'user' else 'context'}")
+    parts = payload.get("content")
+    texts = [
+        p.get("text", "")
+        for p in (parts if isinstance(parts, list) else [])
+        if isinstance(p, dict) and p.get("type") in ("output_text", "text")
+    ]
+    text = "\n".join(t for t in texts if isinstance(t, str) and t.strip())
+    if not text:
+        return Step(bucket=f"{DROPPED}:empty")
+    state["open"] = True
+    return Step([row("assistant", text, source_ts=ts)])
+
+
+def _close(step: Step, state: dict[str, Any]) -> Step:
+    if state["open"] and not state["pending"]:
+        step.turn_end = True
+    state["open"] = False
+    return step
+
+
+def _event(payload: dict[str, Any], state: dict[str, Any], ts: Any) -> Step:
+    kind = payload.get("type")
+    if kind == "user_message":
+        text = payload.get("message")
+        if not isinstance(text, str) or not text.strip():
+            return Step(bucket=f"{DROPPED}:empty")
+        if payload.get("kind") not in (None, "plain") or is_context(text):
+            return Step([row("notice", text, kind="context", source_ts=ts)])
+        return _close(Step([row("user", text, source_ts=ts)]), state)
+    if kind == "task_complete":
+        return _close(Step(bucket=f"{DROPPED}:bookkeeping"), state)
+    if kind == "turn_aborted":
+        state["open"] = False  # not a clean end: no summary pass
+        reason = payload.get("reason") or "aborted"
+        return Step([row("notice", f"Turn aborted: {reason}", kind="turn_aborted", source_ts=ts)])
+    if kind in ("agent_reasoning", "agent_reasoning_raw_content"):
+        return Step(bucket=f"{DROPPED}:reasoning")
+    if kind in EVENT_DUPLICATES:
+        return Step(bucket=f"{DROPPED}:duplicate_layer")
+    if kind in EVENT_BOOKKEEPING:
+        return Step(bucket=f"{DROPPED}:bookkeeping")
+    return Step(bucket=f"{UNKNOWN}:event_msg/{kind}")
+
+
+def _item(payload: dict[str, Any], state: dict[str, Any], ts: Any) -> Step:
+    kind = payload.get("type")
+    if kind == "message":
+        return _message(payload, state, ts)
+    if kind in ("function_call", "custom_tool_call", "local_shell_call", "web_search_call"):
+        return _call(payload, state, ts)
+    if kind in ("function_call_output", "custom_tool_call_output"):
+        return _output(payload, state, ts)
+    if kind == "reasoning":
+        return Step(bucket=f"{DROPPED}:reasoning")
+    if kind in ITEM_BOOKKEEPING:
+        return Step(bucket=f"{DROPPED}:bookkeeping")
+    return Step(bucket=f"{UNKNOWN}:response_item/{kind}")
+
+
+def _meta(payload: dict[str, Any], state: dict[str, Any]) -> Step:
+    prov = state["prov"]
+    if prov.get("source_session_id"):  # a later session_meta (resume, fork): the first counts
+        return Step(bucket=f"{DROPPED}:bookkeeping")
+    raw_git = payload.get("git")
+    git: dict[str, Any] = raw_git if isinstance(raw_git, dict) else {}
+    for dst, value in (
+        ("source_session_id", payload.get("id")),
+        ("cwd", payload.get("cwd")),
+        ("git_branch", git.get("branch")),
+        ("git_commit", git.get("commit_hash")),
+        ("source_version", payload.get("cli_version")),
+        ("originator", payload.get("originator")),
+        ("forked_from_id", payload.get("forked_from_id")),
+    ):
+        if isinstance(value, str) and value:
+            prov[dst] = value
+    return Step(bucket=f"{DROPPED}:line0")
+
+
+def convert(rec: Any, state: dict[str, Any]) -> Step:
+    """One parsed rollout line → a ``Step``; never raises on a well-formed JSON value."""
+    if not isinstance(rec, dict):
+        return Step(bucket=f"{UNKNOWN}:not-an-object")
+    kind, payload, ts = rec.get("type"), rec.get("payload"), rec.get("timestamp")
+    if not isinstance(payload, dict):
+        return Step(bucket=f"{FOREIGN}:{kind}")
+    if kind == "session_meta":
+        return _meta(payload, state)
+    if kind == "response_item":
+        return _item(payload, state, ts)
+    if kind == "event_msg":
+        return _event(payload, state, ts)
+    if kind == "turn_context":
+        cwd = payload.get("cwd")
+        if isinstance(cwd, str) and cwd and not state["prov"].get("cwd"):
+            state["prov"]["cwd"] = cwd
+        return Step(bucket=f"{DROPPED}:bookkeeping")
+    if kind == "compacted":
+        text = payload.get("message") if isinstance(payload.get("message"), str) else ""
+        return Step(
+            [row("notice", text or "Conversation compacted", kind="compacted", source_ts=ts)]
+        )
+    return Step(bucket=f"{UNKNOWN}:{kind}")
