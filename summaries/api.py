@@ -10,20 +10,21 @@ import secrets
 from typing import Any
 
 from django.http import HttpRequest
-from ninja import Router
+from ninja import Query, Router, Schema
 from ninja.responses import Status
 
 from transcripts.api import ERRORS, slot_payload
 from transcripts.api_support import ApiError, slot_for_caller, slot_gone, slot_not_found
 from transcripts.core.errors import RowNotFound
 from transcripts.core.keys import is_valid_slot_name
+from transcripts.listing import PAGE_DEFAULT, PAGE_MAX, InvalidListCursor
 from transcripts.schemas import SlotCreateIn, SlotListOut, SlotOut
 from transcripts.services import InvalidSlotName, SlotExists, session_create
 
 from .core.gate import is_restricted
 from .runtime import summary_config
 from .schemas import RevisionIn, RowIn, SummaryOut, TsOut, TurnEndIn, TurnIn
-from .selectors import slot_for_summary_read, slot_list_with_gist, summary_body
+from .selectors import slot_for_summary_read, slot_list_page, summary_body
 from .services import summary_generate
 from .turns import (
     TurnRunning,
@@ -62,19 +63,36 @@ def create_slot(request: HttpRequest, body: SlotCreateIn) -> Status[Any]:
     return Status(201, slot_payload(slot))
 
 
+class SlotListQuery(Schema):
+    cursor: str | None = None
+    limit: int = PAGE_DEFAULT
+
+
 @router.get(
-    "/slots", response={200: SlotListOut, **ERRORS}, operation_id="slot_list", tags=["slots"]
+    "/slots",
+    response={200: SlotListOut, **ERRORS},
+    operation_id="slot_list",
+    tags=["slots"],
+    description=(
+        "Own slots, newest activity first (slots that never had a row last), with their "
+        f"one-line summary. Paginated: `limit` (default {PAGE_DEFAULT}, at most {PAGE_MAX}) "
+        "slots per page; `next` is the cursor of the following page (pass it as `cursor`), "
+        "null on the last. Cursors are opaque; a forged one is 422 `invalid_cursor`."
+    ),
 )
-def list_slots(request: HttpRequest) -> dict[str, Any]:
+def list_slots(request: HttpRequest, query: Query[SlotListQuery]) -> dict[str, Any]:
     caller = _caller(request)
+    if not 1 <= query.limit <= PAGE_MAX:
+        raise ApiError(422, "invalid_request", f"limit must be between 1 and {PAGE_MAX}")
+    try:
+        page = slot_list_page(scope=caller.scope, cursor=query.cursor, limit=query.limit)
+    except InvalidListCursor:
+        raise ApiError(422, "invalid_cursor", "cursor is not a slot list cursor") from None
     slots = []
-    for session in slot_list_with_gist(scope=caller.scope):
-        slot = getattr(session, "slot", None)
-        if slot is None:
-            continue
+    for session in page.items:
         one_line = getattr(session, "one_line_summary", None)
-        slots.append(slot_payload(slot, summary=one_line.summary if one_line else ""))
-    return {"slots": slots}
+        slots.append(slot_payload(session.slot, summary=one_line.summary if one_line else ""))
+    return {"slots": slots, "next": page.older}
 
 
 @router.post("/slots/{slot}/turns", response={201: TsOut, **ERRORS}, operation_id="turn_start")

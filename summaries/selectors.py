@@ -7,6 +7,7 @@ from typing import Any
 from django.db import connections, router
 from django.db.models import Field, QuerySet
 
+from transcripts.listing import SessionPage, session_page
 from transcripts.models import App, Session, Slot
 from transcripts.selectors import session_list
 from transcripts.store import get_store
@@ -59,10 +60,18 @@ def summary_body(slot: Slot) -> dict[str, Any]:
 
 
 def slot_list_with_gist(*, scope: App | str) -> QuerySet[Session]:
-    """Own sessions newest activity first, with their one-line summary joined."""
-    return session_list(app=scope if isinstance(scope, App) else "").select_related(
-        "one_line_summary"
+    """Own sessions that have a slot, newest activity first, with the slot, its app and
+    the one-line summary joined (one query for a whole page)."""
+    return (
+        session_list(app=scope if isinstance(scope, App) else "")
+        .filter(slot__isnull=False)
+        .select_related("slot__app", "one_line_summary")
     )
+
+
+def slot_list_page(*, scope: App | str, cursor: str | None, limit: int) -> SessionPage:
+    """One keyset page of ``slot_list_with_gist`` (raises ``InvalidListCursor``)."""
+    return session_page(slot_list_with_gist(scope=scope), after=cursor, limit=limit)
 
 
 # --------------------------------------------------------------- the summary GET's slot read

@@ -41,6 +41,7 @@ class SlotOut(Schema):
 
 class SlotListOut(Schema):
     slots: list[SlotOut]
+    next: str | None = None  # the cursor of the next (older) page; None on the last
 
 
 class TranscriptOut(Schema):

@@ -10,7 +10,6 @@ from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
-from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.template.loader import render_to_string
@@ -22,6 +21,7 @@ from summaries.core.gate import INCOGNITO_MEMORY_MODES
 from summaries.runtime import summary_config
 from summaries.selectors import summary_body
 from transcripts.core.words import counted
+from transcripts.listing import InvalidListCursor, session_page
 from transcripts.selectors import session_get_for_caller
 
 from .markdown import rendered_texts
@@ -41,9 +41,19 @@ def session_list(request: HttpRequest) -> HttpResponse:
     app = request.GET.get("app", "").replace("\x00", "")
     state = request.GET.get("state", "").replace("\x00", "") if enabled else ""
     sessions = dashboard_sessions(app=app, state=state, search=search)
-    page = Paginator(sessions, PAGE_SIZE).get_page(request.GET.get("page"))
+    # Keyset pages (transcripts/listing.py): a page costs the same at 10 or 10 000
+    # sessions. A cursor that is not ours (edited by hand) shows the first page.
+    try:
+        page = session_page(
+            sessions,
+            after=request.GET.get("after") or None,
+            before=request.GET.get("before") or None,
+            limit=PAGE_SIZE,
+        )
+    except InvalidListCursor:
+        page = session_page(sessions, limit=PAGE_SIZE)
     rows = []
-    for session in page.object_list:
+    for session in page.items:
         intents = getattr(session, "intent_summary", None) if enabled else None
         gist = getattr(session, "one_line_summary", None) if enabled else None
         rows.append(
@@ -57,8 +67,9 @@ def session_list(request: HttpRequest) -> HttpResponse:
             }
         )
     filtered = bool(search or app or state)
-    query = request.GET.copy()
-    query.pop("page", None)
+    query = request.GET.copy()  # the filters, carried by the Older / Newer links
+    for cursor in ("page", "after", "before"):
+        query.pop(cursor, None)
     return render(
         request,
         "dashboard/session_list.html",

@@ -160,23 +160,29 @@ class _RowView(msgspec.Struct):
     role: Any = None
     content: Any = None
     ts: Any = None
-    # kept raw (not parsed) and decoded for tool rows only, two keys of it
-    meta: msgspec.Raw | None = None
     record_type: Any = msgspec.field(default=None, name="_type")
 
 
 _decode_row = msgspec.json.Decoder(_RowView).decode
-_decode_meta = msgspec.json.Decoder(_MetaView).decode
 
 
-def _tool_meta(row: _RowView) -> dict[str, Any] | None:
-    if row.meta is None or not isinstance(row.role, str) or row.role not in TOOL_ROLES:
+class _ToolMetaView(msgspec.Struct):
+    meta: _MetaView | None = None
+
+
+_decode_tool_meta = msgspec.json.Decoder(_ToolMetaView).decode
+
+
+def _tool_meta(row: _RowView, line: bytes) -> dict[str, Any] | None:
+    """``meta.tool`` and ``meta.exit_code`` of a tool row, decoded again for those rows only
+    (two keys of it): user and assistant rows never have ``meta`` decoded at all."""
+    if not isinstance(row.role, str) or row.role not in TOOL_ROLES:
         return None
     try:
-        meta = _decode_meta(row.meta)
+        meta = _decode_tool_meta(line).meta
     except (msgspec.DecodeError, RecursionError):
         return None  # not an object, or not one msgspec reads: no tool or exit code
-    return {"tool": meta.tool, "exit_code": meta.exit_code}
+    return None if meta is None else {"tool": meta.tool, "exit_code": meta.exit_code}
 
 
 def extract_turns_from_lines(
@@ -212,7 +218,7 @@ def extract_turns_from_lines(
                 ex.feed(role, obj.get("content"), obj.get("ts"), meta)
             continue
         if row.record_type is None:
-            ex.feed(row.role, row.content, row.ts, _tool_meta(row))
+            ex.feed(row.role, row.content, row.ts, _tool_meta(row, line))
     return ex.finish()
 
 

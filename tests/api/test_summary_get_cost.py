@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -25,7 +25,7 @@ URL = "/api/chat/slots/s1/summary"
 
 
 @pytest.fixture
-def compiled(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
+def compiled(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The SQL statements Django's ORM compiles, in order."""
     seen: list[str] = []
     original = SQLCompiler.as_sql
@@ -36,7 +36,7 @@ def compiled(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
         return sql
 
     monkeypatch.setattr(SQLCompiler, "as_sql", counting)
-    yield seen
+    return seen
 
 
 @pytest.fixture

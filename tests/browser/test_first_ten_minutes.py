@@ -35,7 +35,7 @@ def test_markdown_is_rendered_and_no_stored_html_runs(page: Any, server: Server)
         dialog.dismiss()
 
     page.on("dialog", on_dialog)
-    slot = server.new_slot("xss", "Markdown and XSS")
+    slot = server.new_slot("f10-xss", "Markdown and XSS")
     server.turn(
         slot,
         "Please make it **bold** and keep `code` as code. " + " ".join(ATTACKS),
@@ -85,7 +85,7 @@ def test_markdown_is_rendered_and_no_stored_html_runs(page: Any, server: Server)
 
 
 def test_the_turn_count_reads_the_same_live_and_after_a_reload(page: Any, server: Server) -> None:
-    slot = server.new_slot("count", "Turn count", turns=1)
+    slot = server.new_slot("f10-count", "Turn count", turns=1)
     open_session(page, slot)
     header = page.locator(".session-head p.muted")  # "count · 1 turn · last activity …"
     assert "· 1 turn ·" in header.inner_text()
@@ -99,7 +99,7 @@ def test_the_turn_count_reads_the_same_live_and_after_a_reload(page: Any, server
 
 
 def test_the_summary_toggle_says_what_it_does(page: Any, server: Server) -> None:
-    slot = server.new_slot("toggle", "Toggle", turns=1)
+    slot = server.new_slot("f10-toggle", "Toggle", turns=1)
     open_session(page, slot)
     toggle = page.locator("#summary-toggle")
     assert toggle.inner_text() == "Hide summary"
@@ -112,7 +112,7 @@ def test_the_summary_toggle_says_what_it_does(page: Any, server: Server) -> None
 
 
 def test_the_panel_stays_in_view_on_a_long_transcript(page: Any, server: Server) -> None:
-    slot = server.new_slot("long", "A long transcript", turns=12)
+    slot = server.new_slot("f10-long", "A long transcript", turns=12)
     page.set_viewport_size({"width": 1366, "height": 700})
     open_session(page, slot)
     page.locator("#turn-12").scroll_into_view_if_needed()

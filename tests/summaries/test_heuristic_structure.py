@@ -237,3 +237,39 @@ class TestCiRedInProse:
         ]
         [intent] = summary(tmp_path, rows)["intents"]
         assert (intent["status"], intent["verified"]) == ("active", False)
+
+
+class TestChecksAndRunsByName:
+    def test_a_check_program_exiting_zero_verifies_the_routine(self, tmp_path: Path) -> None:
+        rows: list[Row] = [
+            ("u", "Bitte das nächtliche Backup prüfen, mit Restore-Test."),
+            ("a", "Ich schaue es mir an."),
+            ("call", "ssh restore-test-01 'sudo /opt/hv/bin/restore-check.sh 2026-10-12'", "bash"),
+            (
+                "result",
+                "row count check: 214 tables, 0 mismatches\nRESTORE CHECK PASSED",
+                "bash",
+                0,
+            ),
+            ("a", "Backup 2026-10-12: 18,3 GiB, stabil."),
+        ]
+        [intent] = summary(tmp_path, rows)["intents"]
+        assert (intent["status"], intent["verified"]) == ("completed", True)
+
+    def test_running_the_changed_script_later_is_an_observed_run(self, tmp_path: Path) -> None:
+        rows: list[Row] = [
+            ("u", "retention.sh löscht nicht mehr richtig, bitte reparieren"),
+            ("a", "Fehler gefunden."),
+            ("call", "Edit /opt/hv/bin/retention.sh", "edit"),
+            ("result", "line 12: quote the prefix", "edit", 0),
+            ("call", "DRY_RUN=1 /opt/hv/bin/retention.sh", "bash"),
+            ("result", "[dry-run] 67 prefixes", "bash", 0),
+            ("a", "Soll ich es scharf laufen lassen?"),
+            ("u", "Ja, los."),
+            ("a", "Mache ich."),
+            ("call", "/opt/hv/bin/retention.sh", "bash"),
+            ("result", "deleted 67 prefixes", "bash", 0),
+            ("a", "Erledigt."),
+        ]
+        [intent] = summary(tmp_path, rows)["intents"]
+        assert (intent["status"], intent["verified"]) == ("completed", True)

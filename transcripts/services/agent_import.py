@@ -28,7 +28,7 @@ from ..core.agents.lines import complete_lines
 from ..core.fsutil import NotRegularFile, atomic_write, kind_of, open_regular
 from ..core.importfiles import ImportRefused, check_size
 from ..core.keys import slot_name_for_key
-from ..models import App
+from ..models import App, Slot
 from ..signals import rows_appended, turn_ended
 from ..store import get_store
 from .errors import ImportSourceError
@@ -42,6 +42,7 @@ from .importing import (
 from .sessions import session_append_rows
 
 STATE_DIR = ".agent-imports"
+CLEAN_STOP = "end_turn"  # what the turn API stores at a clean turn end
 APPEND_CHUNK = 2000  # rows per store write: bounded memory, few lock round trips
 CONVERTERS: dict[str, Callable[[Any, dict[str, Any]], Step]] = {
     "claude-code": claude_code.convert,
@@ -183,7 +184,11 @@ def _write(
     if announce and stamps:
         roles = [r["role"] for r in batch.rows]
         transaction.on_commit(partial(_announce, key, stamps, roles))
-    if batch.turn_ends:  # the gated pass reads the current state: once per batch is enough
+    if batch.turn_ends:
+        # The turn API's turn end: the slot records a clean stop (the summary gate's
+        # stop_reason check), then the gated pass runs after commit. It reads the current
+        # state, so one pass per batch covers every turn the batch ended.
+        Slot.objects.filter(session__key=key).update(running=False, last_stop_reason=CLEAN_STOP)
         transaction.on_commit(partial(_turn_end, key))
     return list(warnings)
 
@@ -286,7 +291,7 @@ def _import_open(
             )
     meta = _metadata(key, fmt, path, prov, _title(batch.rows, prov), app)
     warnings += _write(key, batch, meta, new, app, announce)
-    state.update(key=key, offset=batch.offset, tally=counts)
+    state.update(key=key, offset=0, tally=counts)
     target = _state_path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(target, orjson.dumps(state), fsync=False)

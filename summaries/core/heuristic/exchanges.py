@@ -90,6 +90,7 @@ def build_exchanges(turns: Sequence[TranscriptTurn]) -> list[Exchange]:
     last_ts: datetime | None = None
     compaction_pending = False
     asked = False
+    edited: set[str] = set()  # files the tools changed so far: a later run of one is a check
     for turn in turns:
         ts = parse_ts(turn.ts)
         if turn.role == "user":
@@ -120,7 +121,7 @@ def build_exchanges(turns: Sequence[TranscriptTurn]) -> list[Exchange]:
             last_ts = ts or last_ts
         if current is not None and turn.tools:
             # what the tools showed, as evidence sentences where the rows stood
-            current.replies.extend(tool_sentences(turn.tools))
+            current.replies.extend(tool_sentences(turn.tools, edited))
     if current is not None:
         out.append(current.close())
     return out

@@ -59,6 +59,14 @@ _PUBLISH_CMD = re.compile(
     r"|uv publish|docker push|flit publish)\b",
     _I,
 )
+# A check by its name ("restore-check.sh", "verify_backup", "healthcheck", "smoke"), run
+# rather than read: a program whose name says it checks reports pass or fail by exit code.
+_CHECK_CMD = re.compile(r"[\w./-]*(?:check|verify|validate|smoke|health|probe)[\w.-]*", _I)
+_READ_CMD = re.compile(
+    r"^\s*(?:grep|rg|cat|less|head|tail|sed|awk|ls|find|vim?|nano|code|git (?:log|show|diff|grep)"
+    r"|journalctl|echo|wc|diff)\b",
+    _I,
+)
 _EDIT_TOOLS = frozenset({"edit", "write", "multiedit", "str_replace", "apply_patch", "create"})
 _EDIT_CALL = re.compile(r"^\s*(?:edit|write|create|apply_patch)\b\s*(\S*)", _I)
 
@@ -102,13 +110,23 @@ def _pr_number(*texts: str) -> str:
     return ""
 
 
-def _pair_sentences(cmd: str, tool: str | None, code: int | None, out: str) -> list[str]:
+def _runs_edited(cmd: str, edited: set[str]) -> bool:
+    """The command runs a file changed earlier in the same stretch ("Edit retention.sh",
+    then "/opt/hv/bin/retention.sh"): an observed run of the change."""
+    return not _READ_CMD.match(cmd) and any(path in cmd for path in edited if "." in path)
+
+
+def _pair_sentences(
+    cmd: str, tool: str | None, code: int | None, out: str, edited: set[str]
+) -> list[str]:
     """Sentences for one call and its result; a chained command can yield several."""
     ok = code is None or code == 0
     said: list[str] = []
     edit = _EDIT_CALL.match(cmd)
     if (tool or "").lower() in _EDIT_TOOLS or (edit and tool in (None, "edit")):
         target = edit.group(1) if edit else ""
+        if target:
+            edited.add(target.rsplit("/", 1)[-1])
         return [f"Changed {target}".rstrip() + "."] if ok else []
     if _TEST_CMD.search(cmd) or (not cmd and (_FAILED.search(out) or _PASSED.search(out))):
         passed = _run_outcome(code, out)
@@ -119,6 +137,12 @@ def _pair_sentences(cmd: str, tool: str | None, code: int | None, out: str) -> l
         passed = _run_outcome(code, out)
         if passed is not None:
             said.append(f"{what} passed." if passed else f"{what} failed.")
+    elif code is not None and not _READ_CMD.match(cmd) and _CHECK_CMD.search(cmd):
+        said.append("The check passed." if _run_outcome(code, out) else "The check failed.")
+    elif (
+        code == 0 and "DRY_RUN" not in cmd and "--dry-run" not in cmd and _runs_edited(cmd, edited)
+    ):
+        said.append("The run passed.")
     if _CI_CMD.search(cmd):
         if not ok or _CI_FAIL.search(out):
             said.append("CI failed.")
@@ -146,9 +170,11 @@ def _pair_sentences(cmd: str, tool: str | None, code: int | None, out: str) -> l
     return said
 
 
-def tool_sentences(rows: Sequence[ToolRow]) -> list[str]:
-    """Evidence sentences for a run of tool rows, in order."""
+def tool_sentences(rows: Sequence[ToolRow], edited: set[str] | None = None) -> list[str]:
+    """Evidence sentences for a run of tool rows, in order. ``edited`` collects the file
+    names changed so far in the session, so a later run of one of them is recognised."""
     out: list[str] = []
+    edited = set() if edited is None else edited
     call: ToolRow | None = None
     for row in rows:
         if row.kind == "call":
@@ -156,7 +182,7 @@ def tool_sentences(rows: Sequence[ToolRow]) -> list[str]:
             continue
         cmd = _command(call.text) if call is not None else ""
         tool = row.tool or (call.tool if call is not None else None)
-        out.extend(_pair_sentences(cmd, tool, row.exit_code, row.text))
+        out.extend(_pair_sentences(cmd, tool, row.exit_code, row.text, edited))
         call = None
     return out
 

@@ -32,7 +32,9 @@ def _post(client: Any, path: str, body: dict[str, Any]) -> Any:
 
 def _turn(client: Any, slot: str, n: int) -> Any:
     """One user turn with an answer; returns the turn end's response."""
-    assert _post(client, f"/api/chat/slots/{slot}/turns", {"content": f"ask {n}"}).status_code == 201
+    assert (
+        _post(client, f"/api/chat/slots/{slot}/turns", {"content": f"ask {n}"}).status_code == 201
+    )
     row = {"role": "assistant", "content": f"answer {n}"}
     assert _post(client, f"/api/chat/slots/{slot}/rows", row).status_code == 201
     return _post(client, f"/api/chat/slots/{slot}/turns/end", {"stop_reason": "end_turn"})
@@ -65,7 +67,8 @@ def test_the_turn_end_answers_while_its_pass_is_still_blocked(
     assert ended.status_code == 200
     assert json.loads(ended.content)["running"] is False
     assert gated.entered.wait(timeout=30), "the turn end never started its pass"
-    assert gated.gate is not None and not gated.gate.is_set()
+    assert gated.gate is not None
+    assert not gated.gate.is_set()
     key = Slot.objects.get(name="w1").session.key
     assert read_strict(store, key, INTENTS) is None
     assert pushes.slots == []
@@ -106,7 +109,8 @@ def test_turn_ends_do_not_pile_up_threads_or_passes(
     assert summary_worker_drain(timeout=120)
     assert gated.calls == 1 + 3  # p0 twice (the queued pass saw all 11 turns), p1, p2
     covered = read_strict(store, Slot.objects.get(name="p0").session.key, INTENTS)
-    assert covered is not None and covered["user_turns"] == 11
+    assert covered is not None
+    assert covered["user_turns"] == 11
     assert len(_pass_threads()) <= 1
 
 
@@ -148,7 +152,7 @@ async def test_a_blocked_post_summary_does_not_hold_up_other_requests(
     gated.gate = threading.Event()  # from here on the model call waits for the test
     gated.entered.clear()
     headers = {"Authorization": f"Bearer {token}"}
-    transport = httpx.ASGITransport(app=application)
+    transport = httpx.ASGITransport(app=application)  # type: ignore[arg-type]
     async with httpx.AsyncClient(
         transport=transport, base_url="http://testserver", headers=headers, timeout=60
     ) as client:
@@ -164,4 +168,5 @@ async def test_a_blocked_post_summary_does_not_hold_up_other_requests(
         answered = await post
     assert answered.status_code == 200, answered.text
     body = answered.json()
-    assert body["intents"] and body["enabled"] is True
+    assert body["intents"]
+    assert body["enabled"] is True

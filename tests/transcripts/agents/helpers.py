@@ -8,7 +8,7 @@ from pathlib import Path
 DATA = Path(__file__).resolve().parents[2] / "data" / "agent_formats"
 CLAUDE_SID = "5f0c8a4e-2b1d-4c3e-9a7f-1e2d3c4b5a60"
 CODEX_ID = "019a7c3e-1111-7222-8333-944455556666"
-CLAUDE_PROJECT = f"claude/projects/-home-ann-src-dateparse"
+CLAUDE_PROJECT = "claude/projects/-home-ann-src-dateparse"
 CLAUDE_FILE = f"{CLAUDE_PROJECT}/{CLAUDE_SID}.jsonl"
 CLAUDE_AGENT = f"{CLAUDE_PROJECT}/{CLAUDE_SID}/subagents/agent-a1b2c3.jsonl"
 CODEX_FILE = f"codex/sessions/2026/11/30/rollout-2026-11-30T11-00-00-{CODEX_ID}.jsonl"

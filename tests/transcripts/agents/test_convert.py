@@ -47,7 +47,8 @@ def test_claude_every_record_accounted_for_and_turns_match_hand_count() -> None:
     assert sum(1 for r in rows if is_user_turn(r)) == 3
     assert ends == [13, 19, 25]
     roles = [r["role"] for r in rows]
-    assert roles.count("tool_call") == 4 and roles.count("tool_result") == 4
+    assert roles.count("tool_call") == 4
+    assert roles.count("tool_result") == 4
     assert state["prov"]["cwd"] == "/home/ann/src/dateparse"
     assert state["prov"]["git_branch"] == "fix/dates"
 
@@ -73,8 +74,9 @@ def test_claude_tool_rows_follow_the_convention() -> None:
 
 def test_claude_subagent_file_is_its_own_thread() -> None:
     state = claude_code.new_state(sidechain=True)
-    rows, tally, ends, total = run(CLAUDE_AGENT, claude_code.convert, state)
-    assert tally == Tally({"imported": 4}) and total == 4
+    _rows, tally, ends, total = run(CLAUDE_AGENT, claude_code.convert, state)
+    assert tally == Tally({"imported": 4})
+    assert total == 4
     assert ends == [4]
     assert state["prov"]["agent_id"] == "a1b2c3"
 
@@ -90,7 +92,7 @@ def test_codex_every_record_accounted_for_and_turns_match_hand_count() -> None:
     assert (prov["cwd"], prov["git_branch"]) == ("/home/ann/src/tinycli", "main")
     calls = [r for r in rows if r["role"] == "tool_call"]
     results = [r["meta"] for r in rows if r["role"] == "tool_result"]
-    assert [c["content"] for c in calls][0] == "cargo test"
+    assert next(c["content"] for c in calls) == "cargo test"
     assert calls[3]["content"] == "git commit -am 'Add --verbose' && git push"
     assert [(m["tool"], m.get("exit_code"), m["is_error"]) for m in results] == [
         ("shell", 101, True),

@@ -13,7 +13,6 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from tests.transcripts.agents.helpers import (
-    CLAUDE_AGENT,
     CLAUDE_FILE,
     CLAUDE_SID,
     CLAUDE_TALLY,
@@ -111,8 +110,13 @@ def test_a_torn_tail_waits_for_the_next_run(src: Path) -> None:
     run("--format", "codex", str(path))
     assert len(rows_of(CODEX_KEY)) == torn_rows == 17  # the last line holds no row
     # A torn line that does hold a row: the half line is never imported.
-    line = json.dumps({"timestamp": "x", "type": "event_msg",
-                       "payload": {"type": "user_message", "message": "half then whole"}})
+    line = json.dumps(
+        {
+            "timestamp": "x",
+            "type": "event_msg",
+            "payload": {"type": "user_message", "message": "half then whole"},
+        }
+    )
     with path.open("a") as fp:
         fp.write(line[:30])
     run("--format", "codex", str(path))
@@ -130,7 +134,8 @@ def test_a_format_change_mid_way_is_reported_not_fatal(src: Path) -> None:
         fp.write("{not json\n")
     out = run("--format", "claude-code", "-v", "2", str(path))
     assert "the format changes at line 31" in out
-    assert "foreign:event_msg=" in out and "bad_line=1" in out
+    assert "foreign:event_msg=" in out
+    assert "bad_line=1" in out
     assert Session.objects.get(key=CLAUDE_KEY).user_turns == 3
 
 
@@ -153,8 +158,15 @@ def test_rows_pass_the_write_boundary_redaction(src: Path) -> None:
     rng = random.Random(7)
     token = "ghp_" + "".join(rng.choice(string.ascii_letters + string.digits) for _ in range(36))
     path = src / CODEX_FILE
-    out = {"timestamp": "x", "type": "response_item", "payload": {
-        "type": "function_call_output", "call_id": "call_9", "output": f"export GH={token}"}}
+    out = {
+        "timestamp": "x",
+        "type": "response_item",
+        "payload": {
+            "type": "function_call_output",
+            "call_id": "call_9",
+            "output": f"export GH={token}",
+        },
+    }
     with path.open("a") as fp:
         fp.write(json.dumps(out) + "\n")
     run("--format", "codex", str(path))
@@ -185,7 +197,8 @@ def test_clean_turn_ends_and_new_rows_are_signalled(
     signals.rows_appended.connect(on_rows)
     try:
         run("--format", "claude-code", str(src / CLAUDE_FILE))
-        assert ended == [CLAUDE_KEY] and announced == []  # one pass per batch; no follow
+        assert ended == [CLAUDE_KEY]
+        assert announced == []
         path = src / CLAUDE_FILE
         lines = [json.loads(line) for line in path.read_text().splitlines()]
         call, result, reply = lines[6], lines[7], lines[12]
@@ -195,11 +208,13 @@ def test_clean_turn_ends_and_new_rows_are_signalled(
         with path.open("a") as fp:  # a prompt and a reply still using a tool: no clean end
             fp.write(json.dumps(lines[3]) + "\n" + json.dumps(call) + "\n")
         run("--format", "claude-code", "--follow", "--polls", "1", str(path))
-        assert ended == [CLAUDE_KEY] and announced == [2]
+        assert ended == [CLAUDE_KEY]
+        assert announced == [2]
         with path.open("a") as fp:  # the result, then a reply that ends its turn
             fp.write(json.dumps(result) + "\n" + json.dumps(reply) + "\n")
         run("--format", "claude-code", "--follow", "--polls", "1", str(path))
-        assert ended == [CLAUDE_KEY, CLAUDE_KEY] and announced == [2, 2]
+        assert ended == [CLAUDE_KEY, CLAUDE_KEY]
+        assert announced == [2, 2]
     finally:
         signals.turn_ended.disconnect(on_end)
         signals.rows_appended.disconnect(on_rows)
@@ -207,8 +222,13 @@ def test_clean_turn_ends_and_new_rows_are_signalled(
 
 def test_follow_polls_and_picks_up_a_record_written_meanwhile(src: Path) -> None:
     path = src / CODEX_FILE
-    line = json.dumps({"timestamp": "x", "type": "event_msg",
-                       "payload": {"type": "user_message", "message": "written while following"}})
+    line = json.dumps(
+        {
+            "timestamp": "x",
+            "type": "event_msg",
+            "payload": {"type": "user_message", "message": "written while following"},
+        }
+    )
 
     def append() -> None:
         with path.open("a") as fp:
@@ -233,3 +253,24 @@ def test_dry_run_changes_nothing(src: Path) -> None:
     with pytest.raises(CommandError) as usage:
         run("--format", "auto", "--dry-run", "--follow", str(src))
     assert usage.value.returncode == 2
+
+
+def test_a_clean_turn_end_runs_the_gated_summary_pass_with_tool_evidence(
+    src: Path, enabled_summaries, eager_tasks, counting_backend, django_capture_on_commit_callbacks
+) -> None:
+    with django_capture_on_commit_callbacks(execute=True):
+        run("--format", "claude-code", str(src / CLAUDE_FILE))
+    assert counting_backend.calls == 1
+    slot = Slot.objects.get(name=CLAUDE_KEY)
+    assert (slot.last_stop_reason, slot.summary_turn_mark) == ("end_turn", 3)
+    intents = json.loads(get_store().sidecar_path(CLAUDE_KEY, "intents").read_text())
+    assert intents["user_turns"] == 3
+    assert intents["intents"][0]["verified"] is True  # a passing test run after the edit
+    path = src / CLAUDE_FILE
+    reply = json.loads(path.read_text().splitlines()[12])
+    reply["message"]["id"] = "msg_again"
+    with path.open("a") as fp:  # another clean end without a new user turn: cadence says no
+        fp.write(json.dumps(reply) + "\n")
+    with django_capture_on_commit_callbacks(execute=True):
+        run("--format", "claude-code", str(path))
+    assert counting_backend.calls == 1
