@@ -33,6 +33,7 @@ from .turns import (
     slot_turn_end,
     slot_turn_start,
 )
+from .worker import summary_worker_hold
 
 router = Router(tags=["turns and summaries"])
 
@@ -131,7 +132,9 @@ def revise_row(request: HttpRequest, slot: str, ts: str, body: RevisionIn) -> St
 @router.post("/slots/{slot}/turns/end", response={200: SlotOut, **ERRORS}, operation_id="turn_end")
 def end_turn(request: HttpRequest, slot: str, body: TurnEndIn) -> dict[str, Any]:
     found = slot_for_caller(_caller(request), slot, operation="turn_end")
-    return slot_payload(slot_turn_end(slot=found, stop_reason=body.stop_reason))
+    # Without a broker the pass goes to the in-process worker once the response is out.
+    with summary_worker_hold():
+        return slot_payload(slot_turn_end(slot=found, stop_reason=body.stop_reason))
 
 
 @router.get(

@@ -13,6 +13,11 @@ runs the passes after the response instead, behind a bounded queue:
   the pass is idempotent on the transcript's identity.
 
 The thread count never grows with the load, so turn ends cannot pile up threads.
+
+"After the response" is literal: a pass queued inside ``summary_worker_hold()`` (the turn
+end route) is handed to the pool only when this thread's response is closed (Django's
+``request_finished``, sent after the last byte went out, under WSGI and ASGI alike), so
+the pass cannot compete for the interpreter with the request it follows.
 """
 
 from __future__ import annotations
@@ -20,12 +25,14 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from typing import Any
 
 from asgiref.sync import SyncToAsync
 from django.conf import settings
+from django.core.signals import request_finished
 from django.db import close_old_connections, connections
 
 log = logging.getLogger(__name__)
@@ -34,6 +41,7 @@ _lock = threading.Condition()
 _pending: set[str] = set()  # slots with a queued pass that has not started yet
 _outstanding = 0  # queued + running passes, for summary_worker_drain()
 _executor: ThreadPoolExecutor | None = None
+_held = threading.local()  # per request thread: hold depth, passes awaiting the response
 
 
 def _pool() -> ThreadPoolExecutor:
@@ -46,9 +54,35 @@ def _pool() -> ThreadPoolExecutor:
     return _executor
 
 
+@contextmanager
+def summary_worker_hold() -> Iterator[None]:
+    """Passes submitted inside wait for this thread's response to be closed."""
+    _held.depth = getattr(_held, "depth", 0) + 1
+    try:
+        yield
+    finally:
+        _held.depth -= 1
+
+
+def summary_worker_release(**_kwargs: Any) -> None:
+    """``request_finished``: submit the passes this thread's request held back."""
+    waiting: list[tuple[str, Callable[[str], Any]]] = getattr(_held, "waiting", [])
+    _held.waiting = []
+    for slot_name, run in waiting:
+        summary_submit(slot_name, run)
+
+
+request_finished.connect(summary_worker_release, dispatch_uid="summaries.worker.release")
+
+
 def summary_submit(slot_name: str, run: Callable[[str], Any]) -> bool:
     """Queue ``run(slot_name)`` on the worker; False when coalesced or dropped."""
     global _outstanding
+    if getattr(_held, "depth", 0):
+        waiting = _held.waiting = getattr(_held, "waiting", [])
+        if all(name != slot_name for name, _ in waiting):
+            waiting.append((slot_name, run))
+        return True
     with _lock:
         if slot_name in _pending:
             log.debug("Session summary for %s already queued: coalesced", slot_name)

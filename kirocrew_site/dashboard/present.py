@@ -113,15 +113,22 @@ def row_kind(row: dict[str, Any]) -> str:
     return "error" if role == "error" else "note"
 
 
-def transcript_items(rows: list[dict[str, Any]]) -> tuple[list[Item], int]:
+def transcript_items(
+    rows: list[dict[str, Any]], *, after: str = "", turns_before: int = 0
+) -> tuple[list[Item], int]:
     """Display items for the folded rows, and the number of genuine user turns.
 
     Turns are numbered exactly as the summarizer numbers them (``is_user_turn`` over the
-    whole session), so a summary's ``turns 3-5`` link lands on the right rows.
+    whole session), so a summary's ``turns 3-5`` link lands on the right rows. For the rows
+    after a cursor (the live rows), ``after`` continues the ``ts#n`` numbering of shared
+    timestamps and ``turns_before`` the turn numbers; the count returned is the total.
     """
     items: list[Item] = []
     seen: Counter[str] = Counter()
-    turn = 0
+    if after:
+        stamp, _, nth = after.partition("#")
+        seen[stamp] = int(nth) if nth.isdigit() else 1
+    turn = turns_before
     for row in rows:
         ts = row.get("ts")
         stamp = str(ts) if ts is not None else ""

@@ -20,15 +20,17 @@ from summaries.core.config import ENV_ENABLED, ConfigWriteError, write_enabled
 from summaries.core.gate import INCOGNITO_MEMORY_MODES
 from summaries.runtime import summary_config
 from summaries.selectors import summary_body
+from transcripts.core.errors import SessionNotFound
 from transcripts.core.words import counted
 from transcripts.listing import InvalidListCursor, session_page
-from transcripts.selectors import session_get_for_caller
+from transcripts.selectors import InvalidCursor, session_get_for_caller, session_transcript
 
 from .markdown import rendered_texts
 from .present import STATE_LABELS, fold_warning, panel_texts, state_chips, transcript_items
 from .selectors import UNSCOPED, app_names, dashboard_sessions, session_rows
 
 PAGE_SIZE = 50
+ROWS_PAGE, ROWS_PAGES = 500, 100  # live rows: at most 50 000 new rows per read
 
 
 @login_required
@@ -142,31 +144,51 @@ def _panel_body(found: Any) -> dict[str, Any]:
 def session_rows_partial(request: HttpRequest, slot: str) -> JsonResponse:
     """Rows after ``after`` rendered by the same partial as the page, for the live transcript.
 
-    The whole session is folded again (as a page load does) so turn numbers, Markdown and
-    the header's count read exactly as they will after a reload.
+    With ``after`` the rows come a page at a time through the cursor reader (O(new rows),
+    not a fold of the whole session per pushed row) and ``turns`` (the turns the page shows
+    before the cursor) continues the numbering; without it the whole session is folded, as
+    a page load does. Either way the rows and the header's count read as after a reload.
     """
     found = _dashboard_slot(slot)
-    rows, _report, _missing = session_rows(found.session.key)
-    items, user_turns = transcript_items(rows)
     after = request.GET.get("after", "")
-    start = 0
-    if after:
-        start = next((i + 1 for i, item in enumerate(items) if item.cursor == after), -1)
-        if start < 0:
-            return JsonResponse(
-                {"error": "after names no row of this session", "code": "invalid_cursor"},
-                status=422,
-            )
-    fresh = items[start:]
-    html = "".join(render_to_string("dashboard/partials/row.html", {"item": i}) for i in fresh)
+    if not after:
+        rows, _report, _missing = session_rows(found.session.key)
+        items, user_turns = transcript_items(rows)
+    else:
+        before = request.GET.get("turns", "")
+        if not before.isdigit():
+            return _json_error(422, "invalid_request", "turns must be a whole number")
+        try:
+            rows = _rows_after(found.session.key, after)
+        except InvalidCursor:
+            return _json_error(422, "invalid_cursor", "after names no row of this session")
+        except SessionNotFound:
+            raise Http404("no such session") from None
+        items, user_turns = transcript_items(rows, after=after, turns_before=int(before))
+    html = "".join(render_to_string("dashboard/partials/row.html", {"item": i}) for i in items)
     return JsonResponse(
         {
             "html": html,
-            "cursor": items[-1].cursor if items else "",
+            "cursor": items[-1].cursor if items else after,
             "turns": user_turns,
             "turns_text": counted(user_turns, "turn"),
         }
     )
+
+
+def _rows_after(key: str, after: str) -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = []
+    cursor: str | None = after
+    for _ in range(ROWS_PAGES):
+        page, _report, cursor = session_transcript(key=key, after=cursor, limit=ROWS_PAGE)
+        rows += page
+        if not cursor:
+            break
+    return rows
+
+
+def _json_error(status: int, code: str, error: str) -> JsonResponse:
+    return JsonResponse({"error": error, "code": code}, status=status)
 
 
 @login_required

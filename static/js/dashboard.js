@@ -67,14 +67,18 @@ function liveTranscript(state) {
     if (busy) { again = Boolean(again) || reread; return; }
     busy = true;
     let after = cursor;
+    const last = [...list.querySelectorAll("li[data-turn]")].pop() || null;
+    let before = Number(last?.dataset.turn || 0); // turns shown up to the cursor
     let anchor = null;
-    if (reread) {
+    if (reread && last) {
       // A revision can change any row of the running turn: re-read from its user row.
-      anchor = [...list.querySelectorAll("li[data-turn]")].pop() || null;
-      if (anchor) after = anchor.previousElementSibling?.dataset.cursor || "";
+      anchor = last;
+      after = anchor.previousElementSibling?.dataset.cursor || "";
+      before -= 1;
     }
     const query = new URLSearchParams();
     if (after) query.set("after", after);
+    if (after) query.set("turns", String(before));
     const r = await api(`${base}?${query}`);
     if (!r.ok || !r.body || typeof r.body.html !== "string") {
       note.hidden = false;

@@ -54,17 +54,22 @@ def test_the_live_rows_partial_renders_the_same_rows_and_count(make_session, cli
     assert first["html"].strip()
     assert first["html"].split("<li")[1] in page
     session_append_row(key=slot.session.key, role="user", content="Second <b>ask</b>")
-    more = client_in.get("/s/live/rows/", {"after": first["cursor"]}).json()
+    more = client_in.get("/s/live/rows/", {"after": first["cursor"], "turns": "1"}).json()
     assert more["turns_text"] == "2 turns"
     assert 'id="turn-2"' in more["html"]
     assert "&lt;b&gt;ask&lt;/b&gt;" in more["html"]
     assert 'id="turn-1"' not in more["html"]
+    # The live row is byte for byte the row a reload renders, and the count reads the same.
+    reloaded = client_in.get("/s/live/").content.decode()
+    assert more["html"] in reloaded
+    assert '<span id="turn-count">2 turns</span>' in reloaded
+    assert client_in.get("/s/live/rows/", {"after": first["cursor"]}).status_code == 422
 
 
 @pytest.mark.django_db
 def test_the_rows_partial_answers_a_bad_cursor_and_a_missing_slot_in_json(make_session, client_in):
     make_session("live", [("user", "hello")])
-    bad = client_in.get("/s/live/rows/", {"after": "2001-01-01T00:00:00+00:00"})
+    bad = client_in.get("/s/live/rows/", {"after": "2001-01-01T00:00:00+00:00", "turns": "0"})
     assert bad.status_code == 422
     assert bad.json() == {"error": "after names no row of this session", "code": "invalid_cursor"}
     assert client_in.get("/s/nope/rows/").status_code == 404

@@ -308,7 +308,16 @@ def test_a_tuning_run_leaves_the_strictly_held_out_groups_out(
     assert sq.main(["--json", "--tuning-only"]) == 0
     groups = json.loads(capsys.readouterr().out)["groups"]
     assert not set(groups) & sq.STRICT_HELD_OUT
-    assert groups["tuning"]["sessions"] == groups["all"]["sessions"]
+    # a measured blind batch is reported beside ``tuning``, never inside it
+    separate = sum(groups[b]["sessions"] for b in sq.SEPARATE_BATCHES if b in groups)
+    assert groups["tuning"]["sessions"] + separate == groups["all"]["sessions"]
+
+
+def test_only_the_named_blind_batches_are_loaded(capsys: pytest.CaptureFixture[str]) -> None:
+    assert sq.main(["--json", "--tuning-only"]) == 0
+    groups = json.loads(capsys.readouterr().out)["groups"]
+    blind = {g for g in groups if (sq.BLIND_ROOT / g).is_dir()}
+    assert blind == set(sq.SEPARATE_BATCHES)  # a batch still being written is never read
 
 
 def test_families_are_read_on_the_tuning_sessions_only(

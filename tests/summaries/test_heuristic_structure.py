@@ -219,6 +219,28 @@ class TestTitles:
     def test_a_long_ask_is_cut_where_a_clause_ends(self, text: str, title: str) -> None:
         assert title_for(text) == title
 
+    @pytest.mark.parametrize(
+        ("text", "title"),
+        [
+            (
+                "what I actually need: /pricing-old and /plans should 301",
+                "/pricing-old and /plans should 301",
+            ),
+            (
+                "Übrigens: der Bucket heißt eigentlich hv-backup-prod",
+                "Der Bucket heißt eigentlich hv-backup-prod",
+            ),
+            ("fix the parser: it drops rows and dupes", "Fix the parser: it drops rows and dupes"),
+            ("FOO-12: fix the login redirect loop", "FOO-12: fix the login redirect loop"),
+        ],
+    )
+    def test_a_short_lead_announcing_the_ask_is_not_the_title(self, text: str, title: str) -> None:
+        assert title_for(text) == title
+
+    def test_a_colon_inside_a_redaction_tag_is_neither_a_lead_nor_a_cut(self) -> None:
+        text = "DB_PASSWORD=[REDACTED: credential] is the deploy key for staging and prod hosts"
+        assert title_for(text).startswith("DB_PASSWORD=[REDACTED: credential]")
+
     def test_never_cut_mid_phrase_and_never_over_the_limit(self) -> None:
         text = "Investigate the intermittent latency spikes in the checkout service during peak"
         out = fit_phrase(text)
@@ -273,3 +295,19 @@ class TestChecksAndRunsByName:
         ]
         [intent] = summary(tmp_path, rows)["intents"]
         assert (intent["status"], intent["verified"]) == ("completed", True)
+
+    def test_an_http_probe_reports_by_its_status_line(self, tmp_path: Path) -> None:
+        rows: list[Row] = [
+            ("u", "/pricing-old and /plans should 301 to /pricing"),
+            ("a", "On it."),
+            ("call", "Edit lbctl/sites/www.conf", "edit"),
+            ("result", "+ location = /plans { return 301 /pricing; }", "edit", 0),
+            ("call", "curl -sI https://www.example.com/plans | head -3", "bash"),
+            ("result", "HTTP/2 301\nlocation: /pricing", "bash", 0),
+            ("a", "Both redirects are live."),
+        ]
+        [intent] = summary(tmp_path, rows)["intents"]
+        assert (intent["status"], intent["verified"]) == ("completed", True)
+        rows[5] = ("result", "HTTP/2 502\nserver: nginx", "bash", 0)
+        [intent] = summary(tmp_path, rows)["intents"]
+        assert intent["verified"] is False

@@ -19,12 +19,14 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-from django.db import transaction
+from django.db import DatabaseError, transaction
 
+from ..core import locking
 from ..core.agents import claude_code, codex
-from ..core.agents.common import FOREIGN, Step, Tally
+from ..core.agents.common import FOREIGN, Step, Tally, clean_text
 from ..core.agents.detect import detect_lines
 from ..core.agents.lines import complete_lines
+from ..core.errors import LockTimeout, TranscriptError
 from ..core.fsutil import NotRegularFile, atomic_write, kind_of, open_regular
 from ..core.importfiles import ImportRefused, check_size
 from ..core.keys import slot_name_for_key
@@ -151,7 +153,7 @@ def _metadata(
         "source": fmt,
         "source_path": str(path.absolute()),
     }
-    meta.update({k: v for k, v in prov.items() if isinstance(v, str)})
+    meta.update({k: clean_text(v) for k, v in prov.items() if isinstance(v, str)})
     if app is not None:
         meta["app"] = app.name
     return meta
@@ -205,9 +207,16 @@ def _import_file(
         return FileOutcome(label, "bad", reason=f"unreadable: {exc.strerror or exc}")
     try:
         check_size(st.st_size, import_max_bytes())
-        return _import_open(path, fd, st, fmt, app, dry_run, announce, kiro)
+        state_dir = _state_path(path).parent
+        state_dir.mkdir(parents=True, exist_ok=True)
+        # One importer per source at a time (a --follow and a manual run): each reads the
+        # offset the other left, never the same records twice.
+        with locking.hold(str(_state_path(path)) + ".lock"):
+            return _import_open(path, fd, st, fmt, app, dry_run, announce, kiro)
     except ImportRefused as exc:
         return FileOutcome(label, "bad", reason=str(exc))
+    except LockTimeout:
+        return FileOutcome(label, "unchanged", reason="another import of this file is running")
     finally:
         os.close(fd)
 
@@ -238,9 +247,14 @@ def _import_open(
             )
         if st.st_size == state["offset"]:
             return FileOutcome(label, "unchanged", state["key"])
+        if not get_store().exists(state["key"]):  # deleted here on purpose: not brought back
+            reason = "its session was deleted from the store; not re-imported"
+            return FileOutcome(label, "unchanged", state["key"], reason)
         fmt = state["format"]
     else:
         found = detect_lines(_head_lines(fd, st.st_size))
+        if found is None and fmt in CONVERTERS and _head_lines(fd, st.st_size):
+            found = fmt  # only bookkeeping so far: the format asked for is taken at its word
         if found is None:
             if st.st_size == 0 or not _head_lines(fd, st.st_size):
                 return FileOutcome(label, "unchanged", reason="no complete line yet")
@@ -290,8 +304,12 @@ def _import_open(
                 label, "bad", key, f"{key} was already imported from {other.get('source_path')}"
             )
     meta = _metadata(key, fmt, path, prov, _title(batch.rows, prov), app)
-    warnings += _write(key, batch, meta, new, app, announce)
-    state.update(key=key, offset=0, tally=counts)
+    try:
+        warnings += _write(key, batch, meta, new, app, announce)
+    except (TranscriptError, DatabaseError) as exc:  # this file only; the run goes on
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        return FileOutcome(label, "bad", key, f"not written: {first}")
+    state.update(key=key, offset=batch.offset, tally=counts)
     target = _state_path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(target, orjson.dumps(state), fsync=False)

@@ -16,6 +16,7 @@ from summaries.core.heuristic.draft import Draft, Entry, Role, ranges
 from summaries.core.heuristic.evidence import forget_replies
 from summaries.core.heuristic.exchanges import Exchange, build_exchanges
 from summaries.core.heuristic.segment import segment
+from summaries.core.heuristic.signals import is_work_order
 from summaries.core.heuristic.status import Verdict, judge
 from summaries.core.heuristic.words import clip, content_words, sentences
 from summaries.core.turns import TranscriptTurn
@@ -68,6 +69,9 @@ def _title_sentence(text: str) -> str:
 
 
 _TITLE_MAX = 60
+# A lead of at most four words ending in a colon, not a ticket or a path ("FOO-12: ...").
+# (never a colon inside a tag or an assignment: "DB_PASSWORD=[REDACTED: credential]")
+_LEAD = re.compile(r"^(?![A-Z]+-\d)[^\W\d][^:\n/`\[\]=]{0,30}?(?:\s[^\s\[\]=]+){0,3}?:\s+(?=\S)")
 # Where a clause ends: punctuation, or before a word that starts a subordinate clause.
 _LINKS = (
     r"(?:whose|which|that|because|so|when|where|while|if|since|but|after|before|until|unless"
@@ -83,13 +87,26 @@ _PHRASE_END = re.compile(r"\s+(?=" + _PREPS + r"\b)", _I)
 _ENDS_ON_LINK = re.compile(r"\b(?:" + _LINKS + "|" + _PREPS + r")$", _I)
 
 
+_SENTENCE_END = re.compile(r"(?<=\w)[.?!:]\s|\s[\u2014-]\s")
+
+
+def _in_brackets(text: str, at: int) -> bool:
+    """Inside "[...]": a redaction tag ("[REDACTED: credential]") is never split."""
+    return text.count("[", 0, at) > text.count("]", 0, at)
+
+
 def fit_phrase(core: str, limit: int = _TITLE_MAX) -> str:
     """``core`` if it fits, else its longest prefix that ends a clause, else one that ends a
     phrase, so a title is never cut mid-phrase ("... drops rows whose customer name has")."""
     if len(core) <= limit:
         return core
     for boundary in (_CLAUSE_END, _PHRASE_END):
-        heads = [core[: m.start()] for m in boundary.finditer(core) if 0 < m.start() <= limit]
+        heads = [
+            core[: m.start()]
+            for m in boundary.finditer(core)
+            # never inside brackets: a cut must not split a "[REDACTED: ...]" tag
+            if 0 < m.start() <= limit and not _in_brackets(core, m.start())
+        ]
         heads = [h for h in heads if len(content_words(h)) >= 2 and not _ENDS_ON_LINK.search(h)]
         if heads:
             return heads[-1]
@@ -104,7 +121,21 @@ def title_for(text: str) -> str:
     if m:
         core = re.sub(r"^\W*(to\s+)?(also\s+)?", "", core[m.end() :])
     core = _ASK.sub("", _FILLER.sub("", core)).strip()
-    head = re.split(r"(?<=\w)[.?!:]\s|\s[\u2014-]\s", core, maxsplit=1)[0]
+    lead = _LEAD.match(core)
+    said = len(content_words(lead.group(0))) if lead else 0
+    if (
+        lead
+        and said <= 2
+        and said < len(content_words(core[lead.end() :]))
+        and not is_work_order(lead.group(0))  # "fix the parser: it drops rows" is the ask
+    ):
+        # "what I actually need: /plans should 301", "Übrigens: ...": a short lead only
+        # announces the ask, in any language
+        core = _ASK.sub("", core[lead.end() :]).strip()
+    ends = [
+        m.start() + 1 for m in _SENTENCE_END.finditer(core) if not _in_brackets(core, m.start())
+    ]
+    head = core[: ends[0]].rstrip(" .?!:-\u2014") if ends else core
     if len(content_words(head)) >= 2:
         core = head
     words = core.split()

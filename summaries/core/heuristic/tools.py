@@ -67,6 +67,9 @@ _READ_CMD = re.compile(
     r"|journalctl|echo|wc|diff)\b",
     _I,
 )
+# An HTTP probe and the status it got: "curl -sI https://x/plans" -> "HTTP/2 301".
+_HTTP_CMD = re.compile(r"^\s*(?:curl|wget|http|httpie|xh)\b", _I)
+_HTTP_STATUS = re.compile(r"^HTTP/[\d.]+ (\d{3})\b", re.MULTILINE)
 _EDIT_TOOLS = frozenset({"edit", "write", "multiedit", "str_replace", "apply_patch", "create"})
 _EDIT_CALL = re.compile(r"^\s*(?:edit|write|create|apply_patch)\b\s*(\S*)", _I)
 
@@ -137,6 +140,9 @@ def _pair_sentences(
         passed = _run_outcome(code, out)
         if passed is not None:
             said.append(f"{what} passed." if passed else f"{what} failed.")
+    elif _HTTP_CMD.match(cmd) and _HTTP_STATUS.search(out):
+        status = int(_HTTP_STATUS.findall(out)[-1])
+        said.append("The check passed." if ok and status < 400 else "The check failed.")
     elif code is not None and not _READ_CMD.match(cmd) and _CHECK_CMD.search(cmd):
         said.append("The check passed." if _run_outcome(code, out) else "The check failed.")
     elif (

@@ -170,3 +170,20 @@ async def test_a_blocked_post_summary_does_not_hold_up_other_requests(
     body = answered.json()
     assert body["intents"]
     assert body["enabled"] is True
+
+
+def test_a_pass_queued_by_a_request_starts_when_its_response_is_closed() -> None:
+    """The turn end route holds its pass until Django's request_finished (sent once the
+    response went out), so the pass never competes with the request it follows."""
+    from django.core.signals import request_finished
+
+    from summaries.worker import summary_submit, summary_worker_hold
+
+    ran: list[str] = []
+    with summary_worker_hold():
+        assert summary_submit("held", ran.append)
+        assert summary_submit("held", ran.append)  # the same slot twice: one pass
+    assert summary_worker_pending() == 0  # held, not queued: the response is still open
+    request_finished.send(sender=None)
+    assert summary_worker_drain(timeout=30)
+    assert ran == ["held"]

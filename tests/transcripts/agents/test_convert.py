@@ -114,6 +114,8 @@ def test_detect_reads_the_first_lines() -> None:
         "codex-legacy"
     )
     assert detect_lines([b"not json", b"[1, 2]"]) is None
+    snapshot_only = [b'{"type": "file-history-snapshot", "messageId": "m", "snapshot": {}}']
+    assert detect_lines(snapshot_only) == "claude-code"
 
 
 def test_a_line_of_the_other_format_is_foreign_not_a_crash() -> None:

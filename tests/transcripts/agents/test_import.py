@@ -274,3 +274,58 @@ def test_a_clean_turn_end_runs_the_gated_summary_pass_with_tool_evidence(
     with django_capture_on_commit_callbacks(execute=True):
         run("--format", "claude-code", str(path))
     assert counting_backend.calls == 1
+
+
+def test_a_session_deleted_from_the_store_is_not_brought_back(src: Path) -> None:
+    from transcripts.services import session_delete
+
+    path = src / CODEX_FILE
+    run("--format", "codex", str(path))
+    session_delete(key=CODEX_KEY)
+    with path.open("a") as fp:
+        fp.write(path.read_text().splitlines()[21] + "\n")
+    out = run("--format", "codex", "-v", "2", str(path))
+    assert "deleted from the store; not re-imported" in out
+    assert not get_store().exists(CODEX_KEY)
+    assert not Session.objects.filter(key=CODEX_KEY).exists()
+
+
+def test_nul_characters_in_a_source_never_stall_the_file(src: Path) -> None:
+    path = src / CODEX_FILE
+    binary = {
+        "timestamp": "x",
+        "type": "response_item",
+        "payload": {"type": "function_call_output", "call_id": "c", "output": "PK\u0000\u0003zip"},
+    }
+    prompt = {
+        "timestamp": "x",
+        "type": "event_msg",
+        "payload": {"type": "user_message", "message": "and\u0000then"},
+    }
+    with path.open("a") as fp:
+        fp.write(json.dumps(binary) + "\n" + json.dumps(prompt) + "\n")
+    run("--format", "codex", str(path))  # no CommandError: nothing reported bad
+    contents = [r["content"] for r in rows_of(CODEX_KEY)]
+    assert "PK\ufffd\u0003zip" in contents
+    assert "and\ufffdthen" in contents
+
+
+def test_follow_reports_a_bad_file_once_not_every_poll(src: Path) -> None:
+    (src / "junk.jsonl").write_text("not json at all\n")
+    out = StringIO()
+    with pytest.raises(CommandError) as bad:
+        call_command(
+            "import_transcripts",
+            "--format",
+            "auto",
+            "--follow",
+            "--interval",
+            "0.01",
+            "--polls",
+            "3",
+            str(src),
+            stdout=out,
+            stderr=StringIO(),
+        )
+    assert bad.value.returncode == 1
+    assert out.getvalue().count("junk.jsonl: bad: format not recognised") == 1

@@ -9,6 +9,8 @@ from typing import Any
 
 import orjson
 
+from ..content import MAX_TEXT_CHARS
+
 # Tool output kept per result: the head says what ran, the tail how it ended.
 HEAD_CHARS = 2000
 TAIL_CHARS = 2000
@@ -43,9 +45,20 @@ def compact_json(value: Any) -> str:
         return str(value)
 
 
+def clean_text(text: str) -> str:
+    """Within the content rule: U+0000 (binary tool output) → U+FFFD, at most the cap.
+
+    A rejected row would reject its whole batch on every run, so the file would never
+    move on; the converter bends the text instead and the row keeps its place.
+    """
+    if "\x00" in text:
+        text = text.replace("\x00", "\ufffd")
+    return text if len(text) <= MAX_TEXT_CHARS else text[: MAX_TEXT_CHARS - 40] + "\n…[cut]"
+
+
 def row(role: str, content: str, **meta: Any) -> dict[str, Any]:
-    out: dict[str, Any] = {"role": role, "content": content}
-    kept = {k: v for k, v in meta.items() if v is not None}
+    out: dict[str, Any] = {"role": role, "content": clean_text(content)}
+    kept = {k: clean_text(v) if isinstance(v, str) else v for k, v in meta.items() if v is not None}
     if kept:
         out["meta"] = kept
     return out

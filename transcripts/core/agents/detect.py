@@ -8,6 +8,7 @@ import orjson
 
 SCAN_LINES = 20
 FORMATS = ("kirocrew", "claude-code", "codex")
+CLAUDE_BOOKKEEPING = frozenset({"file-history-snapshot", "queue-operation", "summary"})
 
 
 def detect_lines(lines: list[bytes]) -> str | None:
@@ -35,6 +36,8 @@ def detect_lines(lines: list[bytes]) -> str | None:
         return "codex-legacy"
     if any("payload" not in r and ("sessionId" in r or "uuid" in r) for r in records):
         return "claude-code"
+    if all("payload" not in r and r.get("type") in CLAUDE_BOOKKEEPING for r in records):
+        return "claude-code"  # a session that so far holds only snapshots and queue lines
     if "payload" in first and "type" in first:
         return "codex"
     return None

@@ -6,6 +6,7 @@ import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +35,9 @@ class Command(BaseCommand):
         "Only regular files are read (links, FIFOs, sockets and devices are skipped), each "
         "at most KIROCREW_IMPORT_MAX_BYTES (default 512 MiB); archive/ files only together "
         "with their own new session file. Exit 1 when a file was skipped (the rest is "
-        "imported). Example: manage.py import_transcripts ~/.kiro/crew/sessions --dry-run"
+        "imported). --format claude-code|codex|auto converts other agents' sessions (read "
+        "only, incrementally by byte offset); --follow keeps polling. Example: manage.py "
+        "import_transcripts ~/.kiro/crew/sessions --dry-run"
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -104,6 +107,7 @@ class Command(BaseCommand):
             raise CommandError("--interval must be positive", returncode=2)
         fmt = "auto" if options["format"] == "kirocrew" else options["format"]
         polls, bad = 0, 0
+        reported: set[tuple[str, str]] = set()
         try:
             while True:
                 try:
@@ -119,7 +123,11 @@ class Command(BaseCommand):
                 polls += 1
                 counts = result.counts()
                 bad = counts["bad"] + counts["conflict"]
-                if verbosity >= 1 and (not options["follow"] or counts["imported"] or bad):
+                # Under --follow a poll that only repeats the last one's problems stays quiet.
+                problems = {(o.file, o.reason) for o in result.with_status("bad", "conflict")}
+                fresh = not options["follow"] or counts["imported"] or bad
+                reported |= problems
+                if verbosity >= 1 and fresh:
                     self._report_agents(result, verbosity)
                 if not options["follow"] or polls == options["polls"]:
                     break
@@ -132,7 +140,12 @@ class Command(BaseCommand):
     def _report_agents(self, result: ImportResult, verbosity: int) -> None:
         for outcome in result.outcomes:
             if outcome.status == "imported" or outcome.status == "bad" or verbosity >= 2:
-                self.stdout.write(f"{outcome.file}: {describe(outcome, dry_run=result.dry_run)}")
+                # The tally of every source record (imported, dropped:<rule>, unknown:<type>).
+                records = dict(outcome.anomalies)
+                text = describe(replace(outcome, anomalies={}), dry_run=result.dry_run)
+                if records:
+                    text += " (records: " + ", ".join(f"{k}={v}" for k, v in records.items()) + ")"
+                self.stdout.write(f"{outcome.file}: {text}")
         counts = result.counts()
         prefix = "Dry run, nothing changed. Would import" if result.dry_run else "Imported"
         self.stdout.write(
