@@ -27,6 +27,7 @@ import sys
 import time
 import uuid
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -52,7 +53,7 @@ def build_session(path: Path, rng: random.Random, target: int) -> int:
     lines: list[bytes] = []
     size, turn = 0, 0
 
-    def put(rec: dict) -> None:
+    def put(rec: dict[str, Any]) -> None:
         nonlocal size
         data = orjson.dumps({**base, "uuid": str(uuid.UUID(int=rng.getrandbits(128))), **rec})
         lines.append(data)

@@ -114,7 +114,11 @@ def row_kind(row: dict[str, Any]) -> str:
 
 
 def transcript_items(
-    rows: list[dict[str, Any]], *, after: str = "", turns_before: int = 0
+    rows: list[dict[str, Any]],
+    *,
+    after: str = "",
+    turns_before: int = 0,
+    seen: Counter[str] | None = None,
 ) -> tuple[list[Item], int]:
     """Display items for the folded rows, and the number of genuine user turns.
 
@@ -122,10 +126,12 @@ def transcript_items(
     whole session), so a summary's ``turns 3-5`` link lands on the right rows. For the rows
     after a cursor (the live rows), ``after`` continues the ``ts#n`` numbering of shared
     timestamps and ``turns_before`` the turn numbers; the count returned is the total.
+    ``seen`` (the ts bearers before ``rows``, when legacy rows share a ts out of order)
+    replaces what ``after`` says.
     """
     items: list[Item] = []
-    seen: Counter[str] = Counter()
-    if after:
+    seen = Counter(seen or ())
+    if after and not seen:
         stamp, _, nth = after.partition("#")
         seen[stamp] = int(nth) if nth.isdigit() else 1
     turn = turns_before

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections import Counter
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from django.db.models import QuerySet
@@ -9,8 +11,10 @@ from django.db.models import QuerySet
 from transcripts.core.content import bound_rows
 from transcripts.core.errors import SessionNotFound
 from transcripts.core.fold import FoldReport
+from transcripts.core.turnmarks import TurnMarks, turn_marks
+from transcripts.core.turns import is_user_turn
 from transcripts.models import App, Session
-from transcripts.selectors import session_list
+from transcripts.selectors import InvalidCursor, session_list, session_transcript
 from transcripts.store import get_store
 
 from .present import STATE_LABELS
@@ -52,3 +56,87 @@ def session_rows(key: str) -> tuple[list[dict[str, Any]], FoldReport, bool]:
         return [], FoldReport(), True
     # Rows nested too deep (imported) are shown with a marker and reported, never a 500.
     return bound_rows(view.rows, view.report), view.report, False
+
+
+WINDOW_PAGE = 500  # rows per cursor read while collecting a turn range
+
+
+@dataclass(slots=True)
+class TurnWindow:
+    """The rows of turns ``first..last`` (the rows before turn 1 go with turn 1)."""
+
+    rows: list[dict[str, Any]]
+    report: FoldReport
+    missing: bool = False
+    first: int = 1  # the first turn shown; turns before it are not in ``rows``
+    last: int = 0  # the last turn shown (0: none)
+    total: int = 0  # the session's user turns (the summarizer's numbering)
+    after: str = ""  # the cursor of the row before ``rows`` ("" = the session's first row)
+    seen: Counter[str] = field(default_factory=Counter)  # ts bearers before ``rows``
+
+
+def session_turn_window(key: str, first: int, last: int | None) -> TurnWindow:
+    """Turns ``first..last`` of the session (``last`` None: to its end), at O(window).
+
+    ``first`` <= 0 counts from the end (``-19``: the last 20 turns).
+
+    Turn k starts at the k-th user row over the whole folded session (archives included),
+    found in the offset index's turn marks (``core/turnmarks.py``) and read with the cursor
+    reader; when the marks cannot say (position hints, legacy ts, a revision of a role or
+    content) the whole session is folded and sliced, with the same answer.
+    """
+    try:
+        marks = turn_marks(get_store(), key)
+    except SessionNotFound:
+        return TurnWindow([], FoldReport(), missing=True)
+    if marks is not None:
+        try:
+            return _window_marked(key, marks, first, last)
+        except (InvalidCursor, SessionNotFound):
+            pass  # rewritten since the marks were read: the fold answers
+    return _window_folded(key, first, last)
+
+
+def _span(total: int, first: int, last: int | None) -> tuple[int, int]:
+    if first <= 0:  # counted from the end: 0 is the last turn, -19 the 20th from last
+        first += total
+    first = max(1, min(first, total or 1))
+    end = total if last is None else max(first, min(last, total))
+    return first, end
+
+
+def _window_marked(key: str, marks: TurnMarks, first: int, last: int | None) -> TurnWindow:
+    total = len(marks.marks)
+    first, end = _span(total, first, last)
+    after = marks.marks[first - 1].after if total and first > 1 else None
+    stop = marks.marks[end].ts if end < total else None  # turn end + 1's row
+    rows: list[dict[str, Any]] = []
+    cursor = after
+    while True:
+        page, _report, cursor = session_transcript(key=key, after=cursor, limit=WINDOW_PAGE)
+        for row in page:
+            if stop is not None and row.get("ts") == stop:
+                return TurnWindow(rows, marks.report, False, first, end, total, after or "")
+            rows.append(row)
+        if not cursor:
+            return TurnWindow(rows, marks.report, False, first, end, total, after or "")
+
+
+def _window_folded(key: str, first: int, last: int | None) -> TurnWindow:
+    rows, report, missing = session_rows(key)
+    starts = [i for i, row in enumerate(rows) if is_user_turn(row)]
+    total = len(starts)
+    first, end = _span(total, first, last)
+    start = starts[first - 1] if total and first > 1 else 0
+    stop = starts[end] if end < total else len(rows)
+    seen = Counter(_stamp(row) for row in rows[:start])
+    window = TurnWindow(rows[start:stop], report, missing, first, end, total, seen=seen)
+    if start:
+        stamp = _stamp(rows[start - 1])
+        window.after = stamp if seen[stamp] == 1 else f"{stamp}#{seen[stamp]}"
+    return window
+
+
+def _stamp(row: dict[str, Any]) -> str:
+    ts = row.get("ts")
+    return str(ts) if ts is not None else ""

@@ -27,10 +27,23 @@ from transcripts.selectors import InvalidCursor, session_get_for_caller, session
 
 from .markdown import rendered_texts
 from .present import STATE_LABELS, fold_warning, panel_texts, state_chips, transcript_items
-from .selectors import UNSCOPED, app_names, dashboard_sessions, session_rows
+from .selectors import (
+    UNSCOPED,
+    TurnWindow,
+    app_names,
+    dashboard_sessions,
+    session_rows,
+    session_turn_window,
+)
 
 PAGE_SIZE = 50
 ROWS_PAGE, ROWS_PAGES = 500, 100  # live rows: at most 50 000 new rows per read
+MAX_TURN_RANGE = 200  # turns per on-demand read (turn_from/turn_to)
+
+
+def _page_turns() -> int:
+    """How many of its last turns the session page opens with (KIROCREW_SESSION_PAGE_TURNS)."""
+    return max(1, int(getattr(settings, "KIROCREW_SESSION_PAGE_TURNS", 20)))
 
 
 @login_required
@@ -95,8 +108,10 @@ def session_list(request: HttpRequest) -> HttpResponse:
 @require_GET
 def session_detail(request: HttpRequest, slot: str) -> HttpResponse:
     found = _dashboard_slot(slot)
-    rows, report, missing = session_rows(found.session.key)
-    items, user_turns = transcript_items(rows)
+    # A long session opens at its last turns; earlier ones load on demand (the rows view).
+    window = session_turn_window(found.session.key, 1 - _page_turns(), None)
+    items = _window_items(window)
+    user_turns = window.total
     user: Any = request.user
     memory_mode = found.session.memory_mode or ""
     page_state = {
@@ -104,8 +119,9 @@ def session_detail(request: HttpRequest, slot: str) -> HttpResponse:
         "running": found.running,
         "staff": bool(user.is_staff),
         "restricted": memory_mode.lower() in INCOGNITO_MEMORY_MODES,
-        "cursor": items[-1].cursor if items else "",
+        "cursor": items[-1].cursor if items else window.after,
         "userTurns": user_turns,
+        "pageTurns": _page_turns(),
         # The panel labels with the server's table (present.py).
         "stateLabels": STATE_LABELS,
         "summary": _panel_body(found),
@@ -119,11 +135,21 @@ def session_detail(request: HttpRequest, slot: str) -> HttpResponse:
             "items": items,
             "user_turns": user_turns,
             "turns_text": counted(user_turns, "turn"),
-            "warning": fold_warning(report),
-            "missing": missing,
+            "earlier": window.first - 1 if window.total else 0,
+            "earlier_text": counted(window.first - 1, "turn"),
+            "gap_cursor": window.after,
+            "warning": fold_warning(window.report),
+            "missing": window.missing,
             "page_state": page_state,
         },
     )
+
+
+def _window_items(window: TurnWindow) -> list[Any]:
+    items, _last = transcript_items(
+        window.rows, after=window.after, turns_before=window.first - 1, seen=window.seen
+    )
+    return items
 
 
 def _dashboard_slot(name: str) -> Any:
@@ -150,6 +176,8 @@ def session_rows_partial(request: HttpRequest, slot: str) -> JsonResponse:
     a page load does. Either way the rows and the header's count read as after a reload.
     """
     found = _dashboard_slot(slot)
+    if "turn_from" in request.GET or "turn_to" in request.GET:
+        return _turn_range(request, found)
     after = request.GET.get("after", "")
     if not after:
         rows, _report, _missing = session_rows(found.session.key)
@@ -172,6 +200,42 @@ def session_rows_partial(request: HttpRequest, slot: str) -> JsonResponse:
             "cursor": items[-1].cursor if items else after,
             "turns": user_turns,
             "turns_text": counted(user_turns, "turn"),
+        }
+    )
+
+
+def _turn_range(request: HttpRequest, found: Any) -> JsonResponse:
+    """Turns ``turn_from..turn_to`` (at most MAX_TURN_RANGE) for the page's gaps and links.
+
+    ``first``/``last`` say which turns came (``last`` 0: the session has none in range);
+    ``before`` is the cursor of the row before them, as the page's gap markers carry it.
+    """
+    start, end = request.GET.get("turn_from", ""), request.GET.get("turn_to", "")
+    if not (start.isdigit() and end.isdigit()) or not 1 <= int(start) <= int(end):
+        return _json_error(
+            422, "invalid_request", "turn_from and turn_to must be whole numbers, 1 <= from <= to"
+        )
+    first = int(start)
+    last = min(int(end), first + MAX_TURN_RANGE - 1)
+    window = session_turn_window(found.session.key, first, last)
+    if window.missing:
+        raise Http404("no such session")
+    if first > window.total:  # no such turn (any more): nothing to insert
+        empty = {"html": "", "cursor": "", "before": "", "first": first, "last": 0}
+        return JsonResponse(
+            {**empty, "turns": window.total, "turns_text": counted(window.total, "turn")}
+        )
+    items = _window_items(window)
+    html = "".join(render_to_string("dashboard/partials/row.html", {"item": i}) for i in items)
+    return JsonResponse(
+        {
+            "html": html,
+            "cursor": items[-1].cursor if items else window.after,
+            "before": window.after,
+            "first": window.first,
+            "last": window.last,
+            "turns": window.total,
+            "turns_text": counted(window.total, "turn"),
         }
     )
 

@@ -5,7 +5,7 @@
 // parsed with DOMParser, never innerHTML. Frames only say "this changed"; the page then
 // reads the server, and every (re)connect resyncs what a missed frame hid.
 import { summaryPanel } from "./panel.js";
-import { api, parsed } from "./util.js";
+import { api, el, parsed, plural } from "./util.js";
 
 // The session page's server state; its label tables are present.py's (one source for both).
 const pageState = JSON.parse(document.getElementById("page-state")?.textContent || "{}");
@@ -107,6 +107,87 @@ function liveTranscript(state) {
   return { pull };
 }
 
+// ------------------------------------------------------------------ earlier turns
+// A long session opens at its last turns. Each run of turns not loaded is one gap marker
+// (<li class="gap" data-from data-to data-cursor>: the cursor of the row before it); a
+// button loads the gap's last turns, and a link to a turn inside a gap (#turn-3) loads
+// that turn and the ones after it, splitting the gap. Rows come from the rows view's
+// turn range, rendered by the page's own partial.
+function earlierTurns(state) {
+  const list = document.getElementById("transcript");
+  const note = document.getElementById("transcript-note");
+  const base = `/s/${encodeURIComponent(state.slot)}/rows/`;
+  const size = Number(state.pageTurns) || 20;
+  let busy = false;
+
+  const gapEl = (from, to, cursor) => {
+    const gap = el("li", { class: "gap", "data-from": from, "data-to": to, "data-cursor": cursor },
+      el("span", { class: "gap-text" }, `… ${plural(to - from + 1, "turn")} not loaded …`), " ",
+      el("button", { type: "button", class: "btn btn-quiet btn-small gap-load" },
+        from === 1 ? "Load earlier turns" : "Load these turns"));
+    return gap;
+  };
+  const gapOf = (turn) => [...list.querySelectorAll("li.gap")].find(
+    (gap) => Number(gap.dataset.from) <= turn && turn <= Number(gap.dataset.to)) || null;
+
+  // Load turns from..to of ``gap`` in its place; keeps what was on screen where it was.
+  async function load(gap, from, to) {
+    if (busy) return false;
+    busy = true;
+    const query = new URLSearchParams({ turn_from: String(from), turn_to: String(to) });
+    const r = await api(`${base}?${query}`);
+    busy = false;
+    if (!r.ok || !r.body || typeof r.body.html !== "string" || !gap.isConnected) {
+      note.hidden = false;
+      note.textContent = "Could not load these turns. Reload the page to try again.";
+      return false;
+    }
+    const gapFrom = Number(gap.dataset.from);
+    const gapTo = Number(gap.dataset.to);
+    const last = Number(r.body.last) || 0;
+    const parts = [];
+    if (last) {
+      const first = Number(r.body.first);
+      if (first > gapFrom) parts.push(gapEl(gapFrom, first - 1, gap.dataset.cursor || ""));
+      parts.push(...parsed(r.body.html).filter((node) => node.nodeType === Node.ELEMENT_NODE));
+      if (last < gapTo) parts.push(gapEl(last + 1, gapTo, r.body.cursor || ""));
+    }
+    const below = gap.nextElementSibling;
+    const top = below ? below.getBoundingClientRect().top : 0;
+    gap.replaceWith(...parts);
+    if (below) window.scrollBy(0, below.getBoundingClientRect().top - top);
+    return true;
+  }
+
+  async function show(hash) {
+    const match = /^#turn-(\d+)$/.exec(hash || "");
+    if (!match) return;
+    const turn = Number(match[1]);
+    if (!document.getElementById(`turn-${turn}`)) {
+      const gap = gapOf(turn);
+      if (!gap) return;
+      await load(gap, turn, Math.min(Number(gap.dataset.to), turn + size - 1));
+    }
+    document.getElementById(`turn-${turn}`)?.scrollIntoView({ block: "start" });
+  }
+
+  list.addEventListener("click", (event) => {
+    const button = event.target.closest?.("button.gap-load");
+    const gap = button?.closest("li.gap");
+    if (!gap) return;
+    const to = Number(gap.dataset.to);
+    load(gap, Math.max(Number(gap.dataset.from), to - size + 1), to);
+  });
+  window.addEventListener("hashchange", () => show(location.hash));
+  // Clicks on a link to the turn already in the address bar fire no hashchange.
+  document.addEventListener("click", (event) => {
+    const link = event.target.closest?.('a[href^="#turn-"]');
+    if (link && link.getAttribute("href") === location.hash) show(location.hash);
+  });
+  if (location.hash) show(location.hash);
+  else if (list.querySelector("li.gap")) list.lastElementChild?.scrollIntoView({ block: "end" });
+}
+
 // ------------------------------------------------------------------ pages
 function sessionPage() {
   const state = pageState;
@@ -118,6 +199,7 @@ function sessionPage() {
   };
   panel = summaryPanel(state, setRunning);
   const transcript = liveTranscript(state);
+  earlierTurns(state);
   const mine = (data) => data && data.key === state.slot;
   connectSocket({
     async hello(reconnected) {

@@ -311,3 +311,20 @@ class TestChecksAndRunsByName:
         rows[5] = ("result", "HTTP/2 502\nserver: nginx", "bash", 0)
         [intent] = summary(tmp_path, rows)["intents"]
         assert intent["verified"] is False
+
+
+class TestDropWithUndo:
+    def test_revert_after_a_drop_is_part_of_the_drop_not_new_work(self, tmp_path: Path) -> None:
+        rows: list[Row] = [
+            ("u", "swap our custom logger for structlog in billing/. start w/ invoices module"),
+            ("a", "Invoices module converted; 3 tests fail on caplog."),
+            ("u", "hmm 47 files. nah forget it, not this sprint. revert"),
+            ("a", "Reverted; working tree clean."),
+            ("u", "instead: typo in dunning email subject, 'Reminer'. fix + push"),
+            ("a", "Fixed and pushed (88e1a0c); dunning tests pass."),
+        ]
+        found = summary(tmp_path, rows)["intents"]
+        assert [(f["origin_turn"], f["status"]) for f in found] == [
+            (1, "abandoned"),
+            (3, "completed"),
+        ]

@@ -29,6 +29,7 @@ from typing import Any
 from .codec import MAX_LINE_BYTES
 from .fold import FoldReport, _Fold
 from .reader import RawLine, iter_line_batches
+from .turns import is_user_turn
 
 # Anomalies after which rows cannot be found by an exact, unique ts: full fold instead.
 ORDER_KINDS = frozenset({"missing_ts", "bad_ts", "dup_ts", "non_monotonic_ts"})
@@ -48,6 +49,11 @@ class _IndexFold(_Fold):
         self.revisions: dict[int, list[int]] = {}  # row number -> offsets of its revisions
         self.first_ts: str | None = None
         self.last_row_ts: str | None = None
+        # The session page's turn marks (turnmarks.py): (row, ts, ts of the row before in
+        # this file) of each row that is a user turn as stored, and the rows a revision
+        # may have made or unmade one (a patch of role or content).
+        self.turns: list[tuple[int, str, str | None]] = []
+        self.retyped: set[int] = set()
 
     def _row(self, obj: dict[str, Any], data: bytes, offset: int) -> None:
         ts = obj.get("ts")
@@ -56,11 +62,15 @@ class _IndexFold(_Fold):
             self.row_by_ts[ts] = len(self.offsets)
             if self.first_ts is None:
                 self.first_ts = ts
+            if is_user_turn(obj):
+                self.turns.append((len(self.offsets), ts, self.last_row_ts))
         self.last_row_ts = ts if isinstance(ts, str) else None
         self.offsets.append(offset)
 
     def _merge(self, index: int, patch: dict[str, Any], offset: int) -> None:
         self.revisions.setdefault(index, []).append(offset)
+        if "role" in patch or "content" in patch:
+            self.retyped.add(index)
 
 
 class _Window:

@@ -70,41 +70,9 @@ def read_page(
     cache: IndexCache = PAGE_INDEX,
 ) -> Page | None:
     """The page after ``after`` (``SessionNotFound``, ``InvalidCursor``), or None."""
-    path = store.path(key)
     with ExitStack() as files:
-        try:
-            fd = os.open(path, _READ_FLAGS)
-        except FileNotFoundError:
-            raise SessionNotFound(key) from None
-        files.callback(os.close, fd)
-        if not stat.S_ISREG(os.fstat(fd).st_mode):  # as read_session: only a regular file
-            raise SessionNotFound(key)
-        current = cache.snapshot(str(path), path.name, fd, max_line=store.max_line)
-        chain: list[tuple[int, Snapshot]] = []
-        report = FoldReport()
-        for archive in store.archive_paths(key):
-            try:
-                afd = os.open(archive, _READ_FLAGS)
-            except FileNotFoundError:
-                if not path.is_file():
-                    raise SessionNotFound(key) from None
-                continue  # removed since listed, as read_session skips it
-            files.callback(os.close, afd)
-            if not stat.S_ISREG(os.fstat(afd).st_mode):
-                continue  # archive_paths lists regular files only; replaced since
-            label = f"archive/{archive.name}"
-            snap = cache.snapshot(str(archive), label, afd, max_line=store.max_line)
-            header = snap.header or {}
-            if header.get("reason", ROTATE_REASON) != ROTATE_REASON:
-                continue
-            if is_unlanded(header, generation(current.metadata)):
-                report.add("unlanded_archive", 0, label)
-                continue
-            chain.append((afd, snap))
-            report.extend(snap.report)
-        chain.append((fd, current))
-        report.extend(current.report)
-        if not _simple(snap for _, snap in chain):
+        chain, report = open_chain(store, key, files, cache)
+        if not chain_simple(snap for _, snap in chain):
             return None
         start = _locate(chain, after)
         if start is None:
@@ -112,7 +80,50 @@ def read_page(
         return _collect(chain, start, limit, report)
 
 
-def _simple(snaps: Any) -> bool:
+def open_chain(
+    store: TranscriptStore, key: str, files: ExitStack, cache: IndexCache = PAGE_INDEX
+) -> tuple[list[tuple[int, Snapshot]], FoldReport]:
+    """The session's files as ``read_session`` chains them, each as (fd, index snapshot).
+
+    The fds stay open until ``files`` closes; the report is the whole session's.
+    """
+    path = store.path(key)
+    try:
+        fd = os.open(path, _READ_FLAGS)
+    except FileNotFoundError:
+        raise SessionNotFound(key) from None
+    files.callback(os.close, fd)
+    if not stat.S_ISREG(os.fstat(fd).st_mode):  # as read_session: only a regular file
+        raise SessionNotFound(key)
+    current = cache.snapshot(str(path), path.name, fd, max_line=store.max_line)
+    chain: list[tuple[int, Snapshot]] = []
+    report = FoldReport()
+    for archive in store.archive_paths(key):
+        try:
+            afd = os.open(archive, _READ_FLAGS)
+        except FileNotFoundError:
+            if not path.is_file():
+                raise SessionNotFound(key) from None
+            continue  # removed since listed, as read_session skips it
+        files.callback(os.close, afd)
+        if not stat.S_ISREG(os.fstat(afd).st_mode):
+            continue  # archive_paths lists regular files only; replaced since
+        label = f"archive/{archive.name}"
+        snap = cache.snapshot(str(archive), label, afd, max_line=store.max_line)
+        header = snap.header or {}
+        if header.get("reason", ROTATE_REASON) != ROTATE_REASON:
+            continue
+        if is_unlanded(header, generation(current.metadata)):
+            report.add("unlanded_archive", 0, label)
+            continue
+        chain.append((afd, snap))
+        report.extend(snap.report)
+    chain.append((fd, current))
+    report.extend(current.report)
+    return chain, report
+
+
+def chain_simple(snaps: Any) -> bool:
     """Every file simple, and each file's rows strictly later than the previous file's."""
     last: str | None = None
     for snap in snaps:

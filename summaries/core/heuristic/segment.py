@@ -28,6 +28,7 @@ and a breakage blamed on an earlier step ("red after the flag merge") goes back 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -49,6 +50,11 @@ _NEW_TOPIC = 0.15
 # Only this many recent intents and pending questions are compared against each turn,
 # which keeps a pass linear in the number of turns however many intents a session has.
 _LOOKBACK = 25
+_UNDO_ONLY = re.compile(
+    r"^\W*(?:and\s+|just\s+|please\s+)*(?:revert|undo|roll ?back|discard|reset|drop)"
+    r"(?:\s+(?:it|that|this|them|everything|all|the changes?|please))*\W*$",
+    re.IGNORECASE,
+)
 # A turn answering the assistant's question with at most this many distinctive words is
 # an answer about the work in hand, not a new topic.
 _ANSWER_WORDS = 8
@@ -399,7 +405,8 @@ def _keeps_going(st: _State, sig: UserSignals, rest: str) -> bool:
 
 def _handle_drop(st: _State, ex: Exchange, sig: UserSignals, prev: _Pending | None) -> None:
     rest = split_after_drop(ex.text)
-    new_work = bool(rest) and is_work_order(rest)
+    # "forget it, not this sprint. revert": undoing the dropped work is part of the drop
+    new_work = bool(rest) and is_work_order(rest) and not _UNDO_ONLY.match(rest)
     cur = st.current
     if prev is None and cur is not None and not cur.dropped and sig.drop_item:
         # one item of the batch is skipped; the batch, and the intent, go on

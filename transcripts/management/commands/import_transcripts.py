@@ -125,7 +125,7 @@ class Command(BaseCommand):
                 bad = counts["bad"] + counts["conflict"]
                 # Under --follow a poll that only repeats the last one's problems stays quiet.
                 problems = {(o.file, o.reason) for o in result.with_status("bad", "conflict")}
-                fresh = not options["follow"] or counts["imported"] or bad
+                fresh = not options["follow"] or counts["imported"] or problems - reported
                 reported |= problems
                 if verbosity >= 1 and fresh:
                     self._report_agents(result, verbosity)
