@@ -32,6 +32,7 @@ from transcripts.core.store import TranscriptStore
 from transcripts.core.turnmarks import turn_marks
 from transcripts.core.turns import is_user_turn
 
+MARKED: Counter[str] = Counter()  # which path answered, over the property test's examples
 SETTINGS = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 USER_TEXTS = ["ask {n}", "[system] automation {n}", "   ", "[cron notification {n}]"]
 
@@ -77,6 +78,7 @@ def check_windows(store: TranscriptStore, monkeypatch: pytest.MonkeyPatch) -> No
     monkeypatch.setattr(dashboard_selectors, "get_store", lambda: store)
     monkeypatch.setattr(transcript_selectors, "get_store", lambda: store)
     total = reference(store, 1, None).total
+    MARKED.update(["marked" if turn_marks(store, KEY) is not None else "folded"])
     spans: list[tuple[int, int | None]] = [(0, None), (-2, None), (1, None), (1, 1)]
     spans += [(k, k) for k in range(1, total + 2)] + [(k, k + 2) for k in range(1, total + 1)]
     for first, last in spans:
@@ -163,4 +165,9 @@ def test_a_revised_content_falls_back_to_the_fold(
     store.append_revision(KEY, second, {"content": "[system] not a person"})
     assert turn_marks(store, KEY, cache=IndexCache()) is None
     check_windows(store, monkeypatch)
-    assert session_turn_window(KEY, 1, None).total == 4
+    # fill_session's first row is a turn too: 1 + 5, less the one the revision unmade.
+    assert session_turn_window(KEY, 1, None).total == 5
+
+
+def test_the_property_test_exercised_both_paths() -> None:
+    assert MARKED["marked"] > 0 and MARKED["folded"] > 0, MARKED
