@@ -20,6 +20,7 @@ import sys
 import time
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -29,7 +30,7 @@ TARGET = 2.0
 LIMIT = 10
 
 
-def populate(app: object, prefix: str, count: int) -> None:
+def populate(app: Any, prefix: str, count: int) -> None:
     from django.utils import timezone
 
     from summaries.models import OneLineSummary

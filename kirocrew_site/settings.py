@@ -170,6 +170,8 @@ AUTH_PASSWORD_VALIDATORS = [
 AUTHENTICATION_BACKENDS = ["kirocrew_site.dashboard.throttle.ThrottledModelBackend"]
 KIROCREW_LOGIN_MAX_FAILURES = env_int("KIROCREW_LOGIN_MAX_FAILURES", 5)
 KIROCREW_LOGIN_WINDOW_SECONDS = env_int("KIROCREW_LOGIN_WINDOW_SECONDS", 900)
+# The session page opens at this many of its last turns; earlier ones load on demand.
+KIROCREW_SESSION_PAGE_TURNS = env_int("KIROCREW_SESSION_PAGE_TURNS", 20)
 LOGIN_URL = "/login/"
 LOGIN_REDIRECT_URL = "/"
 LOGOUT_REDIRECT_URL = "/login/"

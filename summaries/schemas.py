@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from ninja import Field, Schema
+from pydantic import ConfigDict
 
 from transcripts.core.content import MAX_TEXT_CHARS
 
@@ -49,10 +50,38 @@ class TsOut(Schema):
     ts: str
 
 
+class EvidenceOut(Schema):
+    """Why an intent has its state: the one transcript row that decided it."""
+
+    turn: int = Field(ge=1, description="The person's turn number it belongs to.")
+    ts: str | None = Field(None, description="The row's ts: the panel links to that row.")
+    kind: Literal[
+        "test_passed",
+        "test_failed",
+        "merged_unverified",
+        "dropped",
+        "user_confirmed",
+        "user_deferred",
+        "pending_decision",
+    ]
+    quote: str = Field(description="What the row said, cut at a word boundary, redacted.")
+
+
+class IntentOut(Schema):
+    """One intent (title, ranges, status, verified, state, origin_turn, initial_intent,
+    progress, next_steps, last_touched_turn, as the summary payload stores them) and
+    ``evidence``: the row behind its state, null when nothing either way was seen."""
+
+    model_config = ConfigDict(extra="allow")
+
+    title: str
+    evidence: EvidenceOut | None = None
+
+
 class SummaryOut(Schema):
     enabled: bool
     stale: bool
-    intents: list[dict[str, Any]]
+    intents: list[IntentOut]
     constraints: list[str]
     generated_at: float | None
     user_turns: int | None

@@ -13,6 +13,7 @@ from transcripts.selectors import session_list
 from transcripts.store import get_store
 
 from .core.gate import generate_state
+from .core.payload import evidence_of
 from .core.sidecar import INTENTS, read_for_panel
 from .runtime import summary_config
 from .services import slot_view
@@ -33,6 +34,18 @@ def _empty(enabled: bool) -> dict[str, Any]:
     }
 
 
+def _served_intents(value: object) -> list[dict[str, Any]]:
+    """Stored intents as the schema serves them: an entry without a title is no intent, and
+    evidence is checked again (a sidecar from an older or foreign writer is not trusted)."""
+    if not isinstance(value, list):
+        return []
+    return [
+        {**item, "evidence": evidence_of(item.get("evidence"))}
+        for item in value
+        if isinstance(item, dict) and isinstance(item.get("title"), str)
+    ]
+
+
 def summary_body(slot: Slot) -> dict[str, Any]:
     """The GET/POST body. With the feature off nothing is served, even if a sidecar exists."""
     cfg = summary_config()
@@ -47,7 +60,7 @@ def summary_body(slot: Slot) -> dict[str, Any]:
     covers = data.get("user_turns") if type(data.get("user_turns")) is int else None
     body.update(
         stale=stale,
-        intents=data.get("intents") or [],
+        intents=_served_intents(data.get("intents")),
         constraints=data.get("constraints") if isinstance(data.get("constraints"), list) else [],
         generated_at=data.get("generated_at"),
         user_turns=covers,

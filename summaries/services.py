@@ -12,14 +12,17 @@ import logging
 import time
 from dataclasses import dataclass, field
 from functools import partial
+from pathlib import Path
 from typing import Any
 
 from django.db import transaction
 
 from transcripts.core import words
+from transcripts.core.archive import ROTATE_REASON, is_unlanded, read_header
 from transcripts.core.errors import SessionNotFound
-from transcripts.core.store import TranscriptStore
-from transcripts.models import Slot
+from transcripts.core.store import Identity, TranscriptStore
+from transcripts.core.tail import read_tail
+from transcripts.models import Session, Slot
 from transcripts.store import get_store
 
 from .core.backends import BackendError
@@ -36,6 +39,7 @@ from .core.prompt import build_prompt
 from .core.reply import parse_reply
 from .core.sidecar import INTENTS, ONE_LINE, read_strict, write_guarded
 from .core.turns import TranscriptTurn
+from .core.window import WINDOW_BYTES, window_turns
 from .marker import marker_active, marker_release, marker_take
 from .models import IntentSummary, OneLineSummary
 from .push import push_notification, push_session_summary
@@ -124,8 +128,7 @@ def _run_pass(slot: Slot, cfg: SessionSummaryConfig, *, force: bool) -> PassOutc
         if reason:
             return PassOutcome(False, reason)
         return _current(slot, current, counted)
-    turns = _read_turns(store, key, cfg.assistant_excerpt_chars)
-    user_turns = count_user_turns(turns)
+    turns, user_turns = _read_turns(store, key, identity, cfg.assistant_excerpt_chars)
     slot.refresh_from_db()
     reason = should_summarize(cfg, slot_view(slot), user_turns, force=force, holding_guard=True)
     if reason:
@@ -216,7 +219,60 @@ def _current(slot: Slot, sidecar: dict[str, Any], user_turns: int) -> PassOutcom
     return PassOutcome(True, "current", announce=True)
 
 
-def _read_turns(store: TranscriptStore, key: str, excerpt_chars: int) -> list[TranscriptTurn]:
+def _read_turns(
+    store: TranscriptStore, key: str, identity: Identity, excerpt_chars: int
+) -> tuple[list[TranscriptTurn], int]:
+    """The turns the pass reads and the session's genuine user turn count.
+
+    A session longer than the window is read bounded (``_read_window``); any other, or one
+    the window cannot stand for, whole (``_read_all``): a short session reads exactly as
+    before the window existed.
+    """
+    bounded = _read_window(store, key, identity, excerpt_chars)
+    if bounded is not None:
+        return bounded
+    turns = _read_all(store, key, excerpt_chars)
+    return turns, count_user_turns(turns)
+
+
+def _read_window(
+    store: TranscriptStore, key: str, identity: Identity, excerpt_chars: int
+) -> tuple[list[TranscriptTurn], int] | None:
+    """The last ``WINDOW_BYTES`` of the session, numbered by the mirror's user turn count.
+
+    The count is trusted only from a mirror of exactly this file (sig, gen and size of the
+    snapshot): it is the count of the whole session's fold (``session_sync``). A stale or
+    drifted mirror reads the whole session, as does a window that cannot stand for it.
+    """
+    mirror = (
+        Session.objects.filter(key=key).values_list("sig", "gen", "size", "user_turns").first()
+    )
+    if mirror is None or tuple(mirror[:3]) != (identity.sig, identity.gen, identity.size):
+        return None
+    paths = _chain(store, key, identity.gen)
+    try:
+        if sum(p.stat().st_size for p in paths) <= WINDOW_BYTES:
+            return None
+        tails = read_tail(paths, WINDOW_BYTES, store.max_line, identity.size)
+    except OSError:
+        return None  # an archive rotated away meanwhile: the full read decides
+    turns = window_turns([t.lines for t in tails], mirror[3], assistant_excerpt_chars=excerpt_chars)
+    return None if turns is None else (turns, mirror[3])
+
+
+def _chain(store: TranscriptStore, key: str, gen: int) -> list[Path]:
+    """The files of the session, oldest first, chosen by the rules of ``read_session``."""
+    paths: list[Path] = []
+    for archive in store.archive_paths(key):
+        header = read_header(archive) or {}
+        if header.get("reason", ROTATE_REASON) != ROTATE_REASON or is_unlanded(header, gen):
+            continue
+        paths.append(archive)
+    paths.append(store.path(key))
+    return paths
+
+
+def _read_all(store: TranscriptStore, key: str, excerpt_chars: int) -> list[TranscriptTurn]:
     """The session's turns; the raw lines' fast path whenever the fold has nothing to do.
 
     Still one fold: ``session_lines`` answers only for a session without revision records

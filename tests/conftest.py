@@ -62,6 +62,10 @@ def _summary_dispatch_inline(request: pytest.FixtureRequest) -> object:
 
 
 @pytest.fixture
-def summary_worker(settings: object) -> None:
-    """The real embedded path: turn ends queue their pass on the in-process worker."""
+def summary_worker(settings: object, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The real embedded path: turn ends queue their pass on the in-process worker (as
+    with no broker, even when the services profile names one)."""
+    from kirocrew_site.celery import app as celery_app
+
     settings.KIROCREW_SUMMARY_DISPATCH = "worker"  # type: ignore[attr-defined]
+    monkeypatch.setitem(celery_app.conf, "task_always_eager", True)

@@ -71,7 +71,7 @@ class _Extractor:
             self.turns[-1] = replace(self.turns[-1], tools=tuple(self.tools))
         self.tools = []
 
-    def _feed_tool(self, kind: str, content: str, meta: object) -> None:
+    def _feed_tool(self, kind: str, content: str, meta: object, ts: object = None) -> None:
         if not self.turns:
             return  # nothing to attach it to: no person turn has asked for anything yet
         info = meta if isinstance(meta, dict) else {}
@@ -82,6 +82,7 @@ class _Extractor:
                 excerpt(redact_text(content)[0], TOOL_EXCERPT_CHARS),
                 tool if isinstance(tool, str) else None,
                 code if type(code) is int else None,
+                ts if isinstance(ts, str) else None,
             )
         )
 
@@ -93,7 +94,7 @@ class _Extractor:
         if not isinstance(role, str) or not isinstance(content, str) or not content.strip():
             return
         if role in TOOL_ROLES:
-            self._feed_tool(TOOL_ROLES[role], content, meta)
+            self._feed_tool(TOOL_ROLES[role], content, meta, ts)
             return
         if role not in READ_ROLES:
             return

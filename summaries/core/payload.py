@@ -18,6 +18,21 @@ STATE_NEEDS_YOU = "needs-you"
 STATE_IN_PROGRESS = "in-progress"
 STATE_DROPPED = "dropped"
 STATUSES = frozenset({"active", "completed", "abandoned"})
+# Why an intent has its state (``evidence.kind``); a summary without one says nothing
+# either way, and the panel says so instead of presenting the badge as fact.
+EVIDENCE_KINDS = frozenset(
+    {
+        "test_passed",  # a passing run after the last change
+        "test_failed",  # the latest run failed (or the person reported it broken)
+        "merged_unverified",  # closed (merged, pushed, deployed) with no passing run
+        "dropped",  # the person dropped it
+        "user_confirmed",  # the person said it works
+        "user_deferred",  # the person said they will check later
+        "pending_decision",  # the assistant asked a question nobody answered yet
+    }
+)
+EVIDENCE_QUOTE_MAX = 120
+_EVIDENCE_TS_MAX = 64
 
 
 def derive_state(status: object, verified: object) -> str:
@@ -79,6 +94,25 @@ def _ranges(value: object) -> list[list[int]]:
     return ranges  # overlaps are kept: nested and resumed intents are real
 
 
+def evidence_of(value: object) -> dict[str, Any] | None:
+    """A valid ``{turn, ts, kind, quote}``, else None: a bad one is dropped, never guessed."""
+    if not isinstance(value, dict):
+        return None
+    turn, ts, kind, quote = (value.get(k) for k in ("turn", "ts", "kind", "quote"))
+    if kind not in EVIDENCE_KINDS or not _is_int(turn) or turn < 1:
+        return None
+    if not isinstance(quote, str) or not quote.strip():
+        return None
+    stamp = ts.strip() if isinstance(ts, str) else ""
+    return {
+        "turn": turn,
+        "ts": stamp if 0 < len(stamp) <= _EVIDENCE_TS_MAX else None,
+        "kind": kind,
+        # cut at a word boundary, redacted before and after the cut
+        "quote": clip_sealed(" ".join(quote.split()), EVIDENCE_QUOTE_MAX),
+    }
+
+
 def _coerce_intent(raw: object) -> dict[str, Any] | None:
     if not isinstance(raw, dict):
         return None
@@ -104,6 +138,7 @@ def _coerce_intent(raw: object) -> dict[str, Any] | None:
         "state": derive_state(status, verified),
         "last_touched_turn": max((r[-1] for r in ranges), default=0),
         "origin_turn": origin if _is_int(origin) and origin >= 1 else None,
+        "evidence": evidence_of(raw.get("evidence")),
     }
 
 

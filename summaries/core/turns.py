@@ -16,6 +16,7 @@ class ToolRow:
     text: str
     tool: str | None = None  # meta.tool: "bash", "edit", ...
     exit_code: int | None = None  # meta.exit_code of a result
+    ts: str | None = None  # the row's own stamp: evidence links to the row that showed it
 
 
 @dataclass(frozen=True, slots=True)

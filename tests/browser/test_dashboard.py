@@ -217,7 +217,7 @@ def test_panel_renders_each_intent_state(page: Any, server: Server) -> None:
     assert items.count() == 3
     assert items.nth(0).inner_text().startswith("Run the export suite")  # needs-you first
     assert "How this project works (2)" in panel.locator("details.notes").inner_text()
-    assert "Written by test-model" in panel.locator(".byline").inner_text()
+    assert "Summarized by test-model" in panel.locator(".byline").inner_text()
     assert panel.locator("#summary-stale").count() == 0
     screenshot(page, "session-desktop")
     page.emulate_media(color_scheme="dark")
@@ -354,7 +354,7 @@ def test_generate_makes_exactly_one_post_and_updates_the_panel(page: Any, server
     assert len(posts) == 1, posts
     assert "Summarizing…:true" in page.evaluate("window.__labels")
     expect(page.locator("#summarize")).to_be_focused()  # focus stays on the button
-    assert "Written by heuristic" in panel.locator(".byline").inner_text()
+    assert "Summarized by heuristic (offline)" in panel.locator(".byline").inner_text()
 
 
 def test_summary_from_another_process_arrives_via_the_frame(page: Any, server: Server) -> None:

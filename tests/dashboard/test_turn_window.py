@@ -87,8 +87,14 @@ def check_windows(store: TranscriptStore, monkeypatch: pytest.MonkeyPatch) -> No
         assert got.rows == want.rows, (first, last)
         assert (got.first, got.last, got.total) == (want.first, want.last, want.total)
         assert got.report.as_dict() == want.report.as_dict()
-        start = next((i for i, r in enumerate(store.read_session(KEY).rows)
-                      if got.rows and r.get("ts") == got.rows[0].get("ts")), 0)
+        start = next(
+            (
+                i
+                for i, r in enumerate(store.read_session(KEY).rows)
+                if got.rows and r.get("ts") == got.rows[0].get("ts")
+            ),
+            0,
+        )
         if start and not got.seen:  # the cursor before the window names the row before it
             before = store.read_session(KEY).rows[start - 1]
             assert got.after.partition("#")[0] == str(before.get("ts"))
@@ -150,7 +156,8 @@ def test_turn_marks_answer_a_rotated_session_with_far_revisions(
         dashboard_selectors, "_window_folded", lambda *a: calls.update(["fold"]) or None
     )
     window = session_turn_window(KEY, -2, None)
-    assert calls["fold"] == 0 and window.first == window.total - 2
+    assert calls["fold"] == 0
+    assert window.first == window.total - 2
 
 
 def test_a_revised_content_falls_back_to_the_fold(
@@ -170,4 +177,5 @@ def test_a_revised_content_falls_back_to_the_fold(
 
 
 def test_the_property_test_exercised_both_paths() -> None:
-    assert MARKED["marked"] > 0 and MARKED["folded"] > 0, MARKED
+    assert MARKED["marked"] > 0, MARKED
+    assert MARKED["folded"] > 0, MARKED

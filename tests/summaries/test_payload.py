@@ -28,6 +28,7 @@ KEYS = [
     "state",
     "last_touched_turn",
     "origin_turn",
+    "evidence",
 ]
 
 
@@ -127,6 +128,7 @@ def test_full_intent_shape_and_key_order() -> None:
                 "state": "needs-you",
                 "last_touched_turn": 9,
                 "origin_turn": 1,
+                "evidence": None,
             }
         ],
         "constraints": ["use make test"],
@@ -158,6 +160,7 @@ def test_minimal_intent_defaults() -> None:
         "state": "in-progress",
         "last_touched_turn": 0,
         "origin_turn": None,
+        "evidence": None,
     }
 
 

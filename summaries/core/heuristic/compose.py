@@ -11,6 +11,7 @@ import re
 from collections.abc import Sequence
 
 from summaries.core.heuristic import lexicon as lx
+from summaries.core.heuristic.cite import Stamps, intent_evidence, stamps
 from summaries.core.heuristic.constraints import extract_constraints
 from summaries.core.heuristic.draft import Draft, Entry, Role, ranges
 from summaries.core.heuristic.evidence import forget_replies
@@ -281,7 +282,9 @@ def pending_decision(exchanges: Sequence[Exchange]) -> tuple[int, str] | None:
     return None
 
 
-def _intent(draft: Draft, pending: tuple[int, str] | None = None) -> dict[str, object]:
+def _intent(
+    draft: Draft, pending: tuple[int, str] | None = None, table: Stamps | None = None
+) -> dict[str, object]:
     v = judge(draft)
     steps = _next_steps(draft, v)
     if pending is not None and v.status != "abandoned":
@@ -308,6 +311,8 @@ def _intent(draft: Draft, pending: tuple[int, str] | None = None) -> dict[str, o
         "initial_intent": _initial_intent(draft),
         "progress": _progress(draft, v),
         "next_steps": steps,
+        # after the pending-question override above, so it cites what the status says
+        "evidence": intent_evidence(v, pending if v.status != "abandoned" else None, table or {}),
     }
 
 
@@ -317,9 +322,11 @@ def summarize_turns(turns: Sequence[TranscriptTurn]) -> dict[str, object]:
     try:
         drafts = segment(exchanges)
         pending = pending_decision(exchanges)
+        table = stamps(exchanges)
         return {
             "intents": [
-                _intent(d, pending if pending and pending[0] in d.turns else None) for d in drafts
+                _intent(d, pending if pending and pending[0] in d.turns else None, table)
+                for d in drafts
             ],
             "constraints": extract_constraints(exchanges),
         }

@@ -9,11 +9,11 @@ so they can neither create an intent nor lend it evidence (prompt trap 1).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from summaries.core.heuristic.lexicon import COMPACTION
-from summaries.core.heuristic.tools import tool_sentences
+from summaries.core.heuristic.tools import tool_sentences_at
 from summaries.core.turns import TranscriptTurn
 
 # A day-scale gap separates a routine re-run from a retry (boundary signal 2). Twelve
@@ -32,6 +32,8 @@ class Exchange:
     after_compaction: bool  # a compaction or context reset sits just before this turn
     # the assistant's last word before this turn was a question: the turn answers it
     answers: bool = False
+    raw_ts: str | None = None  # the person row's stamp as written: evidence links to it
+    reply_ts: tuple[str | None, ...] = ()  # each reply's row stamp, parallel to ``replies``
 
 
 def parse_ts(value: str | None) -> datetime | None:
@@ -69,6 +71,8 @@ class _Pending:
     replies: list[str]
     answers: bool = False
     asked: bool = False  # its last assistant reply ends with a question mark
+    raw_ts: str | None = None
+    reply_ts: list[str | None] = field(default_factory=list)
 
     def close(self) -> Exchange:
         return Exchange(
@@ -80,6 +84,8 @@ class _Pending:
             gap_before=self.gap_before,
             after_compaction=self.after_compaction,
             answers=self.answers,
+            raw_ts=self.raw_ts,
+            reply_ts=tuple(self.reply_ts),
         )
 
 
@@ -109,6 +115,7 @@ def build_exchanges(turns: Sequence[TranscriptTurn]) -> list[Exchange]:
                 # A person re-briefing after a reset is continuing, not starting over.
                 after_compaction=compaction_pending or bool(COMPACTION.search(turn.text)),
                 replies=[],
+                raw_ts=turn.ts,
             )
             current.answers = asked and not current.gap_before
             asked, compaction_pending = False, False
@@ -117,11 +124,14 @@ def build_exchanges(turns: Sequence[TranscriptTurn]) -> list[Exchange]:
             compaction_pending = True  # a compaction notice is bookkeeping, not evidence
         elif current is not None:
             current.replies.append(turn.text)
+            current.reply_ts.append(turn.ts)
             current.asked = turn.text.rstrip().rstrip("*_` )").endswith("?")
             last_ts = ts or last_ts
         if current is not None and turn.tools:
             # what the tools showed, as evidence sentences where the rows stood
-            current.replies.extend(tool_sentences(turn.tools, edited))
+            for said, stamp in tool_sentences_at(turn.tools, edited):
+                current.replies.append(said)
+                current.reply_ts.append(stamp or turn.ts)
     if current is not None:
         out.append(current.close())
     return out

@@ -63,6 +63,11 @@ class Verdict:
     informational: bool = False
     corrections: list[Entry] = field(default_factory=list)
     drop: Entry | None = None
+    # Where the deciding evidence stood, for the summary's ``evidence``: (person turn, the
+    # reply text that said it), the reply None when the person's own row said it.
+    pass_at: tuple[int, str | None] | None = None
+    fail_at: tuple[int, str | None] | None = None
+    close_at: tuple[int, str | None] | None = None
 
 
 def is_doc_intent(draft: Draft) -> bool:
@@ -93,6 +98,7 @@ class _Run:
     # The state just before the latest ask, when the work was settled then: dropping that
     # ask ("could we also ...?" / "nah") retracts only the ask, not the finished work.
     before_ask: tuple[bool | None, bool, bool, bool] | None = None
+    at: tuple[int, str | None] | None = None  # the row being read, for the Verdict's *_at
 
     def _settled(self) -> bool:
         return self.closed or self.accepted or (self.verified is True and not self.open)
@@ -127,8 +133,9 @@ class _Run:
         if broke:
             self.verified, self.closed, self.accepted, self.failed = False, False, False, True
             self.v.last_fail, self.v.last_run_green = entry.text, False
+            self.v.fail_at = (entry.turn, None)
         elif sig.user_close:
-            self.closed = True
+            self.closed, self.v.close_at = True, (entry.turn, None)
         if lx.DECISION.search(entry.text):
             self.v.decisions.append(entry)
         if broke:
@@ -158,13 +165,13 @@ class _Run:
                 v.changed, self.open, v.last_change = True, False, ev.sentence
             elif ev.kind is Ev.GREEN:
                 self.verified, self.open, v.last_pass = True, False, ev.sentence
-                v.last_run_green, self.failed = True, False
+                v.last_run_green, self.failed, v.pass_at = True, False, self.at
             elif ev.kind is Ev.RED:
                 # a failure after a close means the work is not over
                 self.verified, self.closed, v.last_fail = False, False, ev.sentence
-                v.last_run_green, self.failed = False, True
+                v.last_run_green, self.failed, v.fail_at = False, True, self.at
             elif ev.kind is Ev.CLOSE:
-                self.closed, v.last_close = True, ev.sentence
+                self.closed, v.last_close, v.close_at = True, ev.sentence, self.at
             elif ev.kind is Ev.OPEN:
                 self.open, v.open_note = True, ev.sentence
             elif ev.kind is Ev.HANDOFF and ev.sentence not in v.handoffs:
@@ -186,6 +193,7 @@ def judge(draft: Draft) -> Verdict:
         if entry.role in (Role.WORK, Role.DROP):
             run.user(entry)
         for reply in entry.replies:
+            run.at = (entry.turn, reply)
             run.reply(reply, doc_intent)
     if draft.late_accept:
         run.accepted = True

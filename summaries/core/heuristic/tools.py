@@ -179,7 +179,15 @@ def _pair_sentences(
 def tool_sentences(rows: Sequence[ToolRow], edited: set[str] | None = None) -> list[str]:
     """Evidence sentences for a run of tool rows, in order. ``edited`` collects the file
     names changed so far in the session, so a later run of one of them is recognised."""
-    out: list[str] = []
+    return [said for said, _ in tool_sentences_at(rows, edited)]
+
+
+def tool_sentences_at(
+    rows: Sequence[ToolRow], edited: set[str] | None = None
+) -> list[tuple[str, str | None]]:
+    """``tool_sentences`` with the stamp of the result row each sentence came from, so a
+    summary's evidence can link to the row that showed it."""
+    out: list[tuple[str, str | None]] = []
     edited = set() if edited is None else edited
     call: ToolRow | None = None
     for row in rows:
@@ -188,7 +196,8 @@ def tool_sentences(rows: Sequence[ToolRow], edited: set[str] | None = None) -> l
             continue
         cmd = _command(call.text) if call is not None else ""
         tool = row.tool or (call.tool if call is not None else None)
-        out.extend(_pair_sentences(cmd, tool, row.exit_code, row.text, edited))
+        said = _pair_sentences(cmd, tool, row.exit_code, row.text, edited)
+        out.extend((s, row.ts) for s in said)
         call = None
     return out
 

@@ -14,6 +14,7 @@ from typing import Any
 
 import httpx
 import pytest
+from django.db import connections
 
 from summaries.core.sidecar import INTENTS, read_strict
 from summaries.worker import summary_worker_drain, summary_worker_pending
@@ -145,6 +146,7 @@ async def test_a_blocked_post_summary_does_not_hold_up_other_requests(
         # One more row: the summary is behind, so the forced POST calls the model again.
         row = {"role": "assistant", "content": "one more thing"}
         assert _post(client, "/api/chat/slots/g1/rows", row).status_code == 201
+        connections.close_all()  # this pool thread's own connection
         return token
 
     token = await sync_to_async(setup, thread_sensitive=False)()

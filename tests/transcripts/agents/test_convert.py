@@ -11,6 +11,8 @@ turn was aborted (line 32), so it never reaches the summary pass.
 
 from __future__ import annotations
 
+from typing import Any
+
 import orjson
 
 from tests.transcripts.agents.helpers import (
@@ -27,7 +29,7 @@ from transcripts.core.agents.detect import detect_lines
 from transcripts.core.turns import is_user_turn
 
 
-def run(path: str, convert, state) -> tuple[list[dict], Tally, list[int], int]:
+def run(path: str, convert, state) -> tuple[list[dict[str, Any]], Tally, list[int], int]:
     rows, tally, ends = [], Tally(), []
     lines = (DATA / path).read_bytes().splitlines()
     for number, line in enumerate(lines, 1):
@@ -123,6 +125,7 @@ def test_a_line_of_the_other_format_is_foreign_not_a_crash() -> None:
     claude_line = orjson.loads((DATA / CLAUDE_FILE).read_bytes().splitlines()[3])
     assert claude_code.convert(codex_line, claude_code.new_state()).bucket == "foreign:event_msg"
     assert codex.convert(claude_line, codex.new_state()).bucket == "foreign:user"
+    junk: object
     for junk in (None, 3, "x", [], {"type": None}):
         claude_code.convert(junk, claude_code.new_state())
         codex.convert(junk, codex.new_state())

@@ -8,6 +8,7 @@ import string
 import threading
 from io import StringIO
 from pathlib import Path
+from typing import Any
 
 import pytest
 from django.core.management import CommandError, call_command
@@ -37,7 +38,7 @@ def run(*args: str) -> str:
     return out.getvalue()
 
 
-def rows_of(key: str) -> list[dict]:
+def rows_of(key: str) -> list[dict[str, Any]]:
     return get_store().read_session(key).rows
 
 

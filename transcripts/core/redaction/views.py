@@ -44,8 +44,42 @@ def _anchor_groups() -> tuple[tuple[str, tuple[str, ...]], ...]:
 # one test on the lowercased windows rules out the whole group. Windows are ASCII, so
 # lowercasing keeps their offsets.
 _WINDOWED_ANCHOR_GROUPS = _anchor_groups()
-# Windowed rules without anchors are candidates whenever there are windows.
+# Windowed rules without anchors are candidates whenever there are windows (and their
+# gate, if any, finds something in them).
 _UNANCHORED_WINDOWED = tuple(i for i in P.WINDOWED_RULES if not P.RULES[i].anchors)
+
+
+def _trie_pattern(words: Iterable[str]) -> str:
+    """One regex matching any of ``words``, factored by common prefixes.
+
+    A flat alternation of 130 literals tries every branch at every position; the trie
+    tries one branch per distinct next character, so it beats 130 ``in`` tests.
+    """
+    root: dict[str, dict] = {}  # type: ignore[type-arg]
+    for word in words:
+        node = root
+        for ch in word:
+            node = node.setdefault(ch, {})
+        node[""] = {}
+
+    def emit(node: dict[str, dict]) -> str:  # type: ignore[type-arg]
+        alts = [re.escape(ch) + emit(sub) for ch, sub in sorted(node.items()) if ch]
+        if "" in node:
+            alts.append("")
+        return alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
+
+    return emit(root)
+
+
+# Any windowed anchor group, on the lowercased windows. Realistic windows (hashes,
+# identifiers, paths) hold none, so one C-speed search usually settles them all; when
+# it finds one, the per-group tests below name the groups.
+_ANY_WINDOWED_ANCHOR = re.compile(_trie_pattern(low for low, _ in _WINDOWED_ANCHOR_GROUPS))
+
+
+def _gate_open(index: int, joined: str) -> bool:
+    gate = P.RULES[index].gate
+    return gate is None or gate.search(joined) is not None
 
 
 def _full_text_gate_plan(anchor: str, lower: bool) -> tuple[bytes, bytes | None, str | None]:
@@ -192,7 +226,11 @@ class _View:
                 for i in among
                 if (
                     joined is not None
-                    and (not P.RULES[i].anchors or any(a in joined for a in P.RULES[i].anchors))
+                    and (
+                        any(a in joined for a in P.RULES[i].anchors)
+                        if P.RULES[i].anchors
+                        else _gate_open(i, joined)
+                    )
                     if P.RULES[i].windowed
                     else self._gate(_FULL_TEXT_GATES[i], P.RULES[i].anchor_lower)
                 )
@@ -200,16 +238,14 @@ class _View:
         if self._candidates is None:
             found: set[int] = set()
             if joined is not None:
-                found.update(_UNANCHORED_WINDOWED)
-                # One substring test per distinct anchor. An alternation of all of them
-                # is slower when nothing matches, the common case: it tries every branch
-                # at every position.
+                found.update(i for i in _UNANCHORED_WINDOWED if _gate_open(i, joined))
                 low = joined.lower()
-                for group_key, exact in _WINDOWED_ANCHOR_GROUPS:
-                    if group_key in low:
-                        for anchor in exact:
-                            if anchor in joined:
-                                found.update(_WINDOWED_ANCHORS[anchor])
+                if _ANY_WINDOWED_ANCHOR.search(low) is not None:
+                    for group_key, exact in _WINDOWED_ANCHOR_GROUPS:
+                        if group_key in low:
+                            for anchor in exact:
+                                if anchor in joined:
+                                    found.update(_WINDOWED_ANCHORS[anchor])
             opened: set[int] = set()
             for fast, lower, rules in _FULL_TEXT_BY_FAST:
                 if self.has_lower(fast) if lower else self.has(fast):

@@ -52,6 +52,11 @@ class Rule(NamedTuple):
     # rejected match is skipped and the search resumes one character later, so the rule
     # behaves as if its language were the pattern's minus the rejected strings.
     validate: Callable[[str], bool] | None = None
+    # Windowed rules without anchors only: a pattern every match contains (a literal
+    # first, so the engine skips to it in C). The rule is skipped when the gate finds
+    # nothing in the joined windows. It replaces an anchor where the only literal
+    # (":", ".", "-") is too common to rule anything out on its own.
+    gate: re.Pattern[str] | None = None
 
 
 def _w(
@@ -60,6 +65,7 @@ def _w(
     *anchors: str,
     capital: bool = True,
     validate: Callable[[str], bool] | None = None,
+    gate: str | None = None,
 ) -> Rule:
     """A windowed regex rule.
 
@@ -75,7 +81,15 @@ def _w(
     if capital and first.isascii() and first.islower():
         pattern = f"[{first}{first.upper()}]{pattern[1:]}"
         anchors += tuple(a[0].upper() + a[1:] for a in anchors if a[:1].islower())
-    return Rule(kind, re.compile(pattern), "regex", True, anchors, validate=validate)
+    return Rule(
+        kind,
+        re.compile(pattern),
+        "regex",
+        True,
+        anchors,
+        validate=validate,
+        gate=None if gate is None else re.compile(gate),
+    )
 
 
 # The AWS key=value forms tolerate JSON quoting. The value stops at JSON delimiters

@@ -85,6 +85,7 @@ VENDOR_RULES: Final[tuple[Rule, ...]] = (
         r"[MNO](?<![A-Za-z0-9_-][MNO])[A-Za-z0-9_-]{23,25}\.[A-Za-z0-9_-]{6}"
         r"\.[A-Za-z0-9_-]{27,38}(?![A-Za-z0-9_-])",
         validate=_discord_user_id_segment,
+        gate=r"\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27}",
     ),
     _w(
         "discord_webhook_url",
@@ -109,6 +110,7 @@ VENDOR_RULES: Final[tuple[Rule, ...]] = (
     _w(
         "mailgun_api_key",
         r"[a-f0-9](?<![a-f0-9][a-f0-9])[a-f0-9]{31}-[a-f0-9]{8}-[a-f0-9]{8}(?![A-Za-z0-9])",
+        gate=r"-[a-f0-9]{8}-[a-f0-9]{8}",
     ),
     _w("rubygems_api_token", r"rubygems_[a-f0-9]{48}", "rubygems_"),
     _w("clojars_api_token", r"CLOJARS_[A-Za-z0-9]{60}", "CLOJARS_"),

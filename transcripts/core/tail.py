@@ -1,0 +1,68 @@
+"""The last ``budget`` bytes of a chain of transcript files, as whole lines.
+
+For readers that only need the end of a session (the summary pass): the cost is the
+budget, never the session's length. The files are read newest first, each from its end
+by ``pread``; a line cut by the window's start is dropped (only whole lines are returned).
+Each file's window is kept apart: revisions fold within their own file.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from .reader import UTF8_BOM
+
+
+@dataclass(slots=True)
+class FileTail:
+    path: Path
+    start: int  # byte offset of the first returned line in the file
+    lines: list[bytes]  # whole lines, without "\n"; line 0 of the file included if start == 0
+    whole: bool  # the window starts at byte 0: the whole file was read
+
+
+def read_tail(
+    paths: list[Path], budget: int, max_line: int, last_size: int | None = None
+) -> list[FileTail]:
+    """Windows of ``paths`` (oldest first) covering the last ``budget`` bytes, oldest first.
+
+    A line longer than ``max_line`` is dropped, as the fold drops it; an unterminated last
+    line is kept (the fold keeps one too, as a torn tail it reports). Missing files are
+    skipped (rotated away since they were listed). ``last_size`` caps the newest file at
+    the size of a snapshot taken before: lines appended since are not read.
+    """
+    out: list[FileTail] = []
+    left = budget
+    for path in reversed(paths):
+        if left <= 0:
+            break
+        try:
+            fd = os.open(path, os.O_RDONLY)
+        except FileNotFoundError:
+            continue
+        try:
+            size = os.fstat(fd).st_size
+            if last_size is not None and path == paths[-1]:
+                size = min(size, last_size)
+            start = max(0, size - left)
+            data = os.pread(fd, size - start, start)
+        finally:
+            os.close(fd)
+        left -= len(data)
+        lines = data.split(b"\n")
+        if lines and lines[-1] == b"":
+            lines.pop()
+        if start > 0:
+            # The first piece is the end of a line that began before the window (or, if the
+            # byte before the window is "\n", a whole line: dropped too, one row is cheap).
+            cut = data.find(b"\n")
+            lines = lines[1:]
+            start += cut + 1 if cut >= 0 else len(data)
+        elif lines and lines[0].startswith(UTF8_BOM):
+            lines[0] = lines[0][len(UTF8_BOM) :]
+        lines = [line for line in lines if len(line) <= max_line]
+        out.append(FileTail(path, start, lines, start == 0))
+    out.reverse()
+    return out
