@@ -131,6 +131,27 @@ def parse_all(files: list[Path]) -> int:
     return count
 
 
+def convert_all(files: list[Path]) -> list[dict[str, Any]]:
+    """The pure converter over every line (what the importer writes, before the store)."""
+    from transcripts.core.agents import claude_code
+
+    rows: list[dict[str, Any]] = []
+    for path in files:
+        conv = claude_code.new_state(sidechain=False)
+        for line in path.read_bytes().splitlines():
+            rows += claude_code.convert(orjson.loads(line), conv).rows
+    return rows
+
+
+def redact_all(rows: list[dict[str, Any]]) -> int:
+    """The store's write-boundary redaction of the same rows, nothing else (no disk)."""
+    from transcripts.core.store import _redact_row, _row_order
+
+    for row in rows:
+        _redact_row(_row_order(row))
+    return len(rows)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = common.arg_parser(__doc__)
     ap.add_argument("--sessions", type=int, default=500)
@@ -165,6 +186,8 @@ def main(argv: list[str] | None = None) -> int:
 
         parse_all(files)  # warm the page cache for both arms
         parse_s, records = common.timed(lambda: parse_all(files))
+        convert_s, rows = common.timed(lambda: convert_all(files))
+        redact_s, _ = common.timed(lambda: redact_all(rows))
         first_s, first_out = common.timed(run)
         second_s, second_out = common.timed(run)
         assert Session.objects.count() == len(files)
@@ -172,6 +195,14 @@ def main(argv: list[str] | None = None) -> int:
         again = second_s / first_s
         print(
             f"orjson parse: {common.fmt_ms(parse_s):>10}  {total / parse_s / common.MB:7.1f} MB/s  ({records:,} records)"
+        )
+        print(
+            f"parse+convert:{common.fmt_ms(convert_s):>10}  {total / convert_s / common.MB:7.1f} MB/s  "
+            f"({len(rows):,} rows; parse alone is {parse_s / convert_s:.2f}x of it)"
+        )
+        print(
+            f"redaction of those rows alone: {common.fmt_ms(redact_s)} = {redact_s / parse_s:.1f}x the parse; "
+            f"an import that redacts every row is at most {parse_s / (parse_s + redact_s):.2f}x"
         )
         print(
             f"first import: {common.fmt_ms(first_s):>10}  {total / first_s / common.MB:7.1f} MB/s  {first_out}"

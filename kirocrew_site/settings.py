@@ -1,11 +1,16 @@
 """The one settings module. Every knob comes from the environment.
 
+Every setting the code reads is declared here (code reads ``settings.X``, never a
+``getattr`` with a default of its own), and every environment value goes through a strict
+reader in ``kirocrew_site.env``: a value that does not parse stops start-up with
+``ImproperlyConfigured`` naming the variable.
+
 Two profiles, chosen by environment alone:
 
 * embedded (default): SQLite under ``$KIROCREW_HOME``, in-memory channel layer,
   Celery tasks run inline, the offline ``heuristic`` summarizer.
-* services: ``DATABASE_URL`` (PostgreSQL) and/or ``REDIS_URL`` (Celery broker,
-  result backend and channels-redis layer).
+* services: ``DATABASE_URL`` (PostgreSQL) and/or ``REDIS_URL`` (Celery broker
+  and channels-redis layer).
 """
 
 from __future__ import annotations
@@ -15,41 +20,21 @@ from pathlib import Path
 
 import dj_database_url
 import django_stubs_ext
-from django.core.exceptions import ImproperlyConfigured
 
+from kirocrew_site.env import (
+    env_bool,
+    env_choice,
+    env_duration,
+    env_float,
+    env_int,
+    env_list,
+    env_proxy_header,
+    env_str,
+    env_url,
+)
 from kirocrew_site.secret_key import secret_key_load
 
 django_stubs_ext.monkeypatch()
-
-
-def env_bool(name: str, default: bool = False) -> bool:
-    value = os.environ.get(name)
-    if value is None or value.strip() == "":
-        return default
-    return value.strip().lower() in {"1", "true", "yes", "on"}
-
-
-def env_int(name: str, default: int) -> int:
-    try:
-        return int(os.environ.get(name, ""))
-    except ValueError:
-        return default
-
-
-def env_list(name: str, default: str) -> list[str]:
-    return [item.strip() for item in os.environ.get(name, default).split(",") if item.strip()]
-
-
-def env_proxy_header(name: str) -> tuple[str, str] | None:
-    """``HTTP_X_FORWARDED_PROTO,https``: the request header (as in ``request.META``) and
-    the value that means the client spoke HTTPS to the proxy."""
-    value = os.environ.get(name, "").strip()
-    if not value:
-        return None
-    header, sep, secure = (part.strip() for part in value.partition(","))
-    if not sep or not header.startswith("HTTP_") or not secure:
-        raise ImproperlyConfigured(f"{name} must look like HTTP_X_FORWARDED_PROTO,https")
-    return header, secure
 
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -108,14 +93,14 @@ KIROCREW_TLS = env_bool("KIROCREW_TLS", False)
 SESSION_COOKIE_SECURE = env_bool("DJANGO_SESSION_COOKIE_SECURE", KIROCREW_TLS)
 CSRF_COOKIE_SECURE = env_bool("DJANGO_CSRF_COOKIE_SECURE", KIROCREW_TLS)
 SECURE_SSL_REDIRECT = env_bool("DJANGO_SECURE_SSL_REDIRECT", KIROCREW_TLS)
-SECURE_HSTS_SECONDS = env_int("DJANGO_SECURE_HSTS_SECONDS", 31_536_000 if KIROCREW_TLS else 0)
+SECURE_HSTS_SECONDS = env_duration("DJANGO_SECURE_HSTS_SECONDS", 31_536_000 if KIROCREW_TLS else 0)
 SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("DJANGO_SECURE_HSTS_INCLUDE_SUBDOMAINS", KIROCREW_TLS)
 SECURE_HSTS_PRELOAD = env_bool("DJANGO_SECURE_HSTS_PRELOAD", KIROCREW_TLS)
 SECURE_PROXY_SSL_HEADER = env_proxy_header("DJANGO_SECURE_PROXY_SSL_HEADER")
 # Sent on every response (kirocrew_site.middleware). The dashboard and the admin run no
 # inline script or style; the socket is same-origin ('self' covers ws:/wss: to this host).
 # An empty value sends no policy.
-KIROCREW_CSP = os.environ.get(
+KIROCREW_CSP = env_str(
     "KIROCREW_CSP",
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
     "font-src 'self'; connect-src 'self'; object-src 'none'; base-uri 'none'; "
@@ -146,7 +131,8 @@ _sqlite_default = f"sqlite:///{KIROCREW_HOME / 'kirocrew.sqlite3'}"
 # An empty DATABASE_URL would make dj_database_url ignore its default.
 DATABASES = {
     "default": dj_database_url.parse(
-        os.environ.get("DATABASE_URL") or _sqlite_default, conn_max_age=0
+        env_url("DATABASE_URL", _sqlite_default, schemes=dj_database_url.ENGINE_SCHEMES),
+        conn_max_age=0,
     )
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
@@ -169,14 +155,14 @@ AUTH_PASSWORD_VALIDATORS = [
 # WINDOW_SECONDS after the first. Counted in the database, so it holds across processes.
 AUTHENTICATION_BACKENDS = ["kirocrew_site.dashboard.throttle.ThrottledModelBackend"]
 KIROCREW_LOGIN_MAX_FAILURES = env_int("KIROCREW_LOGIN_MAX_FAILURES", 5)
-KIROCREW_LOGIN_WINDOW_SECONDS = env_int("KIROCREW_LOGIN_WINDOW_SECONDS", 900)
+KIROCREW_LOGIN_WINDOW_SECONDS = env_duration("KIROCREW_LOGIN_WINDOW_SECONDS", 900)
 # The session page opens at this many of its last turns; earlier ones load on demand.
-KIROCREW_SESSION_PAGE_TURNS = env_int("KIROCREW_SESSION_PAGE_TURNS", 20)
+KIROCREW_SESSION_PAGE_TURNS = env_int("KIROCREW_SESSION_PAGE_TURNS", 20, minimum=1)
 LOGIN_URL = "/login/"
 LOGIN_REDIRECT_URL = "/"
 LOGOUT_REDIRECT_URL = "/login/"
 LANGUAGE_CODE = "en-us"
-TIME_ZONE = os.environ.get("TZ_NAME", "UTC")
+TIME_ZONE = env_str("TZ_NAME", "UTC")
 USE_I18N = True
 USE_TZ = True
 STATIC_URL = "static/"
@@ -184,7 +170,8 @@ STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = KIROCREW_HOME / "staticfiles"
 
 # ---------------------------------------------------------------- redis, channels, celery
-REDIS_URL = os.environ.get("REDIS_URL", "")
+_REDIS_SCHEMES = ("redis", "rediss", "unix")
+REDIS_URL = env_url("REDIS_URL", "", schemes=_REDIS_SCHEMES)
 
 if REDIS_URL:
     CHANNEL_LAYERS = {
@@ -203,8 +190,9 @@ else:
     # by design; the panel converges on the next page load.
     CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
 
-CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL") or REDIS_URL
-CELERY_RESULT_BACKEND = os.environ.get("CELERY_RESULT_BACKEND") or REDIS_URL or None
+# No CELERY_RESULT_BACKEND: the one task ignores its result and nothing waits on one.
+_BROKER_SCHEMES = (*_REDIS_SCHEMES, "amqp", "amqps", "memory")
+CELERY_BROKER_URL = env_url("CELERY_BROKER_URL", "", schemes=_BROKER_SCHEMES) or REDIS_URL
 CELERY_TASK_ALWAYS_EAGER = not CELERY_BROKER_URL
 # Inline tasks still build a producer: name kombu's in-memory transport with a host, or
 # the first turn end logs "No hostname was supplied" (an amqp://localhost default).
@@ -218,35 +206,46 @@ CELERY_ACCEPT_CONTENT = ["json"]
 # Redis broker: a task a killed worker never acked (acks_late) is redelivered once it has
 # been unacked this long, at the next worker start or restore scan.
 CELERY_BROKER_TRANSPORT_OPTIONS = {
-    "visibility_timeout": env_int("KIROCREW_CELERY_VISIBILITY_TIMEOUT", 3600)
+    "visibility_timeout": env_duration("KIROCREW_CELERY_VISIBILITY_TIMEOUT", 3600, minimum=1)
 }
 
 # ---------------------------------------------------------------- transcripts
 # never | rotate | always: fsync policy for appends (rewrites always fsync unless never).
-TRANSCRIPT_FSYNC = os.environ.get("KIROCREW_TRANSCRIPT_FSYNC", "rotate")
+TRANSCRIPT_FSYNC = env_choice("KIROCREW_TRANSCRIPT_FSYNC", "rotate", ("never", "rotate", "always"))
+# A transcript file over this many bytes is rotated, keeping its last KEEP_LINES lines
+# (transcripts/core/store.py MAX_BYTES, KEEP_LINES).
+TRANSCRIPT_MAX_BYTES = env_int("KIROCREW_TRANSCRIPT_MAX_BYTES", 10 * 1024 * 1024, minimum=1)
+TRANSCRIPT_KEEP_LINES = env_int("KIROCREW_TRANSCRIPT_KEEP_LINES", 200, minimum=1)
+# purge_archives removes rotated archives older than this many days.
+KIROCREW_ARCHIVE_RETENTION_DAYS = env_int("KIROCREW_ARCHIVE_RETENTION_DAYS", 30)
 # import_transcripts skips a file larger than this (apparent size: a sparse file counts whole).
 KIROCREW_IMPORT_MAX_BYTES = env_int("KIROCREW_IMPORT_MAX_BYTES", 512 * 1024 * 1024)
 
 # ---------------------------------------------------------------- summaries
-KIROCREW_SUMMARY_MODEL = os.environ.get("KIROCREW_SUMMARY_MODEL", "heuristic")
-KIROCREW_OPENAI_BASE_URL = os.environ.get("KIROCREW_OPENAI_BASE_URL", "http://127.0.0.1:11434/v1")
-KIROCREW_OPENAI_API_KEY = os.environ.get("KIROCREW_OPENAI_API_KEY", "")
-KIROCREW_OPENAI_TIMEOUT = float(os.environ.get("KIROCREW_OPENAI_TIMEOUT", "60") or 60)
-KIROCREW_OPENAI_MAX_TOKENS = env_int("KIROCREW_OPENAI_MAX_TOKENS", 2000)
+KIROCREW_SUMMARY_MODEL = env_str("KIROCREW_SUMMARY_MODEL", "heuristic")
+KIROCREW_OPENAI_BASE_URL = env_url(
+    "KIROCREW_OPENAI_BASE_URL", "http://127.0.0.1:11434/v1", schemes=("http", "https")
+)
+KIROCREW_OPENAI_API_KEY = env_str("KIROCREW_OPENAI_API_KEY", "")
+KIROCREW_OPENAI_TIMEOUT = env_float("KIROCREW_OPENAI_TIMEOUT", 60.0, minimum=0.001)
+KIROCREW_OPENAI_MAX_TOKENS = env_int("KIROCREW_OPENAI_MAX_TOKENS", 2000, minimum=1)
 # Seconds a pass's in-flight marker lives: a worker killed mid-pass holds it no longer.
-KIROCREW_SUMMARY_IN_FLIGHT_TTL = env_int("KIROCREW_SUMMARY_IN_FLIGHT_TTL", 600)
+KIROCREW_SUMMARY_IN_FLIGHT_TTL = env_duration("KIROCREW_SUMMARY_IN_FLIGHT_TTL", 600, minimum=1)
 # Seconds a slot write's dirty lease lasts: longer than any write (lock wait + append +
 # rotation); a writer killed mid-write blocks summaries of its slot at most this long.
-KIROCREW_SLOT_DIRTY_TTL = env_int("KIROCREW_SLOT_DIRTY_TTL", 60)
+KIROCREW_SLOT_DIRTY_TTL = env_duration("KIROCREW_SLOT_DIRTY_TTL", 60, minimum=1)
 # Without a broker a turn end's pass runs after the response on an in-process worker
 # (summaries/worker.py): this many threads, at most this many slots queued (one queued
 # pass per slot; beyond the bound a pass is dropped and the next turn end retries).
 # "inline" runs it inside the request instead (the old eager behaviour; tests only).
-KIROCREW_SUMMARY_WORKERS = env_int("KIROCREW_SUMMARY_WORKERS", 1)
-KIROCREW_SUMMARY_QUEUE = env_int("KIROCREW_SUMMARY_QUEUE", 256)
-KIROCREW_SUMMARY_DISPATCH = os.environ.get("KIROCREW_SUMMARY_DISPATCH", "worker")
+KIROCREW_SUMMARY_WORKERS = env_int("KIROCREW_SUMMARY_WORKERS", 1, minimum=1)
+KIROCREW_SUMMARY_QUEUE = env_int("KIROCREW_SUMMARY_QUEUE", 256, minimum=1)
+KIROCREW_SUMMARY_DISPATCH = env_choice("KIROCREW_SUMMARY_DISPATCH", "worker", ("worker", "inline"))
 
 # ---------------------------------------------------------------- logging
+_LOG_LEVEL = env_choice(
+    "KIROCREW_LOG_LEVEL", "info", ("debug", "info", "warning", "error", "critical")
+).upper()
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
@@ -259,6 +258,6 @@ LOGGING = {
             "filters": ["trim_recursion"],
         }
     },
-    "root": {"handlers": ["console"], "level": os.environ.get("KIROCREW_LOG_LEVEL", "INFO")},
+    "root": {"handlers": ["console"], "level": _LOG_LEVEL},
     "loggers": {"django.db.backends": {"level": "WARNING"}},
 }

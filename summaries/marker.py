@@ -21,7 +21,7 @@ from transcripts.models import Slot
 
 
 def marker_ttl() -> timedelta:
-    return timedelta(seconds=getattr(settings, "KIROCREW_SUMMARY_IN_FLIGHT_TTL", 600))
+    return timedelta(seconds=settings.KIROCREW_SUMMARY_IN_FLIGHT_TTL)
 
 
 def marker_take(slot_id: int) -> datetime | None:
@@ -48,7 +48,7 @@ def marker_active(slot: Slot) -> bool:
 
 
 def dirty_ttl() -> timedelta:
-    return timedelta(seconds=getattr(settings, "KIROCREW_SLOT_DIRTY_TTL", 60))
+    return timedelta(seconds=settings.KIROCREW_SLOT_DIRTY_TTL)
 
 
 def dirty_take(slot_id: int) -> datetime:

@@ -92,7 +92,7 @@ def _parse_origin(value: str) -> Origin | None:
 def _is_secure(scope: Any) -> bool:
     """What ``request.is_secure()`` says for this handshake: the transport's scheme, or
     the proxy header named by ``SECURE_PROXY_SSL_HEADER`` when one is configured."""
-    proxy = getattr(settings, "SECURE_PROXY_SSL_HEADER", None)
+    proxy = settings.SECURE_PROXY_SSL_HEADER
     if proxy:
         meta_name, secure_value = proxy
         header = meta_name.removeprefix("HTTP_").lower().replace("_", "-").encode()

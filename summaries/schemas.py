@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from ninja import Field, Schema
-from pydantic import ConfigDict
+from pydantic import BaseModel, ConfigDict
 
 from transcripts.core.content import MAX_TEXT_CHARS
 
@@ -67,11 +67,13 @@ class EvidenceOut(Schema):
     quote: str = Field(description="What the row said, cut at a word boundary, redacted.")
 
 
-class IntentOut(Schema):
+class IntentOut(BaseModel):
     """One intent (title, ranges, status, verified, state, origin_turn, initial_intent,
     progress, next_steps, last_touched_turn, as the summary payload stores them) and
     ``evidence``: the row behind its state, null when nothing either way was seen."""
 
+    # A plain pydantic model: ninja's Schema reads declared fields only, and the stored
+    # intent's other fields must pass through as they are.
     model_config = ConfigDict(extra="allow")
 
     title: str

@@ -62,6 +62,8 @@ def slot_payload(slot: Slot, *, summary: str | None = None) -> dict[str, Any]:
         "user_turns": session.user_turns,
         "last_activity": session.last_activity.isoformat() if session.last_activity else None,
         "summary": summary,
+        "source": session.source,
+        "project": session.project,
     }
 
 

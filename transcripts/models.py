@@ -10,6 +10,8 @@ from __future__ import annotations
 from django.db import models
 from django.utils import timezone
 
+from .core.provenance import KIROCREW, SOURCE_CHOICES
+
 
 class App(models.Model):
     """An API client. Only a hash of its token is stored; the token is shown once."""
@@ -50,6 +52,9 @@ class Session(models.Model):
     closed = models.BooleanField(default=False)
     pinned = models.BooleanField(default=False)
     anomaly_counts = models.JSONField(default=dict, blank=True)
+    # Where the session came from and its project path, from line 0 (core/provenance.py).
+    source = models.CharField(max_length=16, choices=SOURCE_CHOICES, default=KIROCREW)
+    project = models.TextField(blank=True, default="", help_text="cwd or project path")
     # The file as last read, for incremental import (a matching stat means unchanged).
     file_mtime_ns = models.BigIntegerField(null=True, blank=True)
     file_size = models.BigIntegerField(null=True, blank=True)
@@ -63,6 +68,10 @@ class Session(models.Model):
             models.Index(fields=["-last_activity", "-id"], name="session_activity_id_idx"),
             models.Index(
                 fields=["app", "-last_activity", "-id"], name="session_app_activity_id_idx"
+            ),
+            # The list filtered by source keeps the keyset order's index range scan.
+            models.Index(
+                fields=["source", "-last_activity", "-id"], name="session_src_activity_id_idx"
             ),
         ]
         # Destructive API routes for dashboard users: staff, or delete_session / this.

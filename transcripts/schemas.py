@@ -37,6 +37,8 @@ class SlotOut(Schema):
     user_turns: int
     last_activity: str | None
     summary: str = ""
+    source: str = ""  # kirocrew | claude-code | codex | api (core/provenance.py)
+    project: str = ""  # the cwd or project path line 0 names
 
 
 class SlotListOut(Schema):

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from django.conf import settings
 
-from .core.store import KEEP_LINES, MAX_BYTES, TranscriptStore
+from .core.store import TranscriptStore
 
 
 def get_store() -> TranscriptStore:
@@ -15,8 +15,8 @@ def get_store() -> TranscriptStore:
     return _store(
         Path(settings.KIROCREW_SESSIONS_DIR),
         str(settings.TRANSCRIPT_FSYNC),
-        int(getattr(settings, "TRANSCRIPT_MAX_BYTES", MAX_BYTES)),
-        int(getattr(settings, "TRANSCRIPT_KEEP_LINES", KEEP_LINES)),
+        int(settings.TRANSCRIPT_MAX_BYTES),
+        int(settings.TRANSCRIPT_KEEP_LINES),
     )
 
 

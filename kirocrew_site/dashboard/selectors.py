@@ -11,6 +11,7 @@ from django.db.models import QuerySet
 from transcripts.core.content import bound_rows
 from transcripts.core.errors import SessionNotFound
 from transcripts.core.fold import FoldReport
+from transcripts.core.provenance import SOURCE_LABELS
 from transcripts.core.turnmarks import TurnMarks, turn_marks
 from transcripts.core.turns import is_user_turn
 from transcripts.models import App, Session
@@ -26,11 +27,14 @@ def app_names() -> list[str]:
     return list(App.objects.order_by("name").values_list("name", flat=True))
 
 
-def dashboard_sessions(*, app: str = "", state: str = "", search: str = "") -> QuerySet[Session]:
+def dashboard_sessions(
+    *, app: str = "", state: str = "", search: str = "", source: str = ""
+) -> QuerySet[Session]:
     """Every session (a dashboard user is unrestricted), newest activity first.
 
     ``app``: "" all, ``UNSCOPED`` the unowned ones, else that app's (an unknown name
     matches nothing). ``state``: only sessions whose stored summary has an intent in it.
+    ``source``: only sessions of that origin (``SOURCE_LABELS``; another value is ignored).
     """
     owner: App | Literal[""] | None = ""
     if app == UNSCOPED:
@@ -45,6 +49,8 @@ def dashboard_sessions(*, app: str = "", state: str = "", search: str = "") -> Q
     if state in STATE_LABELS:
         # states is comma-joined; no state name is a substring of another.
         sessions = sessions.filter(intent_summary__states__contains=state)
+    if source in SOURCE_LABELS:
+        sessions = sessions.filter(source=source)
     return sessions
 
 
@@ -58,7 +64,7 @@ def session_rows(key: str) -> tuple[list[dict[str, Any]], FoldReport, bool]:
     return bound_rows(view.rows, view.report), view.report, False
 
 
-WINDOW_PAGE = 500  # rows per cursor read while collecting a turn range
+WINDOW_FIRST, WINDOW_PAGE = 100, 500  # rows per cursor read while collecting a turn range
 
 
 @dataclass(slots=True)
@@ -106,20 +112,21 @@ def _span(total: int, first: int, last: int | None) -> tuple[int, int]:
 
 
 def _window_marked(key: str, marks: TurnMarks, first: int, last: int | None) -> TurnWindow:
-    total = len(marks.marks)
+    total = marks.total
     first, end = _span(total, first, last)
-    after = marks.marks[first - 1].after if total and first > 1 else None
-    stop = marks.marks[end].ts if end < total else None  # turn end + 1's row
+    after = marks.mark(first).after if total and first > 1 else None
+    stop = marks.mark(end + 1).ts if end < total else None  # turn end + 1's row
     rows: list[dict[str, Any]] = []
-    cursor = after
+    cursor, limit = after, WINDOW_FIRST
     while True:
-        page, _report, cursor = session_transcript(key=key, after=cursor, limit=WINDOW_PAGE)
+        page, _report, cursor = session_transcript(key=key, after=cursor, limit=limit)
         for row in page:
             if stop is not None and row.get("ts") == stop:
                 return TurnWindow(rows, marks.report, False, first, end, total, after or "")
             rows.append(row)
         if not cursor:
             return TurnWindow(rows, marks.report, False, first, end, total, after or "")
+        limit = WINDOW_PAGE
 
 
 def _window_folded(key: str, first: int, last: int | None) -> TurnWindow:

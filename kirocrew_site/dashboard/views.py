@@ -21,6 +21,7 @@ from summaries.core.gate import INCOGNITO_MEMORY_MODES
 from summaries.runtime import summary_config
 from summaries.selectors import summary_body
 from transcripts.core.errors import SessionNotFound
+from transcripts.core.provenance import SOURCE_LABELS, short_project
 from transcripts.core.words import counted
 from transcripts.listing import InvalidListCursor, session_page
 from transcripts.selectors import InvalidCursor, session_get_for_caller, session_transcript
@@ -43,7 +44,7 @@ MAX_TURN_RANGE = 200  # turns per on-demand read (turn_from/turn_to)
 
 def _page_turns() -> int:
     """How many of its last turns the session page opens with (KIROCREW_SESSION_PAGE_TURNS)."""
-    return max(1, int(getattr(settings, "KIROCREW_SESSION_PAGE_TURNS", 20)))
+    return max(1, int(settings.KIROCREW_SESSION_PAGE_TURNS))
 
 
 @login_required
@@ -55,7 +56,9 @@ def session_list(request: HttpRequest) -> HttpResponse:
     search = request.GET.get("q", "").replace("\x00", "").strip()[:200]
     app = request.GET.get("app", "").replace("\x00", "")
     state = request.GET.get("state", "").replace("\x00", "") if enabled else ""
-    sessions = dashboard_sessions(app=app, state=state, search=search)
+    source = request.GET.get("source", "")
+    source = source if source in SOURCE_LABELS else ""  # an unknown origin filters nothing
+    sessions = dashboard_sessions(app=app, state=state, search=search, source=source)
     # Keyset pages (transcripts/listing.py): a page costs the same at 10 or 10 000
     # sessions. A cursor that is not ours (edited by hand) shows the first page.
     try:
@@ -79,9 +82,10 @@ def session_list(request: HttpRequest) -> HttpResponse:
                 "chips": state_chips(intents.states) if intents else [],
                 "behind": intents is not None
                 and (intents.sig, intents.gen) != (session.sig, session.gen),
+                "project": short_project(session.project) if session.project else "",
             }
         )
-    filtered = bool(search or app or state)
+    filtered = bool(search or app or state or source)
     query = request.GET.copy()  # the filters, carried by the Older / Newer links
     for cursor in ("page", "after", "before"):
         query.pop(cursor, None)
@@ -95,6 +99,8 @@ def session_list(request: HttpRequest) -> HttpResponse:
             "search": search,
             "app": app,
             "state": state,
+            "source": source,
+            "sources": SOURCE_LABELS.items(),
             "apps": app_names(),
             "unscoped": UNSCOPED,
             "states": STATE_LABELS.items(),

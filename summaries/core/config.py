@@ -10,14 +10,13 @@ import json
 import logging
 import math
 import os
-import tempfile
 import threading
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from transcripts.core.fsutil import fsync_dir
+from transcripts.core.fsutil import atomic_write
 
 logger = logging.getLogger(__name__)
 
@@ -220,23 +219,10 @@ def write_enabled(path: Path, enabled: bool) -> None:
 
 
 def _atomic_write(path: Path, payload: bytes) -> None:
-    # Not transcripts.core.fsutil.atomic_write: that one creates 0644 files, and a new
-    # config.json may hold API keys, so it keeps mkstemp's 0600 (or the file's own mode).
+    # A new config.json may hold API keys: 0600; an existing one keeps its own mode.
     path.parent.mkdir(parents=True, exist_ok=True)
     try:
-        mode: int | None = path.stat().st_mode & 0o777
+        mode = path.stat().st_mode & 0o777
     except FileNotFoundError:
-        mode = None  # mkstemp's 0600: config.json may hold API keys
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(payload)
-            fh.flush()
-            os.fsync(fh.fileno())
-        if mode is not None:
-            os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    fsync_dir(path.parent)  # the rename itself must survive a crash
+        mode = 0o600
+    atomic_write(path, payload, fsync=True, mode=mode)

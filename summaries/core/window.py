@@ -15,21 +15,25 @@ the caller reads the whole session (rare; such a session is visible in the fold 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import Any, TypeVar
+
+import msgspec
 
 from transcripts.core.fold import fold_lines
-from transcripts.core.reader import RawLine
+from transcripts.core.reader import RawLine, parse_json_line
+from transcripts.core.turns import is_user_turn
 
-from .extract import extract_turns, extract_turns_from_lines
+from .extract import _decode_row, extract_turns, extract_turns_from_lines
 from .turns import TranscriptTurn
 
 WINDOW_BYTES = 4 * 1024 * 1024
-WINDOW_USER_TURNS = 200
+WINDOW_USER_TURNS = 100
 
 _REVISION = re.compile(rb'"_type"\s*:\s*"revision"')
 _MOVE = re.compile(rb'"_after_ts"')
+T = TypeVar("T")
 
 
 def _rows(files: Sequence[Sequence[bytes]]) -> list[dict[str, Any]]:
@@ -43,6 +47,30 @@ def _rows(files: Sequence[Sequence[bytes]]) -> list[dict[str, Any]]:
             offset += len(line) + 1
         rows.extend(fold_lines(raw).rows)
     return rows
+
+
+def _is_user_line(item: tuple[int, bytes]) -> bool:
+    """``is_user_turn`` of a raw line, decoding only what the rule reads (as extraction)."""
+    line = item[1]
+    try:
+        row = _decode_row(line)
+    except (msgspec.DecodeError, RecursionError):
+        obj, bad = parse_json_line(line)
+        return not bad and type(obj) is dict and obj.get("_type") is None and is_user_turn(obj)
+    if row.record_type is not None:
+        return False
+    return is_user_turn({"role": row.role, "content": row.content})
+
+
+def _start(items: Sequence[T], is_user: Callable[[T], bool], users: int) -> int:
+    """Index of the ``users``-th genuine user turn counted from the end (0 if fewer)."""
+    seen = 0
+    for i in range(len(items) - 1, -1, -1):
+        if is_user(items[i]):
+            seen += 1
+            if seen == users:
+                return i
+    return 0
 
 
 def window_turns(
@@ -61,12 +89,22 @@ def window_turns(
     session: a position hint, fewer than two user turns, or a count that does not add up.
     """
     if any(_MOVE.search(line) for lines in files for line in lines):
-        return None
-    if any(_REVISION.search(line) for lines in files for line in lines):
-        turns = extract_turns(_rows(files), assistant_excerpt_chars=assistant_excerpt_chars)
+        return None  # anywhere in the window: a moved row may cross the cut below too
+    # Only the lines from the last max_user_turns + 1 user turns on are read (folded,
+    # extracted, redacted): the earlier lines of the window would be dropped below anyway.
+    # The cut uses the rows as written; a revision after it that targets a row before it
+    # targets nothing kept, and the count below is of the folded, kept rows.
+    flat = [(n, line) for n, lines in enumerate(files) for line in lines]
+    flat = flat[_start(flat, _is_user_line, max_user_turns + 1) :]
+    if any(_REVISION.search(line) for _, line in flat):
+        parts: list[list[bytes]] = [[] for _ in files]
+        for n, line in flat:
+            parts[n].append(line)
+        turns = extract_turns(_rows(parts), assistant_excerpt_chars=assistant_excerpt_chars)
     else:
-        flat = [line for lines in files for line in lines]
-        turns = extract_turns_from_lines(flat, assistant_excerpt_chars=assistant_excerpt_chars)
+        turns = extract_turns_from_lines(
+            [line for _, line in flat], assistant_excerpt_chars=assistant_excerpt_chars
+        )
     starts = [i for i, t in enumerate(turns) if t.user_turn is not None]
     seen = len(starts)
     offset = total_user_turns - seen

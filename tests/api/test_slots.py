@@ -25,6 +25,8 @@ SLOT_FIELDS = {
     "user_turns",
     "last_activity",
     "summary",
+    "source",  # issue 14: where the session came from (additive)
+    "project",
 }
 
 
@@ -45,6 +47,8 @@ def test_create_returns_the_slot_shape(owner: Persona, store: TranscriptStore) -
         "user_turns": 0,
         "last_activity": None,
         "summary": "",
+        "source": "api",
+        "project": "",
     }
     assert store.exists("dashboard:s1")
     assert store.read_metadata("dashboard:s1")["title"] == "Login bug"  # type: ignore[index]

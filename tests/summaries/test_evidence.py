@@ -12,6 +12,7 @@ from typing import Any
 
 from summaries.core.heuristic import summarize_turns
 from summaries.core.payload import EVIDENCE_QUOTE_MAX, normalize_payload
+from summaries.core.reply import parse_reply
 from tests.summaries.test_heuristic_structure import Row, turns_of, write
 
 EDIT = ("u", "Fix the parser in parse.py so it keeps rows with empty names")
@@ -196,3 +197,20 @@ def test_the_heuristics_evidence_passes_the_final_seal(tmp_path: Path) -> None:
     assert out is not None
     assert out["intents"][0]["evidence"]["kind"] == "user_confirmed"
     assert secret not in json.dumps(out)
+
+
+def test_a_models_reply_may_carry_evidence_and_bad_evidence_is_dropped() -> None:
+    good = {"turn": 2, "ts": None, "kind": "user_confirmed", "quote": "works now"}
+    reply = json.dumps(
+        {
+            "intents": [
+                {"title": "Fix login", "ranges": [[1, 2]], "evidence": good},
+                {"title": "Add flag", "ranges": [[3, 3]], "evidence": {"kind": "guess"}},
+            ],
+            "constraints": [],
+        }
+    )
+    out = normalize_payload(parse_reply(f"Here it is:\n```json\n{reply}\n```"))
+    assert out is not None
+    by_title = {i["title"]: i["evidence"] for i in out["intents"]}
+    assert by_title == {"Fix login": good, "Add flag": None}

@@ -57,16 +57,28 @@ def write_all(fd: int, data: bytes) -> None:
         view = view[written:]
 
 
-def atomic_write(path: Path, data: bytes, *, fsync: bool, mtime_ns: int | None = None) -> None:
+def atomic_write(
+    path: Path,
+    data: bytes,
+    *,
+    fsync: bool,
+    mtime_ns: int | None = None,
+    mode: int | None = None,
+) -> None:
     """Replace ``path`` with ``data``; with ``mtime_ns`` the new file keeps that mtime.
 
     The mtime is set on the temp file before the rename, so no reader ever sees the new
-    content with a moved signature.
+    content with a moved signature. Without ``mode`` the file is 0644 (less the umask);
+    with it, exactly ``mode``, and the temp file is 0600 until then: a file that may hold
+    secrets (summaries' config.json) is never readable by others, not even briefly.
     """
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}-{secrets.token_hex(4)}")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
+    create_mode = 0o644 if mode is None else 0o600
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, create_mode)
     try:
         try:
+            if mode is not None:
+                os.fchmod(fd, mode)
             write_all(fd, data)
             if fsync:
                 os.fsync(fd)

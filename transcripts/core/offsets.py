@@ -49,10 +49,12 @@ class _IndexFold(_Fold):
         self.revisions: dict[int, list[int]] = {}  # row number -> offsets of its revisions
         self.first_ts: str | None = None
         self.last_row_ts: str | None = None
-        # The session page's turn marks (turnmarks.py): (row, ts, ts of the row before in
-        # this file) of each row that is a user turn as stored, and the rows a revision
+        # The session page's turn marks (turnmarks.py): row, ts and the ts of the row before
+        # (in this file) of each row that is a user turn as stored, and the rows a revision
         # may have made or unmade one (a patch of role or content).
-        self.turns: list[tuple[int, str, str | None]] = []
+        self.turn_rows = array("q")  # ascending, for bisect
+        self.turn_ts: list[str] = []
+        self.turn_prev: list[str | None] = []
         self.retyped: set[int] = set()
 
     def _row(self, obj: dict[str, Any], data: bytes, offset: int) -> None:
@@ -63,7 +65,9 @@ class _IndexFold(_Fold):
             if self.first_ts is None:
                 self.first_ts = ts
             if is_user_turn(obj):
-                self.turns.append((len(self.offsets), ts, self.last_row_ts))
+                self.turn_ts.append(ts)
+                self.turn_prev.append(self.last_row_ts)
+                self.turn_rows.append(len(self.offsets))  # last: readers bound by it
         self.last_row_ts = ts if isinstance(ts, str) else None
         self.offsets.append(offset)
 

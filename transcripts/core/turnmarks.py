@@ -15,12 +15,13 @@ folded row can say whether it is still a turn.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from contextlib import ExitStack
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .fold import FoldReport
-from .offsets import IndexCache
+from .offsets import IndexCache, Snapshot
 from .paging import PAGE_INDEX, chain_simple, open_chain
 
 if TYPE_CHECKING:
@@ -35,30 +36,44 @@ class TurnMark:
 
 @dataclass(slots=True)
 class TurnMarks:
-    marks: list[TurnMark]
+    """The user turns of a session as of one snapshot of its files: O(files) to build."""
+
+    files: list[tuple[Snapshot, int, str | None]]  # (file, its turns, the previous file's last ts)
     report: FoldReport  # the whole session's fold report
     last: str | None  # the cursor of the session's last row; None: no rows
+    total: int
+
+    def mark(self, turn: int) -> TurnMark:
+        """Turn ``turn`` (1-based, <= total)."""
+        for snap, count, before in self.files:
+            if turn <= count:
+                fold, i = snap.fold, turn - 1
+                row = fold.turn_rows[i]
+                return TurnMark(fold.turn_ts[i], fold.turn_prev[i] if row else before)
+            turn -= count
+        raise IndexError(turn)
 
 
 def turn_marks(
     store: TranscriptStore, key: str, *, cache: IndexCache = PAGE_INDEX
 ) -> TurnMarks | None:
-    """Every user turn's mark in order (``SessionNotFound``), or None: fold instead."""
+    """The session's user turns (``SessionNotFound``), or None: fold instead."""
     with ExitStack() as files:
         chain, report = open_chain(store, key, files, cache)
         snaps = [snap for _, snap in chain]
         if not chain_simple(iter(snaps)):
             return None
-        marks: list[TurnMark] = []
+        marks: list[tuple[Snapshot, int, str | None]] = []
         before: str | None = None  # the previous file's last row
+        total = 0
         for snap in snaps:
             fold, count = snap.fold, snap.count
             if any(row < count for row in list(fold.retyped)):
                 return None
-            for row, ts, prev in list(fold.turns):
-                if row >= count:
-                    break  # indexed after this snapshot
-                marks.append(TurnMark(ts, prev if row else before))
+            # Rows indexed after this snapshot do not count (turn_rows is ascending).
+            turns = bisect_left(fold.turn_rows, count, hi=len(fold.turn_rows))
+            marks.append((snap, turns, before))
+            total += turns
             if count:
                 before = snap.last_ts
-        return TurnMarks(marks, report, before)
+        return TurnMarks(marks, report, before, total)

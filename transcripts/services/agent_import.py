@@ -30,6 +30,8 @@ from ..core.errors import LockTimeout, TranscriptError
 from ..core.fsutil import NotRegularFile, atomic_write, kind_of, open_regular
 from ..core.importfiles import ImportRefused, check_size
 from ..core.keys import slot_name_for_key
+from ..core.store import Appended
+from ..core.turns import is_user_turn
 from ..models import App, Slot
 from ..signals import rows_appended, turn_ended
 from ..store import get_store
@@ -42,10 +44,10 @@ from .importing import (
     session_index,
 )
 from .sessions import session_append_rows
+from .sync import DiskState, newest_ts
 
 STATE_DIR = ".agent-imports"
 CLEAN_STOP = "end_turn"  # what the turn API stores at a clean turn end
-APPEND_CHUNK = 2000  # rows per store write: bounded memory, few lock round trips
 CONVERTERS: dict[str, Callable[[Any, dict[str, Any]], Step]] = {
     "claude-code": claude_code.convert,
     "codex": codex.convert,
@@ -167,31 +169,78 @@ def _turn_end(key: str) -> None:
     turn_ended.send(sender=__name__, slot_name=slot_name_for_key(key))
 
 
-def _write(
-    key: str, batch: _Batch, meta: dict[str, Any], new: bool, app: App | None, announce: bool
-) -> list[str]:
+def _fresh_state(
+    key: str, rows: list[dict[str, Any]], appended: Appended, source_path: str
+) -> DiskState | None:
+    """The mirror of a session this import just created, from the rows it wrote.
+
+    Replaces a full fold of the file just written. None (the caller folds) unless the
+    file is exactly that write: line 0 ours (nobody created the key first), generation 0
+    (no rotation moved rows to an archive) and the stat equal to the append's identity
+    (no writer came in since). The counts are the fold's: every written row is a row
+    (the content rule was checked before the write), redaction leaves user rows alone.
+    """
     store = get_store()
-    stamps: list[str] = []
-    if new:
-        store.create(key, meta, exist_ok=True)
-    for start in range(0, len(batch.rows), APPEND_CHUNK):
-        chunk = batch.rows[start : start + APPEND_CHUNK]
-        if new:
-            stamps += store.append_rows(key, chunk, create=False).ts
-        else:
-            stamps += session_append_rows(key=key, rows=chunk).ts
+    ident = appended.identity
+    metadata = store.read_metadata(key)
+    if metadata is None or metadata.get("source_path") != source_path or ident.gen != 0:
+        return None
+    try:
+        st = os.stat(store.path(key))
+    except FileNotFoundError:
+        return None
+    if (st.st_mtime_ns, st.st_size) != (ident.sig, ident.size):
+        return None
+    return DiskState(
+        key=key,
+        metadata=metadata,
+        sig=ident.sig,
+        gen=ident.gen,
+        size=ident.size,
+        inode=st.st_ino,
+        row_count=len(rows),
+        user_turns=sum(1 for row in rows if is_user_turn(row)),
+        last_activity=newest_ts(list(appended.ts)),
+        anomaly_counts={},
+    )
+
+
+def _write(
+    key: str,
+    batch: _Batch,
+    meta: dict[str, Any],
+    fresh: bool,
+    new: bool,
+    app: App | None,
+    announce: bool,
+) -> list[str]:
+    """One store write of the batch's rows and one transaction for the mirror.
+
+    ``fresh``: the key has no transcript yet, so line 0 and every row go out in one
+    append and the mirror is built from those rows (no re-read of the file).
+    """
+    store = get_store()
     warnings: tuple[str, ...] = ()
-    if new:
-        _, warnings = session_index(key=key, app=app)
-    if announce and stamps:
-        roles = [r["role"] for r in batch.rows]
-        transaction.on_commit(partial(_announce, key, stamps, roles))
-    if batch.turn_ends:
-        # The turn API's turn end: the slot records a clean stop (the summary gate's
-        # stop_reason check), then the gated pass runs after commit. It reads the current
-        # state, so one pass per batch covers every turn the batch ended.
-        Slot.objects.filter(session__key=key).update(running=False, last_stop_reason=CLEAN_STOP)
-        transaction.on_commit(partial(_turn_end, key))
+    with transaction.atomic():
+        if fresh:
+            appended = store.append_rows(key, batch.rows, metadata=meta)
+            state = _fresh_state(key, batch.rows, appended, meta["source_path"])
+            _, warnings = session_index(key=key, app=app, state=state)
+        elif new:  # the key exists from an earlier import of this path: fold it
+            store.create(key, meta, exist_ok=True)
+            appended = store.append_rows(key, batch.rows, create=False)
+            _, warnings = session_index(key=key, app=app)
+        else:
+            appended = session_append_rows(key=key, rows=batch.rows)
+        if announce and appended.ts:
+            roles = [r["role"] for r in batch.rows]
+            transaction.on_commit(partial(_announce, key, appended.ts, roles))
+        if batch.turn_ends:
+            # The turn API's turn end: the slot records a clean stop (the summary gate's
+            # stop_reason check), then the gated pass runs after commit. It reads the
+            # current state, so one pass per batch covers every turn the batch ended.
+            Slot.objects.filter(session__key=key).update(running=False, last_stop_reason=CLEAN_STOP)
+            transaction.on_commit(partial(_turn_end, key))
     return list(warnings)
 
 
@@ -297,15 +346,14 @@ def _import_open(
     if dry_run or batch.offset == state["offset"]:
         status = "unchanged" if batch.offset == state["offset"] else "imported"
         return FileOutcome(label, status, key, anomalies=counts, warnings=tuple(warnings))
-    if new:
-        other = get_store().read_metadata(key)
-        if other is not None and other.get("source_path") != str(path.absolute()):
-            return FileOutcome(
-                label, "bad", key, f"{key} was already imported from {other.get('source_path')}"
-            )
+    other = get_store().read_metadata(key) if new else None
+    if other is not None and other.get("source_path") != str(path.absolute()):
+        return FileOutcome(
+            label, "bad", key, f"{key} was already imported from {other.get('source_path')}"
+        )
     meta = _metadata(key, fmt, path, prov, _title(batch.rows, prov), app)
     try:
-        warnings += _write(key, batch, meta, new, app, announce)
+        warnings += _write(key, batch, meta, new and other is None, new, app, announce)
     except (TranscriptError, DatabaseError) as exc:  # this file only; the run goes on
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
         return FileOutcome(label, "bad", key, f"not written: {first}")

@@ -59,8 +59,6 @@ class ImportResult:
 
 Progress = Callable[[int, int, FileOutcome], None]
 
-DEFAULT_MAX_BYTES = 512 * 1024 * 1024  # KIROCREW_IMPORT_MAX_BYTES
-
 
 @dataclass(frozen=True, slots=True)
 class _Candidate:
@@ -73,7 +71,7 @@ class _Candidate:
 
 def import_max_bytes() -> int:
     """``KIROCREW_IMPORT_MAX_BYTES``: larger files (by apparent size) are skipped."""
-    return int(getattr(settings, "KIROCREW_IMPORT_MAX_BYTES", DEFAULT_MAX_BYTES))
+    return int(settings.KIROCREW_IMPORT_MAX_BYTES)
 
 
 def _skipped(result: ImportResult, entries: list[Skipped], prefix: str = "") -> None:

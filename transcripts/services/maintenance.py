@@ -21,8 +21,6 @@ from ..store import get_store
 from .sessions import session_rotate
 from .sync import key_for_file, session_sync
 
-DEFAULT_RETENTION_DAYS = 30
-
 
 def resolve_key(name: str) -> str:
     """A transcript key given as itself or as its slot's name."""
@@ -75,7 +73,7 @@ def _lstat_mode(path: Path) -> int | None:
 
 
 def retention_days() -> int:
-    return int(getattr(settings, "KIROCREW_ARCHIVE_RETENTION_DAYS", DEFAULT_RETENTION_DAYS))
+    return int(settings.KIROCREW_ARCHIVE_RETENTION_DAYS)
 
 
 def archive_cleanup(

@@ -22,6 +22,7 @@ from ..core.codec import generation
 from ..core.errors import SessionNotFound
 from ..core.fold import FoldReport
 from ..core.keys import key_from_stem, safe_key
+from ..core.provenance import session_project, session_source
 from ..core.store import Appended, TranscriptStore
 from ..core.timestamps import parse_ts
 from ..core.turns import is_user_turn
@@ -84,6 +85,8 @@ def metadata_fields(metadata: dict[str, Any] | None) -> dict[str, Any]:
         "memory_mode": mode.replace("\x00", "")[:32] if isinstance(mode, str) else "",
         "closed": meta.get("closed") is True,
         "pinned": meta.get("pinned") is True,
+        "source": session_source(meta),
+        "project": session_project(meta),
     }
 
 

@@ -30,7 +30,10 @@ from ..store import get_store
 from .importing import session_index
 from .sync import DiskState, disk_state, key_for_file
 
-DRIFT_FIELDS = ("sig", "gen", "size", "row_count", "user_turns", "title", "closed", "pinned")
+DRIFT_FIELDS = (
+    *("sig", "gen", "size", "row_count", "user_turns", "title", "closed", "pinned"),
+    *("source", "project"),  # migration 0005 guessed these from the key: repair reads line 0
+)
 MIRROR_KINDS = frozenset({"drift", "file_without_row", "row_without_file"})
 
 

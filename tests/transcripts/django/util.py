@@ -15,6 +15,8 @@ MIRRORED = (
     "memory_mode",
     "closed",
     "pinned",
+    "source",
+    "project",
     "sig",
     "gen",
     "size",

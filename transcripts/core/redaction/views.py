@@ -49,20 +49,23 @@ _WINDOWED_ANCHOR_GROUPS = _anchor_groups()
 _UNANCHORED_WINDOWED = tuple(i for i in P.WINDOWED_RULES if not P.RULES[i].anchors)
 
 
+_Trie = dict[str, "_Trie"]
+
+
 def _trie_pattern(words: Iterable[str]) -> str:
     """One regex matching any of ``words``, factored by common prefixes.
 
     A flat alternation of 130 literals tries every branch at every position; the trie
     tries one branch per distinct next character, so it beats 130 ``in`` tests.
     """
-    root: dict[str, dict] = {}  # type: ignore[type-arg]
+    root: _Trie = {}
     for word in words:
         node = root
         for ch in word:
             node = node.setdefault(ch, {})
         node[""] = {}
 
-    def emit(node: dict[str, dict]) -> str:  # type: ignore[type-arg]
+    def emit(node: _Trie) -> str:
         alts = [re.escape(ch) + emit(sub) for ch, sub in sorted(node.items()) if ch]
         if "" in node:
             alts.append("")
@@ -174,7 +177,7 @@ class _Windows:
 class _View:
     """One text, its latin-1 bytes, its windows, and memoised anchor look-ups."""
 
-    __slots__ = ("_candidates", "_lower", "_present", "raw", "text", "windows")
+    __slots__ = ("_candidates", "_lower", "_present", "_present_lower", "raw", "text", "windows")
 
     def __init__(self, text: str) -> None:
         self.text = text
@@ -183,6 +186,7 @@ class _View:
         self.raw = raw = text.encode("latin-1", "replace")
         self._lower: bytes | None = None
         self._present: dict[bytes, bool] = {}
+        self._present_lower: dict[bytes, bool] = {}
         self._candidates: tuple[int, ...] | None = None
         mapped = raw.translate(_WINDOW_MAP)
         spans: list[tuple[int, int]] = []
@@ -208,9 +212,14 @@ class _View:
         return self._lower.decode("latin-1")
 
     def has_lower(self, anchor: bytes) -> bool:
-        if self._lower is None:
-            self._lower = self.raw.lower()  # ASCII-only folding, like the bearer rule
-        return anchor in self._lower
+        # Memoised like ``has``: the fast path, the gate table and each rule's gate ask
+        # for the same few keywords, and each test is a scan of the whole text.
+        found = self._present_lower.get(anchor)
+        if found is None:
+            if self._lower is None:
+                self._lower = self.raw.lower()  # ASCII-only folding, like the bearer rule
+            found = self._present_lower[anchor] = anchor in self._lower
+        return found
 
     def candidates(self, among: Iterable[int] | None = None) -> tuple[int, ...]:
         """Indices of the rules whose anchors occur, in rule order (memoised for all rules).

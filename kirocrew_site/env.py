@@ -1,0 +1,164 @@
+"""Strict readers of the environment for settings.py.
+
+An unset or empty variable gives the default; any other value must parse, or the
+reader raises ``ImproperlyConfigured`` naming the variable. A typo in a deployment's
+environment must stop the site at start-up, not silently run it with a default.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+from collections.abc import Iterable, Mapping
+from urllib.parse import urlsplit
+
+from django.core.exceptions import ImproperlyConfigured
+
+TRUE = frozenset({"1", "true", "yes", "on"})
+FALSE = frozenset({"0", "false", "no", "off"})
+_DURATION = re.compile(r"(\d+)\s*([smhd]?)")
+_UNIT_SECONDS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
+# Schemes whose URL names a file or socket path instead of a host.
+_HOSTLESS = ("sqlite", "spatialite", "unix", "memory")
+
+
+def _raw(name: str, env: Mapping[str, str] | None) -> str | None:
+    value = (os.environ if env is None else env).get(name)
+    if value is None or value.strip() == "":
+        return None
+    return value.strip()
+
+
+def _bad(name: str, value: str, expected: str) -> ImproperlyConfigured:
+    return ImproperlyConfigured(f"{name}={value!r} is not valid: expected {expected}")
+
+
+def env_str(name: str, default: str, env: Mapping[str, str] | None = None) -> str:
+    """Free text; unlike the typed readers an empty value is kept (e.g. ``KIROCREW_CSP=``)."""
+    value = (os.environ if env is None else env).get(name)
+    return default if value is None else value
+
+
+def env_bool(name: str, default: bool, env: Mapping[str, str] | None = None) -> bool:
+    value = _raw(name, env)
+    if value is None:
+        return default
+    if value.lower() in TRUE:
+        return True
+    if value.lower() in FALSE:
+        return False
+    raise _bad(name, value, "one of 1/true/yes/on or 0/false/no/off")
+
+
+def env_int(
+    name: str, default: int, *, minimum: int = 0, env: Mapping[str, str] | None = None
+) -> int:
+    value = _raw(name, env)
+    if value is None:
+        return default
+    try:
+        number = int(value)
+    except ValueError:
+        raise _bad(name, value, f"an integer >= {minimum}") from None
+    if number < minimum:
+        raise _bad(name, value, f"an integer >= {minimum}")
+    return number
+
+
+def env_float(
+    name: str, default: float, *, minimum: float = 0.0, env: Mapping[str, str] | None = None
+) -> float:
+    value = _raw(name, env)
+    if value is None:
+        return default
+    try:
+        number = float(value)
+    except ValueError:
+        raise _bad(name, value, f"a number >= {minimum}") from None
+    if not math.isfinite(number) or number < minimum:
+        raise _bad(name, value, f"a finite number >= {minimum}")
+    return number
+
+
+def env_duration(
+    name: str, default: int, *, minimum: int = 0, env: Mapping[str, str] | None = None
+) -> int:
+    """Whole seconds: ``600``, ``600s``, ``10m``, ``1h`` or ``1d`` (a bare number is seconds,
+    so every value the older integer reader accepted still means the same)."""
+    value = _raw(name, env)
+    if value is None:
+        return default
+    match = _DURATION.fullmatch(value.lower())
+    expected = f"seconds >= {minimum}, as 600, 600s, 10m, 1h or 1d"
+    if match is None:
+        raise _bad(name, value, expected)
+    seconds = int(match.group(1)) * _UNIT_SECONDS[match.group(2)]
+    if seconds < minimum:
+        raise _bad(name, value, expected)
+    return seconds
+
+
+def env_list(name: str, default: str, env: Mapping[str, str] | None = None) -> list[str]:
+    """Comma-separated; a value with no item at all (``","``) is refused, not read as empty."""
+    value = _raw(name, env)
+    items = [item.strip() for item in (default if value is None else value).split(",")]
+    items = [item for item in items if item]
+    if value is not None and not items:
+        raise _bad(name, value, "a comma-separated list with at least one item")
+    return items
+
+
+def env_url(
+    name: str,
+    default: str,
+    *,
+    schemes: Iterable[str],
+    env: Mapping[str, str] | None = None,
+) -> str:
+    """A URL with one of ``schemes``; a host is required unless the scheme is a file one."""
+    value = _raw(name, env)
+    if value is None:
+        return default
+    allowed = tuple(schemes)
+    expected = f"a URL starting with one of {', '.join(s + '://' for s in allowed)}"
+    try:
+        parts = urlsplit(value)
+    except ValueError:
+        raise _bad(name, value, expected) from None
+    scheme = parts.scheme.lower()
+    if scheme not in allowed or "://" not in value:
+        raise _bad(name, value, expected)
+    if scheme.startswith(_HOSTLESS):  # a path (or sqlite's :memory:), not a host
+        return value
+    try:
+        port_ok = parts.port is None or parts.port > 0  # .port raises on a bad port
+    except ValueError:
+        port_ok = False
+    if not parts.hostname or not port_ok:
+        raise _bad(name, value, expected + " and a host[:port]")
+    return value
+
+
+def env_choice(
+    name: str, default: str, choices: Iterable[str], env: Mapping[str, str] | None = None
+) -> str:
+    value = _raw(name, env)
+    if value is None:
+        return default
+    allowed = tuple(choices)
+    if value.lower() not in allowed:
+        raise _bad(name, value, f"one of {', '.join(allowed)}")
+    return value.lower()
+
+
+def env_proxy_header(name: str, env: Mapping[str, str] | None = None) -> tuple[str, str] | None:
+    """``HTTP_X_FORWARDED_PROTO,https``: the request header (as in ``request.META``) and
+    the value that means the client spoke HTTPS to the proxy."""
+    value = _raw(name, env)
+    if value is None:
+        return None
+    header, sep, secure = (part.strip() for part in value.partition(","))
+    if not sep or not header.startswith("HTTP_") or not secure:
+        raise ImproperlyConfigured(f"{name} must look like HTTP_X_FORWARDED_PROTO,https")
+    return header, secure
