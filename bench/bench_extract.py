@@ -13,7 +13,12 @@ interleaved, best of N:
 * fold+extract: ``extract_turns(store.read_session(key).rows)``, the general path every
   other reader shares (report only).
 
-Target: fast path time <= 1.0x the plain parse (skipping ``meta`` must pay). It also
+Target: fast path time <= 2.0x the plain parse. It was <= 1.0x (skipping ``meta`` must
+pay) until extraction began redacting every kept turn, user rows included, before any
+summarizer reads it (issue 11): that redaction costs about as much as the parse on this
+corpus, and it is the security rule, so the target now allows for it. A summary pass on a
+session over 4 MB reads only its tail window (summaries/core/window.py), so this cost is
+bounded per pass whatever the session's size (bench_pass_100mb.py). It also
 prints the bytes the model reads: ``build_prompt(turns)`` (the bounded input plus the
 prompt) and the unbounded ``render_input(turns)``, as a share of the transcript's bytes.
 """
@@ -38,7 +43,7 @@ from summaries.core.prompt import build_prompt
 from transcripts.core.codec import encode_record
 from transcripts.core.store import TranscriptStore
 
-TARGET = 1.0
+TARGET = 2.0
 KEY = "dashboard_bench-extract"
 
 

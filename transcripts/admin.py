@@ -84,7 +84,9 @@ def _row_html(index: int, row: dict[str, Any]) -> tuple[Any, ...]:
 class SessionAdmin(admin.ModelAdmin[Session]):
     # Short headers and a compact date: at 1 366 px the long ones pushed "anomalies" out of
     # the changelist's scroll box (column headers never wrap in the admin).
-    list_display = ("title", "key", "source", "app", "active", "turns", "size", "anomalies")
+    # The source is a filter, not a column: one more column clips "anomalies" at 1 366 px,
+    # and the key already starts with it for imported agents (claude:… / codex:…).
+    list_display = ("title", "key", "app", "active", "turns", "size", "anomalies")
     list_filter = ("source", "app", "closed", "pinned")
     search_fields = ("key", "title")
     list_select_related = ("app",)

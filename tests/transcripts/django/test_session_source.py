@@ -9,6 +9,7 @@ import pytest
 from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 
+from tests.fixtures.personas import superuser_client
 from transcripts.core.store import TranscriptStore
 from transcripts.models import App, Session
 from transcripts.services import (
@@ -119,3 +120,15 @@ def test_verify_repairs_a_source_the_migration_guessed(store: TranscriptStore, d
     result = session_verify_all(repair=True)
     assert not result.problems
     assert Session.objects.filter(key=key, source="api", project="/srv/app").exists()
+
+
+def test_the_admin_filters_sessions_by_source(store: TranscriptStore, db: None) -> None:
+    store.create("codex:c1", {"key": "codex:c1", "source": "codex", "cwd": "/w/a"})
+    store.create("claude:k1", {"key": "claude:k1", "source": "claude-code", "cwd": "/w/b"})
+    for key in ("codex:c1", "claude:k1"):
+        session_index(key=key)
+    body = superuser_client().get("/admin/transcripts/session/", {"source": "codex"})
+    assert body.status_code == 200
+    text = body.content.decode()
+    assert "codex:c1" in text
+    assert "claude:k1" not in text
