@@ -55,6 +55,49 @@ function textList(tag, items) {
   return kept.length ? el(tag, {}, kept.map((x) => el("li", {}, md(x)))) : null;
 }
 
+// Why a badge says what it says: the one row that decided it (summaries/core/payload.py
+// EVIDENCE_KINDS). No evidence is said out loud, never left to look like a verified fact.
+const EVIDENCE = {
+  test_passed: "Tests passed",
+  test_failed: "Last run failed",
+  merged_unverified: "Closed without a passing run",
+  dropped: "You dropped it",
+  user_confirmed: "You confirmed it works",
+  user_deferred: "You said you would check later",
+  pending_decision: "Waiting on your answer",
+};
+const NO_EVIDENCE = "No test run or confirmation seen";
+
+// The transcript row the evidence came from (by its stamp), opened, scrolled to and marked;
+// when it is not on the page the link's own #turn-N anchor is followed instead.
+function showRow(event, ts) {
+  const stamp = document.querySelector(`#transcript li.row time[datetime="${CSS.escape(ts)}"]`);
+  const row = stamp && stamp.closest("li.row");
+  if (!row) return;
+  event.preventDefault();
+  for (const old of document.querySelectorAll("li.row.evidence-target")) old.classList.remove("evidence-target");
+  const folded = row.querySelector("details");
+  if (folded) folded.open = true;
+  row.classList.add("evidence-target");
+  row.scrollIntoView({ block: "center" });
+}
+
+function evidenceLine(evidence) {
+  const e = evidence && typeof evidence === "object" ? evidence : null;
+  if (!e || !Object.hasOwn(EVIDENCE, e.kind) || !Number.isInteger(e.turn)) {
+    return el("span", { class: "evidence evidence-none" }, NO_EVIDENCE);
+  }
+  const link = el("a", { href: `#turn-${e.turn}`, class: "evidence-link" }, `turn ${e.turn}`);
+  if (typeof e.ts === "string" && e.ts) {
+    link.dataset.ts = e.ts;
+    link.addEventListener("click", (event) => showRow(event, e.ts));
+  } else {
+    link.addEventListener("click", (event) => event.stopPropagation());
+  }
+  return el("span", { class: `evidence evidence-${e.kind}`, "data-kind": e.kind },
+    `${EVIDENCE[e.kind]} (`, link, ")", typeof e.quote === "string" && e.quote ? `: “${e.quote}”` : "");
+}
+
 // An intent's title, also the key that keeps its card open across re-renders.
 const intentTitle = (intent) => String(intent.title || "Untitled intent");
 
@@ -79,7 +122,14 @@ function intentCard(intent, open) {
   }
   return el("details", { class: `intent state-${state}`, "data-key": title, open },
     el("summary", {}, el("span", { class: `badge badge-${state}` }, STATES[state]),
-      el("span", { class: "intent-title" }, md(title))), body);
+      el("span", { class: "intent-head" }, el("span", { class: "intent-title" }, md(title)),
+        evidenceLine(intent.evidence))), body);
+}
+
+// Which summarizer wrote it: the offline heuristic, or the model server's model.
+function summarizer(model) {
+  if (!model) return "Summarized ";
+  return model === "heuristic" ? "Summarized by heuristic (offline) " : `Summarized by ${model} `;
 }
 
 export function summaryPanel(state, setRunning) {
@@ -180,7 +230,7 @@ export function summaryPanel(state, setRunning) {
         ontoggle: (e) => { P.notesOpen = e.currentTarget.open; } },
       el("summary", {}, `How this project works (${notes.children.length})`), notes));
     }
-    out.push(el("p", { class: "byline" }, b.model ? `Written by ${b.model} ` : "Written ",
+    out.push(el("p", { class: "byline" }, summarizer(b.model),
       timeEl(b.generated_at),
       Number.isInteger(b.covers_through_turn) ? ` · covers turns 1–${b.covers_through_turn}` : ""));
     return out;
