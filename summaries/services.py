@@ -244,9 +244,7 @@ def _read_window(
     snapshot): it is the count of the whole session's fold (``session_sync``). A stale or
     drifted mirror reads the whole session, as does a window that cannot stand for it.
     """
-    mirror = (
-        Session.objects.filter(key=key).values_list("sig", "gen", "size", "user_turns").first()
-    )
+    mirror = Session.objects.filter(key=key).values_list("sig", "gen", "size", "user_turns").first()
     if mirror is None or tuple(mirror[:3]) != (identity.sig, identity.gen, identity.size):
         return None
     paths = _chain(store, key, identity.gen)

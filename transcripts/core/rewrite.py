@@ -363,4 +363,3 @@ def delete(store: TranscriptStore, key: str) -> bool:
                 target.unlink()
         remove_stale_temps(path.parent, path.name)
         return existed
-

@@ -100,7 +100,9 @@ class Command(BaseCommand):
     def _agents(self, options: dict[str, Any], owner: App | None, verbosity: int) -> None:
         """Convert other agents' sessions; with --follow, poll until stopped."""
         if not options["paths"]:
-            raise CommandError("--format claude-code|codex|auto and --follow need a PATH", returncode=2)
+            raise CommandError(
+                "--format claude-code|codex|auto and --follow need a PATH", returncode=2
+            )
         if options["follow"] and options["dry_run"]:
             raise CommandError("--follow cannot be a --dry-run", returncode=2)
         if options["interval"] <= 0:
