@@ -282,7 +282,7 @@ def stack(
         DJANGO_SETTINGS_MODULE="kirocrew_site.settings",
         PYTHONUNBUFFERED="1",
         DATABASE_URL=pg_url,
-        REDIS_URL=redis_urls[0],  # channels-redis layer (and Celery's result backend)
+        REDIS_URL=redis_urls[0],  # the channels-redis layer
         CELERY_BROKER_URL=redis_urls[1],
         KIROCREW_HOME=str(home),
         KIROCREW_SUMMARY_ENABLED="1",
