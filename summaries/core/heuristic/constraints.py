@@ -176,6 +176,9 @@ def _rule(sentence: str, turn_text: str) -> str | None:
         return None
     if _MOVED_FACT.search(sentence) or (_KEEP_AS.search(sentence) and _KEY.search(sentence)):
         return sentence
+    pair = _value_correction(sentence)
+    if pair is not None and not is_work_order(sentence.split(",")[0]):
+        return pair  # a statement, not an order ("port 6432, not 6543" is no "port X" order)
     if is_work_order(sentence) and not _EVERY_TIME.search(sentence):
         return None  # "upgrade X and make sure the migrations apply": about this work only
     if _OPS.search(sentence) and (_ONLY_PATH.search(sentence) or _STANDING_LEAD.search(sentence)):
@@ -187,6 +190,40 @@ def _rule(sentence: str, turn_text: str) -> str | None:
         return sentence
     if _MISTYPED.search(turn_text) and not _MISTYPED.search(sentence) and _KEY.search(sentence):
         return sentence  # "the bucket is acme-export, singular. I mistyped it before."
+    return None
+
+
+# Structural, any language: two values of one kind side by side in a statement ("die Test-DB
+# läuft auf 5434, nicht 5433", "@mkoval now not @dpr", "gpu-07 was retired, now is gpu-11")
+# correct one to the other. The value that holds is the first, unless a "now" word leads the
+# second; the other value's clause is left out.
+_VALUE_KINDS = (
+    re.compile(r"(?<![\w.:/-])(?!19\d\d\b|20\d\d\b)\d{4,5}(?![\w-]|\.\w)"),  # ports, not years
+    re.compile(r"(?<![\w/])/[\w.-]+(?:/[\w.-]+)*"),  # paths
+    re.compile(r"(?<![\w@])@[\w-]+"),  # handles
+    re.compile(r"\b[a-z]+-\d+\b", _I),  # numbered hosts ("gpu-11")
+)
+_NOW_WORD = re.compile(r"\b(now|jetzt|ahora|maintenant|agora|ora|nu)\b", _I)
+_NEGATED = re.compile(r"\b(not|nicht|no|pas|não|nao|non|kein|statt)\W+(\w+\W+)?$", _I)
+_PAIR_SPAN = 40
+
+
+def _value_correction(sentence: str) -> str | None:
+    for rx in _VALUE_KINDS:
+        hits = list(rx.finditer(sentence))
+        if len(hits) != 2 or hits[0].group(0) == hits[1].group(0):
+            continue
+        first, second = hits
+        between = sentence[first.end() : second.start()]
+        if len(between) > _PAIR_SPAN:
+            continue
+        if _NOW_WORD.search(between) and not _NEGATED.search(
+            between
+        ):  # "gpu-07 was retired, now is gpu-11"
+            cut = max(between.rfind(", "), between.rfind("; "))
+            return sentence[first.end() + cut + 2 :] if cut >= 0 else sentence[second.start() :]
+        cut = between.find(",")
+        return sentence[: first.end() + cut] if cut >= 0 else sentence[: first.end()]
     return None
 
 
@@ -210,8 +247,15 @@ def _kinds(text: str) -> set[str]:
     return {k for k, rx in (("<flag>", _FLAG), ("<port>", _PORT)) if rx.search(text)}
 
 
+# "the port is 5439, not 5432": a correction states the value that holds; the superseded one
+# is left out, so a reader (or a later model) never picks up the wrong value from it.
+_NOT_OLD = re.compile(
+    r"\s*(?:,|\u2014|\u2013|\s-)\s*not\s+`?[\w./:@-]+`?(?=\s*(?:[.;,)\u2014\u2013]|$))", _I
+)
+
+
 def _shape(text: str) -> str:
-    text = _LEAD.sub("", text).strip().rstrip(".")
+    text = _NOT_OLD.sub("", _LEAD.sub("", text)).strip().rstrip(".")
     return clip(text[:1].upper() + text[1:], 160)
 
 

@@ -1,0 +1,192 @@
+"""Boundaries as scored decisions: same intent, resume an older one, or a new one.
+
+For each person's turn (once drops, retractions, facts and feasibility questions are set
+aside, see ``segment``) ``features`` reads the cues of ``boundary_cues`` off the turn and
+the open intents, and every cue that fires votes for one option: ``continue`` the current
+intent, ``resume`` a named older intent, or open a ``new`` one. An option's score is the
+sum of the weights of the features voting for it (a linear score over 0/1 features, plus
+graded ones: topical overlap and the time gap); the highest score wins, ties going to the
+earlier option in ``_TIE_ORDER`` (the cheaper mistake, continuing).
+
+The weights live in one table, ``WEIGHTS``. They started as the rules' old order (each
+weight above the sum of all below it, which reproduces the nested rules exactly) and were
+then fitted by ``bench/fit_boundaries.py`` (a coordinate search over the labelled sets,
+the tuning set kept at F1 >= 0.99, state >= 0.98, origin >= 0.995; see its docstring).
+Structural features (close events, a gap, overlap of words, paths and identifiers with
+each open intent, numbered refs, an answer to the assistant's question, a compaction) and
+the English cues read through ``signals`` (pivot phrases, "also", subjectless reports)
+are features alike; a weight, not a branch order, says how much each counts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from summaries.core.heuristic.boundary_cues import (
+    NEW_TOPIC,
+    adds_beside,
+    asks_again,
+    best_older,
+    continues_closed,
+    corrects_elsewhere,
+    owner_elsewhere,
+    points_back,
+    ref_owner_of,
+    runs_again,
+)
+from summaries.core.heuristic.draft import CONTINUES, Draft
+from summaries.core.heuristic.exchanges import Exchange
+from summaries.core.heuristic.segstate import SegState
+from summaries.core.heuristic.signals import UserSignals
+
+# A turn answering the assistant's question with at most this many distinctive words is
+# an answer about the work in hand, not a new topic.
+ANSWER_WORDS = 8
+
+NEW, CONTINUE, RESUME = "new", "continue", "resume"
+_TIE_ORDER = (CONTINUE, RESUME, NEW)
+
+# feature -> weight. Each feature votes for one option (see ``features``). Read from the
+# top: the first rows were the first rules. Fitted by bench/fit_boundaries.py.
+WEIGHTS: dict[str, float] = {
+    "ref_number": 16384.0,  # a numbered PR/issue ("#3301") came up in exactly one intent
+    "older_topic": 8192.0,  # after a gap/pivot/resume cue, an older intent shares more words
+    "asks_again": 4096.0,  # after a gap, the words of finished work: a new run of a routine
+    "pivot": 2048.0,  # a pivot phrase leads the turn ("new topic:", "switching to")
+    "short_answer": 1024.0,  # <= 8 words right after the assistant asked something
+    "compaction": 512.0,  # right after a compaction or context reset
+    "correction": 256.0,  # "no, the other bucket": corrects the work in hand
+    "guard": 128.0,  # "make sure it can't happen again" once the incident is settled
+    # names an older intent in its own words, shares none with this one (old order 64;
+    # fitted 0: on the blind batches it pulled new work into finished intents)
+    "named_older": 0.0,
+    # "main went red after the flag merge": a breakage blamed on an earlier step (kept at 64)
+    "blamed_older": 64.0,
+    "closed_followup": 32.0,  # after a close (or finished work and a gap): reports on it
+    # after a close: anything substantial not about it (old order 32; fitted 768: above a
+    # compaction and a correction of something else)
+    "closed_other": 768.0,
+    # finished work, and 3+ words about something else (old order 16; fitted 48: above the
+    # after-a-close rules. The search's best, 8192, also outranked a short answer to the
+    # assistant's question, a structural cue the unit tests pin, so it was not taken)
+    "settled_other": 48.0,
+    "continues": 8.0,  # a continuation cue, an option pick, an ack, or a question
+    "weak_pivot": 4.0,  # "also/btw ..." sharing almost nothing with the work
+    "unrelated_request": 2.0,  # a request that starts work and shares almost nothing
+    "default": 1.0,  # bias: otherwise the turn continues the work in hand
+    # share of the turn's words known to the current intent (0..1). The search gave 12 for a
+    # +0.004 objective at the cost of one tuning origin; the floor on origins now keeps it 0
+    "overlap": 0.0,
+    "gap": 0.0,  # a day-scale pause before the turn (fitted: no weight of its own)
+    # once the work in hand has a result: 4+ distinctive words, none known to it, no question
+    # and no cue pointing back: a new topic in any language (no English cue needs to fire)
+    "disjoint": 0.0,  # fitted: 0 (any weight splits refinements that share no word)
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Vote:
+    feature: str
+    value: float  # 1.0 for a cue; graded features carry their measure
+    option: str
+    target: Draft | None
+
+
+def features(st: SegState, ex: Exchange, sig: UserSignals, cur: Draft) -> list[Vote]:
+    """Every feature that fires for this turn, each with the option it votes for."""
+    out: list[Vote] = []
+
+    def vote(name: str, option: str, target: Draft | None = None, value: float = 1.0) -> None:
+        out.append(Vote(name, value, option, cur if option == CONTINUE else target))
+
+    owner = ref_owner_of(st, sig)
+    if owner is not None:
+        vote("ref_number", CONTINUE if owner is cur else RESUME, owner)
+    here = cur.sim(sig.words)
+    if sig.resume or ex.gap_before or sig.pivot_strong:
+        older, score = best_older(st, sig.words)
+        if (
+            older is not None
+            and ((sig.resume and score > here) or score >= CONTINUES > here)
+            and not adds_beside(older, sig, ex.text)
+            and not runs_again(older, sig, ex)
+        ):
+            vote("older_topic", RESUME, older)
+        if ex.gap_before and asks_again(st, sig, ex):
+            vote("asks_again", NEW)
+    if sig.pivot_strong:
+        vote("pivot", NEW)
+    if ex.answers and len(sig.words) <= ANSWER_WORDS and "?" not in ex.text and not sig.prevent:
+        vote("short_answer", CONTINUE)
+    if ex.after_compaction:
+        vote("compaction", CONTINUE)
+    if sig.correction and not corrects_elsewhere(sig, cur):
+        vote("correction", CONTINUE)
+    if (cur.settled or cur.closed) and sig.prevent and not (sig.continuation or sig.resume):
+        vote("guard", NEW)
+    named = owner_elsewhere(st, sig, ex.text)
+    if named is not None and not named.dropped:
+        blamed = sig.regression and sig.refers_back
+        vote("blamed_older" if blamed else "named_older", RESUME, named)
+    if cur.closed or cur.dropped or (ex.gap_before and (cur.settled or cur.made)):
+        short = len(sig.words) < 2 and not (ex.gap_before and sig.words - cur.vocab)
+        if continues_closed(sig, cur, ex.text, gap=ex.gap_before) or short:
+            vote("closed_followup", CONTINUE)
+        else:
+            vote("closed_other", NEW)
+    refines = sig.work_order and not sig.new_work
+    if (
+        cur.settled
+        and not refines
+        and (not sig.question or here < NEW_TOPIC)
+        and len(sig.words) >= 3
+        and not cur.related(sig.words)
+        and not points_back(sig)
+    ):
+        vote("settled_other", NEW)
+    if sig.continuation or sig.option_pick or sig.ack or sig.question:
+        vote("continues", CONTINUE)
+    if sig.pivot_weak and here < NEW_TOPIC and not sig.anaphora and not refines:
+        vote("weak_pivot", NEW)
+    if (
+        (sig.new_work or (ex.gap_before and sig.work_order))
+        and len(sig.words) >= 3
+        and here < NEW_TOPIC
+        and not (sig.refers_back or sig.resume)
+    ):
+        vote("unrelated_request", NEW)
+    vote("default", CONTINUE)
+    if sig.words:
+        vote("overlap", CONTINUE, value=here)
+    if ex.gap_before:
+        vote("gap", NEW)
+    if (
+        (cur.made or cur.settled)
+        and len(sig.words) >= 4
+        and "?" not in ex.text
+        and not sig.words & cur.vocab
+        and not points_back(sig)
+    ):
+        vote("disjoint", NEW)
+    return out
+
+
+def decide(votes: list[Vote], weights: dict[str, float] | None = None) -> tuple[str, Draft | None]:
+    """The option with the highest summed weight (a resume is scored per target)."""
+    table = WEIGHTS if weights is None else weights
+    scores: dict[tuple[str, int], float] = {}
+    targets: dict[tuple[str, int], Draft | None] = {}
+    for v in votes:
+        key = (v.option, id(v.target) if v.option != NEW else 0)
+        scores[key] = scores.get(key, 0.0) + table.get(v.feature, 0.0) * v.value
+        targets[key] = v.target
+    best = max(scores, key=lambda k: (scores[k], -_TIE_ORDER.index(k[0])))
+    return best[0], targets[best]
+
+
+def route(st: SegState, ex: Exchange, sig: UserSignals) -> tuple[str, Draft | None]:
+    """new / continue / resume for a turn, by the scored features."""
+    cur = st.current
+    if cur is None:
+        return (NEW, None)
+    return decide(features(st, ex, sig, cur))

@@ -1,0 +1,136 @@
+"""Boundaries as scored decisions (issue 11, item 3): the features, the weight table and
+the fitting script (bench/fit_boundaries.py) on real transcript files."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bench import fit_boundaries
+from bench import summary_quality as sq
+from summaries.core.extract import extract_turns_from_lines
+from summaries.core.heuristic import boundary, summarize_turns
+from summaries.core.heuristic.draft import Draft
+
+T0 = datetime(2026, 10, 7, 9, 0, 0).astimezone()
+
+FIX = "fix the login redirect bug in auth/views.py, it loops back to /login"
+FIXED = "Changed auth/views.py: the redirect now keeps the next parameter."
+PIVOT = "switching gears: write the onboarding email template for new customers"
+DRAFTED = "Drafted templates/email/onboarding.html with the welcome copy."
+# a new request with no pivot phrase, in English and in French
+ENGLISH = "the onboarding email template for new customers needs the welcome copy"
+FOREIGN = "le modèle du courriel d'accueil pour les nouveaux clients doit avoir le texte"
+
+
+def write(path: Path, turns: list[tuple[str, str]]) -> Path:
+    at = T0
+    lines = [{"_type": "metadata", "created_at": at.isoformat(), "title": "t"}]
+    for role, text in turns:
+        at += timedelta(minutes=1)
+        lines.append({"ts": at.isoformat(), "role": role, "content": text})
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+    return path
+
+
+def ranges(path: Path) -> list[list[list[int]]]:
+    turns = extract_turns_from_lines(path.read_bytes().splitlines(keepends=True))
+    out: dict[str, Any] = summarize_turns(turns)
+    return [i["ranges"] for i in out["intents"]]
+
+
+PIVOT_SESSION = [("user", FIX), ("assistant", FIXED), ("user", PIVOT), ("assistant", DRAFTED)]
+
+
+def test_decide_sums_the_weights_of_the_votes_per_option() -> None:
+    cur, older = Draft(origin=0), Draft(origin=1)
+    votes = [
+        boundary.Vote("default", 1.0, boundary.CONTINUE, cur),
+        boundary.Vote("weak_pivot", 1.0, boundary.NEW, None),
+        boundary.Vote("unrelated_request", 1.0, boundary.NEW, None),
+        boundary.Vote("named_older", 1.0, boundary.RESUME, older),
+        boundary.Vote("overlap", 0.5, boundary.CONTINUE, cur),
+    ]
+    weights = {"default": 1.0, "weak_pivot": 2.0, "unrelated_request": 2.0, "named_older": 3.5}
+    assert boundary.decide(votes, weights) == (boundary.NEW, None)  # 4 > 3.5 > 1
+    assert boundary.decide(votes, weights | {"overlap": 8.0}) == (boundary.CONTINUE, cur)
+    assert boundary.decide(votes, weights | {"named_older": 5.0}) == (boundary.RESUME, older)
+    # a tie goes to the cheaper mistake: continuing
+    assert boundary.decide(votes, weights | {"default": 4.0}) == (boundary.CONTINUE, cur)
+
+
+def test_the_weight_table_decides_the_boundary(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = write(tmp_path / "s.jsonl", PIVOT_SESSION)
+    assert ranges(path) == [[[1, 1]], [[2, 2]]]
+    # with every vote for a new intent weighed at nothing, the pivot continues the work
+    silenced = dict.fromkeys(("pivot", "weak_pivot", "unrelated_request", "settled_other"), 0.0)
+    monkeypatch.setattr(boundary, "WEIGHTS", boundary.WEIGHTS | silenced)
+    assert ranges(path) == [[[1, 2]]]
+
+
+def test_after_a_close_the_same_structure_splits_in_any_language(tmp_path: Path) -> None:
+    """Structural evidence only: a commit closed the work, and the next request shares no
+    word with it. English and French get the same boundaries (no English cue is needed)."""
+    closed = "Changed auth/views.py and committed it: [main 5b0e7d2] fix: keep the next parameter."
+    english = write(
+        tmp_path / "en.jsonl",
+        [("user", FIX), ("assistant", closed), ("user", ENGLISH), ("assistant", DRAFTED)],
+    )
+    foreign = write(
+        tmp_path / "fr.jsonl",
+        [("user", FIX), ("assistant", closed), ("user", FOREIGN), ("assistant", DRAFTED)],
+    )
+    assert ranges(foreign) == ranges(english) == [[[1, 1]], [[2, 2]]]
+
+
+def _labelled(tmp_path: Path, weights_to_find: list[tuple[str, str]]) -> Path:
+    """A two-session labelled set: one tuning session and one in a blind batch."""
+    data = tmp_path / "data"
+    (data / "blind" / "held-out-8").mkdir(parents=True)
+    intents = [
+        {"ranges": [[1, 1]], "status": "completed", "verified": False, "origin_turn": 1},
+        {"ranges": [[2, 2]], "status": "active", "origin_turn": 2},
+    ]
+    for folder in (data, data / "blind" / "held-out-8"):
+        write(folder / "s.jsonl", weights_to_find)
+        doc = {"sessions": {"s": {"file": "s.jsonl", "intents": intents}}}
+        (folder / "labels.json").write_text(json.dumps(doc), encoding="utf-8")
+    return data
+
+
+def test_fit_finds_the_weight_that_restores_the_split(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    data = _labelled(tmp_path, PIVOT_SESSION)
+    silenced = dict.fromkeys(("pivot", "weak_pivot", "unrelated_request", "settled_other"), 0.0)
+    monkeypatch.setattr(boundary, "WEIGHTS", boundary.WEIGHTS | silenced)
+    monkeypatch.setattr(fit_boundaries, "SEPARATE_BATCHES", ("held-out-8",))
+    sessions = fit_boundaries.load(data, data / "blind")
+    assert [s.separate for s, _ in sessions] == [False, True]
+    assert (fit_boundaries.evaluate(sessions).blind.f1 or 0.0) < 1.0
+    fitted = fit_boundaries.fit(sessions, ["pivot"], passes=1)
+    assert fitted.blind.f1 == 1.0
+    assert fitted.tuning.f1 == 1.0
+    assert boundary.WEIGHTS["pivot"] > boundary.WEIGHTS["default"]
+
+
+def test_the_measured_blind_batches_keep_the_fitted_figures() -> None:
+    """Floors under held-out-7/8 after the fit and the structural constraint cues (before:
+    F1 0.71 / 0.64, constraint recall 0.25 / 0.32). They are train figures now; held-out-9 is
+    the honest estimate."""
+    for batch in ("held-out-7", "held-out-8"):
+        sessions = [
+            replace(s, label_group=batch) for s in sq.load_labelled_set(sq.BLIND_ROOT / batch)
+        ]
+        got = sq.evaluate(sessions, sq.heuristic_predictor()).groups[batch]
+        assert got.traps == 0
+        assert (got.f1 or 0.0) >= 0.70, (batch, got.figures())
+        assert (got.c_recall or 0.0) >= 0.40, (batch, got.figures())
+        assert (got.c_precision or 0.0) >= 0.60, (batch, got.figures())
