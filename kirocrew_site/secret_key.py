@@ -19,6 +19,8 @@ from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
 
+from transcripts.core.fsutil import fsync_dir, write_all
+
 KEY_FILE_NAME = "secret_key"
 ENV_NAMES = ("KIROCREW_SECRET_KEY", "DJANGO_SECRET_KEY")
 HINT = (
@@ -69,7 +71,7 @@ def _create(path: Path) -> None:
     try:
         try:
             os.fchmod(fd, 0o600)  # whatever the umask says
-            os.write(fd, (secrets.token_urlsafe(48) + "\n").encode())
+            write_all(fd, (secrets.token_urlsafe(48) + "\n").encode())
             os.fsync(fd)
         finally:
             os.close(fd)
@@ -77,8 +79,4 @@ def _create(path: Path) -> None:
             os.link(tmp, path)
     finally:
         tmp.unlink(missing_ok=True)
-    dir_fd = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(dir_fd)
-    finally:
-        os.close(dir_fd)
+    fsync_dir(path.parent)

@@ -30,16 +30,20 @@ def _lockout_error(wait: int) -> ValidationError:
     )
 
 
-class ThrottledAuthenticationForm(AuthenticationForm):
+class _LockoutMessage(AuthenticationForm):
+    """Say why a locked-out login failed, on the dashboard's and the admin's form alike."""
+
     def get_invalid_login_error(self) -> ValidationError:
         wait = locked_for(self.request)
         return _lockout_error(wait) if wait is not None else super().get_invalid_login_error()
 
 
-class ThrottledAdminAuthenticationForm(AdminAuthenticationForm):
-    def get_invalid_login_error(self) -> ValidationError:
-        wait = locked_for(self.request)
-        return _lockout_error(wait) if wait is not None else super().get_invalid_login_error()
+class ThrottledAuthenticationForm(_LockoutMessage):
+    pass
+
+
+class ThrottledAdminAuthenticationForm(_LockoutMessage, AdminAuthenticationForm):
+    pass
 
 
 class LoginView(auth_views.LoginView):

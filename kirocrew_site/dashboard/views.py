@@ -139,7 +139,6 @@ def session_detail(request: HttpRequest, slot: str) -> HttpResponse:
             "slot": found,
             "session": found.session,
             "items": items,
-            "user_turns": user_turns,
             "turns_text": counted(user_turns, "turn"),
             "earlier": window.first - 1 if window.total else 0,
             "earlier_text": counted(window.first - 1, "turn"),

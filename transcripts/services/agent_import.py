@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import stat
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import partial
@@ -77,7 +78,7 @@ def _walk(source: Path, result: ImportResult) -> Iterator[Path]:
             if name.endswith(".jsonl") and not name.startswith("."):
                 path = Path(root) / name
                 mode = os.lstat(path).st_mode
-                if os.path.islink(path) or not os.path.isfile(path):
+                if not stat.S_ISREG(mode):  # lstat: a link is not a regular file
                     result.outcomes.append(
                         FileOutcome(str(path), "bad", reason=f"not a regular file: {kind_of(mode)}")
                     )
@@ -301,11 +302,12 @@ def _import_open(
             return FileOutcome(label, "unchanged", state["key"], reason)
         fmt = state["format"]
     else:
-        found = detect_lines(_head_lines(fd, st.st_size))
-        if found is None and fmt in CONVERTERS and _head_lines(fd, st.st_size):
+        head = _head_lines(fd, st.st_size)
+        found = detect_lines(head)
+        if found is None and fmt in CONVERTERS and head:
             found = fmt  # only bookkeeping so far: the format asked for is taken at its word
         if found is None:
-            if st.st_size == 0 or not _head_lines(fd, st.st_size):
+            if not head:
                 return FileOutcome(label, "unchanged", reason="no complete line yet")
             return FileOutcome(label, "bad", reason="format not recognised")
         if fmt == "auto" and found == "kirocrew":

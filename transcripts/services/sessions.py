@@ -80,10 +80,7 @@ def session_append_rows(*, key: str, rows: list[dict[str, Any]]) -> Appended:
 def session_append_revision(*, key: str, target_ts: str, patch: dict[str, Any]) -> Appended:
     """Change an earlier row by an appended revision; ``RowNotFound`` for an unknown ts."""
     appended = get_store().append_revision(key, target_ts, patch)
-    if "role" in patch:  # may change the user-turn count: count again
-        session_sync(key=key, create=False)
-    else:
-        mirror_after_append(key, appended, [])
+    mirror_after_append(key, appended, [])
     return appended
 
 

@@ -12,7 +12,7 @@ with no match, a refused connection while exploring) is not a failed check.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
 from summaries.core.turns import ToolRow
 
@@ -176,17 +176,13 @@ def _pair_sentences(
     return said
 
 
-def tool_sentences(rows: Sequence[ToolRow], edited: set[str] | None = None) -> list[str]:
-    """Evidence sentences for a run of tool rows, in order. ``edited`` collects the file
-    names changed so far in the session, so a later run of one of them is recognised."""
-    return [said for said, _ in tool_sentences_at(rows, edited)]
-
-
 def tool_sentences_at(
     rows: Sequence[ToolRow], edited: set[str] | None = None
 ) -> list[tuple[str, str | None]]:
-    """``tool_sentences`` with the stamp of the result row each sentence came from, so a
-    summary's evidence can link to the row that showed it."""
+    """Evidence sentences for a run of tool rows, in order, each with the stamp of the
+    result row it came from, so a summary's evidence can link to the row that showed it.
+    ``edited`` collects the file names changed so far in the session, so a later run of one
+    of them is recognised."""
     out: list[tuple[str, str | None]] = []
     edited = set() if edited is None else edited
     call: ToolRow | None = None
@@ -204,8 +200,3 @@ def tool_sentences_at(
 
 def _command(text: str) -> str:
     return " ".join(text.strip().splitlines()[:1])[:400]
-
-
-def tool_words(rows: Iterable[ToolRow]) -> str:
-    """The command lines, for the topic words they carry (paths, identifiers)."""
-    return " ".join(_command(r.text) for r in rows if r.kind == "call")
