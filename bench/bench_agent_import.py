@@ -221,7 +221,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def follow(path: Path, folder: Path, env: dict[str, str], interval: float, appends: int) -> bool:
     """The child follows the whole folder (every poll checks all sessions); one file grows."""
-    from transcripts.store import get_store
+    from transcripts.runtime import get_store
 
     key = f"claude:{path.stem}"
     store = get_store()

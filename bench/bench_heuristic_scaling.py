@@ -21,7 +21,7 @@ from datetime import datetime, timedelta
 
 from bench import common
 from summaries.core.heuristic import summarize_turns
-from summaries.core.turns import TranscriptTurn
+from summaries.core.transcript_turn import TranscriptTurn
 
 START = datetime.fromisoformat("2026-05-04T09:00:00+02:00")
 TARGET = 2.5

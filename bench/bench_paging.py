@@ -86,8 +86,8 @@ def main(argv: list[str] | None = None) -> int:
 
         from transcripts.core.paging import PAGE_INDEX
         from transcripts.models import Slot
+        from transcripts.runtime import get_store
         from transcripts.services import app_create, session_create
-        from transcripts.store import get_store
 
         app, token = app_create(name="bench")
         store = get_store()

@@ -65,8 +65,8 @@ def main(argv: list[str] | None = None) -> int:
         from summaries.core.sidecar import INTENTS, ONE_LINE
         from summaries.services import PassOutcome, summary_generate
         from transcripts.models import Slot
+        from transcripts.runtime import get_store
         from transcripts.services import session_create, session_sync
-        from transcripts.store import get_store
 
         store = get_store()
         slot = session_create(name=SLOT, app=None)

@@ -49,8 +49,8 @@ def main(argv: list[str] | None = None) -> int:
 
         from transcripts.core.paging import PAGE_INDEX
         from transcripts.models import Slot
+        from transcripts.runtime import get_store
         from transcripts.services import session_create
-        from transcripts.store import get_store
 
         store = get_store()
         keys = {}

@@ -40,7 +40,7 @@ SLOT = "big"
 
 def fill(key: str, size: int, *, seed: int, meta_share: float) -> tuple[int, int]:
     """Append the session through the store, in batches; (rows, bytes on disk)."""
-    from transcripts.store import get_store
+    from transcripts.runtime import get_store
 
     store = get_store()
     factory = common.RowFactory(seed=seed, profile="chat")
@@ -77,8 +77,8 @@ def main(argv: list[str] | None = None) -> int:
         from summaries.services import PassOutcome, summary_generate
         from transcripts.core.store import TranscriptStore
         from transcripts.models import Slot
+        from transcripts.runtime import get_store
         from transcripts.services import session_create, session_sync
-        from transcripts.store import get_store
 
         store = get_store()
         slot = session_create(name=SLOT, app=None)

@@ -113,8 +113,8 @@ def main(argv: list[str] | None = None) -> int:
 
         from bench.bench_summary_get import fill_transcript
         from transcripts.models import Slot
+        from transcripts.runtime import get_store
         from transcripts.services import app_create, session_create, session_sync
-        from transcripts.store import get_store
 
         app, token = app_create(name="bench")
         session_create(name="s1", app=app)

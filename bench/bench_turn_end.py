@@ -51,8 +51,8 @@ def main(argv: list[str] | None = None) -> int:
         from bench.bench_summary_get import fill_transcript
         from summaries.worker import summary_worker_drain
         from transcripts.models import Slot
+        from transcripts.runtime import get_store
         from transcripts.services import app_create, session_create, session_sync
-        from transcripts.store import get_store
 
         _app, token = app_create(name="bench")
         client = Client(HTTP_AUTHORIZATION=f"Bearer {token}")

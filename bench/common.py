@@ -628,7 +628,7 @@ def store_summary(slot_name: str, payload: dict[str, Any] | None = None) -> None
     guarded write the pass uses), so GET serves it as fresh. Django must be set up."""
     from summaries.core.sidecar import INTENTS, ONE_LINE, write_guarded
     from transcripts.models import Slot
-    from transcripts.store import get_store
+    from transcripts.runtime import get_store
 
     store = get_store()
     key = Slot.objects.select_related("session").get(name=slot_name).session.key

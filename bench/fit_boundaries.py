@@ -42,7 +42,7 @@ from bench.summary_quality import (  # noqa: E402
     score_session,
 )
 from summaries.core.heuristic import boundary  # noqa: E402
-from summaries.core.turns import TranscriptTurn  # noqa: E402
+from summaries.core.transcript_turn import TranscriptTurn  # noqa: E402
 
 GRID = (0.0, *sorted({m * 2.0**k for k in range(16) for m in (1.0, 1.5)}))
 FLOOR_F1 = 0.99

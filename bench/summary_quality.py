@@ -54,7 +54,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from summaries.core.heuristic.words import content_words  # noqa: E402
-from summaries.core.turns import TranscriptTurn  # noqa: E402
+from summaries.core.transcript_turn import TranscriptTurn  # noqa: E402
 
 DEFAULT_DATA = ROOT / "tests" / "data" / "summary_quality"
 RESEND_WINDOW = timedelta(hours=12)

@@ -9,8 +9,8 @@ from django.db.models import Field, QuerySet
 
 from transcripts.listing import SessionPage, session_page
 from transcripts.models import App, Session, Slot
+from transcripts.runtime import get_store
 from transcripts.selectors import session_list
-from transcripts.store import get_store
 
 from .core.gate import generate_state
 from .core.payload import evidence_of

@@ -23,7 +23,7 @@ from transcripts.core.errors import SessionNotFound
 from transcripts.core.store import Identity, TranscriptStore
 from transcripts.core.tail import read_tail
 from transcripts.models import Session, Slot
-from transcripts.store import get_store
+from transcripts.runtime import get_store
 
 from .core.backends import BackendError
 from .core.config import SessionSummaryConfig
@@ -38,7 +38,7 @@ from .core.payload import clip_sealed, normalize_payload, seal_payload
 from .core.prompt import build_prompt
 from .core.reply import parse_reply
 from .core.sidecar import INTENTS, ONE_LINE, read_strict, write_guarded
-from .core.turns import TranscriptTurn
+from .core.transcript_turn import TranscriptTurn
 from .core.window import WINDOW_BYTES, window_turns
 from .marker import marker_active, marker_release, marker_take
 from .models import IntentSummary, OneLineSummary

@@ -19,9 +19,9 @@ from .core.rewrite import rotation_blocker
 from .core.store import SessionView
 from .core.words import counted
 from .models import App, SecurityEvent, Session, Slot
+from .runtime import get_store
 from .services import session_rotate, session_verify
 from .services.apps import app_token_new
-from .store import get_store
 
 EDGE_ROWS = 200  # rows shown at each end of a long transcript
 CONTENT_CHARS = 500

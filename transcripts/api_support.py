@@ -17,8 +17,8 @@ from .core.content import loads_checked
 from .core.errors import SessionNotFound
 from .core.keys import is_valid_slot_name
 from .models import App, Session, Slot
+from .runtime import get_store
 from .services import security_event_record
-from .store import get_store
 
 
 class ApiError(Exception):

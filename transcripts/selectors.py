@@ -11,7 +11,7 @@ from .core.fold import FoldReport
 from .core.keys import is_valid_slot_name
 from .core.paging import InvalidCursor, read_page
 from .models import App, Session, Slot
-from .store import get_store
+from .runtime import get_store
 
 Caller = App | Literal[""]  # "" = a dashboard user: unrestricted
 MAX_PAGE = 1000

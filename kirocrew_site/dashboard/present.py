@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from transcripts.core.fold import FoldReport
-from transcripts.core.turns import is_injected, is_user_turn
+from transcripts.core.user_turns import is_injected, is_user_turn
 
 from .markdown import render_block, render_code
 

@@ -13,10 +13,10 @@ from transcripts.core.errors import SessionNotFound
 from transcripts.core.fold import FoldReport
 from transcripts.core.provenance import SOURCE_LABELS
 from transcripts.core.turnmarks import TurnMarks, turn_marks
-from transcripts.core.turns import is_user_turn
+from transcripts.core.user_turns import is_user_turn
 from transcripts.models import App, Session
+from transcripts.runtime import get_store
 from transcripts.selectors import InvalidCursor, session_list, session_transcript
-from transcripts.store import get_store
 
 from .present import STATE_LABELS
 

@@ -28,11 +28,11 @@ import msgspec
 from transcripts.core.codec import MAX_LINE_BYTES
 from transcripts.core.reader import UTF8_BOM, parse_json_line
 from transcripts.core.redaction import redact_text
-from transcripts.core.turns import INJECTED_PREFIXES as INJECTED_PREFIXES  # re-exported
-from transcripts.core.turns import is_injected as is_injected  # re-exported
-from transcripts.core.turns import is_user_turn
+from transcripts.core.user_turns import INJECTED_PREFIXES as INJECTED_PREFIXES  # re-exported
+from transcripts.core.user_turns import is_injected as is_injected  # re-exported
+from transcripts.core.user_turns import is_user_turn
 
-from .turns import ToolRow, TranscriptTurn
+from .transcript_turn import ToolRow, TranscriptTurn
 
 READ_ROLES = frozenset({"user", "assistant", "merged_summary"})
 TOOL_ROLES = {"tool_call": "call", "tool_result": "result", "tool": "tool"}

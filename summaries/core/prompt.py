@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from .extract import MAX_INPUT_CHARS, render_bounded_input
-from .turns import TranscriptTurn
+from .transcript_turn import TranscriptTurn
 
 PROMPT = """\
 Summarize the chat session below by INTENT, for a side panel whose only job is to make \

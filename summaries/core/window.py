@@ -23,10 +23,10 @@ import msgspec
 
 from transcripts.core.fold import fold_lines
 from transcripts.core.reader import RawLine, parse_json_line
-from transcripts.core.turns import is_user_turn
+from transcripts.core.user_turns import is_user_turn
 
 from .extract import _decode_row, extract_turns, extract_turns_from_lines
-from .turns import TranscriptTurn
+from .transcript_turn import TranscriptTurn
 
 WINDOW_BYTES = 4 * 1024 * 1024
 WINDOW_USER_TURNS = 100

@@ -21,8 +21,8 @@ from tests.fixtures.personas import app_with_client, dashboard_client, staff_cli
 from tests.fixtures.slots import add_exchanges
 from transcripts.core.store import TranscriptStore
 from transcripts.models import App, SecurityEvent, Slot
+from transcripts.runtime import get_store
 from transcripts.services import session_create
-from transcripts.store import get_store
 
 NO_BODY = object()
 SECRET = "ghp_" + "A" * 36  # a GitHub token shape the redactor knows

@@ -30,7 +30,7 @@ from transcripts.core.offsets import IndexCache
 from transcripts.core.paging import PAGE_INDEX
 from transcripts.core.store import TranscriptStore
 from transcripts.core.turnmarks import turn_marks
-from transcripts.core.turns import is_user_turn
+from transcripts.core.user_turns import is_user_turn
 
 MARKED: Counter[str] = Counter()  # which path answered, over the property test's examples
 SETTINGS = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -29,8 +29,8 @@ from tests.fixtures.slots import add_exchanges
 from tests.fixtures.summaries import CountingBackend
 from tests.transcripts.reliability.procs import LineReader
 from transcripts.models import Slot
+from transcripts.runtime import get_store
 from transcripts.services import app_create, session_create
-from transcripts.store import get_store
 
 pytestmark = [
     pytest.mark.services,

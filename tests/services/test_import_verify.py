@@ -12,8 +12,8 @@ from django.core.management import call_command
 
 from tests.transcripts.django.util import verify
 from transcripts.models import Session, Slot
+from transcripts.runtime import get_store
 from transcripts.services import session_append_row, session_verify_all
-from transcripts.store import get_store
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db]
 

@@ -22,7 +22,7 @@ NUL_TITLE = '{"name": "nul1", "title": "a\\u0000b"}'
 
 @pytest.fixture
 def store(services_home: Path, on_postgres: None) -> TranscriptStore:
-    from transcripts.store import get_store
+    from transcripts.runtime import get_store
 
     return get_store()
 

@@ -14,8 +14,8 @@ from django.test import Client
 from summaries.core.sidecar import INTENTS, ONE_LINE, read_strict
 from summaries.models import IntentSummary, OneLineSummary
 from transcripts.models import Session, Slot
+from transcripts.runtime import get_store
 from transcripts.services import app_create
-from transcripts.store import get_store
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
 

@@ -22,7 +22,7 @@ from summaries.core.backends import (
     resolve_backend,
 )
 from summaries.core.backends.openai import MAX_REPLY_BYTES, SYSTEM_LINE
-from summaries.core.turns import TranscriptTurn
+from summaries.core.transcript_turn import TranscriptTurn
 from tests.summaries import fake_openai_server
 from tests.summaries.fake_openai_server import Behaviour, FakeOpenAIServer, closed_port
 

@@ -22,7 +22,7 @@ from summaries.core.extract import (
     render_bounded_input,
     render_input,
 )
-from summaries.core.turns import TranscriptTurn
+from summaries.core.transcript_turn import TranscriptTurn
 
 
 def u(content: Any, ts: Any = None, **extra: Any) -> dict[str, Any]:

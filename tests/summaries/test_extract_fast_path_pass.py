@@ -15,7 +15,7 @@ import orjson
 import pytest
 
 from summaries.core.extract import extract_turns, extract_turns_from_lines
-from summaries.core.turns import TranscriptTurn
+from summaries.core.transcript_turn import TranscriptTurn
 from tests.transcripts.helpers import make_store
 from transcripts.core.archive import write_archive
 from transcripts.core.errors import SessionNotFound

@@ -17,7 +17,7 @@ import pytest
 from summaries.core.backends.base import SummaryBackend
 from summaries.core.heuristic import HeuristicBackend, summarize_turns
 from summaries.core.payload import derive_state, normalize_payload
-from summaries.core.turns import TranscriptTurn
+from summaries.core.transcript_turn import TranscriptTurn
 
 START = datetime.fromisoformat("2026-05-04T09:00:00+02:00")
 AUTOMATION_PREFIXES = ("[cron notification", "[subagent completion event]", "=== restored context")

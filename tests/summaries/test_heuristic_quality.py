@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 
 from bench import summary_quality as sq
-from summaries.core.turns import TranscriptTurn
+from summaries.core.transcript_turn import TranscriptTurn
 
 FAMILY_FLOOR = 0.8  # every rule family, over the tuning sessions tagged with it
 HELD_OUT_FLOOR = 0.75

@@ -18,7 +18,7 @@ from summaries.core.extract import extract_turns, extract_turns_from_lines, rend
 from summaries.core.heuristic import summarize_turns
 from summaries.core.heuristic.compose import fit_phrase, title_for
 from summaries.core.payload import derive_state
-from summaries.core.turns import TranscriptTurn
+from summaries.core.transcript_turn import TranscriptTurn
 
 T0 = datetime(2026, 10, 7, 9, 0, 0).astimezone()
 

@@ -15,7 +15,7 @@ import pytest
 
 from summaries.core.extract import extract_turns, extract_turns_from_lines
 from summaries.core.payload import clip_sealed, normalize_payload, seal_payload
-from summaries.core.turns import TranscriptTurn
+from summaries.core.transcript_turn import TranscriptTurn
 from summaries.services import one_line_gist
 from tests.summaries.secret_samples import Secret, all_secrets, package_misses
 

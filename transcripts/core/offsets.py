@@ -29,7 +29,7 @@ from typing import Any
 from .codec import MAX_LINE_BYTES
 from .fold import FoldReport, _Fold
 from .reader import RawLine, iter_line_batches
-from .turns import is_user_turn
+from .user_turns import is_user_turn
 
 # Anomalies after which rows cannot be found by an exact, unique ts: full fold instead.
 ORDER_KINDS = frozenset({"missing_ts", "bad_ts", "dup_ts", "non_monotonic_ts"})

@@ -32,10 +32,10 @@ from ..core.fsutil import NotRegularFile, atomic_write, kind_of, open_regular
 from ..core.importfiles import ImportRefused, check_size
 from ..core.keys import slot_name_for_key
 from ..core.store import Appended
-from ..core.turns import is_user_turn
+from ..core.user_turns import is_user_turn
 from ..models import App, Slot
+from ..runtime import get_store
 from ..signals import rows_appended, turn_ended
-from ..store import get_store
 from .errors import ImportSourceError
 from .importing import (
     FileOutcome,

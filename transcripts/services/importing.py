@@ -28,7 +28,7 @@ from ..core.keys import is_valid_slot_name, safe_key, slot_name_for_key
 from ..core.reader import parse_metadata_line
 from ..core.store import TranscriptStore
 from ..models import App, Session, Slot
-from ..store import get_store
+from ..runtime import get_store
 from .errors import ImportSourceError
 from .sync import DiskState, disk_state, key_for_file, session_sync
 

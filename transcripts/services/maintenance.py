@@ -17,7 +17,7 @@ from ..core.keys import BARE_PREFIX
 from ..core.reader import read_line0
 from ..core.timestamps import now_local
 from ..models import Session, Slot
-from ..store import get_store
+from ..runtime import get_store
 from .sessions import session_rotate
 from .sync import key_for_file, session_sync
 

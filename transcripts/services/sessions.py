@@ -12,7 +12,7 @@ from ..core.errors import SessionExists, SessionNotFound
 from ..core.keys import is_valid_slot_name, slot_name_for_key, transcript_key_for_slot
 from ..core.store import Appended
 from ..models import App, Session, Slot
-from ..store import get_store
+from ..runtime import get_store
 from .errors import InvalidSlotName, SlotExists
 from .sync import mirror_after_append, mirror_after_metadata_edit, session_sync
 

@@ -25,9 +25,9 @@ from ..core.keys import key_from_stem, safe_key
 from ..core.provenance import session_project, session_source
 from ..core.store import Appended, TranscriptStore
 from ..core.timestamps import parse_ts
-from ..core.turns import is_user_turn
+from ..core.user_turns import is_user_turn
 from ..models import App, Session
-from ..store import get_store
+from ..runtime import get_store
 
 # A day of margin either side: a backend converting to its own time zone stays in range.
 _FIRST_DAY, _LAST_DAY = date(1, 1, 2), date(9999, 12, 30)

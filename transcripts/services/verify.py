@@ -26,7 +26,7 @@ from ..core.keys import safe_key
 from ..core.reader import UTF8_BOM, read_line0
 from ..core.rewrite import rotation_blocker
 from ..models import Session
-from ..store import get_store
+from ..runtime import get_store
 from .importing import session_index
 from .sync import DiskState, disk_state, key_for_file
 

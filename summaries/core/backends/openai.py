@@ -24,7 +24,7 @@ from summaries.core.backends.base import (
     BackendTimeout,
     BackendUnavailable,
 )
-from summaries.core.turns import TranscriptTurn
+from summaries.core.transcript_turn import TranscriptTurn
 
 log = logging.getLogger(__name__)
 

@@ -6,7 +6,7 @@ import json
 from collections.abc import Sequence
 
 from summaries.core.heuristic.compose import summarize_turns
-from summaries.core.turns import TranscriptTurn
+from summaries.core.transcript_turn import TranscriptTurn
 
 
 class HeuristicBackend:

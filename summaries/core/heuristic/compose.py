@@ -20,7 +20,7 @@ from summaries.core.heuristic.segment import segment
 from summaries.core.heuristic.signals import is_work_order
 from summaries.core.heuristic.status import Verdict, judge
 from summaries.core.heuristic.words import clip, content_words, sentences
-from summaries.core.turns import TranscriptTurn
+from summaries.core.transcript_turn import TranscriptTurn
 
 _I = re.IGNORECASE
 _FILLER = re.compile(

@@ -14,7 +14,7 @@ from datetime import datetime, timedelta
 
 from summaries.core.heuristic.lexicon import COMPACTION
 from summaries.core.heuristic.tools import tool_sentences_at
-from summaries.core.turns import TranscriptTurn
+from summaries.core.transcript_turn import TranscriptTurn
 
 # A day-scale gap separates a routine re-run from a retry (boundary signal 2). Twelve
 # hours splits "yesterday" from "this morning" but not a long working session.

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from summaries.core.turns import ToolRow
+from summaries.core.transcript_turn import ToolRow
 
 _I = re.IGNORECASE
 

@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 
 import pytest
 
-from summaries.core.turns import TranscriptTurn
+from summaries.core.transcript_turn import TranscriptTurn
 from summaries.push import register_sender, unregister_sender
 from tests.fixtures.summaries import use_backend
 

@@ -20,7 +20,7 @@ import pytest
 from summaries import services
 from summaries.core.extract import count_user_turns, extract_turns
 from summaries.core.sidecar import INTENTS, read_strict
-from summaries.core.turns import TranscriptTurn
+from summaries.core.transcript_turn import TranscriptTurn
 from summaries.core.window import window_turns
 from summaries.services import PassOutcome, summary_generate
 from tests.summaries.django.conftest import must
@@ -28,8 +28,8 @@ from transcripts.core.errors import RowNotFound
 from transcripts.core.store import TranscriptStore
 from transcripts.core.tail import read_tail
 from transcripts.models import Session, Slot
+from transcripts.runtime import get_store
 from transcripts.services import session_sync
-from transcripts.store import get_store
 
 pytestmark = pytest.mark.django_db
 

@@ -26,7 +26,7 @@ from tests.transcripts.agents.helpers import (
 from transcripts.core.agents import claude_code, codex
 from transcripts.core.agents.common import Step, Tally
 from transcripts.core.agents.detect import detect_lines
-from transcripts.core.turns import is_user_turn
+from transcripts.core.user_turns import is_user_turn
 
 
 def run(path: str, convert, state) -> tuple[list[dict[str, Any]], Tally, list[int], int]:

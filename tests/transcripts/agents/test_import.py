@@ -24,7 +24,7 @@ from tests.transcripts.agents.helpers import (
 )
 from transcripts import signals
 from transcripts.models import Session, Slot
-from transcripts.store import get_store
+from transcripts.runtime import get_store
 
 pytestmark = pytest.mark.django_db
 

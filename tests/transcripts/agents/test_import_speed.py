@@ -21,8 +21,8 @@ from tests.transcripts.agents.helpers import (
 )
 from transcripts.core.store import TranscriptStore
 from transcripts.models import Session, Slot
+from transcripts.runtime import get_store
 from transcripts.services.sync import disk_state
-from transcripts.store import get_store
 
 pytestmark = pytest.mark.django_db
 

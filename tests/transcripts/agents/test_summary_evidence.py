@@ -14,7 +14,7 @@ import pytest
 from django.core.management import call_command
 
 from tests.transcripts.agents.helpers import CLAUDE_FILE, CLAUDE_SID, copy_tree
-from transcripts.store import get_store
+from transcripts.runtime import get_store
 
 pytestmark = pytest.mark.django_db
 

@@ -13,8 +13,8 @@ from django.urls import reverse
 
 from transcripts.core.codec import MAX_LINE_BYTES
 from transcripts.models import Session
+from transcripts.runtime import get_store
 from transcripts.services import session_append_row, session_create
-from transcripts.store import get_store
 
 pytestmark = pytest.mark.django_db
 KEY = "dashboard:big-import"

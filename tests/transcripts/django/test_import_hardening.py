@@ -19,8 +19,8 @@ from tests.transcripts.django.test_import import KEYS, run
 from tests.transcripts.django.util import mirror_diff, verify
 from transcripts.core.store import TranscriptStore
 from transcripts.models import Session
+from transcripts.runtime import get_store
 from transcripts.services import session_append_row, session_create, session_verify
-from transcripts.store import get_store
 
 pytestmark = pytest.mark.django_db
 

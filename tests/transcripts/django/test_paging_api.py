@@ -17,7 +17,7 @@ from django.test import Client
 from tests.fixtures.personas import app_with_client
 from transcripts.core.paging import PAGE_INDEX
 from transcripts.models import Slot
-from transcripts.store import get_store
+from transcripts.runtime import get_store
 
 pytestmark = pytest.mark.django_db
 KEY = "dashboard:s1"
