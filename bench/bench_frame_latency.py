@@ -84,8 +84,8 @@ def run(args: argparse.Namespace, url: str, tmp: Path) -> int:
     )
     common.django_setup(env)
 
-    from summaries import push
-    from summaries.services import summary_generate
+    from summaries import services
+    from summaries.services import PassResult, summary_generate
     from transcripts.models import Slot
     from transcripts.services import app_create, session_append_row, session_create
 
@@ -97,11 +97,14 @@ def run(args: argparse.Namespace, url: str, tmp: Path) -> int:
 
     commits: list[float] = []
 
-    def commit_clock(name: str) -> None:
-        commits.append(time.perf_counter())
+    announce = services._announce
 
-    # First in line, so the clock starts before the Channels sender runs.
-    push._senders.insert(0, commit_clock)
+    def commit_clock(slot_name: str) -> None:
+        commits.append(time.perf_counter())
+        announce(slot_name)
+
+    # The pass's on-commit announcement: the clock starts before any receiver runs.
+    services._announce = commit_clock
 
     frames: queue.Queue[float] = queue.Queue()
     published: queue.Queue[float] = queue.Queue()
@@ -155,7 +158,7 @@ def run(args: argparse.Namespace, url: str, tmp: Path) -> int:
             session_append_row(key=slot.session.key, role="assistant", content=f"Also {i}.")
             started = time.perf_counter()
             outcome = summary_generate(slot_name="s1", force=True)
-            assert outcome.reason == "stored", outcome
+            assert outcome.reason is PassResult.STORED, outcome
             received = frames.get(timeout=10)
             # arm B: raw PUBLISH -> SUBSCRIBE
             sent = time.perf_counter()

@@ -62,8 +62,9 @@ def main(argv: list[str] | None = None) -> int:
         common.django_setup(common.django_env(tmp / "home", KIROCREW_SUMMARY_MODEL="heuristic"))
 
         from summaries import services
-        from summaries.core.sidecar import INTENTS, ONE_LINE
-        from summaries.services import PassOutcome, summary_generate
+        from summaries.core.sidecar import INTENTS, ONE_LINE, sidecar_path
+        from summaries.services import PassOutcome, PassResult, summary_generate
+        from summaries.state import summary_turn_mark_set
         from transcripts.models import Slot
         from transcripts.runtime import get_store
         from transcripts.services import session_create, session_sync
@@ -86,13 +87,13 @@ def main(argv: list[str] | None = None) -> int:
             common.warm_page_cache(path)
 
         def setup() -> None:
-            Slot.objects.filter(pk=slot.pk).update(summary_turn_mark=0)
+            summary_turn_mark_set(slot.pk, 0)
             for kind in (INTENTS, ONE_LINE):
-                store.sidecar_path(key, kind).unlink(missing_ok=True)
+                sidecar_path(store.root, key, kind).unlink(missing_ok=True)
 
         def run_pass() -> None:
             outcome = summary_generate(slot_name=SLOT, force=True)
-            assert outcome == PassOutcome(True, "stored"), outcome
+            assert outcome == PassOutcome(PassResult.STORED), outcome
 
         arms: dict[str, Any] = {"orjson": lambda: parse_all(paths), "pass": run_pass}
         timings: dict[str, list[float]] = {name: [] for name in arms}

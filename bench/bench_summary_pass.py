@@ -14,8 +14,9 @@ realistic user/assistant content, ~95 % of the bytes in ``meta``) through the st
   the whole session as it did before the raw-lines fast path (report only);
 * current: a valid sidecar is in place, so the outcome is "current" and no model runs.
 
-Before each arm (outside the clock) the slot's ``summary_turn_mark`` is reset to 0, so
-the cadence gate lets the automatic (non-forced) pass through, as after a fresh start.
+Before each arm (outside the clock) the slot's turn mark (``SummaryState.turn_mark``) is
+reset to 0, so the cadence gate lets the automatic (non-forced) pass through, as after a
+fresh start.
 
 Targets: current <= 0.1x generate, and one current pass reads (``rchar``) < 1 MB: a pass
 over an unchanged transcript costs a stat and a sidecar read, never the session, so its
@@ -73,8 +74,9 @@ def main(argv: list[str] | None = None) -> int:
     with common.temp_dir("summary-pass") as tmp:
         common.django_setup(common.django_env(tmp / "home", KIROCREW_SUMMARY_MODEL="heuristic"))
 
-        from summaries.core.sidecar import INTENTS, ONE_LINE
-        from summaries.services import PassOutcome, summary_generate
+        from summaries.core.sidecar import INTENTS, ONE_LINE, sidecar_path
+        from summaries.services import PassOutcome, PassResult, summary_generate
+        from summaries.state import summary_turn_mark_set
         from transcripts.core.store import TranscriptStore
         from transcripts.models import Slot
         from transcripts.runtime import get_store
@@ -95,11 +97,11 @@ def main(argv: list[str] | None = None) -> int:
         common.warm_page_cache(store.path(key))
 
         def unmark() -> None:
-            Slot.objects.filter(pk=slot.pk).update(summary_turn_mark=0)
+            summary_turn_mark_set(slot.pk, 0)
 
         def drop_sidecars() -> None:
             for kind in (INTENTS, ONE_LINE):
-                store.sidecar_path(key, kind).unlink(missing_ok=True)
+                sidecar_path(store.root, key, kind).unlink(missing_ok=True)
 
         real_lines = TranscriptStore.session_lines
         fold = {"on": False}  # the "generate, fold" arm: session_lines declines
@@ -109,7 +111,7 @@ def main(argv: list[str] | None = None) -> int:
 
         def run(expected: str) -> None:
             outcome = summary_generate(slot_name=SLOT)
-            assert outcome == PassOutcome(True, expected), outcome
+            assert outcome == PassOutcome(PassResult(expected)), outcome
 
         def setup(name: str) -> None:
             unmark()

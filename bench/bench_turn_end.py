@@ -49,6 +49,7 @@ def main(argv: list[str] | None = None) -> int:
         from django.test import Client
 
         from bench.bench_summary_get import fill_transcript
+        from summaries.core.sidecar import sidecar_path
         from summaries.worker import summary_worker_drain
         from transcripts.models import Slot
         from transcripts.runtime import get_store
@@ -78,7 +79,7 @@ def main(argv: list[str] | None = None) -> int:
             return time.perf_counter() - t
 
         def stored() -> float | None:
-            data = get_store().sidecar_path(key, "intents")
+            data = sidecar_path(get_store().root, key, "intents")
             return data.stat().st_mtime if data.exists() else None
 
         turn(0, True)  # warm-up, and a first summary

@@ -1,4 +1,4 @@
-"""The API: one NinjaAPI, two routers, one error envelope ``{"error", "code"}`` everywhere.
+"""The API: one NinjaAPI, three routers, one error envelope ``{"error", "code"}`` everywhere.
 
 Bad input is a clear 4xx JSON error; a storage failure a documented 503/507 with a
 generic body; anything unexpected a generic 500 JSON (never a traceback or HTML page).
@@ -17,6 +17,7 @@ from ninja.errors import AuthenticationError, HttpError, ValidationError
 from summaries.api import router as summaries_router
 from transcripts.api import router as transcripts_router
 from transcripts.api_support import SLOT_GONE, ApiError, ContentParser, slot_not_found
+from transcripts.api_turns import router as turns_router
 from transcripts.core.content import ContentRejected
 from transcripts.core.errors import LockTimeout, RecordRejected, TranscriptWriteError
 from transcripts.schemas import ErrorOut
@@ -39,6 +40,7 @@ api = NinjaAPI(
     urls_namespace="api",
 )
 api.add_router("/chat/", transcripts_router)
+api.add_router("/chat/", turns_router)
 api.add_router("/chat/", summaries_router)
 
 

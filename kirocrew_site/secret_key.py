@@ -11,7 +11,6 @@ rather than run with a guessable one. Imported by settings: no Django settings h
 from __future__ import annotations
 
 import contextlib
-import os
 import secrets
 import stat
 from collections.abc import Mapping
@@ -19,7 +18,7 @@ from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
 
-from transcripts.core.fsutil import fsync_dir, write_all
+from transcripts.core.fsutil import atomic_write
 
 KEY_FILE_NAME = "secret_key"
 ENV_NAMES = ("KIROCREW_SECRET_KEY", "DJANGO_SECRET_KEY")
@@ -66,17 +65,7 @@ def _read(path: Path, *, debug: bool) -> str:
 def _create(path: Path) -> None:
     """Write a new key next to ``path`` and link it into place unless another process won."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    try:
-        try:
-            os.fchmod(fd, 0o600)  # whatever the umask says
-            write_all(fd, (secrets.token_urlsafe(48) + "\n").encode())
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        with contextlib.suppress(FileExistsError):  # another process won: use its key
-            os.link(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
-    fsync_dir(path.parent)
+    key = (secrets.token_urlsafe(48) + "\n").encode()
+    with contextlib.suppress(FileExistsError):  # another process won: use its key
+        # 0600 whatever the umask says; linked into place, never over another key.
+        atomic_write(path, key, fsync=True, mode=0o600, exclusive=True)

@@ -67,6 +67,9 @@ INSTALLED_APPS = [
     "channels",
     "ninja",
     "transcripts",
+    # Before summaries: its turn_ended receiver (the turn's end frame) must run before
+    # summaries' (an inline pass announces its summary at once). See realtime/apps.py.
+    "kirocrew_site.realtime",
     "summaries",
     "kirocrew_site.dashboard",
 ]

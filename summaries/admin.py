@@ -1,4 +1,5 @@
-"""Admin for the summary mirrors, plus the one-session "Summarize now" action on sessions.
+"""Admin for the summary mirrors and state, plus the one-session "Summarize now" action on
+sessions.
 
 No batch spending: the action refuses a selection of more than one session.
 """
@@ -14,9 +15,10 @@ from django.http import HttpRequest
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
+from transcripts.admin import session_admin_extend
 from transcripts.models import Session
 
-from .models import IntentSummary, OneLineSummary
+from .models import IntentSummary, OneLineSummary, SummaryState
 from .services import summary_generate
 
 
@@ -98,12 +100,22 @@ def summarize_now(
         return
     outcome = summary_generate(slot_name=slot.name, force=True)
     level = messages.SUCCESS if outcome.ok else messages.WARNING
-    modeladmin.message_user(request, f"{slot.name}: {outcome.reason}", level)
+    modeladmin.message_user(request, f"{slot.name}: {outcome.label}", level)
 
 
-# The session admin belongs to transcripts, which knows nothing of summaries: attach the
-# summary inline and action here (transcripts' admin is registered first).
-_session_admin = admin.site._registry.get(Session)
-if _session_admin is not None:
-    _session_admin.actions = (*(_session_admin.actions or ()), summarize_now)
-    type(_session_admin).inlines = (*_session_admin.inlines, IntentSummaryInline)
+# The session admin belongs to transcripts, which knows nothing of summaries: its
+# documented extension point takes the summary inline and action.
+session_admin_extend(inlines=(IntentSummaryInline,), actions=(summarize_now,))
+
+
+@admin.register(SummaryState)
+class SummaryStateAdmin(admin.ModelAdmin[SummaryState]):
+    """Editable so an operator can clear a stuck in-flight marker or reset the turn mark."""
+
+    list_display = ("slot", "turn_mark", "in_flight_until")
+    search_fields = ("slot__name",)
+    list_select_related = ("slot",)
+    readonly_fields = ("slot",)
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False  # created by the first pass of a slot

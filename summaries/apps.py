@@ -6,14 +6,25 @@ class SummariesConfig(AppConfig):
     verbose_name = "Summaries"
 
     def ready(self) -> None:
-        from . import push, realtime
+        from transcripts.core.derived import register_derived
 
-        push.register_sender(realtime.send_session_summary)
-        push.register_frame_sender(realtime.send_frame)
+        from .core.sidecar import sidecar_paths
+
+        # The sidecar layout is ours: transcripts' delete asks this hook what to reap.
+        register_derived("summaries", sidecar_paths)
 
         from transcripts import signals
 
         from . import receivers
 
-        signals.rows_appended.connect(receivers.on_rows_appended, dispatch_uid="summaries-rows")
         signals.turn_ended.connect(receivers.on_turn_ended, dispatch_uid="summaries-turn-end")
+        signals.session_deleted.connect(
+            receivers.on_session_deleted, dispatch_uid="summaries-session-deleted"
+        )
+
+        from transcripts.slot_extras import SlotExtra, slot_extra_register
+
+        from .selectors import slot_gist_fields
+
+        # Every slot payload carries the one-line summary; the list joins it per page.
+        slot_extra_register(SlotExtra("summaries", ("one_line_summary",), slot_gist_fields))

@@ -44,3 +44,34 @@ class OneLineSummary(models.Model):
 
     def __str__(self) -> str:
         return self.summary
+
+
+class SummaryState(models.Model):
+    """Summaries' own state of a slot; one row per slot, created on first need
+    (``summaries/state.py``). A slot without a row has mark 0 and no pass in flight."""
+
+    # No database constraint: Django cascades in Python (it collects the rows, then deletes
+    # them), so on PostgreSQL a pass creating the row between that collection and the
+    # slot's DELETE failed the whole DELETE with a foreign-key violation. Without the
+    # constraint the delete always wins; such a late row is reaped on ``session_deleted``
+    # (``receivers.py``), and a slot id is never reused, so it could never be misread.
+    slot = models.OneToOneField(
+        "transcripts.Slot",
+        on_delete=models.CASCADE,
+        primary_key=True,
+        related_name="summary_state",
+        db_constraint=False,
+    )
+    # The user turns the stored summary covers: the gate's cadence counts from here.
+    turn_mark = models.PositiveIntegerField(default=0)
+    # Cross-process in-flight marker of a summary pass: taken with a conditional UPDATE
+    # (… WHERE in_flight_until IS NULL OR < now); it expires, so a crashed worker cannot
+    # hold it forever (``summaries/marker.py``).
+    in_flight_until = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        verbose_name = "summary state"
+        verbose_name_plural = "summary states"
+
+    def __str__(self) -> str:
+        return f"slot {self.slot_id}: mark {self.turn_mark}"

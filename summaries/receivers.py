@@ -1,8 +1,8 @@
 """Receivers of ``transcripts.signals`` (connected in ``SummariesConfig.ready``).
 
-Imported agent sessions (``import_transcripts --format claude-code|codex``) have no turn
-API: their clean turn ends and new rows reach the same summary dispatch and WebSocket
-frames through these, so transcripts never imports summaries.
+Every turn end (the turn API's and an import's: imported agent sessions have no turn API)
+reaches the summary dispatch here, and every session delete the state reaper, so
+transcripts never imports summaries. (WebSocket frames are the realtime app's receivers.)
 """
 
 from __future__ import annotations
@@ -10,24 +10,36 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from .frames import RowData, RowFrame
-from .push import push_frame
 from .runtime import summary_config
-from .turns import _dispatch_summary
+from .state import summary_state_reap
+from .tasks import summary_dispatch
 
 log = logging.getLogger(__name__)
 
 
-def on_rows_appended(
-    sender: Any, *, slot_name: str, ts: list[str], roles: list[str], **_: Any
-) -> None:
-    for stamp, role in zip(ts, roles, strict=False):
-        push_frame(slot_name, RowFrame(data=RowData(key=slot_name, ts=stamp, role=role)).wire())
-
-
 def on_turn_ended(sender: Any, *, slot_name: str, **_: Any) -> None:
-    """The turn API's turn end path: the cheap gates (cadence included) run in the pass."""
-    if summary_config().enabled:
-        _dispatch_summary(slot_name)
-    else:
+    """Queue the gated pass: the gate (stop reason, cadence…) runs in the pass, which
+    never runs inside the turn end's request (``tasks.summary_dispatch``, ``worker.py``).
+
+    A broker that is down, or an inline pass failing before its own containment, is
+    logged and never fails the turn end, nor the receivers after this one.
+    """
+    if not summary_config().enabled:
         log.debug("Session summary skipped for %s: disabled", slot_name)
+        return
+    try:
+        summary_dispatch(slot_name)
+    except Exception:
+        log.warning("Session summary dispatch failed for %s", slot_name, exc_info=True)
+
+
+def on_session_deleted(sender: Any, *, slot_name: str, **_: Any) -> None:
+    """The slot's state row goes with it (the ORM cascade); one a pass created while the
+    delete ran is reaped here, after the delete's commit."""
+    try:
+        reaped = summary_state_reap()
+    except Exception:  # a receiver never raises into the sender
+        log.warning("Summary state reaping failed after %s was deleted", slot_name, exc_info=True)
+        return
+    if reaped:
+        log.info("Summary state of %s deleted slot(s) reaped (last: %s)", reaped, slot_name)

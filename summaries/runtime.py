@@ -7,6 +7,7 @@ import threading
 from pathlib import Path
 
 from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
 
 from .core.backends import SummaryBackend, resolve_backend
 from .core.config import ConfigCache, SessionSummaryConfig
@@ -28,19 +29,10 @@ def summary_config() -> SessionSummaryConfig:
     return cache.get(os.environ)
 
 
-def _heuristic() -> SummaryBackend:
-    from .core.heuristic import HeuristicBackend
-
-    return HeuristicBackend()
-
-
 def summary_backend() -> SummaryBackend:
-    """The background model role. Never falls back to another model."""
-    return resolve_backend(
-        settings.KIROCREW_SUMMARY_MODEL,
-        base_url=settings.KIROCREW_OPENAI_BASE_URL,
-        api_key=settings.KIROCREW_OPENAI_API_KEY,
-        timeout=settings.KIROCREW_OPENAI_TIMEOUT,
-        max_tokens=settings.KIROCREW_OPENAI_MAX_TOKENS,
-        heuristic_factory=_heuristic,
-    )
+    """The background model role (``KIROCREW_SUMMARY_MODEL``); each backend reads its own
+    settings. Never falls back to another model: a bad value is ImproperlyConfigured."""
+    try:
+        return resolve_backend(settings.KIROCREW_SUMMARY_MODEL, settings)
+    except ValueError as exc:  # the message names the setting, never a key
+        raise ImproperlyConfigured(str(exc)) from exc

@@ -5,16 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 from django.db import connections, router
-from django.db.models import Field, QuerySet
+from django.db.models import Field
 
-from transcripts.listing import SessionPage, session_page
-from transcripts.models import App, Session, Slot
+from transcripts.models import Session, Slot
 from transcripts.runtime import get_store
-from transcripts.selectors import session_list
 
 from .core.gate import generate_state
-from .core.payload import evidence_of
-from .core.sidecar import INTENTS, read_for_panel
+from .core.sidecar import summary_for_panel
+from .models import SummaryState
 from .runtime import summary_config
 from .services import slot_view
 
@@ -34,64 +32,50 @@ def _empty(enabled: bool) -> dict[str, Any]:
     }
 
 
-def _served_intents(value: object) -> list[dict[str, Any]]:
-    """Stored intents as the schema serves them: an entry without a title is no intent, and
-    evidence is checked again (a sidecar from an older or foreign writer is not trusted)."""
-    if not isinstance(value, list):
-        return []
-    return [
-        {**item, "evidence": evidence_of(item.get("evidence"))}
-        for item in value
-        if isinstance(item, dict) and isinstance(item.get("title"), str)
-    ]
-
-
 def summary_body(slot: Slot) -> dict[str, Any]:
-    """The GET/POST body. With the feature off nothing is served, even if a sidecar exists."""
+    """The GET/POST body. With the feature off nothing is served, even if a sidecar exists.
+
+    The sidecar is read through the payload model (``summary_for_panel``): what an older
+    or foreign writer left that does not fit it is not served.
+    """
     cfg = summary_config()
     body = _empty(cfg.enabled)
     user_turns_now = slot.session.user_turns
     body["generate_state"] = generate_state(cfg, slot_view(slot), user_turns_now)
     if not cfg.enabled:
         return body
-    data, stale = read_for_panel(get_store(), slot.session.key, INTENTS)
-    if data is None:
+    summary, stale = summary_for_panel(get_store(), slot.session.key)
+    if summary is None:
         return body
-    covers = data.get("user_turns") if type(data.get("user_turns")) is int else None
+    covers = summary.user_turns
     body.update(
         stale=stale,
-        intents=_served_intents(data.get("intents")),
-        constraints=data.get("constraints") if isinstance(data.get("constraints"), list) else [],
-        generated_at=data.get("generated_at"),
+        intents=[intent.model_dump(mode="json") for intent in summary.intents],
+        constraints=summary.constraints,
+        generated_at=summary.generated_at,
         user_turns=covers,
-        last_activity=data.get("last_activity"),
+        last_activity=summary.last_activity,
         covers_through_turn=covers,
         new_turns=max(0, user_turns_now - covers) if covers is not None else None,
-        model=data.get("model"),
+        model=summary.model,
     )
     return body
 
 
-def slot_list_with_gist(*, scope: App | str) -> QuerySet[Session]:
-    """Own sessions that have a slot, newest activity first, with the slot, its app and
-    the one-line summary joined (one query for a whole page)."""
-    return (
-        session_list(app=scope if isinstance(scope, App) else "")
-        .filter(slot__isnull=False)
-        .select_related("slot__app", "one_line_summary")
-    )
-
-
-def slot_list_page(*, scope: App | str, cursor: str | None, limit: int) -> SessionPage:
-    """One keyset page of ``slot_list_with_gist`` (raises ``InvalidListCursor``)."""
-    return session_page(slot_list_with_gist(scope=scope), after=cursor, limit=limit)
+def slot_gist_fields(session: Session) -> dict[str, Any]:
+    """The slot payload's ``summary`` (a ``transcripts.slot_extras`` provider): the stored
+    one-line gist, joined by the slot list, else read here (one query)."""
+    # The reverse one-to-one; a missing row raises an AttributeError subclass.
+    gist = getattr(session, "one_line_summary", None)
+    return {"summary": gist.summary if gist is not None else ""}
 
 
 # --------------------------------------------------------------- the summary GET's slot read
 # GET …/summary is polled; it used to spend as much on building and compiling its slot
 # query (select_related, Meta ordering, slicing) as on the rest of the request. The
 # statement below is built once per database alias; each GET only executes it and turns
-# the row into the same Slot + Session objects the ORM would (its converters applied).
+# the row into the same Slot + Session (+ SummaryState) objects the ORM would (its
+# converters applied).
 Converter = Any
 Column = tuple[Field[Any, Any], Any, list[Converter]]  # field, its Col, its converters
 _statements: dict[str, tuple[str, list[Column]]] = {}
@@ -104,7 +88,7 @@ def _statement(alias: str) -> tuple[str, list[Column]]:
         qn = connection.ops.quote_name
         columns: list[str] = []
         fields: list[Column] = []
-        for prefix, model in (("s", Slot), ("t", Session)):
+        for prefix, model in (("s", Slot), ("t", Session), ("m", SummaryState)):
             field: Any
             for field in model._meta.concrete_fields:
                 columns.append(f"{prefix}.{qn(field.column)}")
@@ -114,10 +98,13 @@ def _statement(alias: str) -> tuple[str, list[Column]]:
                 )
                 fields.append((field, col, converters))
         slot_fk = Slot._meta.get_field("session").column
+        state_fk = SummaryState._meta.get_field("slot").column
         # Identifiers from the models' own meta, quoted; the name is a bound parameter.
+        # The state row is optional (created on a slot's first pass): a LEFT JOIN.
         sql = (
             f"SELECT {', '.join(columns)} FROM {qn(Slot._meta.db_table)} s "  # noqa: S608
             f"INNER JOIN {qn(Session._meta.db_table)} t ON t.{qn('id')} = s.{qn(slot_fk)} "
+            f"LEFT JOIN {qn(SummaryState._meta.db_table)} m ON m.{qn(state_fk)} = s.{qn('id')} "
             f"WHERE s.{qn('name')} = %s"
         )
         built = _statements[alias] = (sql, fields)
@@ -125,8 +112,8 @@ def _statement(alias: str) -> tuple[str, list[Column]]:
 
 
 def slot_for_summary_read(name: str) -> Slot | None:
-    """The slot ``name`` with its session, in one precompiled query (no ownership check:
-    the caller compares ``app_id``); None when there is none."""
+    """The slot ``name`` with its session and summary state, in one precompiled query (no
+    ownership check: the caller compares ``app_id``); None when there is none."""
     alias = router.db_for_read(Slot)
     sql, fields = _statement(alias)
     connection = connections[alias]
@@ -141,7 +128,19 @@ def slot_for_summary_read(name: str) -> Slot | None:
             value = convert(value, col, connection)
         values.append(value)
     split = len(Slot._meta.concrete_fields)
+    cut = split + len(Session._meta.concrete_fields)
     slot = Slot.from_db(alias, [f.attname for f, _, _ in fields[:split]], values[:split])
-    session = Session.from_db(alias, [f.attname for f, _, _ in fields[split:]], values[split:])
+    session = Session.from_db(
+        alias, [f.attname for f, _, _ in fields[split:cut]], values[split:cut]
+    )
     slot.session = session
+    state = values[cut:]
+    # Cached on the slot as select_related would (None: no row yet, and no query later).
+    rel: Any = Slot._meta.get_field("summary_state")  # the reverse one-to-one
+    rel.set_cached_value(
+        slot,
+        SummaryState.from_db(alias, [f.attname for f, _, _ in fields[cut:]], state)
+        if state[0] is not None
+        else None,
+    )
     return slot

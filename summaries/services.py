@@ -10,15 +10,13 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import time
-from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import Any
 
 from django.db import transaction
 
 from transcripts.core import words
-from transcripts.core.archive import ROTATE_REASON, is_unlanded, read_header
+from transcripts.core.archive import Membership, membership, read_header
 from transcripts.core.errors import SessionNotFound
 from transcripts.core.store import Identity, TranscriptStore
 from transcripts.core.tail import read_tail
@@ -33,27 +31,23 @@ from .core.extract import (
     extract_turns_from_lines,
     last_activity_ts,
 )
-from .core.gate import SlotView, is_restricted, should_summarize
-from .core.payload import clip_sealed, normalize_payload, seal_payload
+from .core.gate import PassOutcome, PassResult, SlotView, is_restricted, should_summarize
+from .core.intents import StoredSummary, SummaryPayload
+from .core.payload import clip_sealed, normalize_payload, seal_model
 from .core.prompt import build_prompt
 from .core.reply import parse_reply
-from .core.sidecar import INTENTS, ONE_LINE, read_strict, write_guarded
+from .core.sidecar import INTENTS, ONE_LINE, summary_strict, write_guarded
 from .core.transcript_turn import TranscriptTurn
 from .core.window import WINDOW_BYTES, window_turns
 from .marker import marker_active, marker_release, marker_take
 from .models import IntentSummary, OneLineSummary
-from .push import push_notification, push_session_summary
 from .runtime import summary_backend, summary_config
+from .signals import summary_stored
+from .state import summary_turn_mark, summary_turn_mark_set
+
+__all__ = ["PassOutcome", "PassResult", "one_line_gist", "slot_view", "summary_generate"]
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True, slots=True)
-class PassOutcome:
-    ok: bool  # a summary is stored now or was already current
-    reason: str  # "stored", "current", or why nothing was stored
-    # Connected clients should refetch (a summary was written); not part of the verdict.
-    announce: bool = field(default=False, compare=False)
 
 
 def slot_view(slot: Slot) -> SlotView:
@@ -62,7 +56,7 @@ def slot_view(slot: Slot) -> SlotView:
         memory_mode=slot.session.memory_mode or "",
         running=slot.running,
         last_stop_reason=slot.last_stop_reason or "",
-        summary_turn_mark=slot.summary_turn_mark,
+        summary_turn_mark=summary_turn_mark(slot),
     )
 
 
@@ -71,28 +65,28 @@ def summary_generate(*, slot_name: str, force: bool = False) -> PassOutcome:
     cfg = summary_config()
     slot = Slot.objects.select_related("session").filter(name=slot_name).first()
     if slot is None:
-        return PassOutcome(False, "slot_not_found")
-    reason = should_summarize(cfg, slot_view(slot), None, force=force)
-    if reason:
-        log.info("Session summary skipped for %s: %s", slot_name, reason)
-        return PassOutcome(False, reason)
+        return PassOutcome(PassResult.SLOT_NOT_FOUND)
+    refusal = should_summarize(cfg, slot_view(slot), None, force=force)
+    if refusal is not None:
+        log.info("Session summary skipped for %s: %s", slot_name, refusal.label)
+        return refusal
     token = marker_take(slot.pk)
     if token is None:  # another pass took the marker after our cheap gate read it
         log.info("Session summary skipped for %s: in_flight", slot_name)
-        return PassOutcome(False, "in_flight")
+        return PassOutcome(PassResult.IN_FLIGHT)
     try:
         outcome = _run_pass(slot, cfg, force=force)
     except (Slot.DoesNotExist, SessionNotFound):
         # A permanent delete landed mid-pass: an expected race, not a failure. Nothing
         # was written (the guarded write refuses a vanished transcript).
-        outcome = PassOutcome(False, "no_transcript")
+        outcome = PassOutcome(PassResult.NO_TRANSCRIPT)
     except Exception:
         if not Slot.objects.filter(pk=slot.pk).exists():
             # The same race caught later (the mirror's insert meets the deleted session).
-            outcome = PassOutcome(False, "slot_not_found")
+            outcome = PassOutcome(PassResult.SLOT_NOT_FOUND)
         else:
             log.warning("Session summary failed for %s", slot_name, exc_info=True)
-            outcome = PassOutcome(False, "error")
+            outcome = PassOutcome(PassResult.ERROR)
     finally:
         marker_release(slot.pk, token)
     if outcome.announce:
@@ -100,7 +94,7 @@ def summary_generate(*, slot_name: str, force: bool = False) -> PassOutcome:
         # the pass still in flight (generate_state "unavailable").
         transaction.on_commit(partial(_announce, slot_name))
     if not outcome.ok:
-        log.info("Session summary not stored for %s: %s", slot_name, outcome.reason)
+        log.info("Session summary not stored for %s: %s", slot_name, outcome.label)
     return outcome
 
 
@@ -109,71 +103,75 @@ def _run_pass(slot: Slot, cfg: SessionSummaryConfig, *, force: bool) -> PassOutc
     key = slot.session.key
     on_disk = store.read_metadata(key) or {}
     if is_restricted(on_disk.get("memory_mode")):
-        return PassOutcome(False, "memory_mode")  # a stricter on-disk mode wins
+        return PassOutcome(PassResult.MEMORY_MODE)  # a stricter on-disk mode wins
     # The snapshot precedes the read: a row appended while the session is read moves
     # sig, so the write below is refused instead of blessing a summary that misses it.
     identity = store.identity(key)
     if identity is None:
-        return PassOutcome(False, "no_transcript")
+        return PassOutcome(PassResult.NO_TRANSCRIPT)
     # A sidecar valid for exactly this sig + gen describes the transcript as it is now,
     # and its user_turns is the count this pass would make (same rule, same rows): the
     # gate and the "current" answer need no byte of the session (an unchanged 100 MB
     # transcript costs a stat and a small file read), in the same order as below. Checked
     # against the snapshot just taken: a second identity read here would guard nothing more.
-    current = read_strict(store, key, INTENTS, identity=identity)
-    counted = current.get("user_turns") if current is not None else None
-    if current is not None and type(counted) is int and counted >= 0:
+    current = summary_strict(store, key, identity=identity)
+    counted = current.user_turns if current is not None else None
+    if current is not None and counted is not None:
         slot.refresh_from_db()
-        reason = should_summarize(cfg, slot_view(slot), counted, force=force, holding_guard=True)
-        if reason:
-            return PassOutcome(False, reason)
-        return _current(slot, current, counted)
+        refusal = should_summarize(cfg, slot_view(slot), counted, force=force, holding_guard=True)
+        return refusal or _current(slot, current, identity, counted)
     turns, user_turns = _read_turns(store, key, identity, cfg.assistant_excerpt_chars)
     slot.refresh_from_db()
-    reason = should_summarize(cfg, slot_view(slot), user_turns, force=force, holding_guard=True)
-    if reason:
-        return PassOutcome(False, reason)
-    current = read_strict(store, key, INTENTS)
-    if current is not None:  # current, without a usable user_turns (an older writer's)
-        return _current(slot, current, user_turns)
+    refusal = should_summarize(cfg, slot_view(slot), user_turns, force=force, holding_guard=True)
+    if refusal is not None:
+        return refusal
+    # Against the transcript as it is now: a pass may have written the sidecar meanwhile.
+    now = store.identity(key)
+    if now is not None and (current := summary_strict(store, key, identity=now)) is not None:
+        return _current(slot, current, now, user_turns)  # without a usable user_turns
     if slot.dirty:
         # Quiescence before spending: a write holds its (unexpired) lease, so whatever the
         # model says would be refused after the call. A crashed writer's lease expires.
-        return PassOutcome(False, "dirty")
+        return PassOutcome(PassResult.DIRTY)
 
     backend = summary_backend()
     started = time.monotonic()
     try:
         reply = backend.generate(build_prompt(turns), turns)
     except BackendError as exc:
-        return PassOutcome(False, f"backend_error:{type(exc).__name__}")
+        return PassOutcome(PassResult.BACKEND_ERROR, type(exc).__name__)
     duration_ms = int((time.monotonic() - started) * 1000)
-    payload = normalize_payload(
+    shaped = normalize_payload(
         parse_reply(reply), max_intents=cfg.max_intents, max_constraints=cfg.max_constraints
     )
-    if payload is None:
-        return PassOutcome(False, "unusable_reply")
+    if shaped is None:
+        return PassOutcome(PassResult.UNUSABLE_REPLY)
 
     slot.refresh_from_db()
-    if slot.running or slot.dirty:
+    if slot.running:
         # The disk guard cannot see a turn that started in memory during the model call.
-        return PassOutcome(False, "discarded:" + ("running" if slot.running else "dirty"))
-    payload.update(
+        return PassOutcome(PassResult.DISCARDED_RUNNING)
+    if slot.dirty:
+        return PassOutcome(PassResult.DISCARDED_DIRTY)
+    payload = StoredSummary(
+        intents=shaped.intents,
+        constraints=shaped.constraints,
         generated_at=time.time(),
         user_turns=user_turns,
         last_activity=last_activity_ts(turns),
         model=backend.name,
         duration_ms=duration_ms,
     )
-    payload = seal_payload(payload)  # last step before storing: the added fields too
-    if not write_guarded(store, key, INTENTS, payload, sig=identity.sig, gen=identity.gen):
-        return PassOutcome(False, "write_refused")
+    payload = seal_model(payload)  # last step before storing: the added fields too
+    body = payload.model_dump(mode="json")
+    if not write_guarded(store, key, INTENTS, body, sig=identity.sig, gen=identity.gen):
+        return PassOutcome(PassResult.WRITE_REFUSED)
     gist = one_line_gist(payload)
     write_guarded(
         store,
         key,
         ONE_LINE,
-        {"summary": gist, "generated_at": payload["generated_at"]},
+        {"summary": gist, "generated_at": payload.generated_at},
         sig=identity.sig,
         gen=identity.gen,
     )
@@ -181,42 +179,45 @@ def _run_pass(slot: Slot, cfg: SessionSummaryConfig, *, force: bool) -> PassOutc
     log.info(
         "Session summary stored for %s (%s, %s)",
         slot.name,
-        words.counted(len(payload["intents"]), "intent"),
+        words.counted(len(payload.intents), "intent"),
         words.counted(user_turns, "user turn"),
     )
-    return PassOutcome(True, "stored", announce=True)
+    return PassOutcome(PassResult.STORED, announce=True)
 
 
 def _announce(slot_name: str) -> None:
-    push_session_summary(slot_name)
-    push_notification(slot_name, "Summary updated")
+    """``summary_stored`` (the realtime app pushes the frame and the bell-feed entry);
+    ``send_robust``: a failing receiver never fails the pass."""
+    summary_stored.send_robust(sender=IntentSummary, slot_name=slot_name)
 
 
-def _current(slot: Slot, sidecar: dict[str, Any], user_turns: int) -> PassOutcome:
-    """The stored ``sidecar`` already describes the transcript: nothing to generate; the
-    turn mark records the turns it covers. Both "current" answers of the pass end here.
+def _current(
+    slot: Slot, sidecar: StoredSummary, identity: Identity, user_turns: int
+) -> PassOutcome:
+    """The stored ``sidecar`` already describes the transcript (``identity``, which it
+    matched): nothing to generate; the turn mark records the turns it covers. Both
+    "current" answers of the pass end here.
 
     A mirror that does not match the sidecar (the pass that wrote it died before its
     mirror commit and acks_late redelivered it, or the database was rebuilt from disk) is
     restored from the sidecar, with the push nobody received: the session list reads it.
     """
-    sig, gen = sidecar["sig"], sidecar.get("gen", 0)  # read_strict checked both
+    sig, gen = identity.sig, identity.gen
     if IntentSummary.objects.filter(session_id=slot.session_id, sig=sig, gen=gen).exists():
-        Slot.objects.filter(pk=slot.pk).update(summary_turn_mark=user_turns)
-        return PassOutcome(True, "current")
-    payload = {
-        "intents": sidecar["intents"],
-        "constraints": sidecar.get("constraints") or [],
-        "generated_at": sidecar.get("generated_at") or time.time(),
-        "user_turns": user_turns,
-        "last_activity": sidecar.get("last_activity"),
-        "model": str(sidecar.get("model") or ""),
-        "duration_ms": sidecar.get("duration_ms") or 0,
-    }
+        summary_turn_mark_set(slot.pk, user_turns)
+        return PassOutcome(PassResult.CURRENT)
+    payload = sidecar.model_copy(
+        update={
+            "generated_at": sidecar.generated_at or time.time(),
+            "user_turns": user_turns,
+            "model": sidecar.model or "",
+            "duration_ms": sidecar.duration_ms or 0,
+        }
+    )
     # Sealed: a sidecar written before extraction redacted user rows may hold a secret.
-    payload = seal_payload(payload)
+    payload = seal_model(payload)
     _mirror(slot, payload, one_line_gist(payload), sig, gen)
-    return PassOutcome(True, "current", announce=True)
+    return PassOutcome(PassResult.CURRENT, announce=True)
 
 
 def _read_turns(
@@ -262,8 +263,7 @@ def _chain(store: TranscriptStore, key: str, gen: int) -> list[Path]:
     """The files of the session, oldest first, chosen by the rules of ``read_session``."""
     paths: list[Path] = []
     for archive in store.archive_paths(key):
-        header = read_header(archive) or {}
-        if header.get("reason", ROTATE_REASON) != ROTATE_REASON or is_unlanded(header, gen):
+        if membership(read_header(archive), gen) is not Membership.SESSION:
             continue
         paths.append(archive)
     paths.append(store.path(key))
@@ -286,17 +286,17 @@ def _read_all(store: TranscriptStore, key: str, excerpt_chars: int) -> list[Tran
     return extract_turns(store.read_session(key).rows, assistant_excerpt_chars=excerpt_chars)
 
 
-def one_line_gist(payload: dict[str, Any]) -> str:
+def one_line_gist(payload: SummaryPayload) -> str:
     """The session list's one-liner: the most recently touched intent and what is open.
 
     States are shown as chips beside it, so the gist names goals and counts, not states.
     """
-    intents = payload.get("intents") or []
+    intents = payload.intents
     if not intents:
         return ""
-    gist = str(intents[0].get("title", ""))
+    gist = intents[0].title
     others = len(intents) - 1
-    open_count = sum(1 for i in intents if i.get("state") in {"in-progress", "needs-you"})
+    open_count = sum(1 for i in intents if i.state in {"in-progress", "needs-you"})
     if others:
         gist += f" (+{others} more)"
     if open_count:
@@ -304,27 +304,30 @@ def one_line_gist(payload: dict[str, Any]) -> str:
     return clip_sealed(gist, 400)  # redacted around the cut: no half secret survives it
 
 
-def _mirror(slot: Slot, payload: dict[str, Any], gist: str, sig: int, gen: int) -> None:
-    generated_at = dt.datetime.fromtimestamp(payload["generated_at"], tz=dt.UTC)
-    intents = payload["intents"]
+def _mirror(slot: Slot, payload: StoredSummary, gist: str, sig: int, gen: int) -> None:
+    generated_at = dt.datetime.fromtimestamp(payload.generated_at or time.time(), tz=dt.UTC)
+    intents = payload.intents
     with transaction.atomic():
         IntentSummary.objects.update_or_create(
             session=slot.session,
             defaults={
-                "payload": {"intents": intents, "constraints": payload["constraints"]},
+                # The payload model's dump: the summary without its envelope.
+                "payload": SummaryPayload(
+                    intents=intents, constraints=payload.constraints
+                ).model_dump(mode="json"),
                 "sig": sig,
                 "gen": gen,
                 "generated_at": generated_at,
-                "user_turns": payload["user_turns"],
-                "last_activity": payload["last_activity"] or "",
-                "model": payload["model"],
-                "duration_ms": payload["duration_ms"],
+                "user_turns": payload.user_turns or 0,
+                "last_activity": payload.last_activity or "",
+                "model": payload.model or "",
+                "duration_ms": payload.duration_ms or 0,
                 "intent_count": len(intents),
-                "states": ",".join(str(i.get("state", "")) for i in intents)[:400],
+                "states": ",".join(i.state for i in intents)[:400],
             },
         )
         OneLineSummary.objects.update_or_create(
             session=slot.session,
             defaults={"summary": gist, "sig": sig, "gen": gen, "generated_at": generated_at},
         )
-        Slot.objects.filter(pk=slot.pk).update(summary_turn_mark=payload["user_turns"])
+        summary_turn_mark_set(slot.pk, payload.user_turns or 0)

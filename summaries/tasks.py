@@ -12,7 +12,7 @@ from .services import summary_generate
 @shared_task(name="summaries.summarize_slot", acks_late=True, ignore_result=True)
 def summarize_slot(slot_name: str, force: bool = False) -> str:
     """Idempotent: an unchanged transcript is a free cache hit, so a redelivery is safe."""
-    return summary_generate(slot_name=slot_name, force=force).reason
+    return summary_generate(slot_name=slot_name, force=force).label
 
 
 def _run_pass(slot_name: str) -> None:

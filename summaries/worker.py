@@ -14,10 +14,13 @@ runs the passes after the response instead, behind a bounded queue:
 
 The thread count never grows with the load, so turn ends cannot pile up threads.
 
-"After the response" is literal: a pass queued inside ``summary_worker_hold()`` (the turn
-end route) is handed to the pool only when this thread's response is closed (Django's
-``request_finished``, sent after the last byte went out, under WSGI and ASGI alike), so
-the pass cannot compete for the interpreter with the request it follows.
+"After the response" is literal: a pass queued while a request is being served (Django's
+``request_started`` opens the hold on the thread that serves it: the turn end route, whose
+``turn_ended`` receiver queues the pass) is handed to the pool only when that thread's
+response is closed (``request_finished``, sent after the last byte went out, under WSGI
+and ASGI alike, on the thread that ran the view), so the pass cannot compete for the
+interpreter with the request it follows, and no route has to know that it queues one.
+``summary_worker_hold()`` opens the same hold explicitly.
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ from typing import Any
 
 from asgiref.sync import SyncToAsync
 from django.conf import settings
-from django.core.signals import request_finished
+from django.core.signals import request_finished, request_started
 from django.db import close_old_connections, connections
 
 log = logging.getLogger(__name__)
@@ -64,21 +67,33 @@ def summary_worker_hold() -> Iterator[None]:
         _held.depth -= 1
 
 
+def summary_worker_request(**_kwargs: Any) -> None:
+    """``request_started``: hold this thread's passes until its response is closed.
+
+    Passes a previous request on this thread still held (its response never closed, as
+    when a client goes away mid-response) are submitted first, never dropped.
+    """
+    summary_worker_release()
+    _held.request = True
+
+
 def summary_worker_release(**_kwargs: Any) -> None:
     """``request_finished``: submit the passes this thread's request held back."""
+    _held.request = False
     waiting: list[tuple[str, Callable[[str], Any]]] = getattr(_held, "waiting", [])
     _held.waiting = []
     for slot_name, run in waiting:
         summary_submit(slot_name, run)
 
 
+request_started.connect(summary_worker_request, dispatch_uid="summaries.worker.request")
 request_finished.connect(summary_worker_release, dispatch_uid="summaries.worker.release")
 
 
 def summary_submit(slot_name: str, run: Callable[[str], Any]) -> bool:
     """Queue ``run(slot_name)`` on the worker; False when coalesced or dropped."""
     global _outstanding
-    if getattr(_held, "depth", 0):
+    if getattr(_held, "depth", 0) or getattr(_held, "request", False):
         waiting = _held.waiting = getattr(_held, "waiting", [])
         if all(name != slot_name for name, _ in waiting):
             waiting.append((slot_name, run))

@@ -1,11 +1,18 @@
-"""Admin: read-only mirrors with the folded transcript, apps whose token is shown once."""
+"""Admin: read-only mirrors with the folded transcript, apps whose token is shown once.
+
+Extension point: another app adds inlines and actions to the session admin with
+``session_admin_extend`` (summaries adds its summary inline and "Summarize now" from its
+``admin.py``), so this module never imports that app and nobody patches ``admin.site``.
+"""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 from django.contrib import admin, messages
+from django.contrib.admin.options import IS_POPUP_VAR, InlineModelAdmin
 from django.db.models import QuerySet
 from django.forms import ModelForm
 from django.http import HttpRequest
@@ -27,6 +34,21 @@ EDGE_ROWS = 200  # rows shown at each end of a long transcript
 CONTENT_CHARS = 500
 MAX_ANOMALIES = 200
 ROW_HTML = "<tr><td>{}</td><td>{}</td><td>{}</td><td style='white-space:pre-wrap'>{}</td></tr>"
+
+SessionAction = Callable[[Any, HttpRequest, QuerySet[Session]], None]
+_extra_inlines: list[type[InlineModelAdmin[Any, Any]]] = []
+_extra_actions: list[SessionAction] = []
+
+
+def session_admin_extend(
+    *,
+    inlines: tuple[type[InlineModelAdmin[Any, Any]], ...] = (),
+    actions: tuple[SessionAction, ...] = (),
+) -> None:
+    """Add inlines (of models related to ``Session``) and actions (``@admin.action``
+    functions) to the session admin. Idempotent: adding one twice adds it once."""
+    _extra_inlines.extend(i for i in inlines if i not in _extra_inlines)
+    _extra_actions.extend(a for a in actions if a not in _extra_actions)
 
 
 @admin.register(App)
@@ -96,6 +118,19 @@ class SessionAdmin(admin.ModelAdmin[Session]):
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False  # sessions are created by the API or by import_transcripts
+
+    def get_inlines(self, request: HttpRequest, obj: Session | None) -> list[Any]:
+        return [*super().get_inlines(request, obj), *_extra_inlines]
+
+    def get_actions(self, request: HttpRequest) -> dict[str, Any]:
+        actions = super().get_actions(request)
+        if IS_POPUP_VAR in request.GET:
+            return actions  # no actions in a popup, as the base class decides
+        for func in _extra_actions:
+            described = self.get_action(func)
+            if described is not None:
+                actions[described[1]] = described
+        return actions
 
     def has_change_permission(self, request: HttpRequest, obj: Session | None = None) -> bool:
         return False  # a mirror of files: edits go through the services
@@ -208,7 +243,8 @@ class SlotAdmin(admin.ModelAdmin[Slot]):
     list_filter = ("app", "running")  # "dirty" is a lease (a property), not a column
     search_fields = ("name", "session__key", "session__title")
     list_select_related = ("session", "app")
-    # Turn state is editable so an operator can clear a stuck turn or summary marker.
+    # Turn state is editable so an operator can clear a stuck turn (a stuck summary marker:
+    # the summary states admin).
     readonly_fields = ("name", "session", "app", "created_at")
 
     def has_add_permission(self, request: HttpRequest) -> bool:

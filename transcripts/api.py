@@ -24,11 +24,13 @@ from .schemas import ErrorOut, ForkIn, RewindIn, SlotOut, SlotPatchIn, Transcrip
 from .selectors import InvalidCursor, session_transcript
 from .services import (
     SlotExists,
+    TurnRunning,
     session_delete,
     session_fork,
     session_rewind,
     session_set_title,
 )
+from .slot_extras import slot_extra_fields
 
 router = Router(tags=["slots"])
 ERRORS: dict[int, type[Schema]] = {
@@ -44,14 +46,10 @@ ERRORS: dict[int, type[Schema]] = {
 }
 
 
-def slot_payload(slot: Slot, *, summary: str | None = None) -> dict[str, Any]:
-    """A slot as every route shows it; ``summary`` is the stored one-line gist, the same
-    value on every route (pass it when the caller already joined it, as the list does)."""
+def slot_payload(slot: Slot) -> dict[str, Any]:
+    """A slot as every route shows it, with the fields other apps add (``slot_extras``:
+    summaries' one-line ``summary``), the same values on every route."""
     session = slot.session
-    if summary is None:
-        # The reverse one-to-one from summaries; a missing row raises an AttributeError subclass.
-        gist = getattr(session, "one_line_summary", None)
-        summary = gist.summary if gist is not None else ""
     return {
         "name": slot.name,
         "key": session.key,
@@ -61,9 +59,10 @@ def slot_payload(slot: Slot, *, summary: str | None = None) -> dict[str, Any]:
         "running": slot.running,
         "user_turns": session.user_turns,
         "last_activity": session.last_activity.isoformat() if session.last_activity else None,
-        "summary": summary,
+        "summary": "",
         "source": session.source,
         "project": session.project,
+        **slot_extra_fields(session),
     }
 
 
@@ -126,10 +125,10 @@ def rewind_slot(request: HttpRequest, slot: str, body: RewindIn) -> dict[str, An
     caller = _caller(request)
     permission_required(caller, "transcripts.rewind_session", operation="slot_rewind", name=slot)
     found = slot_for_caller(caller, slot, operation="slot_rewind")
-    if found.running:
-        raise ApiError(409, "turn_running", "this session has a turn in progress")
     try:
         session_rewind(key=found.session.key, after_ts=body.after_ts)
+    except TurnRunning:
+        raise ApiError(409, "turn_running", "this session has a turn in progress") from None
     except RowNotFound:
         raise ApiError(
             404, "row_not_found", "no row with that ts in the current transcript"

@@ -96,14 +96,9 @@ class Slot(models.Model):
     running = models.BooleanField(default=False)
     last_stop_reason = models.CharField(max_length=64, blank=True, default="")
     # A write for the slot is between "accepted" and "on disk and mirrored" until then
-    # (summaries/marker.py): a lease, not a flag, so a writer killed mid-write cannot
+    # (services/dirty.py): a lease, not a flag, so a writer killed mid-write cannot
     # leave the slot dirty (and every summary pass refused) forever.
     dirty_until = models.DateTimeField(null=True, blank=True)
-    summary_turn_mark = models.PositiveIntegerField(default=0)
-    # Cross-process in-flight marker of a summary pass: taken with a conditional UPDATE
-    # (… WHERE summary_in_flight_until IS NULL OR < now); it expires, so a crashed worker
-    # cannot hold it forever.
-    summary_in_flight_until = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:

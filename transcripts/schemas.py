@@ -6,6 +6,8 @@ from typing import Any, Literal
 
 from ninja import Field, Schema
 
+from .core.content import MAX_TEXT_CHARS
+
 MemoryMode = Literal["", "persistent", "default", "incognito", "temporary"]
 SlotName = Field(
     default=None, min_length=1, max_length=128, pattern=r"^[A-Za-z0-9][A-Za-z0-9._:-]*$"
@@ -58,3 +60,44 @@ class RewindIn(Schema):
 
 class ForkIn(Schema):
     name: str | None = SlotName
+
+
+# ------------------------------------------------------------------ the turn loop's bodies
+class TurnIn(Schema):
+    content: str = Field(min_length=1, max_length=MAX_TEXT_CHARS)
+
+
+# Roles a transcript keeps (the original's); transient UI roles are never persisted.
+Role = Literal[
+    "user",
+    "assistant",
+    "system",
+    "error",
+    "tool",
+    "tool_call",
+    "tool_result",
+    "inject",
+    "notice",
+    "nudge",
+    "merged_summary",
+]
+
+
+class RowIn(Schema):
+    role: Role
+    content: str = Field(max_length=MAX_TEXT_CHARS)
+    meta: dict[str, Any] | None = None
+
+
+class RevisionIn(Schema):
+    # Every string in it is capped like a row's content (MAX_TEXT_CHARS), and it may not
+    # change role or ts: transcripts.core.content and the store's append_revision.
+    patch: dict[str, Any] = Field(min_length=1)
+
+
+class TurnEndIn(Schema):
+    stop_reason: str = Field(min_length=1, max_length=64)
+
+
+class TsOut(Schema):
+    ts: str

@@ -10,8 +10,10 @@ from .core.content import bound_rows
 from .core.fold import FoldReport
 from .core.keys import is_valid_slot_name
 from .core.paging import InvalidCursor, read_page
+from .listing import SessionPage, session_page
 from .models import App, Session, Slot
 from .runtime import get_store
+from .slot_extras import slot_extra_related
 
 Caller = App | Literal[""]  # "" = a dashboard user: unrestricted
 MAX_PAGE = 1000
@@ -88,3 +90,18 @@ def session_transcript(
         occurrence = sum(1 for row in rows[: last + 1] if row.get("ts") == rows[last].get("ts"))
         next_cursor = _cursor(rows[last], occurrence)
     return page, view.report, next_cursor
+
+
+def slot_list(*, scope: App | Literal[""]) -> QuerySet[Session]:
+    """Own sessions that have a slot, newest activity first, with the slot, its app and
+    what the registered slot extras join (one query for a whole page)."""
+    return (
+        session_list(app=scope)
+        .filter(slot__isnull=False)
+        .select_related("slot__app", *slot_extra_related())
+    )
+
+
+def slot_list_page(*, scope: App | Literal[""], cursor: str | None, limit: int) -> SessionPage:
+    """One keyset page of ``slot_list`` (raises ``InvalidListCursor``)."""
+    return session_page(slot_list(scope=scope), after=cursor, limit=limit)

@@ -1,9 +1,22 @@
-"""Signals transcripts sends for other apps to act on, without importing them.
+"""What transcripts announces, for other apps to act on without transcripts importing them.
 
-``rows_appended(slot_name, ts, roles)``: rows landed on disk and in the mirror (sent after
-commit); the realtime layer announces them. ``turn_ended(slot_name)``: a turn completed
-cleanly (an assistant reply ended it, no tool call pending), sent after commit; summaries
-runs its gated pass, the same one the turn API's turn end dispatches.
+Every signal is sent after the database commit that made it true (``transaction.on_commit``),
+so a receiver never sees a state that could still roll back. Receivers must not raise:
+``send_robust`` is used, and a failing receiver is logged, never fails the write.
+
+``rows_appended(slot_name, ts, roles)``
+    rows landed on disk and in the mirror (turn API, imports, follow mode).
+``revision_appended(slot_name, ts, target_ts)``
+    a revision record changing an earlier row landed.
+``turn_started(slot_name)``
+    a turn started (the person's message is the first row of it).
+``turn_ended(slot_name, stop_reason)``
+    a turn ended; ``stop_reason == "end_turn"`` is a clean end. Summaries runs its gated
+    pass on every one (the gate refuses the unclean ones, and says why).
+``session_deleted(session_key, slot_name)``
+    a session and its transcript are gone.
+``session_rewritten(session_key, slot_name, reason)``
+    the transcript was rewritten in place (rotation, rewind, purge): its identity moved.
 """
 
 from __future__ import annotations
@@ -11,4 +24,8 @@ from __future__ import annotations
 from django.dispatch import Signal
 
 rows_appended = Signal()
+revision_appended = Signal()
+turn_started = Signal()
 turn_ended = Signal()
+session_deleted = Signal()
+session_rewritten = Signal()

@@ -2,7 +2,7 @@
 
 Live rows are rendered here too (the ``rows`` partial view), so a row reads the same live
 and after a reload. The label tables are not copied: the session page hands
-``ROLE_LABELS`` and ``STATE_LABELS`` to the JS module in its page state.
+``STATE_LABELS`` and ``EVIDENCE_LABELS`` to the panel in its page state.
 """
 
 from __future__ import annotations
@@ -12,7 +12,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from summaries.core.payload import derive_state
 from transcripts.core.fold import FoldReport
+from transcripts.core.paging import parse_cursor
 from transcripts.core.user_turns import is_injected, is_user_turn
 
 from .markdown import render_block, render_code
@@ -60,6 +62,17 @@ STATE_LABELS = {
     "done": "Done",
     "dropped": "Dropped",
 }
+# Why a badge says what it says (summaries/core/payload.py EVIDENCE_KINDS, one label each).
+EVIDENCE_LABELS = {
+    "test_passed": "Tests passed",
+    "test_failed": "Last run failed",
+    "merged_unverified": "Closed without a passing run",
+    "dropped": "You dropped it",
+    "user_confirmed": "You confirmed it works",
+    "user_deferred": "You said you would check later",
+    "pending_decision": "Waiting on your answer",
+}
+NO_EVIDENCE = "No test run or confirmation seen"
 
 
 @dataclass(slots=True)
@@ -132,8 +145,8 @@ def transcript_items(
     items: list[Item] = []
     seen = Counter(seen or ())
     if after and not seen:
-        stamp, _, nth = after.partition("#")
-        seen[stamp] = int(nth) if nth.isdigit() else 1
+        stamp, nth = parse_cursor(after)
+        seen[stamp] = nth
     turn = turns_before
     for row in rows:
         ts = row.get("ts")
@@ -189,6 +202,17 @@ def state_chips(states: str) -> list[dict[str, Any]]:
         {"state": state, "label": label, "count": counts[state]}
         for state, label in STATE_LABELS.items()
         if counts[state]
+    ]
+
+
+def panel_intents(intents: list[Any]) -> list[Any]:
+    """Every intent with its ``state`` (a stored one the panel knows, else derived from its
+    status, as the summarizer derives it), so the panel only looks the label up."""
+    return [
+        intent
+        if not isinstance(intent, dict) or intent.get("state") in STATE_LABELS
+        else {**intent, "state": derive_state(intent.get("status"), intent.get("verified"))}
+        for intent in intents
     ]
 
 

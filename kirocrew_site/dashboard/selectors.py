@@ -18,7 +18,8 @@ from transcripts.models import App, Session
 from transcripts.runtime import get_store
 from transcripts.selectors import InvalidCursor, session_list, session_transcript
 
-from .present import STATE_LABELS
+from .positions import Gap, Position
+from .present import STATE_LABELS, Item, transcript_items
 
 UNSCOPED = "-"  # the app filter's value for sessions no app owns
 
@@ -64,7 +65,8 @@ def session_rows(key: str) -> tuple[list[dict[str, Any]], FoldReport, bool]:
     return bound_rows(view.rows, view.report), view.report, False
 
 
-WINDOW_FIRST, WINDOW_PAGE = 100, 500  # rows per cursor read while collecting a turn range
+WINDOW_FIRST, WINDOW_PAGE = 100, 500  # rows per cursor read while collecting rows
+LIVE_MAX_ROWS = 50_000  # rows per live read; the page's next read continues from the last
 
 
 @dataclass(slots=True)
@@ -116,16 +118,29 @@ def _window_marked(key: str, marks: TurnMarks, first: int, last: int | None) -> 
     first, end = _span(total, first, last)
     after = marks.mark(first).after if total and first > 1 else None
     stop = marks.mark(end + 1).ts if end < total else None  # turn end + 1's row
+    rows = rows_after(key, after, stop=stop)
+    return TurnWindow(rows, marks.report, False, first, end, total, after or "")
+
+
+def rows_after(
+    key: str, after: str | None, *, stop: str | None = None, max_rows: int | None = None
+) -> list[dict[str, Any]]:
+    """The folded rows after the cursor ``after`` (None: from the first), read a page at a
+    time through the cursor reader: O(rows read), never a fold of the whole session.
+
+    Stops before the row whose ts is ``stop``, or once ``max_rows`` came (the caller's
+    cursor then continues from the last). Raises ``InvalidCursor`` and ``SessionNotFound``.
+    """
     rows: list[dict[str, Any]] = []
     cursor, limit = after, WINDOW_FIRST
     while True:
         page, _report, cursor = session_transcript(key=key, after=cursor, limit=limit)
         for row in page:
             if stop is not None and row.get("ts") == stop:
-                return TurnWindow(rows, marks.report, False, first, end, total, after or "")
+                return rows
             rows.append(row)
-        if not cursor:
-            return TurnWindow(rows, marks.report, False, first, end, total, after or "")
+        if not cursor or (max_rows is not None and len(rows) >= max_rows):
+            return rows
         limit = WINDOW_PAGE
 
 
@@ -147,3 +162,72 @@ def _window_folded(key: str, first: int, last: int | None) -> TurnWindow:
 def _stamp(row: dict[str, Any]) -> str:
     ts = row.get("ts")
     return str(ts) if ts is not None else ""
+
+
+def window_items(window: TurnWindow) -> tuple[list[Item], int]:
+    """The window's rows as the page shows them, numbered as over the whole session."""
+    return transcript_items(
+        window.rows, after=window.after, turns_before=window.first - 1, seen=window.seen
+    )
+
+
+@dataclass(slots=True)
+class Opening:
+    """The session page as it opens: its last turns, the gap before them, its position."""
+
+    window: TurnWindow
+    items: list[Item]
+    gap: Gap | None
+    position: Position
+
+
+def transcript_opening(key: str, turns: int) -> Opening:
+    """The last ``turns`` turns of the session (earlier ones are one gap, loaded on demand)."""
+    window = session_turn_window(key, 1 - turns, None)
+    items, through = window_items(window)
+    gap = Gap(1, window.first - 1) if window.total and window.first > 1 else None
+    start = Position.start(window.after, window.first - 1)
+    return Opening(window, items, gap, start.advance(items, through))
+
+
+@dataclass(slots=True)
+class LiveRows:
+    """What a live read brings: rows, the page row they replace, the page's new position."""
+
+    items: list[Item]
+    replace: str  # the first page row these replace, and every row after it ("": appended)
+    position: Position
+    total: int  # user turns through the last row
+
+
+def transcript_live(key: str, position: Position, reasons: list[str]) -> LiveRows:
+    """The rows after the page's position (``reasons``: why the page reads, see
+    ``Position.read_from``). Raises ``InvalidCursor`` (rewritten since) and
+    ``SessionNotFound``."""
+    start, replaced = position.read_from(reasons)
+    rows = rows_after(key, start.after or None, max_rows=LIVE_MAX_ROWS)
+    items, through = transcript_items(rows, after=start.after, turns_before=start.turns)
+    return LiveRows(items, replaced, start.advance(items, through), through)
+
+
+@dataclass(slots=True)
+class GapRows:
+    """A gap's loaded turns, and what is left of the gap before and after them."""
+
+    items: list[Item]
+    before: Gap | None
+    after: Gap | None
+    total: int
+
+
+def transcript_gap(key: str, gap: Gap, first: int, last: int) -> GapRows:
+    """Turns ``first..last`` of ``gap`` (``SessionNotFound``). Turns that are gone (the
+    session was rewound) leave nothing: the gap goes."""
+    window = session_turn_window(key, first, last)
+    if window.missing:
+        raise SessionNotFound(key)
+    if first > window.total:
+        return GapRows([], None, None, window.total)
+    items, _through = window_items(window)
+    before, after = gap.split(window.first, window.last)
+    return GapRows(items, before, after, window.total)

@@ -17,34 +17,47 @@ from django.templatetags.static import static
 from django.views.decorators.http import require_GET, require_http_methods
 
 from summaries.core.config import ENV_ENABLED, ConfigWriteError, write_enabled
-from summaries.core.gate import INCOGNITO_MEMORY_MODES
+from summaries.core.gate import is_restricted
 from summaries.runtime import summary_config
 from summaries.selectors import summary_body
 from transcripts.core.errors import SessionNotFound
 from transcripts.core.provenance import SOURCE_LABELS, short_project
 from transcripts.core.words import counted
 from transcripts.listing import InvalidListCursor, session_page
-from transcripts.selectors import InvalidCursor, session_get_for_caller, session_transcript
+from transcripts.selectors import InvalidCursor, session_get_for_caller
 
 from .markdown import rendered_texts
-from .present import STATE_LABELS, fold_warning, panel_texts, state_chips, transcript_items
+from .positions import Gap, InvalidToken, Position, gap_request
+from .present import (
+    EVIDENCE_LABELS,
+    NO_EVIDENCE,
+    STATE_LABELS,
+    fold_warning,
+    panel_intents,
+    panel_texts,
+    state_chips,
+)
 from .selectors import (
     UNSCOPED,
-    TurnWindow,
     app_names,
     dashboard_sessions,
-    session_rows,
-    session_turn_window,
+    transcript_gap,
+    transcript_live,
+    transcript_opening,
 )
 
 PAGE_SIZE = 50
-ROWS_PAGE, ROWS_PAGES = 500, 100  # live rows: at most 50 000 new rows per read
-MAX_TURN_RANGE = 200  # turns per on-demand read (turn_from/turn_to)
+MAX_GAP_TURNS = 200  # turns per gap load, whatever the page opens with
 
 
 def _page_turns() -> int:
     """How many of its last turns the session page opens with (KIROCREW_SESSION_PAGE_TURNS)."""
     return max(1, int(settings.KIROCREW_SESSION_PAGE_TURNS))
+
+
+def _gap_turns() -> int:
+    """How many turns a gap's button or a link into a gap loads."""
+    return min(_page_turns(), MAX_GAP_TURNS)
 
 
 @login_required
@@ -115,21 +128,19 @@ def session_list(request: HttpRequest) -> HttpResponse:
 def session_detail(request: HttpRequest, slot: str) -> HttpResponse:
     found = _dashboard_slot(slot)
     # A long session opens at its last turns; earlier ones load on demand (the rows view).
-    window = session_turn_window(found.session.key, 1 - _page_turns(), None)
-    items = _window_items(window)
-    user_turns = window.total
+    opening = transcript_opening(found.session.key, _page_turns())
     user: Any = request.user
-    memory_mode = found.session.memory_mode or ""
     page_state = {
         "slot": found.name,
         "running": found.running,
         "staff": bool(user.is_staff),
-        "restricted": memory_mode.lower() in INCOGNITO_MEMORY_MODES,
-        "cursor": items[-1].cursor if items else window.after,
-        "userTurns": user_turns,
-        "pageTurns": _page_turns(),
-        # The panel labels with the server's table (present.py).
+        # Which "unavailable" the panel explains: the gate's own rule, never a copy of it.
+        "restricted": is_restricted(found.session.memory_mode),
+        "cursor": opening.position.token(),  # opaque: the JS echoes it to the rows view
+        # The panel labels with the server's tables (present.py).
         "stateLabels": STATE_LABELS,
+        "evidenceLabels": EVIDENCE_LABELS,
+        "noEvidence": NO_EVIDENCE,
         "summary": _panel_body(found),
     }
     return render(
@@ -138,23 +149,14 @@ def session_detail(request: HttpRequest, slot: str) -> HttpResponse:
         {
             "slot": found,
             "session": found.session,
-            "items": items,
-            "turns_text": counted(user_turns, "turn"),
-            "earlier": window.first - 1 if window.total else 0,
-            "earlier_text": counted(window.first - 1, "turn"),
-            "gap_cursor": window.after,
-            "warning": fold_warning(window.report),
-            "missing": window.missing,
+            "items": opening.items,
+            "gap": opening.gap,
+            "turns_text": counted(opening.window.total, "turn"),
+            "warning": fold_warning(opening.window.report),
+            "missing": opening.window.missing,
             "page_state": page_state,
         },
     )
-
-
-def _window_items(window: TurnWindow) -> list[Any]:
-    items, _last = transcript_items(
-        window.rows, after=window.after, turns_before=window.first - 1, seen=window.seen
-    )
-    return items
 
 
 def _dashboard_slot(name: str) -> Any:
@@ -165,95 +167,65 @@ def _dashboard_slot(name: str) -> Any:
 
 
 def _panel_body(found: Any) -> dict[str, Any]:
-    """The summary API's body plus ``rendered``: its texts as sanitized inline HTML."""
+    """The summary API's body plus ``rendered`` (its texts as sanitized inline HTML), each
+    intent with the state its badge shows."""
     body = summary_body(found)
-    return {**body, "rendered": rendered_texts(panel_texts(body))}
+    intents = panel_intents(list(body.get("intents") or []))
+    return {**body, "intents": intents, "rendered": rendered_texts(panel_texts(body))}
 
 
 @login_required
 @require_GET
 def session_rows_partial(request: HttpRequest, slot: str) -> JsonResponse:
-    """Rows after ``after`` rendered by the same partial as the page, for the live transcript.
+    """The page's rows, rendered by the page's own partials, so they read as after a reload.
 
-    With ``after`` the rows come a page at a time through the cursor reader (O(new rows),
-    not a fold of the whole session per pushed row) and ``turns`` (the turns the page shows
-    before the cursor) continues the numbering; without it the whole session is folded, as
-    a page load does. Either way the rows and the header's count read as after a reload.
+    ``at`` (the opaque position the page was last given; none: from the first row) and
+    ``why`` (the frames that asked): the rows after it, read a page at a time (O(new
+    rows), not a fold per pushed row), with ``replace``, the first page row they replace.
+    ``gap`` (and ``target``, a link's turn): a gap's turns and its smaller gap markers.
     """
     found = _dashboard_slot(slot)
-    if "turn_from" in request.GET or "turn_to" in request.GET:
-        return _turn_range(request, found)
-    after = request.GET.get("after", "")
-    if not after:
-        rows, _report, _missing = session_rows(found.session.key)
-        items, user_turns = transcript_items(rows)
-    else:
-        before = request.GET.get("turns", "")
-        if not before.isdigit():
-            return _json_error(422, "invalid_request", "turns must be a whole number")
-        try:
-            rows = _rows_after(found.session.key, after)
-        except InvalidCursor:
-            return _json_error(422, "invalid_cursor", "after names no row of this session")
-        except SessionNotFound:
-            raise Http404("no such session") from None
-        items, user_turns = transcript_items(rows, after=after, turns_before=int(before))
-    html = "".join(render_to_string("dashboard/partials/row.html", {"item": i}) for i in items)
+    token = request.GET.get("at", "")
+    try:
+        if "gap" in request.GET:
+            return _gap_rows(request, found)
+        position = Position.parse(token) if token else Position.start("", 0)
+    except InvalidToken:
+        return _json_error(422, "invalid_request", "not a position or gap this page was given")
+    try:
+        live = transcript_live(found.session.key, position, request.GET.getlist("why"))
+    except InvalidCursor:
+        return _json_error(422, "invalid_cursor", "the position names no row of this session")
+    except SessionNotFound:
+        raise Http404("no such session") from None
+    html = render_to_string("dashboard/partials/rows.html", {"items": live.items})
     return JsonResponse(
         {
             "html": html,
-            "cursor": items[-1].cursor if items else after,
-            "turns": user_turns,
-            "turns_text": counted(user_turns, "turn"),
+            "replace": live.replace,
+            "cursor": live.position.token(),
+            "turns_text": counted(live.total, "turn"),
         }
     )
 
 
-def _turn_range(request: HttpRequest, found: Any) -> JsonResponse:
-    """Turns ``turn_from..turn_to`` (at most MAX_TURN_RANGE) for the page's gaps and links.
-
-    ``first``/``last`` say which turns came (``last`` 0: the session has none in range);
-    ``before`` is the cursor of the row before them, as the page's gap markers carry it.
-    """
-    start, end = request.GET.get("turn_from", ""), request.GET.get("turn_to", "")
-    if not (start.isdigit() and end.isdigit()) or not 1 <= int(start) <= int(end):
-        return _json_error(
-            422, "invalid_request", "turn_from and turn_to must be whole numbers, 1 <= from <= to"
-        )
-    first = int(start)
-    last = min(int(end), first + MAX_TURN_RANGE - 1)
-    window = session_turn_window(found.session.key, first, last)
-    if window.missing:
-        raise Http404("no such session")
-    if first > window.total:  # no such turn (any more): nothing to insert
-        empty = {"html": "", "cursor": "", "before": "", "first": first, "last": 0}
-        return JsonResponse(
-            {**empty, "turns": window.total, "turns_text": counted(window.total, "turn")}
-        )
-    items = _window_items(window)
-    html = "".join(render_to_string("dashboard/partials/row.html", {"item": i}) for i in items)
+def _gap_rows(request: HttpRequest, found: Any) -> JsonResponse:
+    """A gap's turns in its place: ``gap`` names the marker the answer's ``html`` replaces
+    ("" = no gap sent holds the target: nothing to load)."""
+    gaps = [Gap.parse(token) for token in request.GET.getlist("gap")]
+    chosen = gap_request(gaps, request.GET.get("target", ""), _gap_turns())
+    if chosen is None:
+        return JsonResponse({"gap": "", "html": ""})
+    gap, first, last = chosen
+    try:
+        loaded = transcript_gap(found.session.key, gap, first, last)
+    except SessionNotFound:
+        raise Http404("no such session") from None
+    context = {"items": loaded.items, "before": loaded.before, "after": loaded.after}
+    html = render_to_string("dashboard/partials/rows.html", context)
     return JsonResponse(
-        {
-            "html": html,
-            "cursor": items[-1].cursor if items else window.after,
-            "before": window.after,
-            "first": window.first,
-            "last": window.last,
-            "turns": window.total,
-            "turns_text": counted(window.total, "turn"),
-        }
+        {"gap": gap.token(), "html": html, "turns_text": counted(loaded.total, "turn")}
     )
-
-
-def _rows_after(key: str, after: str) -> list[dict[str, Any]]:
-    rows: list[dict[str, Any]] = []
-    cursor: str | None = after
-    for _ in range(ROWS_PAGES):
-        page, _report, cursor = session_transcript(key=key, after=cursor, limit=ROWS_PAGE)
-        rows += page
-        if not cursor:
-            break
-    return rows
 
 
 def _json_error(status: int, code: str, error: str) -> JsonResponse:

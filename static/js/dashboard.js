@@ -5,7 +5,7 @@
 // parsed with DOMParser, never innerHTML. Frames only say "this changed"; the page then
 // reads the server, and every (re)connect resyncs what a missed frame hid.
 import { summaryPanel } from "./panel.js";
-import { api, el, parsed, plural } from "./util.js";
+import { api, parsed } from "./util.js";
 
 // The session page's server state; its label tables are present.py's (one source for both).
 const pageState = JSON.parse(document.getElementById("page-state")?.textContent || "{}");
@@ -53,7 +53,9 @@ function connectSocket(handlers) {
 
 // ------------------------------------------------------------------ live transcript
 // Rows arrive rendered by the page's own partial (the dashboard's rows view): the same
-// Markdown, turn numbers and header count as after a reload.
+// Markdown, turn numbers and header count as after a reload. The page only echoes the
+// server's opaque position (``cursor``) and why it reads (the frames' roles); the server
+// says which shown row its answer replaces (a revision re-renders the running turn).
 function liveTranscript(state) {
   const list = document.getElementById("transcript");
   const note = document.getElementById("transcript-note");
@@ -61,47 +63,48 @@ function liveTranscript(state) {
   const base = `/s/${encodeURIComponent(state.slot)}/rows/`;
   let cursor = state.cursor || "";
   let busy = false;
-  let again = null;
+  const reasons = new Set(); // why the page reads; reads asked for while one runs join
 
-  async function pull(reread) {
-    if (busy) { again = Boolean(again) || reread; return; }
-    busy = true;
-    let after = cursor;
-    const last = [...list.querySelectorAll("li[data-turn]")].pop() || null;
-    let before = Number(last?.dataset.turn || 0); // turns shown up to the cursor
-    let anchor = null;
-    if (reread && last) {
-      // A revision can change any row of the running turn: re-read from its user row.
-      anchor = last;
-      after = anchor.previousElementSibling?.dataset.cursor || "";
-      before -= 1;
-    }
-    const query = new URLSearchParams();
-    if (after) query.set("after", after);
-    if (after) query.set("turns", String(before));
+  function failed(text) {
+    note.hidden = false;
+    note.textContent = text;
+  }
+
+  async function read() {
+    const query = new URLSearchParams({ at: cursor });
+    for (const reason of reasons) query.append("why", reason);
+    reasons.clear();
     const r = await api(`${base}?${query}`);
     if (!r.ok || !r.body || typeof r.body.html !== "string") {
-      note.hidden = false;
-      note.textContent = r.status === 422
+      failed(r.status === 422
         ? "This transcript was rewritten (rewound or rotated). Reload the page to see it as it is now."
-        : "Could not load the newest messages. They will appear with the next update.";
-    } else {
-      const nearBottom = window.innerHeight + window.scrollY >= document.body.scrollHeight - 150;
-      if (anchor) {
-        while (anchor.nextElementSibling) anchor.nextElementSibling.remove();
-        anchor.remove();
-      } else if (!after) {
-        list.replaceChildren();
-      }
-      const rows = parsed(r.body.html).filter((node) => node.nodeType === Node.ELEMENT_NODE);
-      list.append(...rows);
-      cursor = r.body.cursor || cursor;
-      if (typeof r.body.turns_text === "string") count.textContent = r.body.turns_text;
-      document.getElementById("transcript-empty").hidden = list.children.length > 0;
-      if (rows.length && nearBottom) list.lastElementChild.scrollIntoView({ block: "end" });
+        : "Could not load the newest messages. They will appear with the next update.");
+      return;
     }
+    const nearBottom = window.innerHeight + window.scrollY >= document.body.scrollHeight - 150;
+    if (r.body.replace) {
+      const first = list.querySelector(`li.row[data-cursor="${CSS.escape(r.body.replace)}"]`);
+      if (!first) {
+        failed("Could not update this turn. Reload the page to see it as it is now.");
+        return;
+      }
+      while (first.nextElementSibling) first.nextElementSibling.remove();
+      first.remove();
+    }
+    const rows = parsed(r.body.html).filter((node) => node.nodeType === Node.ELEMENT_NODE);
+    list.append(...rows);
+    cursor = r.body.cursor || cursor;
+    if (typeof r.body.turns_text === "string") count.textContent = r.body.turns_text;
+    document.getElementById("transcript-empty").hidden = list.children.length > 0;
+    if (rows.length && nearBottom) list.lastElementChild.scrollIntoView({ block: "end" });
+  }
+
+  async function pull(reason) {
+    reasons.add(reason);
+    if (busy) return;
+    busy = true;
+    while (reasons.size) await read();
     busy = false;
-    if (again !== null) { const next = again; again = null; pull(next); }
   }
 
   return { pull };
@@ -109,79 +112,56 @@ function liveTranscript(state) {
 
 // ------------------------------------------------------------------ earlier turns
 // A long session opens at its last turns. Each run of turns not loaded is one gap marker
-// (<li class="gap" data-from data-to data-cursor>: the cursor of the row before it); a
-// button loads the gap's last turns, and a link to a turn inside a gap (#turn-3) loads
-// that turn and the ones after it, splitting the gap. Rows come from the rows view's
-// turn range, rendered by the page's own partial.
+// the server rendered (<li class="gap" data-gap>, an opaque token). Its button loads the
+// gap's last turns; a link to a row that is not on the page (#turn-3) asks the server
+// which gap holds it. Either way the answer is the markup that replaces that gap: the
+// rows, and the smaller gaps left around them.
 function earlierTurns(state) {
   const list = document.getElementById("transcript");
   const note = document.getElementById("transcript-note");
   const base = `/s/${encodeURIComponent(state.slot)}/rows/`;
-  const size = Number(state.pageTurns) || 20;
   let busy = false;
 
-  const gapEl = (from, to, cursor) => {
-    const gap = el("li", { class: "gap", "data-from": from, "data-to": to, "data-cursor": cursor },
-      el("span", { class: "gap-text" }, `… ${plural(to - from + 1, "turn")} not loaded …`), " ",
-      el("button", { type: "button", class: "btn btn-quiet btn-small gap-load" },
-        from === 1 ? "Load earlier turns" : "Load these turns"));
-    return gap;
-  };
-  const gapOf = (turn) => [...list.querySelectorAll("li.gap")].find(
-    (gap) => Number(gap.dataset.from) <= turn && turn <= Number(gap.dataset.to)) || null;
-
-  // Load turns from..to of ``gap`` in its place; keeps what was on screen where it was.
-  async function load(gap, from, to) {
-    if (busy) return false;
+  // Keeps what was on screen where it was.
+  async function load(query) {
+    if (busy) return;
     busy = true;
-    const query = new URLSearchParams({ turn_from: String(from), turn_to: String(to) });
     const r = await api(`${base}?${query}`);
     busy = false;
-    if (!r.ok || !r.body || typeof r.body.html !== "string" || !gap.isConnected) {
+    if (!r.ok || !r.body || typeof r.body.html !== "string" || typeof r.body.gap !== "string") {
       note.hidden = false;
       note.textContent = "Could not load these turns. Reload the page to try again.";
-      return false;
+      return;
     }
-    const gapFrom = Number(gap.dataset.from);
-    const gapTo = Number(gap.dataset.to);
-    const last = Number(r.body.last) || 0;
-    const parts = [];
-    if (last) {
-      const first = Number(r.body.first);
-      if (first > gapFrom) parts.push(gapEl(gapFrom, first - 1, gap.dataset.cursor || ""));
-      parts.push(...parsed(r.body.html).filter((node) => node.nodeType === Node.ELEMENT_NODE));
-      if (last < gapTo) parts.push(gapEl(last + 1, gapTo, r.body.cursor || ""));
-    }
+    if (!r.body.gap) return; // no gap holds it
+    const gap = [...list.querySelectorAll("li.gap")].find((li) => li.dataset.gap === r.body.gap);
+    if (!gap) return;
     const below = gap.nextElementSibling;
     const top = below ? below.getBoundingClientRect().top : 0;
-    gap.replaceWith(...parts);
+    gap.replaceWith(...parsed(r.body.html).filter((node) => node.nodeType === Node.ELEMENT_NODE));
     if (below) window.scrollBy(0, below.getBoundingClientRect().top - top);
-    return true;
   }
 
   async function show(hash) {
-    const match = /^#turn-(\d+)$/.exec(hash || "");
-    if (!match) return;
-    const turn = Number(match[1]);
-    if (!document.getElementById(`turn-${turn}`)) {
-      const gap = gapOf(turn);
-      if (!gap) return;
-      await load(gap, turn, Math.min(Number(gap.dataset.to), turn + size - 1));
+    const id = decodeURIComponent((hash || "").slice(1));
+    if (!id) return;
+    const gaps = list.querySelectorAll("li.gap");
+    if (!document.getElementById(id) && gaps.length) {
+      const query = new URLSearchParams({ target: id });
+      for (const gap of gaps) query.append("gap", gap.dataset.gap);
+      await load(query);
     }
-    document.getElementById(`turn-${turn}`)?.scrollIntoView({ block: "start" });
+    document.getElementById(id)?.scrollIntoView({ block: "start" });
   }
 
   list.addEventListener("click", (event) => {
-    const button = event.target.closest?.("button.gap-load");
-    const gap = button?.closest("li.gap");
-    if (!gap) return;
-    const to = Number(gap.dataset.to);
-    load(gap, Math.max(Number(gap.dataset.from), to - size + 1), to);
+    const gap = event.target.closest?.("button.gap-load")?.closest("li.gap");
+    if (gap) load(new URLSearchParams({ gap: gap.dataset.gap }));
   });
   window.addEventListener("hashchange", () => show(location.hash));
-  // Clicks on a link to the turn already in the address bar fire no hashchange.
+  // Clicks on a link to the fragment already in the address bar fire no hashchange.
   document.addEventListener("click", (event) => {
-    const link = event.target.closest?.('a[href^="#turn-"]');
+    const link = event.target.closest?.('a[href^="#"]');
     if (link && link.getAttribute("href") === location.hash) show(location.hash);
   });
   if (location.hash) show(location.hash);
@@ -205,13 +185,13 @@ function sessionPage() {
     async hello(reconnected) {
       // (Re)subscribed: anything pushed while we were away is lost, so read it all again.
       panel.refresh(true);
-      transcript.pull(reconnected);
+      transcript.pull(reconnected ? "resync" : "hello");
       const r = await api(`/api/chat/slots/${encodeURIComponent(state.slot)}`);
       if (r.ok && r.body && typeof r.body.running === "boolean") setRunning(r.body.running);
     },
     session_summary(data) { if (mine(data)) panel.refresh(true); },
     turn(data) { if (mine(data)) setRunning(Boolean(data.running)); },
-    row(data) { if (mine(data)) transcript.pull(data.role === "revision"); },
+    row(data) { if (mine(data)) transcript.pull(String(data.role || "row")); },
   });
 }
 

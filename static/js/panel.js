@@ -14,12 +14,8 @@ const REFUSALS = {
 const TOO_FEW = "Send a couple of messages first — there is not enough here to summarize.";
 const TRIAGE_VISIBLE = 3;
 
-function stateOf(intent) {
-  if (intent.state in STATES) return intent.state;
-  if (intent.status === "abandoned") return "dropped";
-  if (intent.status === "completed") return intent.verified === false ? "needs-you" : "done";
-  return "in-progress";
-}
+// The server gives every intent the state its badge shows (present.py panel_intents).
+const stateOf = (intent) => intent.state;
 
 function validRanges(ranges) {
   return (Array.isArray(ranges) ? ranges : [])
@@ -55,18 +51,11 @@ function textList(tag, items) {
   return kept.length ? el(tag, {}, kept.map((x) => el("li", {}, md(x)))) : null;
 }
 
-// Why a badge says what it says: the one row that decided it (summaries/core/payload.py
-// EVIDENCE_KINDS). No evidence is said out loud, never left to look like a verified fact.
-const EVIDENCE = {
-  test_passed: "Tests passed",
-  test_failed: "Last run failed",
-  merged_unverified: "Closed without a passing run",
-  dropped: "You dropped it",
-  user_confirmed: "You confirmed it works",
-  user_deferred: "You said you would check later",
-  pending_decision: "Waiting on your answer",
-};
-const NO_EVIDENCE = "No test run or confirmation seen";
+// Why a badge says what it says: the one row that decided it. The labels are present.py's
+// EVIDENCE_LABELS, from the page state. No evidence is said out loud, never left to look
+// like a verified fact.
+let EVIDENCE = {};
+let NO_EVIDENCE = "";
 
 // The transcript row the evidence came from (by its stamp), opened, scrolled to and marked;
 // when it is not on the page the link's own #turn-N anchor is followed instead.
@@ -134,6 +123,8 @@ function summarizer(model) {
 
 export function summaryPanel(state, setRunning) {
   STATES = state.stateLabels || {};
+  EVIDENCE = state.evidenceLabels || {};
+  NO_EVIDENCE = state.noEvidence || "";
   // Reads come from the dashboard's copy of the summary API (same body, plus its texts
   // rendered as Markdown); the Summarize button posts to the API itself.
   const url = `/api/chat/slots/${encodeURIComponent(state.slot)}/summary`;
@@ -289,10 +280,9 @@ export function summaryPanel(state, setRunning) {
     const r = await api(url, "POST");
     P.busy = false;
     if (r.ok && r.body && typeof r.body === "object") {
-      P.body = r.body;
       P.failed = false;
       P.notice = { kind: "ok", text: "Summary updated." };
-      P.deferred = true; // read it back with its texts rendered
+      P.deferred = true; // read it back as the panel shows it: texts rendered, states given
     } else {
       const code = r.body && r.body.code;
       if (code === "summary_turn_running") setRunning(true);

@@ -1,12 +1,17 @@
-"""Whether a summary pass may run, as an auditable reason string rather than a bool.
+"""Whether a summary pass may run, and every way a pass ends: one enum, asked once.
 
 A feature that silently declines to run is indistinguishable from a broken one, so
-every refusal names its cause.
+every refusal names its cause: a :class:`PassResult` member, with what varies (which
+stop reason, which backend error) in :attr:`PassOutcome.detail`. Only the pass asks the
+gate; its callers map the enum (the API's one table, the command's hints), never text.
+Adding a reason: a member here, its check in :func:`should_summarize` or the pass, and
+its row in ``summaries/api.py``'s table (a test fails while it has none).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Literal
 
 from .config import SessionSummaryConfig
@@ -15,6 +20,57 @@ INCOGNITO_MEMORY_MODES = frozenset({"incognito", "temporary"})
 CLEAN_STOP = "end_turn"
 
 GenerateState = Literal["ready", "too_few_turns", "unavailable"]
+
+
+class PassResult(StrEnum):
+    """How a summary pass ended. The values are the log lines' words, kept as they were."""
+
+    STORED = "stored"  # a new summary is on disk and mirrored
+    CURRENT = "current"  # the stored summary already describes the transcript
+    # the gate, in its fixed order
+    DISABLED = "disabled"
+    IN_FLIGHT = "in_flight"
+    MEMORY_MODE = "memory_mode"
+    RUNNING = "running"
+    STOP_REASON = "stop_reason"  # detail: the slot's last stop reason, or "missing"
+    TOO_FEW_TURNS = "too_few_turns"
+    CADENCE = "cadence"
+    # the pass
+    DIRTY = "dirty"  # a write holds the slot's lease: nothing spent
+    SLOT_NOT_FOUND = "slot_not_found"
+    NO_TRANSCRIPT = "no_transcript"
+    BACKEND_ERROR = "backend_error"  # detail: the BackendError's type name
+    UNUSABLE_REPLY = "unusable_reply"
+    DISCARDED_RUNNING = "discarded:running"  # a turn started during the model call
+    DISCARDED_DIRTY = "discarded:dirty"  # a write started during the model call
+    WRITE_REFUSED = "write_refused"  # the transcript moved since the snapshot
+    ERROR = "error"  # unexpected, logged with its traceback
+
+    @property
+    def ok(self) -> bool:
+        return self in (PassResult.STORED, PassResult.CURRENT)
+
+
+@dataclass(frozen=True, slots=True)
+class PassOutcome:
+    reason: PassResult
+    detail: str = ""  # what varies within a reason, e.g. which stop reason
+    # Connected clients should refetch (a summary was written); not part of the verdict.
+    announce: bool = field(default=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.reason, PassResult):  # a bare string is a bug, not a reason
+            raise TypeError(f"PassOutcome.reason must be a PassResult, got {self.reason!r}")
+
+    @property
+    def ok(self) -> bool:
+        """A summary is stored now or was already current."""
+        return self.reason.ok
+
+    @property
+    def label(self) -> str:
+        """The text form for logs and the command line, e.g. ``stop_reason:timeout``."""
+        return f"{self.reason}:{self.detail}" if self.detail else str(self.reason)
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,34 +99,34 @@ def should_summarize(
     *,
     force: bool = False,
     holding_guard: bool = False,
-) -> str:
-    """The empty string to proceed, else the first refusal reason in the fixed order.
+) -> PassOutcome | None:
+    """None to proceed, else the first refusal in the fixed order.
 
     ``user_turns=None`` is the cheap pre-I/O check: slot state only. ``force`` (an
     explicit request) lifts exactly the two gates that stand in for consent to spend,
     stop_reason and cadence; ``holding_guard`` is the pass that set the in-flight marker.
     """
     if not cfg.enabled:
-        return "disabled"
+        return PassOutcome(PassResult.DISABLED)
     if slot.in_flight and not holding_guard:
-        return "in_flight"
+        return PassOutcome(PassResult.IN_FLIGHT)
     if is_restricted(slot.memory_mode):
-        return "memory_mode"
+        return PassOutcome(PassResult.MEMORY_MODE)
     if slot.running:
         # Checked directly: an empty stop reason means both "idle, restored in a later
         # process" and "streaming right now".
-        return "running"
+        return PassOutcome(PassResult.RUNNING)
     if not force and slot.last_stop_reason != CLEAN_STOP:
         # Fail closed: a turn that died before completing leaves the marker empty.
-        return f"stop_reason:{slot.last_stop_reason or 'missing'}"
+        return PassOutcome(PassResult.STOP_REASON, slot.last_stop_reason or "missing")
     if user_turns is None:
-        return ""
+        return None
     if user_turns < cfg.min_user_turns:
-        return "too_few_turns"
+        return PassOutcome(PassResult.TOO_FEW_TURNS)
     mark = slot.summary_turn_mark
     if not force and mark and user_turns - mark < cfg.regenerate_after_turns:
-        return "cadence"
-    return ""
+        return PassOutcome(PassResult.CADENCE)
+    return None
 
 
 def generate_state(

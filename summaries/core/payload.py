@@ -7,9 +7,24 @@ string runs before it (see :func:`seal_payload`, :func:`clip_sealed`).
 from __future__ import annotations
 
 import logging
-from typing import Any, TypeGuard
+from typing import Any, TypeGuard, TypeVar, get_args
+
+from pydantic import BaseModel, ValidationError
 
 from transcripts.core.redaction import redact_payload
+
+from .intents import EvidenceKind, Status, SummaryPayload, derive_state
+
+__all__ = [
+    "EVIDENCE_KINDS",
+    "EVIDENCE_QUOTE_MAX",
+    "clip_sealed",
+    "derive_state",
+    "evidence_of",
+    "normalize_payload",
+    "seal_model",
+    "seal_payload",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -17,32 +32,14 @@ STATE_DONE = "done"
 STATE_NEEDS_YOU = "needs-you"
 STATE_IN_PROGRESS = "in-progress"
 STATE_DROPPED = "dropped"
-STATUSES = frozenset({"active", "completed", "abandoned"})
-# Why an intent has its state (``evidence.kind``); a summary without one says nothing
-# either way, and the panel says so instead of presenting the badge as fact.
-EVIDENCE_KINDS = frozenset(
-    {
-        "test_passed",  # a passing run after the last change
-        "test_failed",  # the latest run failed (or the person reported it broken)
-        "merged_unverified",  # closed (merged, pushed, deployed) with no passing run
-        "dropped",  # the person dropped it
-        "user_confirmed",  # the person said it works
-        "user_deferred",  # the person said they will check later
-        "pending_decision",  # the assistant asked a question nobody answered yet
-    }
-)
+STATUSES = frozenset(get_args(Status))
+# Why an intent has its state (``evidence.kind``, declared in intents.py); a summary
+# without one says nothing either way, and the panel says so instead of presenting the
+# badge as fact.
+EVIDENCE_KINDS = frozenset(get_args(EvidenceKind))
 EVIDENCE_QUOTE_MAX = 120
 _EVIDENCE_TS_MAX = 64
-
-
-def derive_state(status: object, verified: object) -> str:
-    """The one word the panel shows; status is about the work, verified about the result."""
-    if status == "abandoned":
-        return STATE_DROPPED
-    if status == "completed":
-        # Finished work whose result nobody confirmed is exactly what a person forgets.
-        return STATE_NEEDS_YOU if verified is False else STATE_DONE
-    return STATE_IN_PROGRESS
+_Model = TypeVar("_Model", bound=BaseModel)
 
 
 def _is_int(value: object) -> TypeGuard[int]:
@@ -144,7 +141,7 @@ def _coerce_intent(raw: object) -> dict[str, Any] | None:
 
 def normalize_payload(
     raw: object, *, max_intents: int = 50, max_constraints: int = 50
-) -> dict[str, Any] | None:
+) -> SummaryPayload | None:
     """The storable payload, or None when the reply holds no usable intent.
 
     None tells the caller to keep the previous summary rather than store an empty one.
@@ -185,7 +182,12 @@ def normalize_payload(
     # however deeply nested, before anything can store it. After the backend's shaping
     # (capitals, clipping) and the strip above, so no later step revives a secret.
     redacted = seal_payload({"intents": intents, "constraints": constraints})
-    return redacted or None
+    try:
+        # Types only: every string stays exactly as sealed (the model shapes no text).
+        return SummaryPayload.model_validate(redacted)
+    except ValidationError:
+        logger.warning("session summary: the shaped reply does not fit the payload model")
+        return None
 
 
 def seal_payload(payload: dict[str, Any]) -> dict[str, Any]:
@@ -199,6 +201,12 @@ def seal_payload(payload: dict[str, Any]) -> dict[str, Any]:
     if report:
         logger.info("session summary: redacted %s", report)
     return sealed if isinstance(sealed, dict) else {}
+
+
+def seal_model(model: _Model) -> _Model:
+    """``model`` with every string in it redacted: :func:`seal_payload` on its dump,
+    read back into the same type (whose validation changes no string)."""
+    return type(model).model_validate(seal_payload(model.model_dump(mode="json")))
 
 
 def clip_sealed(text: str, limit: int) -> str:

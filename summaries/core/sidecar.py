@@ -8,6 +8,12 @@ resurrected, an append during generation is never blessed, and a rewrite (which 
 the mtime but advances gen) cannot make a stale summary look fresh. The transcript's
 bytes and mtime are never touched. The two sidecars have independent writers and never
 share a file.
+
+The generic readers (``read_strict``, ``read_for_panel``) return a sidecar as stored;
+the pass and the panel read an intents sidecar through the payload model instead
+(``summary_strict``, ``summary_for_panel``): unknown fields of an older writer are
+ignored, an intent that does not fit the model is dropped (as one without a title
+always was), and evidence is checked again (an older or foreign writer is not trusted).
 """
 
 from __future__ import annotations
@@ -17,16 +23,35 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+from pydantic import ValidationError
 
 from transcripts.core.errors import LockTimeout
 from transcripts.core.fsutil import atomic_write, remove_stale_temps
+from transcripts.core.keys import safe_key
 from transcripts.core.store import Identity, TranscriptStore
+
+from .intents import Intent, StoredSummary
+from .payload import evidence_of
 
 log = logging.getLogger(__name__)
 
 INTENTS = "intents"
 ONE_LINE = "summaries"
 MAX_SIDECAR_BYTES = 8 * 1024 * 1024
+# The sidecar layout, known only here: transcripts' delete reaps these files through the
+# derived-files hook this app registers (``summaries.apps``, ``transcripts.core.derived``).
+SIDECAR_DIRS = {INTENTS: ".intents", ONE_LINE: ".summaries"}
+_ENVELOPE = frozenset(StoredSummary.model_fields) - {"intents", "constraints"}
+
+
+def sidecar_path(root: Path, key: str, kind: str) -> Path:
+    """Where the ``kind`` sidecar of the session ``key`` lives under the sessions ``root``."""
+    return root / SIDECAR_DIRS[kind] / f"{safe_key(key)}.json"
+
+
+def sidecar_paths(root: Path, key: str) -> list[Path]:
+    """Both sidecars of ``key``: what a session delete reaps."""
+    return [sidecar_path(root, key, kind) for kind in SIDECAR_DIRS]
 
 
 def _load(path: Path) -> dict[str, Any] | None:
@@ -56,7 +81,7 @@ def _matches(data: dict[str, Any], identity: Identity | None) -> bool:
 
 def _read(store: TranscriptStore, key: str, kind: str) -> dict[str, Any] | None:
     """The sidecar as stored, if it has its kind's shape; corrupt or shapeless is None."""
-    data = _load(store.sidecar_path(key, kind))
+    data = _load(sidecar_path(store.root, key, kind))
     if data is None:
         return None
     well_formed = (
@@ -97,11 +122,57 @@ def read_for_panel(
     return data, not _matches(data, store.identity(key))
 
 
+def summary_of(data: dict[str, Any]) -> StoredSummary:
+    """An intents sidecar's content as the payload model, read leniently.
+
+    Intents are read one by one: a bad one is dropped, never the whole summary. An
+    envelope field of the wrong type reads as absent (``user_turns: true`` covers no
+    turn count), as the readers treated it before the model.
+    """
+    intents: list[Intent] = []
+    for item in data.get("intents") or []:
+        if not isinstance(item, dict):
+            continue
+        try:
+            intents.append(
+                Intent.model_validate({**item, "evidence": evidence_of(item.get("evidence"))})
+            )
+        except ValidationError:
+            continue
+    constraints = data.get("constraints")
+    fields = {
+        **{k: v for k, v in data.items() if k in _ENVELOPE},
+        "intents": intents,
+        "constraints": [c for c in constraints if isinstance(c, str)]
+        if isinstance(constraints, list)
+        else [],
+    }
+    try:
+        return StoredSummary.model_validate(fields)
+    except ValidationError as exc:
+        bad = {err["loc"][0] for err in exc.errors() if err["loc"]}
+        return StoredSummary.model_validate({k: v for k, v in fields.items() if k not in bad})
+
+
+def summary_strict(
+    store: TranscriptStore, key: str, *, identity: Identity | None = None
+) -> StoredSummary | None:
+    """``read_strict`` of the intents sidecar, through the payload model."""
+    data = read_strict(store, key, INTENTS, identity=identity)
+    return None if data is None else summary_of(data)
+
+
+def summary_for_panel(store: TranscriptStore, key: str) -> tuple[StoredSummary | None, bool]:
+    """``read_for_panel`` of the intents sidecar, through the payload model."""
+    data, stale = read_for_panel(store, key, INTENTS)
+    return (None, False) if data is None else (summary_of(data), stale)
+
+
 def write_guarded(
     store: TranscriptStore, key: str, kind: str, payload: dict[str, Any], *, sig: int, gen: int
 ) -> bool:
     """Write ``payload`` + identity iff the transcript still has exactly ``sig`` and ``gen``."""
-    path = store.sidecar_path(key, kind)
+    path = sidecar_path(store.root, key, kind)
     try:
         with store.locked(key):
             current = store.identity(key)

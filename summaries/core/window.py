@@ -21,6 +21,7 @@ from typing import Any, TypeVar
 
 import msgspec
 
+from transcripts.core.codec import may_change_rows
 from transcripts.core.fold import fold_lines
 from transcripts.core.reader import RawLine, parse_json_line
 from transcripts.core.user_turns import is_user_turn
@@ -31,7 +32,6 @@ from .transcript_turn import TranscriptTurn
 WINDOW_BYTES = 4 * 1024 * 1024
 WINDOW_USER_TURNS = 100
 
-_REVISION = re.compile(rb'"_type"\s*:\s*"revision"')
 _MOVE = re.compile(rb'"_after_ts"')
 T = TypeVar("T")
 
@@ -96,7 +96,7 @@ def window_turns(
     # targets nothing kept, and the count below is of the folded, kept rows.
     flat = [(n, line) for n, lines in enumerate(files) for line in lines]
     flat = flat[_start(flat, _is_user_line, max_user_turns + 1) :]
-    if any(_REVISION.search(line) for _, line in flat):
+    if any(may_change_rows(line) for _, line in flat):
         parts: list[list[bytes]] = [[] for _ in files]
         for n, line in flat:
             parts[n].append(line)

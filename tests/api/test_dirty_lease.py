@@ -13,12 +13,12 @@ from pathlib import Path
 import pytest
 from django.utils import timezone
 
-from summaries.core.sidecar import INTENTS
-from summaries.marker import dirty_release, dirty_take
-from summaries.turns import slot_append_row
+from summaries.core.sidecar import INTENTS, sidecar_path
 from tests.fixtures.summaries import CountingBackend
 from transcripts.core.store import TranscriptStore
 from transcripts.models import Slot
+from transcripts.services import slot_append_row
+from transcripts.services.dirty import dirty_release, dirty_take
 
 from .conftest import Persona, error_of
 
@@ -40,7 +40,7 @@ def test_post_while_a_write_holds_the_lease_is_a_free_409_summary_busy(
         assert response.status_code == 409
         assert error_of(response)["code"] == "summary_busy"
     assert counting_backend.calls == 0  # quiescence is checked before spending
-    assert not store.sidecar_path(s1.session.key, INTENTS).exists()
+    assert not sidecar_path(store.root, s1.session.key, INTENTS).exists()
 
 
 def test_an_expired_lease_left_by_a_dead_writer_holds_nothing(

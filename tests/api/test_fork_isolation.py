@@ -154,7 +154,7 @@ def test_a_fork_that_cannot_be_written_is_a_clean_507_and_leaves_nothing(
     def disk_full(fd: int, data: bytes) -> None:
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr("transcripts.core.fork.write_all", disk_full)
+    monkeypatch.setattr("transcripts.core.fsutil.write_all", disk_full)
     response = b.call("POST", f"{SLOTS}/full-parent/fork", {"name": "full-child"})
     assert response.status_code == 507, response.content
     assert error_of(response)["code"] == "storage_full"

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from summaries.core.sidecar import INTENTS, ONE_LINE
+from summaries.core.sidecar import INTENTS, ONE_LINE, sidecar_path
 from transcripts.core.keys import transcript_key_for_slot
 from transcripts.core.store import TranscriptStore
 from transcripts.models import Session, Slot
@@ -219,14 +219,14 @@ def test_delete_is_204_and_the_files_are_gone(
     assert owner.call("POST", "/api/chat/slots/s1/rewind", {"after_ts": fourth}).status_code == 200
     assert owner.call("POST", "/api/chat/slots/s1/summary").status_code == 200
     assert store.archive_paths(key)
-    assert store.sidecar_path(key, INTENTS).exists()
-    assert store.sidecar_path(key, ONE_LINE).exists()
+    assert sidecar_path(store.root, key, INTENTS).exists()
+    assert sidecar_path(store.root, key, ONE_LINE).exists()
     response = owner.call("DELETE", "/api/chat/slots/s1")
     assert response.status_code == 204
     assert response.content == b""
     assert not store.path(key).exists()
-    assert not store.sidecar_path(key, INTENTS).exists()
-    assert not store.sidecar_path(key, ONE_LINE).exists()
+    assert not sidecar_path(store.root, key, INTENTS).exists()
+    assert not sidecar_path(store.root, key, ONE_LINE).exists()
     assert not store.archive_paths(key)
     assert not Slot.objects.filter(name="s1").exists()
     assert not Session.objects.filter(key=key).exists()

@@ -11,8 +11,10 @@ from typing import Any
 import pytest
 from django.utils import timezone
 
-from summaries.core.sidecar import INTENTS, ONE_LINE
+from summaries.core.sidecar import INTENTS, ONE_LINE, sidecar_path
+from summaries.state import summary_in_flight_until
 from tests.fixtures.summaries import CountingBackend
+from tests.fixtures.summary_state import in_flight_set
 from transcripts.core.store import TranscriptStore
 from transcripts.models import Slot
 
@@ -48,7 +50,7 @@ def post(owner: Persona, url: str = URL) -> Any:
 
 
 def sidecars(store: TranscriptStore, key: str = KEY) -> list[bool]:
-    return [store.sidecar_path(key, kind).exists() for kind in (INTENTS, ONE_LINE)]
+    return [sidecar_path(store.root, key, kind).exists() for kind in (INTENTS, ONE_LINE)]
 
 
 def assert_refused_for_free(
@@ -188,14 +190,10 @@ def test_generate_state_unavailable_for_restricted_sessions(
 def test_generate_state_unavailable_while_a_pass_is_in_flight(
     owner: Persona, s1: Slot, enabled_summaries: Path
 ) -> None:
-    Slot.objects.filter(pk=s1.pk).update(
-        summary_in_flight_until=timezone.now() + dt.timedelta(minutes=5)
-    )
+    in_flight_set(s1.pk, timezone.now() + dt.timedelta(minutes=5))
     assert get(owner)["generate_state"] == "unavailable"
     # An expired marker (a crashed worker) does not hold the slot.
-    Slot.objects.filter(pk=s1.pk).update(
-        summary_in_flight_until=timezone.now() - dt.timedelta(seconds=1)
-    )
+    in_flight_set(s1.pk, timezone.now() - dt.timedelta(seconds=1))
     assert get(owner)["generate_state"] == "ready"
 
 
@@ -224,9 +222,9 @@ def test_post_while_a_pass_is_in_flight_is_409_summary_in_flight(
     counting_backend: CountingBackend,
 ) -> None:
     until = timezone.now() + dt.timedelta(minutes=5)
-    Slot.objects.filter(pk=s1.pk).update(summary_in_flight_until=until)
+    in_flight_set(s1.pk, until)
     assert_refused_for_free(owner, store, counting_backend, "summary_in_flight")
-    assert Slot.objects.get(pk=s1.pk).summary_in_flight_until == until  # not someone else's
+    assert summary_in_flight_until(Slot.objects.get(pk=s1.pk)) == until  # not someone else's
 
 
 @pytest.mark.parametrize(
@@ -282,7 +280,7 @@ def test_a_corrupt_sidecar_reads_as_no_summary(
     owner: Persona, s1: Slot, store: TranscriptStore, enabled_summaries: Path
 ) -> None:
     assert post(owner).status_code == 200
-    store.sidecar_path(KEY, INTENTS).write_text("{not json")
+    sidecar_path(store.root, KEY, INTENTS).write_text("{not json")
     body = get(owner)
     assert body["enabled"] is True
     assert_empty(body)

@@ -10,6 +10,8 @@ from typing import Any
 
 from django.test import Client
 
+from summaries.core.intents import Intent
+from summaries.core.payload import EVIDENCE_KINDS
 from summaries.core.sidecar import INTENTS, write_guarded
 from transcripts.core.store import TranscriptStore
 from transcripts.models import Slot
@@ -75,11 +77,42 @@ def test_a_stored_bad_evidence_is_served_as_null_not_a_500(
 def test_openapi_describes_evidence(client: Client) -> None:
     schema = json.loads(client.get("/api/openapi.json").content)
     parts = schema["components"]["schemas"]
-    intent = parts["IntentOut"]
+    intent = parts["Intent"]
     assert "evidence" in intent["properties"]
-    evidence = parts["EvidenceOut"]
+    evidence = parts["Evidence"]
     assert set(evidence["properties"]) == {"turn", "ts", "kind", "quote"}
     kinds = set(evidence["properties"]["kind"]["enum"])
-    assert {"test_passed", "test_failed", "dropped", "pending_decision"} <= kinds
+    assert kinds == EVIDENCE_KINDS
     summary = parts["SummaryOut"]["properties"]["intents"]
-    assert summary["items"]["$ref"].endswith("/IntentOut")
+    assert summary["items"]["$ref"].endswith("/Intent")
+
+
+def test_openapi_describes_an_intent(client: Client) -> None:
+    """The served document names every field of an intent, typed, from the payload model."""
+    response = client.get("/api/openapi.json")
+    assert response.status_code == 200
+    parts = json.loads(response.content)["components"]["schemas"]
+    properties = parts["Intent"]["properties"]
+    assert set(properties) == set(Intent.model_fields)
+    assert set(properties) == {
+        "title",
+        "initial_intent",
+        "progress",
+        "next_steps",
+        "ranges",
+        "status",
+        "verified",
+        "origin_turn",
+        "state",
+        "last_touched_turn",
+        "evidence",
+    }
+    assert parts["Intent"]["required"] == ["title"]
+    assert properties["status"]["enum"] == ["active", "completed", "abandoned"]
+    assert properties["state"]["enum"] == ["done", "needs-you", "in-progress", "dropped"]
+    turn_range = properties["ranges"]["items"]
+    assert (turn_range["type"], turn_range["minItems"], turn_range["maxItems"]) == ("array", 2, 2)
+    assert turn_range["items"]["type"] == "integer"
+    assert properties["next_steps"]["items"]["$ref"].endswith("/NextStep")
+    assert set(parts["NextStep"]["properties"]) == {"what", "why", "expect"}
+    assert all(p.get("description") for p in properties.values())  # each field documented

@@ -16,7 +16,10 @@ import pytest
 from django.db.models.sql.compiler import SQLCompiler
 from django.utils import timezone
 
+from summaries.models import SummaryState
 from summaries.selectors import slot_for_summary_read
+from summaries.state import summary_state_of, summary_turn_mark_set
+from tests.fixtures.summary_state import in_flight_set
 from transcripts.models import Session, Slot
 
 from .conftest import Persona, error_of
@@ -65,21 +68,31 @@ def test_get_summary_compiles_no_more_sql_than_health(
 
 
 def test_the_fast_read_builds_the_same_slot_as_the_orm(
-    owner: Persona, s1: Slot, enabled_summaries: Any
+    owner: Persona, s1: Slot, enabled_summaries: Any, django_assert_num_queries: Any
 ) -> None:
     soon = timezone.now() + dt.timedelta(seconds=30)
+    fast = slot_for_summary_read("s1")
+    assert fast is not None
+    with django_assert_num_queries(0):  # no state row yet: known without another query
+        assert summary_state_of(fast) is None
     Slot.objects.filter(pk=s1.pk).update(
-        running=True, last_stop_reason="max_tokens", dirty_until=soon, summary_in_flight_until=soon
+        running=True, last_stop_reason="max_tokens", dirty_until=soon
     )
+    in_flight_set(s1.pk, soon)
+    summary_turn_mark_set(s1.pk, 7)
     Session.objects.filter(pk=s1.session_id).update(
         anomaly_counts={"torn_tail": 1}, closed=True, memory_mode="persistent"
     )
     fast = slot_for_summary_read("s1")
-    orm = Slot.objects.select_related("session").get(name="s1")
+    orm = Slot.objects.select_related("session", "summary_state").get(name="s1")
     assert fast is not None
+    with django_assert_num_queries(0):  # the state came with the slot
+        fast_state = summary_state_of(fast)
+    assert fast_state is not None
     for model_fields, a, b in (
         (Slot._meta.concrete_fields, fast, orm),
         (Session._meta.concrete_fields, fast.session, orm.session),
+        (SummaryState._meta.concrete_fields, fast_state, orm.summary_state),
     ):
         for field in model_fields:
             assert getattr(a, field.attname) == getattr(b, field.attname), field.name

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from summaries.core.sidecar import INTENTS
+from summaries.core.sidecar import INTENTS, sidecar_path
 from tests.fixtures.summaries import CountingBackend
 from transcripts.core.store import TranscriptStore
 from transcripts.models import Session, Slot
@@ -229,14 +229,14 @@ def test_turn_end_returns_the_slot_and_dispatches_exactly_one_pass(
     assert body["user_turns"] == 1
     assert passes.calls == ["s1"]  # dispatched, and refused: too few turns
     assert counting_backend.calls == 0
-    assert not store.sidecar_path("dashboard:s1", INTENTS).exists()
+    assert not sidecar_path(store.root, "dashboard:s1", INTENTS).exists()
 
     with django_capture_on_commit_callbacks(execute=True):
         second = run_turn(owner, "Now add a logout button (UI-7).", "Added the button.")
     assert second.status_code == 200
     assert passes.calls == ["s1", "s1"]
     assert counting_backend.calls == 1
-    assert store.sidecar_path("dashboard:s1", INTENTS).exists()
+    assert sidecar_path(store.root, "dashboard:s1", INTENTS).exists()
     listing = json.loads(owner.call("GET", "/api/chat/slots").content)["slots"]
     assert listing[0]["summary"]
     summary = json.loads(owner.call("GET", f"{URL}/summary").content)
@@ -258,7 +258,7 @@ def test_turn_end_dispatches_nothing_when_summaries_are_off(
     assert response.status_code == 200
     assert passes.calls == []
     assert counting_backend.calls == 0
-    assert not store.sidecar_path("dashboard:s1", INTENTS).exists()
+    assert not sidecar_path(store.root, "dashboard:s1", INTENTS).exists()
 
 
 def test_turn_end_with_an_unclean_stop_stores_no_summary(
@@ -274,7 +274,7 @@ def test_turn_end_with_an_unclean_stop_stores_no_summary(
         response = run_turn(owner, "Add a logout button.", "Ran out of tokens", "max_tokens")
     assert response.status_code == 200
     assert counting_backend.calls == 0
-    assert not store.sidecar_path("dashboard:s1", INTENTS).exists()
+    assert not sidecar_path(store.root, "dashboard:s1", INTENTS).exists()
 
 
 @pytest.mark.parametrize("body", [{}, {"stop_reason": ""}, {"stop_reason": "x" * 65}])

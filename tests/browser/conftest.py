@@ -206,8 +206,15 @@ class Server:
 
     def set_in_flight(self, slot: str, on: bool) -> None:
         with sqlite3.connect(self.home / "kirocrew.sqlite3", timeout=10) as db:
+            # summaries' own row for the slot (SummaryState), created if the slot has none.
             db.execute(
-                "UPDATE transcripts_slot SET summary_in_flight_until = ? WHERE name = ?",
+                "INSERT INTO summaries_summarystate (slot_id, turn_mark) "
+                "SELECT id, 0 FROM transcripts_slot WHERE name = ? ON CONFLICT DO NOTHING",
+                (slot,),
+            )
+            db.execute(
+                "UPDATE summaries_summarystate SET in_flight_until = ? "
+                "WHERE slot_id = (SELECT id FROM transcripts_slot WHERE name = ?)",
                 ("2999-01-01 00:00:00" if on else None, slot),
             )
 

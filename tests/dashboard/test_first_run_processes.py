@@ -14,7 +14,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from summaries.demo import SAMPLES_DIR
+from kirocrew_site.demo import SAMPLES_DIR
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.slow

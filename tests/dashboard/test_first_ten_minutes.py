@@ -16,7 +16,7 @@ from django.core.management import call_command, get_commands, load_command_clas
 from django.core.management.base import CommandError
 from django.test import Client
 
-from summaries.demo import REPLAY_APP, REPLAY_SLOT
+from kirocrew_site.demo import REPLAY_APP, REPLAY_SLOT
 from summaries.models import IntentSummary
 from summaries.selectors import summary_body
 from tests.fixtures.personas import logged_in

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from kirocrew_site.dashboard.positions import Position
 from summaries.services import summary_generate
 from transcripts.services import session_append_row
 
@@ -49,13 +50,14 @@ def test_transcript_markdown_is_rendered_and_raw_html_never_reaches_the_page(
 def test_the_live_rows_partial_renders_the_same_rows_and_count(make_session, client_in):
     slot = make_session("live", [("user", "First **ask**"), ("assistant", "Done.")])
     page = client_in.get("/s/live/").content.decode()
-    first = client_in.get("/s/live/rows/").json()
+    first = client_in.get("/s/live/rows/").json()  # no position: from the first row
     assert first["turns_text"] == "1 turn"
     assert first["html"].strip()
     assert first["html"].split("<li")[1] in page
     session_append_row(key=slot.session.key, role="user", content="Second <b>ask</b>")
-    more = client_in.get("/s/live/rows/", {"after": first["cursor"], "turns": "1"}).json()
+    more = client_in.get("/s/live/rows/", {"at": first["cursor"], "why": "user"}).json()
     assert more["turns_text"] == "2 turns"
+    assert more["replace"] == ""
     assert 'id="turn-2"' in more["html"]
     assert "&lt;b&gt;ask&lt;/b&gt;" in more["html"]
     assert 'id="turn-1"' not in more["html"]
@@ -63,15 +65,18 @@ def test_the_live_rows_partial_renders_the_same_rows_and_count(make_session, cli
     reloaded = client_in.get("/s/live/").content.decode()
     assert more["html"] in reloaded
     assert '<span id="turn-count">2 turns</span>' in reloaded
-    assert client_in.get("/s/live/rows/", {"after": first["cursor"]}).status_code == 422
 
 
 @pytest.mark.django_db
 def test_the_rows_partial_answers_a_bad_cursor_and_a_missing_slot_in_json(make_session, client_in):
     make_session("live", [("user", "hello")])
-    bad = client_in.get("/s/live/rows/", {"after": "2001-01-01T00:00:00+00:00", "turns": "0"})
+    gone = Position.start("2001-01-01T00:00:00+00:00", 0).token()  # rewound away since
+    bad = client_in.get("/s/live/rows/", {"at": gone})
     assert bad.status_code == 422
-    assert bad.json() == {"error": "after names no row of this session", "code": "invalid_cursor"}
+    assert bad.json() == {
+        "error": "the position names no row of this session",
+        "code": "invalid_cursor",
+    }
     assert client_in.get("/s/nope/rows/").status_code == 404
 
 

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from django.test import Client
 
+from kirocrew_site.dashboard.positions import Position
 from summaries.models import IntentSummary, OneLineSummary
 from transcripts.services import app_create
 
@@ -152,10 +153,13 @@ def test_session_page_renders_turn_anchors_tools_and_redactions(
     assert "sk-ant-" not in body
     state = page_state(body)
     assert state["slot"] == "s1"
-    assert state["userTurns"] == 2
+    assert '<span id="turn-count">2 turns</span>' in body
     assert state["running"] is False
     assert state["summary"]["enabled"] is False
-    assert state["cursor"]  # the last row's ts: where live rows continue from
+    # Where live rows continue from: a position the JS echoes, never reads.
+    position = Position.parse(state["cursor"])
+    assert position.turns == 2
+    assert position.after == re.findall(r'data-cursor="([^"]*)"', body)[-1]
 
 
 def test_session_page_text_is_escaped(client_in: Client, make_session: Any) -> None:

@@ -340,7 +340,9 @@ def drive_turn(api: httpx.Client, slot: str, ask: str, answer: str) -> None:
 def marker_of(pg_url: str, slot: str) -> Any:
     with psycopg.connect(pg_url, autocommit=True) as conn:
         row = conn.execute(
-            "SELECT summary_in_flight_until, now() FROM transcripts_slot WHERE name = %s", (slot,)
+            "SELECT m.in_flight_until, now() FROM transcripts_slot s "
+            "LEFT JOIN summaries_summarystate m ON m.slot_id = s.id WHERE s.name = %s",
+            (slot,),
         ).fetchone()
     assert row is not None
     return row

@@ -27,7 +27,12 @@ from django.test import Client
 from pydantic import Field, TypeAdapter
 
 from kirocrew_site.asgi import application
-from summaries.frames import NotificationFrame, RowFrame, SessionSummaryFrame, TurnFrame
+from kirocrew_site.realtime.frames import (
+    NotificationFrame,
+    RowFrame,
+    SessionSummaryFrame,
+    TurnFrame,
+)
 from tests.fixtures.personas import app_with_client, dashboard_client
 from transcripts.models import App
 from transcripts.services import session_create

@@ -15,11 +15,15 @@ import pytest
 from asgiref.sync import sync_to_async
 from django.db import connection, transaction
 
-from summaries.frames import NotificationFrame, RowFrame, SessionSummaryFrame, TurnFrame
+from kirocrew_site.realtime.frames import (
+    NotificationFrame,
+    RowFrame,
+    SessionSummaryFrame,
+    TurnFrame,
+)
 from summaries.models import IntentSummary
-from summaries.push import push_notification
 from summaries.services import summary_generate
-from summaries.turns import slot_append_row, slot_turn_end, slot_turn_start
+from summaries.signals import summary_stored
 from tests.realtime.conftest import (
     Caller,
     frames_until,
@@ -29,6 +33,7 @@ from tests.realtime.conftest import (
     validate_frame,
 )
 from transcripts.models import Slot
+from transcripts.services import slot_append_row, slot_turn_end, slot_turn_start
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("layer")]
 
@@ -89,7 +94,8 @@ async def test_an_app_receives_frames_only_for_its_own_slots(
         # A forced, stored pass on the foreign slot.
         status, body = await bob.api("POST", f"/api/chat/slots/{foreign}/summary")
         assert status == 200, body
-        await sync_to_async(push_notification)(unscoped, "Summary updated")
+        # A summary announced for the unscoped slot (its frame and its bell-feed entry).
+        await sync_to_async(summary_stored.send)(sender=None, slot_name=unscoped)
         assert await comm.receive_nothing(timeout=QUIET)
 
         await alice.drive_turn(mine)

@@ -13,7 +13,7 @@ import pytest
 from channels.testing import WebsocketCommunicator
 
 from kirocrew_site.asgi import application
-from summaries.realtime import CLOSE_FORBIDDEN_ORIGIN
+from kirocrew_site.realtime.consumer import CLOSE_FORBIDDEN_ORIGIN
 from tests.realtime.conftest import WS_PATH, Caller, frames_until, hello, is_summary
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("layer")]

@@ -19,9 +19,9 @@ import django
 def main(slot_name: str) -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "kirocrew_site.settings")
     django.setup()
-    from summaries.turns import slot_append_row
     from transcripts.core import store as store_module
     from transcripts.models import Slot
+    from transcripts.services import slot_append_row
 
     def half_then_hang(fd: int, data: bytes) -> None:
         os.write(fd, data[: len(data) // 2])

@@ -21,7 +21,8 @@ from channels_redis.core import RedisChannelLayer
 from django.conf import settings
 
 from kirocrew_site.asgi import application
-from summaries.realtime import DASHBOARD_GROUP, app_group, send_session_summary
+from kirocrew_site.realtime.groups import DASHBOARD_GROUP, app_group
+from summaries.signals import summary_stored
 from transcripts.services import app_create, session_create
 
 pytestmark = [
@@ -94,8 +95,9 @@ async def test_a_group_send_through_redis_reaches_the_socket(layer, redis_db, ap
     assert redis_db.zcard(f"{layer.prefix}:group:{app_group(app_id)}") == 0
 
 
-async def test_the_summary_push_seam_reaches_the_owning_apps_socket(layer, app_token):
-    """``send_session_summary`` (what the pass runs after its commit) over Redis."""
+async def test_a_stored_summary_reaches_the_owning_apps_socket(layer, app_token):
+    """``summary_stored`` (what the pass sends after its commit) over Redis: the realtime
+    receiver's ``session_summary`` frame, then its bell-feed notification."""
     app_id, token = app_token
 
     def own_slot() -> str:
@@ -106,9 +108,12 @@ async def test_the_summary_push_seam_reaches_the_owning_apps_socket(layer, app_t
     name = await sync_to_async(own_slot)()
     comm = await connect(token)
     try:
-        await sync_to_async(send_session_summary)(name)
+        await sync_to_async(summary_stored.send)(sender=None, slot_name=name)
 
         frame = await comm.receive_json_from(timeout=10)
         assert frame == {"type": "session_summary", "data": {"key": name}}
+        note = await comm.receive_json_from(timeout=10)
+        assert (note["type"], note["data"]["key"]) == ("notification", name)
+        assert note["data"]["title"] == "Summary updated"
     finally:
         await comm.disconnect()

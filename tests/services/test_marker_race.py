@@ -18,6 +18,8 @@ from django.db import connection
 from django.utils import timezone
 
 from summaries.marker import marker_active, marker_release, marker_take
+from summaries.state import summary_in_flight_until
+from tests.fixtures.summary_state import in_flight_set
 from transcripts.models import Slot
 from transcripts.services import session_create
 
@@ -64,16 +66,16 @@ def test_exactly_one_of_eight_threads_takes_the_marker(slot):
         taken = [t for t in tokens if t is not None]
         assert len(taken) == 1, tokens
         slot.refresh_from_db()
-        assert slot.summary_in_flight_until == taken[0]
+        assert summary_in_flight_until(slot) == taken[0]
         assert marker_active(slot)
         marker_release(slot.pk, taken[0])
         slot.refresh_from_db()
-        assert slot.summary_in_flight_until is None
+        assert summary_in_flight_until(slot) is None
 
 
 def test_exactly_one_takes_an_expired_marker_and_only_the_holder_releases(slot):
     past = timezone.now() - dt.timedelta(seconds=5)
-    Slot.objects.filter(pk=slot.pk).update(summary_in_flight_until=past)
+    in_flight_set(slot.pk, past)
 
     tokens = race(lambda _: marker_take(slot.pk))
 
@@ -82,7 +84,7 @@ def test_exactly_one_takes_an_expired_marker_and_only_the_holder_releases(slot):
     # The dead pass's token (the old expiry) releases nothing.
     marker_release(slot.pk, past)
     slot.refresh_from_db()
-    assert slot.summary_in_flight_until == taken[0]
+    assert summary_in_flight_until(slot) == taken[0]
     # Releases racing with takes: the holder's release lands once, and afterwards at
     # most one new taker holds the marker.
     holder = taken[0]
@@ -97,7 +99,7 @@ def test_exactly_one_takes_an_expired_marker_and_only_the_holder_releases(slot):
     slot.refresh_from_db()
     winners = [t for t in results if t is not None]
     assert len(winners) <= 1, results
-    assert slot.summary_in_flight_until == (winners[0] if winners else None)
+    assert summary_in_flight_until(slot) == (winners[0] if winners else None)
     # Free again (released, or taken by at most one): the next race has one winner.
     if winners:
         marker_release(slot.pk, winners[0])

@@ -13,6 +13,7 @@ from django.test import Client
 
 from summaries.core.sidecar import INTENTS, ONE_LINE, read_strict
 from summaries.models import IntentSummary, OneLineSummary
+from summaries.state import summary_in_flight_until, summary_turn_mark
 from transcripts.models import Session, Slot
 from transcripts.runtime import get_store
 from transcripts.services import app_create
@@ -82,8 +83,8 @@ def test_a_turn_through_the_api_stores_a_summary_and_its_mirror_rows(api):
     assert mirror.intent_count == len(data["intents"]) >= 1
     one_line = OneLineSummary.objects.get(session=slot.session)
     assert (one_line.summary, one_line.sig) == (gist["summary"], identity.sig)
-    assert slot.summary_turn_mark == 1
-    assert slot.summary_in_flight_until is None
+    assert summary_turn_mark(slot) == 1
+    assert summary_in_flight_until(slot) is None
     assert slot.app is not None
     assert slot.app.name == "looper"
     session = Session.objects.get(key=key)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import pickle
+import re
 import threading
 import traceback
 from collections.abc import Callable, Sequence
@@ -12,6 +13,7 @@ import httpx
 import pytest
 
 from summaries.core.backends import (
+    BACKENDS,
     BackendBadReply,
     BackendError,
     BackendHTTPError,
@@ -19,9 +21,11 @@ from summaries.core.backends import (
     BackendUnavailable,
     OpenAIBackend,
     SummaryBackend,
+    register_backend,
     resolve_backend,
 )
-from summaries.core.backends.openai import MAX_REPLY_BYTES, SYSTEM_LINE
+from summaries.core.backends.openai import MAX_REPLY_BYTES, RESPONSE_FORMAT, SYSTEM_LINE
+from summaries.core.intents import ReplyIntent
 from summaries.core.transcript_turn import TranscriptTurn
 from tests.summaries import fake_openai_server
 from tests.summaries.fake_openai_server import Behaviour, FakeOpenAIServer, closed_port
@@ -77,8 +81,26 @@ def test_success_returns_content_and_sends_the_protocol_body(fake_openai):
         ],
         "temperature": 0,
         "max_tokens": 1234,
-        "response_format": {"type": "json_object"},
+        "response_format": RESPONSE_FORMAT,
     }
+
+
+def test_the_reply_schema_sent_is_the_payload_model(fake_openai):
+    """The server is asked for the reply's shape as the payload model derives it."""
+    fake_openai.enqueue(Behaviour.reply(REPLY))
+    make_backend(fake_openai).generate(PROMPT, TURNS)
+
+    sent = fake_openai.requests[0].json["response_format"]
+    assert sent["type"] == "json_schema"
+    assert sent["json_schema"]["name"] == "intent_summary"
+    schema = sent["json_schema"]["schema"]
+    assert schema["required"] == ["intents"]
+    assert set(schema["properties"]) == {"intents", "constraints"}
+    intent = schema["$defs"]["ReplyIntent"]
+    assert set(intent["properties"]) == set(ReplyIntent.model_fields)
+    assert {"title", "ranges", "status", "verified", "next_steps"} <= set(intent["properties"])
+    assert intent["properties"]["status"]["enum"] == ["active", "completed", "abandoned"]
+    assert schema["$defs"]["NextStep"]["required"] == ["what"]
 
 
 @pytest.mark.parametrize("api_key", [None, "", "   \n"])
@@ -404,26 +426,66 @@ class StubHeuristic:
         return "{}"
 
 
+class Settings:
+    """The settings an openai: backend reads, as django.conf.settings would hold them."""
+
+    def __init__(self, base_url: str | None = "http://127.0.0.1:11434/v1") -> None:
+        self.KIROCREW_OPENAI_BASE_URL = base_url
+        self.KIROCREW_OPENAI_API_KEY = API_KEY
+        self.KIROCREW_OPENAI_TIMEOUT = 12.5
+        self.KIROCREW_OPENAI_MAX_TOKENS = 777
+
+
 def resolve(
     spec: str,
     *,
     base_url: str | None = "http://127.0.0.1:11434/v1",
-    heuristic_factory: Callable[[], SummaryBackend] = StubHeuristic,
+    heuristic_factory: Callable[[], SummaryBackend] | None = None,
 ) -> SummaryBackend:
-    return resolve_backend(
-        spec,
-        base_url=base_url,
-        api_key=API_KEY,
-        timeout=12.5,
-        max_tokens=777,
-        heuristic_factory=heuristic_factory,
-    )
+    registry = dict(BACKENDS)
+    if heuristic_factory is not None:
+        registry["heuristic"] = lambda rest, settings: heuristic_factory()
+    return resolve_backend(spec, Settings(base_url), registry=registry)
 
 
 def test_resolve_heuristic_uses_the_factory():
     stub = StubHeuristic()
     assert resolve("heuristic", heuristic_factory=lambda: stub) is stub
     assert resolve(" heuristic\n", heuristic_factory=lambda: stub) is stub
+
+
+def test_the_registry_resolves_each_prefix():
+    from summaries.core.heuristic import HeuristicBackend
+
+    assert set(BACKENDS) == {"heuristic", "openai:"}
+    assert isinstance(resolve("heuristic"), HeuristicBackend)
+    assert isinstance(resolve("openai:m"), OpenAIBackend)
+
+
+def test_a_new_registration_is_picked_up(monkeypatch):
+    """Adding a backend is one factory and one registration line: nothing else changes."""
+    monkeypatch.setattr("summaries.core.backends.BACKENDS", dict(BACKENDS))
+    from summaries.core import backends
+
+    seen: list[tuple[str, object]] = []
+
+    def stub_factory(rest: str, settings: object) -> SummaryBackend:
+        seen.append((rest, settings))
+        return StubHeuristic()
+
+    register_backend("stub:", stub_factory)
+    settings = Settings()
+    assert isinstance(backends.resolve_backend(" stub:tiny-model ", settings), StubHeuristic)
+    assert seen == [("tiny-model", settings)]
+    with pytest.raises(ValueError, match=re.escape("'stub:<...>'")):  # listed too
+        backends.resolve_backend("nope", settings)
+    # exact names match exactly; only a prefix ending in ":" takes a rest
+    register_backend("plain", stub_factory)
+    assert isinstance(backends.resolve_backend("plain", settings), StubHeuristic)
+    with pytest.raises(ValueError, match="unknown KIROCREW_SUMMARY_MODEL"):
+        backends.resolve_backend("plainer", settings)
+    with pytest.raises(ValueError, match="non-empty word"):
+        register_backend(" spaced", stub_factory)
 
 
 def test_resolve_openai_builds_the_configured_backend():

@@ -19,6 +19,12 @@ EDIT = ("u", "Fix the parser in parse.py so it keeps rows with empty names")
 CHANGED = ("a", "I changed parse.py to keep rows with empty names.")
 
 
+def normalized(raw: object, **caps: int) -> dict[str, Any] | None:
+    """``normalize_payload``'s model as the JSON it is stored as (None stays None)."""
+    out = normalize_payload(raw, **caps)
+    return None if out is None else out.model_dump(mode="json")
+
+
 def only_intent(tmp_path: Path, rows: list[Row]) -> dict[str, Any]:
     intents = summarize_turns(turns_of(write(tmp_path, rows)))["intents"]
     assert isinstance(intents, list)
@@ -139,7 +145,7 @@ def payload(evidence: object) -> dict[str, Any]:
 
 
 def normalized_evidence(evidence: object) -> Any:
-    out = normalize_payload(payload(evidence))
+    out = normalized(payload(evidence))
     assert out is not None
     return out["intents"][0]["evidence"]
 
@@ -150,7 +156,7 @@ def test_valid_evidence_survives_normalize() -> None:
 
 
 def test_an_intent_without_evidence_gets_null() -> None:
-    out = normalize_payload({"intents": [{"title": "Fix the parser", "ranges": [[1, 1]]}]})
+    out = normalized({"intents": [{"title": "Fix the parser", "ranges": [[1, 1]]}]})
     assert out is not None
     assert out["intents"][0]["evidence"] is None
 
@@ -193,7 +199,7 @@ def test_the_heuristics_evidence_passes_the_final_seal(tmp_path: Path) -> None:
         ("u", f"Works now, thanks! token was {secret} btw"),
     ]
     raw = summarize_turns(turns_of(write(tmp_path, rows)))
-    out = normalize_payload(raw)
+    out = normalized(raw)
     assert out is not None
     assert out["intents"][0]["evidence"]["kind"] == "user_confirmed"
     assert secret not in json.dumps(out)
@@ -210,7 +216,7 @@ def test_a_models_reply_may_carry_evidence_and_bad_evidence_is_dropped() -> None
             "constraints": [],
         }
     )
-    out = normalize_payload(parse_reply(f"Here it is:\n```json\n{reply}\n```"))
+    out = normalized(parse_reply(f"Here it is:\n```json\n{reply}\n```"))
     assert out is not None
     by_title = {i["title"]: i["evidence"] for i in out["intents"]}
     assert by_title == {"Fix login": good, "Add flag": None}

@@ -233,11 +233,11 @@ def pass_env(
 
 def test_the_pass_reads_raw_lines_when_nothing_needs_folding(pass_env, make_slot, store):
     from summaries.core.sidecar import read_strict
-    from summaries.services import PassOutcome, summary_generate
+    from summaries.services import PassOutcome, PassResult, summary_generate
 
     key = make_slot("fast", turns=3).session.key
     pass_env.clear()  # the set-up's own reads
-    assert summary_generate(slot_name="fast") == PassOutcome(True, "stored")
+    assert summary_generate(slot_name="fast") == PassOutcome(PassResult.STORED)
     assert pass_env == ["lines"]
     data = read_strict(store, key)
     assert data is not None
@@ -246,13 +246,13 @@ def test_the_pass_reads_raw_lines_when_nothing_needs_folding(pass_env, make_slot
 
 def test_the_pass_folds_a_session_with_a_revision(pass_env, make_slot, store):
     from summaries.core.sidecar import read_strict
-    from summaries.services import PassOutcome, summary_generate
+    from summaries.services import PassOutcome, PassResult, summary_generate
 
     key = make_slot("folded", turns=3).session.key
     target = store.read_file(key).rows[-1]["ts"]
     store.append_revision(key, target, {"content": "Fixed bug 2 after all, tests pass."})
     pass_env.clear()
-    assert summary_generate(slot_name="folded") == PassOutcome(True, "stored")
+    assert summary_generate(slot_name="folded") == PassOutcome(PassResult.STORED)
     assert pass_env == ["lines:none", "fold"]
     data = read_strict(store, key)
     assert data is not None

@@ -1,4 +1,4 @@
-"""The summary gate: reason order, force matrix, generate_state."""
+"""The summary gate: reason order, force matrix, the outcome enum, generate_state."""
 
 from __future__ import annotations
 
@@ -8,7 +8,13 @@ from typing import Any
 import pytest
 
 from summaries.core.config import SessionSummaryConfig
-from summaries.core.gate import SlotView, generate_state, should_summarize
+from summaries.core.gate import (
+    PassOutcome,
+    PassResult,
+    SlotView,
+    generate_state,
+    should_summarize,
+)
 
 ON = SessionSummaryConfig(enabled=True, min_user_turns=2, regenerate_after_turns=3)
 OFF = SessionSummaryConfig(enabled=False)
@@ -21,17 +27,24 @@ CLEAN = SlotView(
 )
 
 
+def verdict(*args: Any, **kwargs: Any) -> str:
+    """``should_summarize`` in its log form: "" to proceed, else the refusal's label."""
+    out = should_summarize(*args, **kwargs)
+    assert out is None or isinstance(out.reason, PassResult)
+    return "" if out is None else out.label
+
+
 def slot(**changes: Any) -> SlotView:
     return replace(CLEAN, **changes)
 
 
 def test_clean_slot_proceeds() -> None:
-    assert should_summarize(ON, CLEAN, 5) == ""
-    assert should_summarize(ON, CLEAN, None) == ""
+    assert verdict(ON, CLEAN, 5) == ""
+    assert verdict(ON, CLEAN, None) == ""
 
 
 def test_disabled_costs_nothing() -> None:
-    assert should_summarize(OFF, CLEAN, 10) == "disabled"
+    assert verdict(OFF, CLEAN, 10) == "disabled"
 
 
 def test_full_order() -> None:
@@ -55,23 +68,21 @@ def test_full_order() -> None:
         ),
     ]
     for cfg, view, reason in steps:
-        assert should_summarize(cfg, view, 1) == reason
+        assert verdict(cfg, view, 1) == reason
     ready = replace(
         worst, in_flight=False, memory_mode="default", running=False, last_stop_reason="end_turn"
     )
-    assert should_summarize(ON, ready, 1) == "too_few_turns"
-    assert should_summarize(ON, ready, 5) == "cadence"  # 5 - 4 < 3
-    assert should_summarize(ON, ready, 7) == ""
+    assert verdict(ON, ready, 1) == "too_few_turns"
+    assert verdict(ON, ready, 5) == "cadence"  # 5 - 4 < 3
+    assert verdict(ON, ready, 7) == ""
 
 
 def test_holding_guard_skips_only_in_flight() -> None:
     busy = slot(in_flight=True)
-    assert should_summarize(ON, busy, 5) == "in_flight"
-    assert should_summarize(ON, busy, 5, holding_guard=True) == ""
-    assert should_summarize(OFF, busy, 5, holding_guard=True) == "disabled"
-    assert should_summarize(ON, slot(in_flight=True, running=True), 5, holding_guard=True) == (
-        "running"
-    )
+    assert verdict(ON, busy, 5) == "in_flight"
+    assert verdict(ON, busy, 5, holding_guard=True) == ""
+    assert verdict(OFF, busy, 5, holding_guard=True) == "disabled"
+    assert verdict(ON, slot(in_flight=True, running=True), 5, holding_guard=True) == ("running")
 
 
 @pytest.mark.parametrize(
@@ -89,7 +100,7 @@ def test_holding_guard_skips_only_in_flight() -> None:
     ],
 )
 def test_memory_mode(mode: str, blocked: bool) -> None:
-    assert (should_summarize(ON, slot(memory_mode=mode), 5) == "memory_mode") is blocked
+    assert (verdict(ON, slot(memory_mode=mode), 5) == "memory_mode") is blocked
 
 
 @pytest.mark.parametrize(
@@ -106,20 +117,20 @@ def test_memory_mode(mode: str, blocked: bool) -> None:
     ],
 )
 def test_stop_reason(reason: str, expected: str) -> None:
-    assert should_summarize(ON, slot(last_stop_reason=reason), 5) == expected
+    assert verdict(ON, slot(last_stop_reason=reason), 5) == expected
 
 
 def test_stop_reason_checked_in_cheap_gate() -> None:
-    assert should_summarize(ON, slot(last_stop_reason=""), None) == "stop_reason:missing"
+    assert verdict(ON, slot(last_stop_reason=""), None) == "stop_reason:missing"
 
 
 def test_user_turns_none_stops_before_counts() -> None:
-    assert should_summarize(ON, slot(summary_turn_mark=99), None) == ""
+    assert verdict(ON, slot(summary_turn_mark=99), None) == ""
 
 
 @pytest.mark.parametrize(("turns", "expected"), [(0, "too_few_turns"), (1, "too_few_turns")])
 def test_too_few_turns(turns: int, expected: str) -> None:
-    assert should_summarize(ON, CLEAN, turns) == expected
+    assert verdict(ON, CLEAN, turns) == expected
 
 
 @pytest.mark.parametrize(
@@ -134,13 +145,13 @@ def test_too_few_turns(turns: int, expected: str) -> None:
     ],
 )
 def test_cadence(mark: int, turns: int, expected: str) -> None:
-    assert should_summarize(ON, slot(summary_turn_mark=mark), turns) == expected
+    assert verdict(ON, slot(summary_turn_mark=mark), turns) == expected
 
 
 def test_cadence_one_regenerates_every_turn() -> None:
     cfg = SessionSummaryConfig(enabled=True)
-    assert should_summarize(cfg, slot(summary_turn_mark=3), 3) == "cadence"
-    assert should_summarize(cfg, slot(summary_turn_mark=3), 4) == ""
+    assert verdict(cfg, slot(summary_turn_mark=3), 3) == "cadence"
+    assert verdict(cfg, slot(summary_turn_mark=3), 4) == ""
 
 
 # force lifts exactly stop_reason and cadence
@@ -155,8 +166,8 @@ def test_cadence_one_regenerates_every_turn() -> None:
     ],
 )
 def test_force_holds(cfg: SessionSummaryConfig, view: SlotView, turns: int, reason: str) -> None:
-    assert should_summarize(cfg, view, turns) == reason
-    assert should_summarize(cfg, view, turns, force=True) == reason
+    assert verdict(cfg, view, turns) == reason
+    assert verdict(cfg, view, turns, force=True) == reason
 
 
 @pytest.mark.parametrize(
@@ -169,13 +180,13 @@ def test_force_holds(cfg: SessionSummaryConfig, view: SlotView, turns: int, reas
     ],
 )
 def test_force_lifts(view: SlotView, turns: int, reason: str) -> None:
-    assert should_summarize(ON, view, turns) == reason
-    assert should_summarize(ON, view, turns, force=True) == ""
+    assert verdict(ON, view, turns) == reason
+    assert verdict(ON, view, turns, force=True) == ""
 
 
 def test_force_with_unclean_stop_still_needs_turns() -> None:
     view = slot(last_stop_reason="")
-    assert should_summarize(ON, view, 1, force=True) == "too_few_turns"
+    assert verdict(ON, view, 1, force=True) == "too_few_turns"
 
 
 # --- generate_state ------------------------------------------------------------------
@@ -208,3 +219,26 @@ def test_generate_state(
 def test_slot_view_is_frozen() -> None:
     with pytest.raises(AttributeError):
         CLEAN.running = True  # type: ignore[misc]
+
+
+# --- the outcome enum ----------------------------------------------------------------
+
+
+def test_refusals_are_enum_members_with_the_detail_apart() -> None:
+    assert should_summarize(ON, CLEAN, 5) is None
+    assert should_summarize(OFF, CLEAN, 5) == PassOutcome(PassResult.DISABLED)
+    stopped = should_summarize(ON, slot(last_stop_reason="timeout"), 5)
+    assert stopped == PassOutcome(PassResult.STOP_REASON, "timeout")
+    assert stopped is not None
+    assert stopped.reason is PassResult.STOP_REASON
+    assert (stopped.ok, stopped.detail, stopped.label) == (False, "timeout", "stop_reason:timeout")
+
+
+def test_only_stored_and_current_are_ok() -> None:
+    assert {r for r in PassResult if r.ok} == {PassResult.STORED, PassResult.CURRENT}
+    assert PassOutcome(PassResult.CURRENT, announce=True) == PassOutcome(PassResult.CURRENT)
+
+
+def test_an_outcome_refuses_a_bare_string() -> None:
+    with pytest.raises(TypeError, match="PassResult"):
+        PassOutcome("stored")  # type: ignore[arg-type]

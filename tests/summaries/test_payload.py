@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from summaries.core.intents import Intent, SummaryPayload
 from summaries.core.payload import (
     STATE_DONE,
     STATE_DROPPED,
@@ -17,6 +18,7 @@ from summaries.core.payload import (
     normalize_payload,
 )
 
+# The stored intent's keys, in the payload model's order (summaries.core.intents).
 KEYS = [
     "title",
     "initial_intent",
@@ -25,15 +27,21 @@ KEYS = [
     "ranges",
     "status",
     "verified",
+    "origin_turn",
     "state",
     "last_touched_turn",
-    "origin_turn",
     "evidence",
 ]
 
 
+def normalized(raw: object, **caps: int) -> dict[str, Any] | None:
+    """``normalize_payload``'s model as the JSON it is stored as (None stays None)."""
+    out = normalize_payload(raw, **caps)
+    return None if out is None else out.model_dump(mode="json")
+
+
 def one(intent: dict[str, Any]) -> dict[str, Any]:
-    out = normalize_payload({"intents": [intent]})
+    out = normalized({"intents": [intent]})
     assert out is not None
     assert len(out["intents"]) == 1
     result: dict[str, Any] = out["intents"][0]
@@ -93,7 +101,7 @@ def test_state_constants() -> None:
     ],
 )
 def test_nothing_usable_is_none(raw: object) -> None:
-    assert normalize_payload(raw) is None
+    assert normalized(raw) is None
 
 
 def test_full_intent_shape_and_key_order() -> None:
@@ -114,7 +122,7 @@ def test_full_intent_shape_and_key_order() -> None:
         "constraints": ["  use make test  "],
         "other": 1,
     }
-    out = normalize_payload(raw)
+    out = normalized(raw)
     assert out == {
         "intents": [
             {
@@ -138,10 +146,24 @@ def test_full_intent_shape_and_key_order() -> None:
     assert list(out["intents"][0]) == KEYS
 
 
+def test_normalize_returns_the_payload_model() -> None:
+    out = normalize_payload({"intents": [{"title": "t", "ranges": [[2, 3]], "verified": True}]})
+    assert isinstance(out, SummaryPayload)
+    (intent,) = out.intents
+    assert isinstance(intent, Intent)
+    assert (intent.title, intent.ranges, intent.state, intent.last_touched_turn) == (
+        "t",
+        [[2, 3]],
+        "in-progress",
+        3,
+    )
+    assert list(Intent.model_fields) == KEYS
+
+
 def test_input_is_not_mutated() -> None:
     raw = {"intents": [{"title": " t ", "ranges": [3]}], "constraints": [" c "]}
     before = copy.deepcopy(raw)
-    normalize_payload(raw)
+    normalized(raw)
     assert raw == before
 
 
@@ -286,7 +308,7 @@ def test_sorted_by_last_touched_desc_stable() -> None:
             {"title": "f"},
         ]
     }
-    out = normalize_payload(raw)
+    out = normalized(raw)
     assert out is not None
     assert [i["title"] for i in out["intents"]] == ["b", "e", "a", "d", "c", "f"]
 
@@ -294,7 +316,7 @@ def test_sorted_by_last_touched_desc_stable() -> None:
 def test_max_intents_drops_oldest_touched(caplog: pytest.LogCaptureFixture) -> None:
     raw = {"intents": [{"title": f"i{n}", "ranges": [n]} for n in range(1, 8)]}
     with caplog.at_level(logging.WARNING, logger="summaries.core.payload"):
-        out = normalize_payload(raw, max_intents=3)
+        out = normalized(raw, max_intents=3)
     assert out is not None
     assert [i["title"] for i in out["intents"]] == ["i7", "i6", "i5"]
     assert [r.getMessage() for r in caplog.records] == [
@@ -307,7 +329,7 @@ def test_max_intents_drops_oldest_touched(caplog: pytest.LogCaptureFixture) -> N
 def test_at_the_intent_cap_is_silent(caplog: pytest.LogCaptureFixture) -> None:
     raw = {"intents": [{"title": f"i{n}"} for n in range(3)]}
     with caplog.at_level(logging.WARNING):
-        out = normalize_payload(raw, max_intents=3)
+        out = normalized(raw, max_intents=3)
     assert out is not None
     assert len(out["intents"]) == 3
     assert caplog.records == []
@@ -316,7 +338,7 @@ def test_at_the_intent_cap_is_silent(caplog: pytest.LogCaptureFixture) -> None:
 def test_constraints(caplog: pytest.LogCaptureFixture) -> None:
     raw = {"intents": [{"title": "t"}], "constraints": [" a ", "", 3, None, "b", "c", "d"]}
     with caplog.at_level(logging.WARNING, logger="summaries.core.payload"):
-        out = normalize_payload(raw, max_constraints=2)
+        out = normalized(raw, max_constraints=2)
     assert out is not None
     assert out["constraints"] == ["a", "b"]  # model order, not sorted
     assert [r.getMessage() for r in caplog.records] == [
@@ -327,7 +349,7 @@ def test_constraints(caplog: pytest.LogCaptureFixture) -> None:
 def test_max_constraints_zero_is_silent(caplog: pytest.LogCaptureFixture) -> None:
     raw = {"intents": [{"title": "t"}], "constraints": ["a", "b"]}
     with caplog.at_level(logging.DEBUG):
-        out = normalize_payload(raw, max_constraints=0)
+        out = normalized(raw, max_constraints=0)
     assert out is not None
     assert out["constraints"] == []
     assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
@@ -335,7 +357,7 @@ def test_max_constraints_zero_is_silent(caplog: pytest.LogCaptureFixture) -> Non
 
 @pytest.mark.parametrize("constraints", [None, "use make", {"a": "b"}, 5])
 def test_constraints_non_list(constraints: object) -> None:
-    out = normalize_payload({"intents": [{"title": "t"}], "constraints": constraints})
+    out = normalized({"intents": [{"title": "t"}], "constraints": constraints})
     assert out is not None
     assert out["constraints"] == []
 
@@ -345,7 +367,7 @@ def test_default_caps_are_fifty() -> None:
         "intents": [{"title": f"i{n}"} for n in range(60)],
         "constraints": [f"c{n}" for n in range(60)],
     }
-    out = normalize_payload(raw)
+    out = normalized(raw)
     assert out is not None
     assert (len(out["intents"]), len(out["constraints"])) == (50, 50)
 
@@ -369,7 +391,7 @@ def test_every_nested_string_is_redacted() -> None:
         ],
         "constraints": [f"never paste {token}"],
     }
-    out = normalize_payload(raw)
+    out = normalized(raw)
     assert out is not None
     assert token not in repr(out)
     assert out["intents"][0]["ranges"] == []  # non-strings untouched
@@ -397,7 +419,7 @@ def test_returns_what_the_redactor_returns(monkeypatch: pytest.MonkeyPatch) -> N
         return walk(value), {"fake": 1}
 
     monkeypatch.setattr(payload_mod, "redact_payload", fake)
-    out = normalize_payload(
+    out = normalized(
         {"intents": [{"title": "a secret", "next_steps": ["secret step"]}], "constraints": ["s"]}
     )
     assert out is not None

@@ -14,7 +14,8 @@ import orjson
 import pytest
 
 from summaries.core.extract import extract_turns, extract_turns_from_lines
-from summaries.core.payload import clip_sealed, normalize_payload, seal_payload
+from summaries.core.intents import Intent, StoredSummary, SummaryPayload
+from summaries.core.payload import clip_sealed, normalize_payload, seal_model, seal_payload
 from summaries.core.transcript_turn import TranscriptTurn
 from summaries.services import one_line_gist
 from tests.summaries.secret_samples import Secret, all_secrets, package_misses
@@ -88,7 +89,7 @@ def test_two_different_pasted_tokens_are_not_a_resend() -> None:
 def test_the_gist_never_keeps_half_a_secret() -> None:
     # 390 characters, then the token: a plain [:400] keeps "ghp_" + 6 of it, which no
     # pattern knows; the gist is redacted before its cut.
-    payload = {"intents": [{"title": "word " * 78 + GITHUB.token, "state": "done"}]}
+    payload = SummaryPayload(intents=[Intent(title="word " * 78 + GITHUB.token, state="done")])
     gist = one_line_gist(payload)
     assert GITHUB.leaks_into(gist) == []
     assert GITHUB.token[:8] not in gist
@@ -107,10 +108,15 @@ def test_clip_sealed_cuts_between_tokens_and_redacts_both_sides() -> None:
 
 
 def test_seal_payload_redacts_what_the_pass_adds() -> None:
-    payload = normalize_payload({"intents": [{"title": "Ship it"}]})
-    assert payload is not None
-    payload.update(last_activity=GITHUB.token, model="heuristic", user_turns=2)
-    sealed = seal_payload(payload)
-    assert GITHUB.leaks_into(orjson.dumps(sealed).decode()) == []
-    assert sealed["intents"] == payload["intents"]
-    assert sealed["user_turns"] == 2
+    shaped = normalize_payload({"intents": [{"title": "Ship it"}]})
+    assert shaped is not None
+    payload = StoredSummary(
+        intents=shaped.intents, last_activity=GITHUB.token, model="heuristic", user_turns=2
+    )
+    sealed = seal_model(payload)
+    assert isinstance(sealed, StoredSummary)
+    assert GITHUB.leaks_into(sealed.model_dump_json()) == []
+    assert sealed.intents == payload.intents
+    assert sealed.user_turns == 2
+    raw = seal_payload(payload.model_dump(mode="json"))  # the dict form seals alike
+    assert GITHUB.leaks_into(orjson.dumps(raw).decode()) == []

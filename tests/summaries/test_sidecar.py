@@ -15,7 +15,14 @@ from typing import Any, TypeVar
 import orjson
 import pytest
 
-from summaries.core.sidecar import INTENTS, ONE_LINE, read_for_panel, read_strict, write_guarded
+from summaries.core.sidecar import (
+    INTENTS,
+    ONE_LINE,
+    read_for_panel,
+    read_strict,
+    sidecar_path,
+    write_guarded,
+)
 from transcripts.core import store as store_module
 from transcripts.core.fsutil import write_all as real_write_all
 from transcripts.core.store import TranscriptStore
@@ -94,7 +101,7 @@ def test_round_trip_keeps_payload_and_integer_identity(store):
         assert data[field] == PAYLOAD[field]
     assert read_for_panel(store, KEY) == (data, False)
     # The file itself is plain JSON with the identity alongside the payload.
-    on_disk = orjson.loads(store.sidecar_path(KEY, INTENTS).read_bytes())
+    on_disk = orjson.loads(sidecar_path(store.root, KEY, INTENTS).read_bytes())
     assert on_disk == data
 
 
@@ -175,7 +182,7 @@ def test_a_metadata_only_edit_does_not_invalidate(store):
 
 def test_a_deleted_transcript_leaves_a_surviving_sidecar_stale(store):
     write_now(store)
-    body = store.sidecar_path(KEY, INTENTS).read_bytes()
+    body = sidecar_path(store.root, KEY, INTENTS).read_bytes()
     store.path(KEY).unlink()  # only the transcript goes (not a delete_session)
 
     assert read_strict(store, KEY) is None
@@ -184,7 +191,7 @@ def test_a_deleted_transcript_leaves_a_surviving_sidecar_stale(store):
 
 def test_a_legacy_sidecar_without_gen_counts_as_gen_zero(store):
     sig = store.identity(KEY).sig
-    path = store.sidecar_path(KEY, INTENTS)
+    path = sidecar_path(store.root, KEY, INTENTS)
     path.parent.mkdir(parents=True, exist_ok=True)
     legacy = {"intents": PAYLOAD["intents"], "constraints": [], "sig": sig}
     path.write_bytes(orjson.dumps(legacy))
@@ -223,7 +230,7 @@ def test_a_legacy_sidecar_without_gen_counts_as_gen_zero(store):
     ],
 )
 def test_a_corrupt_or_shapeless_sidecar_reads_as_none_not_stale(store, body):
-    path = store.sidecar_path(KEY, INTENTS)
+    path = sidecar_path(store.root, KEY, INTENTS)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(body)
 
@@ -236,7 +243,7 @@ def test_a_sidecar_whose_sig_is_not_an_integer_is_never_fresh(store, sig):
     """The original stored a float st_mtime; a strict sig is integer nanoseconds."""
     ns = store.identity(KEY).sig
     value = {"float": ns / 1e9, "string": str(ns), "bool": True}[sig]
-    path = store.sidecar_path(KEY, INTENTS)
+    path = sidecar_path(store.root, KEY, INTENTS)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(orjson.dumps({"intents": [], "sig": value, "gen": 0}))
 
@@ -252,8 +259,8 @@ def test_a_sidecar_whose_sig_is_not_an_integer_is_never_fresh(store, sig):
 def test_the_two_sidecars_never_clobber_each_other(store):
     identity = write_now(store)
     write_now(store, ONE_LINE)
-    intents_path = store.sidecar_path(KEY, INTENTS)
-    one_line_path = store.sidecar_path(KEY, ONE_LINE)
+    intents_path = sidecar_path(store.root, KEY, INTENTS)
+    one_line_path = sidecar_path(store.root, KEY, ONE_LINE)
     assert intents_path != one_line_path
     intents_bytes = intents_path.read_bytes()
 
@@ -286,8 +293,8 @@ def test_delete_reaps_both_sidecars_and_keeps_the_lock_file(store):
     assert store.delete(KEY) is True
 
     assert not store.path(KEY).exists()
-    assert not store.sidecar_path(KEY, INTENTS).exists()
-    assert not store.sidecar_path(KEY, ONE_LINE).exists()
+    assert not sidecar_path(store.root, KEY, INTENTS).exists()
+    assert not sidecar_path(store.root, KEY, ONE_LINE).exists()
     assert store.lock_path(KEY).exists()
     assert read_for_panel(store, KEY) == (None, False)
 
@@ -302,20 +309,20 @@ def test_the_guard_refuses_to_resurrect_a_deleted_transcript(store):
     assert not write_guarded(store, KEY, INTENTS, PAYLOAD, sig=identity.sig, gen=identity.gen)
     assert not write_guarded(store, KEY, ONE_LINE, GIST, sig=identity.sig, gen=identity.gen)
 
-    assert not store.sidecar_path(KEY, INTENTS).exists()
-    assert not store.sidecar_path(KEY, ONE_LINE).exists()
+    assert not sidecar_path(store.root, KEY, INTENTS).exists()
+    assert not sidecar_path(store.root, KEY, ONE_LINE).exists()
     assert not store.path(KEY).exists()
 
 
 def test_the_guard_refuses_a_snapshot_an_append_made_stale(store):
     write_now(store)
-    previous = store.sidecar_path(KEY, INTENTS).read_bytes()
+    previous = sidecar_path(store.root, KEY, INTENTS).read_bytes()
     snapshot = store.identity(KEY)
     _append(store)  # lands while the "model" runs
 
     newer = {**PAYLOAD, "constraints": ["new"]}
     assert not write_guarded(store, KEY, INTENTS, newer, sig=snapshot.sig, gen=snapshot.gen)
-    assert store.sidecar_path(KEY, INTENTS).read_bytes() == previous
+    assert sidecar_path(store.root, KEY, INTENTS).read_bytes() == previous
 
 
 @pytest.mark.parametrize("change", [_rotate, _rewind], ids=["rotate", "rewind"])
@@ -326,7 +333,7 @@ def test_the_guard_refuses_a_snapshot_a_rewrite_made_stale(store, change):
     assert store.identity(KEY).sig == snapshot.sig
 
     assert not write_guarded(store, KEY, INTENTS, PAYLOAD, sig=snapshot.sig, gen=snapshot.gen)
-    assert not store.sidecar_path(KEY, INTENTS).exists()
+    assert not sidecar_path(store.root, KEY, INTENTS).exists()
 
 
 def test_the_guard_refuses_when_the_transcript_lock_times_out(tmp_path):
@@ -349,7 +356,7 @@ def test_the_guard_refuses_when_the_transcript_lock_times_out(tmp_path):
     finally:
         release.set()
         holder.join(5)
-    assert not store.sidecar_path(KEY, INTENTS).exists()
+    assert not sidecar_path(store.root, KEY, INTENTS).exists()
     assert write_guarded(store, KEY, INTENTS, PAYLOAD, sig=identity.sig, gen=identity.gen)
 
 

@@ -167,3 +167,12 @@ def test_naive_header_is_local_time_for_retention(tmp_path: Path) -> None:
 
 def test_cleanup_of_a_missing_archive_dir_is_a_no_op(tmp_path: Path) -> None:
     assert cleanup_archives(tmp_path / "nope", 30, NOW, dry_run=False) == []
+
+
+def test_which_archives_belong_to_the_session_is_one_rule() -> None:
+    from transcripts.core.archive import Membership, membership
+
+    assert membership(None, 0) is Membership.SESSION  # no header: read as a rotate archive
+    assert membership({"reason": "rotate", "generation": 2}, 2) is Membership.SESSION
+    assert membership({"reason": "rewind", "generation": 2}, 2) is Membership.SET_ASIDE
+    assert membership({"reason": "rotate", "generation": 3}, 2) is Membership.UNLANDED

@@ -26,7 +26,7 @@ from tests.transcripts.helpers import (
     ticking_store,
     ts_at,
 )
-from transcripts.core.errors import TranscriptWriteError
+from transcripts.core.errors import SessionExists, SessionNotFound, TranscriptWriteError
 from transcripts.core.store import TranscriptStore
 
 CHILD = "dashboard:child"
@@ -154,7 +154,7 @@ def test_a_failed_fork_write_leaves_no_child_and_no_temp_file(
     def disk_full(fd: int, data: bytes) -> None:
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr("transcripts.core.fork.write_all", disk_full)
+    monkeypatch.setattr("transcripts.core.fsutil.write_all", disk_full)
     with pytest.raises(TranscriptWriteError):
         store.fork(KEY, CHILD)
     assert not store.exists(CHILD)
@@ -196,3 +196,53 @@ def test_a_fork_during_appends_copies_one_consistent_prefix_of_the_parent(
         seed = store.read_session(child).rows
         assert len(seed) == meta["fork_seed_len"]
         assert seed == parent[: len(seed)]
+
+
+def test_fork_reads_the_parents_first_rows_then_its_own(tmp_path: Path) -> None:
+    store = ticking_store(tmp_path)
+    fill_session(store, 4)
+    child = "dashboard:child"
+    assert store.fork(KEY, child, {"title": "forked"}) == 4
+    meta = store.read_metadata(child)
+    assert meta is not None
+    assert (meta["forked_from"], meta["fork_seed_len"], meta["title"]) == (KEY, 4, "forked")
+    store.append_row(KEY, "user", "parent later")
+    store.append_row(child, "user", "child own")
+    parent_rows = store.read_session(KEY).rows
+    child_rows = store.read_session(child).rows
+    assert child_rows == [*parent_rows[:4], child_rows[-1]]
+    assert child_rows[-1]["content"] == "child own"
+    assert "parent later" not in contents(child_rows)
+    assert "child own" not in contents(store.read_session(KEY).rows)
+
+
+def test_fork_seed_survives_parent_rotation(tmp_path: Path) -> None:
+    store = ticking_store(tmp_path)
+    fill_session(store, 6)
+    seed = store.read_session(KEY).rows
+    store.fork(KEY, "dashboard:child")
+    ticking_store(tmp_path, max_bytes=300, keep_lines=2).rotate(KEY)
+    assert store.read_session("dashboard:child").rows == seed
+
+
+def test_fork_refuses_a_missing_parent_or_an_existing_child(tmp_path: Path) -> None:
+    store = ticking_store(tmp_path)
+    with pytest.raises(SessionNotFound):
+        store.fork("dashboard:none", "dashboard:child")
+    assert not store.exists("dashboard:child")
+    fill_session(store, 2)
+    store.append_row("dashboard:child", "user", "exists")
+    with pytest.raises(SessionExists):
+        store.fork(KEY, "dashboard:child")
+    assert contents(store.read_session("dashboard:child").rows) == ["exists"]
+
+
+def test_fork_of_a_fork_holds_both_seeds(tmp_path: Path) -> None:
+    store = ticking_store(tmp_path)
+    fill_session(store, 2)
+    store.fork(KEY, "dashboard:c1")
+    store.append_row("dashboard:c1", "user", "c1 row")
+    store.fork("dashboard:c1", "dashboard:c2")
+    store.append_row("dashboard:c2", "user", "c2 row")
+    assert contents(store.read_session("dashboard:c2").rows)[-2:] == ["c1 row", "c2 row"]
+    assert len(store.read_session("dashboard:c2").rows) == 4

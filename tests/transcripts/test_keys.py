@@ -36,10 +36,6 @@ def test_store_paths_use_the_safe_key(tmp_path: Path) -> None:
     store = make_store(tmp_path)
     assert store.path("dashboard:s1") == tmp_path / "dashboard_s1.jsonl"
     assert store.lock_path("dashboard:s1") == tmp_path / "dashboard_s1.jsonl.lock"
-    assert store.sidecar_path("dashboard:s1", "intents") == tmp_path / ".intents/dashboard_s1.json"
-    assert store.sidecar_path("dashboard:s1", "summaries") == (
-        tmp_path / ".summaries/dashboard_s1.json"
-    )
     assert store.archive_dir == tmp_path / "archive"
 
 

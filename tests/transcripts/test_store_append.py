@@ -1,4 +1,5 @@
-"""Appends: the file format, strict sig, torn-tail fencing, refusals, redaction at the boundary."""
+"""Appends: the file format, strict sig, torn-tail fencing; revisions, size limits and
+redaction at the write boundary have their own files."""
 
 from __future__ import annotations
 
@@ -15,7 +16,6 @@ import pytest
 from tests.transcripts.helpers import (
     KEY,
     contents,
-    github_token,
     json_lines,
     kinds,
     line,
@@ -30,8 +30,6 @@ from tests.transcripts.helpers import (
 )
 from transcripts.core.errors import (
     RecordRejected,
-    RevisionRejected,
-    RowNotFound,
     SessionExists,
     SessionNotFound,
 )
@@ -263,203 +261,6 @@ def test_append_after_a_torn_tail_then_read_reports_the_fragment_once(tmp_path: 
     store.append_row(KEY, "assistant", "a")
     store.append_row(KEY, "user", "q2")
     assert kinds(store.read_file(KEY)) == [("bad_json", offset)]
-
-
-# ---------------------------------------------------------------- revisions
-
-
-def test_revision_appends_one_small_line_and_folds(tmp_path: Path) -> None:
-    store = make_store(tmp_path)
-    stamps = store.append_rows(
-        KEY, [{"role": "assistant", "content": "x" * 10_000} for _ in range(20)]
-    ).ts
-    size = store.path(KEY).stat().st_size
-    result = store.append_revision(KEY, stamps[3], {"cls": "stopped", "meta": {"kind": "stop"}})
-    assert store.path(KEY).stat().st_size - size < 200  # O(1) bytes, not O(session)
-    record = json_lines(store.path(KEY))[-1]
-    assert record == {
-        "_type": "revision",
-        "target_ts": stamps[3],
-        "patch": {"cls": "stopped", "meta": {"kind": "stop"}},
-        "ts": result.ts[0],
-    }
-    assert list(record) == ["_type", "target_ts", "patch", "ts"]
-    folded = store.read_file(KEY)
-    assert folded.rows[3]["cls"] == "stopped"
-    assert kinds(folded) == []
-
-
-def test_revision_of_a_missing_row_is_row_not_found_and_writes_nothing(tmp_path: Path) -> None:
-    store = make_store(tmp_path)
-    store.append_row(KEY, "user", "q")
-    before = store.path(KEY).read_bytes()
-    with pytest.raises(RowNotFound):
-        store.append_revision(KEY, ts_at(12345), {"cls": "x"})
-    assert store.path(KEY).read_bytes() == before
-
-
-def test_revision_target_cannot_be_another_revisions_ts(tmp_path: Path) -> None:
-    store = make_store(tmp_path)
-    first = store.append_row(KEY, "user", "q").ts[0]
-    rev = store.append_revision(KEY, first, {"cls": "x"}).ts[0]
-    before = store.path(KEY).read_bytes()
-    with pytest.raises(RowNotFound):
-        store.append_revision(KEY, rev, {"cls": "y"})
-    assert store.path(KEY).read_bytes() == before
-
-
-def test_revision_target_must_be_a_top_level_row_ts(tmp_path: Path) -> None:
-    store = make_store(tmp_path)
-    store.append_row(KEY, "assistant", "a", meta={"ts": ts_at(77)})
-    store.append_row(KEY, "assistant", '"ts":"' + ts_at(78) + '"')
-    for ts in (ts_at(77), ts_at(78)):
-        with pytest.raises(RowNotFound):
-            store.append_revision(KEY, ts, {"cls": "x"})
-
-
-def test_revision_of_a_missing_session_is_session_not_found(tmp_path: Path) -> None:
-    store = make_store(tmp_path)
-    with pytest.raises(SessionNotFound):
-        store.append_revision(KEY, ts_at(1), {"cls": "x"})
-    assert not store.path(KEY).exists()
-
-
-@pytest.mark.parametrize(
-    "patch",
-    [{}, {"ts": ts_at(5)}, {"_type": "metadata"}, {"cls": "x", "ts": ts_at(5)}, {"_after_ts": 5}],
-)
-def test_revision_writer_refuses_bad_patches_before_writing(
-    tmp_path: Path, patch: dict[str, object]
-) -> None:
-    store = make_store(tmp_path)
-    target = store.append_row(KEY, "user", "q").ts[0]
-    before = store.path(KEY).read_bytes()
-    with pytest.raises(RevisionRejected):
-        store.append_revision(KEY, target, patch)
-    assert store.path(KEY).read_bytes() == before
-
-
-def test_position_hint_anchor_must_be_an_existing_row(tmp_path: Path) -> None:
-    store = make_store(tmp_path)
-    a, b = store.append_rows(KEY, [{"role": "user", "content": c} for c in "ab"]).ts
-    with pytest.raises(RowNotFound):
-        store.append_revision(KEY, b, {"_after_ts": ts_at(999)})
-    store.append_revision(KEY, b, {"_after_ts": ""})
-    assert contents(store.read_session(KEY).rows) == ["b", "a"]
-    store.append_revision(KEY, b, {"_after_ts": a})
-    assert contents(store.read_session(KEY).rows) == ["a", "b"]
-
-
-def test_revision_of_an_original_system_row(tmp_path: Path) -> None:
-    store = make_store(tmp_path)
-    target = "2026-01-15T09:00:05+00:00"
-    legacy = json.dumps({"_type": "metadata", "created_at": target, "last_consolidated": 0})
-    legacy += "\n" + json.dumps(row("user", "legacy", target)) + "\n"
-    store.path(KEY).write_text(legacy)
-    store.append_revision(KEY, target, {"cls": "seen"})
-    assert store.read_session(KEY).rows[0]["cls"] == "seen"
-
-
-# ---------------------------------------------------------------- size limits
-
-
-def test_writer_refuses_a_row_larger_than_max_line_before_writing_a_byte(tmp_path: Path) -> None:
-    store = make_store(tmp_path, max_line=1000)
-    store.append_row(KEY, "user", "q")
-    before = store.path(KEY).read_bytes()
-    mtime = store.sig(KEY)
-    with pytest.raises(RecordRejected):
-        store.append_row(KEY, "assistant", "x" * 1000)
-    with pytest.raises(RecordRejected):
-        store.append_revision(KEY, json_lines(store.path(KEY))[1]["ts"], {"content": "y" * 1000})
-    assert store.path(KEY).read_bytes() == before
-    assert store.sig(KEY) == mtime
-
-
-def test_append_rows_is_all_or_nothing(tmp_path: Path) -> None:
-    store = make_store(tmp_path, max_line=1000)
-    store.append_row(KEY, "user", "q")
-    before = store.path(KEY).read_bytes()
-    with pytest.raises(RecordRejected):
-        store.append_rows(
-            KEY,
-            [
-                {"role": "assistant", "content": "fine"},
-                {"role": "assistant", "content": "x" * 2000},
-            ],
-        )
-    with pytest.raises(RecordRejected):
-        store.append_rows(
-            KEY, [{"role": "assistant", "content": "fine"}, {"role": "x", "content": object()}]
-        )
-    assert store.path(KEY).read_bytes() == before
-
-
-def test_a_refused_first_append_leaves_no_transcript_behind(tmp_path: Path) -> None:
-    store = make_store(tmp_path, max_line=1000)
-    with pytest.raises(RecordRejected):
-        store.append_row(KEY, "assistant", "x" * 2000)
-    assert not store.exists(KEY)
-    assert store.keys_on_disk() == []
-
-
-def test_a_row_of_exactly_max_line_bytes_is_accepted_and_read(tmp_path: Path) -> None:
-    store = make_store(tmp_path, max_line=400)
-    store.append_row(KEY, "user", "q")
-    probe = line({"role": "assistant", "content": "", "ts": json_lines(store.path(KEY))[1]["ts"]})
-    content = "x" * (400 - len(probe))
-    store.append_row(KEY, "assistant", content)
-    assert len(raw_lines(store.path(KEY))[-1]) + 1 == 400
-    folded = store.read_file(KEY)
-    assert folded.rows[-1]["content"] == content
-    assert kinds(folded) == []
-
-
-# ---------------------------------------------------------------- redaction at the write boundary
-
-
-def test_user_rows_are_stored_exactly_as_typed(tmp_path: Path) -> None:
-    store = make_store(tmp_path)
-    token = github_token()
-    store.append_row(KEY, "user", f"my token is {token}", meta={"note": token})
-    data = store.path(KEY).read_bytes()
-    assert data.count(token.encode()) == 2
-
-
-@pytest.mark.parametrize("role", ["assistant", "system", "tool", "tool_result", "error"])
-def test_non_user_rows_are_redacted_before_they_touch_disk(tmp_path: Path, role: str) -> None:
-    store = make_store(tmp_path)
-    token = github_token()
-    result = store.append_row(
-        KEY,
-        role,
-        f"here it is: {token}",
-        meta={"output": f"env GITHUB_TOKEN={token}", "nested": [{"deep": token}], "n": 3},
-    )
-    data = store.path(KEY).read_bytes()
-    assert token.encode() not in data
-    assert token[:12].encode() not in data
-    stored = store.read_file(KEY).rows[0]
-    assert stored["content"].startswith("here it is: ")
-    assert stored["meta"]["n"] == 3
-    assert result.redactions  # a value-free report of what was replaced
-
-
-def test_revision_patches_are_redacted_before_they_touch_disk(tmp_path: Path) -> None:
-    store = make_store(tmp_path)
-    target = store.append_row(KEY, "user", "run it").ts[0]
-    token = github_token()
-    store.append_revision(KEY, target, {"meta": {"output": [f"token={token}"]}, "note": token})
-    assert token.encode() not in store.path(KEY).read_bytes()
-
-
-def test_redaction_leaves_ordinary_text_alone(tmp_path: Path) -> None:
-    store = make_store(tmp_path)
-    text = "The fix is in list_sessions(); run `pytest -q` and check 3 files."
-    store.append_row(KEY, "assistant", text, meta={"mid": "m-0123456789abcdef"})
-    stored = store.read_file(KEY).rows[0]
-    assert stored["content"] == text
-    assert stored["meta"] == {"mid": "m-0123456789abcdef"}
 
 
 # ---------------------------------------------------------------- misc

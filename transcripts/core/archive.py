@@ -8,6 +8,7 @@ the header, never the file's mtime (a copy or restore would reset it).
 
 from __future__ import annotations
 
+import enum
 import os
 import re
 from dataclasses import dataclass
@@ -141,6 +142,24 @@ def is_unlanded(header: dict[str, Any] | None, current_gen: int) -> bool:
     """
     produced = (header or {}).get("generation")
     return type(produced) is int and produced > current_gen
+
+
+class Membership(enum.Enum):
+    """Whether an archive's rows are part of its session now (THE rule every reader uses)."""
+
+    SESSION = "session"  # a rotate archive whose rewrite landed: its rows come first
+    SET_ASIDE = "set_aside"  # another reason (a rewind's): kept on disk for recovery only
+    UNLANDED = "unlanded"  # its rewrite never replaced the file: its rows are still there
+
+
+def membership(header: dict[str, Any] | None, current_gen: int) -> Membership:
+    """The archive with this header (``None``/``{}``: no header) against the file's ``gen``."""
+    header = header or {}
+    if header.get("reason", ROTATE_REASON) != ROTATE_REASON:
+        return Membership.SET_ASIDE
+    if is_unlanded(header, current_gen):
+        return Membership.UNLANDED
+    return Membership.SESSION
 
 
 @dataclass(frozen=True, slots=True)

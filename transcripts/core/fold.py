@@ -9,7 +9,8 @@ Rules (docs/DESIGN.md §Transcript records):
   last earlier row whose ``ts`` equals ``target_ts`` (last revision wins). ``ts`` and
   ``_type`` in a patch are never applied. A patch key ``_after_ts`` is a position hint:
   the target moves right after the row with that ts ("" = to the front); moves apply in
-  file order;
+  file order after all merges. Every kind declared in ``codec.ROW_CHANGES`` is folded
+  the same way, with the patch its declaration reads from the record;
 * nothing on disk raises: bad lines are skipped and reported with kind and byte offset;
   duplicate or non-monotonic ts are reported but their rows kept.
 
@@ -31,7 +32,8 @@ from .codec import (
     MAX_LINE_BYTES,
     METADATA,
     POSITION_HINT,
-    REVISION,
+    ROW_CHANGES,
+    TARGET,
 )
 from .reader import (
     BLOCK_SIZE,
@@ -42,8 +44,6 @@ from .reader import (
     parse_json_line,
 )
 from .timestamps import ts_strictly_after
-
-_FEW_MOVES = 8  # up to this many position hints, plain list edits beat building a linked list
 
 
 @dataclass(slots=True)
@@ -156,8 +156,8 @@ class _Fold:
         record_type = obj.get("_type")
         if record_type is None:
             self._row(obj, data, offset)
-        elif record_type == REVISION:
-            self._revision(obj, offset)
+        elif record_type in ROW_CHANGES:
+            self._change(obj, ROW_CHANGES[record_type](obj), offset)
         elif record_type == METADATA and first:
             self.metadata = obj
         elif record_type == ARCHIVE and first:
@@ -177,10 +177,11 @@ class _Fold:
         if self.raw is not None:
             self.raw.append(data)
 
-    def _revision(self, obj: dict[str, Any], offset: int) -> None:
+    def _change(self, obj: dict[str, Any], patch: Any, offset: int) -> None:
+        """A row-changing record (a revision or another declared kind) and its patch."""
         self.report.revisions += 1
         self._check_ts(obj.get("ts"), offset)
-        target, patch = obj.get("target_ts"), obj.get("patch")
+        target = obj.get(TARGET)
         if not isinstance(target, str) or not isinstance(patch, dict):
             self.report.add("invalid_revision", offset, self.file)
             return
@@ -211,17 +212,7 @@ class _Fold:
     def _apply_moves(self) -> None:
         if not self.moves:
             return
-        by_ts = self._index()
-        if len(self.moves) > _FEW_MOVES:
-            order = self._linked_order(by_ts)
-        else:
-            order = list(range(len(self.rows)))
-            for index, anchor in self.moves:
-                if anchor != "" and by_ts[anchor] == index:
-                    continue
-                order.remove(index)
-                at = 0 if anchor == "" else order.index(by_ts[anchor]) + 1
-                order.insert(at, index)
+        order = self._moved_order(self._index())
         self.order = order
         self.rows = [self.rows[i] for i in order]
         if self.raw is not None:
@@ -229,8 +220,12 @@ class _Fold:
         position = {old: new for new, old in enumerate(order)}
         self.patched = {position[i] for i in self.patched} | {position[i] for i, _ in self.moves}
 
-    def _linked_order(self, by_ts: dict[str, int]) -> list[int]:
-        """The same moves on an index-linked list: O(1) per move instead of O(rows)."""
+    def _moved_order(self, by_ts: dict[str, int]) -> list[int]:
+        """The rows' indexes in order after the moves, applied in file order.
+
+        The rows as an index-linked list: each move is O(1), so many moves in a long file
+        stay linear (list edits cost O(rows) per move).
+        """
         n = len(self.rows)
         nxt = list(range(1, n + 1))
         nxt[-1] = -1
@@ -239,7 +234,8 @@ class _Fold:
         for index, anchor in self.moves:
             after = -1 if anchor == "" else by_ts[anchor]
             if after == index:
-                continue
+                continue  # "after itself": it stays where it is
+            # Unlink ``index``...
             p, q = prv[index], nxt[index]
             if p >= 0:
                 nxt[p] = q
@@ -247,6 +243,7 @@ class _Fold:
                 head = q
             if q >= 0:
                 prv[q] = p
+            # ...and link it in after ``after`` (at the head for -1).
             q = head if after < 0 else nxt[after]
             if after < 0:
                 head = index

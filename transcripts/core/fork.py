@@ -10,16 +10,13 @@ provenance only; no reader follows it.
 
 from __future__ import annotations
 
-import contextlib
 import itertools
-import os
-import secrets
 from typing import TYPE_CHECKING, Any
 
 from .codec import METADATA, encode_record
 from .errors import SessionExists, TranscriptWriteError
 from .fold import Folded, FoldReport
-from .fsutil import fsync_dir, write_all
+from .fsutil import atomic_write
 from .rewrite import _position_revisions, _reencode, rotate_locked
 from .timestamps import parse_ts, ts_sort_key, ts_strictly_after
 
@@ -96,22 +93,9 @@ def _create_exclusive(store: TranscriptStore, key: str, data: bytes) -> None:
     path = store.path(key)
     if path.exists():
         raise SessionExists(key)
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}-{secrets.token_hex(4)}")
     try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
-        try:
-            write_all(fd, data)
-            if store.fsync.on_rewrite:
-                os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.link(tmp, path)
+        atomic_write(path, data, fsync=store.fsync.on_rewrite, exclusive=True)
     except FileExistsError:
         raise SessionExists(key) from None
     except OSError as exc:
         raise TranscriptWriteError(str(path), exc.errno, "fork failed") from exc
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            tmp.unlink()
-    if store.fsync.on_rewrite:
-        fsync_dir(path.parent)

@@ -2,7 +2,8 @@
 
 Every rewrite is temp file + fsync + ``os.replace`` + directory fsync (policy permitting):
 rename is atomic but not durable, and a reader's tail tolerance cannot recover a lost
-rename.
+rename. A file that must never replace another (a fork's seed, an imported file, the
+secret key) is the same with a hard link instead of the rename (``exclusive``).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import errno
 import os
 import secrets
 import stat
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -59,11 +60,12 @@ def write_all(fd: int, data: bytes) -> None:
 
 def atomic_write(
     path: Path,
-    data: bytes,
+    data: bytes | Iterable[bytes],
     *,
     fsync: bool,
     mtime_ns: int | None = None,
     mode: int | None = None,
+    exclusive: bool = False,
 ) -> None:
     """Replace ``path`` with ``data``; with ``mtime_ns`` the new file keeps that mtime.
 
@@ -71,6 +73,11 @@ def atomic_write(
     content with a moved signature. Without ``mode`` the file is 0644 (less the umask);
     with it, exactly ``mode``, and the temp file is 0600 until then: a file that may hold
     secrets (summaries' config.json) is never readable by others, not even briefly.
+
+    With ``exclusive`` the file is never replaced: the complete temp file is hard-linked
+    into place, which fails with ``FileExistsError`` when any file of that name appeared
+    (a rename would overwrite it). ``data`` may be chunks (a bounded copy): an exception
+    they raise leaves nothing behind, as any failure does.
     """
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}-{secrets.token_hex(4)}")
     create_mode = 0o644 if mode is None else 0o600
@@ -79,14 +86,19 @@ def atomic_write(
         try:
             if mode is not None:
                 os.fchmod(fd, mode)
-            write_all(fd, data)
+            for chunk in (data,) if isinstance(data, bytes) else data:
+                write_all(fd, chunk)
             if fsync:
                 os.fsync(fd)
         finally:
             os.close(fd)
         if mtime_ns is not None:
             os.utime(tmp, ns=(mtime_ns, mtime_ns))
-        os.replace(tmp, path)
+        if exclusive:
+            os.link(tmp, path)
+            tmp.unlink()
+        else:
+            os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             tmp.unlink()
@@ -130,14 +142,18 @@ class NotRegularFile(OSError):
         self.reason = f"not a regular file: {reason}"
 
 
-def open_regular(path: Path) -> tuple[int, os.stat_result]:
+def open_regular(path: Path, *, follow_links: bool = False) -> tuple[int, os.stat_result]:
     """A read-only fd of ``path`` and its ``fstat``, only when it is a regular file.
 
-    ``O_NOFOLLOW`` refuses a symlink as the last component, ``O_NONBLOCK`` makes the open
-    of a FIFO return at once instead of waiting for a writer, and the type is judged on
-    the opened fd, so nothing can be swapped in between. The caller closes the fd.
+    ``O_NOFOLLOW`` refuses a symlink as the last component (unless ``follow_links``: a
+    session's own transcript is read through a link, as every reader always has),
+    ``O_NONBLOCK`` makes the open of a FIFO return at once instead of waiting for a
+    writer, and the type is judged on the opened fd, so nothing can be swapped in
+    between. The caller closes the fd.
     """
-    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY
+    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY
+    if not follow_links:
+        flags |= os.O_NOFOLLOW
     try:
         fd = os.open(path, flags)
     except OSError as exc:

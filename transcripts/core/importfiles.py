@@ -10,11 +10,11 @@ already exists.
 from __future__ import annotations
 
 import os
-import secrets
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from .fsutil import open_regular, write_all
+from .fsutil import atomic_write, open_regular
 from .keys import BARE_PREFIX
 
 COPY_BLOCK = 1024 * 1024
@@ -48,30 +48,23 @@ def copy_new(src: Path, dest: Path, *, dry_run: bool, limit: int, refuse: str = 
         if dry_run:
             return "copied"
         dest.parent.mkdir(parents=True, exist_ok=True)
-        tmp = dest.with_name(f".{dest.name}.import-{secrets.token_hex(4)}")
         try:
-            _copy_bounded(fp, tmp, limit)
-            os.utime(tmp, ns=(st.st_atime_ns, st.st_mtime_ns))  # the original's sig survives
-            try:
-                os.link(tmp, dest)  # atomic and never overwrites, unlike a rename
-            except FileExistsError:
-                return _compare(fp, dest)
-        finally:
-            tmp.unlink(missing_ok=True)
+            # Linked into place: atomic and never over a file that appeared meanwhile. The
+            # source's mtime survives, so the original's sig does.
+            blocks = _bounded_blocks(fp, limit)
+            atomic_write(dest, blocks, fsync=False, mtime_ns=st.st_mtime_ns, exclusive=True)
+        except FileExistsError:
+            return _compare(fp, dest)
     return "copied"
 
 
-def _copy_bounded(src: BinaryIO, tmp: Path, limit: int) -> None:
-    """Copy at most ``limit`` bytes: a source that grows past it mid-copy is refused."""
-    out = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
-    try:
-        copied = 0
-        while block := src.read(COPY_BLOCK):
-            copied += len(block)
-            check_size(copied, limit)
-            write_all(out, block)
-    finally:
-        os.close(out)
+def _bounded_blocks(src: BinaryIO, limit: int) -> Iterator[bytes]:
+    """At most ``limit`` bytes of ``src``: a source that grows past it mid-copy is refused."""
+    copied = 0
+    while block := src.read(COPY_BLOCK):
+        copied += len(block)
+        check_size(copied, limit)
+        yield block
 
 
 def _compare(src: BinaryIO, dest: Path) -> str:

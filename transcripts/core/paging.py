@@ -20,15 +20,15 @@ rare and each is visible in the fold report.
 from __future__ import annotations
 
 import os
-import stat
 from contextlib import ExitStack
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .archive import ROTATE_REASON, is_unlanded
+from .archive import Membership, membership
 from .codec import generation
 from .errors import SessionNotFound
 from .fold import FoldReport, fold_lines
+from .fsutil import NotRegularFile, open_regular
 from .offsets import IndexCache, Snapshot
 from .reader import RawLine
 from .timestamps import ts_strictly_after
@@ -37,7 +37,6 @@ if TYPE_CHECKING:
     from .store import TranscriptStore
 
 PAGE_INDEX = IndexCache()  # per process; see offsets.py for its memory bound
-_READ_FLAGS = os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK  # a FIFO never blocks a read
 _FIRST_READ = 4096
 _MAX_READ = 1024 * 1024
 
@@ -89,32 +88,30 @@ def open_chain(
     """
     path = store.path(key)
     try:
-        fd = os.open(path, _READ_FLAGS)
-    except FileNotFoundError:
+        # As read_session: only a regular file (reached through a link, as it is there).
+        fd, _ = open_regular(path, follow_links=True)
+    except (FileNotFoundError, NotRegularFile):
         raise SessionNotFound(key) from None
     files.callback(os.close, fd)
-    if not stat.S_ISREG(os.fstat(fd).st_mode):  # as read_session: only a regular file
-        raise SessionNotFound(key)
     current = cache.snapshot(str(path), path.name, fd, max_line=store.max_line)
     chain: list[tuple[int, Snapshot]] = []
     report = FoldReport()
     for archive in store.archive_paths(key):
         try:
-            afd = os.open(archive, _READ_FLAGS)
+            afd, _ = open_regular(archive)
         except FileNotFoundError:
             if not path.is_file():
                 raise SessionNotFound(key) from None
             continue  # removed since listed, as read_session skips it
-        files.callback(os.close, afd)
-        if not stat.S_ISREG(os.fstat(afd).st_mode):
+        except NotRegularFile:
             continue  # archive_paths lists regular files only; replaced since
+        files.callback(os.close, afd)
         label = f"archive/{archive.name}"
         snap = cache.snapshot(str(archive), label, afd, max_line=store.max_line)
-        header = snap.header or {}
-        if header.get("reason", ROTATE_REASON) != ROTATE_REASON:
-            continue
-        if is_unlanded(header, generation(current.metadata)):
+        found = membership(snap.header, generation(current.metadata))
+        if found is Membership.UNLANDED:
             report.add("unlanded_archive", 0, label)
+        if found is not Membership.SESSION:
             continue
         chain.append((afd, snap))
         report.extend(snap.report)

@@ -20,7 +20,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .archive import ROTATE_REASON, is_unlanded, read_header, write_archive
-from .codec import MAX_LINE_BYTES, METADATA, REVISION, encode_record, generation
+from .codec import (
+    MAX_LINE_BYTES,
+    METADATA,
+    REVISION,
+    ROW_CHANGES,
+    TARGET,
+    encode_record,
+    generation,
+)
+from .derived import reap_derived
 from .errors import (
     ArchiveError,
     RecordRejected,
@@ -140,7 +149,7 @@ def rewind(store: TranscriptStore, key: str, after_ts: str) -> int:
                 rows_dropped += 1
                 if ts:
                     dropped_ts.add(ts)
-            elif kind == "revision" and target not in dropped_ts:
+            elif kind == "change" and target not in dropped_ts:
                 kept.append(raw)
             else:
                 dropped.append(raw)
@@ -155,7 +164,9 @@ def rewind(store: TranscriptStore, key: str, after_ts: str) -> int:
 
 
 def _classify(data: bytes | None) -> tuple[str, str | None, str | None]:
-    """(kind, ts, target_ts) of one raw line, kind in row / revision / other."""
+    """(kind, ts, target_ts) of one raw line, kind in row / change / other.
+
+    ``change`` is any row-changing record kind (``codec.ROW_CHANGES``)."""
     if not data:
         return "other", None, None
     value, bad = parse_json_line(data)
@@ -165,9 +176,9 @@ def _classify(data: bytes | None) -> tuple[str, str | None, str | None]:
     ts = value.get("ts") if isinstance(value.get("ts"), str) else None
     if kind is None:
         return "row", ts, None
-    if kind == REVISION:
-        target = value.get("target_ts")
-        return "revision", ts, target if isinstance(target, str) else None
+    if kind in ROW_CHANGES:
+        target = value.get(TARGET)
+        return "change", ts, target if isinstance(target, str) else None
     return "other", ts, None
 
 
@@ -247,11 +258,11 @@ def rotate_locked(store: TranscriptStore, key: str, *, force: bool = False) -> i
     if st.st_size <= store.max_bytes and not force:
         return 0
     folded = store.read_file(key, keep_raw=True)
-    oversize = [a.offset for a in folded.report.anomalies if a.kind == "oversize"]
-    if folded.metadata is None or (oversize and not force):
-        # A forced rotation (the admin's, the repair of ``cannot_rotate``) archives them.
-        log.warning("rotation skipped for %s: no metadata line or an oversize line", key)
+    refused = _refusal(folded, force=force)
+    if refused or folded.metadata is None:  # (no line 0 is a refusal; said for the types)
+        log.warning("rotation skipped for %s: %s", key, refused)
         return 0
+    oversize = _oversize(folded)
     physical = folded.order or list(range(len(folded.rows)))
     by_physical = sorted(range(len(folded.rows)), key=lambda i: physical[i])
     lines = [_row_bytes(folded, i) for i in by_physical]
@@ -310,15 +321,26 @@ def rotation_blocker(store: TranscriptStore, key: str) -> str | None:
         folded = store.read_file(key)
     except FileNotFoundError:
         return None
-    oversize = [a.offset for a in folded.report.anomalies if a.kind == "oversize"]
+    return _refusal(folded, force=False) or "over the size limit; a forced rotation rewrites it"
+
+
+def _oversize(folded: Folded) -> list[int]:
+    return [a.offset for a in folded.report.anomalies if a.kind == "oversize"]
+
+
+def _refusal(folded: Folded, *, force: bool) -> str:
+    """Why ``rotate_locked`` leaves this file as it is ("" when it rotates): THE rule, which
+    ``rotation_blocker`` reports. A forced rotation (the admin's, the repair of
+    ``cannot_rotate``) archives oversize lines; nothing rotates a file without line 0."""
     if folded.metadata is None:
         return "no metadata line (line 0)"
-    if oversize:
+    oversize = _oversize(folded)
+    if oversize and not force:
         return (
             f"{len(oversize)} oversize line(s), first at byte {oversize[0]}; "
             "a forced rotation moves them into the archive"
         )
-    return "over the size limit; a forced rotation rewrites it"
+    return ""
 
 
 def _position_revisions(folded: Folded, kept: list[int], now: Any) -> bytes:
@@ -349,17 +371,17 @@ def _position_revisions(folded: Folded, kept: list[int], now: Any) -> bytes:
 
 
 def delete(store: TranscriptStore, key: str) -> bool:
-    """Permanently remove the transcript, both sidecars and the session's archives.
+    """Permanently remove the transcript, the session's archives and its derived files
+    (whatever their registered owners name: ``derived.py``).
 
     The ``.lock`` file stays: its inode is the mutex a concurrent writer may be waiting on.
     """
     with store.locked(key):
         path = store.path(key)
         existed = path.is_file()
-        targets = [path, store.sidecar_path(key, "intents"), store.sidecar_path(key, "summaries")]
-        targets += store.archive_paths(key)
-        for target in targets:
+        for target in [path, *store.archive_paths(key)]:
             with contextlib.suppress(FileNotFoundError):
                 target.unlink()
+        reap_derived(store.root, key)
         remove_stale_temps(path.parent, path.name)
         return existed

@@ -4,26 +4,27 @@ Normal operation only appends whole lines under the transcript's lock. The only 
 are rotation, an explicit rewind and metadata edits (see ``rewrite.py``). Every append
 strictly advances the file's ``st_mtime_ns`` (the ``sig``), so "did the conversation
 change?" is one ``stat``.
+
+This is the store's public face (paths, locks, appends, the rewrites' entry points); the
+parts live beside it: ``identity.py`` (sig + gen), ``rows.py`` (a row as written and the
+revision target check), ``chain.py`` (whole-session reads), ``lines.py`` (raw lines as the
+fold sees them), ``derived.py`` (derived files a delete reaps).
 """
 
 from __future__ import annotations
 
 import contextlib
-import mmap
 import os
-import re
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-import orjson
-
-from . import locking
-from .archive import ROTATE_REASON, archive_candidates, is_unlanded
+from . import chain, locking
+from .archive import archive_candidates
+from .chain import SessionView
 from .codec import (
-    ARCHIVE,
     FORBIDDEN_PATCH_KEYS,
     MAX_LINE_BYTES,
     METADATA,
@@ -41,32 +42,22 @@ from .errors import (
     SessionNotFound,
     TranscriptWriteError,
 )
-from .fold import Folded, FoldReport, fold_stream
+from .fold import Folded, fold_stream
 from .fsutil import FsyncPolicy, write_all
+from .identity import Identity, read_identity
 from .keys import BARE_PREFIX, safe_key
-from .reader import UTF8_BOM, parse_json_line, read_line0
-from .redaction import RedactionReport, merge_reports, redact_text, redact_value
+from .reader import parse_json_line, read_line0
+from .redaction import RedactionReport, merge_reports, redact_value
+from .rows import missing_row, redact_row, row_order
 from .timestamps import monotonic_ts, now_local
+
+# The public face of the store; these live in their own modules and are re-exported here.
+__all__ = ["Appended", "Identity", "SessionView", "TranscriptStore"]
 
 # The original's rotation limits: past MAX_BYTES keep at most KEEP_LINES newest rows.
 MAX_BYTES = 10 * 1024 * 1024
 KEEP_LINES = 200
 TAIL_WINDOW = 8 * 1024  # grows x4 until a ts is found (huge rows)
-SIDECAR_DIRS = {"intents": ".intents", "summaries": ".summaries"}
-# A revision record's type as it reads on disk: this store writes '"_type":"revision"'
-# (orjson), a stdlib ``json.dumps`` writer '"_type": "revision"'; any spacing is matched.
-# One regex pass (its literal prefix is searched in C) costs about a third of two
-# ``bytes.find`` calls on transcript text, whose many '"' defeat find's skip table.
-REVISION_MARK = re.compile(rb'"_type"\s*:\s*"revision"')
-
-
-@dataclass(frozen=True, slots=True)
-class Identity:
-    """What a derived artifact (a summary sidecar) is valid for: ``sig`` and ``gen``."""
-
-    sig: int  # st_mtime_ns of the transcript
-    gen: int  # metadata rotation_generation: advanced by every content rewrite
-    size: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,76 +65,6 @@ class Appended:
     ts: list[str]
     redactions: RedactionReport
     identity: Identity
-
-
-@dataclass(slots=True)
-class SessionView:
-    """The whole session: archives (oldest first), then the current file, folded."""
-
-    key: str
-    metadata: dict[str, Any] | None
-    rows: list[dict[str, Any]]
-    report: FoldReport
-    files: list[str] = field(default_factory=list)
-
-
-def _may_hold_revision(data: bytes) -> bool:
-    return REVISION_MARK.search(data) is not None
-
-
-def _first_record(lines: list[bytes]) -> dict[str, Any] | None:
-    """The first line that parses to an object: what the fold takes as line 0."""
-    for line in lines:
-        value, bad = parse_json_line(line)
-        if not bad and type(value) is dict:
-            return value
-    return None
-
-
-def _row_in(mm: mmap.mmap, ts: str) -> bool:
-    """Whether a row (not a revision) with this ts is in the mapped file.
-
-    Scans backwards: a state change almost always targets a recent row (the running
-    turn), so the search ends near the tail instead of costing the whole file. Our
-    compact separator first, then the original's ``": "``.
-    """
-    for needle in (b'"ts":' + orjson.dumps(ts), b'"ts": ' + orjson.dumps(ts)):
-        at = mm.rfind(needle)
-        while at >= 0:
-            start = mm.rfind(b"\n", 0, at) + 1
-            end = mm.find(b"\n", at)
-            value, bad = parse_json_line(mm[start : end if end >= 0 else len(mm)])
-            if (
-                not bad
-                and isinstance(value, dict)
-                and "_type" not in value
-                and value.get("ts") == ts
-            ):
-                return True
-            at = mm.rfind(needle, 0, at)
-    return False
-
-
-def _row_order(row: dict[str, Any]) -> dict[str, Any]:
-    """The original's key order: role, content, cls (when given), ts, then the rest."""
-    head = {k: row[k] for k in ("role", "content", "cls") if k in row}
-    return {**head, "ts": None, **{k: v for k, v in row.items() if k not in head and k != "ts"}}
-
-
-def _redact_row(row: dict[str, Any]) -> tuple[dict[str, Any], RedactionReport]:
-    """Every non-user row's content, meta and variants pass redaction before disk."""
-    if row.get("role") == "user":
-        return row, {}
-    reports: list[RedactionReport] = []
-    out = dict(row)
-    if isinstance(out.get("content"), str):
-        out["content"], report = redact_text(out["content"])
-        reports.append(report)
-    for name in ("meta", "variants"):
-        if name in out:
-            out[name], report = redact_value(out[name])
-            reports.append(report)
-    return out, merge_reports(*reports)
 
 
 class TranscriptStore:
@@ -179,9 +100,6 @@ class TranscriptStore:
 
     def lock_path(self, key: str) -> Path:
         return self.root / f"{safe_key(key)}.jsonl.lock"
-
-    def sidecar_path(self, key: str, kind: str) -> Path:
-        return self.root / SIDECAR_DIRS[kind] / f"{safe_key(key)}.json"
 
     def archive_paths(self, key: str) -> list[Path]:
         """Archives of this session, oldest first.
@@ -224,11 +142,7 @@ class TranscriptStore:
 
     def identity(self, key: str) -> Identity | None:
         """Snapshot ``sig`` first, then ``gen`` (the order the summary guard relies on)."""
-        try:
-            st = self.path(key).stat()
-        except FileNotFoundError:
-            return None
-        return Identity(st.st_mtime_ns, generation(self.read_metadata(key)), st.st_size)
+        return read_identity(self.path(key), self.max_line)
 
     def _identity_now(self, key: str) -> Identity:
         identity = self.identity(key)
@@ -286,7 +200,7 @@ class TranscriptStore:
             if "_type" in row:  # it would read back as metadata, a revision or a stray record
                 raise RecordRejected("a row may not carry _type")
             check_content(row, what="row")  # nesting, numbers, NUL, text size: one rule
-            clean, report = _redact_row(_row_order(row))
+            clean, report = redact_row(row_order(row))
             prepared.append(clean)
             reports.append(report)
         with self.locked(key):
@@ -314,7 +228,7 @@ class TranscriptStore:
             path = self.path(key)
             if not path.is_file():
                 raise SessionNotFound(key)
-            missing = self._missing_row(path, (target_ts, anchor) if anchor else (target_ts,))
+            missing = missing_row(path, (target_ts, anchor) if anchor else (target_ts,))
             if missing is not None:
                 raise RowNotFound(missing)
             stamps, identity = self._append_locked(key, [record], None)
@@ -423,17 +337,6 @@ class TranscriptStore:
                 return ends_clean, None
             window *= 4
 
-    def _missing_row(self, path: Path, stamps: tuple[str, ...]) -> str | None:
-        """The first of ``stamps`` no row (not a revision) of the current file bears, if any.
-
-        One open and one mapping for all of them.
-        """
-        with path.open("rb") as fp:
-            if os.fstat(fp.fileno()).st_size == 0:
-                return stamps[0]
-            with mmap.mmap(fp.fileno(), 0, access=mmap.ACCESS_READ) as mm:
-                return next((ts for ts in stamps if not _row_in(mm, ts)), None)
-
     # ------------------------------------------------------------------ folded reads
     def read_file(self, key: str, *, keep_raw: bool = False) -> Folded:
         path = self.path(key)
@@ -441,103 +344,12 @@ class TranscriptStore:
             return fold_stream(fp, file=path.name, keep_raw=keep_raw, max_line=self.max_line)
 
     def read_session(self, key: str) -> SessionView:
-        """Archives + current file, each folded, rows in order.
-
-        Only this session's own files: a fork holds its seed rows itself (``fork.py``), and
-        line 0's ``forked_from`` is provenance that no read follows, so no session ever
-        shows rows of whoever now has (or shares the file stem of) that name.
-        """
-        path = self.path(key)
-        if not path.is_file():
-            raise SessionNotFound(key)
-        report = FoldReport()
-        rows: list[dict[str, Any]] = []
-        files: list[str] = []
-        try:
-            current = self.read_file(key)
-        except FileNotFoundError:  # deleted since the check: the same answer as before it
-            raise SessionNotFound(key) from None
-        current_gen = generation(current.metadata)
-        for archive in self.archive_paths(key):
-            try:
-                fp = archive.open("rb")
-            except FileNotFoundError:
-                # Removed since listed: by retention or as unlanded (its rows are in the
-                # file), or by a delete of the whole session.
-                if not path.is_file():
-                    raise SessionNotFound(key) from None
-                continue
-            with fp:
-                folded = fold_stream(fp, file=f"archive/{archive.name}", max_line=self.max_line)
-            header = folded.header or {}
-            if header.get("reason", ROTATE_REASON) != ROTATE_REASON:
-                continue  # rows a rewind dropped are kept on disk, not in the session
-            if is_unlanded(header, current_gen):
-                # Its rows are still in the file; reading both would double them.
-                report.add("unlanded_archive", 0, f"archive/{archive.name}")
-                continue
-            rows.extend(folded.rows)
-            report.extend(folded.report)
-            files.append(f"archive/{archive.name}")
-        rows.extend(current.rows)
-        report.extend(current.report)
-        files.append(path.name)
-        return SessionView(key, current.metadata, rows, report, files)
+        """Archives + current file, each folded, rows in order (``chain.read_session``)."""
+        return chain.read_session(self, key)
 
     def session_lines(self, key: str) -> list[bytes] | None:
-        """The raw lines of the whole session, or None when only the fold can read it.
-
-        Rotate archives oldest first, then the current file, chosen by exactly the rules
-        of ``read_session`` (other archive reasons and unlanded archives are left out);
-        each line without its ``\\n``, line 0 included, oversize lines dropped and a
-        leading BOM removed, as the fold does. None when any of those files holds a
-        revision record (one substring check per file). A fork is no exception: its seed
-        rows are lines of its own file.
-
-        This does not bypass the one fold, it is a case of it: a file without revision
-        records folds to exactly its rows in file order (the fold identity), so a reader
-        that keeps the lines the fold keeps as rows (objects without ``_type``) sees the
-        same rows as ``read_session(key).rows``, without building the ``meta`` dicts the
-        fold would build. Anything else goes through ``read_session``.
-        """
-        path = self.path(key)
-        if not path.is_file():
-            raise SessionNotFound(key)
-        try:
-            data = path.read_bytes()
-        except FileNotFoundError:  # deleted since the check
-            raise SessionNotFound(key) from None
-        if _may_hold_revision(data):
-            return None
-        current = self._split_lines(data)
-        first = _first_record(current)
-        metadata = first if first is not None and first.get("_type") == METADATA else None
-        current_gen = generation(metadata)
-        lines: list[bytes] = []
-        for archive in self.archive_paths(key):
-            data = archive.read_bytes()
-            archived = self._split_lines(data)
-            first = _first_record(archived)
-            header = first if first is not None and first.get("_type") == ARCHIVE else {}
-            if header.get("reason", ROTATE_REASON) != ROTATE_REASON:
-                continue
-            if is_unlanded(header, current_gen):
-                continue  # unlanded: its rows are still in the file (see read_session)
-            if _may_hold_revision(data):
-                return None
-            lines.extend(archived)
-        lines.extend(current)
-        return lines
-
-    def _split_lines(self, data: bytes) -> list[bytes]:
-        lines = data.split(b"\n")
-        if lines[-1] == b"":
-            lines.pop()  # the final newline ends the last line; it starts no new one
-        if lines and lines[0].startswith(UTF8_BOM) and len(lines[0]) <= self.max_line:
-            lines[0] = lines[0][len(UTF8_BOM) :]  # the fold strips it at offset 0 only
-        if any(len(line) > self.max_line for line in lines):
-            lines = [line for line in lines if len(line) <= self.max_line]
-        return lines
+        """The session's raw lines, or None when only the fold can read it (``chain``)."""
+        return chain.session_lines(self, key)
 
     # ------------------------------------------------------------------ rewrites
     def update_metadata(

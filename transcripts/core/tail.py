@@ -12,7 +12,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from .reader import UTF8_BOM
+from .fsutil import open_regular
+from .lines import split_lines
 
 
 @dataclass(slots=True)
@@ -30,39 +31,39 @@ def read_tail(
 
     A line longer than ``max_line`` is dropped, as the fold drops it; an unterminated last
     line is kept (the fold keeps one too, as a torn tail it reports). Missing files are
-    skipped (rotated away since they were listed). ``last_size`` caps the newest file at
-    the size of a snapshot taken before: lines appended since are not read.
+    skipped (rotated away since they were listed); one that is no longer a regular file
+    raises ``NotRegularFile`` (an ``OSError``), never blocks: the caller reads the whole
+    session instead. ``last_size`` caps the newest file at the size of a snapshot taken
+    before: lines appended since are not read.
     """
     out: list[FileTail] = []
     left = budget
     for path in reversed(paths):
         if left <= 0:
             break
+        newest = path == paths[-1]
         try:
-            fd = os.open(path, os.O_RDONLY)
+            # Never blocks on a FIFO planted in the folder; the session's own file is read
+            # through a link, as every reader reads it.
+            fd, st = open_regular(path, follow_links=newest)
         except FileNotFoundError:
             continue
         try:
-            size = os.fstat(fd).st_size
-            if last_size is not None and path == paths[-1]:
+            size = st.st_size
+            if last_size is not None and newest:
                 size = min(size, last_size)
             start = max(0, size - left)
             data = os.pread(fd, size - start, start)
         finally:
             os.close(fd)
         left -= len(data)
-        lines = data.split(b"\n")
-        if lines and lines[-1] == b"":
-            lines.pop()
         if start > 0:
             # The first piece is the end of a line that began before the window (or, if the
             # byte before the window is "\n", a whole line: dropped too, one row is cheap).
             cut = data.find(b"\n")
-            lines = lines[1:]
             start += cut + 1 if cut >= 0 else len(data)
-        elif lines and lines[0].startswith(UTF8_BOM):
-            lines[0] = lines[0][len(UTF8_BOM) :]
-        lines = [line for line in lines if len(line) <= max_line]
+            data = data[cut + 1 :] if cut >= 0 else b""
+        lines = split_lines(data, max_line, at_file_start=start == 0)
         out.append(FileTail(path, start, lines, start == 0))
     out.reverse()
     return out

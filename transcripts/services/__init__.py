@@ -13,6 +13,7 @@ from .errors import (
     InvalidSlotName,
     ServiceError,
     SlotExists,
+    TurnRunning,
 )
 from .importing import FileOutcome, ImportResult, session_import_paths, session_index
 from .maintenance import archive_cleanup, session_rotate_all
@@ -30,6 +31,7 @@ from .sessions import (
     session_update_metadata,
 )
 from .sync import session_sync
+from .turn_loop import slot_append_revision, slot_append_row, slot_turn_end, slot_turn_start
 from .verify import Finding, VerifyResult, session_verify, session_verify_all
 
 __all__ = [
@@ -42,6 +44,7 @@ __all__ = [
     "InvalidSlotName",
     "ServiceError",
     "SlotExists",
+    "TurnRunning",
     "VerifyResult",
     "app_authenticate",
     "app_create",
@@ -64,4 +67,8 @@ __all__ = [
     "session_update_metadata",
     "session_verify",
     "session_verify_all",
+    "slot_append_revision",
+    "slot_append_row",
+    "slot_turn_end",
+    "slot_turn_start",
 ]

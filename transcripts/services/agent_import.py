@@ -163,11 +163,12 @@ def _metadata(
 
 
 def _announce(key: str, ts: list[str], roles: list[str]) -> None:
-    rows_appended.send(sender=__name__, slot_name=slot_name_for_key(key), ts=ts, roles=roles)
+    rows_appended.send_robust(sender=Slot, slot_name=slot_name_for_key(key), ts=ts, roles=roles)
 
 
 def _turn_end(key: str) -> None:
-    turn_ended.send(sender=__name__, slot_name=slot_name_for_key(key))
+    # The clean stop the slot row records below: what the summary gate reads.
+    turn_ended.send_robust(sender=Slot, slot_name=slot_name_for_key(key), stop_reason=CLEAN_STOP)
 
 
 def _fresh_state(

@@ -25,3 +25,7 @@ class AppExists(ServiceError):
 
 class ImportSourceError(ServiceError, ValueError):
     """An import path that is neither a directory nor a ``.jsonl`` file."""
+
+
+class TurnRunning(ServiceError):
+    """A turn is running on this slot: a second turn start, or a rewind, is refused."""

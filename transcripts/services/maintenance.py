@@ -18,6 +18,7 @@ from ..core.reader import read_line0
 from ..core.timestamps import now_local
 from ..models import Session, Slot
 from ..runtime import get_store
+from .announce import announce_session_rewritten
 from .sessions import session_rotate
 from .sync import key_for_file, session_sync
 
@@ -100,4 +101,5 @@ def archive_cleanup(
             session_sync(key=key)
         except SessionNotFound:
             continue
+        announce_session_rewritten(key, "purge")  # rows chained from the purged archives are gone
     return decisions

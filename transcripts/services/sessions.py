@@ -13,7 +13,8 @@ from ..core.keys import is_valid_slot_name, slot_name_for_key, transcript_key_fo
 from ..core.store import Appended
 from ..models import App, Session, Slot
 from ..runtime import get_store
-from .errors import InvalidSlotName, SlotExists
+from .announce import announce_session_deleted, announce_session_rewritten
+from .errors import InvalidSlotName, SlotExists, TurnRunning
 from .sync import mirror_after_append, mirror_after_metadata_edit, session_sync
 
 
@@ -99,9 +100,16 @@ def session_set_title(*, key: str, title: str) -> bool:
 
 
 def session_rewind(*, key: str, after_ts: str) -> int:
-    """Drop (and archive) every row after ``after_ts``; gen + 1. Returns rows dropped."""
+    """Drop (and archive) every row after ``after_ts``; gen + 1. Returns rows dropped.
+
+    Refused (``TurnRunning``) while the session's slot runs a turn: the turn's next write
+    would land after a cut its writer never saw.
+    """
+    if Slot.objects.filter(session__key=key, running=True).exists():
+        raise TurnRunning(slot_name_for_key(key))
     dropped = get_store().rewind(key, after_ts)
     session_sync(key=key, create=False)
+    announce_session_rewritten(key, "rewind")
     return dropped
 
 
@@ -115,6 +123,7 @@ def session_rotate(*, key: str, force: bool = False) -> int:
         # Deleted meanwhile, or a file the mirror never had (import adopts those).
         with contextlib.suppress(SessionNotFound):
             session_sync(key=key, create=False)
+        announce_session_rewritten(key, "rotate")
     return dropped
 
 
@@ -152,4 +161,5 @@ def session_delete(*, key: str) -> bool:
     """
     existed = get_store().delete(key)
     Session.objects.filter(key=key).delete()  # the slot goes with it
+    announce_session_deleted(key)
     return existed

@@ -12,7 +12,7 @@ import math
 import re
 import time
 from collections.abc import Sequence
-from typing import Any, Final
+from typing import Any, Final, Protocol
 from urllib.parse import urlsplit
 
 import httpx
@@ -24,6 +24,7 @@ from summaries.core.backends.base import (
     BackendTimeout,
     BackendUnavailable,
 )
+from summaries.core.intents import reply_json_schema
 from summaries.core.transcript_turn import TranscriptTurn
 
 log = logging.getLogger(__name__)
@@ -44,6 +45,25 @@ SYSTEM_LINE: Final = (
     "You summarize chat transcripts by intent. Reply with one JSON object and nothing else."
 )
 
+#: The reply's shape, derived from the payload model (summaries/core/intents.py): sent as
+#: ``response_format`` so a server that supports structured output keeps to it. Not
+#: ``strict``: the normalizer already copes with anything, and strict mode would refuse
+#: the schema's optional fields on api.openai.com.
+RESPONSE_FORMAT: Final = {
+    "type": "json_schema",
+    "json_schema": {"name": "intent_summary", "schema": reply_json_schema(), "strict": False},
+}
+
+
+class OpenAISettings(Protocol):
+    """The settings this backend reads (declared in kirocrew_site/settings.py)."""
+
+    KIROCREW_OPENAI_BASE_URL: str
+    KIROCREW_OPENAI_API_KEY: str
+    KIROCREW_OPENAI_TIMEOUT: float
+    KIROCREW_OPENAI_MAX_TOKENS: int
+
+
 # Error codes copied into exception messages must look like identifiers, so a
 # server that echoes the request into its error fields cannot leak it into logs.
 _SAFE_CODE = re.compile(r"[A-Za-z0-9_.\-]{1,64}")
@@ -53,7 +73,7 @@ class OpenAIBackend:
     """Chat-completions client for the background summarizer role.
 
     One ``generate`` call is one ``POST {base_url}/chat/completions`` with
-    ``temperature`` 0 and ``response_format`` ``json_object``; it returns
+    ``temperature`` 0 and ``response_format`` :data:`RESPONSE_FORMAT`; it returns
     ``choices[0].message.content`` unparsed. A reply cut off at ``max_tokens``
     (``finish_reason == "length"``) is still returned: the caller's parser
     decides whether the truncated JSON is usable. ``turns`` is ignored because
@@ -140,7 +160,7 @@ class OpenAIBackend:
             ],
             "temperature": 0,
             "max_tokens": self.max_tokens,
-            "response_format": {"type": "json_object"},
+            "response_format": RESPONSE_FORMAT,
         }
         headers = {
             "Accept": "application/json",
@@ -213,6 +233,29 @@ class OpenAIBackend:
                 self.max_tokens,
             )
         return content
+
+
+def openai_backend(model: str, settings: OpenAISettings) -> OpenAIBackend:
+    """The registry's factory for ``openai:<model>``: the model from the spec, the rest
+    from :class:`OpenAISettings`."""
+    model = model.strip()
+    if not model:
+        raise ValueError(
+            "KIROCREW_SUMMARY_MODEL 'openai:' needs a model name, e.g. 'openai:gpt-4o-mini'"
+        )
+    base_url = settings.KIROCREW_OPENAI_BASE_URL
+    if not (base_url or "").strip():
+        raise ValueError(
+            f"KIROCREW_SUMMARY_MODEL 'openai:{model}' needs KIROCREW_OPENAI_BASE_URL, "
+            "e.g. http://127.0.0.1:11434/v1"
+        )
+    return OpenAIBackend(
+        model,
+        base_url,
+        settings.KIROCREW_OPENAI_API_KEY,
+        timeout=settings.KIROCREW_OPENAI_TIMEOUT,
+        max_tokens=settings.KIROCREW_OPENAI_MAX_TOKENS,
+    )
 
 
 def _chat_completions_url(base_url: str) -> str:

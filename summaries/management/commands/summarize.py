@@ -7,23 +7,26 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandParser
 
 from summaries.core.config import ENV_ENABLED
+from summaries.core.gate import PassResult
 from summaries.services import summary_generate
 from transcripts.management.migrated import ensure_migrated
 
 # What each outcome means for the person who asked, and what they can do about it.
 DONE = {
-    "stored": "summary written",
-    "current": "summary already up to date with the transcript (nothing new to summarize)",
+    PassResult.STORED: "summary written",
+    PassResult.CURRENT: "summary already up to date with the transcript (nothing new to summarize)",
 }
 HINTS = {
-    "disabled": (
+    PassResult.DISABLED: (
         'session summaries are off; turn them on with {"session_summary": {"enabled": true}} '
         f"in config.json, {ENV_ENABLED}=1, or the dashboard's Settings page"
     ),
-    "too_few_turns": "the session has too few user turns yet (session_summary.min_user_turns)",
-    "slot_not_found": "no slot with that name",
-    "running": "a turn is in progress; run it again once the turn has ended",
-    "in_flight": "another summary pass is running for this slot",
+    PassResult.TOO_FEW_TURNS: (
+        "the session has too few user turns yet (session_summary.min_user_turns)"
+    ),
+    PassResult.SLOT_NOT_FOUND: "no slot with that name",
+    PassResult.RUNNING: "a turn is in progress; run it again once the turn has ended",
+    PassResult.IN_FLIGHT: "another summary pass is running for this slot",
 }
 
 
@@ -42,11 +45,11 @@ class Command(BaseCommand):
         slot: str = options["slot"]
         outcome = summary_generate(slot_name=slot, force=True)
         if outcome.ok:
-            text = DONE.get(outcome.reason, outcome.reason)
-            self.stdout.write(self.style.SUCCESS(f"{slot}: {outcome.reason}: {text}"))
+            text = DONE[outcome.reason]
+            self.stdout.write(self.style.SUCCESS(f"{slot}: {outcome.label}: {text}"))
             return
         hint = HINTS.get(outcome.reason)
         self.stderr.write(
-            f"{slot}: not summarized: {outcome.reason}" + (f" ({hint})" if hint else "")
+            f"{slot}: not summarized: {outcome.label}" + (f" ({hint})" if hint else "")
         )
         raise SystemExit(1)

@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 import pytest
 
 from summaries.core.transcript_turn import TranscriptTurn
-from summaries.push import register_sender, unregister_sender
+from summaries.signals import summary_stored
 from tests.fixtures.summaries import use_backend
 
 INTENT = {
@@ -84,18 +84,20 @@ def backend(monkeypatch: pytest.MonkeyPatch) -> RecordingBackend:
 
 
 class PushRecorder:
+    """Records ``summary_stored`` (what the realtime app turns into the panel's frame)."""
+
     def __init__(self) -> None:
         self.slots: list[str] = []
 
-    def __call__(self, slot_name: str) -> None:
+    def __call__(self, sender: Any, *, slot_name: str, **_: Any) -> None:
         self.slots.append(slot_name)
 
 
 @pytest.fixture
 def pushes() -> Iterator[PushRecorder]:
     recorder = PushRecorder()
-    register_sender(recorder)
+    summary_stored.connect(recorder, weak=False)
     try:
         yield recorder
     finally:
-        unregister_sender(recorder)
+        summary_stored.disconnect(recorder)

@@ -8,6 +8,7 @@ import json
 from collections.abc import Callable
 
 import pytest
+from django.core.exceptions import ImproperlyConfigured
 
 from summaries.core.backends import (
     BackendError,
@@ -16,10 +17,11 @@ from summaries.core.backends import (
     BackendUnavailable,
     OpenAIBackend,
 )
-from summaries.core.sidecar import INTENTS, ONE_LINE, read_for_panel, read_strict
+from summaries.core.sidecar import INTENTS, ONE_LINE, read_for_panel, read_strict, sidecar_path
 from summaries.models import IntentSummary, OneLineSummary
 from summaries.runtime import summary_backend
-from summaries.services import PassOutcome, summary_generate
+from summaries.services import PassOutcome, PassResult, summary_generate
+from summaries.state import summary_in_flight_until, summary_turn_mark
 from tests.fixtures.slots import add_exchanges
 from tests.summaries import fake_openai_server
 from tests.summaries.django.conftest import INTENT, VALID_REPLY, RecordingBackend, must
@@ -30,7 +32,7 @@ pytestmark = pytest.mark.django_db
 
 fake_openai = fake_openai_server.fake_openai
 
-STORED = PassOutcome(True, "stored")
+STORED = PassOutcome(PassResult.STORED)
 
 
 class Snapshot:
@@ -42,14 +44,15 @@ class Snapshot:
 
     def _take(self) -> tuple[object, ...]:
         files = tuple(
-            self.store.sidecar_path(self.key, kind).read_bytes() for kind in (INTENTS, ONE_LINE)
+            sidecar_path(self.store.root, self.key, kind).read_bytes()
+            for kind in (INTENTS, ONE_LINE)
         )
         slot = Slot.objects.get(session__key=self.key)
         return (
             files,
             list(IntentSummary.objects.values()),
             list(OneLineSummary.objects.values()),
-            slot.summary_turn_mark,
+            summary_turn_mark(slot),
         )
 
     def unchanged(self) -> bool:
@@ -66,10 +69,13 @@ def previous(enabled_summaries, make_slot, store, backend, pushes):
 
 
 def assert_contained(outcome: PassOutcome, previous: Snapshot, reason: str) -> None:
-    assert outcome == PassOutcome(False, reason)
+    """``reason`` in the log's text form: ``backend_error:<Type>`` is the enum + detail."""
+    result, _, detail = reason.partition(":") if "backend_error:" in reason else (reason, "", "")
+    assert outcome == PassOutcome(PassResult(result), detail)
+    assert outcome.label == reason
     assert previous.unchanged()
     slot = Slot.objects.get(name="s1")
-    assert slot.summary_in_flight_until is None
+    assert summary_in_flight_until(slot) is None
     # The old summary is still served, flagged as behind the conversation.
     data, stale = read_for_panel(previous.store, previous.key)
     assert data is not None
@@ -170,6 +176,27 @@ def test_a_misconfigured_model_setting_is_contained(previous, settings, monkeypa
     assert_contained(outcome, previous, "error")
 
 
+@pytest.mark.parametrize("spec", ["gpt-4o", "openai:", "anthropic:claude"])
+def test_a_bad_model_setting_is_improperly_configured_naming_it(settings, spec):
+    settings.KIROCREW_SUMMARY_MODEL = spec
+    with pytest.raises(ImproperlyConfigured, match="KIROCREW_SUMMARY_MODEL"):
+        summary_backend()
+
+
+def test_the_runtime_builds_the_openai_backend_from_its_own_settings(settings):
+    settings.KIROCREW_SUMMARY_MODEL = " openai:llama3.1:8b "
+    settings.KIROCREW_OPENAI_BASE_URL = "http://127.0.0.1:9/v1"
+    settings.KIROCREW_OPENAI_TIMEOUT = 3.5
+    settings.KIROCREW_OPENAI_MAX_TOKENS = 321
+    backend = summary_backend()
+    assert isinstance(backend, OpenAIBackend)
+    assert (backend.name, backend.url) == (
+        "openai:llama3.1:8b",
+        "http://127.0.0.1:9/v1/chat/completions",
+    )
+    assert (backend.timeout, backend.max_tokens) == (3.5, 321)
+
+
 # --- the real OpenAI-compatible client against a loopback server ----------------------------------
 
 
@@ -217,8 +244,8 @@ def test_the_openai_model_is_not_called_for_an_unchanged_transcript(openai_previ
     openai_model.enqueue(Behaviour.reply(VALID_REPLY))
     assert summary_generate(slot_name="s1", force=True) == STORED  # the new exchange
 
-    assert summary_generate(slot_name="s1", force=True) == PassOutcome(True, "current")
-    assert summary_generate(slot_name="s1", force=True) == PassOutcome(True, "current")
+    assert summary_generate(slot_name="s1", force=True) == PassOutcome(PassResult.CURRENT)
+    assert summary_generate(slot_name="s1", force=True) == PassOutcome(PassResult.CURRENT)
     assert len(openai_model.requests) == before + 1
 
 

@@ -22,12 +22,13 @@ from summaries.core.extract import count_user_turns, extract_turns
 from summaries.core.sidecar import INTENTS, read_strict
 from summaries.core.transcript_turn import TranscriptTurn
 from summaries.core.window import window_turns
-from summaries.services import PassOutcome, summary_generate
+from summaries.services import PassOutcome, PassResult, summary_generate
+from summaries.state import summary_turn_mark_set
 from tests.summaries.django.conftest import must
 from transcripts.core.errors import RowNotFound
 from transcripts.core.store import TranscriptStore
 from transcripts.core.tail import read_tail
-from transcripts.models import Session, Slot
+from transcripts.models import Session
 from transcripts.runtime import get_store
 from transcripts.services import session_sync
 
@@ -219,12 +220,10 @@ def test_a_generating_pass_on_a_long_session_reads_at_most_the_window(
     generate(store, key, 42, rows=1500)
     _, total = full(store, key)
     monkeypatch.setattr(services, "WINDOW_BYTES", 30_000)
-    Slot.objects.filter(pk=slot.pk).update(summary_turn_mark=0)
+    summary_turn_mark_set(slot.pk, 0)
     reads["whole"] = reads["tail"] = 0
 
-    assert summary_generate(slot_name="s1", force=True) == PassOutcome(
-        True, "stored", announce=True
-    )
+    assert summary_generate(slot_name="s1", force=True) == PassOutcome(PassResult.STORED)
 
     assert reads["whole"] == 0
     assert 0 < reads["tail"] <= 30_000

@@ -9,6 +9,7 @@ from django.core.management import call_command
 
 from summaries.core.sidecar import read_strict
 from summaries.models import IntentSummary
+from summaries.state import summary_turn_mark_set
 from summaries.tasks import summarize_slot
 from tests.summaries.django.conftest import must
 from transcripts.models import Slot
@@ -121,7 +122,7 @@ def test_a_repeated_delivery_never_pays_twice(enabled_summaries, make_slot, back
     # Delivered again after it completed: the cadence gate (turn mark) answers first.
     assert summarize_slot.apply(args=("s1",)).get() == "cadence"
     # The worker died after the sidecar write, before the turn mark: the cache answers.
-    Slot.objects.filter(name="s1").update(summary_turn_mark=0)
+    summary_turn_mark_set(Slot.objects.get(name="s1").pk, 0)
     assert summarize_slot.apply(args=("s1",)).get() == "current"
     assert backend.calls == 1
 

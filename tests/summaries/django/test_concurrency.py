@@ -15,19 +15,27 @@ import pytest
 from django.db import OperationalError, connection
 from django.utils import timezone
 
-from summaries.core.sidecar import INTENTS, ONE_LINE, read_for_panel, read_strict
-from summaries.marker import dirty_take, marker_active, marker_release, marker_take
+from summaries.core.sidecar import INTENTS, ONE_LINE, read_for_panel, read_strict, sidecar_path
+from summaries.marker import marker_active, marker_release, marker_take
 from summaries.models import IntentSummary, OneLineSummary
-from summaries.services import PassOutcome, summary_generate
-from summaries.turns import slot_append_row, slot_turn_start
+from summaries.services import PassOutcome, PassResult, summary_generate
+from summaries.state import summary_in_flight_until, summary_turn_mark
 from tests.fixtures.slots import add_exchanges
+from tests.fixtures.summary_state import in_flight_set
 from tests.summaries.django.conftest import OTHER_REPLY
 from transcripts.core import store as store_module
 from transcripts.core.fsutil import write_all as real_write_all
 from transcripts.models import Slot
-from transcripts.services import session_delete, session_rewind, session_rotate
+from transcripts.services import (
+    session_delete,
+    session_rewind,
+    session_rotate,
+    slot_append_row,
+    slot_turn_start,
+)
+from transcripts.services.dirty import dirty_take
 
-STORED = PassOutcome(True, "stored")
+STORED = PassOutcome(PassResult.STORED)
 T = TypeVar("T")
 
 
@@ -40,20 +48,23 @@ class Previous:
 
     def __init__(self, store, slot: Slot) -> None:
         key = slot.session.key
-        self.paths = [store.sidecar_path(key, INTENTS), store.sidecar_path(key, ONE_LINE)]
+        self.paths = [
+            sidecar_path(store.root, key, INTENTS),
+            sidecar_path(store.root, key, ONE_LINE),
+        ]
         self.files = [p.read_bytes() for p in self.paths]
         self.mirrors = (
             list(IntentSummary.objects.values()),
             list(OneLineSummary.objects.values()),
         )
-        self.turn_mark = slot_row(slot.name).summary_turn_mark
+        self.turn_mark = summary_turn_mark(slot_row(slot.name))
 
     def unchanged(self) -> bool:
         return (
             [p.read_bytes() for p in self.paths] == self.files
             and (list(IntentSummary.objects.values()), list(OneLineSummary.objects.values()))
             == self.mirrors
-            and Slot.objects.get(name="s1").summary_turn_mark == self.turn_mark
+            and summary_turn_mark(Slot.objects.get(name="s1")) == self.turn_mark
         )
 
 
@@ -79,11 +90,11 @@ def test_a_delete_during_generation_is_not_resurrected(summarized, store, backen
 
     outcome = summary_generate(slot_name="s1", force=True)
 
-    assert outcome == PassOutcome(False, "no_transcript")
+    assert outcome == PassOutcome(PassResult.NO_TRANSCRIPT)
     assert backend.calls == 2
     assert not store.path(key).exists()
-    assert not store.sidecar_path(key, INTENTS).exists()
-    assert not store.sidecar_path(key, ONE_LINE).exists()
+    assert not sidecar_path(store.root, key, INTENTS).exists()
+    assert not sidecar_path(store.root, key, ONE_LINE).exists()
     assert not IntentSummary.objects.exists()
     assert not OneLineSummary.objects.exists()
     assert pushes.slots == []
@@ -110,9 +121,9 @@ def test_a_delete_between_the_snapshot_and_the_read_is_a_quiet_refusal(
     with caplog.at_level("INFO", logger="summaries.services"):
         outcome = summary_generate(slot_name="s1", force=True)
 
-    assert outcome == PassOutcome(False, "no_transcript")
+    assert outcome == PassOutcome(PassResult.NO_TRANSCRIPT)
     assert backend.calls == 1  # only the pass before
-    assert not store.sidecar_path(key, INTENTS).exists()
+    assert not sidecar_path(store.root, key, INTENTS).exists()
     assert not any(r.levelname == "WARNING" for r in caplog.records)  # a race, not a fault
 
 
@@ -121,12 +132,12 @@ def test_an_append_during_generation_refuses_the_write(summarized, store, backen
     slot, previous = summarized
     backend.during = lambda: slot_append_row(slot=slot, role="assistant", content="late row")
 
-    assert summary_generate(slot_name="s1", force=True) == PassOutcome(False, "write_refused")
+    assert summary_generate(slot_name="s1", force=True) == PassOutcome(PassResult.WRITE_REFUSED)
 
     assert previous.unchanged()
     assert read_strict(store, slot.session.key) is None  # stale, and says so
     assert read_for_panel(store, slot.session.key)[1] is True
-    assert slot_row().summary_in_flight_until is None
+    assert summary_in_flight_until(slot_row()) is None
 
 
 def _rewind(slot: Slot, store) -> None:
@@ -149,7 +160,7 @@ def test_a_rewrite_during_generation_cannot_bless_a_stale_summary(
     before = store.identity(key)
     backend.during = lambda: rewrite(slot, store)
 
-    assert summary_generate(slot_name="s1", force=True) == PassOutcome(False, "write_refused")
+    assert summary_generate(slot_name="s1", force=True) == PassOutcome(PassResult.WRITE_REFUSED)
 
     after = store.identity(key)
     assert (after.sig, after.gen) == (before.sig, before.gen + 1)
@@ -162,11 +173,11 @@ def test_a_turn_starting_during_the_model_call_discards_the_result(summarized, s
     slot, previous = summarized
     backend.during = lambda: slot_turn_start(slot=slot, content="and one more thing")
 
-    assert summary_generate(slot_name="s1", force=True) == PassOutcome(False, "discarded:running")
+    assert summary_generate(slot_name="s1", force=True) == PassOutcome(PassResult.DISCARDED_RUNNING)
 
     assert previous.unchanged()
     assert slot_row().running is True
-    assert slot_row().summary_in_flight_until is None
+    assert summary_in_flight_until(slot_row()) is None
 
 
 @pytest.mark.django_db
@@ -175,7 +186,7 @@ def test_a_write_in_flight_during_the_model_call_discards_the_result(summarized,
     slot, previous = summarized
     backend.during = lambda: dirty_take(slot.pk)
 
-    assert summary_generate(slot_name="s1", force=True) == PassOutcome(False, "discarded:dirty")
+    assert summary_generate(slot_name="s1", force=True) == PassOutcome(PassResult.DISCARDED_DIRTY)
     assert previous.unchanged()
 
 
@@ -196,7 +207,7 @@ def test_a_row_appended_after_the_read_is_not_missed(summarized, store, backend,
 
         monkeypatch.setattr(type(store), name, read_then_append)
 
-    assert summary_generate(slot_name="s1", force=True) == PassOutcome(False, "write_refused")
+    assert summary_generate(slot_name="s1", force=True) == PassOutcome(PassResult.WRITE_REFUSED)
     assert previous.unchanged()
 
 
@@ -221,7 +232,7 @@ def test_an_append_inside_one_clock_tick_still_refuses_the_write(
 
     backend.during = append_in_the_same_tick
 
-    assert summary_generate(slot_name="s1", force=True) == PassOutcome(False, "write_refused")
+    assert summary_generate(slot_name="s1", force=True) == PassOutcome(PassResult.WRITE_REFUSED)
     assert previous.unchanged()
 
 
@@ -252,7 +263,7 @@ def test_two_concurrent_passes_spend_one_model_call(enabled_summaries, make_slot
 
     second = _in_thread(lambda: summary_generate(slot_name="s1", force=True), results)
     second.join(10)
-    assert results == [PassOutcome(False, "in_flight")]
+    assert results == [PassOutcome(PassResult.IN_FLIGHT)]
     assert marker_active(slot_row())  # the refused caller left the holder's marker alone
 
     backend.gate.set()
@@ -261,7 +272,7 @@ def test_two_concurrent_passes_spend_one_model_call(enabled_summaries, make_slot
     assert not second.is_alive()
     assert results[1] == STORED
     assert backend.calls == 1
-    assert slot_row().summary_in_flight_until is None
+    assert summary_in_flight_until(slot_row()) is None
 
 
 def _retry_locked(call: Callable[[], T]) -> T:
@@ -305,12 +316,12 @@ def test_passes_released_together_spend_one_model_call(
 
     assert backend.calls == 1
     assert sorted(results, key=lambda o: o.reason) == [
-        PassOutcome(False, "in_flight"),
-        PassOutcome(False, "in_flight"),
-        PassOutcome(False, "in_flight"),
+        PassOutcome(PassResult.IN_FLIGHT),
+        PassOutcome(PassResult.IN_FLIGHT),
+        PassOutcome(PassResult.IN_FLIGHT),
         STORED,
     ]
-    assert slot_row().summary_in_flight_until is None
+    assert summary_in_flight_until(slot_row()) is None
 
 
 @pytest.mark.django_db
@@ -318,22 +329,22 @@ def test_an_expired_marker_does_not_block_a_new_pass(enabled_summaries, make_slo
     """A worker killed mid-pass never released its marker; it expires."""
     slot = make_slot(turns=2)
     expired = timezone.now() - dt.timedelta(seconds=1)
-    Slot.objects.filter(pk=slot.pk).update(summary_in_flight_until=expired)
+    in_flight_set(slot.pk, expired)
 
     assert summary_generate(slot_name="s1") == STORED
     assert backend.calls == 1
-    assert slot_row().summary_in_flight_until is None
+    assert summary_in_flight_until(slot_row()) is None
 
 
 @pytest.mark.django_db
 def test_a_live_marker_blocks_even_a_forced_pass(enabled_summaries, make_slot, backend):
     slot = make_slot(turns=2)
     held = timezone.now() + dt.timedelta(minutes=5)
-    Slot.objects.filter(pk=slot.pk).update(summary_in_flight_until=held)
+    in_flight_set(slot.pk, held)
 
-    assert summary_generate(slot_name="s1", force=True) == PassOutcome(False, "in_flight")
+    assert summary_generate(slot_name="s1", force=True) == PassOutcome(PassResult.IN_FLIGHT)
     assert backend.calls == 0
-    assert slot_row().summary_in_flight_until == held
+    assert summary_in_flight_until(slot_row()) == held
 
 
 @pytest.mark.django_db
@@ -344,15 +355,15 @@ def test_a_caller_refused_at_the_take_never_clears_the_holders_marker(
     and says in the log why it declined."""
     slot = make_slot(turns=2)
     held = timezone.now() + dt.timedelta(minutes=5)
-    Slot.objects.filter(pk=slot.pk).update(summary_in_flight_until=held)
+    in_flight_set(slot.pk, held)
     monkeypatch.setattr("summaries.services.marker_active", lambda slot: False)
 
     with caplog.at_level("INFO", logger="summaries.services"):
         outcome = summary_generate(slot_name="s1", force=True)
 
-    assert outcome == PassOutcome(False, "in_flight")
+    assert outcome == PassOutcome(PassResult.IN_FLIGHT)
     assert backend.calls == 0
-    assert slot_row().summary_in_flight_until == held
+    assert summary_in_flight_until(slot_row()) == held
     assert any("s1" in r.getMessage() and "in_flight" in r.getMessage() for r in caplog.records)
 
 
@@ -364,9 +375,9 @@ def test_the_marker_is_released_only_with_its_own_token(make_slot, settings):
     assert marker_take(slot.pk) is None
 
     marker_release(slot.pk, token - dt.timedelta(microseconds=1))  # someone else's token
-    assert slot_row().summary_in_flight_until == token
+    assert summary_in_flight_until(slot_row()) == token
     marker_release(slot.pk, token)
-    assert slot_row().summary_in_flight_until is None
+    assert summary_in_flight_until(slot_row()) is None
 
     settings.KIROCREW_SUMMARY_IN_FLIGHT_TTL = -1  # every marker taken is already expired
     assert marker_take(slot.pk) is not None

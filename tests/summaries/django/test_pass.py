@@ -9,18 +9,20 @@ import json
 import pytest
 from django.utils import timezone
 
-from summaries.core.sidecar import INTENTS, ONE_LINE, read_for_panel, read_strict
+from summaries.core.sidecar import INTENTS, ONE_LINE, read_for_panel, read_strict, sidecar_path
 from summaries.models import IntentSummary, OneLineSummary
-from summaries.services import PassOutcome, summary_generate
+from summaries.services import PassOutcome, PassResult, summary_generate
+from summaries.state import summary_in_flight_until, summary_turn_mark, summary_turn_mark_set
 from tests.fixtures.slots import add_exchanges
+from tests.fixtures.summary_state import in_flight_set
 from tests.summaries.django.conftest import INTENT, must
 from transcripts.models import Slot
 from transcripts.services import session_append_row, session_rewind, session_set_title
 
 pytestmark = pytest.mark.django_db
 
-STORED = PassOutcome(True, "stored")
-CURRENT = PassOutcome(True, "current")
+STORED = PassOutcome(PassResult.STORED)
+CURRENT = PassOutcome(PassResult.CURRENT)
 
 
 def slot_row(name: str = "s1") -> Slot:
@@ -70,8 +72,8 @@ def test_a_pass_stores_the_sidecar_the_mirrors_and_the_turn_mark(
     assert mirror.generated_at == dt.datetime.fromtimestamp(data["generated_at"], tz=dt.UTC)
     one_line = OneLineSummary.objects.get(session__key=key)
     assert (one_line.summary, one_line.sig, one_line.gen) == (gist["summary"], identity.sig, 0)
-    assert slot_row().summary_turn_mark == 2
-    assert slot_row().summary_in_flight_until is None
+    assert summary_turn_mark(slot_row()) == 2
+    assert summary_in_flight_until(slot_row()) is None
 
 
 def test_a_secret_in_the_reply_never_reaches_the_sidecar_or_the_mirror(
@@ -84,7 +86,7 @@ def test_a_secret_in_the_reply_never_reaches_the_sidecar_or_the_mirror(
 
     assert summary_generate(slot_name="s1") == STORED
 
-    assert secret not in store.sidecar_path(slot.session.key, INTENTS).read_text()
+    assert secret not in sidecar_path(store.root, slot.session.key, INTENTS).read_text()
     assert secret not in json.dumps(IntentSummary.objects.get().payload)
 
 
@@ -94,12 +96,12 @@ def test_the_turn_count_excludes_automation_posting_as_user(
     slot = make_slot(turns=1)
     session_append_row(key=slot.session.key, role="user", content="[cron notification] nightly")
 
-    assert summary_generate(slot_name="s1") == PassOutcome(False, "too_few_turns")
+    assert summary_generate(slot_name="s1") == PassOutcome(PassResult.TOO_FEW_TURNS)
     assert backend.calls == 0
 
 
 def test_an_unknown_slot_is_refused(enabled_summaries, backend):
-    assert summary_generate(slot_name="nope") == PassOutcome(False, "slot_not_found")
+    assert summary_generate(slot_name="nope") == PassOutcome(PassResult.SLOT_NOT_FOUND)
     assert backend.calls == 0
 
 
@@ -109,14 +111,14 @@ def test_an_unknown_slot_is_refused(enabled_summaries, backend):
 def test_disabled_costs_nothing(configure, make_slot, store, backend):
     slot = make_slot(turns=3)  # no config.json at all: off by default
 
-    assert summary_generate(slot_name="s1") == PassOutcome(False, "disabled")
-    assert summary_generate(slot_name="s1", force=True) == PassOutcome(False, "disabled")
+    assert summary_generate(slot_name="s1") == PassOutcome(PassResult.DISABLED)
+    assert summary_generate(slot_name="s1", force=True) == PassOutcome(PassResult.DISABLED)
 
     configure(enabled=False)
-    assert summary_generate(slot_name="s1", force=True) == PassOutcome(False, "disabled")
+    assert summary_generate(slot_name="s1", force=True) == PassOutcome(PassResult.DISABLED)
     assert backend.calls == 0
-    assert not store.sidecar_path(slot.session.key, INTENTS).exists()
-    assert slot_row().summary_in_flight_until is None
+    assert not sidecar_path(store.root, slot.session.key, INTENTS).exists()
+    assert summary_in_flight_until(slot_row()) is None
 
 
 def test_the_environment_switch_enables_without_a_config_file(
@@ -131,17 +133,17 @@ def test_the_environment_switch_overrides_the_file(configure, make_slot, backend
     configure(enabled=True)
     make_slot(turns=2)
     monkeypatch.setenv("KIROCREW_SUMMARY_ENABLED", "0")
-    assert summary_generate(slot_name="s1") == PassOutcome(False, "disabled")
+    assert summary_generate(slot_name="s1") == PassOutcome(PassResult.DISABLED)
     assert backend.calls == 0
 
 
 @pytest.mark.parametrize(
     ("stop_reason", "reason"),
     [
-        ("cancelled", "stop_reason:cancelled"),
-        ("max_tokens", "stop_reason:max_tokens"),
-        ("timeout", "stop_reason:timeout"),
-        ("", "stop_reason:missing"),
+        ("cancelled", "cancelled"),
+        ("max_tokens", "max_tokens"),
+        ("timeout", "timeout"),
+        ("", "missing"),
     ],
 )
 def test_only_a_clean_end_turn_qualifies(
@@ -149,22 +151,22 @@ def test_only_a_clean_end_turn_qualifies(
 ):
     make_slot(turns=3, stop_reason=stop_reason)
 
-    assert summary_generate(slot_name="s1") == PassOutcome(False, reason)
+    assert summary_generate(slot_name="s1") == PassOutcome(PassResult.STOP_REASON, reason)
     assert backend.calls == 0
 
 
 def test_too_few_turns(enabled_summaries, make_slot, backend):
     make_slot(turns=1)
 
-    assert summary_generate(slot_name="s1") == PassOutcome(False, "too_few_turns")
-    assert summary_generate(slot_name="s1", force=True) == PassOutcome(False, "too_few_turns")
+    assert summary_generate(slot_name="s1") == PassOutcome(PassResult.TOO_FEW_TURNS)
+    assert summary_generate(slot_name="s1", force=True) == PassOutcome(PassResult.TOO_FEW_TURNS)
     assert backend.calls == 0
 
 
 def test_min_user_turns_comes_from_the_config(configure, make_slot, backend):
     configure(enabled=True, min_user_turns=3)
     slot = make_slot(turns=2)
-    assert summary_generate(slot_name="s1") == PassOutcome(False, "too_few_turns")
+    assert summary_generate(slot_name="s1") == PassOutcome(PassResult.TOO_FEW_TURNS)
     add_exchanges(slot, 1, start=2)
     assert summary_generate(slot_name="s1") == STORED
 
@@ -174,15 +176,15 @@ def test_cadence_after_a_stored_pass(configure, make_slot, backend):
     slot = make_slot(turns=2)
     assert summary_generate(slot_name="s1") == STORED
 
-    assert summary_generate(slot_name="s1") == PassOutcome(False, "cadence")
+    assert summary_generate(slot_name="s1") == PassOutcome(PassResult.CADENCE)
     add_exchanges(slot, 1, start=2)
-    assert summary_generate(slot_name="s1") == PassOutcome(False, "cadence")
+    assert summary_generate(slot_name="s1") == PassOutcome(PassResult.CADENCE)
     assert backend.calls == 1
 
     add_exchanges(slot, 1, start=3)
     assert summary_generate(slot_name="s1") == STORED
     assert backend.calls == 2
-    assert slot_row().summary_turn_mark == 4
+    assert summary_turn_mark(slot_row()) == 4
 
 
 @pytest.mark.parametrize("mode", ["incognito", "temporary", "Incognito", "TEMPORARY"])
@@ -191,10 +193,10 @@ def test_incognito_and_temporary_slots_are_never_summarized(
 ):
     slot = make_slot(turns=3, memory_mode=mode)
 
-    assert summary_generate(slot_name="s1") == PassOutcome(False, "memory_mode")
-    assert summary_generate(slot_name="s1", force=True) == PassOutcome(False, "memory_mode")
+    assert summary_generate(slot_name="s1") == PassOutcome(PassResult.MEMORY_MODE)
+    assert summary_generate(slot_name="s1", force=True) == PassOutcome(PassResult.MEMORY_MODE)
     assert backend.calls == 0
-    assert not store.sidecar_path(slot.session.key, INTENTS).exists()
+    assert not sidecar_path(store.root, slot.session.key, INTENTS).exists()
 
 
 @pytest.mark.parametrize("force", [False, True])
@@ -206,10 +208,10 @@ def test_an_incognito_line_zero_wins_over_the_mirror(
     assert store.update_metadata(slot.session.key, {"memory_mode": "incognito"})
     assert slot_row().session.memory_mode == ""
 
-    assert summary_generate(slot_name="s1", force=force) == PassOutcome(False, "memory_mode")
+    assert summary_generate(slot_name="s1", force=force) == PassOutcome(PassResult.MEMORY_MODE)
     assert backend.calls == 0
-    assert not store.sidecar_path(slot.session.key, INTENTS).exists()
-    assert slot_row().summary_in_flight_until is None
+    assert not sidecar_path(store.root, slot.session.key, INTENTS).exists()
+    assert summary_in_flight_until(slot_row()) is None
 
 
 def _disabled(slot, configure):
@@ -218,7 +220,7 @@ def _disabled(slot, configure):
 
 def _in_flight(slot, configure):
     until = timezone.now() + dt.timedelta(minutes=5)
-    Slot.objects.filter(pk=slot.pk).update(summary_in_flight_until=until)
+    in_flight_set(slot.pk, until)
 
 
 def _memory_mode(slot, configure):
@@ -241,20 +243,20 @@ def _few_turns(slot, configure):
 
 def _cadence(slot, configure):
     configure(enabled=True, regenerate_after_turns=5)
-    Slot.objects.filter(pk=slot.pk).update(summary_turn_mark=1)
+    summary_turn_mark_set(slot.pk, 1)
 
 
 @pytest.mark.parametrize("force", [False, True], ids=["auto", "forced"])
 @pytest.mark.parametrize(
     ("condition", "reason", "lifted_by_force"),
     [
-        (_disabled, "disabled", False),
-        (_in_flight, "in_flight", False),
-        (_memory_mode, "memory_mode", False),
-        (_running, "running", False),
-        (_unclean_stop, "stop_reason:tool_stall", True),
-        (_few_turns, "too_few_turns", False),
-        (_cadence, "cadence", True),
+        (_disabled, PassOutcome(PassResult.DISABLED), False),
+        (_in_flight, PassOutcome(PassResult.IN_FLIGHT), False),
+        (_memory_mode, PassOutcome(PassResult.MEMORY_MODE), False),
+        (_running, PassOutcome(PassResult.RUNNING), False),
+        (_unclean_stop, PassOutcome(PassResult.STOP_REASON, "tool_stall"), True),
+        (_few_turns, PassOutcome(PassResult.TOO_FEW_TURNS), False),
+        (_cadence, PassOutcome(PassResult.CADENCE), True),
     ],
     ids=lambda v: getattr(v, "__name__", None),
 )
@@ -271,7 +273,7 @@ def test_force_lifts_exactly_stop_reason_and_cadence(
         assert outcome == STORED
         assert backend.calls == 1
     else:
-        assert outcome == PassOutcome(False, reason)
+        assert outcome == reason
         assert backend.calls == 0
 
 
@@ -290,7 +292,7 @@ def test_an_unchanged_transcript_makes_the_next_pass_free(
 ):
     slot = make_slot(turns=2)
     assert summary_generate(slot_name="s1") == STORED
-    sidecar = store.sidecar_path(slot.session.key, INTENTS)
+    sidecar = sidecar_path(store.root, slot.session.key, INTENTS)
     body = sidecar.read_bytes()
 
     assert summary_generate(slot_name="s1", force=True) == CURRENT
@@ -305,11 +307,11 @@ def test_a_lost_turn_mark_still_never_pays_twice(enabled_summaries, make_slot, b
     """After a restart (the mark is gone), the cache check stops a second call."""
     make_slot(turns=2)
     assert summary_generate(slot_name="s1") == STORED
-    Slot.objects.filter(name="s1").update(summary_turn_mark=0)
+    summary_turn_mark_set(Slot.objects.get(name="s1").pk, 0)
 
     assert summary_generate(slot_name="s1") == CURRENT
     assert backend.calls == 1
-    assert slot_row().summary_turn_mark == 2
+    assert summary_turn_mark(slot_row()) == 2
 
 
 def test_a_title_edit_keeps_the_summary_current(enabled_summaries, make_slot, store, backend):
@@ -382,7 +384,7 @@ def test_a_current_pass_heals_a_missing_mirror(
     expected_gist = OneLineSummary.objects.values().get()
     IntentSummary.objects.all().delete()
     OneLineSummary.objects.all().delete()
-    Slot.objects.filter(pk=slot.pk).update(summary_turn_mark=0)
+    summary_turn_mark_set(slot.pk, 0)
 
     with django_capture_on_commit_callbacks(execute=True):
         assert summary_generate(slot_name="s1", force=True) == CURRENT
@@ -396,7 +398,7 @@ def test_a_current_pass_heals_a_missing_mirror(
     assert {k: v for k, v in gist.items() if k != "id"} == {
         k: v for k, v in expected_gist.items() if k != "id"
     }
-    assert slot_row().summary_turn_mark == 2
+    assert summary_turn_mark(slot_row()) == 2
     assert pushes.slots == ["s1"]
 
     with django_capture_on_commit_callbacks(execute=True):

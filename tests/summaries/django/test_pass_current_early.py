@@ -12,8 +12,9 @@ from typing import Any
 import orjson
 import pytest
 
-from summaries.core.sidecar import INTENTS, read_strict
-from summaries.services import PassOutcome, summary_generate
+from summaries.core.sidecar import INTENTS, read_strict, sidecar_path
+from summaries.services import PassOutcome, PassResult, summary_generate
+from summaries.state import summary_turn_mark, summary_turn_mark_set
 from tests.fixtures.slots import add_exchanges
 from tests.summaries.django.conftest import must
 from transcripts.core.store import TranscriptStore
@@ -21,8 +22,8 @@ from transcripts.models import Slot
 
 pytestmark = pytest.mark.django_db
 
-STORED = PassOutcome(True, "stored")
-CURRENT = PassOutcome(True, "current")
+STORED = PassOutcome(PassResult.STORED)
+CURRENT = PassOutcome(PassResult.CURRENT)
 
 
 @pytest.fixture
@@ -41,7 +42,7 @@ def reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
 
 def mark() -> int:
-    return Slot.objects.get(name="s1").summary_turn_mark
+    return summary_turn_mark(Slot.objects.get(name="s1"))
 
 
 def test_a_current_pass_reads_no_byte_of_the_session(
@@ -51,7 +52,7 @@ def test_a_current_pass_reads_no_byte_of_the_session(
     reads.clear()  # the set-up's own sync
     assert summary_generate(slot_name="s1") == STORED
     assert reads == ["session_lines"]
-    Slot.objects.filter(name="s1").update(summary_turn_mark=0)
+    summary_turn_mark_set(Slot.objects.get(name="s1").pk, 0)
     reads.clear()
 
     assert summary_generate(slot_name="s1") == CURRENT
@@ -65,7 +66,7 @@ def test_the_mark_comes_from_the_sidecar(enabled_summaries, make_slot, store, ba
     slot = make_slot(turns=3)
     assert summary_generate(slot_name="s1") == STORED
     assert must(read_strict(store, slot.session.key))["user_turns"] == 3
-    Slot.objects.filter(pk=slot.pk).update(summary_turn_mark=0)
+    summary_turn_mark_set(slot.pk, 0)
 
     assert summary_generate(slot_name="s1", force=True) == CURRENT
     assert mark() == 3
@@ -79,10 +80,10 @@ def test_the_gate_still_answers_first(configure, make_slot, store, backend, read
     assert summary_generate(slot_name="s1") == STORED
     reads.clear()
 
-    assert summary_generate(slot_name="s1") == PassOutcome(False, "cadence")
+    assert summary_generate(slot_name="s1") == PassOutcome(PassResult.CADENCE)
     configure(enabled=True, min_user_turns=5)
-    Slot.objects.filter(name="s1").update(summary_turn_mark=0)
-    assert summary_generate(slot_name="s1", force=True) == PassOutcome(False, "too_few_turns")
+    summary_turn_mark_set(Slot.objects.get(name="s1").pk, 0)
+    assert summary_generate(slot_name="s1", force=True) == PassOutcome(PassResult.TOO_FEW_TURNS)
     assert reads == []
     assert backend.calls == 1
 
@@ -110,7 +111,7 @@ def test_a_current_sidecar_without_a_usable_count_is_counted_from_the_session(
     """An older writer's sidecar: still current, but the mark comes from the rows."""
     slot = make_slot(turns=3)
     assert summary_generate(slot_name="s1") == STORED
-    path = store.sidecar_path(slot.session.key, INTENTS)
+    path = sidecar_path(store.root, slot.session.key, INTENTS)
     data = orjson.loads(path.read_bytes())
     if user_turns == "missing":
         del data["user_turns"]
@@ -118,7 +119,7 @@ def test_a_current_sidecar_without_a_usable_count_is_counted_from_the_session(
         data["user_turns"] = user_turns
     path.write_bytes(orjson.dumps(data))  # the sidecar, not the transcript: still valid
     assert read_strict(store, slot.session.key) is not None
-    Slot.objects.filter(pk=slot.pk).update(summary_turn_mark=0)
+    summary_turn_mark_set(slot.pk, 0)
     reads.clear()
 
     assert summary_generate(slot_name="s1") == CURRENT

@@ -20,9 +20,9 @@ import pytest
 from django.test import Client
 
 from summaries.core.backends.openai import OpenAIBackend
-from summaries.core.sidecar import INTENTS, ONE_LINE, write_guarded
+from summaries.core.sidecar import INTENTS, ONE_LINE, sidecar_path, write_guarded
 from summaries.models import IntentSummary, OneLineSummary
-from summaries.services import PassOutcome, summary_generate
+from summaries.services import PassOutcome, PassResult, summary_generate
 from tests.fixtures.personas import app_with_client
 from tests.summaries import fake_openai_server
 from tests.summaries.fake_openai_server import Behaviour, FakeOpenAIServer
@@ -94,8 +94,8 @@ def everything_stored_and_served(client: Client, store: TranscriptStore, name: s
         json_text(posted),
         json_text(call(client, "GET", f"{API}/{name}/summary").content),
         json_text(call(client, "GET", API).content),
-        json_text(store.sidecar_path(key, INTENTS).read_bytes()),
-        json_text(store.sidecar_path(key, ONE_LINE).read_bytes()),
+        json_text(sidecar_path(store.root, key, INTENTS).read_bytes()),
+        json_text(sidecar_path(store.root, key, ONE_LINE).read_bytes()),
     ]
     mirror = IntentSummary.objects.get(session__key=key)
     parts.append(json_text(json.dumps(mirror.payload)))
@@ -218,7 +218,7 @@ def test_a_mirror_restored_from_an_older_sidecar_is_sealed(
     assert write_guarded(store, key, INTENTS, legacy, sig=identity.sig, gen=identity.gen)
     assert not IntentSummary.objects.filter(session__key=key).exists()
 
-    assert summary_generate(slot_name=name, force=True) == PassOutcome(True, "current")
+    assert summary_generate(slot_name=name, force=True) == PassOutcome(PassResult.CURRENT)
 
     mirror = IntentSummary.objects.get(session__key=key)
     assert secret.leaks_into(json_text(json.dumps(mirror.payload))) == []

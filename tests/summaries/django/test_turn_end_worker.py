@@ -175,8 +175,8 @@ async def test_a_blocked_post_summary_does_not_hold_up_other_requests(
 
 
 def test_a_pass_queued_by_a_request_starts_when_its_response_is_closed() -> None:
-    """The turn end route holds its pass until Django's request_finished (sent once the
-    response went out), so the pass never competes with the request it follows."""
+    """A pass held by ``summary_worker_hold()`` starts at Django's request_finished (sent
+    once the response went out), so the pass never competes with the request it follows."""
     from django.core.signals import request_finished
 
     from summaries.worker import summary_submit, summary_worker_hold
@@ -189,3 +189,25 @@ def test_a_pass_queued_by_a_request_starts_when_its_response_is_closed() -> None
     request_finished.send(sender=None)
     assert summary_worker_drain(timeout=30)
     assert ran == ["held"]
+
+
+def test_every_request_holds_its_passes_until_its_response_is_closed() -> None:
+    """No route asks for the hold: Django's request_started opens it on the thread that
+    serves the request (the turn end's ``turn_ended`` receiver queues the pass there)."""
+    from django.core.signals import request_finished, request_started
+
+    from summaries.worker import summary_submit
+
+    ran: list[str] = []
+    request_started.send(sender=None)
+    try:
+        assert summary_submit("in-request", ran.append)
+        assert summary_worker_pending() == 0  # held: the response is still open
+    finally:
+        request_finished.send(sender=None)
+    assert summary_worker_drain(timeout=30)
+    assert ran == ["in-request"]
+
+    assert summary_submit("no-request", ran.append)  # outside a request: queued at once
+    assert summary_worker_drain(timeout=30)
+    assert ran == ["in-request", "no-request"]

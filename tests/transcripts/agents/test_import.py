@@ -13,6 +13,8 @@ from typing import Any
 import pytest
 from django.core.management import CommandError, call_command
 
+from summaries.core.sidecar import sidecar_path
+from summaries.state import summary_turn_mark
 from tests.transcripts.agents.helpers import (
     CLAUDE_FILE,
     CLAUDE_SID,
@@ -263,8 +265,8 @@ def test_a_clean_turn_end_runs_the_gated_summary_pass_with_tool_evidence(
         run("--format", "claude-code", str(src / CLAUDE_FILE))
     assert counting_backend.calls == 1
     slot = Slot.objects.get(name=CLAUDE_KEY)
-    assert (slot.last_stop_reason, slot.summary_turn_mark) == ("end_turn", 3)
-    intents = json.loads(get_store().sidecar_path(CLAUDE_KEY, "intents").read_text())
+    assert (slot.last_stop_reason, summary_turn_mark(slot)) == ("end_turn", 3)
+    intents = json.loads(sidecar_path(get_store().root, CLAUDE_KEY, "intents").read_text())
     assert intents["user_turns"] == 3
     assert intents["intents"][0]["verified"] is True  # a passing test run after the edit
     path = src / CLAUDE_FILE

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from django.core.management import call_command
 
+from summaries.core.sidecar import sidecar_path
 from tests.transcripts.agents.helpers import CLAUDE_FILE, CLAUDE_SID, copy_tree
 from transcripts.runtime import get_store
 
@@ -46,7 +47,7 @@ def test_test_run_result_decides_verified(
     path.write_text("".join(json.dumps(line) + "\n" for line in lines))
     with django_capture_on_commit_callbacks(execute=True):
         call_command("import_transcripts", "--format", "claude-code", str(path), stdout=StringIO())
-    sidecar = get_store().sidecar_path(f"claude:{CLAUDE_SID}", "intents")
+    sidecar = sidecar_path(get_store().root, f"claude:{CLAUDE_SID}", "intents")
     intent = json.loads(sidecar.read_text())["intents"][0]
     assert intent["verified"] is verified
     assert progress in intent["progress"]

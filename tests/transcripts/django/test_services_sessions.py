@@ -7,6 +7,7 @@ import os
 import orjson
 import pytest
 
+from summaries.core.sidecar import sidecar_path
 from tests.transcripts.django.util import Spy, mirror_diff
 from transcripts.core.errors import RevisionRejected, RowNotFound, SessionNotFound
 from transcripts.core.store import TranscriptStore
@@ -243,7 +244,7 @@ def test_fork_copies_the_seed_and_keeps_the_owner(store, alice):
 def test_delete_removes_files_and_rows_but_keeps_the_lock(store):
     session_create(name="s1", app=None)
     _turn("dashboard:s1", 1)
-    sidecar = store.sidecar_path("dashboard:s1", "summaries")
+    sidecar = sidecar_path(store.root, "dashboard:s1", "summaries")
     sidecar.parent.mkdir(parents=True, exist_ok=True)
     sidecar.write_text("{}")
     assert session_delete(key="dashboard:s1")

@@ -283,7 +283,7 @@ def cmd_enospc(args: argparse.Namespace) -> None:
     store = TranscriptStore(root, max_bytes=HUGE)
     store.create(args.key, {"title": "enospc"})
     path = store.path(args.key)
-    sidecar = store.sidecar_path(args.key, "intents")
+    sidecar = root / ".derived" / "sidecar.json"  # a derived file next to the transcripts
     sidecar.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(sidecar, b'{"intents": []}', fsync=True)
     filler = root / "filler.bin"

@@ -10,6 +10,11 @@ case.
 
 Design, in the order a call meets it:
 
+* **Prefilter** (:mod:`.prefilter`). One hyperscan scan of the text's UTF-8 bytes reports
+  which fast-path triggers (below) occur; none means nothing to redact, with no view
+  built. The store scans a row's ``meta`` as one JSON document the same way. The
+  answers fill the view's memo, so the fast path below costs nothing more. Without
+  hyperscan (another platform) the fast path runs as described.
 * **Fast path** (:mod:`.views`). :func:`_might_contain_secret` makes a handful of
   C-speed checks on a latin-1 view of the text (one byte per code point, so offsets
   match). It looks for the literals of ``FAST_PATH_ANCHORS`` (among them "://"),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from . import prefilter
 from .credentials import _credentials_round
 from .report import RedactionReport, merge_reports
 from .urls import _exfil_round
@@ -31,7 +32,10 @@ def _summary_round(text: str, view: _View | None) -> tuple[str, RedactionReport]
 
 
 def _redact(text: str, round_: _Round) -> tuple[str, RedactionReport]:
-    first = _View(text)
+    triggers = prefilter.scan_text(text)
+    if triggers is not None and not triggers:
+        return text, {}  # one C scan found no trigger: no view, no regex
+    first = _View(text, triggers)
     if not _might_contain_secret(first):
         return text, {}  # the fast path: plain prose never reaches a regex
     view: _View | None = first

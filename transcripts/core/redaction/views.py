@@ -11,6 +11,7 @@ from bisect import bisect_right
 from collections.abc import Iterable
 
 from . import patterns as P
+from . import prefilter
 
 _KEY_LEN = P.SECRET_KEY_LEN
 _WINDOW_MAP = bytes(1 if chr(i) in P.WINDOW_CHARS else 0 for i in range(256))
@@ -177,9 +178,18 @@ class _Windows:
 class _View:
     """One text, its latin-1 bytes, its windows, and memoised anchor look-ups."""
 
-    __slots__ = ("_candidates", "_lower", "_present", "_present_lower", "raw", "text", "windows")
+    __slots__ = (
+        "_candidates",
+        "_lower",
+        "_maybe",
+        "_present",
+        "_present_lower",
+        "raw",
+        "text",
+        "windows",
+    )
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, found: prefilter.Found | None = None) -> None:
         self.text = text
         # One byte per code point, so byte offsets are text offsets. Anything outside
         # latin-1 becomes "?", which no anchor contains and no window class admits.
@@ -188,6 +198,16 @@ class _View:
         self._present: dict[bytes, bool] = {}
         self._present_lower: dict[bytes, bool] = {}
         self._candidates: tuple[int, ...] | None = None
+        self.windows: _Windows | None = None
+        # The fast path's answer, once known (a prefilter scan found a trigger: True).
+        self._maybe: bool | None = bool(found) if found is not None else None
+        if found is not None:
+            # A prefilter scan of this text already knows every fast-path answer.
+            self._present = {a: i in found for i, a in enumerate(prefilter.EXACT)}
+            base = len(prefilter.EXACT)
+            self._present_lower = {a: base + i in found for i, a in enumerate(prefilter.CASELESS)}
+            if prefilter.WINDOW_ID not in found:
+                return
         mapped = raw.translate(_WINDOW_MAP)
         spans: list[tuple[int, int]] = []
         pos = mapped.find(_WINDOW_NEEDLE)
@@ -290,8 +310,10 @@ def _might_contain_secret(view: _View) -> bool:
     rule by rule), every exfil URL contains "://", and passes 2 and 3 need a 40-char
     run, which is a window.
     """
-    return (
-        view.windows is not None
-        or any(view.has(a) for a in _FAST_ANCHORS)
-        or any(view.has_lower(a) for a in _FAST_LOWER_ANCHORS)
-    )
+    if view._maybe is None:  # each round asks again: answer once per view
+        view._maybe = (
+            view.windows is not None
+            or any(view.has(a) for a in _FAST_ANCHORS)
+            or any(view.has_lower(a) for a in _FAST_LOWER_ANCHORS)
+        )
+    return view._maybe

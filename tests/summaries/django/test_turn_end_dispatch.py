@@ -1,28 +1,28 @@
-"""The turn loop's state on the Slot row, and the one automatic dispatch site: a turn that
-ends cleanly summarizes the session after the commit and tells the panel once."""
+"""Summaries' receiver of ``transcripts.signals.turn_ended``, the one automatic dispatch
+site: a turn that ends cleanly summarizes the session after the commit and tells the panel
+once; an unclean one is refused by the gate, with its reason. (The turn loop's own state:
+tests/transcripts/django/test_turn_loop.py.)"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from typing import Any
 
 import pytest
 from django.db import transaction
 
-from summaries import turns
-from summaries.core.sidecar import INTENTS, ONE_LINE, read_strict
+from summaries.core.sidecar import INTENTS, ONE_LINE, read_strict, sidecar_path
 from summaries.models import IntentSummary, OneLineSummary
-from summaries.services import PassOutcome, summary_generate
-from summaries.turns import (
-    TurnRunning,
-    slot_append_revision,
+from summaries.services import PassOutcome, PassResult, summary_generate
+from summaries.state import summary_in_flight_until, summary_turn_mark
+from tests.fixtures.slots import exchange
+from transcripts.models import Slot
+from transcripts.services import (
+    session_create,
     slot_append_row,
     slot_turn_end,
     slot_turn_start,
 )
-from tests.fixtures.slots import exchange
-from transcripts.core.errors import SessionNotFound
-from transcripts.models import Slot
-from transcripts.services import session_create
+from transcripts.signals import turn_ended
 
 
 def slot_row(name: str = "s1") -> Slot:
@@ -37,90 +37,19 @@ def run_turn(slot: Slot, i: int, *, stop_reason: str = "end_turn") -> Slot:
     return slot_turn_end(slot=slot, stop_reason=stop_reason)
 
 
-def summary_dispatches(callbacks: list[Callable[[], object]]) -> list[Callable[[], object]]:
-    """The commit callbacks that dispatch a summary pass (turn/row frames are others)."""
-    return [cb for cb in callbacks if getattr(cb, "func", None) is turns._dispatch_summary]
+@pytest.fixture
+def dispatched(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The slots whose pass the ``turn_ended`` receiver dispatched (it still runs)."""
+    from summaries.tasks import summary_dispatch
 
+    seen: list[str] = []
 
-# --- turn state -------------------------------------------------------------------------------------
+    def spy(slot_name: str) -> None:
+        seen.append(slot_name)
+        summary_dispatch(slot_name)
 
-
-@pytest.mark.django_db
-def test_turn_start_sets_running_and_clears_the_last_stop_reason(store):
-    slot = session_create(name="s1", app=None)
-    Slot.objects.filter(pk=slot.pk).update(last_stop_reason="end_turn")
-
-    appended = slot_turn_start(slot=slot, content="please fix the login test")
-
-    row = slot_row()
-    assert (row.running, row.last_stop_reason, row.dirty) == (True, "", False)
-    [user_row] = store.read_file(slot.session.key).rows
-    assert (user_row["role"], user_row["content"], user_row["ts"]) == (
-        "user",
-        "please fix the login test",
-        appended.ts[0],
-    )
-    assert row.session.user_turns == 1
-
-
-@pytest.mark.django_db
-def test_a_second_turn_start_raises_and_writes_nothing(store):
-    slot = session_create(name="s1", app=None)
-    slot_turn_start(slot=slot, content="first")
-    before = store.path(slot.session.key).read_bytes()
-
-    with pytest.raises(TurnRunning):
-        slot_turn_start(slot=slot, content="second")
-
-    assert store.path(slot.session.key).read_bytes() == before
-    assert slot_row().running is True
-
-
-@pytest.mark.django_db
-def test_a_turn_start_that_cannot_write_leaves_the_slot_idle(store):
-    slot = session_create(name="s1", app=None)
-    store.path(slot.session.key).unlink()  # the transcript vanished behind the mirror
-
-    with pytest.raises(SessionNotFound):
-        slot_turn_start(slot=slot, content="hello")
-
-    row = slot_row()
-    assert (row.running, row.dirty) == (False, False)
-
-
-@pytest.mark.django_db
-def test_turn_end_records_the_stop_reason_and_idles_the_slot(store):
-    slot = session_create(name="s1", app=None)
-    slot_turn_start(slot=slot, content="hello")
-
-    returned = slot_turn_end(slot=slot, stop_reason="max_tokens")
-
-    assert (returned.running, returned.last_stop_reason) == (False, "max_tokens")
-    row = slot_row()
-    assert (row.running, row.last_stop_reason) == (False, "max_tokens")
-
-
-@pytest.mark.django_db
-def test_turn_writes_mark_the_slot_dirty_only_while_they_write(store, monkeypatch):
-    slot = session_create(name="s1", app=None)
-    seen: list[bool] = []
-    for name in ("session_append_row", "session_append_revision"):
-        real = getattr(turns, name)
-
-        def spy(*args, _real=real, **kwargs):
-            seen.append(Slot.objects.get(pk=slot.pk).dirty)
-            return _real(*args, **kwargs)
-
-        monkeypatch.setattr(turns, name, spy)
-
-    slot_turn_start(slot=slot, content="hello")
-    appended = slot_append_row(slot=slot, role="assistant", content="working on it")
-    slot_append_revision(slot=slot, target_ts=appended.ts[0], patch={"content": "done"})
-
-    assert seen == [True, True, True]
-    assert slot_row().dirty is False
-    rows = store.read_session(slot.session.key).rows
-    assert [r["content"] for r in rows] == ["hello", "done"]
+    monkeypatch.setattr("summaries.receivers.summary_dispatch", spy)
+    return seen
 
 
 @pytest.mark.django_db
@@ -130,8 +59,8 @@ def test_a_pass_never_runs_while_a_turn_is_running(enabled_summaries, make_slot,
     slot = make_slot(turns=2)
     slot_turn_start(slot=slot, content="more please")
 
-    assert summary_generate(slot_name="s1") == PassOutcome(False, "running")
-    assert summary_generate(slot_name="s1", force=True) == PassOutcome(False, "running")
+    assert summary_generate(slot_name="s1") == PassOutcome(PassResult.RUNNING)
+    assert summary_generate(slot_name="s1", force=True) == PassOutcome(PassResult.RUNNING)
     assert backend.calls == 0
 
 
@@ -140,37 +69,36 @@ def test_a_pass_never_runs_while_a_turn_is_running(enabled_summaries, make_slot,
 
 @pytest.mark.django_db
 def test_a_clean_turn_end_dispatches_exactly_one_pass_on_commit(
-    enabled_summaries, make_slot, django_capture_on_commit_callbacks, monkeypatch
+    enabled_summaries, make_slot, django_capture_on_commit_callbacks, monkeypatch, dispatched
 ):
     slot = make_slot(turns=1)
-    dispatched: list[str] = []
-    monkeypatch.setattr("summaries.tasks.summarize_slot.delay", dispatched.append)
+    queued: list[str] = []
+    monkeypatch.setattr("summaries.tasks.summarize_slot.delay", queued.append)
     slot_turn_start(slot=slot, content=exchange(1)[0])
 
     with django_capture_on_commit_callbacks() as callbacks:
         slot_turn_end(slot=slot, stop_reason="end_turn")
-        assert dispatched == []  # nothing before the commit
+        assert (dispatched, queued) == ([], [])  # nothing before the commit
 
-    assert len(summary_dispatches(callbacks)) == 1
     for callback in callbacks:
         callback()
-    assert dispatched == ["s1"]
+    assert (dispatched, queued) == (["s1"], ["s1"])
 
 
 @pytest.mark.django_db
 def test_a_clean_turn_stores_a_heuristic_summary_and_its_mirrors(
-    enabled_summaries, store, pushes, django_capture_on_commit_callbacks
+    enabled_summaries, store, pushes, django_capture_on_commit_callbacks, dispatched
 ):
     slot = session_create(name="s1", app=None)
     with django_capture_on_commit_callbacks(execute=True):
         run_turn(slot, 0)
-    assert not store.sidecar_path(slot.session.key, INTENTS).exists()  # too few turns yet
+    assert not sidecar_path(store.root, slot.session.key, INTENTS).exists()  # too few turns yet
     assert pushes.slots == []
 
-    with django_capture_on_commit_callbacks(execute=True) as callbacks:
+    with django_capture_on_commit_callbacks(execute=True):
         run_turn(slot, 1)
 
-    assert len(summary_dispatches(callbacks)) == 1
+    assert dispatched == ["s1", "s1"]  # a pass per turn end; the first was too early
     data = read_strict(store, slot.session.key)
     assert data is not None
     assert data["model"] == "heuristic"
@@ -182,7 +110,7 @@ def test_a_clean_turn_stores_a_heuristic_summary_and_its_mirrors(
     assert (mirror.sig, mirror.gen, mirror.model) == (data["sig"], data["gen"], "heuristic")
     assert mirror.payload["intents"] == data["intents"]
     assert OneLineSummary.objects.get(session__key=slot.session.key).summary
-    assert slot_row().summary_turn_mark == 2
+    assert summary_turn_mark(slot_row()) == 2
     assert pushes.slots == ["s1"]  # the SLOT name, once
 
 
@@ -195,7 +123,7 @@ def test_the_pass_and_its_push_wait_for_the_commit(enabled_summaries, make_slot,
         slot_turn_start(slot=slot, content=question)
         slot_append_row(slot=slot, role="assistant", content=answer)
         slot_turn_end(slot=slot, stop_reason="end_turn")
-        assert not store.sidecar_path(slot.session.key, INTENTS).exists()
+        assert not sidecar_path(store.root, slot.session.key, INTENTS).exists()
         assert pushes.slots == []
 
     assert read_strict(store, slot.session.key) is not None
@@ -208,11 +136,11 @@ def test_no_push_when_nothing_was_stored(
 ):
     slot = make_slot(turns=2)
     with django_capture_on_commit_callbacks(execute=True):
-        assert summary_generate(slot_name="s1") == PassOutcome(True, "stored")
+        assert summary_generate(slot_name="s1") == PassOutcome(PassResult.STORED)
     assert pushes.slots == ["s1"]
 
     with django_capture_on_commit_callbacks(execute=True):
-        assert summary_generate(slot_name="s1", force=True) == PassOutcome(True, "current")
+        assert summary_generate(slot_name="s1", force=True) == PassOutcome(PassResult.CURRENT)
         Slot.objects.filter(pk=slot.pk).update(last_stop_reason="cancelled")
         assert not summary_generate(slot_name="s1").ok
         backend.raises = RuntimeError("model exploded")
@@ -226,18 +154,18 @@ def test_no_push_when_nothing_was_stored(
 def test_a_failing_push_sender_never_fails_the_pass(
     enabled_summaries, make_slot, backend, pushes, django_capture_on_commit_callbacks
 ):
-    from summaries.push import register_sender, unregister_sender
+    from summaries.signals import summary_stored
 
-    def broken(slot_name: str) -> None:
+    def broken(sender: object, **kwargs: object) -> None:
         raise ConnectionError("channel layer down")
 
-    register_sender(broken)
+    summary_stored.connect(broken)
     try:
         make_slot(turns=2)
         with django_capture_on_commit_callbacks(execute=True):
-            assert summary_generate(slot_name="s1") == PassOutcome(True, "stored")
+            assert summary_generate(slot_name="s1") == PassOutcome(PassResult.STORED)
     finally:
-        unregister_sender(broken)
+        summary_stored.disconnect(broken)
     assert pushes.slots == ["s1"]
 
 
@@ -251,6 +179,7 @@ def test_an_unclean_turn_end_dispatches_but_stores_nothing(
     pushes,
     caplog,
     django_capture_on_commit_callbacks,
+    dispatched,
     stop_reason,
 ):
     slot = make_slot(turns=2, stop_reason="")
@@ -258,13 +187,13 @@ def test_an_unclean_turn_end_dispatches_but_stores_nothing(
 
     with (
         caplog.at_level("INFO", logger="summaries.services"),
-        django_capture_on_commit_callbacks(execute=True) as callbacks,
+        django_capture_on_commit_callbacks(execute=True),
     ):
         slot_turn_end(slot=slot, stop_reason=stop_reason)
 
-    assert len(summary_dispatches(callbacks)) == 1
+    assert dispatched == ["s1"]  # the gate refuses it, with its reason
     assert backend.calls == 0
-    assert not store.sidecar_path(slot.session.key, INTENTS).exists()
+    assert not sidecar_path(store.root, slot.session.key, INTENTS).exists()
     assert pushes.slots == []
     assert any(
         r.name == "summaries.services"
@@ -276,16 +205,16 @@ def test_an_unclean_turn_end_dispatches_but_stores_nothing(
 
 @pytest.mark.django_db
 def test_a_disabled_feature_dispatches_nothing(
-    configure, make_slot, backend, django_capture_on_commit_callbacks
+    configure, make_slot, backend, django_capture_on_commit_callbacks, dispatched
 ):
     configure(enabled=False)
     slot = make_slot(turns=2)
     slot_turn_start(slot=slot, content=exchange(2)[0])
 
-    with django_capture_on_commit_callbacks(execute=True) as callbacks:
+    with django_capture_on_commit_callbacks(execute=True):
         slot_turn_end(slot=slot, stop_reason="end_turn")
 
-    assert summary_dispatches(callbacks) == []
+    assert dispatched == []
     assert backend.calls == 0
 
 
@@ -302,7 +231,7 @@ def test_a_failing_pass_never_fails_the_turn(
 
     assert backend.calls == 1
     assert (ended.running, ended.last_stop_reason) == (False, "end_turn")
-    assert slot_row().summary_in_flight_until is None
+    assert summary_in_flight_until(slot_row()) is None
 
 
 @pytest.mark.parametrize("where", ["broker", "pass"])
@@ -314,14 +243,14 @@ def test_a_dispatch_that_blows_up_never_fails_the_turn_end(
     monkeypatch,
     caplog,
     django_capture_on_commit_callbacks,
+    dispatched,
     where,
 ):
     """A broker that is down (``delay`` raises) or a database error before the pass's own
     containment (eager tasks run inside the commit callback) must not surface as a failed
-    turn end, nor stop the other after-commit work (the turn frame) from running."""
+    turn end, nor stop the other after-commit work (the turn frame, a receiver connected
+    after summaries' own) from running."""
     from django.db import OperationalError
-
-    from summaries.push import register_frame_sender, unregister_frame_sender
 
     def boom(*args: object, **kwargs: object) -> None:
         raise OperationalError("database is locked" if where == "pass" else "broker down")
@@ -332,19 +261,26 @@ def test_a_dispatch_that_blows_up_never_fails_the_turn_end(
         monkeypatch.setattr("summaries.services.marker_take", boom)
     frames: list[str] = []
 
-    def frame_sender(slot_name: str, frame: dict[str, object]) -> None:
-        frames.append(str(frame.get("type")))
+    def frame_sender(slot_name: str, frame: Any) -> None:
+        frames.append(str(frame.wire()["type"]))
 
-    register_frame_sender(frame_sender)
+    later: list[str] = []
+
+    def later_receiver(sender: object, *, slot_name: str, **kwargs: object) -> None:
+        later.append(slot_name)
+
+    monkeypatch.setattr("kirocrew_site.realtime.receivers.frame_send", frame_sender)
     slot = make_slot(turns=2)
     slot_turn_start(slot=slot, content=exchange(2)[0])
+    turn_ended.connect(later_receiver)
     try:
-        with django_capture_on_commit_callbacks(execute=True) as callbacks:
+        with django_capture_on_commit_callbacks(execute=True):
             ended = slot_turn_end(slot=slot, stop_reason="end_turn")
     finally:
-        unregister_frame_sender(frame_sender)
+        turn_ended.disconnect(later_receiver)
 
-    assert len(summary_dispatches(callbacks)) == 1
+    assert dispatched == ["s1"]
+    assert later == ["s1"]
     assert (ended.running, ended.last_stop_reason) == (False, "end_turn")
     assert "turn" in frames
     assert backend.calls == 0

@@ -9,8 +9,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from summaries.core.config import load_config, write_enabled
-from summaries.demo import (
+from kirocrew_site.demo import (
     REPLAY_APP,
     REPLAY_SLOT,
     SAMPLES_DIR,
@@ -20,7 +19,8 @@ from summaries.demo import (
     replay,
     wait_for_server,
 )
-from summaries.services import summary_generate
+from summaries.core.config import load_config, write_enabled
+from summaries.services import PassResult, summary_generate
 from transcripts.management.migrated import ensure_migrated
 from transcripts.models import App, Slot
 from transcripts.services import (
@@ -89,7 +89,7 @@ class Command(BaseCommand):
         written = 0
         for name in sorted(names):
             outcome = summary_generate(slot_name=name, force=True)
-            written += outcome.reason == "stored"
+            written += outcome.reason is PassResult.STORED
         if written:
             self._say(f"{written} sample session{'s' if written != 1 else ''} summarized")
 

@@ -1,5 +1,8 @@
-"""Typed WebSocket frames. Every frame is a hint: a client that missed one re-syncs from
-the API (channel layers drop messages under load by design)."""
+"""Typed WebSocket frames: the wire format the dashboard's JS and app clients read.
+
+Every frame is a hint: a client that missed one re-syncs from the API (channel layers drop
+messages under load by design). A new frame type is one model here, one receiver in
+``receivers.py`` and one handler in ``static/js/dashboard.js``."""
 
 from __future__ import annotations
 
@@ -14,7 +17,9 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-class _Frame(_Strict):
+class Frame(_Strict):
+    """A whole frame: ``{"type": ..., "data": {...}}`` on the wire."""
+
     def wire(self) -> dict[str, Any]:
         return self.model_dump()
 
@@ -23,7 +28,7 @@ class SlotRef(_Strict):
     key: str  # the SLOT name (what URLs use), never the transcript key
 
 
-class SessionSummaryFrame(_Frame):
+class SessionSummaryFrame(Frame):
     """A summary was stored for this slot: refetch GET …/summary. Never a notification."""
 
     type: Literal["session_summary"] = "session_summary"
@@ -36,7 +41,7 @@ class TurnData(_Strict):
     stop_reason: str = ""
 
 
-class TurnFrame(_Frame):
+class TurnFrame(Frame):
     type: Literal["turn"] = "turn"
     data: TurnData
 
@@ -47,7 +52,7 @@ class RowData(_Strict):
     role: str
 
 
-class RowFrame(_Frame):
+class RowFrame(Frame):
     """A row (or a revision) landed: fetch the transcript ``after`` the last seen ts."""
 
     type: Literal["row"] = "row"
@@ -60,6 +65,28 @@ class NotificationData(_Strict):
     ts: str
 
 
-class NotificationFrame(_Frame):
+class NotificationFrame(Frame):
     type: Literal["notification"] = "notification"
     data: NotificationData
+
+
+class HelloData(_Strict):
+    scope: Literal["dashboard", "app"]  # which group the socket joined
+
+
+class HelloFrame(Frame):
+    """The first frame on an accepted socket: (re)subscribed, so re-read what you show."""
+
+    type: Literal["hello"] = "hello"
+    data: HelloData
+
+
+class Empty(_Strict):
+    pass
+
+
+class PongFrame(Frame):
+    """The answer to a client's ``{"type": "ping"}``."""
+
+    type: Literal["pong"] = "pong"
+    data: Empty = Empty()

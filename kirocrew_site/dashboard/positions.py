@@ -1,0 +1,164 @@
+"""The session page's opaque tokens: where its rows end, and the gaps it has not loaded.
+
+The page's JS echoes these tokens back and never reads them (it holds no turn numbers
+and no cursors), so every rule they carry lives here, once: turn numbers continue from
+``turns``, ``ts#n`` cursors from ``after``, and a re-read starts where the running turn
+starts. Pure (no Django imports).
+
+A token is base64url of a JSON array, checked on the way in: one that is not well formed
+is refused (``InvalidToken``). It names positions in a transcript the reader may read
+whole anyway, so it needs no signature: an edited one can only mis-number that reader's
+own page, and a cursor that names no row is refused by the reader (``InvalidCursor``).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from .present import Item
+
+# Why the page reads rows: a revision can change any row of the running turn, and a
+# reconnected page may have missed one, so both read the running turn again.
+REREAD_REASONS = frozenset({"revision", "resync"})
+_TURN_ID = re.compile(r"turn-([1-9][0-9]{0,8})")
+
+
+class InvalidToken(ValueError):
+    """A token the server did not issue."""
+
+
+def _encode(values: list[Any]) -> str:
+    raw = json.dumps(values, separators=(",", ":"), ensure_ascii=True).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def _decode(token: str, shape: tuple[type, ...]) -> list[Any]:
+    try:
+        raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
+        values = json.loads(raw)
+    except (binascii.Error, ValueError) as exc:
+        raise InvalidToken(token) from exc
+    if not isinstance(values, list) or len(values) != len(shape):
+        raise InvalidToken(token)
+    for value, kind in zip(values, shape, strict=True):
+        # type(...) is: a JSON true is no turn count.
+        if type(value) is not kind:
+            raise InvalidToken(token)
+        if isinstance(value, int) and not 0 <= value < 10**9:
+            raise InvalidToken(token)
+    return values
+
+
+@dataclass(frozen=True, slots=True)
+class Position:
+    """Where the page's rows end, and where its running turn starts.
+
+    The running turn is the rows from the last user turn on (from the session's first row
+    while there is none): a revision re-reads exactly those.
+    """
+
+    after: str  # the cursor of the page's last row ("" = none yet: read from the start)
+    turns: int  # user turns through that row
+    turn_after: str  # the cursor of the row before the running turn ("" = session start)
+    turn_turns: int  # user turns before the running turn
+    turn_row: str  # the running turn's first row on the page ("" = none shown yet)
+
+    @classmethod
+    def start(cls, after: str, turns: int) -> Position:
+        """The position before a page's first rows: the row ``after``, ``turns`` turns in."""
+        return cls(after, turns, after, turns, "")
+
+    def read_from(self, reasons: list[str]) -> tuple[Position, str]:
+        """Where a read for ``reasons`` (the frames the page saw) starts, and the first row
+        on the page its answer replaces ("" = the answer is appended)."""
+        if REREAD_REASONS.isdisjoint(reasons) or not self.turn_row:
+            return self, ""
+        return Position.start(self.turn_after, self.turn_turns), self.turn_row
+
+    def advance(self, items: list[Item], turns: int) -> Position:
+        """The position after ``items`` (read from here; ``turns``: the count through them)."""
+        turn_after, turn_turns, turn_row = self.turn_after, self.turn_turns, self.turn_row
+        previous = self.after
+        for item in items:
+            if item.turn is not None:
+                turn_after, turn_turns, turn_row = previous, item.turn - 1, item.cursor
+            elif not turn_row:  # the running turn's rows start with this one
+                turn_row = item.cursor
+            previous = item.cursor
+        return Position(previous, turns, turn_after, turn_turns, turn_row)
+
+    def token(self) -> str:
+        return _encode([self.after, self.turns, self.turn_after, self.turn_turns, self.turn_row])
+
+    @classmethod
+    def parse(cls, token: str) -> Position:
+        after, turns, turn_after, turn_turns, turn_row = _decode(token, (str, int, str, int, str))
+        return cls(after, turns, turn_after, turn_turns, turn_row)
+
+
+@dataclass(frozen=True, slots=True)
+class Gap:
+    """Turns ``first..last`` that the page has not loaded (one marker on the page)."""
+
+    first: int
+    last: int
+
+    @property
+    def count(self) -> int:
+        return self.last - self.first + 1
+
+    def contains(self, turn: int) -> bool:
+        return self.first <= turn <= self.last
+
+    def tail(self, size: int) -> tuple[int, int]:
+        """The turns its button loads: its last ``size``."""
+        return max(self.first, self.last - size + 1), self.last
+
+    def from_turn(self, turn: int, size: int) -> tuple[int, int]:
+        """The turns a link to ``turn`` loads: it and the ones after it, up to ``size``."""
+        return turn, min(self.last, turn + size - 1)
+
+    def split(self, first: int, last: int) -> tuple[Gap | None, Gap | None]:
+        """What is left of this gap once turns ``first..last`` came: before and after them."""
+        before = Gap(self.first, first - 1) if first > self.first else None
+        after = Gap(last + 1, self.last) if last < self.last else None
+        return before, after
+
+    def token(self) -> str:
+        return _encode([self.first, self.last])
+
+    @classmethod
+    def parse(cls, token: str) -> Gap:
+        first, last = _decode(token, (int, int))
+        if not 1 <= first <= last:
+            raise InvalidToken(token)
+        return cls(first, last)
+
+
+def target_turn(target: str) -> int | None:
+    """``turn-30`` (a link's fragment) -> 30; None for a fragment that names no turn."""
+    found = _TURN_ID.fullmatch(target)
+    return int(found.group(1)) if found else None
+
+
+def gap_request(gaps: list[Gap], target: str, size: int) -> tuple[Gap, int, int] | None:
+    """Which gap a request loads and which of its turns: ``(gap, first, last)``.
+
+    Without ``target`` the one gap sent loads its last ``size`` turns (its button); with
+    one, the gap holding that turn loads it and the turns after it (a link). None: the
+    target names no turn, or no gap sent holds it.
+    """
+    if not target:
+        if len(gaps) != 1:
+            raise InvalidToken("a gap's button sends exactly one gap")
+        return gaps[0], *gaps[0].tail(size)
+    turn = target_turn(target)
+    if turn is None:
+        return None
+    gap = next((g for g in gaps if g.contains(turn)), None)
+    return None if gap is None else (gap, *gap.from_turn(turn, size))

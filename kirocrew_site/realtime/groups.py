@@ -1,0 +1,21 @@
+"""Who receives a slot's frames. Groups: ``dashboard`` (every logged-in dashboard user)
+and ``app-<id>`` (one app's sockets, which receive frames only for that app's own slots)."""
+
+from __future__ import annotations
+
+from transcripts.models import Slot
+
+DASHBOARD_GROUP = "dashboard"
+
+
+def app_group(app_id: int) -> str:
+    return f"app-{app_id}"
+
+
+def slot_groups(slot_name: str) -> list[str]:
+    """The dashboard, and the owning app's group when an app owns the slot."""
+    app_id = Slot.objects.filter(name=slot_name).values_list("app_id", flat=True).first()
+    groups = [DASHBOARD_GROUP]
+    if app_id is not None:
+        groups.append(app_group(app_id))
+    return groups

@@ -1,0 +1,94 @@
+"""Signals in, frames out: what transcripts and summaries announce, pushed to the sockets.
+
+Connected in ``RealtimeConfig.ready``. Every signal here is sent after the commit that
+made it true, so a frame never announces something that could still roll back. A
+receiver never raises into its sender (a write or a summary pass): a failed send is
+logged and the client converges on its next read.
+
+Not every announcement has a frame: ``session_deleted`` and ``session_rewritten`` have
+none, because no page acts on them (an open session page learns of a delete or a rewind
+from its next read).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable
+from datetime import datetime
+from functools import wraps
+from typing import Any
+
+from .frames import (
+    Frame,
+    NotificationData,
+    NotificationFrame,
+    RowData,
+    RowFrame,
+    SessionSummaryFrame,
+    SlotRef,
+    TurnData,
+    TurnFrame,
+)
+from .services import frame_send
+
+log = logging.getLogger(__name__)
+
+SUMMARY_UPDATED = "Summary updated"  # the bell feed's title for a stored summary
+
+Receiver = Callable[..., None]
+
+
+def _frames(build: Callable[..., Iterable[Frame]]) -> Receiver:
+    """A receiver that sends the frames ``build`` makes for the slot, in order. It never
+    raises into the sender: each failed send is logged on its own (as the next frame may
+    still get through), and so is a failure to build them."""
+
+    @wraps(build)
+    def receiver(sender: Any, *, slot_name: str, **kwargs: Any) -> None:
+        try:
+            frames = list(build(slot_name=slot_name, **kwargs))
+        except Exception:
+            log.warning("%s for %s failed", build.__name__, slot_name, exc_info=True)
+            return
+        for frame in frames:
+            try:
+                frame_send(slot_name, frame)
+            except Exception:
+                kind = frame.wire()["type"]
+                log.warning("%s push for %s failed", kind, slot_name, exc_info=True)
+
+    return receiver
+
+
+@_frames
+def on_rows_appended(
+    *, slot_name: str, ts: list[str], roles: list[str], **_: Any
+) -> Iterable[Frame]:
+    """One ``row`` frame per row: the client fetches the transcript after that ts."""
+    for stamp, role in zip(ts, roles, strict=False):
+        yield RowFrame(data=RowData(key=slot_name, ts=stamp, role=role))
+
+
+@_frames
+def on_revision_appended(*, slot_name: str, ts: str, **_: Any) -> Iterable[Frame]:
+    """A revision is a ``row`` frame with role ``revision``: the client re-reads the turn."""
+    yield RowFrame(data=RowData(key=slot_name, ts=ts, role="revision"))
+
+
+@_frames
+def on_turn_started(*, slot_name: str, **_: Any) -> Iterable[Frame]:
+    yield TurnFrame(data=TurnData(key=slot_name, running=True))
+
+
+@_frames
+def on_turn_ended(*, slot_name: str, stop_reason: str = "", **_: Any) -> Iterable[Frame]:
+    yield TurnFrame(data=TurnData(key=slot_name, running=False, stop_reason=stop_reason))
+
+
+@_frames
+def on_summary_stored(*, slot_name: str, **_: Any) -> Iterable[Frame]:
+    """``session_summary`` (refetch the panel), then a separate bell-feed entry stamped now:
+    the summary frame is never wrapped as a notification."""
+    yield SessionSummaryFrame(data=SlotRef(key=slot_name))
+    ts = datetime.now().astimezone().isoformat()
+    yield NotificationFrame(data=NotificationData(key=slot_name, title=SUMMARY_UPDATED, ts=ts))

@@ -1,0 +1,152 @@
+"""THE summary payload, typed: intents (next steps, evidence), constraints, the envelope.
+
+One pydantic model serves every place a summary is shaped, stored or described: reply
+normalization builds it (``payload.normalize_payload``), sidecars and the mirror hold
+its dump, the API serves it (OpenAPI describes an intent from it) and the JSON schema
+an OpenAI-compatible server is asked to follow is derived from :class:`ReplyPayload`.
+
+The models check types, never shape text: coercing a messy reply, clipping quotes and
+redacting are ``payload.py``'s steps, so a model here never changes a sealed string.
+Unknown fields are ignored (a sidecar from an older writer still reads), and a turn
+number must be a JSON integer (``true`` is not turn 1, as the normalizer rules).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, model_validator
+
+Status = Literal["active", "completed", "abandoned"]
+State = Literal["done", "needs-you", "in-progress", "dropped"]
+# Why an intent has its state (``Evidence.kind``); payload.EVIDENCE_KINDS is this set.
+EvidenceKind = Literal[
+    "test_passed",  # a passing run after the last change
+    "test_failed",  # the latest run failed (or the person reported it broken)
+    "merged_unverified",  # closed (merged, pushed, deployed) with no passing run
+    "dropped",  # the person dropped it
+    "user_confirmed",  # the person said it works
+    "user_deferred",  # the person said they will check later
+    "pending_decision",  # the assistant asked a question nobody answered yet
+]
+TurnNumber = Annotated[StrictInt, Field(ge=1, description="A person's (user) turn number.")]
+TurnRange = Annotated[
+    list[TurnNumber],
+    Field(min_length=2, max_length=2, description="[first_user_turn, last_user_turn]"),
+]
+
+
+def derive_state(status: object, verified: object) -> State:
+    """The one word the panel shows; status is about the work, verified about the result."""
+    if status == "abandoned":
+        return "dropped"
+    if status == "completed":
+        # Finished work whose result nobody confirmed is exactly what a person forgets.
+        return "needs-you" if verified is False else "done"
+    return "in-progress"
+
+
+class _Part(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+
+class NextStep(_Part):
+    """An open step: what to do, why, and what to expect when it is done."""
+
+    what: str = Field(min_length=1)
+    why: str = ""
+    expect: str = ""
+
+
+class Evidence(_Part):
+    """Why an intent has its state: the one transcript row that decided it."""
+
+    turn: TurnNumber = Field(description="The person's turn number it belongs to.")
+    ts: str | None = Field(default=None, description="The row's ts: the panel links to that row.")
+    kind: EvidenceKind
+    quote: str = Field(
+        min_length=1, description="What the row said, cut at a word boundary, redacted."
+    )
+
+
+class ReplyIntent(_Part):
+    """An intent as a model is asked to write it (the prompt's shape)."""
+
+    title: str = Field(min_length=1, description="The goal, short, in the person's terms.")
+    initial_intent: str = Field(default="", description="Why the work started.")
+    progress: list[str] = Field(default_factory=list, description="What is true now.")
+    next_steps: list[NextStep] = Field(
+        default_factory=list, description="Only genuinely open steps; empty if none."
+    )
+    ranges: list[TurnRange] = Field(
+        default_factory=list, description="User-turn ranges; may overlap other intents'."
+    )
+    status: Status = Field(default="active", description="About the work.")
+    verified: StrictBool | None = Field(
+        default=None, description="About the result: confirmed, never confirmed, or not applicable."
+    )
+    origin_turn: TurnNumber | None = Field(default=None, description="The turn that triggered it.")
+
+
+class Intent(ReplyIntent):
+    """An intent as stored and served: the reply's fields plus what the server derives."""
+
+    state: State = Field(
+        default="in-progress", description="From status and verified: the panel's one word."
+    )
+    last_touched_turn: StrictInt = Field(
+        default=0, ge=0, description="The last turn of its ranges."
+    )
+    evidence: Evidence | None = Field(
+        default=None, description="The row behind its state; null when nothing either way was seen."
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _derived_when_absent(cls, data: Any) -> Any:
+        # A sidecar from before these fields existed: derive them as the normalizer does.
+        if isinstance(data, dict) and ("state" not in data or "last_touched_turn" not in data):
+            data = dict(data)
+            data.setdefault("state", derive_state(data.get("status"), data.get("verified")))
+            if "last_touched_turn" not in data:
+                ranges = data.get("ranges")
+                listed = ranges if isinstance(ranges, list) else []  # else: refused below
+                ends = [r[-1] for r in listed if isinstance(r, list) and r]
+                data["last_touched_turn"] = max((e for e in ends if type(e) is int), default=0)
+        return data
+
+
+class ReplyPayload(_Part):
+    """What a model server is asked to reply (sent as the response's JSON schema)."""
+
+    intents: list[ReplyIntent]
+    constraints: list[str] = Field(
+        default_factory=list, description="Recurring operational facts about the project."
+    )
+
+
+class SummaryPayload(_Part):
+    """The normalized summary: most recently touched intent first, every string sealed.
+    The mirror's ``IntentSummary.payload`` is this model's dump."""
+
+    intents: list[Intent]
+    constraints: list[str] = Field(default_factory=list)
+
+
+class StoredSummary(SummaryPayload):
+    """A sidecar's payload: the summary and the pass that wrote it (its envelope).
+
+    The envelope is optional only because older writers left fields out; the pass always
+    writes every one. ``sig`` and ``gen`` are the sidecar's identity, read by sidecar.py.
+    """
+
+    generated_at: float | None = Field(default=None, description="Unix time of the pass.")
+    user_turns: StrictInt | None = Field(default=None, ge=0, description="User turns it covers.")
+    last_activity: str | None = Field(default=None, description="ts of the last summarized row.")
+    model: str | None = Field(default=None, description="The backend that wrote it.")
+    duration_ms: StrictInt | None = Field(default=None, ge=0, description="The model call's time.")
+
+
+def reply_json_schema() -> dict[str, Any]:
+    """The JSON schema of a model reply, for ``response_format`` (see backends/openai.py)."""
+    return ReplyPayload.model_json_schema()

@@ -1,0 +1,146 @@
+"""A management command in its own process reaches a browser's socket on the server.
+
+With ``REDIS_URL`` the channel layer is Redis, so what a command announces after its
+commit (here ``import_transcripts``: a clean turn end, then rows appended by ``--follow``)
+becomes frames in THAT process, crosses Redis, and arrives at a WebSocket client connected
+to a separate daphne process. With the in-memory layer these frames would be lost.
+
+Dedicated resources as in ``test_services_e2e``: a fresh PostgreSQL database, two Redis
+database numbers flushed around the test, a ``KIROCREW_HOME`` under ``tmp_path``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from websockets.sync.client import connect as ws_connect
+
+from tests.e2e.test_services_e2e import (  # noqa: F401 (pg_url, redis_urls: fixtures)
+    BIN,
+    Proc,
+    _health,
+    free_port,
+    manage,
+    pg_url,
+    recv_until,
+    redis_urls,
+    wait_for,
+)
+from tests.transcripts.agents.helpers import CLAUDE_FILE, CLAUDE_SID, copy_tree
+
+pytestmark = [pytest.mark.services, pytest.mark.slow, pytest.mark.timeout(180)]
+
+APP = "cmd-frames"
+SLOT = f"claude:{CLAUDE_SID}"  # an imported Claude Code session's slot is its key
+
+
+def test_frames_from_a_command_process_reach_a_socket_on_the_server(
+    tmp_path: Path,
+    pg_url: str,  # noqa: F811
+    redis_urls: tuple[str, str],  # noqa: F811
+) -> None:
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("KIROCREW_", "CELERY_", "DJANGO_", "DATABASE_URL", "REDIS_URL"))
+    }
+    env.update(
+        DJANGO_SETTINGS_MODULE="kirocrew_site.settings",
+        PYTHONUNBUFFERED="1",
+        DATABASE_URL=pg_url,
+        REDIS_URL=redis_urls[0],  # the channels-redis layer both processes share
+        CELERY_BROKER_URL=redis_urls[1],
+        KIROCREW_HOME=str(tmp_path / "home"),
+        KIROCREW_SUMMARY_ENABLED="0",  # frames only: no pass is queued for the turn end
+        KIROCREW_TRANSCRIPT_FSYNC="rotate",
+    )
+    manage(env, "migrate", "--noinput")
+    token = manage(env, "create_app", APP).strip().splitlines()[-1]
+    assert token.startswith("kc_")
+    port = free_port()
+    daphne = Proc(
+        "daphne",
+        [str(BIN / "daphne"), "-b", "127.0.0.1", "-p", str(port), "kirocrew_site.asgi:application"],
+        env,
+        logs,
+    )
+    src = copy_tree(tmp_path / "src")
+    source = src / CLAUDE_FILE
+    bearer = {"Authorization": f"Bearer {token}"}
+    try:
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}", headers=bearer, timeout=30) as api:
+            wait_for("daphne to answer", lambda: _health(api), within=30, procs=[daphne])
+            with ws_connect(
+                f"ws://127.0.0.1:{port}/ws/dashboard/", additional_headers=bearer, open_timeout=10
+            ) as ws:
+                assert json.loads(ws.recv(timeout=10)) == {
+                    "type": "hello",
+                    "data": {"scope": "app"},
+                }
+
+                # 1. The import creates the app's session; its last turn ended cleanly.
+                manage(
+                    env, "import_transcripts", "--format", "claude-code", "--app", APP, str(source)
+                )
+                ended = recv_until(ws, lambda f: f["type"] == "turn", within=20)
+                assert ended == [
+                    {
+                        "type": "turn",
+                        "data": {"key": SLOT, "running": False, "stop_reason": "end_turn"},
+                    }
+                ]
+
+                # 2. Two records appended to the source; one --follow poll imports them.
+                _append_prompt_and_tool_call(source)
+                manage(
+                    env,
+                    "import_transcripts",
+                    "--format",
+                    "claude-code",
+                    "--follow",
+                    "--polls",
+                    "1",
+                    str(source),
+                )
+                rows = recv_until(ws, _nth_row(2), within=20)
+
+            response = api.get(f"/api/chat/slots/{SLOT}/transcript")
+            assert response.status_code == 200, response.text
+            stored = response.json()["rows"][-2:]
+    finally:
+        daphne.stop()
+        print(f"--- daphne\n{daphne.output()[-4000:]}")  # shown when the test failed
+
+    # The frames name exactly the rows the command appended, in order.
+    assert rows == [
+        {"type": "row", "data": {"key": SLOT, "ts": row["ts"], "role": row["role"]}}
+        for row in stored
+    ]
+    assert stored[0]["role"] == "user"
+
+
+def _append_prompt_and_tool_call(path: Path) -> None:
+    """A new prompt and a reply still using a tool (so no clean turn end comes with them)."""
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    prompt, call = lines[3], lines[6]
+    call["message"]["id"] = "msg_new1"
+    call["message"]["content"][0]["id"] = "toolu_new"
+    with path.open("a") as fp:
+        fp.write(json.dumps(prompt) + "\n" + json.dumps(call) + "\n")
+
+
+def _nth_row(n: int) -> Any:
+    seen: list[int] = [0]
+
+    def done(frame: dict[str, Any]) -> bool:
+        seen[0] += frame["type"] == "row"
+        return seen[0] >= n
+
+    return done

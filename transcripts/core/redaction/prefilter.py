@@ -1,0 +1,162 @@
+"""One C-speed scan that tells which fast-path triggers a text (or a whole row) holds.
+
+The fast path's condition (:func:`.views._might_contain_secret`) is: a run of
+``WINDOW_MIN_RUN`` window characters, a ``FAST_PATH_ANCHORS`` literal, or a
+``FAST_PATH_LOWER_ANCHORS`` literal in any ASCII case. Checked one literal at a time it
+costs ~15 scans of the text, plus a view (latin-1 copy, window map) per string, which
+made write-boundary redaction ~10x an orjson parse of an import's bytes.
+
+With ``hyperscan`` installed (a pinned requirement; a manylinux wheel, no build step)
+every trigger is one pattern of one compiled database, and :func:`scan` reports, in
+one pass, which of them occur. Without it (another platform) :func:`scan` returns
+None and callers keep the per-literal checks, which are exact too.
+
+Scanning UTF-8 bytes instead of the latin-1 view is exact for these triggers: all of
+them are ASCII, and a non-ASCII character is a byte >= 0x80 in UTF-8 and a byte >= 0x80
+or "?" in the view, none of which a trigger contains. :func:`row_may_hold_secret` scans a
+row's compact JSON: every string of the row (dict keys included) is in it with its
+ASCII characters in place, because JSON escapes only '"', '\\' and control characters,
+which no trigger contains. So a row whose JSON has no trigger has no string with one,
+and each of its strings would have taken the fast path.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from typing import Any
+
+import orjson
+
+from . import patterns as P
+
+# Trigger ids: the exact anchors, then the ASCII-caseless ones, then the window run.
+EXACT: tuple[bytes, ...] = tuple(a.encode("ascii") for a in P.FAST_PATH_ANCHORS)
+CASELESS: tuple[bytes, ...] = tuple(a.encode("ascii") for a in P.FAST_PATH_LOWER_ANCHORS)
+WINDOW_ID = len(EXACT) + len(CASELESS)
+
+Found = frozenset[int]
+NOTHING: Found = frozenset()
+
+
+def _hex(literal: bytes) -> bytes:
+    return b"".join(b"\\x%02x" % c for c in literal)
+
+
+def _window_pattern() -> bytes:
+    chars = b"".join(b"\\x%02x" % c for c in sorted(P.WINDOW_CHARS.encode("ascii")))
+    return b"[" + chars + b"]{%d}" % P.WINDOW_MIN_RUN
+
+
+def _compile() -> Any:
+    try:
+        import hyperscan
+    except ImportError:  # pragma: no cover - another platform: the per-literal path
+        return None
+    # SINGLEMATCH: each trigger reports once per scan, so a text full of "key" costs
+    # one callback, not one per occurrence.
+    once, caseless = hyperscan.HS_FLAG_SINGLEMATCH, hyperscan.HS_FLAG_CASELESS
+    expressions = [_hex(a) for a in EXACT] + [_hex(a) for a in CASELESS] + [_window_pattern()]
+    flags = [once] * len(EXACT) + [once | caseless] * len(CASELESS) + [once]
+    db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+    db.compile(
+        expressions=expressions,
+        ids=list(range(len(expressions))),
+        elements=len(expressions),
+        flags=flags,
+    )
+    return db, hyperscan.Scratch
+
+
+# Loaded and compiled on first use (~0.1-0.3 s), not at import: every process imports
+# the redaction package, most never redact. One compile per process, under a lock.
+_ENGINE: tuple[Any, Any] | None = None
+_LOADED = False
+_LOAD_LOCK = threading.Lock()
+# A scratch space may serve one scan at a time: one per thread (the ASGI thread pool,
+# the summary workers and an import can redact at the same moment).
+_LOCAL = threading.local()
+
+
+def _after_fork_in_child() -> None:
+    # A lock another thread held at fork() would stay held forever in the child.
+    global _LOAD_LOCK, _LOCAL
+    _LOAD_LOCK, _LOCAL = threading.Lock(), threading.local()
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+def _engine() -> tuple[Any, Any] | None:
+    global _ENGINE, _LOADED
+    if not _LOADED:
+        with _LOAD_LOCK:
+            if not _LOADED:
+                _ENGINE = _compile()
+                _LOADED = True
+    return _ENGINE
+
+
+def available() -> bool:
+    return _engine() is not None
+
+
+def scan(data: bytes) -> Found | None:
+    """The trigger ids occurring in ``data`` (UTF-8), or None without hyperscan."""
+    engine = _engine()
+    if engine is None:
+        return None
+    if not data:
+        return NOTHING
+    db, scratch_type = engine
+    scratch = getattr(_LOCAL, "scratch", None)
+    if scratch is None:
+        scratch = _LOCAL.scratch = scratch_type(db)
+    hits: list[int] = []
+
+    def on_match(trigger: int, _start: int, _end: int, _flags: int, _ctx: object) -> None:
+        hits.append(trigger)
+
+    db.scan(data, match_event_handler=on_match, scratch=scratch)
+    return frozenset(hits) if hits else NOTHING
+
+
+def scan_text(text: str) -> Found | None:
+    # surrogatepass: a lone surrogate (legal in a Python str) becomes three bytes >= 0x80.
+    return scan(text.encode("utf-8", "surrogatepass")) if _engine() is not None else None
+
+
+# Without hyperscan: the same condition on the ASCII-lowercased JSON, with only the
+# literals that no other literal's presence already implies ("token" covers "Token",
+# "key" covers "AccessKeyId"). A superset of the exact condition, so still sound.
+_LOWERED = {a.lower() for a in EXACT} | set(CASELESS)
+_MINIMAL = tuple(sorted(a for a in _LOWERED if not any(b != a and b in a for b in _LOWERED)))
+_WINDOW_MAP = bytes(1 if chr(i) in P.WINDOW_CHARS else 0 for i in range(256))
+_WINDOW_NEEDLE = b"\x01" * P.WINDOW_MIN_RUN
+
+
+def _may_hold_secret_slow(data: bytes) -> bool:
+    if _WINDOW_NEEDLE in data.translate(_WINDOW_MAP):
+        return True
+    low = data.lower()
+    return any(a in low for a in _MINIMAL)
+
+
+def may_hold_secret(data: bytes) -> bool:
+    """False only if no string inside ``data`` (UTF-8 text or JSON) has a fast-path trigger."""
+    found = scan(data)
+    return _may_hold_secret_slow(data) if found is None else bool(found)
+
+
+def value_may_hold_secret(value: Any) -> bool:
+    """False only if no string of ``value`` (values and keys, at any depth) can be redacted.
+
+    One scan of its compact JSON instead of a check per string. A value orjson cannot
+    encode (a lone surrogate, a huge integer, a non-string key) answers True: the
+    caller's string-by-string redaction decides.
+    """
+    try:
+        data = orjson.dumps(value)
+    except TypeError:
+        return True
+    return may_hold_secret(data)

@@ -1,0 +1,50 @@
+"""The dirty lease on a ``Slot`` row: a write for the slot is between "accepted" and "on
+disk and mirrored".
+
+Turn-loop state, owned here; readers (the summary pass) read ``Slot.dirty``. Set around
+every slot write, released by the writer that set it (its token is the expiry it wrote),
+and expiring after ``KIROCREW_SLOT_DIRTY_TTL`` seconds, so a writer killed mid-write
+cannot leave the slot dirty (and every summary pass refused) forever.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.utils import timezone
+
+from ..models import Slot
+
+
+def dirty_ttl() -> timedelta:
+    return timedelta(seconds=settings.KIROCREW_SLOT_DIRTY_TTL)
+
+
+def dirty_take(slot_id: int) -> datetime:
+    """Mark the slot dirty until the returned token (the lease's expiry).
+
+    Unconditional: writers overlap. The newest lease wins and only its writer clears it.
+    When it ends before an older overlapping writer the mark clears early, as the flag it
+    replaces did: a pass may then publish a summary the older write makes stale a moment
+    later, which the sidecar's sig shows and the next pass replaces.
+    """
+    until = timezone.now() + dirty_ttl()
+    Slot.objects.filter(pk=slot_id).update(dirty_until=until)
+    return until
+
+
+def dirty_release(slot_id: int, token: datetime) -> None:
+    Slot.objects.filter(pk=slot_id, dirty_until=token).update(dirty_until=None)
+
+
+@contextmanager
+def slot_dirty(slot_id: int) -> Iterator[None]:
+    """Hold the slot's dirty lease around one write."""
+    token = dirty_take(slot_id)
+    try:
+        yield
+    finally:
+        dirty_release(slot_id, token)
