@@ -68,7 +68,7 @@ STRICT_HELD_OUT = frozenset({"held-out-6"})
 # comparable from round to round. Only the batches named here are ever loaded: a batch
 # still being written or waiting for its one blind measurement is never in this tuple.
 BLIND_ROOT = ROOT / "tests" / "data" / "summary_quality_blind"
-SEPARATE_BATCHES = ("held-out-7", "held-out-8")
+SEPARATE_BATCHES = ("held-out-7", "held-out-8", "held-out-9")
 
 Payload = dict[str, Any]
 Predictor = Callable[[Sequence[TranscriptTurn]], Payload | None]
@@ -186,7 +186,9 @@ def extract(records: list[dict[str, Any]]) -> list[TranscriptTurn]:
 def normalize(raw: object) -> Payload | None:
     from summaries.core.payload import normalize_payload
 
-    return normalize_payload(raw)
+    payload = normalize_payload(raw)
+    # The payload is a typed model; the scoring below reads the stored (JSON) form.
+    return None if payload is None else payload.model_dump(mode="json")
 
 
 def state_of(status: object, verified: object) -> str:

@@ -33,13 +33,10 @@ def _caller(request: HttpRequest) -> Any:
 )
 def get_summary(request: HttpRequest, slot: str) -> dict[str, Any]:
     caller = _caller(request)
-    # The polled read: one precompiled query when the caller may read the slot. Anything
-    # else (a bad name, a missing or foreign slot) takes the shared lookup, which answers
-    # with its 400 or its audited 404 exactly as every other route does.
+    # The polled read: one precompiled query, then the shared ownership check on what it
+    # read (a bad name, a missing or foreign slot: its 400 or its audited 404).
     found = slot_for_summary_read(slot) if is_valid_slot_name(slot) else None
-    if found is None or (caller.app is not None and found.app_id != caller.app.pk):
-        found = slot_for_caller(caller, slot, operation="slot_summary_read")
-    return summary_body(found)
+    return summary_body(slot_for_caller(caller, slot, operation="slot_summary_read", found=found))
 
 
 Refusal = tuple[int, str, str]  # HTTP status, error code, message

@@ -10,7 +10,6 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from .runtime import summary_config
 from .state import summary_state_reap
 from .tasks import summary_dispatch
 
@@ -18,15 +17,13 @@ log = logging.getLogger(__name__)
 
 
 def on_turn_ended(sender: Any, *, slot_name: str, **_: Any) -> None:
-    """Queue the gated pass: the gate (stop reason, cadence…) runs in the pass, which
-    never runs inside the turn end's request (``tasks.summary_dispatch``, ``worker.py``).
+    """Queue the gated pass. The gate (enabled, stop reason, cadence…) is asked once, by
+    the pass, which never runs inside the turn end's request (``tasks.summary_dispatch``,
+    ``worker.py``): a switched-off summarizer costs one queued no-op, never a second rule.
 
     A broker that is down, or an inline pass failing before its own containment, is
     logged and never fails the turn end, nor the receivers after this one.
     """
-    if not summary_config().enabled:
-        log.debug("Session summary skipped for %s: disabled", slot_name)
-        return
     try:
         summary_dispatch(slot_name)
     except Exception:

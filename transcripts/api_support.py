@@ -70,20 +70,32 @@ def slot_gone(slot: Slot) -> bool:
     return not get_store().exists(slot.session.key) or not Slot.objects.filter(pk=slot.pk).exists()
 
 
-def slot_for_caller(caller: CallerLike, name: str, *, operation: str) -> Slot:
-    """The slot ``name`` if ``caller`` may reach it; else the one 404 for missing and denied."""
+def _reaches(caller: CallerLike, slot: Slot) -> bool:
+    """A dashboard user reaches every slot; an app only its own."""
+    return caller.app is None or slot.app_id == caller.app.pk
+
+
+def slot_for_caller(
+    caller: CallerLike, name: str, *, operation: str, found: Slot | None = None
+) -> Slot:
+    """The slot ``name`` if ``caller`` may reach it; else the one 404 for missing and denied.
+
+    THE ownership check: every route asks it. ``found`` is the slot a route already read
+    with its own cheaper query; it is used only when the caller reaches it, so a foreign
+    slot costs the same queries as a missing one (no timing difference to probe).
+    """
     if not is_valid_slot_name(name):
         raise ApiError(
             400, "invalid_slot_name", "slot names match [A-Za-z0-9][A-Za-z0-9._:-]{0,127}"
         )
-    # .filter()[:1]: one SELECT and no exception object on either branch; the name is unique.
+    if found is not None and found.name == name and _reaches(caller, found):
+        return found
+    # .filter()[:1]: one SELECT and no exception object on either branch; names are unique.
     slot = next(iter(Slot.objects.select_related("session", "app").filter(name=name)[:1]), None)
-    if caller.app is None:  # a dashboard user reaches every slot: nothing to hide
-        if slot is None:
-            raise slot_not_found()
+    if slot is not None and _reaches(caller, slot):
         return slot
-    if slot is not None and slot.app_id == caller.app.pk:
-        return slot
+    if caller.app is None:  # a dashboard user reaches every slot: missing, nothing to hide
+        raise slot_not_found()
     # Missing and denied: the same record call (one upsert), then the same 404.
     security_event_record(
         caller=caller.label,

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from summaries.core.gate import PassResult
 from summaries.core.sidecar import INTENTS, sidecar_path
 from tests.fixtures.summaries import CountingBackend
 from transcripts.core.store import TranscriptStore
@@ -187,10 +188,13 @@ class PassCounter:
     def __init__(self, real: Callable[..., Any]) -> None:
         self.real = real
         self.calls: list[str] = []
+        self.outcomes: list[Any] = []
 
     def __call__(self, *, slot_name: str, force: bool = False) -> Any:
         self.calls.append(slot_name)
-        return self.real(slot_name=slot_name, force=force)
+        outcome = self.real(slot_name=slot_name, force=force)
+        self.outcomes.append(outcome)
+        return outcome
 
 
 @pytest.fixture
@@ -244,7 +248,7 @@ def test_turn_end_returns_the_slot_and_dispatches_exactly_one_pass(
     assert summary["stale"] is False
 
 
-def test_turn_end_dispatches_nothing_when_summaries_are_off(
+def test_turn_end_spends_nothing_when_summaries_are_off(
     owner: Persona,
     s1: Slot,
     store: TranscriptStore,
@@ -256,7 +260,9 @@ def test_turn_end_dispatches_nothing_when_summaries_are_off(
         run_turn(owner, "one", "a")
         response = run_turn(owner, "two", "b")
     assert response.status_code == 200
-    assert passes.calls == []
+    # The gate is asked once, by the pass (issue 10): it refuses, the model is never called.
+    assert passes.calls == ["s1", "s1"]
+    assert all(o.reason is PassResult.DISABLED for o in passes.outcomes)
     assert counting_backend.calls == 0
     assert not sidecar_path(store.root, "dashboard:s1", INTENTS).exists()
 

@@ -5,8 +5,9 @@ commit (here ``import_transcripts``: a clean turn end, then rows appended by ``-
 becomes frames in THAT process, crosses Redis, and arrives at a WebSocket client connected
 to a separate daphne process. With the in-memory layer these frames would be lost.
 
-Dedicated resources as in ``test_services_e2e``: a fresh PostgreSQL database, two Redis
-database numbers flushed around the test, a ``KIROCREW_HOME`` under ``tmp_path``.
+Dedicated resources as in ``test_services_e2e`` (the ``conftest`` fixtures): a fresh
+PostgreSQL database, two Redis database numbers flushed around the test, a
+``KIROCREW_HOME`` under ``tmp_path``.
 """
 
 from __future__ import annotations
@@ -20,17 +21,7 @@ import httpx
 import pytest
 from websockets.sync.client import connect as ws_connect
 
-from tests.e2e.test_services_e2e import (  # noqa: F401 (pg_url, redis_urls: fixtures)
-    BIN,
-    Proc,
-    _health,
-    free_port,
-    manage,
-    pg_url,
-    recv_until,
-    redis_urls,
-    wait_for,
-)
+from tests.e2e.processes import BIN, Proc, free_port, health, manage, recv_until, wait_for
 from tests.transcripts.agents.helpers import CLAUDE_FILE, CLAUDE_SID, copy_tree
 
 pytestmark = [pytest.mark.services, pytest.mark.slow, pytest.mark.timeout(180)]
@@ -41,8 +32,8 @@ SLOT = f"claude:{CLAUDE_SID}"  # an imported Claude Code session's slot is its k
 
 def test_frames_from_a_command_process_reach_a_socket_on_the_server(
     tmp_path: Path,
-    pg_url: str,  # noqa: F811
-    redis_urls: tuple[str, str],  # noqa: F811
+    pg_url: str,
+    redis_urls: tuple[str, str],
 ) -> None:
     logs = tmp_path / "logs"
     logs.mkdir()
@@ -76,7 +67,7 @@ def test_frames_from_a_command_process_reach_a_socket_on_the_server(
     bearer = {"Authorization": f"Bearer {token}"}
     try:
         with httpx.Client(base_url=f"http://127.0.0.1:{port}", headers=bearer, timeout=30) as api:
-            wait_for("daphne to answer", lambda: _health(api), within=30, procs=[daphne])
+            wait_for("daphne to answer", lambda: health(api), within=30, procs=[daphne])
             with ws_connect(
                 f"ws://127.0.0.1:{port}/ws/dashboard/", additional_headers=bearer, open_timeout=10
             ) as ws:

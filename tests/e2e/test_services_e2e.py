@@ -16,28 +16,31 @@ before and after), a ``KIROCREW_HOME`` under ``tmp_path`` and every process grou
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import re
 import secrets
 import signal
-import socket
-import subprocess
-import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 import psycopg
 import pytest
-import redis
 from websockets.sync.client import ClientConnection
 from websockets.sync.client import connect as ws_connect
 
+from tests.e2e.processes import (
+    BIN,
+    Proc,
+    free_port,
+    health,
+    manage,
+    recv_until,
+    wait_for,
+)
 from tests.summaries import fake_openai_server
 from tests.summaries.fake_openai_server import Behaviour, FakeOpenAIServer
 
@@ -45,8 +48,6 @@ pytestmark = [pytest.mark.services, pytest.mark.slow, pytest.mark.timeout(240)]
 
 fake_openai = fake_openai_server.fake_openai
 
-ROOT = Path(__file__).resolve().parents[2]
-BIN = Path(sys.executable).parent
 MARKER_TTL = 6  # seconds: the killed pass's marker outlives its worker this long
 VISIBILITY = 8  # seconds: an unacked task is redelivered once it is this old
 TASK_RECEIVED = re.compile(r"Task summaries\.summarize_slot\[([0-9a-f-]+)\] received")
@@ -76,132 +77,7 @@ SECOND = json.dumps(
 )
 
 
-# --------------------------------------------------------------------------- infrastructure
-
-
-def _with_path(url: str, path: str) -> str:
-    parts = urlsplit(url)
-    return urlunsplit((parts.scheme, parts.netloc, path, "", ""))
-
-
-@pytest.fixture
-def pg_url() -> Iterator[str]:
-    """A fresh PostgreSQL database on the server DATABASE_URL names; dropped afterwards."""
-    server = os.environ["DATABASE_URL"]
-    name = f"kirocrew_e2e_{secrets.token_hex(4)}"
-    admin = _with_path(server, "/postgres")
-    with psycopg.connect(admin, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
-    try:
-        yield _with_path(server, f"/{name}")
-    finally:
-        with psycopg.connect(admin, autocommit=True) as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-
-
-@pytest.fixture
-def redis_urls() -> Iterator[tuple[str, str]]:
-    """(channel layer URL, broker URL): two dedicated database numbers, flushed around."""
-    server = os.environ["REDIS_URL"]
-    numbers = os.environ.get("KIROCREW_E2E_REDIS_DBS", "14,15").split(",")
-    urls = (_with_path(server, f"/{int(numbers[0])}"), _with_path(server, f"/{int(numbers[1])}"))
-
-    def flush() -> None:
-        for url in urls:
-            client = redis.Redis.from_url(url)
-            try:
-                client.flushdb()
-            finally:
-                client.close()
-
-    flush()
-    try:
-        yield urls
-    finally:
-        flush()
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-class Proc:
-    """A child in its own process group, output to a log file."""
-
-    def __init__(self, name: str, argv: list[str], env: dict[str, str], logs: Path) -> None:
-        self.name = name
-        self.log_path = logs / f"{name}.log"
-        self._log = self.log_path.open("wb")
-        self.popen = subprocess.Popen(
-            argv,
-            cwd=ROOT,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=self._log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-
-    def output(self) -> str:
-        return self.log_path.read_text(errors="replace")
-
-    def alive(self) -> bool:
-        return self.popen.poll() is None
-
-    def kill(self, sig: int = signal.SIGKILL) -> None:
-        """Signal the whole group (any child it forked too) and reap the leader."""
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(self.popen.pid, sig)
-        try:
-            self.popen.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            os.killpg(self.popen.pid, signal.SIGKILL)
-            self.popen.wait(timeout=10)
-        self._log.close()
-
-    def stop(self) -> None:
-        """SIGTERM, then SIGKILL if it lingers; never raises."""
-        if self.alive():
-            try:
-                os.killpg(self.popen.pid, signal.SIGTERM)
-                self.popen.wait(timeout=5)
-            except (ProcessLookupError, subprocess.TimeoutExpired):
-                pass
-        self.kill()
-
-
-def wait_for(what: str, check: Callable[[], Any], *, within: float, procs: list[Proc]) -> Any:
-    """Poll ``check`` until it returns something truthy; fail with the processes' logs."""
-    deadline = time.monotonic() + within
-    while True:
-        value = check()
-        if value:
-            return value
-        for proc in procs:
-            if not proc.alive():
-                pytest.fail(
-                    f"{proc.name} exited while waiting for {what}:\n{proc.output()[-4000:]}"
-                )
-        if time.monotonic() > deadline:
-            tails = "\n".join(f"--- {p.name}\n{p.output()[-3000:]}" for p in procs)
-            pytest.fail(f"timed out after {within}s waiting for {what}\n{tails}")
-        time.sleep(0.1)
-
-
-def manage(env: dict[str, str], *args: str) -> str:
-    result = subprocess.run(
-        [str(BIN / "python"), "manage.py", *args],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=90,
-        check=False,
-    )
-    assert result.returncode == 0, (args, result.stdout[-2000:], result.stderr[-2000:])
-    return result.stdout
+# --------------------------------------------------------------------------- the stack
 
 
 class Stack:
@@ -305,24 +181,6 @@ def stack(
 # --------------------------------------------------------------------------- the client side
 
 
-def recv_until(
-    ws: ClientConnection, done: Callable[[dict[str, Any]], bool], within: float
-) -> list[dict[str, Any]]:
-    seen: list[dict[str, Any]] = []
-    deadline = time.monotonic() + within
-    while True:
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            raise AssertionError(f"no matching frame within {within}s; saw {seen}")
-        try:
-            frame = json.loads(ws.recv(timeout=remaining))
-        except TimeoutError:
-            continue
-        seen.append(frame)
-        if done(frame):
-            return seen
-
-
 def summary_frame(slot: str) -> Callable[[dict[str, Any]], bool]:
     return lambda f: f == {"type": "session_summary", "data": {"key": slot}}
 
@@ -366,7 +224,7 @@ def test_worker_summary_reaches_the_socket_and_survives_a_sigkill_mid_pass(
     daphne = stack.start_daphne()
     bearer = {"Authorization": f"Bearer {token}"}
     with httpx.Client(base_url=stack.base, headers=bearer, timeout=30) as api:
-        wait_for("daphne to answer", lambda: _health(api), within=30, procs=[daphne])
+        wait_for("daphne to answer", lambda: health(api), within=30, procs=[daphne])
         worker = stack.start_worker()
         with ws_connect(
             f"ws://127.0.0.1:{stack.port}/ws/dashboard/", additional_headers=bearer, open_timeout=10
@@ -480,10 +338,3 @@ def _scenario(
     assert response.status_code == 200, response.text
     assert response.json()["intents"][0]["title"] == "Paginate the export"
     assert len(fake_openai.requests) == 3
-
-
-def _health(api: httpx.Client) -> bool:
-    try:
-        return api.get("/api/health").status_code == 200
-    except httpx.TransportError:
-        return False

@@ -1,7 +1,7 @@
 """Every secret family the redaction package knows, as the summary tests paste them.
 
 The families come from the package's rule table (``patterns.RULES``), each with the
-positive sample the redaction tests keep for it (``tests/transcripts/test_redaction.py``
+positive sample the redaction tests keep for it (``tests/transcripts/test_redaction_rules.py``
 checks that every rule has one), so a family added to the table is covered here without
 an edit. A leak is looked for as any 10-character piece of the secret, in any case: a
 cut that keeps part of a token, or a shaper that changes a letter's case, still shows.
@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from tests.transcripts.test_redaction import SAMPLES
+from tests.transcripts.redaction_rule_samples import SAMPLES
 from transcripts.core.redaction import patterns, redact_credentials, redact_text
 
 PIECE = 10  # long enough that no prose or tag around a secret holds one by chance

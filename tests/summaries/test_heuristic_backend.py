@@ -98,7 +98,7 @@ class TestBackend:
         reply = HeuristicBackend().generate("ignored prompt", self.TURNS)
         normalized = normalize_payload(json.loads(reply))
         assert normalized is not None
-        (intent,) = normalized["intents"]
+        (intent,) = normalized.model_dump(mode="json")["intents"]
         assert intent["state"] == "done"
         assert set(intent) >= {"title", "initial_intent", "progress", "next_steps", "ranges"}
 

@@ -17,8 +17,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.transcripts.redaction_rule_samples import SAMPLES
 from tests.transcripts.redaction_samples import COVERAGE_SAMPLES
-from tests.transcripts.test_redaction import SAMPLES
 from transcripts.core.redaction import patterns as P
 from transcripts.core.redaction import prefilter, redact_value
 from transcripts.core.redaction.views import _might_contain_secret, _View

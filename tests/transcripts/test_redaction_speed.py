@@ -14,8 +14,8 @@ import string
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.transcripts.redaction_rule_samples import SAMPLES
 from tests.transcripts.redaction_samples import COVERAGE_SAMPLES
-from tests.transcripts.test_redaction import SAMPLES
 from transcripts.core.redaction import patterns as P
 from transcripts.core.redaction import redact_text
 from transcripts.core.redaction.views import (

@@ -53,6 +53,12 @@ RESPONSE_FORMAT: Final = {
     "type": "json_schema",
     "json_schema": {"name": "intent_summary", "schema": reply_json_schema(), "strict": False},
 }
+#: What a server without structured output gets instead: it refuses ``json_schema`` with a
+#: 400 (or 422) naming the parameter, and the request is sent once more with this.
+JSON_OBJECT_FORMAT: Final = {"type": "json_object"}
+#: The refusals that mean "this server does not know json_schema": never a 5xx, which
+#: is retried as transient, nor 401/403/404, which no other format would cure.
+_FORMAT_REFUSALS: Final = frozenset({400, 422})
 
 
 class OpenAISettings(Protocol):
@@ -143,6 +149,8 @@ class OpenAIBackend:
         # A key copied from an env file often carries a trailing newline, which
         # httpx would reject as an illegal header value; blank means "no key".
         self._api_key = (api_key or "").strip()
+        # Until the server refuses it: then JSON_OBJECT_FORMAT for this backend's lifetime.
+        self._schema_ok = True
 
     def __repr__(self) -> str:
         # Spelled out so the key can never reach a log through repr().
@@ -160,7 +168,7 @@ class OpenAIBackend:
             ],
             "temperature": 0,
             "max_tokens": self.max_tokens,
-            "response_format": RESPONSE_FORMAT,
+            "response_format": RESPONSE_FORMAT if self._schema_ok else JSON_OBJECT_FORMAT,
         }
         headers = {
             "Accept": "application/json",
@@ -180,6 +188,21 @@ class OpenAIBackend:
         try:
             for attempt in range(1, ATTEMPTS + 1):
                 try:
+                    return self._attempt(client, body, headers)
+                except BackendHTTPError as exc:
+                    if exc.status not in _FORMAT_REFUSALS or not self._schema_ok:
+                        raise
+                    # Structured output is optional for OpenAI-compatible servers (older
+                    # vLLM, llama.cpp, proxies): ask this backend's server for a plain
+                    # JSON object from now on, and the normalizer copes with the rest.
+                    log.info(
+                        "summary backend %s: server refused json_schema output (HTTP %d); "
+                        "asking for a JSON object instead",
+                        self.name,
+                        exc.status,
+                    )
+                    self._schema_ok = False
+                    body["response_format"] = JSON_OBJECT_FORMAT
                     return self._attempt(client, body, headers)
                 except BackendError as exc:
                     if attempt == ATTEMPTS or not _is_transient(exc):

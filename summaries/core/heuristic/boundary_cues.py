@@ -10,12 +10,15 @@ turn that reports on it).
 
 from __future__ import annotations
 
+import re
+
 from summaries.core.heuristic import lexicon as lx
 from summaries.core.heuristic.draft import CONTINUES, Draft
+from summaries.core.heuristic.evidence import Ev, reply_evidence
 from summaries.core.heuristic.exchanges import Exchange
 from summaries.core.heuristic.segstate import LOOKBACK, SegState
 from summaries.core.heuristic.signals import UserSignals
-from summaries.core.heuristic.words import content_words
+from summaries.core.heuristic.words import content_words, ticket_keys
 
 # Share of a request's distinctive words known to the current intent below which an
 # unmarked request is a new topic.
@@ -60,9 +63,12 @@ def continues_closed(sig: UserSignals, cur: Draft, text: str, *, gap: bool = Fal
         return sig.resume or sig.correction or cur.sim(sig.words) >= CONTINUES
     if gap:
         return reports_on(sig, cur, text)
+    # "also the queue alert threshold, 500 -> 2000" after the commit: a second deliverable
+    # beside the closed one, when it shares no word with it
+    beside = bool(lx.ADDITIVE.search(text.lower())) and not sig.words & cur.vocab
     return (
         reports_on(sig, cur, text)
-        or (sig.continuation and not sig.pivot_weak)
+        or (sig.continuation and not sig.pivot_weak and not (cur.closed and beside))
         or cur.related(sig.words)
     )
 
@@ -83,6 +89,8 @@ def reports_on(sig: UserSignals, cur: Draft, text: str) -> bool:
         or sig.claims_works  # "export ran fine overnight": a report on the work just closed
         # "main is red now", "still flaky": the closed work is broken after all
         or (sig.regression and (bool(sig.words & cur.vocab) or subjectless(text)))
+        # "the nightly fail, the test same one": a failure told in the work's own words
+        or (sig.problem and "?" not in text and cur.sim(sig.words) >= CONTINUES)
         or sig.refers_back
         or names_its_work(text, cur)
     )
@@ -144,6 +152,84 @@ def ref_owner_of(st: SegState, sig: UserSignals) -> Draft | None:
     return next(iter(owners.values())) if len(owners) == 1 else None
 
 
+def open_named(st: SegState, text: str) -> Draft | None:
+    """ "the slack thing. finish it": a definite reference to what the person named in an
+    older intent left unfinished, a word they never used in the work in hand."""
+    cur = st.current
+    named = content_words(" ".join(lx.DEFINITE.findall(text.lower())))
+    if cur is None or not named or named & cur.user_words:
+        return None
+    owners = [
+        d
+        for d in st.drafts[-LOOKBACK:]
+        if d is not cur and not d.dropped and not finished(d) and named & d.user_words
+    ]
+    return owners[-1] if len(owners) == 1 else None
+
+
+# The close steps by the words every language borrows for them: "commit", "PR", "push".
+_CLOSE_WORD = re.compile(
+    r"\b(commit\w*|push\w*|merge\w*|pr|mr|pull request|deploy\w*|release\w*|tag\w*)\b",
+    re.IGNORECASE,
+)
+
+
+def closes_earlier_work(st: SegState, ex: Exchange) -> Draft | None:
+    """The reply to the turn commits, pushes or opens a PR and changes nothing new: the turn
+    asked to close work already done, in whatever language: the work in hand, or when nothing
+    was done for that (an add-on only discussed), the intent before it."""
+    cur = st.current
+    kinds = {ev.kind for reply in ex.replies for ev in reply_evidence(reply)}
+    if cur is None or Ev.CLOSE not in kinds or kinds & {Ev.CHANGE, Ev.DOC_CHANGE}:
+        return None
+    if cur.worked:
+        return None if cur.closed or cur.dropped else cur
+    if cur.turns != set(range(cur.origin, ex.turn)) or not _CLOSE_WORD.search(ex.text):
+        # resumed or interrupted: no single intent came just before it; and only a turn
+        # that names the close ("Hazle commit", "Abre um PR") hands back earlier work
+        return None
+    before = next((d for d in st.drafts if cur.origin - 1 in d.turns), None)
+    if before is not None and before.worked and not (before.closed or before.dropped):
+        return before
+    return None
+
+
+# Amounts, counts, ids: "412 twice...", "the 19.99 one". Numbers are no content words (most
+# are noise), but one the person repeats from the reply just given points at that reply.
+_NUMBER = re.compile(r"(?<![\w.,])\d+(?:[.,]\d+)*(?![\w])")
+
+
+def _numbers(text: str) -> set[str]:
+    """Each number and its whole part ("412.00" is also "412")."""
+    out: set[str] = set()
+    for n in _NUMBER.findall(text):
+        out |= {n, re.split(r"[.,]", n)[0]}
+    return {n for n in out if len(n) >= 3}
+
+
+def echoes_reply(cur: Draft, ex: Exchange) -> bool:
+    """The turn repeats a number from the reply to the turn just before it (part of the work
+    in hand): a follow-up on what that reply reported, in any language."""
+    if not cur.entries or cur.entries[-1].turn != ex.turn - 1:
+        return False
+    said = _numbers(ex.text)
+    if not said:
+        return False
+    shown = {n for r in cur.entries[-1].replies for n in _numbers(r)}
+    # "what's new in 1.9?" after "db-r3 runs 1.9.1": a version names its own releases too
+    return any(n == m or m.startswith(n + ".") for n in said for m in shown)
+
+
+def new_ticket(st: SegState, sig: UserSignals) -> bool:
+    """ "ok and LUM-320 the onboarding text has a typo" while LUM-318 is in hand: a ticket key
+    no intent has seen, beside a different key the work in hand was asked under."""
+    cur = st.current
+    said = ticket_keys(sig.words)
+    if cur is None or not said or any(k in st.ref_owner for k in said):
+        return False
+    return bool(ticket_keys(cur.user_words) - said)
+
+
 def finished(draft: Draft) -> bool:
     return not draft.dropped and (draft.closed or draft.settled or draft.made)
 
@@ -154,12 +240,32 @@ def runs_again(older: Draft, sig: UserSignals, ex: Exchange) -> bool:
     return ex.gap_before and finished(older) and not reports_on(sig, older, ex.text)
 
 
+def _opening_words(draft: Draft) -> frozenset[str]:
+    return draft.entries[0].sig.words if draft.entries else frozenset()
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.lower().split()).rstrip(" ?!.")
+
+
 def asks_again(st: SegState, sig: UserSignals, ex: Exchange) -> bool:
     """After a day-scale pause, the person's own words for finished work, more than for the
     work in hand: a routine asked for again ("today's reconciliation run pls")."""
     cur = st.current
     if not sig.words or cur is None:
         return False
+    said = _norm(ex.text)
+    for draft in st.drafts[-LOOKBACK:]:
+        # "nightly ok?" word for word as a finished intent opened, on a later day: the
+        # routine again, however many words the work in hand shares with it
+        if draft is not cur and draft.entries and _norm(draft.entries[0].text) == said:
+            return runs_again(draft, sig, ex)
+    opened = _opening_words(cur)
+    if 3 * len(sig.words & opened) >= 2 * len(sig.words) and runs_again(cur, sig, ex):
+        # "morning. backup" the day after "morning, backup check as usual" was done: the
+        # routine in hand asked for again is a new run of it, not more of the old one (a
+        # turn mostly in new words, "dashboard shows no data", reports on it instead)
+        return True
     mine = len(sig.words & cur.user_words)
     for draft in st.drafts[-LOOKBACK:]:
         shared = len(sig.words & draft.user_words)

@@ -25,6 +25,9 @@ from summaries.core.transcript_turn import TranscriptTurn
 _I = re.IGNORECASE
 _FILLER = re.compile(
     r"^\W*((ok(ay)?|so|hey|hi|hmm|ugh|eh|ah|right|fine|now|next|first|also|and|then|please"
+    # greetings, in the languages people write to us in: "Hello again.", "Bom dia!"
+    r"|hello( again)?|hi there|(good )?morning|hallo|moin|hola|buenos d[ií]as|salut|bonjour"
+    r"|bom dia|ol[áa]|ciao"
     r"|actually|instead|btw|side question|quick question|one more thing|last thing|great|nice"
     r"|good|cool|perfect|thanks|different topic|unrelated|separately|on (a|an) \w+ note"
     r"|switching to|let'?s switch to|moving on( to)?|recap|but|question|i'?m trying to"
@@ -43,7 +46,9 @@ _NOT_RUN = re.compile(r"\b(haven'?t|not yet|didn'?t|can'?t) (yet )?(run|ran|test
 
 
 _WEAK_END = re.compile(
-    r"(\s+(the|a|an|of|to|for|from|with|in|on|at|and|or|that|this|it|instead))+$", _I
+    r"(\s+(the|a|an|of|to|for|from|with|in|on|at|and|or|that|this|it|instead|like|such as"
+    r"|e\.g\.|de|la|le|les|des|du|der|die|das|den|el|los|las|em|para|com|und|et|y))+$",
+    _I,
 )
 
 
@@ -108,11 +113,21 @@ def fit_phrase(core: str, limit: int = _TITLE_MAX) -> str:
             # never inside brackets: a cut must not split a "[REDACTED: ...]" tag
             if 0 < m.start() <= limit and not _in_brackets(core, m.start())
         ]
-        heads = [h for h in heads if len(content_words(h)) >= 2 and not _ENDS_ON_LINK.search(h)]
+        heads = [
+            h
+            for h in heads
+            if len(content_words(h)) >= 2 and not _ENDS_ON_LINK.search(h) and _balanced(h)
+        ]
         if heads:
             return heads[-1]
     cut = core[: limit + 1]
-    return cut[: cut.rfind(" ")] if " " in cut else cut[:limit]
+    spaces = [i for i, c in enumerate(cut) if c == " " and _balanced(cut[:i])]
+    return cut[: spaces[-1]] if spaces else cut[:limit]
+
+
+def _balanced(head: str) -> bool:
+    """No bracket or code quote left open: "exports for 2025 (csv in s3" is cut inside one."""
+    return head.count("(") <= head.count(")") and head.count("`") % 2 == 0
 
 
 def title_for(text: str) -> str:
@@ -260,6 +275,10 @@ def _next_steps(draft: Draft, v: Verdict) -> list[dict[str, str]]:
     return steps
 
 
+# The longest closing paragraph read for a question followed by its consequences.
+_PENDING_TAIL = 600
+
+
 def pending_decision(exchanges: Sequence[Exchange]) -> tuple[int, str] | None:
     """The session's last word is the assistant's question or its options, unanswered.
 
@@ -279,6 +298,12 @@ def pending_decision(exchanges: Sequence[Exchange]) -> tuple[int, str] | None:
     if tail.endswith("?"):
         asked = sentences(tail)
         return last.turn, (asked[-1] if asked else tail)
+    # "does the rollup recompute every day? If it does, I'd add ...; if not, it stands": the
+    # question the answer waits on, followed only by what each answer would change
+    asked = sentences(tail)
+    questions = [s for s in asked[-3:] if s.rstrip("*_` )").endswith("?")]
+    if questions and len(tail) <= _PENDING_TAIL:
+        return last.turn, questions[-1]
     return None
 
 

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from summaries.core.heuristic.exchanges import Exchange
 from summaries.core.heuristic.lexicon import FACT_LEAD, NO_CHANGE_YET
 from summaries.core.heuristic.signals import is_work_order
-from summaries.core.heuristic.words import clip, sentences
+from summaries.core.heuristic.words import clip, content_words, sentences
 
 MAX_CONSTRAINTS = 5  # "at most a handful": a long list stops being read
 
@@ -37,12 +37,22 @@ _NAME_FIX = re.compile(
     r"\b(it'?s|is called|named|is)\s+`?[\w./:@-]+`?,?\s+not\s+`?[\w./:@-]+"
     r"|\b(got|was|been|is) renamed\b|\bis `[^`]+` now\b|\b(was|got|been) (removed|replaced)\b"
     r"|\b(is|are) (now )?(called|named) [\w./:@`-]+( now)?\b|\bnow (called|named)\b"
-    r"|\b(we|i|they|it got|was) renamed (\S+ ){0,2}to\b",
+    r"|\b(we|i|they|it got|was) renamed (\S+ ){0,2}to\b"
+    r"|\b(isn'?t|is not|aren'?t|are not) (called|named) \S+,? (it'?s|they'?re)\b",
     _I,
 )
 # "we always run tests with `make test`, never bare pytest": a standing rule about a command.
+# The words for "always" and "never" in the languages people write to us in (a thin layer:
+# the command or flag beside them is what makes the sentence a rule).
+_ALWAYS_WORDS = (
+    r"always|never|only ever|must always|must never|immer|niemals|nie|toujours|jamais"
+    r"|siempre|nunca|sempre|mai"
+)
 _ALWAYS_NEVER = re.compile(
-    r"\b(always|never|only ever|must always|must never)\b[^.;]{0,60}(`[^`]+`|--?[a-z][\w-]+)", _I
+    rf"\b({_ALWAYS_WORDS})\b[^.;]{{0,60}}(`[^`]+`|(?<![\w-])--?[a-z][\w-]+)"
+    # "se fait avec `./deploy.sh staging`, jamais avec kubectl": the command, then the word
+    rf"|(`[^`]+`|(?<![\w-])--[a-z][\w-]+)[^.;]{{0,12}}\b({_ALWAYS_WORDS})\b",
+    _I,
 )
 # "staging deploys only work from the VPN": a condition the environment imposes.
 _CONDITION = re.compile(
@@ -85,7 +95,7 @@ _OPS = re.compile(
 # "prod only changes through argocd", "only deploy via the pipeline", "don't helm upgrade
 # prod directly": the one sanctioned path.
 _ONLY_PATH = re.compile(
-    r"\bonly (\w+ ){0,2}(through|via|from|with|using|by)\b|\b(don'?t|never"
+    r"\b(only|always) (\w+ ){0,2}(through|via|from|with|using|by|to)\b|\b(don'?t|never"
     r"|do not) [^.;]{0,40}\bdirectly\b"
     r"|\bwe use \S+,? not\b|\buse \S+,? (not|never) \S+",
     _I,
@@ -98,6 +108,17 @@ _MOVED_FACT = re.compile(
     r"|\b(is|are) gone\b[^.;]{0,40}\bnow\b|\b(runs|lives|sits|is hosted) on\b[^.;]{1,40}\bnow\b",
     _I,
 )
+# "batch jobs run only between 01:00 and 05:00", "maintenance window is sat 23:00-02:00",
+# "deploys are frozen on fridays", "only run on saturday": when something may happen.
+_WINDOW = re.compile(
+    r"\bonly (\w+ ){0,2}(between|after|before|during|on|at) [^.;]{0,30}"
+    r"(\d{1,2}:\d{2}|\b(mon|tue|wed|thu|fri|sat|sun)\w*|weekends?|nights?)\b"
+    r"|\bwindow (is|runs|opens|moved)\b[^.;]{0,20}\d{1,2}:\d{2}"
+    r"|\b(frozen|freeze|no deploys?) (on|during) \w+",
+    _I,
+)
+# "the admin interface must stay in english": a property the work must leave as it is
+_MUST_STAY = re.compile(r"\b(must|has to|have to|should|needs? to) (always )?(stay|remain)\b", _I)
 # "keep runs-on as it is": a standing instruction about a named setting
 _KEEP_AS = re.compile(r"\bkeep [\w./:@-]+ (as (it )?is|unchanged|that way|pinned)\b", _I)
 _PASTE = re.compile(r"```.*?(```|$)", re.S)
@@ -112,10 +133,10 @@ _TEMPORARY = re.compile(
 )
 _MISTYPED = re.compile(r"\b(mistyped|misspelled|typo in the name)\b", _I)
 _OWNERSHIP = re.compile(
-    r"\b\w+ owns? the\b|\bowned by\b|\bdon'?t touch (the|our) \w+"
+    r"\b(?!who\b)\w+ owns? the\b|\bowned by\b|\bdon'?t touch (the|our) \w+"
     r"|\bnever (push|commit|deploy|touch|edit)\b"
     # "he owns prod airflow deploys", "finance (Marta) runs anything that touches balances"
-    r"|\b(he|she|they|\w+\)?) owns\b"
+    r"|\b(he|she|they|(?!who\b)\w+\)?) owns\b|\b(he|she|they) own (that|this|the|those)\b"
     r"|\b(runs|handles|does|approves|signs off on|reviews) (anything|everything|all|any)\b"
     r"[^.;]{0,12}\b(that|which|touching|in|on|to do with)\b",
     _I,
@@ -141,7 +162,7 @@ _LEAD = re.compile(
 _KEY = re.compile(r"`[^`]+`|(?<![\w-])--?[a-z][\w-]*|\b\d{4,5}\b|\b[\w]+[-_./][\w./-]+\b", _I)
 # One sentence often carries two facts ("we deploy with X, and you must run Y first"); each
 # is kept or superseded on its own.
-_FACT_SPLIT = re.compile(r",\s+and\s+|;\s+|\.\s+|\?\s+")
+_FACT_SPLIT = re.compile(r",\s+and\s+|,\s+but\s+|;\s+|\.\s+|\?\s+")
 
 
 def _clause(sentence: str, at: int) -> str:
@@ -179,13 +200,19 @@ def _rule(sentence: str, turn_text: str) -> str | None:
     pair = _value_correction(sentence)
     if pair is not None and not is_work_order(sentence.split(",")[0]):
         return pair  # a statement, not an order ("port 6432, not 6543" is no "port X" order)
+    m = _OWNERSHIP.search(sentence)
+    if m:
+        # "ask Minh before changing the schema, he owns that table": who owns what is a
+        # standing fact even inside a request
+        return _clause(sentence, m.start())
+    if _WINDOW.search(sentence) or _MUST_STAY.search(sentence):
+        return sentence
+    if _ONLY_PATH.search(sentence) and _KEY.search(sentence):
+        return sentence  # "always via the bastion, jump.example.internal"
     if is_work_order(sentence) and not _EVERY_TIME.search(sentence):
         return None  # "upgrade X and make sure the migrations apply": about this work only
     if _OPS.search(sentence) and (_ONLY_PATH.search(sentence) or _STANDING_LEAD.search(sentence)):
         return sentence
-    m = _OWNERSHIP.search(sentence)
-    if m:
-        return _clause(sentence, m.start())
     if _PORT_FACT.search(sentence):
         return sentence
     if _MISTYPED.search(turn_text) and not _MISTYPED.search(sentence) and _KEY.search(sentence):
@@ -206,6 +233,12 @@ _VALUE_KINDS = (
 _NOW_WORD = re.compile(r"\b(now|jetzt|ahora|maintenant|agora|ora|nu)\b", _I)
 _NEGATED = re.compile(r"\b(not|nicht|no|pas|não|nao|non|kein|statt)\W+(\w+\W+)?$", _I)
 _PAIR_SPAN = 40
+# What sets the value that holds against the other: a negation, "instead", "the old", "was".
+_SETS_APART = re.compile(
+    r"\b(not|nicht|no|pas|não|nao|non|kein|statt|instead|rather|old|alte|ancien|viejo|was|war"
+    r"|correct|richtig|correcto|correto)\b|\bn'?t\b",
+    _I,
+)
 
 
 def _value_correction(sentence: str) -> str | None:
@@ -222,17 +255,24 @@ def _value_correction(sentence: str) -> str | None:
         ):  # "gpu-07 was retired, now is gpu-11"
             cut = max(between.rfind(", "), between.rfind("; "))
             return sentence[first.end() + cut + 2 :] if cut >= 0 else sentence[second.start() :]
+        if not (_SETS_APART.search(between) or _SETS_APART.search(sentence[second.end() :][:12])):
+            # "1) remove /v1/search 2) cache /v2/search": two values, no correction ("OPS-44,
+            # OPS-41 was the label printer" says which is the old one after it)
+            continue
         cut = between.find(",")
         return sentence[: first.end() + cut] if cut >= 0 else sentence[: first.end()]
     return None
 
 
+_RENAMED = re.compile(r"\b(renamed|is stale)\b", _I)
 _MOVED = re.compile(r"\b(renamed|moved|is now|are now|it'?s now|changed to|now)\b", _I)
 _PORT = re.compile(r"\b\d{4,5}\b")
 
 
 def _keys(text: str) -> set[str]:
     keys = {k.lower().strip(".") for k in _KEY.findall(text)}
+    if _WINDOW.search(text):
+        keys.add("<window>")
     # A rename or move restates a fact without naming the old value ("the flag got
     # renamed, it's --no-assets now"): it supersedes the earlier fact of its kind.
     if _MOVED.search(text):
@@ -244,7 +284,9 @@ def _keys(text: str) -> set[str]:
 
 
 def _kinds(text: str) -> set[str]:
-    return {k for k, rx in (("<flag>", _FLAG), ("<port>", _PORT)) if rx.search(text)}
+    kinds = {k for k, rx in (("<flag>", _FLAG), ("<port>", _PORT)) if rx.search(text)}
+    # a window stated again ("the window moved to Saturday 23:00") replaces the old one
+    return kinds | ({"<window>"} if _WINDOW.search(text) else set())
 
 
 # "the port is 5439, not 5432": a correction states the value that holds; the superseded one
@@ -259,23 +301,95 @@ def _shape(text: str) -> str:
     return clip(text[:1].upper() + text[1:], 160)
 
 
+def _is_standing(sentence: str) -> bool:
+    """Said of every run, not of the work in hand: a corrected value ("port 5439, not 5432")
+    is about the work and goes with it."""
+    return any(
+        rx.search(sentence) for rx in (_EVERY_TIME, _ALWAYS_NEVER, _OWNERSHIP, _WINDOW, _CONDITION)
+    )
+
+
+def states_rule_only(text: str) -> bool:
+    """The turn states a standing rule and asks nothing else ("Parfait, merci. Au fait, le
+    script doit toujours tourner avec --target test-pg"): every sentence is a rule or a few
+    words of thanks, whatever the language."""
+    if "?" in text:
+        return False
+    parts = [p for s in sentences(_PASTE.sub(" ", text)) for p in _FACT_SPLIT.split(s)]
+    parts = [p for p in parts if p.strip()]
+    rules = [p for p in parts if _rule(p, text) is not None and _is_standing(p)]
+    rest = [p for p in parts if p not in rules]
+    return bool(rules) and all(len(content_words(p)) <= 2 for p in rest)
+
+
+# A value with a unit: "--lock-timeout=5s" then "actually 3s".
+_DURATION = re.compile(r"(?<![\w.])\d+(?:\.\d+)?\s?(?:ms|s|sec|m|min|h)\b", _I)
+
+
+_PERSON_LEAD = re.compile(r"^\W*(he|she|they)\b", _I)
+# "One note for the future, since this bit me before: migrations are ...": a preamble of
+# words and no value before a colon; the rule is what follows it.
+_PREAMBLE = re.compile(r"^[^:`/\n]{8,80}?:\s+(?=\S)")
+
+
+def _after_preamble(rule: str) -> str:
+    m = _PREAMBLE.match(rule)
+    if m is None or _KEY.search(m.group(0)) or len(content_words(rule[m.end() :])) < 2:
+        return rule
+    return rule[m.end() :]
+
+
+def _restated(text: str, last: str | None) -> str | None:
+    """ "actually 3s" right after "always w/ --lock-timeout=5s": a short turn with one value
+    of the kind the rule just stated holds one, and no rule of its own, corrects that value."""
+    if last is None or len(text.split()) > 12 or "?" in text:
+        return None
+    for rx in (_DURATION, _PORT):
+        said, held = rx.findall(text), rx.findall(last)
+        if len(said) == 1 and len(held) == 1 and said[0] != held[0]:
+            return last.replace(held[0], said[0])
+    return None
+
+
 def extract_constraints(exchanges: Sequence[Exchange]) -> list[str]:
     found: list[tuple[str, set[str]]] = []
+    last: tuple[int, str] | None = None  # the latest rule and the turn that stated it
     for ex in exchanges:
         if ex.repeat_of is not None:
             continue  # a resend restates nothing new
         said = _PASTE.sub(" ", ex.text)  # a pasted log or trace states no rule of the person's
         parts = [p for s in sentences(said) for p in _FACT_SPLIT.split(s) if p.strip()]
+        if last is not None and last[0] == ex.turn - 1 and not any(_rule(p, said) for p in parts):
+            fixed = _restated(said, last[1])
+            if fixed is not None:
+                found = [(t, k) for t, k in found if t != last[1]]
+                found.append((fixed, _keys(fixed)))
+                last = (ex.turn, fixed)
+                continue
         for i, sentence in enumerate(parts):
             rule = _rule(sentence, ex.text)
             if rule is None and i and _MAKES_STANDING.search(sentence):
                 rule = f"{parts[i - 1].strip()}; {sentence.strip()}"
             if rule is None:
                 continue
+            if rule == sentence and _RENAMED.search(rule) and not _KEY.search(rule):
+                # "channel was renamed. its #etl-alerts now": the rename, with the name
+                near = parts[i + 1] if i + 1 < len(parts) else (parts[i - 1] if i else "")
+                rule = f"{sentence.strip()}; {near.strip()}" if near.strip() else rule
+            rule = _after_preamble(rule)
+            named = next((p for p in reversed(parts[:i]) if not is_work_order(p)), None)
+            if named and _PERSON_LEAD.match(rule):
+                # "Agnieszka approved #415. Please merge it. For the record: she owns ..."
+                rule = f"{named.strip()}; {rule}"
             keys = _keys(rule)
+            if rule != sentence and rule in sentence:
+                # "gpu-07 was retired, now is gpu-11" keeps only the clause that holds, but
+                # it replaces what was said of either value
+                keys |= _keys(sentence)
             # the latest statement of a fact wins over every earlier one about the same thing
             found = [(t, k) for t, k in found if not (keys and (k | _kinds(t)) & keys)]
             text = _shape(rule)
             if text and all(text != t for t, _ in found):
                 found.append((text, keys))
+                last = (ex.turn, text)
     return [t for t, _ in found][-MAX_CONSTRAINTS:]

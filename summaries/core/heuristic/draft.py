@@ -13,6 +13,8 @@ from summaries.core.heuristic.words import content_words, refs
 # Share of a turn's distinctive words already known to an intent at or above which the
 # turn is about that intent.
 CONTINUES = 0.5
+# Share of a long turn's words an intent must know for three shared words to relate them.
+RELATED_SHARE = 0.25
 
 
 class Role(Enum):
@@ -45,6 +47,7 @@ class Draft:
     settled: bool = False  # the last word on it was a close, a pass or the person's ok
     late_accept: bool = False  # accepted in the turn that moved on to the next intent
     made: bool = False  # the last word on it was a change reported made, nothing left open
+    worked: bool = False  # something was changed or run for it at some point
 
     def add(
         self,
@@ -89,6 +92,8 @@ class Draft:
                     self.closed = self.settled = self.made = False  # a failure reopens it
                 elif ev.kind in (Ev.OPEN, Ev.CHANGE):
                     self.settled = False
+                if ev.kind in (Ev.CHANGE, Ev.DOC_CHANGE, Ev.GREEN, Ev.RED):
+                    self.worked = True
                 if ev.kind in (Ev.CHANGE, Ev.DOC_CHANGE, Ev.OPEN):
                     self.made = ev.kind is not Ev.OPEN
 
@@ -96,8 +101,11 @@ class Draft:
         return len(words & self.vocab) / len(words) if words else 1.0
 
     def related(self, words: frozenset[str]) -> bool:
-        """Shares enough distinctive words: half of a short turn, or three of a long one."""
-        return self.sim(words) >= CONTINUES or len(words & self.vocab) >= 3
+        """Shares enough distinctive words: half of a short turn, or three of a long one
+        (and a fair share of it: a long verbose request shares three words with any long
+        intent's vocabulary, "model", "data", "run", and is not about it for that)."""
+        share = self.sim(words)
+        return share >= CONTINUES or (len(words & self.vocab) >= 3 and share >= RELATED_SHARE)
 
 
 def ranges(draft: Draft) -> list[list[int]]:

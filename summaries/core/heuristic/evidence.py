@@ -42,7 +42,8 @@ _CHANGE = re.compile(
     r"|re-applied|reapplied|applied|regenerated|generated|pointed|raised|lowered|increased"
     r"|reduced|enabled|disabled|configured|installed|dropped|made|patched|upgraded|downgraded"
     r"|migrated|introduced|adjusted|tweaked|corrected|modified|ported|restored|wired|swapped"
-    r"|exported|uploaded|mounted|marked|registered|deprecated|renumbered|shortened)\b"
+    r"|exported|uploaded|mounted|marked|registered|deprecated|renumbered|shortened"
+    r"|restarted|rebooted|redeployed)\b"
     r"|\bnow (uses|reads|renders|stores|routes|carries|offers|writes|sends|points|imports"
     r"|calls|checks|validates|ignores|skips|handles|supports|accepts|rejects|excludes|includes"
     r"|filters|logs|waits|retries|falls back|defaults|requires|escapes|sorts|caches|batches)\b"
@@ -79,7 +80,7 @@ _GREEN = (
         r"(?:pass|passes|passed|passing|is green|are green|green)\b|\ball green\b"
         r"|\b(?:all|both|every)\s(?:[\w.#-]+\s){0,3}(?:passed|green|passing)\b",
     ),
-    _rule("succe", r"\bbuild successful\b|" + _NEG + r"\bsucceeded\b|\bsuccessful(?:ly)?\b"),
+    _rule("succe", r"\bbuild successful\b|" + _NEG + r"\bsucceed(?:s|ed)\b|\bsuccessful(?:ly)?\b"),
     _rule(
         "no |0 ",
         r"\bno (?:\w+ )?(?:errors|failures|warnings)\b|\b0 (?:errors|failures|failed)\b",
@@ -118,7 +119,7 @@ _GREEN = (
     # a health probe or a request that answered with success: "reports Healthy", "201 Created"
     _rule(
         "health|200|201|202|204",
-        r"\b(?:reports?|is|are|shows?|went|now)\s+healthy\b|\b20[0-4] (?:ok|created|accepted"
+        r"\b(?:reports?|is|are|shows?|went|now|and)\s+healthy\b|\b20[0-4] (?:ok|created|accepted"
         r"|no content)\b",
     ),
     _rule(
@@ -171,6 +172,10 @@ _CLOSE = _Rule(
         "live",
         "went out",
         "landed",
+        "posted",
+        "sent",
+        "emailed",
+        "delivered",
     ),
     re.compile(
         r"(?<!\bare )(?<!\bwere )(?<!\bbe )(?<!\bbeen )(?<!\bget )(?<!\bgot )(?<!n't )(?<!not )"
@@ -180,7 +185,11 @@ _CLOSE = _Rule(
         r"|\bopened #\d+|\btagged v?\d"
         # "rolled out to all pods", "it's live", "went out with the 02:00 train"
         r"|(?<!n't )(?<!not )\b(?:rolled out|went (?:out|live)|landed on (?:main|master|prod\w*))\b"
-        r"|\b(?:it'?s|is|are|now) live\b(?! ?\?)",
+        r"|\b(?:it'?s|is|are|now) live\b(?! ?\?)"
+        # "Posted to #finance-ops", "sent it to the auditors": handed to whoever reads it
+        r"|(?<!n't )(?<!not )(?<!never )(?<!be )\b(?:posted|sent|emailed|delivered)\b(?: it| them| the \w+)?"
+        r" (?:to|in|into) (?:#|@|the |them|him|her)"
+        r"|^\W*(?:posted|sent|emailed|delivered)\b(?! (?:by|from)\b)",
         _I,
     ),
 )

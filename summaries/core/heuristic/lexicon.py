@@ -33,6 +33,10 @@ NO_CHANGE_YET = _rx(
     r"(don'?t|do not) (change|build|touch|implement|start|do|write|modify) (anything|it|that|this)?"
     r"|(just|only) (asking|curious|wondering)|not now\b|no changes( yet)?\b"
     r"|thinking out loud|hypothetically|out of curiosity|idle thought|just an idea"
+    # the same ask in the other languages people write to us in
+    r"|\bno (cambies|toques|hagas) nada\b|\bpor curiosidad\b|\bpar curiosit[ée]\b"
+    r"|\bne (change|touche|modifie) rien\b|\bnichts (ändern|anfassen)\b|\baus neugier\b"
+    r"|\bn[ãa]o (mude|mexa|altere) (em )?nada\b|\bpor curiosidade\b"
 )
 # The step that closes a piece of work: holding it pauses the work, it does not drop it.
 _CLOSE_STEP = (
@@ -41,7 +45,9 @@ _CLOSE_STEP = (
 )
 # "Drop the bulk export line" edits a text; these phrases drop the work itself.
 DROP = _rx(
-    r"\bnever ?mind\b|\bforget (it|about it|that|this|the\b[^.?!]{0,60})"
+    r"\bnever ?mind\b|\bforget (about )?(it|that|this|the\b[^.?!]{0,60})"
+    # "forget catboost, we stay with lightgbm": the named thing, then the clause ends
+    r"|\bforget (about )?[a-z][\w.-]*(?=\s*[,;!]|\s*\.(\s|$)|\s+(entirely|completely|for now))"
     r"|\blet'?s not\b(?=\s*(?:[.!,;]|$|do|bother|go|worry))"
     # "drop it from the list" edits a text; "scrap it from this repo" gives the work up
     r"|\b(scrap|ditch|bin|kill|shelve|park|abandon|cancel) (it|that|this|the idea"
@@ -191,8 +197,10 @@ USER_CLOSE = _rx(
 )
 # The person saying it was not checked ("deployed to staging but haven't checked").
 USER_UNVERIFIED = _rx(
-    r"\b(haven'?t|have not|didn'?t|did not|not yet|never) (yet )?(checked|tested|verified|confirmed"
+    r"\b(haven'?t|have not|didn'?t|did not|not yet) (yet )?(checked|tested|verified|confirmed"
     r"|run|ran|clicked through|smoke[- ]tested|eyeballed|looked|tried (it|them|this|that))\b"
+    # "never tested it"; but "never run `alembic upgrade` on staging" is a standing rule
+    r"|\bnever (checked|tested|verified|confirmed|ran|clicked through|eyeballed|looked at it)\b"
     r"|\b(haven'?t|didn'?t) (had|have|get|got) (a chance|time|around) to (test|check|try|look"
     r"|verify)"
     r"|\bwithout (checking|testing|running|verifying|looking)\b|\bno idea (if|whether) it works\b"
@@ -231,6 +239,9 @@ CLAIMS_WORKS = _rx(
     r"(?<!n't )(?<!not )\b(it works|works now|working now|that works|confirmed it|i checked,? it"
     r"|looks (right|correct) in|that'?s back|it'?s back|works for me|works on my \w+)\b"
     r"|^\W*(confirmed|verified)\b(?![^.]*\b(not|doesn'?t|still|fails?)\b)"
+    # "klappt bei mir auch", "ça marche", "funciona": it works, in other languages
+    r"|(?<!nicht )(?<!pas )(?<!no )(?<!não )\b(klappt|funktioniert( jetzt)?|ça marche|ca marche"
+    r"|fonctionne|funciona)\b(?! ?(nicht|pas|no)\b)"
 )
 POLITE_REQUEST = _rx(r"\b(can|could|would|will) (you|we)\b|\bplease\b|\bi'?d like\b")
 INFO_REQUEST = _rx(

@@ -37,6 +37,7 @@ from collections.abc import Sequence
 from summaries.core.heuristic import lexicon as lx
 from summaries.core.heuristic.boundary import route
 from summaries.core.heuristic.boundary_cues import finished
+from summaries.core.heuristic.constraints import states_rule_only
 from summaries.core.heuristic.draft import Draft, Role
 from summaries.core.heuristic.evidence import Ev, reply_evidence
 from summaries.core.heuristic.exchanges import Exchange
@@ -88,7 +89,10 @@ def _drop_target(st: SegState, sig: UserSignals) -> Draft | None:
         return None
     cur = st.current if st.current in live else live[-1]
     best = max(live, key=lambda d: len(sig.words & d.user_words))
-    return best if len(sig.words & best.user_words) > len(sig.words & cur.user_words) else cur
+    named = len(sig.words & best.user_words)
+    # one shared word ("day" of "30 days") is chance; a drop that names older work names it
+    # in two
+    return best if named >= 2 and named > len(sig.words & cur.user_words) else cur
 
 
 def _declines_a_part(cur: Draft, text: str) -> bool:
@@ -210,18 +214,20 @@ def segment(exchanges: Sequence[Exchange]) -> list[Draft]:
                 if cur is not None and not (cur.closed or cur.dropped):
                     st.place(cur, ex, sig, Role.SPAN)
                 continue
-        if sig.drop:
-            _handle_drop(st, ex, sig, None)
-            continue
         if (
             sig.retract
             and not sig.partial_retract
             # "scratch that, just move them to the archive" replaces the ask: a correction
             and not is_work_order(split_after_drop(ex.text, lx.RETRACT))
+            # before the drop reading: "scratch that ..., leave it" right after the ask,
+            # before any work, means it never was an intent, not that one was dropped
             and _retract_opening(st, ex)
         ):
             continue  # a retraction supersedes what it retracts
-        if sig.fact_only:
+        if sig.drop:
+            _handle_drop(st, ex, sig, None)
+            continue
+        if sig.fact_only or (not sig.work_order and states_rule_only(ex.text)):
             if st.current is not None:
                 st.place(st.current, ex, sig, Role.SPAN)
             continue

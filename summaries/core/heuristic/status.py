@@ -185,6 +185,17 @@ def _informational(draft: Draft, v: Verdict) -> bool:
     return answered and no_work and not v.changed and v.last_close is None
 
 
+def _asked_for_nothing(draft: Draft) -> bool:
+    """No turn of the intent asked for a change, reported a problem or corrected one, and
+    every turn was answered: a check or a question, however it was worded."""
+    asks = [e for e in draft.entries if e.role is Role.WORK and not e.sig.ack]
+    return bool(asks) and all(
+        e.replies
+        and not (e.sig.work_order or e.sig.problem or e.sig.correction or e.sig.close_request)
+        for e in asks
+    )
+
+
 def judge(draft: Draft) -> Verdict:
     v = Verdict()
     run = _Run(v)
@@ -209,6 +220,10 @@ def judge(draft: Draft) -> Verdict:
         text_only = doc_intent and not v.code_changed
         nothing_to_run = text_only and run.verified is None
         v.status, v.verified = "completed", None if nothing_to_run else run.verified is True
+    elif run.accepted and not v.changed and _asked_for_nothing(draft):
+        # "morning. backup" answered with a report, then "ok": a check the person took,
+        # whatever language it was asked in; verified only if a run passed for it
+        v.status, v.verified = "completed", run.verified if run.verified is True else None
     elif run.accepted and (v.changed or run.verified is not None):
         v.status = "completed"
         v.verified = run.verified if run.verified is not None else unrun

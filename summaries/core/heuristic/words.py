@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import re
 
-_IDENT = re.compile(r"[A-Za-z][A-Za-z0-9]*")
+# Letters of any script: "Änderung", "paginação" and "перевод" are words, not fragments.
+_IDENT = re.compile(r"[^\W\d_][^\W_]*")
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z`\"'(\[])|\n+")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z`\"'(\[¿¡ÀÁÂÄÇÈÉÊÍÓÔÖÚÜÑ])|\n+")
 
 
 def wordset(text: str) -> frozenset[str]:
@@ -45,6 +46,24 @@ STOPWORDS = wordset(
 )
 
 
+# The commonest function words of the other languages people write to us in (German,
+# French, Spanish, Portuguese): without them two turns in one language share "der", "les",
+# "que" and look related, and a turn in another language never looks disjoint.
+STOPWORDS |= wordset(
+    """
+    der die das den dem des ein eine einen einem einer und oder aber nicht auch noch schon
+    mit von für bei aus nach auf ist sind war wir ihr sie ich du es bitte danke mal doch
+    dann wenn dass wie was wer hier jetzt nur sehr gut
+    le la les un une des du au aux et ou mais pas plus avec pour par sur dans est sont nous
+    vous ils elle je tu ce cette ces qui que quoi merci bien très aussi encore
+    el los las una unos unas y o pero con por para en es son nosotros yo tú este esta estos
+    eso gracias bien muy también todavía ya
+    os as uma umas um e ou mas não com por para em no na nos nas é são eu você isso este
+    esta obrigado obrigada bem muito também ainda já
+    """
+)
+
+
 def stem(word: str) -> str:
     """Strip common English suffixes; crude, but symmetric, which is all matching needs."""
     w = word.lower()
@@ -68,7 +87,8 @@ def tokens(text: str) -> list[str]:
     """Lowercased word tokens, identifiers split on case and underscores."""
     out: list[str] = []
     for ident in _IDENT.findall(text):
-        parts = _CAMEL.findall(ident) or [ident]
+        # identifiers are split on case; a word in another script is kept whole
+        parts = (_CAMEL.findall(ident) if ident.isascii() else []) or [ident]
         out.extend(p.lower() for p in parts)
     return out
 
@@ -100,9 +120,19 @@ _REF = re.compile(
 )
 
 
+# "LUM-318", "OPS-4411", "FINOPS-210": a tracker's ticket key names one piece of work too.
+_TICKET = re.compile(r"(?<![\w-])([A-Z][A-Z0-9]{1,9}-\d{1,6})(?![\w-])")
+
+
 def refs(text: str) -> frozenset[str]:
-    """Numbered references to a PR, MR, issue or ticket, normalized to "#<number>"."""
-    return frozenset("#" + n for n in _REF.findall(text))
+    """Numbered references to a PR, MR, issue or ticket: "#<number>", or the ticket key."""
+    keys = {k.lower() for k in _TICKET.findall(text)}
+    return frozenset({"#" + n for n in _REF.findall(text)} | keys)
+
+
+def ticket_keys(words: frozenset[str] | set[str]) -> set[str]:
+    """The ticket keys among a turn's words (see :func:`refs`)."""
+    return {w for w in words if "-" in w and w.split("-")[-1].isdigit() and w[0].isalpha()}
 
 
 def sentences(text: str) -> list[str]:

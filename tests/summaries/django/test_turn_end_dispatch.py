@@ -5,6 +5,7 @@ tests/transcripts/django/test_turn_loop.py.)"""
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 import pytest
@@ -204,18 +205,32 @@ def test_an_unclean_turn_end_dispatches_but_stores_nothing(
 
 
 @pytest.mark.django_db
-def test_a_disabled_feature_dispatches_nothing(
-    configure, make_slot, backend, django_capture_on_commit_callbacks, dispatched
+def test_a_disabled_feature_spends_nothing_and_the_pass_says_why(
+    configure,
+    make_slot,
+    backend,
+    store,
+    pushes,
+    django_capture_on_commit_callbacks,
+    dispatched,
+    caplog,
 ):
+    # The gate is asked once, by the pass (issue 10): the turn end does not pre-check it.
     configure(enabled=False)
     slot = make_slot(turns=2)
     slot_turn_start(slot=slot, content=exchange(2)[0])
 
-    with django_capture_on_commit_callbacks(execute=True):
+    with caplog.at_level(logging.INFO), django_capture_on_commit_callbacks(execute=True):
         slot_turn_end(slot=slot, stop_reason="end_turn")
 
-    assert dispatched == []
+    assert dispatched == [slot.name]
     assert backend.calls == 0
+    assert not sidecar_path(store.root, slot.session.key, INTENTS).exists()
+    assert pushes.slots == []
+    assert any(
+        r.name == "summaries.services" and "s1" in r.getMessage() and "disabled" in r.getMessage()
+        for r in caplog.records
+    )
 
 
 @pytest.mark.django_db

@@ -19,7 +19,7 @@ from transcripts.core.store import TranscriptStore
 from transcripts.core.timestamps import ts_strictly_after
 
 from .procs import child_env, reap, spawn
-from .writer_child import HUGE
+from .writer_support import HUGE
 
 KEY = "dashboard:concurrent"
 PROCESSES = 4

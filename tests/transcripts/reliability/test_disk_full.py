@@ -21,7 +21,7 @@ import pytest
 from transcripts.core.store import TranscriptStore
 
 from .procs import PROJECT, child_argv, child_env, run
-from .writer_child import HUGE
+from .writer_support import HUGE
 
 KEY = "dashboard:disk-full"
 

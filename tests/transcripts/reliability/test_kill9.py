@@ -27,7 +27,7 @@ from transcripts.core.reader import iter_lines, parse_json_line
 from transcripts.core.store import TranscriptStore
 
 from .procs import LineReader, reap, spawn
-from .writer_child import HUGE
+from .writer_support import HUGE
 
 KEY = "dashboard:kill9"
 ITERATIONS = 150

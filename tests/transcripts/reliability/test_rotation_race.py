@@ -22,7 +22,7 @@ from transcripts.core.store import TranscriptStore
 from transcripts.core.timestamps import ts_strictly_after
 
 from .procs import CHILD_TIMEOUT_S, LineReader, reap, spawn
-from .writer_child import HUGE
+from .writer_support import HUGE
 
 KEY = "dashboard:rotating"
 ROTATIONS = 20

@@ -19,113 +19,33 @@ Environment flags (test controls, never used in production):
 from __future__ import annotations
 
 import argparse
-import contextlib
 import errno
-import hashlib
-import json
 import os
 import random
 import select
-import sys
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
-from transcripts.core import locking
-from transcripts.core import store as store_module
+from tests.transcripts.reliability.writer_support import (
+    AIMED_SIZES,
+    BIG,
+    CONCURRENT_SIZES,
+    HUGE,
+    KILL9_SIZES,
+    emit,
+    enospc_rotation_on_append,
+    file_sha,
+    install_controls,
+    pick_size,
+    print_result,
+    row_text,
+    spy_writes,
+)
 from transcripts.core.errors import RowNotFound, TranscriptError, TranscriptWriteError
 from transcripts.core.fsutil import atomic_write
 from transcripts.core.store import TranscriptStore
-
-HUGE = 1 << 40  # max_bytes that never triggers a rotation on append
-
-# (size in bytes, weight): mostly small rows, some big ones that take long enough to write
-# for a SIGKILL to land inside the write() (E1: ~2.5-10 % torn at 3 KB-1 MB).
-KILL9_SIZES = [(100, 30), (3_000, 25), (60_000, 25), (300_000, 12), (1_000_000, 8)]
-# With --aim the parent kills right after the first announced big write(): rows big enough
-# that the write() often outlasts the parent's reaction (a 4 MB write takes ~1-5 ms here).
-AIMED_SIZES = [(100, 15), (3_000, 15), (1_000_000, 30), (4_000_000, 40)]
-BIG = 250_000
-CONCURRENT_SIZES = [(100, 50), (3_000, 30), (60_000, 15), (300_000, 5)]
-# Multi-byte text, so a torn line can end inside a UTF-8 sequence (bad_utf8) as well.
-ALPHABET = "kill -9 ok é € λ "
-
-
-def _text(size: int, tag: str) -> str:
-    """About ``size`` bytes of UTF-8 text starting with ``tag``."""
-    unit = ALPHABET.encode()
-    reps = max(1, size // len(unit))
-    return tag + " " + ALPHABET * reps
-
-
-def _pick(rng: random.Random, table: list[tuple[int, int]]) -> int:
-    sizes, weights = zip(*table, strict=True)
-    return int(rng.choices(sizes, weights=weights)[0])
-
-
-def _emit(fd: int, line: str) -> None:
-    os.write(fd, line.encode() + b"\n")
-
-
-def _result(**fields: Any) -> None:
-    sys.stdout.write(json.dumps(fields) + "\n")
-    sys.stdout.flush()
-
-
-def _sha(path: Path) -> str | None:
-    try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
-    except FileNotFoundError:
-        return None
-
-
-def _spy_writes() -> list[list[Any]]:
-    """Record every ``os.write`` (bytes asked, bytes written or errno) in this process."""
-    calls: list[list[Any]] = []
-    real = os.write
-
-    def spy(fd: int, data: Any) -> int:
-        try:
-            written = real(fd, data)
-        except OSError as exc:
-            calls.append(["error", len(data), errno.errorcode.get(exc.errno or 0, exc.errno)])
-            raise
-        calls.append(["ok", len(data), written])
-        return written
-
-    os.write = spy
-    return calls
-
-
-def _install_controls() -> None:
-    if os.environ.get("KIROCREW_TEST_NOLOCK") == "1":
-
-        @contextlib.contextmanager
-        def no_lock(*_args: Any, **_kwargs: Any) -> Iterator[None]:
-            yield
-
-        def split_write(fd: int, data: bytes) -> None:
-            half = len(data) // 2
-            for i, part in enumerate((data[:half], data[half:])):
-                if i:
-                    time.sleep(0)  # between the halves, let another writer in
-                view = memoryview(part)
-                while view:
-                    view = view[os.write(fd, view) :]
-
-        locking.hold = no_lock
-        cast(Any, store_module).write_all = split_write
-    if os.environ.get("KIROCREW_TEST_NO_TRUNCATE") == "1":
-        os.ftruncate = lambda _fd, _size: None
-    if os.environ.get("KIROCREW_TEST_NO_FENCE") == "1":
-        real_tail = TranscriptStore._tail
-
-        def unfenced(self: TranscriptStore, fd: int, size: int) -> tuple[bool, str | None]:
-            return True, real_tail(self, fd, size)[1]
-
-        TranscriptStore._tail = unfenced  # type: ignore[method-assign]
 
 
 # ---------------------------------------------------------------------------- sub-commands
@@ -137,7 +57,7 @@ def cmd_kill9(args: argparse.Namespace) -> None:
     a revision; ``L <ts>`` says a revision was refused because this process's acked row
     is gone (a lost row).
     """
-    _install_controls()
+    install_controls()
     store = TranscriptStore(Path(args.root), max_bytes=HUGE)
     rng = random.Random(args.seed)
     own: list[str] = []
@@ -150,7 +70,7 @@ def cmd_kill9(args: argparse.Namespace) -> None:
         return real_write(fd, data)
 
     os.write = announce
-    _emit(args.ack_fd, "R")
+    emit(args.ack_fd, "R")
     for n in range(10**9):
         if own and rng.random() < 0.05:
             target = rng.choice(own)
@@ -158,29 +78,29 @@ def cmd_kill9(args: argparse.Namespace) -> None:
             try:
                 done = store.append_revision(args.key, target, {"rev": value})
             except RowNotFound:  # this process's own acked row is gone: report the loss
-                _emit(args.ack_fd, f"L {target}")
+                emit(args.ack_fd, f"L {target}")
                 own.remove(target)
                 continue
-            _emit(args.ack_fd, f"V {done.ts[0]} {target} {value}")
+            emit(args.ack_fd, f"V {done.ts[0]} {target} {value}")
         else:
-            size = _pick(rng, AIMED_SIZES if args.aim else KILL9_SIZES)
+            size = pick_size(rng, AIMED_SIZES if args.aim else KILL9_SIZES)
             # Aimed runs write their big rows as "user" rows (stored as typed, no redaction
             # pass), so the writer spends its time in I/O rather than in the redactor.
             done = store.append_row(
                 args.key,
                 "user" if args.aim and size >= BIG else "assistant",
-                _text(size, f"{args.seed}/{n}"),
+                row_text(size, f"{args.seed}/{n}"),
                 meta={"seed": args.seed, "n": n},
             )
             own.append(done.ts[0])
-            _emit(args.ack_fd, f"A {done.ts[0]}")
+            emit(args.ack_fd, f"A {done.ts[0]}")
         if args.pace:
             time.sleep(args.pace)
 
 
 def cmd_append(args: argparse.Namespace) -> None:
     """``threads`` threads append ``per_thread`` rows each once the start pipe closes."""
-    _install_controls()
+    install_controls()
     store = TranscriptStore(Path(args.root), max_bytes=HUGE)
     failures: list[str] = []
     done = [0] * args.threads
@@ -188,12 +108,12 @@ def cmd_append(args: argparse.Namespace) -> None:
     def work(tid: int) -> None:
         rng = random.Random(args.wid * 1000 + tid)
         for n in range(args.per_thread):
-            size = _pick(rng, CONCURRENT_SIZES)
+            size = pick_size(rng, CONCURRENT_SIZES)
             try:
                 store.append_row(
                     args.key,
                     "assistant",
-                    _text(size, f"w{args.wid}t{tid}n{n}"),
+                    row_text(size, f"w{args.wid}t{tid}n{n}"),
                     meta={"w": args.wid, "t": tid, "n": n},
                 )
             except TranscriptError as exc:
@@ -207,59 +127,59 @@ def cmd_append(args: argparse.Namespace) -> None:
         thread.start()
     for thread in threads:
         thread.join()
-    _result(appended=sum(done), failures=failures)
+    print_result(appended=sum(done), failures=failures)
 
 
 def cmd_append_once(args: argparse.Namespace) -> None:
     """One append of ``size`` bytes; reports the outcome and every ``os.write``."""
-    _install_controls()
+    install_controls()
     store = TranscriptStore(Path(args.root), max_bytes=HUGE)
-    calls = _spy_writes()
+    calls = spy_writes()
     try:
-        done = store.append_row(args.key, "assistant", _text(args.size, "disk-full"))
+        done = store.append_row(args.key, "assistant", row_text(args.size, "disk-full"))
     except TranscriptWriteError as exc:
         code = errno.errorcode.get(exc.errno or 0, str(exc.errno))
         print(f"MARKER TranscriptWriteError {code}", flush=True)
-        _result(outcome="error", type=type(exc).__name__, errno=code, writes=calls)
+        print_result(outcome="error", type=type(exc).__name__, errno=code, writes=calls)
     except OSError as exc:
         code = errno.errorcode.get(exc.errno or 0, str(exc.errno))
-        _result(outcome="error", type=type(exc).__name__, errno=code, writes=calls)
+        print_result(outcome="error", type=type(exc).__name__, errno=code, writes=calls)
     else:
-        _result(outcome="appended", ts=done.ts[0], writes=calls)
+        print_result(outcome="appended", ts=done.ts[0], writes=calls)
 
 
 def cmd_rewrite_once(args: argparse.Namespace) -> None:
     """One rewrite (``title`` or ``rotate``); reports the outcome and every ``os.write``."""
     store = TranscriptStore(Path(args.root), max_bytes=args.max_bytes, keep_lines=args.keep)
-    calls = _spy_writes()
+    calls = spy_writes()
     try:
         if args.op == "title":
-            value: Any = store.set_title(args.key, _text(args.size, "title"))
+            value: Any = store.set_title(args.key, row_text(args.size, "title"))
         else:
             value = store.rotate(args.key, force=True)
     except OSError as exc:  # TranscriptWriteError is not an OSError: reported as untyped
         code = errno.errorcode.get(exc.errno or 0, str(exc.errno))
-        _result(outcome="untyped", type=type(exc).__name__, errno=code, writes=calls)
+        print_result(outcome="untyped", type=type(exc).__name__, errno=code, writes=calls)
     except TranscriptError as exc:
         number = getattr(exc, "errno", None)
         code = errno.errorcode.get(number or 0, str(number))
         print(f"MARKER {type(exc).__name__} {code}", flush=True)
-        _result(outcome="error", type=type(exc).__name__, errno=code, writes=calls)
+        print_result(outcome="error", type=type(exc).__name__, errno=code, writes=calls)
     else:
-        _result(outcome="done", value=value, writes=calls)
+        print_result(outcome="done", value=value, writes=calls)
 
 
 def cmd_pacer(args: argparse.Namespace) -> None:
     """Append a small row about every millisecond until the stop pipe closes; ack each."""
     store = TranscriptStore(Path(args.root), max_bytes=HUGE)
     rng = random.Random(args.seed)
-    _emit(args.ack_fd, "R")
+    emit(args.ack_fd, "R")
     for n in range(10**9):
         if select.select([args.stop_fd], [], [], 0.001)[0]:
             return
         size = rng.choice([100, 400, 3_000])
-        done = store.append_row(args.key, "assistant", _text(size, f"pace{n}"), meta={"n": n})
-        _emit(args.ack_fd, f"A {done.ts[0]}")
+        done = store.append_row(args.key, "assistant", row_text(size, f"pace{n}"), meta={"n": n})
+        emit(args.ack_fd, f"A {done.ts[0]}")
 
 
 def cmd_rotator(args: argparse.Namespace) -> None:
@@ -274,7 +194,7 @@ def cmd_rotator(args: argparse.Namespace) -> None:
             dropped = store.rotate(args.key, force=True)
             after = [row.get("ts") for row in store.read_file(args.key).rows]
             new = sorted({p.name for p in store.archive_paths(args.key)} - archives)
-        _result(before=before, after=after, dropped=dropped, new_archives=new)
+        print_result(before=before, after=after, dropped=dropped, new_archives=new)
 
 
 def cmd_enospc(args: argparse.Namespace) -> None:
@@ -288,23 +208,23 @@ def cmd_enospc(args: argparse.Namespace) -> None:
     atomic_write(sidecar, b'{"intents": []}', fsync=True)
     filler = root / "filler.bin"
     filler.write_bytes(b"\0" * 24 * 1024)
-    calls = _spy_writes()
+    calls = spy_writes()
     out: dict[str, Any] = {"appended": 0}
     for _ in range(1000):
-        sha, size = _sha(path), path.stat().st_size
+        sha, size = file_sha(path), path.stat().st_size
         del calls[:]
         try:
-            store.append_row(args.key, "assistant", _text(3_000, "fill"))
+            store.append_row(args.key, "assistant", row_text(3_000, "fill"))
         except TranscriptWriteError as exc:
             out["append_error"] = errno.errorcode.get(exc.errno or 0, str(exc.errno))
             out["append_writes"] = list(calls)
-            out["append_unchanged"] = _sha(path) == sha and path.stat().st_size == size
+            out["append_unchanged"] = file_sha(path) == sha and path.stat().st_size == size
             break
         out["appended"] += 1
     rows_before = len(store.read_file(args.key).rows)
-    data_sha, sidecar_sha = _sha(path), _sha(sidecar)
+    data_sha, sidecar_sha = file_sha(path), file_sha(sidecar)
     for name, action in (
-        ("title", lambda: store.set_title(args.key, _text(20_000, "title"))),
+        ("title", lambda: store.set_title(args.key, row_text(20_000, "title"))),
         ("sidecar", lambda: atomic_write(sidecar, b" " * 20_000, fsync=True)),
     ):
         try:
@@ -314,7 +234,7 @@ def cmd_enospc(args: argparse.Namespace) -> None:
             out[f"{name}_error"] = [type(exc).__name__, errno.errorcode.get(number or 0, number)]
         else:
             out[f"{name}_error"] = None
-    out["rewrites_unchanged"] = _sha(path) == data_sha and _sha(sidecar) == sidecar_sha
+    out["rewrites_unchanged"] = file_sha(path) == data_sha and file_sha(sidecar) == sidecar_sha
     out["temps"] = sorted(p.name for p in root.rglob(".*.tmp-*"))
     filler.unlink()
     done = store.append_row(args.key, "assistant", "after the disk had room again")
@@ -322,41 +242,8 @@ def cmd_enospc(args: argparse.Namespace) -> None:
     out["recovered"] = len(rows) == rows_before + 1 and rows[-1].get("ts") == done.ts[0]
     out["anomalies"] = store.read_file(args.key).report.counts()
     store.delete(args.key)
-    out["rotation"] = _enospc_rotation_on_append(root, args.key + "-rotating")
-    _result(**out)
-
-
-def _enospc_rotation_on_append(root: Path, key: str) -> dict[str, Any]:
-    """An append crosses ``max_bytes`` when the disk has room for the row and the archive
-    of the dropped row, but not for the rewritten file: the append itself succeeded."""
-    store = TranscriptStore(root, max_bytes=32 * 1024, keep_lines=1000)
-    store.create(key, {"title": "rotating"})
-    filler = root / "filler.bin"
-    filler.write_bytes(b"\0" * 20 * 1024)  # leaves about 2 pages when the file crosses 32 KB
-    calls = _spy_writes()
-    acked: list[str] = []
-    out: dict[str, Any] = {}
-    for _ in range(100):
-        del calls[:]
-        try:
-            acked.append(store.append_row(key, "assistant", _text(3_000, "rot")).ts[0])
-        except (OSError, TranscriptError) as exc:
-            number = getattr(exc, "errno", None)
-            out["append_error"] = [type(exc).__name__, errno.errorcode.get(number or 0, number)]
-            break
-        if len(calls) > 1:  # the append also wrote an archive or a temp file: it rotated
-            break
-    out["writes"] = list(calls)
-    out["acked"] = len(acked)
-    view = store.read_session(key)
-    stamps = [row["ts"] for row in view.rows]
-    out["missing"] = len(set(acked) - set(stamps))
-    out["duplicated"] = len(stamps) - len(set(stamps))
-    out["archives"] = len(store.archive_paths(key))
-    out["temps"] = sorted(p.name for p in root.rglob(".*.tmp-*"))
-    out["anomalies"] = view.report.counts()
-    filler.unlink()
-    return out
+    out["rotation"] = enospc_rotation_on_append(root, args.key + "-rotating")
+    print_result(**out)
 
 
 def main(argv: list[str] | None = None) -> None:

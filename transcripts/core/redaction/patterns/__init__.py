@@ -21,8 +21,9 @@ worst-case bound:
 
 Adding or widening a rule: keep its match inside the window class and at least
 ``WINDOW_MIN_RUN`` long, or make it full-text with anchors that are a strict necessary
-condition. ``tests/transcripts/test_redaction.py`` checks both for every rule, and
-checks that the engine's matches equal the original's single alternation.
+condition. ``tests/transcripts/test_redaction_rules.py`` checks both for every rule,
+and ``test_redaction_finders.py`` checks that the engine's matches equal the
+original's single alternation.
 
 Also here: the pass 2 and pass 3 run patterns with the original's thresholds and shape
 predicates (bare AWS secret key, :mod:`.secret_shape`), and the exfiltration-URL

@@ -1,0 +1,138 @@
+"""Processes and polling for the services-profile end-to-end tests: children in their own
+process groups with their output in log files, ``manage.py`` runs, health and frame waits.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import httpx
+import pytest
+from websockets.sync.client import ClientConnection
+
+ROOT = Path(__file__).resolve().parents[2]
+BIN = Path(sys.executable).parent
+
+
+def with_path(url: str, path: str) -> str:
+    parts = urlsplit(url)
+    return urlunsplit((parts.scheme, parts.netloc, path, "", ""))
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class Proc:
+    """A child in its own process group, output to a log file."""
+
+    def __init__(self, name: str, argv: list[str], env: dict[str, str], logs: Path) -> None:
+        self.name = name
+        self.log_path = logs / f"{name}.log"
+        self._log = self.log_path.open("wb")
+        self.popen = subprocess.Popen(
+            argv,
+            cwd=ROOT,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+
+    def output(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+    def alive(self) -> bool:
+        return self.popen.poll() is None
+
+    def kill(self, sig: int = signal.SIGKILL) -> None:
+        """Signal the whole group (any child it forked too) and reap the leader."""
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.popen.pid, sig)
+        try:
+            self.popen.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.popen.pid, signal.SIGKILL)
+            self.popen.wait(timeout=10)
+        self._log.close()
+
+    def stop(self) -> None:
+        """SIGTERM, then SIGKILL if it lingers; never raises."""
+        if self.alive():
+            try:
+                os.killpg(self.popen.pid, signal.SIGTERM)
+                self.popen.wait(timeout=5)
+            except (ProcessLookupError, subprocess.TimeoutExpired):
+                pass
+        self.kill()
+
+
+def wait_for(what: str, check: Callable[[], Any], *, within: float, procs: list[Proc]) -> Any:
+    """Poll ``check`` until it returns something truthy; fail with the processes' logs."""
+    deadline = time.monotonic() + within
+    while True:
+        value = check()
+        if value:
+            return value
+        for proc in procs:
+            if not proc.alive():
+                pytest.fail(
+                    f"{proc.name} exited while waiting for {what}:\n{proc.output()[-4000:]}"
+                )
+        if time.monotonic() > deadline:
+            tails = "\n".join(f"--- {p.name}\n{p.output()[-3000:]}" for p in procs)
+            pytest.fail(f"timed out after {within}s waiting for {what}\n{tails}")
+        time.sleep(0.1)
+
+
+def manage(env: dict[str, str], *args: str) -> str:
+    result = subprocess.run(
+        [str(BIN / "python"), "manage.py", *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=90,
+        check=False,
+    )
+    assert result.returncode == 0, (args, result.stdout[-2000:], result.stderr[-2000:])
+    return result.stdout
+
+
+def recv_until(
+    ws: ClientConnection, done: Callable[[dict[str, Any]], bool], within: float
+) -> list[dict[str, Any]]:
+    seen: list[dict[str, Any]] = []
+    deadline = time.monotonic() + within
+    while True:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise AssertionError(f"no matching frame within {within}s; saw {seen}")
+        try:
+            frame = json.loads(ws.recv(timeout=remaining))
+        except TimeoutError:
+            continue
+        seen.append(frame)
+        if done(frame):
+            return seen
+
+
+def health(api: httpx.Client) -> bool:
+    try:
+        return api.get("/api/health").status_code == 200
+    except httpx.TransportError:
+        return False

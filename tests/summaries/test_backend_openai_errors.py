@@ -1,0 +1,145 @@
+"""OpenAIBackend against a real chat-completions server on loopback: retries, HTTP errors,
+timeouts and dropped or refused connections."""
+
+from __future__ import annotations
+
+import pickle
+
+import pytest
+
+from summaries.core.backends import (
+    BackendHTTPError,
+    BackendTimeout,
+    BackendUnavailable,
+    OpenAIBackend,
+)
+from tests.summaries import fake_openai_server
+from tests.summaries.fake_openai_server import Behaviour, closed_port
+from tests.summaries.openai_backend_helpers import (
+    API_KEY,
+    PROMPT,
+    REPLY,
+    TURNS,
+    assert_secret_free,
+    make_backend,
+)
+
+# Makes the fixture visible to this module until the root conftest registers the
+# module through pytest_plugins.
+fake_openai = fake_openai_server.fake_openai
+
+
+# --- retries and HTTP errors ---------------------------------------------------------------
+
+
+def test_500_then_200_succeeds_after_exactly_two_requests(fake_openai):
+    fake_openai.enqueue(Behaviour.error(500), Behaviour.reply(REPLY))
+    assert make_backend(fake_openai).generate(PROMPT, TURNS) == REPLY
+    assert len(fake_openai.requests) == 2
+    # The retry is the same request.
+    assert fake_openai.requests[0].json == fake_openai.requests[1].json
+
+
+def test_retry_waits_the_backoff(fake_openai):
+    fake_openai.enqueue(Behaviour.error(503), Behaviour.reply(REPLY))
+    make_backend(fake_openai, retry_backoff=0.3).generate(PROMPT, TURNS)
+    first, second = fake_openai.requests
+    assert second.received_at - first.received_at >= 0.3
+
+
+def test_500_twice_is_an_http_error_after_exactly_two_requests(fake_openai):
+    fake_openai.enqueue(Behaviour.error(500), Behaviour.error(502, code="upstream_down"))
+    with pytest.raises(BackendHTTPError) as info:
+        make_backend(fake_openai).generate(PROMPT, TURNS)
+    assert info.value.status == 502
+    assert info.value.code == "upstream_down"
+    assert "502" in str(info.value)
+    assert len(fake_openai.requests) == 2
+    assert fake_openai.pending == 0
+    assert_secret_free(info.value)
+
+
+@pytest.mark.parametrize("status", [400, 401, 404, 429])
+def test_4xx_is_an_http_error_after_exactly_one_request(fake_openai, status):
+    fake_openai.enqueue(Behaviour.error(status, code="model_not_found"))
+    with pytest.raises(BackendHTTPError) as info:
+        make_backend(fake_openai).generate(PROMPT, TURNS)
+    assert info.value.status == status
+    assert len(fake_openai.requests) == 1
+    assert_secret_free(info.value)
+
+
+def test_error_body_text_is_not_copied_into_the_message(fake_openai):
+    # Some servers echo the request (key, prompt) into their error text.
+    echo = f"bad request: key {API_KEY} prompt {PROMPT}"
+    fake_openai.enqueue(Behaviour.error(400, code=f"invalid {API_KEY}", message=echo))
+    with pytest.raises(BackendHTTPError) as info:
+        make_backend(fake_openai).generate(PROMPT, TURNS)
+    assert info.value.code == "fake_error"  # the identifier-like "type", not the bad "code"
+    assert_secret_free(info.value)
+
+
+def test_redirect_is_not_followed(fake_openai):
+    fake_openai.enqueue(Behaviour(status=307, headers=(("Location", "http://example.com/"),)))
+    with pytest.raises(BackendHTTPError) as info:
+        make_backend(fake_openai).generate(PROMPT, TURNS)
+    assert info.value.status == 307
+    assert len(fake_openai.requests) == 1
+
+
+def test_http_error_pickles_for_celery():
+    exc = BackendHTTPError(503, code="overloaded")
+    clone = pickle.loads(pickle.dumps(exc))  # noqa: S301  (our own bytes)
+    assert (type(clone), clone.status, clone.code, str(clone)) == (
+        BackendHTTPError,
+        503,
+        "overloaded",
+        str(exc),
+    )
+
+
+# --- timeouts and connections --------------------------------------------------------------
+
+
+def test_slow_server_twice_is_a_timeout_after_two_requests(fake_openai):
+    """Event-based, no clock: the server would answer each request only after 10 minutes
+    (its delay is cut short when the fixture stops it), so a BackendTimeout after exactly two
+    recorded requests proves both attempts gave up on their own timeout without an answer.
+    The durations themselves are measured in bench/bench_backend_timeout.py."""
+    fake_openai.enqueue(Behaviour.sleep(600.0), Behaviour.sleep(600.0))
+    backend = make_backend(fake_openai, timeout=0.3)
+    with pytest.raises(BackendTimeout) as info:
+        backend.generate(PROMPT, TURNS)
+    assert len(fake_openai.requests) == 2
+    assert fake_openai.pending == 0  # both slow behaviours were consumed, no third attempt
+    assert_secret_free(info.value)
+
+
+def test_slow_then_fast_succeeds(fake_openai):
+    fake_openai.enqueue(Behaviour.sleep(2.0), Behaviour.reply(REPLY))
+    assert make_backend(fake_openai, timeout=0.3).generate(PROMPT, TURNS) == REPLY
+    assert len(fake_openai.requests) == 2
+
+
+def test_connection_refused_is_unavailable():
+    backend = OpenAIBackend(
+        "gpt-test", f"http://127.0.0.1:{closed_port()}/v1", API_KEY, retry_backoff=0.0
+    )
+    with pytest.raises(BackendUnavailable) as info:
+        backend.generate(PROMPT, TURNS)
+    assert "cannot connect" in str(info.value)
+    assert_secret_free(info.value)
+
+
+def test_dropped_connection_is_unavailable_after_one_retry(fake_openai):
+    fake_openai.enqueue(Behaviour.close(), Behaviour.close())
+    with pytest.raises(BackendUnavailable) as info:
+        make_backend(fake_openai).generate(PROMPT, TURNS)
+    assert len(fake_openai.requests) == 2
+    assert_secret_free(info.value)
+
+
+def test_dropped_then_ok_succeeds(fake_openai):
+    fake_openai.enqueue(Behaviour.close(), Behaviour.reply(REPLY))
+    assert make_backend(fake_openai).generate(PROMPT, TURNS) == REPLY
+    assert len(fake_openai.requests) == 2
