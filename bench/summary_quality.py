@@ -68,7 +68,7 @@ STRICT_HELD_OUT = frozenset({"held-out-6"})
 # comparable from round to round. Only the batches named here are ever loaded: a batch
 # still being written or waiting for its one blind measurement is never in this tuple.
 BLIND_ROOT = ROOT / "tests" / "data" / "summary_quality_blind"
-SEPARATE_BATCHES = ("held-out-7", "held-out-8", "held-out-9")
+SEPARATE_BATCHES = ("held-out-7", "held-out-8", "held-out-9", "held-out-10", "held-out-11")
 
 Payload = dict[str, Any]
 Predictor = Callable[[Sequence[TranscriptTurn]], Payload | None]

@@ -142,3 +142,18 @@ def test_no_circle_of_files() -> None:
     # A package's __init__ re-exporting its submodules is the one accepted shape: the
     # submodule importing a sibling through the package is what would make a circle.
     assert _cycle() is None, " -> ".join(_cycle() or [])
+
+
+MAX_MODULE_LINES = 400
+
+
+def test_no_module_outside_bench_exceeds_400_lines() -> None:
+    # Small modules with names that explain themselves (issue 10); bench/ scripts are
+    # whole experiments and exempt.
+    long = {
+        str(path.relative_to(ROOT)): lines
+        for folder in (*PACKAGES, "tests")
+        for path in (ROOT / folder).rglob("*.py")
+        if (lines := len(path.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES
+    }
+    assert not long, long

@@ -99,6 +99,28 @@ def wait_for(what: str, check: Callable[[], Any], *, within: float, procs: list[
         time.sleep(0.1)
 
 
+def stack_env(home: Path, pg_url: str, redis_urls: tuple[str, str], **extra: str) -> dict[str, str]:
+    """The environment of the stack's processes: this one's, minus every setting of ours,
+    plus PostgreSQL, the channels-redis layer all processes share (``redis_urls[0]``) and
+    the Celery broker (``redis_urls[1]``)."""
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("KIROCREW_", "CELERY_", "DJANGO_", "DATABASE_URL", "REDIS_URL"))
+    }
+    env.update(
+        DJANGO_SETTINGS_MODULE="kirocrew_site.settings",
+        PYTHONUNBUFFERED="1",
+        DATABASE_URL=pg_url,
+        REDIS_URL=redis_urls[0],
+        CELERY_BROKER_URL=redis_urls[1],
+        KIROCREW_HOME=str(home),
+        KIROCREW_TRANSCRIPT_FSYNC="rotate",
+    )
+    env.update(extra)
+    return env
+
+
 def manage(env: dict[str, str], *args: str) -> str:
     result = subprocess.run(
         [str(BIN / "python"), "manage.py", *args],

@@ -13,7 +13,6 @@ PostgreSQL database, two Redis database numbers flushed around the test, a
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +20,16 @@ import httpx
 import pytest
 from websockets.sync.client import connect as ws_connect
 
-from tests.e2e.processes import BIN, Proc, free_port, health, manage, recv_until, wait_for
+from tests.e2e.processes import (
+    BIN,
+    Proc,
+    free_port,
+    health,
+    manage,
+    recv_until,
+    stack_env,
+    wait_for,
+)
 from tests.transcripts.agents.helpers import CLAUDE_FILE, CLAUDE_SID, copy_tree
 
 pytestmark = [pytest.mark.services, pytest.mark.slow, pytest.mark.timeout(180)]
@@ -37,21 +45,8 @@ def test_frames_from_a_command_process_reach_a_socket_on_the_server(
 ) -> None:
     logs = tmp_path / "logs"
     logs.mkdir()
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith(("KIROCREW_", "CELERY_", "DJANGO_", "DATABASE_URL", "REDIS_URL"))
-    }
-    env.update(
-        DJANGO_SETTINGS_MODULE="kirocrew_site.settings",
-        PYTHONUNBUFFERED="1",
-        DATABASE_URL=pg_url,
-        REDIS_URL=redis_urls[0],  # the channels-redis layer both processes share
-        CELERY_BROKER_URL=redis_urls[1],
-        KIROCREW_HOME=str(tmp_path / "home"),
-        KIROCREW_SUMMARY_ENABLED="0",  # frames only: no pass is queued for the turn end
-        KIROCREW_TRANSCRIPT_FSYNC="rotate",
-    )
+    # frames only: no pass is queued for the turn end
+    env = stack_env(tmp_path / "home", pg_url, redis_urls, KIROCREW_SUMMARY_ENABLED="0")
     manage(env, "migrate", "--noinput")
     token = manage(env, "create_app", APP).strip().splitlines()[-1]
     assert token.startswith("kc_")

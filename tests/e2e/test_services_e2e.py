@@ -17,7 +17,6 @@ before and after), a ``KIROCREW_HOME`` under ``tmp_path`` and every process grou
 from __future__ import annotations
 
 import json
-import os
 import re
 import secrets
 import signal
@@ -39,6 +38,7 @@ from tests.e2e.processes import (
     health,
     manage,
     recv_until,
+    stack_env,
     wait_for,
 )
 from tests.summaries import fake_openai_server
@@ -149,18 +149,10 @@ def stack(
     home = tmp_path / "home"
     logs = tmp_path / "logs"
     logs.mkdir()
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith(("KIROCREW_", "CELERY_", "DJANGO_", "DATABASE_URL", "REDIS_URL"))
-    }
-    env.update(
-        DJANGO_SETTINGS_MODULE="kirocrew_site.settings",
-        PYTHONUNBUFFERED="1",
-        DATABASE_URL=pg_url,
-        REDIS_URL=redis_urls[0],  # the channels-redis layer
-        CELERY_BROKER_URL=redis_urls[1],
-        KIROCREW_HOME=str(home),
+    env = stack_env(
+        home,
+        pg_url,
+        redis_urls,
         KIROCREW_SUMMARY_ENABLED="1",
         KIROCREW_SUMMARY_MIN_USER_TURNS="1",
         KIROCREW_SUMMARY_MODEL="openai:test-model",
@@ -168,7 +160,6 @@ def stack(
         KIROCREW_OPENAI_TIMEOUT=str(HOLD),
         KIROCREW_SUMMARY_IN_FLIGHT_TTL=str(MARKER_TTL),
         KIROCREW_CELERY_VISIBILITY_TIMEOUT=str(VISIBILITY),
-        KIROCREW_TRANSCRIPT_FSYNC="rotate",
     )
     manage(env, "migrate", "--noinput")
     built = Stack(env, logs)
@@ -217,7 +208,6 @@ def temp_files(home: Path) -> list[str]:
 def test_worker_summary_reaches_the_socket_and_survives_a_sigkill_mid_pass(
     stack: Stack, fake_openai: FakeOpenAIServer, pg_url: str
 ):
-    started = time.monotonic()
     home = Path(stack.env["KIROCREW_HOME"])
     token = manage(stack.env, "create_app", "e2e-app").strip().splitlines()[-1]
     assert token.startswith("kc_")
@@ -232,7 +222,6 @@ def test_worker_summary_reaches_the_socket_and_survives_a_sigkill_mid_pass(
             assert json.loads(ws.recv(timeout=10)) == {"type": "hello", "data": {"scope": "app"}}
             _scenario(stack, api, ws, worker, home, fake_openai, pg_url)
     assert fake_openai.unscripted == 0
-    assert time.monotonic() - started < 150
 
 
 def _scenario(

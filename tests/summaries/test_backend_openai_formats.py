@@ -24,7 +24,9 @@ def test_a_server_without_structured_output_is_asked_for_a_json_object(
     fake_openai: FakeOpenAIServer, status: int
 ) -> None:
     fake_openai.enqueue(
-        Behaviour.error(status, code="invalid_request_error", message="response_format"),
+        Behaviour.error(
+            status, code="invalid_request_error", message="'response_format' is not supported"
+        ),
         Behaviour.reply(REPLY),
         Behaviour.reply(REPLY),
     )
@@ -41,7 +43,8 @@ def test_a_server_without_structured_output_is_asked_for_a_json_object(
 
 
 def test_a_refusal_of_the_plain_format_too_is_the_error(fake_openai: FakeOpenAIServer) -> None:
-    fake_openai.enqueue(Behaviour.error(400), Behaviour.error(400))
+    refusal = Behaviour.error(400, message="response_format json_object is not supported")
+    fake_openai.enqueue(refusal, refusal)
 
     with pytest.raises(BackendHTTPError) as caught:
         backend(fake_openai).generate("prompt", [])
@@ -50,11 +53,19 @@ def test_a_refusal_of_the_plain_format_too_is_the_error(fake_openai: FakeOpenAIS
     assert len(fake_openai.requests) == 2  # one fallback, never a loop
 
 
-@pytest.mark.parametrize("status", [401, 403, 404])
-def test_no_other_format_cures_an_auth_or_route_error(
-    fake_openai: FakeOpenAIServer, status: int
+@pytest.mark.parametrize(
+    ("status", "message"),
+    [
+        (400, "model 'm' not found"),  # a 400 about something else: no format cures it
+        (401, "response_format"),
+        (403, "json_schema"),
+        (404, "response_format"),
+    ],
+)
+def test_no_other_format_cures_another_error(
+    fake_openai: FakeOpenAIServer, status: int, message: str
 ) -> None:
-    fake_openai.enqueue(Behaviour.error(status))
+    fake_openai.enqueue(Behaviour.error(status, message=message))
 
     with pytest.raises(BackendHTTPError):
         backend(fake_openai).generate("prompt", [])

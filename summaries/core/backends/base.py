@@ -64,9 +64,19 @@ class BackendHTTPError(BackendError):
     copied, since a server may echo the request back in them.
     """
 
-    def __init__(self, status: int, message: str | None = None, *, code: str | None = None) -> None:
+    def __init__(
+        self,
+        status: int,
+        message: str | None = None,
+        *,
+        code: str | None = None,
+        about_format: bool = False,
+    ) -> None:
         self.status = status
         self.code = code
+        # The error body names the requested output format (``response_format`` /
+        # ``json_schema``): the server does not support it, another format may pass.
+        self.about_format = about_format
         if message is None:
             message = f"model server answered HTTP {status}"
             if code:

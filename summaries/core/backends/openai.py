@@ -59,6 +59,7 @@ JSON_OBJECT_FORMAT: Final = {"type": "json_object"}
 #: The refusals that mean "this server does not know json_schema": never a 5xx, which
 #: is retried as transient, nor 401/403/404, which no other format would cure.
 _FORMAT_REFUSALS: Final = frozenset({400, 422})
+_FORMAT_NAMES: Final = re.compile(rb"response_format|json_schema", re.IGNORECASE)
 
 
 class OpenAISettings(Protocol):
@@ -189,22 +190,9 @@ class OpenAIBackend:
             for attempt in range(1, ATTEMPTS + 1):
                 try:
                     return self._attempt(client, body, headers)
-                except BackendHTTPError as exc:
-                    if exc.status not in _FORMAT_REFUSALS or not self._schema_ok:
-                        raise
-                    # Structured output is optional for OpenAI-compatible servers (older
-                    # vLLM, llama.cpp, proxies): ask this backend's server for a plain
-                    # JSON object from now on, and the normalizer copes with the rest.
-                    log.info(
-                        "summary backend %s: server refused json_schema output (HTTP %d); "
-                        "asking for a JSON object instead",
-                        self.name,
-                        exc.status,
-                    )
-                    self._schema_ok = False
-                    body["response_format"] = JSON_OBJECT_FORMAT
-                    return self._attempt(client, body, headers)
                 except BackendError as exc:
+                    if self._schema_refused(exc, body):
+                        return self._attempt(client, body, headers)
                     if attempt == ATTEMPTS or not _is_transient(exc):
                         raise
                     log.info(
@@ -223,12 +211,39 @@ class OpenAIBackend:
             if self._transport is None:
                 client.close()
 
+    def _schema_refused(self, exc: BackendError, body: dict[str, Any]) -> bool:
+        """Whether the server refused structured output; if so, ``body`` now asks for a
+        plain JSON object, as does every later request of this backend.
+
+        Structured output is optional for OpenAI-compatible servers (older vLLM,
+        llama.cpp, proxies); the normalizer copes with whatever object comes back.
+        """
+        if not (
+            isinstance(exc, BackendHTTPError)
+            and exc.status in _FORMAT_REFUSALS
+            and exc.about_format
+            and self._schema_ok
+        ):
+            return False
+        log.info(
+            "summary backend %s: server refused json_schema output (HTTP %d); "
+            "asking for a JSON object instead",
+            self.name,
+            exc.status,
+        )
+        self._schema_ok = False
+        body["response_format"] = JSON_OBJECT_FORMAT
+        return True
+
     def _attempt(self, client: httpx.Client, body: dict[str, Any], headers: dict[str, str]) -> str:
         deadline = time.monotonic() + self.timeout
         try:
             with client.stream("POST", self.url, json=body, headers=headers) as response:
                 if not response.is_success:
-                    raise BackendHTTPError(response.status_code, code=_error_code(response))
+                    code, about_format = _error_info(response)
+                    raise BackendHTTPError(
+                        response.status_code, code=code, about_format=about_format
+                    )
                 raw = _read_capped(response, MAX_REPLY_BYTES, deadline, self.timeout)
         except httpx.TimeoutException as exc:
             raise BackendTimeout(
@@ -325,26 +340,33 @@ def _read_capped(response: httpx.Response, cap: int, deadline: float, timeout: f
     return b"".join(chunks)
 
 
-def _error_code(response: httpx.Response) -> str | None:
-    """The server's short error code/type, if its error body has one.
+def _error_info(response: httpx.Response) -> tuple[str | None, bool]:
+    """The server's short error code/type, if its error body has one, and whether the
+    body names the requested output format (the sign of a server without structured
+    output: ``response_format`` or ``json_schema`` in its message or ``param``).
 
-    OpenAI sends ``{"error": {"message", "type", "code"}}``; compatible servers
-    vary. Only identifier-like values are kept (see ``_SAFE_CODE``).
+    OpenAI sends ``{"error": {"message", "type", "code", "param"}}``; compatible servers
+    vary. Only identifier-like codes are kept (see ``_SAFE_CODE``); the message is read
+    for the two names alone, never copied.
     """
     try:
         raw = _read_capped(response, MAX_ERROR_BODY_BYTES, time.monotonic() + 5.0, timeout=5.0)
-        payload = json.loads(raw)
-    except (httpx.HTTPError, BackendBadReply, ValueError):
+    except (httpx.HTTPError, BackendBadReply):
         # The status code alone is enough to report; the body is a bonus.
-        return None
+        return None, False
+    about_format = _FORMAT_NAMES.search(raw) is not None
+    try:
+        payload = json.loads(raw)
+    except ValueError:
+        return None, about_format
     error = payload.get("error") if isinstance(payload, dict) else None
     if not isinstance(error, dict):
-        return None
+        return None, about_format
     for key in ("code", "type"):
         value = error.get(key)
         if isinstance(value, str) and _SAFE_CODE.fullmatch(value):
-            return value
-    return None
+            return value, about_format
+    return None, about_format
 
 
 def _extract_content(raw: bytes) -> tuple[str, str | None]:

@@ -14,7 +14,17 @@ from collections.abc import Sequence
 
 from summaries.core.heuristic.exchanges import Exchange
 from summaries.core.heuristic.lexicon import FACT_LEAD, NO_CHANGE_YET
+from summaries.core.heuristic.rule_shapes import (
+    DONT_TOUCH,
+    EVERY_RUN,
+    NOT_WORDS,
+    TO_DO,
+    states_shaped_rule,
+)
 from summaries.core.heuristic.signals import is_work_order
+from summaries.core.heuristic.value_fixes import FACT_SPLIT as _FACT_SPLIT
+from summaries.core.heuristic.value_fixes import KEY as _KEY
+from summaries.core.heuristic.value_fixes import corrects_value, value_correction
 from summaries.core.heuristic.words import clip, content_words, sentences
 
 MAX_CONSTRAINTS = 5  # "at most a handful": a long list stops being read
@@ -150,6 +160,8 @@ _MAKES_STANDING = re.compile(
     _I,
 )
 _PRONOUN_LEAD = re.compile(r"^\W*(he|she|they|it)\b", _I)
+# "don't touch .gitlab-ci.yml, infra owns it": the object is in the clause before
+_OWNS_PRONOUN = re.compile(r"^\W*\w+ owns? (it|that|this|them)\b", _I)
 _PORT_FACT = re.compile(
     r"\b(should|must|always|moved|now|lives?|listens?)\b[^.;]{0,40}\b(on|to|at) (port )?\d{4,5}\b",
     _I,
@@ -159,10 +171,6 @@ _LEAD = re.compile(
     r"[\s:,.-]*)+",
     _I,
 )
-_KEY = re.compile(r"`[^`]+`|(?<![\w-])--?[a-z][\w-]*|\b\d{4,5}\b|\b[\w]+[-_./][\w./-]+\b", _I)
-# One sentence often carries two facts ("we deploy with X, and you must run Y first"); each
-# is kept or superseded on its own.
-_FACT_SPLIT = re.compile(r",\s+and\s+|,\s+but\s+|;\s+|\.\s+|\?\s+")
 
 
 def _clause(sentence: str, at: int) -> str:
@@ -173,7 +181,7 @@ def _clause(sentence: str, at: int) -> str:
     if start < 0:
         return sentence
     clause = sentence[start + 2 :]
-    if _PRONOUN_LEAD.match(clause):
+    if _PRONOUN_LEAD.match(clause) or _OWNS_PRONOUN.match(clause):
         before = max(sentence.rfind(sep, 0, start) for sep in (", ", "; ", ": "))
         return sentence[before + 2 :] if before >= 0 else sentence
     return clause
@@ -181,7 +189,9 @@ def _clause(sentence: str, at: int) -> str:
 
 def _rule(sentence: str, turn_text: str) -> str | None:
     """The constraint a sentence states, or None."""
-    if sentence.rstrip().endswith("?") or NO_CHANGE_YET.search(sentence):
+    if sentence.rstrip().endswith("?"):
+        return None
+    if NO_CHANGE_YET.search(sentence) and not DONT_TOUCH.search(sentence):
         return None  # a question or a "don't change anything" states no standing fact
     if FACT_LEAD.search(turn_text) and _KEY.search(sentence):
         return sentence  # "fyi the client points at /api/v2": flagged for later by the person
@@ -193,11 +203,11 @@ def _rule(sentence: str, turn_text: str) -> str | None:
         return sentence
     if any(rx.search(sentence) for rx in (_STEP_AFTER, _NAME_FIX, _ALWAYS_NEVER, _CONDITION)):
         return sentence
-    if _TEMPORARY.search(sentence):
-        return None
+    if _TEMPORARY.search(sentence) and not EVERY_RUN.search(sentence):
+        return None  # "before every commit, you did it this time" is still every time
     if _MOVED_FACT.search(sentence) or (_KEEP_AS.search(sentence) and _KEY.search(sentence)):
         return sentence
-    pair = _value_correction(sentence)
+    pair = value_correction(sentence)
     if pair is not None and not is_work_order(sentence.split(",")[0]):
         return pair  # a statement, not an order ("port 6432, not 6543" is no "port X" order)
     m = _OWNERSHIP.search(sentence)
@@ -209,58 +219,21 @@ def _rule(sentence: str, turn_text: str) -> str | None:
         return sentence
     if _ONLY_PATH.search(sentence) and _KEY.search(sentence):
         return sentence  # "always via the bastion, jump.example.internal"
+    if states_shaped_rule(sentence, is_work_order(sentence)):
+        return sentence
+    fixed = corrects_value(sentence, turn_text)
+    if fixed:
+        return fixed
     if is_work_order(sentence) and not _EVERY_TIME.search(sentence):
         return None  # "upgrade X and make sure the migrations apply": about this work only
+    if TO_DO.search(sentence) and not _EVERY_TIME.search(sentence):
+        return None  # "the smsgate key must be rotated": a task, not a standing rule
     if _OPS.search(sentence) and (_ONLY_PATH.search(sentence) or _STANDING_LEAD.search(sentence)):
         return sentence
     if _PORT_FACT.search(sentence):
         return sentence
     if _MISTYPED.search(turn_text) and not _MISTYPED.search(sentence) and _KEY.search(sentence):
         return sentence  # "the bucket is acme-export, singular. I mistyped it before."
-    return None
-
-
-# Structural, any language: two values of one kind side by side in a statement ("die Test-DB
-# läuft auf 5434, nicht 5433", "@mkoval now not @dpr", "gpu-07 was retired, now is gpu-11")
-# correct one to the other. The value that holds is the first, unless a "now" word leads the
-# second; the other value's clause is left out.
-_VALUE_KINDS = (
-    re.compile(r"(?<![\w.:/-])(?!19\d\d\b|20\d\d\b)\d{4,5}(?![\w-]|\.\w)"),  # ports, not years
-    re.compile(r"(?<![\w/])/[\w.-]+(?:/[\w.-]+)*"),  # paths
-    re.compile(r"(?<![\w@])@[\w-]+"),  # handles
-    re.compile(r"\b[a-z]+-\d+\b", _I),  # numbered hosts ("gpu-11")
-)
-_NOW_WORD = re.compile(r"\b(now|jetzt|ahora|maintenant|agora|ora|nu)\b", _I)
-_NEGATED = re.compile(r"\b(not|nicht|no|pas|não|nao|non|kein|statt)\W+(\w+\W+)?$", _I)
-_PAIR_SPAN = 40
-# What sets the value that holds against the other: a negation, "instead", "the old", "was".
-_SETS_APART = re.compile(
-    r"\b(not|nicht|no|pas|não|nao|non|kein|statt|instead|rather|old|alte|ancien|viejo|was|war"
-    r"|correct|richtig|correcto|correto)\b|\bn'?t\b",
-    _I,
-)
-
-
-def _value_correction(sentence: str) -> str | None:
-    for rx in _VALUE_KINDS:
-        hits = list(rx.finditer(sentence))
-        if len(hits) != 2 or hits[0].group(0) == hits[1].group(0):
-            continue
-        first, second = hits
-        between = sentence[first.end() : second.start()]
-        if len(between) > _PAIR_SPAN:
-            continue
-        if _NOW_WORD.search(between) and not _NEGATED.search(
-            between
-        ):  # "gpu-07 was retired, now is gpu-11"
-            cut = max(between.rfind(", "), between.rfind("; "))
-            return sentence[first.end() + cut + 2 :] if cut >= 0 else sentence[second.start() :]
-        if not (_SETS_APART.search(between) or _SETS_APART.search(sentence[second.end() :][:12])):
-            # "1) remove /v1/search 2) cache /v2/search": two values, no correction ("OPS-44,
-            # OPS-41 was the label printer" says which is the old one after it)
-            continue
-        cut = between.find(",")
-        return sentence[: first.end() + cut] if cut >= 0 else sentence[: first.end()]
     return None
 
 
@@ -292,7 +265,8 @@ def _kinds(text: str) -> set[str]:
 # "the port is 5439, not 5432": a correction states the value that holds; the superseded one
 # is left out, so a reader (or a later model) never picks up the wrong value from it.
 _NOT_OLD = re.compile(
-    r"\s*(?:,|\u2014|\u2013|\s-)\s*not\s+`?[\w./:@-]+`?(?=\s*(?:[.;,)\u2014\u2013]|$))", _I
+    rf"\s*(?:,|\u2014|\u2013|\s-)\s*(?:{NOT_WORDS})\s+`?[\w./:@-]+`?(?=\s*(?:[.;,)\u2014\u2013]|$))",
+    _I,
 )
 
 

@@ -176,6 +176,8 @@ _CLOSE = _Rule(
         "sent",
         "emailed",
         "delivered",
+        "pr #",
+        "mr #",
     ),
     re.compile(
         r"(?<!\bare )(?<!\bwere )(?<!\bbe )(?<!\bbeen )(?<!\bget )(?<!\bgot )(?<!n't )(?<!not )"
@@ -183,6 +185,9 @@ _CLOSE = _Rule(
         r"(?!\s+(?:synchronously|automatically|asynchronously|after|before|when|per|every|by))"
         r"|\bopened (?:a |the )?(?:draft )?(?:pr|mr|cr|pull request|merge request)\b"
         r"|\bopened #\d+|\btagged v?\d"
+        # "PR #1290 against develop", "PR #287 skapad": the request exists, in any language
+        r"|\b(?:pr|mr) #\d+ (?:against|into|onto|opened|created|skapad|erstellt|créée?|creado"
+        r"|criado|aperta|otwarty|vytvořen\w*|oluşturuldu|aangemaakt)\b"
         # "rolled out to all pods", "it's live", "went out with the 02:00 train"
         r"|(?<!n't )(?<!not )\b(?:rolled out|went (?:out|live)|landed on (?:main|master|prod\w*))\b"
         r"|\b(?:it'?s|is|are|now) live\b(?! ?\?)"

@@ -65,6 +65,8 @@ DROP = _rx(
     r"|\b(table|shelve|bench) (it|this|that)\b|\bput a pin in (it|this|that)\b|\bback ?burner\b"
     r"|\b(come back to|revisit|return to) (it|this|that)\b(?=[^.?!]{0,30}\b(later|next|another|some"
     r"|once|after))"
+    # "scrap the widget for now": the whole thing by name (a column or row is DROP_PART's)
+    r"|\b(scrap|ditch|abandon) the [\w-]+\b(?! (line|column|field|row|step|flag|table)\b)"
 )
 # The object of a drop, when it is a piece of the work rather than all of it: "hold off
 # on the consumer change, just write up what you found" keeps the intent going.
@@ -222,7 +224,7 @@ USER_VERIFIED = _rx(
     r"|(^\W*|[,.;:!]\s*|\bi )(just )?(eyeballed|checked|tested|tried|verified|ran|re-?ran"
     r"|clicked through"
     r"|smoke[- ]tested) (it|them|this|that|on|in)\b"
-    r"|\blooks (right|correct|good|fine) (in|on|from)\b|\bapproved (it|them|the \w+) in\b"
+    r"|\blooks (right|correct|good|fine) (now )?(in|on|from)\b|\bapproved (it|them|the \w+) in\b"
     r"|\bno (more )?(\w+ )?(errors|crashes|complaints|failures)\b"
 )
 ACK = _rx(
