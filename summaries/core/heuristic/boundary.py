@@ -15,7 +15,9 @@ the tuning set kept at F1 >= 0.99, state >= 0.98, origin >= 0.995; see its docst
 The features added on 2026-12-02 (``open_named``, ``closes_work``, ``echoes_reply``,
 ``new_ticket``, ``long_disjoint``) were checked the same way on the tuning set and held-out-7,
 -8 and -9, one weight at a time over 0/32/256/1024/4096: each set to 0 lowers the blind
-objective, and each table value sits on the plateau of its best.
+objective, and each table value sits on the plateau of its best. Round 3 (``dated_rerun``,
+``order_after_check``, ``aside_elsewhere``) was swept the same way over 0/16/64/512/4096 on
+the tuning set and held-out-7..12.
 Structural features (close events, a gap, overlap of words, paths and identifiers with
 each open intent, numbered refs, an answer to the assistant's question, a compaction) and
 the English cues read through ``signals`` (pivot phrases, "also", subjectless reports)
@@ -24,16 +26,18 @@ are features alike; a weight, not a branch order, says how much each counts.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from summaries.core.heuristic.boundary_cues import (
     NEW_TOPIC,
     adds_beside,
+    aside_elsewhere,
     asks_again,
     best_older,
     closes_earlier_work,
     continues_closed,
     corrects_elsewhere,
+    dated_rerun,
     echoes_reply,
     new_ticket,
     open_named,
@@ -65,6 +69,9 @@ WEIGHTS: dict[str, float] = {
     "ref_number": 16384.0,  # a numbered PR/issue ("#3301") came up in exactly one intent
     "older_topic": 8192.0,  # after a gap/pivot/resume cue, an older intent shares more words
     "asks_again": 4096.0,  # after a gap, the words of finished work: a new run of a routine
+    # after a day-scale gap, finished work and another day named than an earlier intent's
+    # opening named: a routine over a new day (2026-12-02 round 3)
+    "dated_rerun": 256.0,
     "pivot": 2048.0,  # a pivot phrase leads the turn ("new topic:", "switching to")
     "short_answer": 1024.0,  # <= 8 words right after the assistant asked something
     "compaction": 512.0,  # right after a compaction or context reset
@@ -94,6 +101,12 @@ WEIGHTS: dict[str, float] = {
     # after-a-close rules. The search's best, 8192, also outranked a short answer to the
     # assistant's question, a structural cue the unit tests pin, so it was not taken)
     "settled_other": 48.0,
+    # a check or question answered, nothing changed for it: an order about none of its words
+    # ("deploy compactor-prod" after "all 24 partitions present") starts other work
+    "order_after_check": 16.0,
+    # "cool. also the compactor job OOMs on fridays, dig into it" once the work in hand has a
+    # result: an aside in words that work never used (2026-12-02 round 3)
+    "aside_elsewhere": 64.0,
     "continues": 8.0,  # a continuation cue, an option pick, an ack, or a question
     "weak_pivot": 4.0,  # "also/btw ..." sharing almost nothing with the work
     "unrelated_request": 2.0,  # a request that starts work and shares almost nothing
@@ -141,6 +154,8 @@ def features(st: SegState, ex: Exchange, sig: UserSignals, cur: Draft) -> list[V
             vote("older_topic", RESUME, older)
         if ex.gap_before and asks_again(st, sig, ex):
             vote("asks_again", NEW)
+    if dated_rerun(st, ex):
+        vote("dated_rerun", NEW)
     if sig.pivot_strong:
         vote("pivot", NEW)
     if ex.answers and len(sig.words) <= ANSWER_WORDS and "?" not in ex.text and not sig.prevent:
@@ -190,6 +205,18 @@ def features(st: SegState, ex: Exchange, sig: UserSignals, cur: Draft) -> list[V
         and not points_back(sig)
     ):
         vote("settled_other", NEW)
+    if (
+        cur.settled
+        and not cur.made
+        and refines
+        and here == 0
+        and len(sig.words) >= 3
+        # a close request ("merged 871. deploy it") has nothing to close in a check
+        and not points_back(replace(sig, close_request=False))
+    ):
+        vote("order_after_check", NEW)
+    if aside_elsewhere(sig, cur, ex.text):
+        vote("aside_elsewhere", NEW)
     if sig.continuation or sig.option_pick or sig.ack or sig.question:
         vote("continues", CONTINUE)
     if sig.pivot_weak and here < NEW_TOPIC and not sig.anaphora and not refines:

@@ -199,10 +199,15 @@ def closes_earlier_work(st: SegState, ex: Exchange) -> Draft | None:
 _NUMBER = re.compile(r"(?<![\w.,])\d+(?:[.,]\d+)*(?![\w])")
 
 
+# "2026-11-17", "11-19": a calendar day named in a turn (its year is no amount).
+_DAY = re.compile(r"(?<![\w.-])(?:\d{4}-)?(0?[1-9]|1[0-2])-(0?[1-9]|[12]\d|3[01])(?![\w-])")
+
+
 def _numbers(text: str) -> set[str]:
-    """Each number and its whole part ("412.00" is also "412")."""
+    """Each number and its whole part ("412.00" is also "412"); days are not numbers here
+    ("2026-11-16" after a reply about 2026-11-15 repeats no amount)."""
     out: set[str] = set()
-    for n in _NUMBER.findall(text):
+    for n in _NUMBER.findall(_DAY.sub(" ", text)):
         out |= {n, re.split(r"[.,]", n)[0]}
     return {n for n in out if len(n) >= 3}
 
@@ -272,3 +277,39 @@ def asks_again(st: SegState, sig: UserSignals, ex: Exchange) -> bool:
         if draft is not cur and 2 * shared >= len(sig.words) and shared > mine:
             return runs_again(draft, sig, ex)
     return False
+
+
+def _days(text: str) -> set[str]:
+    """The days a text names, as month-day ("2026-11-07" and "11-7" are one day)."""
+    return {f"{int(m)}-{int(d)}" for m, d in _DAY.findall(text)}
+
+
+def dated_rerun(st: SegState, ex: Exchange) -> bool:
+    """ "2026-11-17" or "morning. 11-19" the day after finished work: a day named where an
+    earlier intent was opened by naming another day asks for the same routine over a new
+    day (a new run), whatever words come with it."""
+    cur = st.current
+    said = _days(ex.text)
+    if not ex.gap_before or cur is None or not said or not finished(cur):
+        return False
+    if said & {d for e in cur.entries for r in (e.text, *e.replies) for d in _days(r)}:
+        return False  # the day the work in hand is about: more of it
+    return any(d.entries and _days(d.entries[0].text) - said for d in st.drafts[-LOOKBACK:])
+
+
+# "cool. also the compactor job OOMs on fridays": an aside added after an acknowledgement.
+_ADDITIVE = re.compile(
+    r"^\W*((ok(ay)?|yes|yep|cool|good|great|nice|thanks|thx|perfect)\b[\s,.!]*)*"
+    r"(also|and also|plus|meanwhile|btw|by the way|unrelated)\b",
+    re.IGNORECASE,
+)
+ASIDE_WORDS = 4
+
+
+def aside_elsewhere(sig: UserSignals, cur: Draft, text: str) -> bool:
+    """ "also, X has been failing since friday, dig into it" once the work in hand has a
+    result: an added aside in 4+ distinctive words, none known to that work, is other work
+    (an "also" that shares a word with it adds to it instead)."""
+    if not (cur.settled or cur.made or cur.closed) or not _ADDITIVE.match(text):
+        return False
+    return len(sig.words) >= ASIDE_WORDS and not sig.words & cur.vocab

@@ -270,8 +270,20 @@ _NOT_OLD = re.compile(
 )
 
 
+# "... a new instance, not point-in-time recovery, because PITR has bitten us" and "`v3` not
+# warehouse.old": the rejected alternative (up to four words) and the story behind it go too;
+# "..., nobody runs plan from a laptop" restates the rule by the practice it forbids.
+_NOT_PHRASE = re.compile(
+    r"(?:\s*,\s*|(?<=`)\s+)(?:not|pas|nicht|inte|niet|ikke)\s+[\w./:@`-]+(?:\s+[\w./:@`-]+){0,3}"
+    r"(?:\s*,\s*because\b.*)?\s*(?=[.;]|$)",
+    _I,
+)
+_NOBODY = re.compile(r"\s*,\s*(?:nobody|no one|noone)\b[^.;]*(?=[.;]|$)", _I)
+
+
 def _shape(text: str) -> str:
-    text = _NOT_OLD.sub("", _LEAD.sub("", text)).strip().rstrip(".")
+    text = _NOT_OLD.sub("", _LEAD.sub("", text))
+    text = _NOBODY.sub("", _NOT_PHRASE.sub("", text)).strip().rstrip(".")
     return clip(text[:1].upper() + text[1:], 160)
 
 
