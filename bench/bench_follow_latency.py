@@ -43,7 +43,7 @@ import orjson
 
 from bench import common
 from bench.bench_agent_import import build_session
-from bench.bench_frame_latency import redis_url
+from bench.bench_frame_latency import on_scratch_redis
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -55,21 +55,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=1)
     args = ap.parse_args(argv)
 
-    url = redis_url(args.redis_db)
-    if url is None:
-        print("bench_follow_latency: no Redis server answers (set REDIS_URL); nothing to measure")
-        return 2
-    import redis
-
-    print(f"bench_follow_latency: {common.cpu_note()}; Redis db {args.redis_db}")
-    flusher = redis.Redis.from_url(url)
-    flusher.flushdb()
-    try:
-        with common.temp_dir("follow-latency") as tmp:
-            return run(args, url, tmp)
-    finally:
-        flusher.flushdb()
-        flusher.close()
+    return on_scratch_redis(
+        "bench_follow_latency", args.redis_db, lambda url, tmp: run(args, url, tmp)
+    )
 
 
 def _dashboard_cookie() -> str:

@@ -26,6 +26,7 @@ import statistics
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
@@ -49,27 +50,35 @@ def redis_url(db: int) -> str | None:
     return url
 
 
+def on_scratch_redis(name: str, db: int, run: Callable[[str, Path], int], *, note: str = "") -> int:
+    """``run(url, tmp)`` against Redis database ``db``, flushed before and after, in a
+    temporary folder; 2 (nothing measured) when no Redis server answers."""
+    url = redis_url(db)
+    if url is None:
+        print(f"{name}: no Redis server answers (set REDIS_URL); nothing to measure")
+        return 2
+    import redis
+
+    print(f"{name}: {common.cpu_note()}; Redis db {db}{note}")
+    flusher = redis.Redis.from_url(url)
+    flusher.flushdb()
+    try:
+        with common.temp_dir(name.removeprefix("bench_").replace("_", "-")) as tmp:
+            return run(url, tmp)
+    finally:
+        flusher.flushdb()
+        flusher.close()
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = common.arg_parser(__doc__)
     ap.add_argument("--samples", type=int, default=60, help="frames to time (default 60)")
     ap.add_argument("--redis-db", type=int, default=13)
     args = ap.parse_args(argv)
 
-    url = redis_url(args.redis_db)
-    if url is None:
-        print("bench_frame_latency: no Redis server answers (set REDIS_URL); nothing to measure")
-        return 2
-    import redis
-
-    print(f"bench_frame_latency: {common.cpu_note()}; Redis db {args.redis_db}")
-    flusher = redis.Redis.from_url(url)
-    flusher.flushdb()
-    try:
-        with common.temp_dir("frame-latency") as tmp:
-            return run(args, url, tmp)
-    finally:
-        flusher.flushdb()
-        flusher.close()
+    return on_scratch_redis(
+        "bench_frame_latency", args.redis_db, lambda url, tmp: run(args, url, tmp)
+    )
 
 
 def run(args: argparse.Namespace, url: str, tmp: Path) -> int:
