@@ -300,10 +300,13 @@ def dated_rerun(st: SegState, ex: Exchange) -> bool:
 # "cool. also the compactor job OOMs on fridays": an aside added after an acknowledgement.
 _ADDITIVE = re.compile(
     r"^\W*((ok(ay)?|yes|yep|cool|good|great|nice|thanks|thx|perfect)\b[\s,.!]*)*"
-    r"(also|and also|plus|meanwhile|btw|by the way|unrelated)\b",
+    r"(also|and also|plus|meanwhile|btw|by the way|unrelated|one more thing|another thing"
+    r"|(and )?while (you'?re|you are|we'?re) (in|at) (there|it))\b",
     re.IGNORECASE,
 )
 ASIDE_WORDS = 4
+ASIDE_SHARED = 1
+ASIDE_SHARE = 0.5
 
 
 def aside_elsewhere(sig: UserSignals, cur: Draft, text: str) -> bool:
@@ -312,4 +315,20 @@ def aside_elsewhere(sig: UserSignals, cur: Draft, text: str) -> bool:
     (an "also" that shares a word with it adds to it instead)."""
     if not (cur.settled or cur.made or cur.closed) or not _ADDITIVE.match(text):
         return False
-    return len(sig.words) >= ASIDE_WORDS and not sig.words & cur.vocab
+    if len(sig.words) < ASIDE_WORDS:
+        return False
+    # The person's own words of that work say what it is about (its replies name much
+    # more): one shared plain word is chance, a shared name ("ingest-check") is the work.
+    if names_in(text) & names_in(" ".join(e.text for e in cur.entries)):
+        return False
+    shared = sig.words & cur.user_words
+    return len(shared) <= ASIDE_SHARED and cur.sim(sig.words) < ASIDE_SHARE
+
+
+_NAME = re.compile(r"[A-Za-z][\w]*(?:[-_./][\w]+)+")
+
+
+def names_in(text: str) -> set[str]:
+    """Compound names a person types ("ingest-check", "merge.rs", "api/v2"): exact, in any
+    language."""
+    return {m.lower() for m in _NAME.findall(text)}

@@ -62,6 +62,19 @@ _PUBLISH_CMD = re.compile(
 # A check by its name ("restore-check.sh", "verify_backup", "healthcheck", "smoke"), run
 # rather than read: a program whose name says it checks reports pass or fail by exit code.
 _CHECK_CMD = re.compile(r"[\w./-]*(?:check|verify|validate|smoke|health|probe)[\w.-]*", _I)
+# Operational checks that report health by exit code and output: a rollout that finished,
+# an Argo app that is healthy, manifests that validate, a plan with nothing left to change,
+# dbt's tests. What a person on call reads as "it works now".
+_OPS_CHECK_CMD = re.compile(
+    r"\b(?:kubectl\b[^|;&]*\brollout status|argocd app (?:wait|get)|kubeconform|helm lint"
+    r"|promtool check|nginx -t|terraform validate|dbt (?:test|build)|systemctl is-active)\b",
+    _I,
+)
+_OPS_BAD = re.compile(
+    r"\b(?:Degraded|OutOfSync|CrashLoopBackOff|ImagePullBackOff|Progressing|failed|inactive"
+    r"|timed out|error(?!=0\b|s?: 0\b))\b",
+    _I,
+)
 _READ_CMD = re.compile(
     r"^\s*(?:grep|rg|cat|less|head|tail|sed|awk|ls|find|vim?|nano|code|git (?:log|show|diff|grep)"
     r"|journalctl|echo|wc|diff)\b",
@@ -143,6 +156,9 @@ def _pair_sentences(
     elif _HTTP_CMD.match(cmd) and _HTTP_STATUS.search(out):
         status = int(_HTTP_STATUS.findall(out)[-1])
         said.append("The check passed." if ok and status < 400 else "The check failed.")
+    elif code is not None and _OPS_CHECK_CMD.search(cmd):
+        healthy = code == 0 and not _OPS_BAD.search(out) and not _FAILED.search(out)
+        said.append("The check passed." if healthy else "The check failed.")
     elif code is not None and not _READ_CMD.match(cmd) and _CHECK_CMD.search(cmd):
         said.append("The check passed." if _run_outcome(code, out) else "The check failed.")
     elif (
