@@ -10,7 +10,7 @@ import pytest
 
 from summaries.core.heuristic.tools import tool_sentences_at
 from summaries.core.transcript_turn import ToolRow
-from tests.summaries.heuristic_cases import covered, intents, session
+from tests.summaries.heuristic_cases import covered, intents, session, state
 from tests.summaries.test_evidence import only_intent
 
 FIX = ("u", "payments-api pods crashloop, the externalsecret key is wrong. fix it in gitops")
@@ -96,3 +96,26 @@ def test_an_aside_naming_the_work_in_hand_stays_with_it() -> None:
         ("a", "Added a count to the log line."),
     )
     assert [covered(i) for i in intents(turns)] == [{1, 2}]
+
+
+REPORT = (
+    ("u", "find which endpoints had the worst p95 latency last week"),
+    ("a", "Worst p95 last week: /search 1.9 s, /export 1.2 s, /cart 0.8 s."),
+)
+
+
+def test_a_report_taken_and_followed_by_other_work_is_done() -> None:
+    found = intents(
+        session(
+            *REPORT,
+            ("u", "next: bump the Go toolchain to 1.23 in go.mod and the Dockerfile"),
+            ("a", "Bumped go.mod and the Dockerfile to 1.23. Tests passed."),
+        )
+    )
+    assert [covered(i) for i in found] == [{1}, {2}]
+    assert state(found[0]) == "done"
+
+
+def test_a_report_nobody_answered_yet_stays_open() -> None:
+    [only] = intents(session(*REPORT))
+    assert state(only) == "in-progress"

@@ -308,9 +308,13 @@ def pending_decision(exchanges: Sequence[Exchange]) -> tuple[int, str] | None:
 
 
 def _intent(
-    draft: Draft, pending: tuple[int, str] | None = None, table: Stamps | None = None
+    draft: Draft,
+    pending: tuple[int, str] | None = None,
+    table: Stamps | None = None,
+    *,
+    moved_on: bool = False,
 ) -> dict[str, object]:
-    v = judge(draft)
+    v = judge(draft, moved_on=moved_on)
     steps = _next_steps(draft, v)
     if pending is not None and v.status != "abandoned":
         # An open question or offered options: the person decides next, never Done.
@@ -350,7 +354,12 @@ def summarize_turns(turns: Sequence[TranscriptTurn]) -> dict[str, object]:
         table = stamps(exchanges)
         return {
             "intents": [
-                _intent(d, pending if pending and pending[0] in d.turns else None, table)
+                _intent(
+                    d,
+                    pending if pending and pending[0] in d.turns else None,
+                    table,
+                    moved_on=any(o.origin > max(d.turns) for o in drafts),
+                )
                 for d in drafts
             ],
             "constraints": extract_constraints(exchanges),

@@ -196,7 +196,10 @@ def _asked_for_nothing(draft: Draft) -> bool:
     )
 
 
-def judge(draft: Draft) -> Verdict:
+def judge(draft: Draft, *, moved_on: bool = False) -> Verdict:
+    """The intent's status and verification from its turns and replies. ``moved_on``: the
+    person opened other work after this intent's last turn (how a check or a question that
+    was answered is taken, in any language, when nobody says "ok")."""
     v = Verdict()
     run = _Run(v)
     doc_intent = is_doc_intent(draft)
@@ -206,7 +209,10 @@ def judge(draft: Draft) -> Verdict:
         for reply in entry.replies:
             run.at = (entry.turn, reply)
             run.reply(reply, doc_intent)
-    if draft.late_accept:
+    # a check or a question answered, then other work: the answer was taken
+    answered = all(e.replies for e in draft.entries if e.role is Role.WORK)
+    taken = moved_on and answered and not (v.changed or run.open or run.failed)
+    if draft.late_accept or taken:
         run.accepted = True
     v.informational = _informational(draft, v)
     unrun = False if v.code_changed else None
@@ -220,7 +226,7 @@ def judge(draft: Draft) -> Verdict:
         text_only = doc_intent and not v.code_changed
         nothing_to_run = text_only and run.verified is None
         v.status, v.verified = "completed", None if nothing_to_run else run.verified is True
-    elif run.accepted and not v.changed and _asked_for_nothing(draft):
+    elif run.accepted and not v.changed and (taken or _asked_for_nothing(draft)):
         # "morning. backup" answered with a report, then "ok": a check the person took,
         # whatever language it was asked in; verified only if a run passed for it
         v.status, v.verified = "completed", run.verified if run.verified is True else None
