@@ -8,9 +8,12 @@ runs the passes after the response instead, behind a bounded queue:
   starts, so a second turn end arriving before the first pass started adds nothing
   (coalesced); one arriving while a pass runs queues the next pass, which sees the rows
   the running one missed;
-* at most ``KIROCREW_SUMMARY_QUEUE`` queued slots; beyond that a turn end's pass is
-  dropped (logged). The summary stays as it was and the next turn end, or POST, retries:
-  the pass is idempotent on the transcript's identity.
+* at most ``KIROCREW_SUMMARY_QUEUE`` queued slots; beyond that a turn end that came from
+  a request drops its pass (logged; the summary stays as it was and the next turn end, or
+  POST, retries: the pass is idempotent on the transcript's identity). Outside a request
+  (``import_transcripts``, its ``--follow`` loop, a shell) the caller waits for room
+  instead: an import of 500 sessions asks for 500 passes and gets them all, at the pace
+  the workers run them.
 
 The thread count never grows with the load, so turn ends cannot pile up threads.
 
@@ -25,6 +28,7 @@ interpreter with the request it follows, and no route has to know that it queues
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import threading
@@ -83,15 +87,37 @@ def summary_worker_release(**_kwargs: Any) -> None:
     waiting: list[tuple[str, Callable[[str], Any]]] = getattr(_held, "waiting", [])
     _held.waiting = []
     for slot_name, run in waiting:
-        summary_submit(slot_name, run)
+        summary_submit(slot_name, run, wait=False)  # after the response, on a server thread
 
 
 request_started.connect(summary_worker_request, dispatch_uid="summaries.worker.request")
 request_finished.connect(summary_worker_release, dispatch_uid="summaries.worker.release")
 
 
-def summary_submit(slot_name: str, run: Callable[[str], Any]) -> bool:
-    """Queue ``run(slot_name)`` on the worker; False when coalesced or dropped."""
+# How long a caller outside a request waits for room in a full queue before dropping.
+QUEUE_WAIT_S = 600.0
+
+
+def _may_wait() -> bool:
+    """Whether this thread may block on a full queue: not a request's (its passes are
+    submitted after its response, and a server thread must not stall), not a pass worker
+    (it would wait on itself), not one running an event loop."""
+    if getattr(_held, "request", False) or threading.current_thread().name.startswith(
+        "summary-pass"
+    ):
+        return False
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return True
+    return False
+
+
+def summary_submit(slot_name: str, run: Callable[[str], Any], *, wait: bool | None = None) -> bool:
+    """Queue ``run(slot_name)`` on the worker; False when coalesced or dropped.
+
+    ``wait``: block while the queue is full (default: only outside a request, see
+    ``_may_wait``)."""
     global _outstanding
     if getattr(_held, "depth", 0) or getattr(_held, "request", False):
         waiting = _held.waiting = getattr(_held, "waiting", [])
@@ -102,9 +128,14 @@ def summary_submit(slot_name: str, run: Callable[[str], Any]) -> bool:
         if slot_name in _pending:
             log.debug("Session summary for %s already queued: coalesced", slot_name)
             return False
-        if len(_pending) >= max(1, settings.KIROCREW_SUMMARY_QUEUE):
-            log.warning("Session summary queue full: pass for %s dropped", slot_name)
-            return False
+        limit = max(1, settings.KIROCREW_SUMMARY_QUEUE)
+        if len(_pending) >= limit:
+            patient = _may_wait() if wait is None else wait
+            if not (patient and _lock.wait_for(lambda: len(_pending) < limit, QUEUE_WAIT_S)):
+                log.warning("Session summary queue full: pass for %s dropped", slot_name)
+                return False
+            if slot_name in _pending:  # queued by someone else while this one waited
+                return False
         _pending.add(slot_name)
         _outstanding += 1
     loop = _main_loop()
@@ -136,12 +167,13 @@ def _job(slot_name: str, run: Callable[[str], Any], loop: Any) -> None:
     global _outstanding
     with _lock:
         _pending.discard(slot_name)  # from now on a turn end queues the next pass
+        _lock.notify_all()  # room in the queue for a caller waiting on it
     alive = loop is not None and not loop.is_closed()
     if alive:
         SyncToAsync.threadlocal.main_event_loop = loop
         SyncToAsync.threadlocal.main_event_loop_pid = os.getpid()
-    close_old_connections()
     try:
+        close_old_connections()  # inside: whatever fails here, the pass is accounted for
         run(slot_name)
     except Exception:  # the pass contains its own failures; this is the last guard
         log.warning("Session summary worker failed for %s", slot_name, exc_info=True)
