@@ -10,9 +10,11 @@ so a receiver never sees a state that could still roll back. Receivers must not 
     a revision record changing an earlier row landed.
 ``turn_started(slot_name)``
     a turn started (the person's message is the first row of it).
-``turn_ended(slot_name, stop_reason)``
+``turn_ended(slot_name, stop_reason, quiet=False)``
     a turn ended; ``stop_reason == "end_turn"`` is a clean end. Summaries runs its gated
-    pass on every one (the gate refuses the unclean ones, and says why).
+    pass on every one (the gate refuses the unclean ones, and says why). ``quiet``: a
+    one-off import's turn end, which pushes nothing to the dashboards (realtime sends no
+    frame for it).
 ``session_deleted(session_key, slot_name)``
     a session and its transcript are gone.
 ``session_rewritten(session_key, slot_name, reason)``

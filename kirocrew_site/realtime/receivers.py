@@ -81,8 +81,11 @@ def on_turn_started(*, slot_name: str, **_: Any) -> Iterable[Frame]:
 
 
 @_frames
-def on_turn_ended(*, slot_name: str, stop_reason: str = "", **_: Any) -> Iterable[Frame]:
-    yield TurnFrame(data=TurnData(key=slot_name, running=False, stop_reason=stop_reason))
+def on_turn_ended(
+    *, slot_name: str, stop_reason: str = "", quiet: bool = False, **_: Any
+) -> Iterable[Frame]:
+    if not quiet:  # a one-off import's turn end: no frame per imported session
+        yield TurnFrame(data=TurnData(key=slot_name, running=False, stop_reason=stop_reason))
 
 
 @_frames

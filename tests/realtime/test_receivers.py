@@ -71,6 +71,11 @@ def test_turn_start_and_end_send_turn_frames(sent: Sent):
     ]
 
 
+def test_a_quiet_turn_end_from_a_one_off_import_sends_no_frame(sent: Sent):
+    signals.turn_ended.send(sender=None, slot_name="s1", stop_reason="end_turn", quiet=True)
+    assert sent.frames == []
+
+
 def test_a_stored_summary_sends_the_summary_frame_then_one_notification(sent: Sent):
     summary_stored.send(sender=None, slot_name="s1")
     assert [slot for slot, _ in sent.frames] == ["s1", "s1"]

@@ -4,39 +4,53 @@ Sources are CONVERTED, not copied: each record becomes rows of this project's fo
 goes through the store's append path, so write-boundary redaction and the content rule
 apply as to any other row. Per source file a small state file under the store
 (``.agent-imports/``) holds its identity (device, inode), the byte offset read so far and
-the converter's state, so a re-run reads only what was appended since. The source files
-are only ever opened read-only.
+the converter's state, so a re-run reads only what was appended since (``agent_sources``).
+The source files are only ever opened read-only. This is the per-file path; a run with
+many new sources imports those through ``agent_import_bulk`` first (same bytes, same
+mirror, both cores) and leaves here whatever that path hands back.
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
-import stat
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
 from functools import partial
 from pathlib import Path
 from typing import Any
 
-import orjson
 from django.db import DatabaseError, transaction
 
-from ..core import locking
-from ..core.agents import claude_code, codex
-from ..core.agents.common import FOREIGN, Step, Tally, clean_text
+from ..core.agents.common import Tally
 from ..core.agents.detect import detect_lines
-from ..core.agents.lines import complete_lines
+from ..core.agents.source import (
+    CONVERTERS,
+    Batch,
+    convert_range,
+    format_warning,
+    head_lines,
+    new_state,
+    session_key,
+    session_metadata,
+    session_title,
+)
 from ..core.errors import LockTimeout, TranscriptError
-from ..core.fsutil import NotRegularFile, atomic_write, kind_of, open_regular
+from ..core.fsutil import NotRegularFile, open_regular
 from ..core.importfiles import ImportRefused, check_size
-from ..core.keys import slot_name_for_key
 from ..core.store import Appended
 from ..core.user_turns import is_user_turn
 from ..models import App, Slot
 from ..runtime import get_store
-from ..signals import rows_appended, turn_ended
-from .errors import ImportSourceError
+from .agent_import_bulk import BULK_MIN_FILES, bulk_import_new, journal_replay
+from .agent_sources import (
+    CLEAN_STOP,
+    announce_rows,
+    announce_turn_end,
+    load_state,
+    save_state,
+    source_lock,
+    state_dir,
+    walk,
+)
 from .importing import (
     FileOutcome,
     ImportResult,
@@ -47,128 +61,7 @@ from .importing import (
 from .sessions import session_append_rows
 from .sync import DiskState, newest_ts
 
-STATE_DIR = ".agent-imports"
-CLEAN_STOP = "end_turn"  # what the turn API stores at a clean turn end
-CONVERTERS: dict[str, Callable[[Any, dict[str, Any]], Step]] = {
-    "claude-code": claude_code.convert,
-    "codex": codex.convert,
-}
 Progress = Callable[[int, int, FileOutcome], None]
-
-
-@dataclass(slots=True)
-class _Batch:
-    rows: list[dict[str, Any]] = field(default_factory=list)
-    tally: Tally = field(default_factory=Tally)
-    turn_ends: int = 0
-    offset: int = 0
-    foreign_at: int = 0  # first line number of another format (the format changed mid-way)
-
-
-def _walk(source: Path, result: ImportResult) -> Iterator[Path]:
-    """``.jsonl`` files under ``source`` (recursively), never through a link."""
-    if not os.path.lexists(source):
-        raise ImportSourceError(f"{source} does not exist")
-    if not source.is_dir() or source.is_symlink():
-        yield source
-        return
-    for root, dirs, files in os.walk(source, followlinks=False):
-        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-        for name in sorted(files):
-            if name.endswith(".jsonl") and not name.startswith("."):
-                path = Path(root) / name
-                mode = os.lstat(path).st_mode
-                if not stat.S_ISREG(mode):  # lstat: a link is not a regular file
-                    result.outcomes.append(
-                        FileOutcome(str(path), "bad", reason=f"not a regular file: {kind_of(mode)}")
-                    )
-                    continue
-                yield path
-
-
-def _state_path(path: Path) -> Path:
-    digest = hashlib.sha256(str(path.absolute()).encode()).hexdigest()[:32]
-    return get_store().root / STATE_DIR / f"{digest}.json"
-
-
-def _load_state(path: Path) -> dict[str, Any] | None:
-    try:
-        value = orjson.loads(_state_path(path).read_bytes())
-    except (FileNotFoundError, orjson.JSONDecodeError):
-        return None
-    return value if isinstance(value, dict) else None
-
-
-def _head_lines(fd: int, size: int) -> list[bytes]:
-    lines = []
-    for line, _ in complete_lines(fd, 0, size):
-        if line.strip():
-            lines.append(line)
-        if len(lines) >= 20:
-            break
-    return lines
-
-
-def _convert(fd: int, start: int, end: int, fmt: str, conv: dict[str, Any]) -> _Batch:
-    convert = CONVERTERS[fmt]
-    batch = _Batch(offset=start)
-    for number, (line, after) in enumerate(complete_lines(fd, start, end), 1):
-        batch.offset = after
-        if not line.strip():
-            batch.tally["dropped:blank"] += 1
-            continue
-        try:
-            record = orjson.loads(line)
-        except orjson.JSONDecodeError:
-            batch.tally["bad_line"] += 1
-            continue
-        step = convert(record, conv)
-        batch.tally[step.bucket] += 1
-        if step.bucket.startswith(FOREIGN) and not batch.foreign_at:
-            batch.foreign_at = number
-        batch.rows.extend(step.rows)
-        batch.turn_ends += step.turn_end
-    return batch
-
-
-def _key(fmt: str, path: Path, prov: dict[str, Any], sidechain: bool) -> str:
-    stem = path.name.removesuffix(".jsonl")
-    if fmt == "codex":
-        return f"codex:{prov.get('source_session_id') or stem}"
-    if sidechain:
-        return f"claude:{prov.get('source_session_id') or path.parent.name}:{stem}"
-    return f"claude:{stem}"
-
-
-def _title(rows: list[dict[str, Any]], prov: dict[str, Any]) -> str:
-    for item in rows:
-        if item["role"] == "user":
-            return " ".join(str(item["content"]).split())[:80]
-    return os.path.basename(str(prov.get("cwd") or "")) or "imported session"
-
-
-def _metadata(
-    key: str, fmt: str, path: Path, prov: dict[str, Any], title: str, app: App | None
-) -> dict[str, Any]:
-    meta: dict[str, Any] = {
-        "key": key,
-        "title": title,
-        "source": fmt,
-        "source_path": str(path.absolute()),
-    }
-    meta.update({k: clean_text(v) for k, v in prov.items() if isinstance(v, str)})
-    if app is not None:
-        meta["app"] = app.name
-    return meta
-
-
-def _announce(key: str, ts: list[str], roles: list[str]) -> None:
-    rows_appended.send_robust(sender=Slot, slot_name=slot_name_for_key(key), ts=ts, roles=roles)
-
-
-def _turn_end(key: str) -> None:
-    # The clean stop the slot row records below: what the summary gate reads.
-    turn_ended.send_robust(sender=Slot, slot_name=slot_name_for_key(key), stop_reason=CLEAN_STOP)
 
 
 def _fresh_state(
@@ -209,7 +102,7 @@ def _fresh_state(
 
 def _write(
     key: str,
-    batch: _Batch,
+    batch: Batch,
     meta: dict[str, Any],
     fresh: bool,
     new: bool,
@@ -236,13 +129,13 @@ def _write(
             appended = session_append_rows(key=key, rows=batch.rows)
         if announce and appended.ts:
             roles = [r["role"] for r in batch.rows]
-            transaction.on_commit(partial(_announce, key, appended.ts, roles))
+            transaction.on_commit(partial(announce_rows, key, appended.ts, roles))
         if batch.turn_ends:
             # The turn API's turn end: the slot records a clean stop (the summary gate's
             # stop_reason check), then the gated pass runs after commit. It reads the
             # current state, so one pass per batch covers every turn the batch ended.
             Slot.objects.filter(session__key=key).update(running=False, last_stop_reason=CLEAN_STOP)
-            transaction.on_commit(partial(_turn_end, key))
+            transaction.on_commit(partial(announce_turn_end, key, True))
     return list(warnings)
 
 
@@ -258,11 +151,9 @@ def _import_file(
         return FileOutcome(label, "bad", reason=f"unreadable: {exc.strerror or exc}")
     try:
         check_size(st.st_size, import_max_bytes())
-        state_dir = _state_path(path).parent
-        state_dir.mkdir(parents=True, exist_ok=True)
         # One importer per source at a time (a --follow and a manual run): each reads the
         # offset the other left, never the same records twice.
-        with locking.hold(str(_state_path(path)) + ".lock"):
+        with source_lock(fd):
             return _import_open(path, fd, st, fmt, app, dry_run, announce, kiro)
     except ImportRefused as exc:
         return FileOutcome(label, "bad", reason=str(exc))
@@ -270,6 +161,20 @@ def _import_file(
         return FileOutcome(label, "unchanged", reason="another import of this file is running")
     finally:
         os.close(fd)
+
+
+def _unchanged(
+    path: Path, st: os.stat_result | None, state: dict[str, Any] | None, limit: int
+) -> FileOutcome | None:
+    """A source read to its end already, judged from the walk's ``lstat`` and its state
+    read without the lock: a re-run over an unchanged tree costs no open of the source.
+    Anything else (or a state being written right now) takes the locked path."""
+    if st is None or state is None or st.st_size > limit:
+        return None
+    key = state.get("key")
+    if (state.get("dev"), state.get("ino")) != (st.st_dev, st.st_ino) or not isinstance(key, str):
+        return None
+    return FileOutcome(str(path), "unchanged", key) if st.st_size == state.get("offset") else None
 
 
 def _import_open(
@@ -283,7 +188,7 @@ def _import_open(
     kiro: list[Path],
 ) -> FileOutcome:
     label = str(path)
-    state = _load_state(path)
+    state = load_state(path)
     if state is not None:
         if (state.get("dev"), state.get("ino")) != (st.st_dev, st.st_ino):
             return FileOutcome(
@@ -303,7 +208,7 @@ def _import_open(
             return FileOutcome(label, "unchanged", state["key"], reason)
         fmt = state["format"]
     else:
-        head = _head_lines(fd, st.st_size)
+        head = head_lines(fd, st.st_size)
         found = detect_lines(head)
         if found is None and fmt in CONVERTERS and head:
             found = fmt  # only bookkeeping so far: the format asked for is taken at its word
@@ -319,30 +224,12 @@ def _import_open(
         if fmt != "auto" and found != fmt:
             return FileOutcome(label, "bad", reason=f"looks like {found}, not {fmt}")
         fmt = found
-        sidechain = fmt == "claude-code" and path.name.startswith("agent-")
-        conv = (
-            claude_code.new_state(sidechain=sidechain)
-            if fmt == "claude-code"
-            else codex.new_state()
-        )
-        state = {
-            "format": fmt,
-            "dev": st.st_dev,
-            "ino": st.st_ino,
-            "offset": 0,
-            "key": "",
-            "conv": conv,
-            "tally": {},
-        }
-    batch = _convert(fd, state["offset"], st.st_size, fmt, state["conv"])
+        state = new_state(fmt, path, st)
+    batch = convert_range(fd, state["offset"], st.st_size, fmt, state["conv"])
     prov = state["conv"]["prov"]
     new = not state["key"]
-    key = state["key"] or _key(fmt, path, prov, bool(state["conv"].get("sidechain")))
-    warnings: list[str] = []
-    if batch.foreign_at:
-        warnings.append(
-            f"the format changes at line {batch.foreign_at} of this run: those records are not {fmt}"
-        )
+    key = state["key"] or session_key(fmt, path, prov, bool(state["conv"].get("sidechain")))
+    warnings = format_warning(batch, fmt)
     tally = Tally(state["tally"])
     tally.update(batch.tally)
     counts = dict(sorted(tally.items()))
@@ -354,16 +241,15 @@ def _import_open(
         return FileOutcome(
             label, "bad", key, f"{key} was already imported from {other.get('source_path')}"
         )
-    meta = _metadata(key, fmt, path, prov, _title(batch.rows, prov), app)
+    title = session_title(batch.rows, prov)
+    meta = session_metadata(key, fmt, path, prov, title, app.name if app else None)
     try:
         warnings += _write(key, batch, meta, new and other is None, new, app, announce)
     except (TranscriptError, DatabaseError) as exc:  # this file only; the run goes on
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
         return FileOutcome(label, "bad", key, f"not written: {first}")
     state.update(key=key, offset=batch.offset, tally=counts)
-    target = _state_path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write(target, orjson.dumps(state), fsync=False)
+    save_state(path, state)
     return FileOutcome(label, "imported", key, anomalies=counts, warnings=tuple(warnings))
 
 
@@ -383,10 +269,23 @@ def agent_import_paths(
     In ``auto`` mode files in this project's own format go to the ordinary import.
     """
     result = ImportResult(dry_run=dry_run)
-    files = [f for source in paths for f in _walk(Path(source), result)]
+    found = [f for source in paths for f in walk(Path(source), result)]
+    if not dry_run:
+        journal_replay()  # what a killed bulk import left, before anything reads a state
+    directory, limit = state_dir(), import_max_bytes()
+    states = {path: load_state(path, directory) for path, _ in found}
+    new = [path for path, _ in found if states[path] is None]
+    bulk: dict[Path, FileOutcome] = {}
+    if not dry_run and len(new) >= BULK_MIN_FILES:
+        bulk = bulk_import_new(new, fmt, app, announce)
     kiro: list[Path] = []
-    for done, path in enumerate(files, 1):
-        outcome = _import_file(path, fmt, app, dry_run, announce, kiro)
+    files = [path for path, _ in found]
+    for done, (path, st) in enumerate(found, 1):
+        outcome = (
+            bulk.get(path)
+            or _unchanged(path, st, states[path], limit)
+            or _import_file(path, fmt, app, dry_run, announce, kiro)
+        )
         if outcome.status != "delegated":
             result.outcomes.append(outcome)
             if progress is not None:

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import orjson
+
 from .common import (
     CALL_CHARS,
     DROPPED,
@@ -54,6 +56,7 @@ BOOKKEEPING = frozenset(
 SYSTEM_NOTICES = frozenset({"compact_boundary", "api_error", "local_command", "informational"})
 SYSTEM_BOOKKEEPING = frozenset({"turn_duration", "stop_hook_summary"})
 SEEN_MESSAGES = 16  # message ids remembered for duplicate snapshots
+MARK_CHARS = 512  # of a block's JSON, what tells a repeated block
 
 
 def new_state(*, sidechain: bool = False) -> dict[str, Any]:
@@ -75,15 +78,23 @@ def _text_of(content: Any) -> str:
     return ""
 
 
+PROVENANCE = (
+    ("sessionId", "source_session_id"),
+    ("cwd", "cwd"),
+    ("gitBranch", "git_branch"),
+    ("version", "source_version"),
+    ("agentId", "agent_id"),
+)
+
+
 def _provenance(rec: dict[str, Any], state: dict[str, Any]) -> None:
+    """The first non-empty value of each field wins (every record carries them again)."""
     prov = state["prov"]
-    for src, dst in (
-        ("sessionId", "source_session_id"),
-        ("cwd", "cwd"),
-        ("gitBranch", "git_branch"),
-        ("version", "source_version"),
-        ("agentId", "agent_id"),
-    ):
+    if len(prov) == len(PROVENANCE):  # all taken: the usual case after the first lines
+        return
+    if len(prov) == len(PROVENANCE) - 1 and "agent_id" not in prov and "agentId" not in rec:
+        return  # a main thread: all but the agent id taken, and none offered here
+    for src, dst in PROVENANCE:
         value = rec.get(src)
         if isinstance(value, str) and value and dst not in prov:
             prov[dst] = value
@@ -105,7 +116,12 @@ def _duplicate(state: dict[str, Any], message_id: Any, block: dict[str, Any]) ->
     if not isinstance(message_id, str):
         return False
     seen: dict[str, list[str]] = state["seen"]
-    mark = compact_json(block)[:512]
+    # The first 512 characters of the block's compact JSON: they lie within its first
+    # 2048 bytes (at most 4 per character), so only those are decoded.
+    try:
+        mark = orjson.dumps(block)[: 4 * MARK_CHARS].decode("utf-8", "ignore")[:MARK_CHARS]
+    except TypeError:
+        mark = compact_json(block)[:MARK_CHARS]
     marks = seen.setdefault(message_id, [])
     if mark in marks:
         return True

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import orjson
@@ -12,20 +13,15 @@ CLAUDE_BOOKKEEPING = frozenset({"file-history-snapshot", "queue-operation", "sum
 
 
 def detect_lines(lines: list[bytes]) -> str | None:
-    """``claude-code`` | ``codex`` | ``codex-legacy`` | ``kirocrew`` | None (unknown)."""
-    records: list[dict[str, Any]] = []
-    for line in lines[:SCAN_LINES]:
-        if not line.strip():
-            continue
-        try:
-            value = orjson.loads(line)
-        except orjson.JSONDecodeError:
-            continue
-        if isinstance(value, dict):
-            records.append(value)
-    if not records:
+    """``claude-code`` | ``codex`` | ``codex-legacy`` | ``kirocrew`` | None (unknown).
+
+    Records are parsed only as far as the answer needs (a Claude session is known from
+    its first record, almost always): the first ``SCAN_LINES`` lines bound the look.
+    """
+    records = _records(lines[:SCAN_LINES])
+    first = next(records, None)
+    if first is None:
         return None
-    first = records[0]
     if first.get("_type") == "metadata" or ("role" in first and "ts" in first):
         return "kirocrew"
     if "payload" in first and first.get("type") == "session_meta":
@@ -34,10 +30,31 @@ def detect_lines(lines: list[bytes]) -> str | None:
         return "codex-legacy"
     if "id" in first and "timestamp" in first and "type" not in first:
         return "codex-legacy"
-    if any("payload" not in r and ("sessionId" in r or "uuid" in r) for r in records):
+    if _claude(first):
         return "claude-code"
-    if all("payload" not in r and r.get("type") in CLAUDE_BOOKKEEPING for r in records):
+    seen = [first]
+    for record in records:
+        if _claude(record):
+            return "claude-code"
+        seen.append(record)
+    if all("payload" not in r and r.get("type") in CLAUDE_BOOKKEEPING for r in seen):
         return "claude-code"  # a session that so far holds only snapshots and queue lines
     if "payload" in first and "type" in first:
         return "codex"
     return None
+
+
+def _claude(record: dict[str, Any]) -> bool:
+    return "payload" not in record and ("sessionId" in record or "uuid" in record)
+
+
+def _records(lines: list[bytes]) -> Iterator[dict[str, Any]]:
+    for line in lines:
+        if not line.strip():
+            continue
+        try:
+            value = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            continue
+        if isinstance(value, dict):
+            yield value

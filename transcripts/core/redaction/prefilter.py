@@ -38,6 +38,19 @@ WINDOW_ID = len(EXACT) + len(CASELESS)
 Found = frozenset[int]
 NOTHING: Found = frozenset()
 
+# Not a fast-path trigger but a finer fact for the write boundary: one of the key = value
+# rules' keywords followed by a separator (``patterns.assignments``: the key regexes end in
+# ``_SEP``; this is a superset, without their look-behinds and owners). Those keywords
+# open no other rule, so a text whose only triggers are them, without this, cannot change
+# (``rounds._redact``). It occurs only with one of those triggers: ``bool(found)`` and
+# every trigger's answer stay as they were.
+ASSIGNMENT_SEP_ID = WINDOW_ID + 1
+ASSIGNMENT_KEYWORDS = (b"pass", b"pwd", b"secret", b"key", b"token")
+ASSIGNMENT_ONLY: Found = frozenset(
+    len(EXACT) + CASELESS.index(word) for word in ASSIGNMENT_KEYWORDS if word in CASELESS
+)
+_ASSIGNMENT_SEP = rb"""(?:pass(?:word|wd|phrase)?|pwd|secret|key|token)(?:\\?["'])?[ \t]*[:=]"""
+
 
 def _hex(literal: bytes) -> bytes:
     return b"".join(b"\\x%02x" % c for c in literal)
@@ -57,7 +70,8 @@ def _compile() -> Any:
     # one callback, not one per occurrence.
     once, caseless = hyperscan.HS_FLAG_SINGLEMATCH, hyperscan.HS_FLAG_CASELESS
     expressions = [_hex(a) for a in EXACT] + [_hex(a) for a in CASELESS] + [_window_pattern()]
-    flags = [once] * len(EXACT) + [once | caseless] * len(CASELESS) + [once]
+    expressions.append(_ASSIGNMENT_SEP)
+    flags = [once] * len(EXACT) + [once | caseless] * len(CASELESS) + [once, once | caseless]
     db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
     db.compile(
         expressions=expressions,

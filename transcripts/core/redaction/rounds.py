@@ -33,8 +33,10 @@ def _summary_round(text: str, view: _View | None) -> tuple[str, RedactionReport]
 
 def _redact(text: str, round_: _Round) -> tuple[str, RedactionReport]:
     triggers = prefilter.scan_text(text)
-    if triggers is not None and not triggers:
-        return text, {}  # one C scan found no trigger: no view, no regex
+    if triggers is not None and triggers <= prefilter.ASSIGNMENT_ONLY:
+        # One C scan found no trigger, or only key = value keywords ("passed", "keys")
+        # with no separator after any of them: no rule can match, no view, no regex.
+        return text, {}
     first = _View(text, triggers)
     if not _might_contain_secret(first):
         return text, {}  # the fast path: plain prose never reaches a regex

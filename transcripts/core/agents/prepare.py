@@ -1,0 +1,257 @@
+"""A whole new source session, read, converted, redacted and encoded in one go (pure).
+
+The bulk first import runs this in worker processes: everything CPU-bound about a new
+session happens here, and the importer's main process only writes the bytes and the
+database. The bytes are exactly those ``TranscriptStore.append_rows(key, rows,
+metadata=...)`` writes for a new session: line 0 (the store's head, then the metadata),
+then every row checked by the content rule, redacted at the write boundary, in the
+store's key order, stamped ``now``, ``now + 1µs``, … (``monotonic_ts`` from no previous
+row with one clock reading), each line within the line cap.
+
+Anything but a clean new session (unreadable, over the size limit, no complete line yet,
+another format, a row the store would refuse) answers None: the ordinary per-file path
+handles it and says why, so both paths report the same outcome.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from ..codec import METADATA, encode_record
+from ..content import MAX_TEXT_CHARS, check_content
+from ..errors import RecordRejected
+from ..fsutil import open_regular, write_all
+from ..redaction import RedactionReport, redact_text
+from ..redaction.prefilter import may_hold_secret
+from ..rows import redact_row, row_order
+from ..user_turns import is_user_turn
+from .common import Tally
+from .detect import detect_lines
+from .source import (
+    CONVERTERS,
+    convert_range,
+    format_warning,
+    head_lines,
+    new_state,
+    session_key,
+    session_metadata,
+    session_title,
+)
+
+ONE_MICROSECOND = timedelta(microseconds=1)
+
+
+@dataclass(frozen=True, slots=True)
+class Job:
+    """What every file of one bulk run shares (set once per worker process)."""
+
+    fmt: str  # asked for: claude-code | codex | auto
+    limit: int  # KIROCREW_IMPORT_MAX_BYTES
+    max_bytes: int  # the store's rotation threshold: a bigger session takes the store's path
+    max_line: int
+    app_name: str | None
+    clock: Callable[[], datetime]
+    stamps: bool  # return every row's ts (--follow announces them)
+    spool: Path  # where the worker leaves the session file and the state, to be linked in
+    fsync: bool  # the store's policy for appends
+
+
+@dataclass(slots=True)
+class Prepared:
+    path: Path
+    key: str
+    session_tmp: Path  # line 0 and every row, as the store would write them
+    state_tmp: Path  # the source's state once this import is recorded
+    sig: int  # the session file's mtime_ns, size and inode (a link keeps all three)
+    size: int
+    inode: int
+    metadata: dict[str, Any]  # line 0 as written
+    state: dict[str, Any]
+    counts: dict[str, int]  # the tally of every source record
+    row_count: int
+    user_turns: int
+    last_ts: str | None
+    turn_ends: int
+    warnings: list[str] = field(default_factory=list)
+    stamps: list[str] = field(default_factory=list)
+    roles: list[str] = field(default_factory=list)
+
+    def discard(self) -> None:
+        self.session_tmp.unlink(missing_ok=True)
+        self.state_tmp.unlink(missing_ok=True)
+
+
+def prepare(path: Path, job: Job) -> Prepared | None:
+    try:
+        fd, st = open_regular(path)
+    except OSError:
+        return None
+    try:
+        if st.st_size > job.limit:
+            return None
+        head = head_lines(fd, st.st_size)
+        found = detect_lines(head)
+        if found is None and job.fmt in CONVERTERS and head:
+            found = job.fmt  # as the ordinary path: only bookkeeping so far
+        if found not in CONVERTERS or (job.fmt != "auto" and found != job.fmt):
+            return None
+        state = new_state(found, path, st)
+        batch = convert_range(fd, 0, st.st_size, found, state["conv"])
+    finally:
+        os.close(fd)
+    if batch.offset == 0:
+        return None
+    prov = state["conv"]["prov"]
+    key = session_key(found, path, prov, bool(state["conv"].get("sidechain")))
+    title = session_title(batch.rows, prov)
+    meta = session_metadata(key, found, path, prov, title, job.app_name)
+    try:
+        blob, line0, stamps = encode_session(batch.rows, meta, job.clock(), job.max_line)
+    except RecordRejected:
+        return None
+    if len(blob) > job.max_bytes:
+        return None
+    counts = dict(sorted(Tally(batch.tally).items()))
+    state.update(key=key, offset=batch.offset, tally=counts)
+    # The worker writes both files (the costly creates run on both cores); the importer
+    # only links and renames them into place.
+    stem = job.spool / f".{os.getpid()}-{secrets.token_hex(8)}"
+    session_tmp, state_tmp = Path(f"{stem}.session.tmp"), Path(f"{stem}.state.tmp")
+    try:
+        written = _spool(session_tmp, blob, job.fsync)
+        _spool(state_tmp, orjson.dumps(state), False)
+    except OSError:  # a full disk, say: the ordinary path meets it and reports it
+        session_tmp.unlink(missing_ok=True)
+        state_tmp.unlink(missing_ok=True)
+        return None
+    return Prepared(
+        path=path,
+        key=key,
+        session_tmp=session_tmp,
+        state_tmp=state_tmp,
+        sig=written.st_mtime_ns,
+        size=written.st_size,
+        inode=written.st_ino,
+        metadata=line0,
+        state=state,
+        counts=counts,
+        row_count=len(batch.rows),
+        user_turns=sum(1 for row in batch.rows if is_user_turn(row)),
+        last_ts=stamps[-1] if stamps else None,
+        turn_ends=batch.turn_ends,
+        warnings=format_warning(batch, found),
+        stamps=stamps if job.stamps else [],
+        roles=[row["role"] for row in batch.rows] if job.stamps else [],
+    )
+
+
+def _spool(path: Path, data: bytes, fsync: bool) -> os.stat_result:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
+    try:
+        write_all(fd, data)
+        if fsync:
+            os.fsync(fd)
+        return os.fstat(fd)
+    finally:
+        os.close(fd)
+
+
+def encode_session(
+    rows: list[dict[str, Any]], metadata: dict[str, Any], now: datetime, max_line: int
+) -> tuple[bytes, dict[str, Any], list[str]]:
+    """(line 0 + rows as the store writes a new session, line 0's record, each row's ts)."""
+    local = now.astimezone()
+    line0 = {
+        "_type": METADATA,
+        "created_at": local.isoformat(),
+        "last_consolidated": 0,
+        **metadata,
+    }
+    parts = [encode_record(line0, max_line=max_line)]
+    stamps: list[str] = []
+    redact = redact_row if _extras_may_hold_secret(rows) else _redact_content
+    for number, row in enumerate(rows):
+        if not isinstance(row.get("role"), str):
+            raise RecordRejected("a row needs a string role")
+        if "_type" in row:
+            raise RecordRejected("a row may not carry _type")
+        if not _plainly_valid(row):
+            check_content(row, what="row")  # decides, and says why
+        # One clock reading, no previous row: monotonic_ts gives now, then +1µs each.
+        stamp = (local + number * ONE_MICROSECOND).isoformat()
+        stamps.append(stamp)
+        ordered = row_order(row)  # a new dict: stamped in place
+        ordered["ts"] = stamp
+        clean, _ = redact(ordered)  # one prefilter scan per text
+        parts.append(encode_record(clean, max_line=max_line))
+    return b"".join(parts), line0, stamps
+
+
+def _extras_may_hold_secret(rows: list[dict[str, Any]]) -> bool:
+    """Whether any redacted row's ``meta`` or ``variants`` may change: one prefilter scan
+    over all of them (compact JSON, newline-joined: no trigger spans a newline) instead
+    of one per row. False means each row's redaction is its content's alone."""
+    try:
+        data = b"\n".join(
+            orjson.dumps(row[name])
+            for row in rows
+            if row.get("role") != "user"
+            for name in ("meta", "variants")
+            if name in row
+        )
+    except TypeError:  # not JSON-encodable: row by row, as redact_row does
+        return True
+    return may_hold_secret(data)
+
+
+def _redact_content(row: dict[str, Any]) -> tuple[dict[str, Any], RedactionReport]:
+    """``redact_row`` of a row whose ``meta`` and ``variants`` cannot change."""
+    content = row.get("content")
+    if row.get("role") == "user" or not isinstance(content, str):
+        return row, {}
+    clean, report = redact_text(content)
+    return ({**row, "content": clean}, report) if report else (row, {})
+
+
+_INT_RANGE = (-(2**63), 2**64 - 1)  # what orjson can write (the rule's integer range)
+
+
+def _plainly_valid(row: dict[str, Any]) -> bool:
+    """True for a row the content rule accepts, in the converters' shape (strings, small
+    scalars, one level of ``meta``): the rule's own walk, unrolled (it runs per row).
+    False means "not decided here": ``check_content`` decides, and says why."""
+    low, high = _INT_RANGE
+    for key, value in row.items():
+        if type(key) is not str or "\x00" in key or len(key) > MAX_TEXT_CHARS:
+            return False
+        kind = type(value)
+        if kind is str:
+            if "\x00" in value or len(value) > MAX_TEXT_CHARS:
+                return False
+        elif kind is dict:
+            for k, v in value.items():
+                if type(k) is not str or "\x00" in k or len(k) > MAX_TEXT_CHARS:
+                    return False
+                inner = type(v)
+                if inner is str:
+                    if "\x00" in v or len(v) > MAX_TEXT_CHARS:
+                        return False
+                elif inner is int:
+                    if not low <= v <= high:
+                        return False
+                elif inner is not bool and v is not None:
+                    return False
+        elif kind is int:
+            if not low <= value <= high:
+                return False
+        elif kind is not bool and value is not None:
+            return False
+    return True

@@ -1,0 +1,131 @@
+"""One source session file, read and converted (pure: the importer's edges own the writes).
+
+Shared by the ordinary import (``services/agent_import.py``, one file at a time) and the
+bulk first import (``services/agent_import_bulk.py``, whose worker processes run this on
+whole files), so both read, key and describe a source exactly the same way.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from . import claude_code, codex
+from .common import FOREIGN, Step, Tally, clean_text
+from .lines import complete_lines
+
+CONVERTERS: dict[str, Callable[[Any, dict[str, Any]], Step]] = {
+    "claude-code": claude_code.convert,
+    "codex": codex.convert,
+}
+HEAD_LINES = 20  # what format detection reads
+
+
+@dataclass(slots=True)
+class Batch:
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    tally: Tally = field(default_factory=Tally)
+    turn_ends: int = 0
+    offset: int = 0
+    foreign_at: int = 0  # first line number of another format (the format changed mid-way)
+
+
+def head_lines(fd: int, size: int) -> list[bytes]:
+    lines = []
+    for line, _ in complete_lines(fd, 0, size):
+        if line.strip():
+            lines.append(line)
+        if len(lines) >= HEAD_LINES:
+            break
+    return lines
+
+
+def new_conv_state(fmt: str, path: Path) -> dict[str, Any]:
+    if fmt == "claude-code":
+        return claude_code.new_state(sidechain=path.name.startswith("agent-"))
+    return codex.new_state()
+
+
+def new_state(fmt: str, path: Path, st: os.stat_result) -> dict[str, Any]:
+    """The per-source state a first import starts from (stored beside the offset)."""
+    return {
+        "format": fmt,
+        "dev": st.st_dev,
+        "ino": st.st_ino,
+        "offset": 0,
+        "key": "",
+        "conv": new_conv_state(fmt, path),
+        "tally": {},
+    }
+
+
+def convert_range(fd: int, start: int, end: int, fmt: str, conv: dict[str, Any]) -> Batch:
+    """Every complete line in [start, end) converted; a torn last line waits (``offset``)."""
+    convert = CONVERTERS[fmt]
+    batch = Batch(offset=start)
+    rows, tally = batch.rows, batch.tally
+    loads, decode_error = orjson.loads, orjson.JSONDecodeError
+    for number, (line, after) in enumerate(complete_lines(fd, start, end), 1):
+        batch.offset = after
+        if not line.strip():
+            tally["dropped:blank"] += 1
+            continue
+        try:
+            record = loads(line)
+        except decode_error:
+            tally["bad_line"] += 1
+            continue
+        step = convert(record, conv)
+        tally[step.bucket] += 1
+        if step.rows:
+            rows.extend(step.rows)
+        if step.turn_end:
+            batch.turn_ends += 1
+        if not batch.foreign_at and step.bucket.startswith(FOREIGN):
+            batch.foreign_at = number
+    return batch
+
+
+def session_key(fmt: str, path: Path, prov: dict[str, Any], sidechain: bool) -> str:
+    stem = path.name.removesuffix(".jsonl")
+    if fmt == "codex":
+        return f"codex:{prov.get('source_session_id') or stem}"
+    if sidechain:
+        return f"claude:{prov.get('source_session_id') or path.parent.name}:{stem}"
+    return f"claude:{stem}"
+
+
+def session_title(rows: list[dict[str, Any]], prov: dict[str, Any]) -> str:
+    for item in rows:
+        if item["role"] == "user":
+            return " ".join(str(item["content"]).split())[:80]
+    return os.path.basename(str(prov.get("cwd") or "")) or "imported session"
+
+
+def session_metadata(
+    key: str, fmt: str, path: Path, prov: dict[str, Any], title: str, app_name: str | None
+) -> dict[str, Any]:
+    """Line 0 of the session (less what the store adds): provenance of the source."""
+    meta: dict[str, Any] = {
+        "key": key,
+        "title": title,
+        "source": fmt,
+        "source_path": str(path.absolute()),
+    }
+    meta.update({k: clean_text(v) for k, v in prov.items() if isinstance(v, str)})
+    if app_name is not None:
+        meta["app"] = app_name
+    return meta
+
+
+def format_warning(batch: Batch, fmt: str) -> list[str]:
+    if not batch.foreign_at:
+        return []
+    return [
+        f"the format changes at line {batch.foreign_at} of this run: those records are not {fmt}"
+    ]

@@ -1,0 +1,144 @@
+"""What both agent-import paths share: the source walk, the per-source state files and
+the after-commit announcements (``agent_import.py`` one file at a time, and
+``agent_import_bulk.py`` for many new files at once).
+
+Per source file a small state file under the store (``.agent-imports/``) holds its
+identity (device, inode), the byte offset read so far and the converter's state, so a
+re-run reads only what was appended since. Whoever imports a source holds an ``flock``
+on the source itself, so a ``--follow`` and a manual run never read the same records.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import os
+import stat
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from ..core import locking
+from ..core.errors import LockTimeout
+from ..core.fsutil import atomic_write, kind_of, open_regular
+from ..core.keys import slot_name_for_key
+from ..models import Slot
+from ..runtime import get_store
+from ..signals import rows_appended, turn_ended
+from .errors import ImportSourceError
+from .importing import FileOutcome, ImportResult
+
+STATE_DIR = ".agent-imports"
+LOCK_TIMEOUT_S = locking.DEFAULT_TIMEOUT_S  # waiting for another importer of a source
+CLEAN_STOP = "end_turn"  # what the turn API stores at a clean turn end
+
+
+def walk(source: Path, result: ImportResult) -> Iterator[tuple[Path, os.stat_result | None]]:
+    """``.jsonl`` files under ``source`` (recursively), never through a link, each with
+    its ``lstat`` (None for a named file: its open judges it)."""
+    if not os.path.lexists(source):
+        raise ImportSourceError(f"{source} does not exist")
+    if not source.is_dir() or source.is_symlink():
+        yield source, None
+        return
+    for root, dirs, files in os.walk(source, followlinks=False):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        for name in sorted(files):
+            if name.endswith(".jsonl") and not name.startswith("."):
+                full = os.path.join(root, name)
+                st = os.lstat(full)
+                path = Path(full)
+                if not stat.S_ISREG(st.st_mode):  # lstat: a link is not a regular file
+                    reason = f"not a regular file: {kind_of(st.st_mode)}"
+                    result.outcomes.append(FileOutcome(str(path), "bad", reason=reason))
+                    continue
+                yield path, st
+
+
+def state_dir() -> Path:
+    return get_store().root / STATE_DIR
+
+
+def state_path(path: Path, directory: Path | None = None) -> Path:
+    return Path(_state_file(path, directory))
+
+
+def _state_file(path: Path, directory: Path | None) -> str:
+    # os.path, not pathlib: a re-run over an unchanged tree does this once per source.
+    # ``str(path.absolute())`` (no normalisation of ".."), as state files always were named.
+    name = os.fspath(path)
+    if not os.path.isabs(name):
+        name = os.path.join(os.getcwd(), name)
+    digest = hashlib.sha256(name.encode()).hexdigest()[:32]
+    return os.path.join(directory or state_dir(), f"{digest}.json")
+
+
+@contextlib.contextmanager
+def source_lock(fd: int) -> Iterator[None]:
+    """Hold the source itself (``flock`` on its read-only fd): one importer per source at
+    a time, so a ``--follow`` and a manual run each read the offset the other left. The
+    lock is advisory and changes nothing in the file; it needs no lock file of its own.
+    ``LockTimeout`` after ``LOCK_TIMEOUT_S``."""
+    deadline = time.monotonic() + LOCK_TIMEOUT_S
+    pause = locking.POLL_FIRST_S
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            break
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                raise LockTimeout("another import of this source is running") from None
+            time.sleep(pause)
+            pause = min(pause * 2, locking.POLL_MAX_S)
+    try:
+        yield
+    finally:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+
+
+def open_source(path: Path) -> int | None:
+    """A read-only fd of the source for its lock, or None when it is gone or not regular."""
+    try:
+        fd, _ = open_regular(path)
+    except OSError:
+        return None
+    return fd
+
+
+def load_state(path: Path, directory: Path | None = None) -> dict[str, Any] | None:
+    try:
+        fd = os.open(_state_file(path, directory), os.O_RDONLY | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return None
+    try:
+        value = orjson.loads(os.read(fd, os.fstat(fd).st_size + 1))
+    except orjson.JSONDecodeError:
+        return None
+    finally:
+        os.close(fd)
+    return value if isinstance(value, dict) else None
+
+
+def save_state(path: Path, state: dict[str, Any], directory: Path | None = None) -> None:
+    target = state_path(path, directory)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(target, orjson.dumps(state), fsync=False)
+
+
+def announce_rows(key: str, ts: list[str], roles: list[str]) -> None:
+    rows_appended.send_robust(sender=Slot, slot_name=slot_name_for_key(key), ts=ts, roles=roles)
+
+
+def announce_turn_end(key: str, frames: bool) -> None:
+    """The turn API's turn end: every receiver asks for the gated summary pass.
+
+    Without ``frames`` (a one-off import, not --follow) the turn end is ``quiet``: the
+    dashboards get no WebSocket frame per imported session (the issue: frames only when
+    following); the summary pass is asked for all the same.
+    """
+    name = slot_name_for_key(key)
+    turn_ended.send_robust(sender=Slot, slot_name=name, stop_reason=CLEAN_STOP, quiet=not frames)
