@@ -310,9 +310,10 @@ ASIDE_SHARE = 0.5
 
 
 def aside_elsewhere(sig: UserSignals, cur: Draft, text: str) -> bool:
-    """ "also, X has been failing since friday, dig into it" once the work in hand has a
-    result: an added aside in 4+ distinctive words, none known to that work, is other work
-    (an "also" that shares a word with it adds to it instead)."""
+    """ "also, X has been failing since friday, dig into it", "while you're in there, bump
+    node" once the work in hand has a result: an added aside in 4+ distinctive words, at
+    most one of them the person's own for that work and no name it shares with it, is
+    other work (an "also" about the work in hand adds to it instead)."""
     if not (cur.settled or cur.made or cur.closed) or not _ADDITIVE.match(text):
         return False
     if len(sig.words) < ASIDE_WORDS:

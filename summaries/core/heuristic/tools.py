@@ -63,8 +63,8 @@ _PUBLISH_CMD = re.compile(
 # rather than read: a program whose name says it checks reports pass or fail by exit code.
 _CHECK_CMD = re.compile(r"[\w./-]*(?:check|verify|validate|smoke|health|probe)[\w.-]*", _I)
 # Operational checks that report health by exit code and output: a rollout that finished,
-# an Argo app that is healthy, manifests that validate, a plan with nothing left to change,
-# dbt's tests. What a person on call reads as "it works now".
+# an Argo app that is healthy, manifests or configs that validate, dbt's tests. What a
+# person on call reads as "it works now".
 _OPS_CHECK_CMD = re.compile(
     r"\b(?:kubectl\b[^|;&]*\brollout status|argocd app (?:wait|get)|kubeconform|helm lint"
     r"|promtool check|nginx -t|terraform validate|dbt (?:test|build)|systemctl is-active)\b",
