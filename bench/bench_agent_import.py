@@ -2,7 +2,9 @@
 
 Builds a Claude Code projects folder (default 500 sessions, about 200 MB: prompts,
 replies, Bash calls with multi-KB outputs and their structured ``toolUseResult`` copy,
-Edit calls with file contents, thinking blocks, bookkeeping lines), sets up a private
+Edit calls with file contents, thinking blocks, bookkeeping lines; every record with the
+envelope real Claude Code writes: timestamp, uuid/parentUuid, requestId, model, usage,
+tool-use ids of the API's shape, so rows carry the meta real imports redact), sets up a private
 ``KIROCREW_HOME`` (``common.django_env``: SQLite, no broker or Redis), then:
 
 1. baseline: ``orjson.loads`` of every line of every file (bytes already in page cache);
@@ -19,8 +21,10 @@ from __future__ import annotations
 
 import io
 import random
+import string
 import sys
 import uuid
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -42,35 +46,64 @@ def _text(rng: random.Random, n: int) -> str:
     return " ".join(rng.choice(WORDS) for _ in range(n))
 
 
+BASE62 = string.ascii_letters + string.digits
+USAGE = {
+    "input_tokens": 4,
+    "cache_creation_input_tokens": 1523,
+    "cache_read_input_tokens": 18342,
+    "output_tokens": 212,
+    "service_tier": "standard",
+}
+
+
+def _id(rng: random.Random, prefix: str, n: int) -> str:
+    """An Anthropic-style id: ``toolu_01`` / ``req_011C`` / ``msg_01`` + base62."""
+    return prefix + "".join(rng.choice(BASE62) for _ in range(n))
+
+
 def build_session(path: Path, rng: random.Random, target: int) -> int:
+    """One session with the envelope real Claude Code records carry (uuid, parentUuid,
+    timestamp, userType, isSidechain; requestId, model and usage on assistant records;
+    tool-use ids of the API's shape): the converter keeps the timestamp and the call ids
+    in each row's meta, and the store redacts that meta."""
     sid = path.stem
-    base = {"sessionId": sid, "cwd": "/home/dev/proj", "gitBranch": "main", "version": "2.1.1"}
+    base = {
+        "isSidechain": False,
+        "userType": "external",
+        "sessionId": sid,
+        "cwd": "/home/dev/proj",
+        "gitBranch": "main",
+        "version": "2.1.1",
+    }
     lines: list[bytes] = []
-    size, turn = 0, 0
+    size, turn, parent = 0, 0, None
+    clock = datetime(2026, 3, 1, 9, 0, tzinfo=UTC) + timedelta(seconds=rng.randrange(10**7))
 
     def put(rec: dict[str, Any]) -> None:
-        nonlocal size
-        data = orjson.dumps({**base, "uuid": str(uuid.UUID(int=rng.getrandbits(128))), **rec})
+        nonlocal size, parent, clock
+        me = str(uuid.UUID(int=rng.getrandbits(128)))
+        clock += timedelta(milliseconds=rng.randrange(50, 20_000))
+        stamp = clock.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+        data = orjson.dumps({"parentUuid": parent, **base, **rec, "uuid": me, "timestamp": stamp})
+        parent = me
         lines.append(data)
         size += len(data) + 1
+
+    def reply(content: list[dict[str, Any]], stop: str | None, mid: str) -> dict[str, Any]:
+        message: dict[str, Any] = {"id": mid, "type": "message", "role": "assistant"}
+        message |= {"model": "claude-sonnet-4-5-20250929", "content": content}
+        message |= {"stop_reason": stop, "stop_sequence": None, "usage": USAGE}
+        return {"type": "assistant", "requestId": _id(rng, "req_011C", 18), "message": message}
 
     put({"type": "file-history-snapshot", "snapshot": {}})
     while size < target:
         turn += 1
         put({"type": "user", "message": {"role": "user", "content": _text(rng, 30)}})
-        mid = f"msg_{turn}"
-        put(
-            {
-                "type": "assistant",
-                "message": {
-                    "id": mid,
-                    "role": "assistant",
-                    "content": [{"type": "thinking", "thinking": _text(rng, 120)}],
-                },
-            }
-        )
+        mid = _id(rng, "msg_01", 22)
+        thought = {"type": "thinking", "thinking": _text(rng, 120), "signature": _id(rng, "", 300)}
+        put(reply([thought], None, mid))
         for step in range(3):
-            call = f"toolu_{turn}_{step}"
+            call = _id(rng, "toolu_01", 22)
             if step == 1:
                 tool = {
                     "name": "Edit",
@@ -80,17 +113,10 @@ def build_session(path: Path, rng: random.Random, target: int) -> int:
             else:
                 tool = {"name": "Bash", "input": {"command": "pytest -q"}}
                 out = _text(rng, 1200) + "\n5 passed in 0.3s"
-            put(
-                {
-                    "type": "assistant",
-                    "message": {
-                        "id": f"{mid}_{step}",
-                        "role": "assistant",
-                        "stop_reason": "tool_use",
-                        "content": [{"type": "tool_use", "id": call, **tool}],
-                    },
-                }
-            )
+            # One API response per step; its blocks share a message id (the first step's
+            # tool_use streams after the thinking block).
+            step_mid = mid if step == 0 else _id(rng, "msg_01", 22)
+            put(reply([{"type": "tool_use", "id": call, **tool}], "tool_use", step_mid))
             put(
                 {
                     "type": "user",
@@ -101,17 +127,7 @@ def build_session(path: Path, rng: random.Random, target: int) -> int:
                     },
                 }
             )
-        put(
-            {
-                "type": "assistant",
-                "message": {
-                    "id": f"{mid}_end",
-                    "role": "assistant",
-                    "stop_reason": "end_turn",
-                    "content": [{"type": "text", "text": _text(rng, 80)}],
-                },
-            }
-        )
+        put(reply([{"type": "text", "text": _text(rng, 80)}], "end_turn", _id(rng, "msg_01", 22)))
         put({"type": "system", "subtype": "turn_duration", "durationMs": 1234})
     path.write_bytes(b"\n".join(lines) + b"\n")
     return size

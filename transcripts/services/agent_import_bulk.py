@@ -43,6 +43,7 @@ from django.utils import timezone
 
 from ..core.agents.prepare import Job, Prepared, prepare
 from ..core.errors import LockTimeout
+from ..core.fsutil import publish
 from ..core.keys import is_valid_slot_name, slot_name_for_key
 from ..core.redaction import prefilter
 from ..models import App, Session, Slot
@@ -171,7 +172,7 @@ def _commit(batch: list[Prepared], app: App | None, announce: bool) -> dict[Path
                     outcomes[item.path] = FileOutcome(str(item.path), "bad", item.key, reason)
                 return outcomes
             for item in written:
-                os.rename(item.state_tmp, state_path(item.path, directory))
+                publish(item.state_tmp, state_path(item.path, directory))
                 notes = tuple(item.warnings) + warnings.get(item.key, ())
                 outcomes[item.path] = FileOutcome(
                     str(item.path), "imported", item.key, anomalies=item.counts, warnings=notes
@@ -295,7 +296,7 @@ def _journal(directory: Path, items: list[Prepared]) -> Iterator[_Journal]:
         data = memoryview(orjson.dumps({"entries": entries}))
         while data:
             data = data[os.write(fd, data) :]
-        os.rename(tmp, final)
+        publish(tmp, final)
         yield journal
         if not journal.kept:
             final.unlink(missing_ok=True)

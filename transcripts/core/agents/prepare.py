@@ -30,7 +30,7 @@ from ..content import MAX_TEXT_CHARS, check_content
 from ..errors import RecordRejected
 from ..fsutil import open_regular, write_all
 from ..redaction import RedactionReport, redact_text
-from ..redaction.prefilter import may_hold_secret
+from ..redaction.batch import all_unchanged
 from ..rows import redact_row, row_order
 from ..user_turns import is_user_turn
 from .common import Tally
@@ -176,8 +176,10 @@ def encode_session(
         **metadata,
     }
     parts = [encode_record(line0, max_line=max_line)]
-    stamps: list[str] = []
-    redact = redact_row if _extras_may_hold_secret(rows) else _redact_content
+    stamps = _stamps(local, len(rows))
+    full = _extras_may_hold_secret(rows)  # then redact_row, meta and variants too
+    settled = _contents_unchanged(rows) if not full else []
+    dumps, newline = orjson.dumps, orjson.OPT_APPEND_NEWLINE
     for number, row in enumerate(rows):
         if not isinstance(row.get("role"), str):
             raise RecordRejected("a row needs a string role")
@@ -185,31 +187,94 @@ def encode_session(
             raise RecordRejected("a row may not carry _type")
         if not _plainly_valid(row):
             check_content(row, what="row")  # decides, and says why
-        # One clock reading, no previous row: monotonic_ts gives now, then +1µs each.
-        stamp = (local + number * ONE_MICROSECOND).isoformat()
-        stamps.append(stamp)
         ordered = row_order(row)  # a new dict: stamped in place
-        ordered["ts"] = stamp
-        clean, _ = redact(ordered)  # one prefilter scan per text
-        parts.append(encode_record(clean, max_line=max_line))
+        ordered["ts"] = stamps[number]
+        if full:
+            ordered, _ = redact_row(ordered)
+        elif not settled[number]:
+            ordered, _ = _redact_content(ordered)
+        try:
+            line = dumps(ordered, option=newline)  # encode_record's bytes
+        except (TypeError, orjson.JSONEncodeError) as exc:
+            raise RecordRejected(f"record is not serializable as JSON: {exc}") from None
+        if len(line) > max_line:
+            encode_record(ordered, max_line=max_line)  # refuses it, and says why
+        parts.append(line)
     return b"".join(parts), line0, stamps
 
 
+def _stamps(local: datetime, count: int) -> list[str]:
+    """``(local + n µs).isoformat()`` for n < count (``monotonic_ts`` from no previous
+    row with one clock reading): only the microseconds change until the second turns,
+    so the text is patched; 0 µs (isoformat leaves the fraction out) and the turn of a
+    second take isoformat itself."""
+    micro = local.microsecond
+    base = local.isoformat()
+    if not micro:
+        head, tail = base[:19] + ".", base[19:]
+    else:
+        head, tail = base[:20], base[26:]
+    return [
+        f"{head}{micro + n:06d}{tail}"
+        if 0 < micro + n < 1_000_000
+        else (local + n * ONE_MICROSECOND).isoformat()
+        for n in range(count)
+    ]
+
+
+CONTENT_CHUNK = 32  # rows whose contents are judged together: a secret costs its chunk
+
+
+def _contents_unchanged(rows: list[dict[str, Any]]) -> list[bool]:
+    """Per row, True when redaction is known to leave its content as it is: a user row
+    (never redacted), or a chunk of rows whose contents ``all_unchanged`` clears at once.
+    False: redact it on its own."""
+    flags = [row.get("role") == "user" or not isinstance(row.get("content"), str) for row in rows]
+    for start in range(0, len(rows), CONTENT_CHUNK):
+        chunk = range(start, min(start + CONTENT_CHUNK, len(rows)))
+        texts = [rows[i]["content"] for i in chunk if not flags[i]]
+        if texts and all_unchanged(texts):
+            for i in chunk:
+                flags[i] = True
+    return flags
+
+
 def _extras_may_hold_secret(rows: list[dict[str, Any]]) -> bool:
-    """Whether any redacted row's ``meta`` or ``variants`` may change: one prefilter scan
-    over all of them (compact JSON, newline-joined: no trigger spans a newline) instead
-    of one per row. False means each row's redaction is its content's alone."""
-    try:
-        data = b"\n".join(
-            orjson.dumps(row[name])
-            for row in rows
-            if row.get("role") != "user"
-            for name in ("meta", "variants")
-            if name in row
-        )
-    except TypeError:  # not JSON-encodable: row by row, as redact_row does
-        return True
-    return may_hold_secret(data)
+    """Whether any redacted row's ``meta`` or ``variants`` may change: every string in
+    them (keys too) judged at once (``redaction.batch.all_unchanged``: one prefilter scan,
+    at most one pass 1) instead of row by row. Real rows' meta holds a timestamp and a
+    tool-use id, each of which trips the window trigger on its own. False means each
+    row's redaction is its content's alone."""
+    texts: list[str] = []
+    for row in rows:
+        if row.get("role") == "user":
+            continue
+        for name in ("meta", "variants"):
+            if name in row and not _strings_into(row[name], texts):
+                return True  # not plain JSON-shaped data: row by row, as redact_row does
+    return not all_unchanged(list(dict.fromkeys(texts)))  # keys and call ids repeat
+
+
+def _strings_into(value: Any, texts: list[str]) -> bool:
+    """Append every string of ``value`` (dict keys included) to ``texts``; False for
+    anything but str/int/float/bool/None leaves in dicts and lists."""
+    stack = [value]
+    while stack:
+        node = stack.pop()
+        kind = type(node)
+        if kind is str:
+            texts.append(node)
+        elif kind is dict:
+            for key, item in node.items():
+                if type(key) is not str:
+                    return False
+                texts.append(key)
+                stack.append(item)
+        elif kind is list or kind is tuple:
+            stack.extend(node)
+        elif node is not None and kind not in (int, float, bool):
+            return False
+    return True
 
 
 def _redact_content(row: dict[str, Any]) -> tuple[dict[str, Any], RedactionReport]:

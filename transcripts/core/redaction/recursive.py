@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from .batch import all_unchanged
 from .report import RedactionReport, merge_reports
 from .rounds import _redact_summary_text, redact_text
 
@@ -80,10 +81,36 @@ def _redact_tree(value: Any, redact: Redact) -> tuple[Any, RedactionReport]:
     return root_out[0], merge_reports(*reports)
 
 
+def _left_alone(text: str) -> tuple[str, RedactionReport]:
+    return text, {}
+
+
+def _strings_of(value: Any) -> list[str]:
+    """Every string inside ``value`` (dict keys included), each once."""
+    found: dict[str, None] = {}
+    stack = [value]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, str):
+            found[node] = None
+        elif isinstance(node, dict):
+            found.update((key, None) for key in node if isinstance(key, str))
+            stack.extend(node.values())
+        elif isinstance(node, (list, tuple)):
+            stack.extend(node)
+    return list(found)
+
+
 def redact_value(value: Any) -> tuple[Any, RedactionReport]:
     """Redact every ``str`` inside dicts/lists/tuples, dict keys included (write-boundary
     order, :func:`redact_text`). Containers are rebuilt, never mutated; non-string leaves
-    are kept as is. Two keys that redact alike both stay (``key (2)``)."""
+    are kept as is. Two keys that redact alike both stay (``key (2)``).
+
+    A container's strings are first judged together (:func:`.batch.all_unchanged`): a
+    row's meta (a timestamp, a tool-use id, each a window run) then costs one engine run,
+    not one per string."""
+    if isinstance(value, (dict, list, tuple)) and all_unchanged(_strings_of(value)):
+        return _redact_tree(value, _left_alone)
     return _redact_tree(value, redact_text)
 
 
