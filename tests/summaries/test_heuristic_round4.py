@@ -119,3 +119,32 @@ def test_a_report_taken_and_followed_by_other_work_is_done() -> None:
 def test_a_report_nobody_answered_yet_stays_open() -> None:
     [only] = intents(session(*REPORT))
     assert state(only) == "in-progress"
+
+
+def test_a_terse_routine_ask_on_a_later_day_is_a_new_run() -> None:
+    found = intents(
+        session(
+            ("u", "morning check pls"),
+            ("a", "Sentry: 2 new issues, both known. SLO board green."),
+            ("u", "we need tenant_id on audit_log, add the column with a backfill"),
+            ("a", "Added the column and the backfill migration. Tests passed."),
+            ("wait", 20),
+            # no distinctive word at all: matched on all its words against the first ask
+            ("u", "morning check"),
+            ("a", "Sentry quiet overnight; SLO board green."),
+        )
+    )
+    assert [covered(i) for i in found] == [{1}, {2}, {3}]
+
+
+def test_a_terse_follow_up_after_a_pause_is_not_a_rerun() -> None:
+    found = intents(
+        session(
+            ("u", "the export drops rows with empty names, fix it"),
+            ("a", "Fixed parse.py to keep them. Tests passed."),
+            ("wait", 20),
+            ("u", "fix it"),
+            ("a", "Which part is still wrong?"),
+        )
+    )
+    assert len(found) == 1

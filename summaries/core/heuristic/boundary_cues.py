@@ -253,18 +253,43 @@ def _norm(text: str) -> str:
     return " ".join(text.lower().split()).rstrip(" ?!.")
 
 
+# At most this many words: a terse routine ask, matched against an earlier opening word
+# for word ("morning check" against "morning check pls").
+TERSE_RERUN = 4
+
+
+def _tokens(text: str) -> set[str]:
+    return set(re.findall(r"\w+", text))
+
+
 def asks_again(st: SegState, sig: UserSignals, ex: Exchange) -> bool:
     """After a day-scale pause, the person's own words for finished work, more than for the
     work in hand: a routine asked for again ("today's reconciliation run pls")."""
     cur = st.current
-    if not sig.words or cur is None:
+    if cur is None:
         return False
     said = _norm(ex.text)
+    terse = _tokens(said)
     for draft in st.drafts[-LOOKBACK:]:
         # "nightly ok?" word for word as a finished intent opened, on a later day: the
-        # routine again, however many words the work in hand shares with it
-        if draft is not cur and draft.entries and _norm(draft.entries[0].text) == said:
+        # routine again, however many words the work in hand shares with it. A terse ask
+        # ("morning check" after "morning check pls") counts in all its words, stopwords
+        # too: it may have no distinctive word at all.
+        if draft is cur or not draft.entries:
+            continue
+        first = _norm(draft.entries[0].text)
+        if first == said:
             return runs_again(draft, sig, ex)
+        named = any(len(t) >= 5 for t in terse)  # "morning check", not "fix it"
+        if named and len(terse) <= TERSE_RERUN and terse <= _tokens(first):
+            # an earlier run the person left for other work was taken, "ok" or not
+            left = not draft.dropped and all(e.replies for e in draft.entries)
+            if runs_again(draft, sig, ex) or (
+                ex.gap_before and left and not reports_on(sig, draft, ex.text)
+            ):
+                return True
+    if not sig.words:
+        return False
     opened = _opening_words(cur)
     if 3 * len(sig.words & opened) >= 2 * len(sig.words) and runs_again(cur, sig, ex):
         # "morning. backup" the day after "morning, backup check as usual" was done: the

@@ -36,7 +36,7 @@ from collections.abc import Sequence
 
 from summaries.core.heuristic import lexicon as lx
 from summaries.core.heuristic.boundary import route
-from summaries.core.heuristic.boundary_cues import dated_rerun, finished
+from summaries.core.heuristic.boundary_cues import asks_again, dated_rerun, finished
 from summaries.core.heuristic.constraints import states_rule_only
 from summaries.core.heuristic.draft import Draft, Role
 from summaries.core.heuristic.evidence import Ev, reply_evidence
@@ -239,8 +239,10 @@ def segment(exchanges: Sequence[Exchange]) -> list[Draft]:
             continue
         action, target = route(st, ex, sig)
         if action == "new":
-            # a bare day ("2026-11-17") has no words, but a dated routine's new run opens one
-            if not _open_ok(sig) and not dated_rerun(st, ex):
+            # a bare day ("2026-11-17") or "morning check" has no distinctive word, but a
+            # routine's new run opens one
+            rerun = dated_rerun(st, ex) or (ex.gap_before and asks_again(st, sig, ex))
+            if not _open_ok(sig) and not rerun:
                 continue
             if st.current is not None and sig.accept:
                 st.current.late_accept = True  # "ok good. Now let's switch to ..."
