@@ -352,13 +352,14 @@ def summarize_turns(turns: Sequence[TranscriptTurn]) -> dict[str, object]:
         drafts = segment(exchanges)
         pending = pending_decision(exchanges)
         table = stamps(exchanges)
+        newest = max((d.origin for d in drafts), default=0)  # the last goal opened
         return {
             "intents": [
                 _intent(
                     d,
                     pending if pending and pending[0] in d.turns else None,
                     table,
-                    moved_on=any(o.origin > max(d.turns) for o in drafts),
+                    moved_on=newest > max(d.turns),
                 )
                 for d in drafts
             ],
