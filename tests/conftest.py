@@ -12,6 +12,7 @@ pytest_plugins = [
     "tests.fixtures.store",
     "tests.fixtures.summaries",
     "tests.fixtures.slots",
+    "tests.summaries.fake_openai_server",  # the loopback model server (``fake_openai``)
 ]
 
 

@@ -41,12 +41,9 @@ from tests.e2e.processes import (
     stack_env,
     wait_for,
 )
-from tests.summaries import fake_openai_server
 from tests.summaries.fake_openai_server import Behaviour, FakeOpenAIServer
 
 pytestmark = [pytest.mark.services, pytest.mark.slow, pytest.mark.timeout(240)]
-
-fake_openai = fake_openai_server.fake_openai
 
 MARKER_TTL = 6  # seconds: the killed pass's marker outlives its worker this long
 VISIBILITY = 8  # seconds: an unacked task is redelivered once it is this old

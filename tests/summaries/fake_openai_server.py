@@ -19,11 +19,8 @@ it gets ``fake_openai.default`` if set, otherwise an HTTP 500 with error code
 requests than it planned notices. Every request is recorded before the behaviour
 runs, so a request the client gave up on still counts.
 
-The ``fake_openai`` fixture is function-scoped. Register it suite-wide with
-``pytest_plugins = ["tests.summaries.fake_openai_server"]`` in the root conftest,
-or bind it in one test module with ``fake_openai = fake_openai_server.fake_openai``
-(an assignment rather than ``from ... import fake_openai``, which ruff reports as
-F811 wherever a test takes the fixture as a parameter).
+The ``fake_openai`` fixture is function-scoped and registered suite-wide through the
+root conftest's ``pytest_plugins``.
 """
 
 from __future__ import annotations

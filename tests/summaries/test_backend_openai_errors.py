@@ -13,7 +13,6 @@ from summaries.core.backends import (
     BackendUnavailable,
     OpenAIBackend,
 )
-from tests.summaries import fake_openai_server
 from tests.summaries.fake_openai_server import Behaviour, closed_port
 from tests.summaries.openai_backend_helpers import (
     API_KEY,
@@ -23,11 +22,6 @@ from tests.summaries.openai_backend_helpers import (
     assert_secret_free,
     make_backend,
 )
-
-# Makes the fixture visible to this module until the root conftest registers the
-# module through pytest_plugins.
-fake_openai = fake_openai_server.fake_openai
-
 
 # --- retries and HTTP errors ---------------------------------------------------------------
 

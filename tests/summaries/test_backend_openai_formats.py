@@ -7,10 +7,7 @@ import pytest
 
 from summaries.core.backends import BackendHTTPError
 from summaries.core.backends.openai import JSON_OBJECT_FORMAT, OpenAIBackend
-from tests.summaries import fake_openai_server
 from tests.summaries.fake_openai_server import Behaviour, FakeOpenAIServer
-
-fake_openai = fake_openai_server.fake_openai
 
 REPLY = '{"intents": [], "constraints": []}'
 

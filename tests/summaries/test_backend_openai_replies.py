@@ -16,7 +16,6 @@ from summaries.core.backends import (
 )
 from summaries.core.backends.openai import MAX_REPLY_BYTES, RESPONSE_FORMAT, SYSTEM_LINE
 from summaries.core.intents import ReplyIntent
-from tests.summaries import fake_openai_server
 from tests.summaries.fake_openai_server import Behaviour
 from tests.summaries.openai_backend_helpers import (
     API_KEY,
@@ -26,11 +25,6 @@ from tests.summaries.openai_backend_helpers import (
     assert_secret_free,
     make_backend,
 )
-
-# Makes the fixture visible to this module until the root conftest registers the
-# module through pytest_plugins.
-fake_openai = fake_openai_server.fake_openai
-
 
 # --- success -------------------------------------------------------------------------------
 

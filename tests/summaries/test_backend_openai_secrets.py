@@ -13,7 +13,6 @@ from summaries.core.backends import (
     BackendUnavailable,
     OpenAIBackend,
 )
-from tests.summaries import fake_openai_server
 from tests.summaries.fake_openai_server import Behaviour
 from tests.summaries.openai_backend_helpers import (
     API_KEY,
@@ -22,11 +21,6 @@ from tests.summaries.openai_backend_helpers import (
     assert_secret_free,
     make_backend,
 )
-
-# Makes the fixture visible to this module until the root conftest registers the
-# module through pytest_plugins.
-fake_openai = fake_openai_server.fake_openai
-
 
 # --- secrets -------------------------------------------------------------------------------
 

@@ -23,14 +23,11 @@ from summaries.runtime import summary_backend
 from summaries.services import PassOutcome, PassResult, summary_generate
 from summaries.state import summary_in_flight_until, summary_turn_mark
 from tests.fixtures.slots import add_exchanges
-from tests.summaries import fake_openai_server
 from tests.summaries.django.conftest import INTENT, VALID_REPLY, RecordingBackend, must
 from tests.summaries.fake_openai_server import Behaviour, FakeOpenAIServer, closed_port
 from transcripts.models import Slot
 
 pytestmark = pytest.mark.django_db
-
-fake_openai = fake_openai_server.fake_openai
 
 STORED = PassOutcome(PassResult.STORED)
 

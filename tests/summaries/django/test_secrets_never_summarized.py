@@ -24,7 +24,6 @@ from summaries.core.sidecar import INTENTS, ONE_LINE, sidecar_path, write_guarde
 from summaries.models import IntentSummary, OneLineSummary
 from summaries.services import PassOutcome, PassResult, summary_generate
 from tests.fixtures.personas import app_with_client
-from tests.summaries import fake_openai_server
 from tests.summaries.fake_openai_server import Behaviour, FakeOpenAIServer
 from tests.summaries.secret_samples import (
     Secret,
@@ -36,8 +35,6 @@ from tests.summaries.secret_samples import (
 from transcripts.core.keys import transcript_key_for_slot
 from transcripts.core.redaction import redact_text
 from transcripts.core.store import TranscriptStore
-
-fake_openai = fake_openai_server.fake_openai
 
 pytestmark = pytest.mark.django_db
 
