@@ -44,7 +44,7 @@ from django.utils import timezone
 from ..core.agents.prepare import Job, Prepared, prepare
 from ..core.errors import LockTimeout
 from ..core.fsutil import publish
-from ..core.keys import is_valid_slot_name, slot_name_for_key
+from ..core.keys import slot_name_for_key
 from ..core.redaction import prefilter
 from ..models import App, Session, Slot
 from ..runtime import get_store
@@ -59,7 +59,7 @@ from .agent_sources import (
     state_dir,
     state_path,
 )
-from .importing import FileOutcome, import_max_bytes, session_index
+from .importing import FileOutcome, import_max_bytes, session_index, slot_refusal
 from .sync import DiskState, storable_ts
 
 BULK_MIN_FILES = 8  # fewer new files: the pool's start-up is not worth it
@@ -249,10 +249,9 @@ def _mirror(written: list[Prepared], app: App | None, announce: bool) -> dict[st
     ended = {item.key for item in written if item.turn_ends}
     for session in sessions:
         name = slot_name_for_key(session.key)
-        if not is_valid_slot_name(name):
-            warnings[session.key] = (f"no slot: {name!r} is not a valid slot name",)
-        elif name in taken:
-            warnings[session.key] = (f"no slot: the slot name {name!r} is taken",)
+        refusal = slot_refusal(name, taken.__contains__)
+        if refusal is not None:
+            warnings[session.key] = (refusal,)
         else:
             taken.add(name)
             stop = CLEAN_STOP if session.key in ended else ""
