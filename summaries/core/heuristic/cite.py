@@ -21,7 +21,7 @@ Stamps = dict[int, tuple[str | None, tuple[tuple[str, str | None], ...]]]
 def stamps(exchanges: Sequence[Exchange]) -> Stamps:
     out: Stamps = {}
     for ex in exchanges:
-        stamped = tuple(zip(ex.replies, ex.reply_ts, strict=False))
+        stamped = tuple(zip(*ex.with_notes(), strict=False))
         out[ex.turn] = (ex.raw_ts, stamped)
     return out
 

@@ -58,9 +58,11 @@ class Draft:
         text: str | None = None,
         replies: tuple[str, ...] | None = None,
     ) -> None:
+        evidence = replies
         if replies is None:
-            replies = ex.replies if role in (Role.WORK, Role.RESEND, Role.QUESTION) else ()
-        self.entries.append(Entry(ex.turn, text or ex.text, sig, replies, role))
+            own = role in (Role.WORK, Role.RESEND, Role.QUESTION)
+            replies, evidence = (ex.replies, ex.with_notes()[0]) if own else ((), ())
+        self.entries.append(Entry(ex.turn, text or ex.text, sig, evidence, role))
         self.turns.add(ex.turn)
         if ex.gap_before:
             self.breaks.add(ex.turn)

@@ -13,12 +13,16 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from summaries.core.heuristic.lexicon import COMPACTION
-from summaries.core.heuristic.tools import tool_sentences_at
+from summaries.core.heuristic.tools import FAILED_CHECK, notification_verdict, tool_sentences_at
 from summaries.core.transcript_turn import TranscriptTurn
 
 # A day-scale gap separates a routine re-run from a retry (boundary signal 2). Twelve
 # hours splits "yesterday" from "this morning" but not a long working session.
 DAY_GAP = timedelta(hours=12)
+# A notification this soon after the exchange's last row reports on what that exchange
+# pushed or started (CI on the branch, the sync of the commit, the job it ran). A nightly
+# run's notification, hours later, belongs to no exchange.
+NOTIFICATION_WINDOW = timedelta(minutes=45)
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,6 +38,20 @@ class Exchange:
     answers: bool = False
     raw_ts: str | None = None  # the person row's stamp as written: evidence links to it
     reply_ts: tuple[str | None, ...] = ()  # each reply's row stamp, parallel to ``replies``
+    # verdicts of notifications posted during or just after this exchange (CI on what it
+    # pushed), each (how many replies came before it, sentence, row stamp): read for its
+    # state (``with_notes``), never for boundaries or vocabulary (``Draft.add``)
+    notes: tuple[tuple[int, str, str | None], ...] = ()
+
+    def with_notes(self) -> tuple[tuple[str, ...], tuple[str | None, ...]]:
+        """The replies with the notifications' verdicts where they fell, and their stamps."""
+        if not self.notes:
+            return self.replies, self.reply_ts
+        texts, stamps = list(self.replies), list(self.reply_ts)
+        for at, text, ts in reversed(self.notes):
+            texts.insert(at, text)
+            stamps.insert(at, ts)
+        return tuple(texts), tuple(stamps)
 
 
 def parse_ts(value: str | None) -> datetime | None:
@@ -60,6 +78,12 @@ def _gap(prev: datetime | None, now: datetime | None) -> bool:
     return now - prev >= DAY_GAP
 
 
+def _soon(prev: datetime | None, now: datetime | None) -> bool:
+    if prev is None or now is None or (prev.tzinfo is None) != (now.tzinfo is None):
+        return False
+    return timedelta(0) <= now - prev <= NOTIFICATION_WINDOW
+
+
 @dataclass(slots=True)
 class _Pending:
     turn: int
@@ -73,6 +97,7 @@ class _Pending:
     asked: bool = False  # its last assistant reply ends with a question mark
     raw_ts: str | None = None
     reply_ts: list[str | None] = field(default_factory=list)
+    notes: list[tuple[int, str, str | None]] = field(default_factory=list)
 
     def close(self) -> Exchange:
         return Exchange(
@@ -86,6 +111,7 @@ class _Pending:
             answers=self.answers,
             raw_ts=self.raw_ts,
             reply_ts=tuple(self.reply_ts),
+            notes=tuple(self.notes),
         )
 
 
@@ -100,6 +126,15 @@ def build_exchanges(turns: Sequence[TranscriptTurn]) -> list[Exchange]:
     for turn in turns:
         ts = parse_ts(turn.ts)
         if turn.role == "user":
+            verdict = notification_verdict(turn.text) if turn.injected else None
+            if current is not None and verdict is not None and _soon(last_ts, ts):
+                # CI reporting on what this exchange pushed: evidence for it, never a
+                # request. After a red run the assistant fixing it goes on with the same
+                # exchange; after a green one, what it says next answers the automation.
+                current.notes.append((len(current.replies), verdict, turn.ts))
+                if verdict == FAILED_CHECK:
+                    last_ts = ts or last_ts
+                    continue
             if current is not None:
                 out.append(current.close())
                 asked, current = current.asked, None

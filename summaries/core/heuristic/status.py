@@ -35,9 +35,17 @@ from summaries.core.heuristic import lexicon as lx
 from summaries.core.heuristic.draft import Draft, Entry, Role
 from summaries.core.heuristic.evidence import Ev, reply_evidence
 from summaries.core.heuristic.lexicon import CODE_FILE, DOCS
+from summaries.core.heuristic.tools import is_tool_change
 
 _BROKE = re.compile(
     r"\bbroke\b|\bbroken\b|\bdoesn'?t work\b|\bdidn'?t work\b|\bstill\b|\bfails?\b|\bwrong\b", re.I
+)
+
+# A document by its name: prose for people, nothing to run ("Changed docs/runbook.md.").
+_DOC_FILE = re.compile(
+    r"\.(?:md|markdown|mdx|rst|txt|adoc|org)\.$|/(?:README|CHANGELOG|LICENSE|NOTICE|AUTHORS)\.$"
+    r"| (?:README|CHANGELOG|LICENSE|NOTICE|AUTHORS)\.$",
+    re.I,
 )
 
 # A red CI run: other jobs passing in the same reply do not make it green.
@@ -71,7 +79,12 @@ class Verdict:
 
 
 def is_doc_intent(draft: Draft) -> bool:
-    """Nothing to run: text-only work (README, changelog, wording) or work without code."""
+    """Nothing to run: text-only work (README, changelog, wording) or work without code,
+    or edit tool rows that changed documents only (README.md, a runbook, a draft reply),
+    whatever language the person wrote in."""
+    edited = [r for e in draft.entries for r in e.replies if is_tool_change(r)]
+    if edited and all(_DOC_FILE.search(r) for r in edited):
+        return True
     texts = [e.text for e in draft.entries if e.role is Role.WORK]
     if any(DOCS.search(t) for t in texts) and not any(CODE_FILE.search(t) for t in texts):
         return True
@@ -149,10 +162,12 @@ class _Run:
         elif sig.ack or (sig.accept and not (_is_new_ask(entry) or sig.close_request)):
             self.accepted = True  # "great. ship it tonight" accepts nothing until it ships
 
-    def reply(self, text: str, doc_intent: bool) -> None:
+    def reply(self, text: str, doc_intent: bool, *, prose_changes: bool = True) -> None:
         v = self.v
         red = False  # a red CI this reply reported, with no change since
         for ev in reply_evidence(text, doc_intent=doc_intent):
+            if not prose_changes and ev.kind in (Ev.CHANGE, Ev.DOC_CHANGE):
+                continue
             if ev.kind is Ev.GREEN and red:
                 continue  # "CI is red on MSRV; stable and nightly pass": still red
             ci_red = ev.kind is Ev.RED and _CI_RED.search(ev.sentence) is not None
@@ -206,9 +221,13 @@ def judge(draft: Draft, *, moved_on: bool = False) -> Verdict:
     for entry in draft.entries:
         if entry.role in (Role.WORK, Role.DROP):
             run.user(entry)
+        # Where edit tool rows recorded the changes, they say what changed and in which
+        # order with the runs; the reply's own account of them ("HPA template added, lint
+        # passes") comes after the runs and must not undo what they showed.
+        tools_changed = any(is_tool_change(r) for r in entry.replies)
         for reply in entry.replies:
             run.at = (entry.turn, reply)
-            run.reply(reply, doc_intent)
+            run.reply(reply, doc_intent, prose_changes=not tools_changed or is_tool_change(reply))
     # a check or a question answered, then other work: the answer was taken
     answered = all(e.replies for e in draft.entries if e.role is Role.WORK)
     taken = moved_on and answered and not (v.changed or run.open or run.failed)

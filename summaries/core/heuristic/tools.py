@@ -21,8 +21,9 @@ _I = re.IGNORECASE
 # A test runner by its command line.
 _TEST_CMD = re.compile(
     r"\b(?:pytest|py\.test|tox|nox|jest|vitest|mocha|rspec|phpunit|ctest|playwright test"
-    r"|go test|cargo (?:test|nextest)|mvn\b[^|;&]*\b(?:test|verify)|gradlew?\b[^|;&]*\b(?:test"
-    r"|check)|dotnet test|(?:npm|yarn|pnpm|bun)(?: run)? test\w*|make (?:test|check)\w*"
+    r"|go test|cargo (?:test|nextest)|mvn\b[^|;&]*\b(?:test|verify)"
+    # Gradle tasks by name: test, check, testDebugUnitTest, connectedAndroidTest
+    r"|gradlew?\b[^|;&]*\b(?:test|check|\w+Test)\w*|dotnet test|(?:npm|yarn|pnpm|bun)(?: run)? test\w*|make (?:test|check)\w*"
     r"|manage\.py test|unittest)\b",
     _I,
 )
@@ -70,6 +71,8 @@ _OPS_CHECK_CMD = re.compile(
     r"|promtool check|nginx -t|terraform validate|dbt (?:test|build)|systemctl is-active)\b",
     _I,
 )
+# A count of none is not a failure: "1 chart(s) linted, 0 chart(s) failed", "0 errors".
+_ZERO_COUNT = re.compile(r"\b0\s+(?:[\w()]+\s+)?(?:failed|failures?|errors?)\b", _I)
 _OPS_BAD = re.compile(
     r"\b(?:Degraded|OutOfSync|CrashLoopBackOff|ImagePullBackOff|Progressing|failed|inactive"
     r"|timed out|error(?!=0\b|s?: 0\b))\b",
@@ -96,6 +99,7 @@ _FAILED = re.compile(
 )
 _PASSED = re.compile(
     r"\b[1-9]\d*\s+(?:passed|passing|tests? passed)\b|\btest result: ok\b|^ok\s+\S"
+    r"|\b[1-9]\d* tests completed, 0 failed\b"
     r"|^PASS\b|\bBUILD SUCCESS\w*|\bTests run: [1-9]\d*, Failures: 0, Errors: 0"
     r"|\bAll checks passed\b|\bSuccess: no issues\b|\bFound 0 errors\b|\b0 errors\b",
     re.MULTILINE,
@@ -104,6 +108,50 @@ _CI_FAIL = re.compile(r"(?:^|\s)(?:X|✗|fail(?:ed|ure)?)\s", _I | re.MULTILINE)
 _CI_PASS = re.compile(r"\bpass\b|✓", _I)
 _PR_NUM = re.compile(r"/(?:pull|merge_requests)/(\d+)\b|#(\d+)")
 _NOTHING = re.compile(r"\bnothing to commit\b|\beverything up-to-date\b|\brejected\b", _I)
+
+
+PASSED_CHECK, FAILED_CHECK = "The check passed.", "The check failed."
+_TOOL_CHANGE = re.compile(r"Changed(?: \S+)?\.")
+
+
+def is_tool_change(sentence: str) -> bool:
+    """The sentence an edit tool row became ("Changed src/a.py.")."""
+    return _TOOL_CHANGE.fullmatch(sentence) is not None
+
+
+# What a notification posted by CI, a deploy tool or a job runner says of its run:
+# "CI for PR #921: passed", "argocd sync: Synced / Healthy", "atlantis apply succeeded",
+# "1 failed, 399 passed", "FAILED (job: lint)". Machine-written, so the same in any
+# session language. A failure outranks a pass; a count of none is neither.
+_NOTE_FAIL = re.compile(
+    r"\b(?:fail(?:ed|ure|ing|s)?|errored|timed out|Degraded|CrashLoopBackOff|broken)\b"
+    r"|\berror\b(?!\s+(?:rate|budget))",
+    _I,
+)
+_NOTE_PASS = re.compile(
+    r"\b(?:pass(?:ed|es)?|success(?:ful)?|succeeded|Healthy|green|OK|ok)\b|PASS=[1-9]|✓", _I
+)
+
+
+# Where a notification's headline ends: its verdict is stated there ("... failed — job
+# lint: ..."); what follows is detail, and a finding in a report ("the ACME order failed")
+# is not the run's outcome.
+_HEADLINE_END = re.compile(r" — | - |\. |; |\n")
+HEADLINE_CHARS = 160
+
+
+def notification_verdict(text: str) -> str | None:
+    """An automation row's verdict on a run as an evidence sentence ("The check passed." /
+    "The check failed."), or None when its headline reports no run outcome (an alert, an
+    approval, a plan, a schedule, a subagent's findings)."""
+    body = text.split("]", 1)[1] if text.startswith("[") and "]" in text else text
+    head = _HEADLINE_END.split(body.strip(), maxsplit=1)[0][:HEADLINE_CHARS]
+    said = _ZERO_COUNT.sub("", head)
+    if _NOTE_FAIL.search(said):
+        return FAILED_CHECK
+    if _NOTE_PASS.search(said):
+        return PASSED_CHECK
+    return None
 
 
 def _run_outcome(code: int | None, out: str) -> bool | None:
@@ -155,12 +203,13 @@ def _pair_sentences(
             said.append(f"{what} passed." if passed else f"{what} failed.")
     elif _HTTP_CMD.match(cmd) and _HTTP_STATUS.search(out):
         status = int(_HTTP_STATUS.findall(out)[-1])
-        said.append("The check passed." if ok and status < 400 else "The check failed.")
+        said.append(PASSED_CHECK if ok and status < 400 else FAILED_CHECK)
     elif code is not None and _OPS_CHECK_CMD.search(cmd):
-        healthy = code == 0 and not _OPS_BAD.search(out) and not _FAILED.search(out)
-        said.append("The check passed." if healthy else "The check failed.")
+        said_out = _ZERO_COUNT.sub("", out)
+        healthy = code == 0 and not _OPS_BAD.search(said_out) and not _FAILED.search(said_out)
+        said.append(PASSED_CHECK if healthy else FAILED_CHECK)
     elif code is not None and not _READ_CMD.match(cmd) and _CHECK_CMD.search(cmd):
-        said.append("The check passed." if _run_outcome(code, out) else "The check failed.")
+        said.append(PASSED_CHECK if _run_outcome(code, out) else FAILED_CHECK)
     elif (
         code == 0 and "DRY_RUN" not in cmd and "--dry-run" not in cmd and _runs_edited(cmd, edited)
     ):
