@@ -91,10 +91,14 @@ class _Extractor:
         return self.turns
 
     def feed(self, role: object, content: object, ts: object, meta: object = None) -> None:
-        if not isinstance(role, str) or not isinstance(content, str) or not content.strip():
+        if not isinstance(role, str) or not isinstance(content, str):
             return
         if role in TOOL_ROLES:
+            # an empty output is still a result: its exit code says how the call went
+            # ("git checkout -- f" prints nothing)
             self._feed_tool(TOOL_ROLES[role], content, meta, ts)
+            return
+        if not content.strip():
             return
         if role not in READ_ROLES:
             return

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from summaries.core.heuristic.tools import notification_verdict, tool_sentences_at
+from summaries.core.heuristic.tools import DISCARDED, notification_verdict, tool_sentences_at
 from summaries.core.transcript_turn import ToolRow
 from tests.summaries.test_evidence import only_intent
 from tests.summaries.test_heuristic_structure import Row
@@ -161,3 +161,98 @@ def test_edits_to_documents_only_have_nothing_to_run(tmp_path: Path) -> None:
     ]
     intent = only_intent(tmp_path, rows)
     assert (intent["status"], intent["verified"]) == ("completed", None)
+
+
+def test_a_result_the_person_took_that_changed_nothing_is_done(tmp_path: Path) -> None:
+    rows: list[Row] = [
+        ("u", "dedupe data/customers.parquet on email, write data/customers_dedup.parquet"),
+        ("call", "python - <<'PY'\nimport pandas as pd\n...\nPY", "bash"),
+        ("result", "184213 171988", "bash", 0),
+        ("a", "184,213 → 171,988 rows (12,225 duplicates removed), in customers_dedup.parquet."),
+        ("u", "good"),
+    ]
+    intent = only_intent(tmp_path, rows)
+    assert (intent["status"], intent["verified"]) == ("completed", None)
+
+
+WORK_IT = [
+    ("u", "aggiungi la paginazione a cursore su /v1/transactions"),
+    ("call", "Edit internal/store/transactions.go", "edit"),
+    ("result", "Applied edit.", "edit", 0),
+    ("call", "go test ./internal/store/...", "bash"),
+    ("result", "ok  \tgithub.com/acme/ledger/internal/store\t0.41s", "bash", 0),
+    ("a", "Ho cambiato lo store, i test passano; ora tocca all'handler."),
+    # "leave it, throw the changes away", in words no lexicon knows
+    ("u", "lascia stare, il team prodotto la fa nella v2. butta via le modifiche"),
+    # an empty output is still a result: the exit code says it ran
+    ("call", "git checkout -- internal/store/transactions.go && git status --short", "bash"),
+    ("result", "", "bash", 0),
+    ("a", "Fatto, albero pulito."),
+]
+
+
+def test_work_its_own_tools_threw_away_is_dropped_in_any_language(tmp_path: Path) -> None:
+    intent = only_intent(tmp_path, WORK_IT)
+    assert (intent["status"], intent["verified"]) == ("abandoned", None)
+    assert intent["evidence"]["kind"] == "dropped"
+    assert intent["evidence"]["turn"] == 2  # the person's turn whose tools discarded it
+
+
+def test_the_turn_after_a_discard_opens_other_work(tmp_path: Path) -> None:
+    from summaries.core.heuristic import summarize_turns
+    from tests.summaries.test_heuristic_structure import turns_of, write
+
+    rows: list[Row] = [
+        *WORK_IT,
+        ("u", "un'ultima cosa: l'immagine del Dockerfile pesa 1,1 GB, si può ridurre?"),
+        ("call", "docker build -t api:slim .", "bash"),
+        ("result", "Successfully built 3f2a1b", "bash", 0),
+        ("a", "Multi-stage: 1,1 GB → 38 MB."),
+    ]
+    found = summarize_turns(turns_of(write(tmp_path, rows)))["intents"]
+    assert isinstance(found, list)
+    assert [(i["ranges"], i["status"]) for i in found if i["status"] == "abandoned"] == [
+        ([[1, 2]], "abandoned")
+    ]
+    assert any(i["ranges"] == [[3, 3]] for i in found)
+
+
+@pytest.mark.parametrize(
+    ("cmd", "out", "code", "said"),
+    [
+        (
+            "terraform plan -detailed-exitcode -no-color | tail -1",
+            "No changes. Your infrastructure matches the configuration.",
+            0,
+            ["The check passed."],
+        ),
+        ("terraform plan -out tf.plan", "Plan: 1 to add, 0 to change, 0 to destroy.", 0, []),
+        (
+            "ansible-playbook runners.yml --limit build-runner-3 --check",
+            "PLAY RECAP\nbuild-runner-3 : ok=14 changed=0 unreachable=0 failed=0",
+            0,
+            ["The check passed."],
+        ),
+        (
+            "ansible-playbook site.yml --check",
+            "PLAY RECAP\nedge-1 : ok=3 changed=0 unreachable=0 failed=1",
+            2,
+            ["The check failed."],
+        ),
+        ("git branch -D ci/detox && git push origin --delete ci/detox", "", 0, [DISCARDED]),
+        ("gh pr close 409 --comment 'superseded by #414'", "", 0, []),
+        ("git checkout -- app/routes/v2.py && pytest -q", "5 passed", 0, ["Tests passed."]),
+        ("git checkout -- base.yaml && cat > overlays/patch.yaml <<'Y'", "", 0, []),
+        # switching branches is not a check that passed
+        (
+            "git checkout -b fix/x && git commit -am 'x' && git push -u origin fix/x",
+            "[fix/x 1a2b3c4] x\n * [new branch]      fix/x -> fix/x",
+            0,
+            ["Committed.", "Pushed."],
+        ),
+    ],
+)
+def test_dry_runs_and_discards_read_from_the_command(
+    cmd: str, out: str, code: int, said: list[str]
+) -> None:
+    assert _said(cmd, out, code) == said

@@ -50,6 +50,7 @@ from summaries.core.heuristic.draft import CONTINUES, Draft
 from summaries.core.heuristic.exchanges import Exchange
 from summaries.core.heuristic.segstate import SegState
 from summaries.core.heuristic.signals import UserSignals
+from summaries.core.heuristic.tools import DISCARDED
 
 # A turn answering the assistant's question with at most this many distinctive words is
 # an answer about the work in hand, not a new topic.
@@ -86,6 +87,9 @@ WEIGHTS: dict[str, float] = {
     # in an older intent left unfinished (and never in this one): it is resumed
     "open_named": 64.0,
     "closed_followup": 32.0,
+    # the reply throws away the work in hand's changes ("lascia stare, butta via le
+    # modifiche" -> git checkout -- ...): the turn is about that work, in any language
+    "discards_work": 1536.0,
     # "412 twice... check the payouts table": a number from the reply just given, repeated
     "echoes_reply": 1024.0,
     # a ticket key nobody named yet, while the work in hand has another one
@@ -186,6 +190,8 @@ def features(st: SegState, ex: Exchange, sig: UserSignals, cur: Draft) -> list[V
             vote("closed_followup", CONTINUE)
         else:
             vote("closed_other", NEW)
+    if cur.worked and DISCARDED in ex.replies:
+        vote("discards_work", CONTINUE)
     refines = sig.work_order and not sig.new_work
     # "restart pay-gw" after settled work: a terse order naming nothing the work knows (no
     # word, no "it") refines nothing

@@ -50,9 +50,10 @@ def intent_evidence(
 ) -> dict[str, object] | None:
     """``{turn, ts, kind, quote}`` for the evidence behind ``v``'s state, else None."""
     if v.status == "abandoned":
-        if v.drop is None:
+        drop = v.drop or v.discarded_by
+        if drop is None:
             return None
-        return _cite("dropped", (v.drop.turn, None), v.drop.text, table)
+        return _cite("dropped", (drop.turn, None), drop.text, table)
     if pending is not None:
         replies = table.get(pending[0], (None, ()))[1]
         last = (pending[0], replies[-1][0] if replies else None)

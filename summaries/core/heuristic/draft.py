@@ -58,10 +58,13 @@ class Draft:
         text: str | None = None,
         replies: tuple[str, ...] | None = None,
     ) -> None:
-        evidence = replies
         if replies is None:
             own = role in (Role.WORK, Role.RESEND, Role.QUESTION)
+            # the entry (its state) reads the notifications' verdicts too; boundaries and
+            # vocabulary below read the replies alone
             replies, evidence = (ex.replies, ex.with_notes()[0]) if own else ((), ())
+        else:
+            evidence = replies
         self.entries.append(Entry(ex.turn, text or ex.text, sig, evidence, role))
         self.turns.add(ex.turn)
         if ex.gap_before:

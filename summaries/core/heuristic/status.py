@@ -35,7 +35,7 @@ from summaries.core.heuristic import lexicon as lx
 from summaries.core.heuristic.draft import Draft, Entry, Role
 from summaries.core.heuristic.evidence import Ev, reply_evidence
 from summaries.core.heuristic.lexicon import CODE_FILE, DOCS
-from summaries.core.heuristic.tools import is_tool_change
+from summaries.core.heuristic.tools import DISCARDED, is_tool_change
 
 _BROKE = re.compile(
     r"\bbroke\b|\bbroken\b|\bdoesn'?t work\b|\bdidn'?t work\b|\bstill\b|\bfails?\b|\bwrong\b", re.I
@@ -71,6 +71,9 @@ class Verdict:
     informational: bool = False
     corrections: list[Entry] = field(default_factory=list)
     drop: Entry | None = None
+    # the turn whose tool rows threw the work away (restored, branch deleted, PR closed)
+    # with nothing done for it since: dropped, in whatever words the person said it
+    discarded_by: Entry | None = None
     # Where the deciding evidence stood, for the summary's ``evidence``: (person turn, the
     # reply text that said it), the reply None when the person's own row said it.
     pass_at: tuple[int, str | None] | None = None
@@ -108,6 +111,7 @@ class _Run:
     dropped: bool = False
     open: bool = False
     failed: bool = False  # verified is False because something failed, not because unchecked
+    discarded: bool = False  # the tools threw the work away and nothing was done since
     # The state just before the latest ask, when the work was settled then: dropping that
     # ask ("could we also ...?" / "nah") retracts only the ask, not the finished work.
     before_ask: tuple[bool | None, bool, bool, bool] | None = None
@@ -164,6 +168,9 @@ class _Run:
 
     def reply(self, text: str, doc_intent: bool, *, prose_changes: bool = True) -> None:
         v = self.v
+        if text == DISCARDED:
+            self.discarded = True
+            return
         red = False  # a red CI this reply reported, with no change since
         for ev in reply_evidence(text, doc_intent=doc_intent):
             if not prose_changes and ev.kind in (Ev.CHANGE, Ev.DOC_CHANGE):
@@ -172,6 +179,8 @@ class _Run:
                 continue  # "CI is red on MSRV; stable and nightly pass": still red
             ci_red = ev.kind is Ev.RED and _CI_RED.search(ev.sentence) is not None
             red = (red or ci_red) and ev.kind is not Ev.CHANGE
+            if ev.kind in (Ev.CHANGE, Ev.DOC_CHANGE, Ev.GREEN, Ev.CLOSE):
+                self.discarded = False
             if ev.kind is Ev.CHANGE:
                 v.changed = v.code_changed = True
                 self.verified, self.open, v.last_change = None, False, ev.sentence
@@ -227,15 +236,23 @@ def judge(draft: Draft, *, moved_on: bool = False) -> Verdict:
         tools_changed = any(is_tool_change(r) for r in entry.replies)
         for reply in entry.replies:
             run.at = (entry.turn, reply)
+            thrown = run.discarded
             run.reply(reply, doc_intent, prose_changes=not tools_changed or is_tool_change(reply))
+            if run.discarded and not thrown:
+                v.discarded_by = entry
     # a check or a question answered, then other work: the answer was taken
     answered = all(e.replies for e in draft.entries if e.role is Role.WORK)
     taken = moved_on and answered and not (v.changed or run.open or run.failed)
     if draft.late_accept or taken:
         run.accepted = True
     v.informational = _informational(draft, v)
+    # nothing left open, nothing failed, and the assistant's last word was not a question
+    last_reply = next((e.replies[-1] for e in reversed(draft.entries) if e.replies), "")
+    settled = not (run.open or run.failed or last_reply.rstrip(" *_`)").endswith("?"))
     unrun = False if v.code_changed else None
-    if run.dropped:
+    if not run.discarded:
+        v.discarded_by = None
+    if run.dropped or run.discarded:
         v.status, v.verified = "abandoned", None
     elif v.informational:
         # Explanations mention failures and fixes in the abstract; nothing was run.
@@ -245,9 +262,10 @@ def judge(draft: Draft, *, moved_on: bool = False) -> Verdict:
         text_only = doc_intent and not v.code_changed
         nothing_to_run = text_only and run.verified is None
         v.status, v.verified = "completed", None if nothing_to_run else run.verified is True
-    elif run.accepted and not v.changed and (taken or _asked_for_nothing(draft)):
+    elif run.accepted and not v.changed and (settled or _asked_for_nothing(draft)):
         # "morning. backup" answered with a report, then "ok": a check the person took,
-        # whatever language it was asked in; verified only if a run passed for it
+        # whatever language it was asked in, or a result that changed nothing ("dedupe
+        # it into a new file" -> counts -> "good"); verified only if a run passed for it
         v.status, v.verified = "completed", run.verified if run.verified is True else None
     elif run.accepted and (v.changed or run.verified is not None):
         v.status = "completed"

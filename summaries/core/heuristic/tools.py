@@ -62,7 +62,7 @@ _PUBLISH_CMD = re.compile(
 )
 # A check by its name ("restore-check.sh", "verify_backup", "healthcheck", "smoke"), run
 # rather than read: a program whose name says it checks reports pass or fail by exit code.
-_CHECK_CMD = re.compile(r"[\w./-]*(?:check|verify|validate|smoke|health|probe)[\w.-]*", _I)
+_CHECK_CMD = re.compile(r"[\w./-]*(?:check(?!out)|verify|validate|smoke|health|probe)[\w.-]*", _I)
 # Operational checks that report health by exit code and output: a rollout that finished,
 # an Argo app that is healthy, manifests or configs that validate, dbt's tests. What a
 # person on call reads as "it works now".
@@ -78,6 +78,13 @@ _OPS_BAD = re.compile(
     r"|timed out|error(?!=0\b|s?: 0\b))\b",
     _I,
 )
+# Dry runs that check the live state against the code: a plan with nothing to change, a
+# check-mode playbook that failed nowhere. After a change, "it matches" is a verification.
+_DRY_RUN = re.compile(r"--dry-run|--check\b|\bdiff\b|\bplan\b|DRY_RUN")
+_PLAN_CMD = re.compile(r"\b(?:terraform|tofu|terragrunt) plan\b", _I)
+_NO_DRIFT = re.compile(r"\bNo changes\.|\bmatches the configuration\b", _I)
+_ANSIBLE_CHECK_CMD = re.compile(r"\bansible-playbook\b[^|;&]*\s--check\b", _I)
+_RECAP_CLEAN = re.compile(r"\bunreachable=0\s+failed=0\b")
 _READ_CMD = re.compile(
     r"^\s*(?:grep|rg|cat|less|head|tail|sed|awk|ls|find|vim?|nano|code|git (?:log|show|diff|grep)"
     r"|journalctl|echo|wc|diff)\b",
@@ -107,6 +114,19 @@ _PASSED = re.compile(
 _CI_FAIL = re.compile(r"(?:^|\s)(?:X|✗|fail(?:ed|ure)?)\s", _I | re.MULTILINE)
 _CI_PASS = re.compile(r"\bpass\b|✓", _I)
 _PR_NUM = re.compile(r"/(?:pull|merge_requests)/(\d+)\b|#(\d+)")
+# Throwing the work away: its changes restored, its branch deleted, its PR closed. Only a
+# command line that does nothing else: "git checkout -- base.yaml && cat > overlay.yaml"
+# moves the work, and "git checkout -- v2.py && pytest" goes on with it.
+_DISCARD_CMD = re.compile(
+    r"\bgit (?:checkout|restore) (?:--\s|\.\s*(?:$|&&))|\bgit reset --hard\b|\bgit clean -\w*f"
+    r"|\bgit branch -D\b|\bgit push \S+ --delete\b|\b(?:gh pr|glab mr) close\b|\bgit stash drop\b",
+    _I,
+)
+_AFTER_DISCARD = re.compile(
+    r">|\btee\b|\bsed -i|\b(?:cp|mv|apply|install|add|commit|test|pytest|build|run|move)\b|superseded",
+    _I,
+)
+DISCARDED = "Discarded the changes."
 _NOTHING = re.compile(r"\bnothing to commit\b|\beverything up-to-date\b|\brejected\b", _I)
 
 
@@ -174,6 +194,15 @@ def _pr_number(*texts: str) -> str:
     return ""
 
 
+def _discards(cmd: str) -> bool:
+    """A command line that only throws work away (``git status`` after it is a look)."""
+    found = _DISCARD_CMD.search(cmd)
+    if found is None:
+        return False
+    rest = _DISCARD_CMD.sub(" ", cmd.replace("--theirs", "").replace("--ours", ""))
+    return "--theirs" not in cmd and "--ours" not in cmd and not _AFTER_DISCARD.search(rest)
+
+
 def _runs_edited(cmd: str, edited: set[str]) -> bool:
     """The command runs a file changed earlier in the same stretch ("Edit retention.sh",
     then "/opt/hv/bin/retention.sh"): an observed run of the change."""
@@ -204,6 +233,11 @@ def _pair_sentences(
     elif _HTTP_CMD.match(cmd) and _HTTP_STATUS.search(out):
         status = int(_HTTP_STATUS.findall(out)[-1])
         said.append(PASSED_CHECK if ok and status < 400 else FAILED_CHECK)
+    elif _PLAN_CMD.search(cmd):
+        if ok and _NO_DRIFT.search(out):
+            said.append(PASSED_CHECK)
+    elif code is not None and _ANSIBLE_CHECK_CMD.search(cmd):
+        said.append(PASSED_CHECK if ok and _RECAP_CLEAN.search(out) else FAILED_CHECK)
     elif code is not None and _OPS_CHECK_CMD.search(cmd):
         said_out = _ZERO_COUNT.sub("", out)
         healthy = code == 0 and not _OPS_BAD.search(said_out) and not _FAILED.search(said_out)
@@ -220,9 +254,11 @@ def _pair_sentences(
         elif _CI_PASS.search(out):
             said.append("CI checks passed.")
     if not ok:
-        if _DEPLOY_CMD.search(cmd) or _PUBLISH_CMD.search(cmd):
+        if (_DEPLOY_CMD.search(cmd) or _PUBLISH_CMD.search(cmd)) and not _DRY_RUN.search(cmd):
             said.append("The deploy failed.")
         return said
+    if _discards(cmd):
+        return [*said, DISCARDED]
     if _COMMIT_CMD.search(cmd) and not _NOTHING.search(out):
         said.append("Committed.")
     tag = _TAG_CMD.search(cmd)
@@ -236,7 +272,7 @@ def _pair_sentences(
         said.append(f"Merged PR{_pr_number(cmd, out)}.")
     if _PUBLISH_CMD.search(cmd):
         said.append("Published.")
-    elif _DEPLOY_CMD.search(cmd) and not re.search(r"--dry-run|\bdiff\b|\bplan\b|DRY_RUN", cmd):
+    elif _DEPLOY_CMD.search(cmd) and not _DRY_RUN.search(cmd):
         said.append("Deployed.")
     return said
 
