@@ -24,18 +24,19 @@ _TEST_CMD = re.compile(
     r"|go test|cargo (?:test|nextest)|mvn\b[^|;&]*\b(?:test|verify)"
     # Gradle tasks by name: test, check, testDebugUnitTest, connectedAndroidTest
     r"|gradlew?\b[^|;&]*\b(?:test|check|\w+Test)\w*|dotnet test|(?:npm|yarn|pnpm|bun)(?: run)? test\w*|make (?:test|check)\w*"
-    r"|manage\.py test|unittest)\b",
+    r"|manage\.py test|unittest|(?:flutter|dart) test)\b",
     _I,
 )
 _LINT_CMD = re.compile(
     r"\b(?:ruff|flake8|pylint|mypy|pyright|eslint|tsc|clippy|golangci-lint|go vet"
-    r"|shellcheck|rubocop|stylelint|(?:npm|yarn|pnpm)(?: run)? (?:lint|typecheck))\b",
+    r"|shellcheck|rubocop|stylelint|(?:npm|yarn|pnpm)(?: run)? (?:lint|typecheck)"
+    r"|(?:flutter|dart) analyze)\b",
     _I,
 )
 _BUILD_CMD = re.compile(
     r"\b(?:(?:npm|yarn|pnpm|bun)(?: run)? build|cargo build|go build|docker build"
     r"|python -m build|mvn\b[^|;&]*\bpackage|gradlew?\b[^|;&]*\b(?:build|assemble)"
-    r"|make(?: build| all)?$|dotnet build|xcodebuild)\b",
+    r"|make(?: build| all)?$|dotnet build|xcodebuild|flutter build)\b",
     _I,
 )
 _COMMIT_CMD = re.compile(r"\bgit\b[^|;&]*\bcommit\b", _I)
@@ -68,7 +69,8 @@ _CHECK_CMD = re.compile(r"[\w./-]*(?:check(?!out)|verify|validate|smoke|health|p
 # person on call reads as "it works now".
 _OPS_CHECK_CMD = re.compile(
     r"\b(?:kubectl\b[^|;&]*\brollout status|argocd app (?:wait|get)|kubeconform|helm lint"
-    r"|promtool check|nginx -t|terraform validate|dbt (?:test|build)|systemctl is-active)\b",
+    r"|promtool check|nginx -t|terraform validate|dbt (?:test|build)|systemctl is-active"
+    r"|logrotate -d)\b",
     _I,
 )
 # A count of none is not a failure: "1 chart(s) linted, 0 chart(s) failed", "0 errors".
@@ -95,6 +97,8 @@ _HTTP_CMD = re.compile(r"^\s*(?:curl|wget|http|httpie|xh)\b", _I)
 _HTTP_STATUS = re.compile(r"^HTTP/[\d.]+ (\d{3})\b", re.MULTILINE)
 _EDIT_TOOLS = frozenset({"edit", "write", "multiedit", "str_replace", "apply_patch", "create"})
 _EDIT_CALL = re.compile(r"^\s*(?:edit|write|create|apply_patch)\b\s*(\S*)", _I)
+# A file written from the shell: "cat > path <<'EOF'", "tee path <<EOF" (not "> /dev/null").
+_SHELL_WRITE = re.compile(r"^\s*(?:cat\s+>|(?:sudo\s+)?tee(?:\s+-a)?)\s*([\w./-]+)\s*<<", _I)
 
 # A runner's own summary, failures first: "1 failed, 5 passed", "Tests: 2 failed",
 # "test result: FAILED", "--- FAIL", "BUILD FAILURE", "Failures: 3".
@@ -203,10 +207,21 @@ def _discards(cmd: str) -> bool:
     return "--theirs" not in cmd and "--ours" not in cmd and not _AFTER_DISCARD.search(rest)
 
 
+_RM = re.compile(r"^\s*rm\s+(?:-\w+\s+)*([\w./-]+)\s*$")
+
+
+def _removes_edited(cmd: str, edited: set[str]) -> bool:
+    """``rm`` of the one file the work created: the work taken back."""
+    found = _RM.match(cmd)
+    return found is not None and found.group(1).rsplit("/", 1)[-1] in edited
+
+
 def _runs_edited(cmd: str, edited: set[str]) -> bool:
     """The command runs a file changed earlier in the same stretch ("Edit retention.sh",
     then "/opt/hv/bin/retention.sh"): an observed run of the change."""
-    return not _READ_CMD.match(cmd) and any(path in cmd for path in edited if "." in path)
+    if _READ_CMD.match(cmd) or _RM.match(cmd):
+        return False
+    return any(path in cmd for path in edited if "." in path)
 
 
 def _pair_sentences(
@@ -215,8 +230,8 @@ def _pair_sentences(
     """Sentences for one call and its result; a chained command can yield several."""
     ok = code is None or code == 0
     said: list[str] = []
-    edit = _EDIT_CALL.match(cmd)
-    if (tool or "").lower() in _EDIT_TOOLS or (edit and tool in (None, "edit")):
+    edit = _EDIT_CALL.match(cmd) or _SHELL_WRITE.match(cmd)
+    if (tool or "").lower() in _EDIT_TOOLS or (edit and tool in (None, "edit", "bash")):
         target = edit.group(1) if edit else ""
         if target:
             edited.add(target.rsplit("/", 1)[-1])
@@ -257,7 +272,7 @@ def _pair_sentences(
         if (_DEPLOY_CMD.search(cmd) or _PUBLISH_CMD.search(cmd)) and not _DRY_RUN.search(cmd):
             said.append("The deploy failed.")
         return said
-    if _discards(cmd):
+    if _discards(cmd) or _removes_edited(cmd, edited):
         return [*said, DISCARDED]
     if _COMMIT_CMD.search(cmd) and not _NOTHING.search(out):
         said.append("Committed.")

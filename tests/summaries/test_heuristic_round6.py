@@ -1,0 +1,91 @@
+"""Round 6 of issue 11 (tuned on held-out-7..17): more of what tools say, read from the
+command line. Flutter's runners, logrotate's dry run, files written from the shell, and a
+file the work created being removed again. Each test fails without its change."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from summaries.core.heuristic.tools import DISCARDED, tool_sentences_at
+from summaries.core.transcript_turn import ToolRow
+from tests.summaries.test_evidence import only_intent
+from tests.summaries.test_heuristic_structure import Row
+
+
+def _said(*pairs: tuple[str, str, int]) -> list[str]:
+    rows: list[ToolRow] = []
+    for cmd, out, code in pairs:
+        rows += [ToolRow("call", cmd, "bash"), ToolRow("result", out, "bash", code)]
+    return [s for s, _ in tool_sentences_at(rows)]
+
+
+@pytest.mark.parametrize(
+    ("cmd", "out", "code", "said"),
+    [
+        ("flutter test", "00:09 +38: All tests passed!", 0, "Tests passed."),
+        ("flutter test", "00:07 +36 -2: Some tests failed.", 1, "Tests failed."),
+        ("flutter analyze", "No issues found! (ran in 4.1s)", 0, "Lint passed."),
+        ("dart analyze lib", "2 issues found.", 1, "Lint failed."),
+        (
+            "flutter build apk --debug",
+            "✓ Built build/app/outputs/flutter-apk/app-debug.apk",
+            0,
+            "Build passed.",
+        ),
+        (
+            "ssh etl-worker-2 'sudo logrotate -d /etc/logrotate.d/etl 2>&1 | tail -3'",
+            "rotating pattern: /var/log/etl/*.log  after 1 days (14 rotations)",
+            0,
+            "The check passed.",
+        ),
+    ],
+)
+def test_runners_and_dry_runs_by_their_command(cmd: str, out: str, code: int, said: str) -> None:
+    assert _said((cmd, out, code)) == [said]
+
+
+@pytest.mark.parametrize(
+    ("cmd", "said"),
+    [
+        (
+            "cat > migrations/0042_orders_idx.sql <<'EOF'",
+            ["Changed migrations/0042_orders_idx.sql."],
+        ),
+        ("sudo tee /etc/logrotate.d/etl <<'EOF'", ["Changed /etc/logrotate.d/etl."]),
+        ("cat migrations/0042_orders_idx.sql", []),
+        ("echo ok > /dev/null", []),
+    ],
+)
+def test_a_file_written_from_the_shell_is_a_change(cmd: str, said: list[str]) -> None:
+    assert _said((cmd, "", 0)) == said
+
+
+def test_removing_the_file_the_work_created_takes_it_back() -> None:
+    write = ("cat > analysis/plot_umsatz.py <<'EOF'", "", 0)
+    assert _said(write, ("rm analysis/plot_umsatz.py", "", 0)) == [
+        "Changed analysis/plot_umsatz.py.",
+        DISCARDED,
+    ]
+    # a file nobody wrote here is housekeeping, not the work taken back
+    assert _said(write, ("rm /tmp/scratch.csv", "", 0)) == ["Changed analysis/plot_umsatz.py."]
+
+
+def test_a_flutter_fix_tested_then_committed_is_verified(tmp_path: Path) -> None:
+    rows: list[Row] = [
+        ("u", "안드로이드 13에서 푸시 알림이 안 떠요. 고쳐주세요"),
+        ("call", "Edit android/app/src/main/AndroidManifest.xml", "edit"),
+        ("result", "Applied edit.", "edit", 0),
+        ("call", "flutter test", "bash"),
+        ("result", "00:09 +38: All tests passed!", "bash", 0),
+        (
+            "call",
+            "git checkout -b fix/push && git commit -am 'fix' && git push -u origin fix/push",
+            "bash",
+        ),
+        ("result", "[fix/push 1a2b3c4] fix\n * [new branch]      fix/push -> fix/push", "bash", 0),
+        ("a", "수정했습니다. 테스트 38개 통과, 푸시했습니다."),
+    ]
+    intent = only_intent(tmp_path, rows)
+    assert (intent["status"], intent["verified"]) == ("completed", True)
