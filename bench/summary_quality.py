@@ -147,10 +147,21 @@ def turn_set(ranges: Iterable[Sequence[int]]) -> frozenset[int]:
     return frozenset(t for r in ranges for t in range(int(r[0]), int(r[-1]) + 1))
 
 
+LABEL_STATUSES = frozenset({"active", "completed", "abandoned"})
+
+
 def load_labelled_set(data_dir: Path = DEFAULT_DATA) -> list[Session]:
+    """The labelled sessions of ``data_dir``; a label outside the payload's vocabulary is an
+    error, never a silent "in progress" (a batch once said "dropped" for abandoned)."""
     doc = json.loads((data_dir / "labels.json").read_text(encoding="utf-8"))
     out: list[Session] = []
     for name, spec in sorted(doc["sessions"].items()):
+        for i in spec["intents"]:
+            if i["status"] not in LABEL_STATUSES:
+                raise ValueError(
+                    f"{data_dir.name}/{name}: status {i['status']!r} is not one of "
+                    f"{sorted(LABEL_STATUSES)}"
+                )
         intents = tuple(
             GoldIntent(
                 title=i.get("title", ""),

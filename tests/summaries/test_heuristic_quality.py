@@ -18,6 +18,7 @@ import threading
 from collections.abc import Iterator
 from dataclasses import replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -351,3 +352,17 @@ def test_every_labelled_transcript_is_in_the_store_format(sessions: list[sq.Sess
         for intent in session.intents:
             assert intent.turns, session.name
             assert max(intent.turns) <= last, session.name
+
+
+def test_a_label_outside_the_payloads_statuses_is_refused(tmp_path: Path) -> None:
+    # "dropped" is the panel's word; the payload says "abandoned". Read silently, it
+    # scored as in progress and hid every right answer about a drop.
+    intent = {"title": "t", "ranges": [[1, 1]], "status": "dropped", "origin_turn": 1}
+    labels = {"sessions": {"s1": {"file": "s1.jsonl", "intents": [intent], "constraints": []}}}
+    (tmp_path / "labels.json").write_text(json.dumps(labels), encoding="utf-8")
+    with pytest.raises(ValueError, match="'dropped' is not one of"):
+        sq.load_labelled_set(tmp_path)
+    # every stored batch uses the payload's words
+    for batch in sorted(sq.BLIND_ROOT.iterdir()):
+        if (batch / "labels.json").exists():
+            sq.load_labelled_set(batch)
