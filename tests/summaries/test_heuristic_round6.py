@@ -89,3 +89,52 @@ def test_a_flutter_fix_tested_then_committed_is_verified(tmp_path: Path) -> None
     ]
     intent = only_intent(tmp_path, rows)
     assert (intent["status"], intent["verified"]) == ("completed", True)
+
+
+def _rules(text: str) -> list[str]:
+    from summaries.core.heuristic.constraints import extract_constraints
+    from summaries.core.heuristic.exchanges import Exchange
+
+    ex = Exchange(1, text, None, None, (), gap_before=False, after_compaction=False)
+    return extract_constraints([ex])
+
+
+@pytest.mark.parametrize(
+    ("text", "holds"),
+    [
+        # "always" / "never" in the person's language, with the thing it is about
+        ("今後、コミット前には必ずktlintCheckを通してください", "ktlintCheck"),
+        ("iOS 쪽 코드는 절대 건드리지 마세요", "iOS"),
+        ("我们一直用 pnpm，别用 yarn 也别用 npm", "pnpm"),
+        ("mainには直接pushしない、必ずブランチで。", "main"),
+        ("В prod ничего не применяем без diff, который пользователь посмотрел.", "diff"),
+        ("niemals die Rohdaten-Tabellen (raw.*) anfassen, nur im staging-Schema arbeiten", "raw"),
+        # "Always, on every push": the sentence before it is the rule
+        ("odpal testy lokalnie przed pushem. Zawsze, przy każdym pushu na release/*", "testy"),
+        # a value corrected in the script's own "not"
+        ("minSdkは24じゃなくて26です", "26"),
+        ("接口前缀是 /api/v2，不是 /api，v1 早就下线了", "/api/v2"),
+        ("Не staging, а prod-eu: для отчётов всегда брать prod-eu.", "prod-eu"),
+        # "don't touch" in the person's words
+        (".meta files aur scene/prefab files ko haath mat lagana, sirf .cs scripts", ".meta"),
+    ],
+)
+def test_a_standing_rule_in_the_persons_language(text: str, holds: str) -> None:
+    found = _rules(text)
+    assert any(holds.lower() in rule.lower() for rule in found), found
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "does anything else read that column straight from raw? dont want a second surprise",
+        "hm. that one is letsencrypt so http01. why didn't it go through",
+        # English "never" / "always" also describe what happened
+        "We never had e2e on this app",
+        "Unrelated q — maxSurge vs maxUnavailable, I always mix them up",
+        # the bare Polish "nie" is "not", not "never"
+        "`ksiegowy import` się wywala, liczba kolumn się nie zgadza",
+    ],
+)
+def test_a_question_or_a_description_is_no_rule(text: str) -> None:
+    assert _rules(text) == []

@@ -17,6 +17,7 @@ from summaries.core.heuristic.lexicon import FACT_LEAD, NO_CHANGE_YET
 from summaries.core.heuristic.rule_shapes import (
     DONT_TOUCH,
     EVERY_RUN,
+    MAKES_STANDING_ANY,
     NOT_WORDS,
     TO_DO,
     states_shaped_rule,
@@ -187,9 +188,24 @@ def _clause(sentence: str, at: int) -> str:
     return clause
 
 
+_ASKS = re.compile(
+    r"^\W*(?:why|does|do|did|is|are|was|were|can|could|should|would|what|how|which|where"
+    r"|when|who|any idea|is there)\b",
+    re.IGNORECASE,
+)
+
+
+def _asked(sentence: str, turn_text: str) -> bool:
+    """A question, whether or not the sentence splitter kept its mark: "does anything else
+    read that column straight from raw?" states no rule, nor does "why didn't it go through"."""
+    at = turn_text.find(sentence.strip())
+    after = turn_text[at + len(sentence.strip()) :].lstrip()[:1] if at >= 0 else ""
+    return after == "?" or bool(_ASKS.search(sentence))
+
+
 def _rule(sentence: str, turn_text: str) -> str | None:
     """The constraint a sentence states, or None."""
-    if sentence.rstrip().endswith("?"):
+    if sentence.rstrip().endswith("?") or _asked(sentence, turn_text):
         return None
     if NO_CHANGE_YET.search(sentence) and not DONT_TOUCH.search(sentence):
         return None  # a question or a "don't change anything" states no standing fact
@@ -354,7 +370,10 @@ def extract_constraints(exchanges: Sequence[Exchange]) -> list[str]:
                 continue
         for i, sentence in enumerate(parts):
             rule = _rule(sentence, ex.text)
-            if rule is None and i and _MAKES_STANDING.search(sentence):
+            if i and (
+                (rule is None and _MAKES_STANDING.search(sentence))
+                or MAKES_STANDING_ANY.search(sentence)
+            ):
                 rule = f"{parts[i - 1].strip()}; {sentence.strip()}"
             if rule is None:
                 continue

@@ -100,13 +100,60 @@ _MUST_PLACE = re.compile(
 # "don't touch build numbers, fastlane does that", "src/legacy no se toca"
 DONT_TOUCH = re.compile(
     r"\b(don'?t|dont|do not|never) touch (?!anything|it\b|that\b|this\b|yet\b)[\w.`/]|\bno se toca\b|\bnicht anfassen\b|\bne touche pas\b"
-    r"|\bnon toccare\b|\bnie ruszaj\b|\bnesahej\b|\bniet aanraken\b",
+    r"|\bnon toccare\b|\bnie ruszaj\b|\bnesahej\b|\bniet aanraken\b|\bpas y toucher\b"
+    r"|\bne (?:pas|jamais) (?:y )?toucher\b|\bhaath mat lagana\b|\bmat chhedna\b|건드리지 마"
+    r"|触らないで|不要(?:碰|动|改)",
     _I,
 )
 # "no X in library code, only in tests", "žádné unwrap v knihovním kódu, jen v testech"
 _NONE_BUT = re.compile(
     r"\b(no|žádné|žádný|keine?|aucun|ningún|nessun|żadnych|inga|hiç)\b [^.;,]{1,40},\s*"
     r"(only|jen|nur|seulement|solo|tylko|bara|sadece)\b",
+    _I,
+)
+
+
+# "always" / "never" / "from now on" in the scripts that have no word boundaries or are
+# often written without the Latin words above: Japanese, Korean, Chinese, Russian,
+# Vietnamese and romanized Hindi. With a named thing beside it (an ASCII name inside the
+# script, a path, a flag) it states a standing rule.
+_ALWAYS_NEVER_SCRIPT = re.compile(
+    r"必ず|絶対|常に|今後|決して|절대|항상|반드시|앞으로|一直|总是|始终|永远|绝不|以后|必须"
+    r"|\b(?:всегда|никогда|впредь|luôn|không bao giờ|hamesha|kabhi (?:nahi|mat))\b"
+    r"|\bnon\b[^.;]{0,30}\bmai\b|\bni(?:emals)?\b[^.;]{0,5}\b(?:mehr)\b|\bничего не\b",
+    _I,
+)
+# A named thing: backticks, a path or dotted/hyphenated/underscored name, a flag, a name
+# with digits, or a camelCase name ("ktlintCheck", "raw.*", "release/*", "fp16").
+_NAMED = re.compile(
+    r"`[^`]+`|(?<![\w-])--?[a-z][\w-]+|\b[\w]+[-_./*][\w*]|[a-z]+[A-Z]\w*|\b[A-Za-z]+\d\w*"
+)
+# Outside Latin scripts an ASCII word is a name ("main", "pnpm", "iOS").
+_ASCII_WORD = re.compile(r"[A-Za-z]{2,}")
+_NON_LATIN = re.compile(r"[\u0400-\u04ff\u3040-\u30ff\u4e00-\u9fff\uac00-\ud7af]")
+
+
+def _always_named(sentence: str) -> bool:
+    """ "immer/nigdy/必ず/절대/всегда …" with the thing the rule is about."""
+    if not (_ALWAYS_NEVER_SCRIPT.search(sentence) or _ALWAYS_LATIN.search(sentence)):
+        return False
+    if _NAMED.search(sentence):
+        return True
+    return bool(_NON_LATIN.search(sentence) and _ASCII_WORD.search(sentence))
+
+
+# Not English (its "always"/"never" also describe: "we never had e2e", "I always mix them
+# up"; the shapes above read it), nor the bare "nie" (Polish "not") and "mai" (Romanian
+# "more"): alone they say nothing
+_ALWAYS_LATIN = re.compile(
+    r"\b(?:toujours|jamais|siempre|nunca|sempre|immer|niemals|altijd|nooit"
+    r"|alltid|aldrig|zawsze|nigdy|vždy|nikdy|asla|daima|her zaman)\b",
+    _I,
+)
+# "Zawsze, przy każdym pushu": the sentence before it is the rule, this one makes it standing
+MAKES_STANDING_ANY = re.compile(
+    r"^\W*(?:always|zawsze|immer|toujours|siempre|sempre|altijd|alltid|vždy|всегда|항상|必ず"
+    r"|一直)\W*(?:[,:]|$)",
     _I,
 )
 
@@ -128,6 +175,8 @@ def states_shaped_rule(sentence: str, work_order: bool) -> bool:
     if _AS_ALWAYS.search(sentence) and _VALUE.search(sentence):
         return True
     if any(rx.search(sentence) for rx in _STRONG):
+        return True
+    if not work_order and _always_named(sentence):
         return True
     how = _HOW_HERE.search(sentence)
     if how and (
@@ -167,6 +216,12 @@ NOT_WORDS = r"not|pas|nicht|no|non|inte|nie|ne|niet|ikke"
 # negation after the old value): a value corrected in place
 VALUE_NOT = re.compile(
     rf"[\w./:@`-]+,?\s+({NOT_WORDS})\s+`?[\w./:@-]+"
-    r"|\S+ değil,\s*\S+",
+    r"|\S+ değil,\s*\S+"
+    # "minSdkは24じゃなくて26", "前缀是 /api/v2，不是 /api", "24가 아니라 26", "не staging, а
+    # prod-eu", "'Terrain' hai ab, 'Ground' nahi": a value, the script's "not", another value
+    r"|[\w./:@'-]+\s*(?:じゃなくて|ではなく|でなく|가 아니라|이 아니라)\s*[\w./:@'-]+"
+    r"|[\w./:@'-]+\s*[，,]\s*不是\s*[\w./:@'-]+|不是\s*[\w./:@'-]+\s*[，,]?\s*(?:而)?是\s*[\w./:@'-]+"
+    r"|\bне\s+[\w./:@'-]+\s*,\s*а\s+[\w./:@'-]+"
+    r"|'[\w./-]+'[^.;]{0,20},\s*'[\w./-]+' nahi\b",
     _I,
 )
