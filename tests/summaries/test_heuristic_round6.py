@@ -138,3 +138,30 @@ def test_a_standing_rule_in_the_persons_language(text: str, holds: str) -> None:
 )
 def test_a_question_or_a_description_is_no_rule(text: str) -> None:
     assert _rules(text) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "title"),
+    [
+        # a CJK sentence ends at 。 with no space after it: the title is the first sentence,
+        # never the first sixty characters ("…直してもらえ")
+        (
+            "売上データのETLでタイムゾーンがずれてるみたいです。日次集計が日本時間じゃなくて"
+            "UTCで日付を切ってます。直してもらえますか？",
+            "売上データのETLでタイムゾーンがずれてるみたいです",
+        ),
+        # dropping a weak last word must not leave the phrase open ("look into")
+        (
+            "the replica lag alert fired overnight, look into it",
+            "The replica lag alert fired overnight, look into it",
+        ),
+        (
+            "add a retention rule for the backups bucket to",
+            "Add a retention rule for the backups bucket",
+        ),
+    ],
+)
+def test_a_title_is_a_whole_phrase(text: str, title: str) -> None:
+    from summaries.core.heuristic.compose import title_for
+
+    assert title_for(text) == title

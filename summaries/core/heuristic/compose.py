@@ -64,8 +64,15 @@ def _drop_pivot(sentence: str) -> str:
     return rest.lstrip(" ,.:;-")
 
 
+# The CJK full stop, exclamation and question marks end a sentence with no space after
+# them: a title is the first such sentence, never the first sixty characters of several.
+CJK_STOPS = "\u3002\uff01\uff1f"
+_CJK_SENTENCE_END = re.compile(r"(?<=[" + CJK_STOPS + r"])")
+
+
 def _title_sentence(text: str) -> str:
-    cores = [_FILLER.sub("", _drop_pivot(_FILLER.sub("", s))) for s in sentences(text)[:4]]
+    said = [p for s in sentences(text) for p in _CJK_SENTENCE_END.split(s) if p.strip()]
+    cores = [_FILLER.sub("", _drop_pivot(_FILLER.sub("", s))) for s in said[:4]]
     # "Two things today. First, the 0042 migration locks orders": skip a thin preamble.
     for need in (3, 1):
         for core in cores:
@@ -75,6 +82,7 @@ def _title_sentence(text: str) -> str:
 
 
 _TITLE_MAX = 60
+_TITLE_TRIM = " ,.;:?!-\u3001" + CJK_STOPS  # what a title never ends on
 # A lead of at most four words ending in a colon, not a ticket or a path ("FOO-12: ...").
 # (never a colon inside a tag or an assignment: "DB_PASSWORD=[REDACTED: credential]")
 _LEAD = re.compile(r"^(?![A-Z]+-\d)[^\W\d][^:\n/`\[\]=]{0,30}?(?:\s[^\s\[\]=]+){0,3}?:\s+(?=\S)")
@@ -83,7 +91,11 @@ _LINKS = (
     r"(?:whose|which|that|because|so|when|where|while|if|since|but|after|before|until|unless"
     r"|although|though|then|weil|wenn|damit|porque|cuando|parce|quand)"
 )
-_CLAUSE_END = re.compile(r"\s*[,;:()\u2014]\s*|\s+[-\u2013]\s+|\s+(?=" + _LINKS + r"\b)", _I)
+_CLAUSE_END = re.compile(
+    # the CJK comma, enumeration comma, semicolon and colon end a clause too
+    r"\s*[,;:()\u2014\u3001\uff0c\uff1b\uff1a]\s*|\s+[-\u2013]\s+|\s+(?=" + _LINKS + r"\b)",
+    _I,
+)
 # Where a phrase ends inside a clause: before a preposition or a conjunction.
 _PREPS = (
     r"(?:in|on|for|with|to|from|by|of|at|into|over|under|via|and|or|than|without"
@@ -155,7 +167,11 @@ def title_for(text: str) -> str:
     if len(content_words(head)) >= 2:
         core = head
     words = core.split()
-    title = _WEAK_END.sub("", fit_phrase(core.rstrip(" ,.;:?!-"))).rstrip(" ,.;:?!-")
+    fitted = fit_phrase(core.rstrip(" ,.;:?!-"))
+    title = _WEAK_END.sub("", fitted).rstrip(_TITLE_TRIM)
+    if _ENDS_ON_LINK.search(title) or not title:
+        # "look into it" is not "look into": keep the weak word that completes the phrase
+        title = fitted.rstrip(_TITLE_TRIM)
     if title[:1].islower() and not re.search(r"[_/`\d]", words[0] if words else "_"):
         title = title[:1].upper() + title[1:]
     return title or clip(text, 60)
