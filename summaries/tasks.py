@@ -3,10 +3,16 @@ the turn end's dispatch: Celery with a broker, the in-process worker without one
 
 from __future__ import annotations
 
+import logging
+
 from celery import shared_task
 from django.conf import settings
 
+from .core.gate import switched_off
+from .runtime import summary_config
 from .services import summary_generate
+
+log = logging.getLogger(__name__)
 
 
 @shared_task(name="summaries.summarize_slot", acks_late=True, ignore_result=True)
@@ -16,6 +22,14 @@ def summarize_slot(slot_name: str, force: bool = False) -> str:
 
 
 def _run_pass(slot_name: str) -> None:
+    """The in-process worker's pass. The gate's config-only rule comes first, as in
+    ``should_summarize``: switched off, the pass ends there (logged as the pass logs it)
+    before it opens a connection, so an import's 500 queued no-ops cost microseconds
+    each. Switched on, ``summary_generate`` asks the whole gate in its fixed order."""
+    refusal = switched_off(summary_config())
+    if refusal is not None:
+        log.info("Session summary skipped for %s: %s", slot_name, refusal.label)
+        return
     summary_generate(slot_name=slot_name)
 
 

@@ -92,6 +92,16 @@ def is_restricted(memory_mode: object) -> bool:
     return str(memory_mode or "").lower() in INCOGNITO_MEMORY_MODES
 
 
+def switched_off(cfg: SessionSummaryConfig) -> PassOutcome | None:
+    """The gate's first rule, which needs nothing but the config: ``DISABLED`` when
+    summaries are off, else None. :func:`should_summarize` starts with it; a queued pass
+    asks it before any database or file work (``summaries/tasks.py``), so a switched-off
+    summarizer's pass costs a config read, not a connection and three queries."""
+    if not cfg.enabled:
+        return PassOutcome(PassResult.DISABLED)
+    return None
+
+
 def should_summarize(
     cfg: SessionSummaryConfig,
     slot: SlotView,
@@ -106,8 +116,9 @@ def should_summarize(
     explicit request) lifts exactly the two gates that stand in for consent to spend,
     stop_reason and cadence; ``holding_guard`` is the pass that set the in-flight marker.
     """
-    if not cfg.enabled:
-        return PassOutcome(PassResult.DISABLED)
+    off = switched_off(cfg)
+    if off is not None:
+        return off
     if slot.in_flight and not holding_guard:
         return PassOutcome(PassResult.IN_FLIGHT)
     if is_restricted(slot.memory_mode):

@@ -40,7 +40,9 @@ from .source import (
     convert_range,
     format_warning,
     head_lines,
+    head_lines_of,
     new_state,
+    read_whole,
     session_key,
     session_metadata,
     session_title,
@@ -97,14 +99,15 @@ def prepare(path: Path, job: Job) -> Prepared | None:
     try:
         if st.st_size > job.limit:
             return None
-        head = head_lines(fd, st.st_size)
+        data = read_whole(fd, st.st_size)  # read once for detection and conversion
+        head = head_lines(fd, st.st_size) if data is None else head_lines_of(data)
         found = detect_lines(head)
         if found is None and job.fmt in CONVERTERS and head:
             found = job.fmt  # as the ordinary path: only bookkeeping so far
         if found not in CONVERTERS or (job.fmt != "auto" and found != job.fmt):
             return None
         state = new_state(found, path, st)
-        batch = convert_range(fd, 0, st.st_size, found, state["conv"])
+        batch = convert_range(fd, 0, st.st_size, found, state["conv"], data)
     finally:
         os.close(fd)
     if batch.offset == 0:
@@ -180,15 +183,36 @@ def encode_session(
     full = _extras_may_hold_secret(rows)  # then redact_row, meta and variants too
     settled = _contents_unchanged(rows) if not full else []
     dumps, newline = orjson.dumps, orjson.OPT_APPEND_NEWLINE
+    with_meta, bare, cap = _ROW_WITH_META, _ROW_BARE, MAX_TEXT_CHARS
     for number, row in enumerate(rows):
-        if not isinstance(row.get("role"), str):
+        role = row.get("role")
+        if type(role) is not str and not isinstance(role, str):
             raise RecordRejected("a row needs a string role")
-        if "_type" in row:
-            raise RecordRejected("a row may not carry _type")
-        if not _plainly_valid(row):
-            check_content(row, what="row")  # decides, and says why
-        ordered = row_order(row)  # a new dict: stamped in place
-        ordered["ts"] = stamps[number]
+        keys = row.keys()
+        # The converters' shapes (role, content and meta, or no meta): row_order's dict
+        # built at once, and the content rule asked of the few values there are
+        # (``_plainly_valid``'s tests, unrolled).
+        if keys == with_meta and type(content := row["content"]) is str:
+            meta = row["meta"]
+            if (
+                "\x00" in content
+                or len(content) > cap
+                or not _plain_text(role)
+                or not _plain_meta(meta)
+            ):
+                check_content(row, what="row")  # decides, and says why
+            ordered = {"role": role, "content": content, "ts": stamps[number], "meta": meta}
+        elif keys == bare and type(content := row["content"]) is str:
+            if "\x00" in content or len(content) > cap or not _plain_text(role):
+                check_content(row, what="row")
+            ordered = {"role": role, "content": content, "ts": stamps[number]}
+        else:
+            if "_type" in row:
+                raise RecordRejected("a row may not carry _type")
+            if not _plainly_valid(row):
+                check_content(row, what="row")  # decides, and says why
+            ordered = row_order(row)  # a new dict: stamped in place
+            ordered["ts"] = stamps[number]
         if full:
             ordered, _ = redact_row(ordered)
         elif not settled[number]:
@@ -239,6 +263,37 @@ def _contents_unchanged(rows: list[dict[str, Any]]) -> list[bool]:
     return flags
 
 
+_ROW_WITH_META = frozenset({"role", "content", "meta"})  # compared with dict keys views
+_ROW_BARE = frozenset({"role", "content"})
+_SCALARS = (int, bool, float, type(None))
+
+
+def _plain_text(text: str) -> bool:
+    """The content rule's test of one string (``_plainly_valid``'s, for one value)."""
+    return "\x00" not in text and len(text) <= MAX_TEXT_CHARS
+
+
+def _plain_meta(meta: Any) -> bool:
+    """``_plainly_valid``'s test of a row's ``meta`` (a flat dict of strings and small
+    scalars); False means "not decided here"."""
+    if type(meta) is not dict:
+        return meta is None or type(meta) is bool or (type(meta) is str and _plain_text(meta))
+    low, high = _INT_RANGE
+    for k, v in meta.items():
+        if type(k) is not str or "\x00" in k or len(k) > MAX_TEXT_CHARS:
+            return False
+        inner = type(v)
+        if inner is str:
+            if "\x00" in v or len(v) > MAX_TEXT_CHARS:
+                return False
+        elif inner is int:
+            if not low <= v <= high:
+                return False
+        elif inner is not bool and v is not None:
+            return False
+    return True
+
+
 def _extras_may_hold_secret(rows: list[dict[str, Any]]) -> bool:
     """Whether any redacted row's ``meta`` or ``variants`` may change: every string in
     them (keys too) judged at once (``redaction.batch.all_unchanged``: one prefilter scan,
@@ -246,12 +301,30 @@ def _extras_may_hold_secret(rows: list[dict[str, Any]]) -> bool:
     tool-use id, each of which trips the window trigger on its own. False means each
     row's redaction is its content's alone."""
     texts: list[str] = []
+    keys: set[str] = set()  # meta's keys: the same few in every row
+    add, more = texts.append, keys.update
     for row in rows:
         if row.get("role") == "user":
+            continue
+        meta = row.get("meta")
+        if type(meta) is dict and "variants" not in row:
+            # The converters' flat meta: its keys and string values, at once; anything
+            # nested or unusual takes the general walk.
+            more(meta)
+            for value in meta.values():
+                kind = type(value)
+                if kind is str:
+                    add(value)
+                elif kind not in _SCALARS and not _strings_into(value, texts):
+                    return True
             continue
         for name in ("meta", "variants"):
             if name in row and not _strings_into(row[name], texts):
                 return True  # not plain JSON-shaped data: row by row, as redact_row does
+    for key in keys:
+        if type(key) is not str:
+            return True  # as _strings_into: row by row
+        add(key)
     return not all_unchanged(list(dict.fromkeys(texts)))  # keys and call ids repeat
 
 

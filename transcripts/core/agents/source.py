@@ -8,7 +8,7 @@ whole files), so both read, key and describe a source exactly the same way.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -17,7 +17,7 @@ import orjson
 
 from . import claude_code, codex
 from .common import FOREIGN, Step, Tally, clean_text
-from .lines import complete_lines
+from .lines import BLOCK, complete_lines
 
 CONVERTERS: dict[str, Callable[[Any, dict[str, Any]], Step]] = {
     "claude-code": claude_code.convert,
@@ -64,14 +64,41 @@ def new_state(fmt: str, path: Path, st: os.stat_result) -> dict[str, Any]:
     }
 
 
-def convert_range(fd: int, start: int, end: int, fmt: str, conv: dict[str, Any]) -> Batch:
-    """Every complete line in [start, end) converted; a torn last line waits (``offset``)."""
+def head_lines_of(data: bytes) -> list[bytes]:
+    """``head_lines`` of a file whose bytes from offset 0 are ``data`` (already read)."""
+    lines = []
+    for line, _ in _split(data, 0):
+        if line.strip():
+            lines.append(line)
+        if len(lines) >= HEAD_LINES:
+            break
+    return lines
+
+
+def read_whole(fd: int, size: int) -> bytes | None:
+    """The file's ``size`` bytes in one read when they fit one block (None otherwise, or
+    when the file is shorter by now): ``head_lines_of`` and ``convert_range`` then share
+    them instead of reading the file twice."""
+    if size > BLOCK:
+        return None
+    data = os.pread(fd, size, 0)
+    return data if len(data) == size else None
+
+
+def convert_range(
+    fd: int, start: int, end: int, fmt: str, conv: dict[str, Any], data: bytes | None = None
+) -> Batch:
+    """Every complete line in [start, end) converted; a torn last line waits (``offset``).
+
+    ``data``: the file's bytes [0, end) when the caller has read them (``read_whole``)."""
     convert = CONVERTERS[fmt]
     batch = Batch(offset=start)
     rows, tally = batch.rows, batch.tally
     loads, decode_error = orjson.loads, orjson.JSONDecodeError
-    for number, (line, after) in enumerate(complete_lines(fd, start, end), 1):
-        batch.offset = after
+    turn_ends, foreign_at, offset = 0, 0, start
+    lines = _lines(fd, start, end) if data is None else _split(data[start:end], start)
+    for number, (line, after) in enumerate(lines, 1):
+        offset = after
         if not line.strip():
             tally["dropped:blank"] += 1
             continue
@@ -81,14 +108,39 @@ def convert_range(fd: int, start: int, end: int, fmt: str, conv: dict[str, Any])
             tally["bad_line"] += 1
             continue
         step = convert(record, conv)
-        tally[step.bucket] += 1
+        bucket = step.bucket
+        tally[bucket] += 1
         if step.rows:
             rows.extend(step.rows)
         if step.turn_end:
-            batch.turn_ends += 1
-        if not batch.foreign_at and step.bucket.startswith(FOREIGN):
-            batch.foreign_at = number
+            turn_ends += 1
+        if not foreign_at and bucket.startswith(FOREIGN):
+            foreign_at = number
+    batch.offset, batch.turn_ends, batch.foreign_at = offset, turn_ends, foreign_at
     return batch
+
+
+def _lines(fd: int, start: int, end: int) -> Iterator[tuple[bytes, int]]:
+    """``complete_lines``, with a range of up to one block read at once and split in one
+    call (each line and the offset past it; a torn last line waits, as there)."""
+    if end - start > BLOCK:
+        yield from complete_lines(fd, start, end)
+        return
+    data = os.pread(fd, end - start, start)
+    if len(data) != end - start:  # the file shrank meanwhile: the careful reader
+        yield from complete_lines(fd, start, end)
+        return
+    yield from _split(data, start)
+
+
+def _split(data: bytes, start: int) -> Iterator[tuple[bytes, int]]:
+    """Each complete line of ``data`` (read from offset ``start``), one split call."""
+    parts = data.split(b"\n")
+    parts.pop()  # after the last newline: empty, or a torn line that waits
+    offset = start
+    for line in parts:
+        offset += len(line) + 1
+        yield line, offset
 
 
 def session_key(fmt: str, path: Path, prov: dict[str, Any], sidechain: bool) -> str:
