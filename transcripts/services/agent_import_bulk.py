@@ -38,9 +38,7 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-from django.db import DatabaseError, connections, router, transaction
-from django.db.models import Model
-from django.db.models.fields import AutoFieldMixin
+from django.db import DatabaseError, transaction
 from django.utils import timezone
 
 from ..core.agents.prepare import Job, Prepared, prepare
@@ -62,6 +60,7 @@ from .agent_sources import (
     state_path,
 )
 from .importing import FileOutcome, import_max_bytes, session_index, slot_refusal
+from .rows_insert import rows_insert
 from .sync import DiskState, storable_ts
 
 BULK_MIN_FILES = 8  # fewer new files: the pool's start-up is not worth it
@@ -250,7 +249,7 @@ def _mirror(written: list[Prepared], app: App | None, announce: bool) -> dict[st
             created = state.created_at or timezone.now()
             fields = {"key": item.key, "app_id": app_id, "created_at": created}
             sessions.append(fields | state.fields())
-    _insert(Session, sessions)
+    rows_insert(Session, sessions)
     keys = [session["key"] for session in sessions]
     ids = dict(Session.objects.filter(key__in=keys).values_list("key", "id"))
     names = {slot_name_for_key(key) for key in keys}
@@ -268,53 +267,11 @@ def _mirror(written: list[Prepared], app: App | None, announce: bool) -> dict[st
             slots.append(
                 {"name": name, "session_id": ids[key], "app_id": app_id, "last_stop_reason": stop}
             )
-    _insert(Slot, slots)
+    rows_insert(Slot, slots)
     for item in written:
         if announce and item.stamps:
             transaction.on_commit(partial(announce_rows, item.key, item.stamps, item.roles))
     return warnings
-
-
-def _insert(model: type[Model], rows: list[dict[str, Any]]) -> None:
-    """``model.objects.bulk_create`` of new objects given as {attname: value}, in one
-    ``executemany``: every concrete column but the auto primary key, each field's default
-    where none is given, ``auto_now`` / ``auto_now_add`` stamped, each value adapted by
-    its field (``get_db_prep_save``) as the ORM's insert does. The ORM's per-object,
-    per-field compiler walk was most of the main process's time in a bulk import."""
-    if not rows:
-        return
-    connection = connections[router.db_for_write(model)]
-    fields = [
-        field
-        for field in model._meta.concrete_fields
-        if not (field.primary_key and isinstance(field, AutoFieldMixin))
-    ]
-    now = timezone.now()
-    stamped = {
-        field.attname
-        for field in fields
-        if getattr(field, "auto_now", False) or getattr(field, "auto_now_add", False)
-    }
-    params = []
-    for row in rows:
-        values = []
-        for field in fields:
-            name = field.attname
-            if name in stamped:
-                value = now
-            elif name in row:
-                value = row[name]
-            else:
-                value = field.get_default()
-            values.append(field.get_db_prep_save(value, connection))
-        params.append(values)
-    quote = connection.ops.quote_name
-    columns = ", ".join(quote(field.column) for field in fields)
-    marks = ", ".join(["%s"] * len(fields))
-    # Identifiers from the model, quoted by the backend; every value is a parameter.
-    sql = f"INSERT INTO {quote(model._meta.db_table)} ({columns}) VALUES ({marks})"  # noqa: S608
-    with connection.cursor() as cursor:
-        cursor.executemany(sql, params)
 
 
 class _Journal:

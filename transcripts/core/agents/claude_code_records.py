@@ -1,0 +1,87 @@
+"""What both Claude Code converters share: the record-level rules the fused path
+(``claude_code_fast``) and the general path (``claude_code``) apply alike."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from .common import CALL_CHARS, compact_json, head_tail
+
+# ``type:user`` text that is not the person: slash commands and their output, hooks,
+# interruptions, reminders (shown as notices, never counted as a turn).
+WRAPPERS = (
+    "<command-name>",
+    "<command-message>",
+    "<command-args>",
+    "<local-command-stdout>",
+    "<local-command-stderr>",
+    "<local-command-caveat>",
+    "[request interrupted by user",
+    "<task-notification>",
+    "<system-reminder>",
+    "<bash-input>",
+    "<bash-stdout>",
+    "<bash-stderr>",
+    "<user-prompt-submit-hook>",
+)
+SEEN_MESSAGES = 16  # message ids remembered for duplicate snapshots
+MARK_CHARS = 512  # of a block's JSON, what tells a repeated block
+
+
+def is_wrapper(text: str) -> bool:
+    return text.lstrip().lower().startswith(WRAPPERS)
+
+
+PROVENANCE = (
+    ("sessionId", "source_session_id"),
+    ("cwd", "cwd"),
+    ("gitBranch", "git_branch"),
+    ("version", "source_version"),
+    ("agentId", "agent_id"),
+)
+
+
+def provenance(rec: dict[str, Any], state: dict[str, Any]) -> None:
+    """The first non-empty value of each field wins (every record carries them again)."""
+    prov = state["prov"]
+    if len(prov) == len(PROVENANCE):  # all taken: the usual case after the first lines
+        return
+    if len(prov) == len(PROVENANCE) - 1 and "agent_id" not in prov and "agentId" not in rec:
+        return  # a main thread: all but the agent id taken, and none offered here
+    for src, dst in PROVENANCE:
+        value = rec.get(src)
+        if isinstance(value, str) and value and dst not in prov:
+            prov[dst] = value
+
+
+def call_text(name: str, data: Any) -> str:
+    """The command for Bash, ``<Tool> <path>`` for file tools, else the tool and its input."""
+    data = data if isinstance(data, dict) else {}
+    if name == "Bash" and isinstance(data.get("command"), str):
+        return head_tail(data["command"], CALL_CHARS // 2, CALL_CHARS // 2)
+    path = data.get("file_path") or data.get("notebook_path") or data.get("path")
+    if isinstance(path, str) and name in ("Edit", "Write", "MultiEdit", "NotebookEdit", "Read"):
+        return f"{name} {path}"
+    return head_tail(f"{name} {compact_json(data)}", CALL_CHARS // 2, CALL_CHARS // 2)
+
+
+def duplicate(state: dict[str, Any], message_id: Any, block: dict[str, Any]) -> bool:
+    """A streaming snapshot repeating a block already taken (same message id, same block)."""
+    if not isinstance(message_id, str):
+        return False
+    seen: dict[str, list[str]] = state["seen"]
+    # The first 512 characters of the block's compact JSON: they lie within its first
+    # 2048 bytes (at most 4 per character), so only those are decoded.
+    try:
+        mark = orjson.dumps(block)[: 4 * MARK_CHARS].decode("utf-8", "ignore")[:MARK_CHARS]
+    except TypeError:
+        mark = compact_json(block)[:MARK_CHARS]
+    marks = seen.setdefault(message_id, [])
+    if mark in marks:
+        return True
+    marks.append(mark)
+    while len(seen) > SEEN_MESSAGES:
+        seen.pop(next(iter(seen)))
+    return False
