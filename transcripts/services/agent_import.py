@@ -45,7 +45,10 @@ from .agent_sources import (
     CLEAN_STOP,
     announce_rows,
     announce_turn_end,
+    drop_pending,
+    load_pending,
     load_state,
+    save_pending,
     save_state,
     source_lock,
     state_dir,
@@ -188,6 +191,7 @@ def _import_open(
     kiro: list[Path],
 ) -> FileOutcome:
     label = str(path)
+    _settle_pending(path, app)
     state = load_state(path)
     if state is not None:
         if (state.get("dev"), state.get("ino")) != (st.st_dev, st.st_ino):
@@ -243,14 +247,57 @@ def _import_open(
         )
     title = session_title(batch.rows, prov)
     meta = session_metadata(key, fmt, path, prov, title, app.name if app else None)
+    state.update(key=key, offset=batch.offset, tally=counts)
+    # Write-ahead: the state this batch leads to, and the store file as it was before it.
+    # Killed between the append and the state (or failing in the database after the
+    # append), the next run finds it and settles it instead of appending the batch again.
+    size, inode = _store_mark(key)
+    save_pending(path, {"next": state, "store_size": size, "store_ino": inode})
     try:
         warnings += _write(key, batch, meta, new and other is None, new, app, announce)
     except (TranscriptError, DatabaseError) as exc:  # this file only; the run goes on
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
         return FileOutcome(label, "bad", key, f"not written: {first}")
-    state.update(key=key, offset=batch.offset, tally=counts)
     save_state(path, state)
+    drop_pending(path)
     return FileOutcome(label, "imported", key, anomalies=counts, warnings=tuple(warnings))
+
+
+def _store_mark(key: str) -> tuple[int, int | None]:
+    """The session file's size and inode (0, None when there is none yet)."""
+    try:
+        st = os.stat(get_store().path(key))
+    except FileNotFoundError:
+        return 0, None
+    return st.st_size, st.st_ino
+
+
+def _settle_pending(path: Path, app: App | None) -> None:
+    """A batch the last run wrote ahead and never recorded: when the store file grew (or
+    was rotated, which only follows an append) since, the batch landed, so its state is
+    taken and the mirror rebuilt from the file (its transaction may not have committed);
+    otherwise nothing of it landed and the batch is read again. Under the source lock, and
+    imported sessions are appended only by their importer, so growth is this batch's."""
+    pending = load_pending(path)
+    if pending is None:
+        return
+    target = pending.get("next")
+    current = load_state(path)
+    if not isinstance(target, dict) or not isinstance(target.get("key"), str):
+        drop_pending(path)
+        return
+    if current is not None and current.get("offset", 0) >= target.get("offset", 0):
+        drop_pending(path)  # a later run (the bulk path, say) recorded it already
+        return
+    size, inode = _store_mark(target["key"])
+    landed = inode is not None and (
+        inode != pending.get("store_ino") or size > int(pending.get("store_size") or 0)
+    )
+    if landed:
+        with transaction.atomic():
+            session_index(key=target["key"], app=app)
+        save_state(path, target)
+    drop_pending(path)
 
 
 def agent_import_paths(

@@ -129,6 +129,35 @@ def save_state(path: Path, state: dict[str, Any], directory: Path | None = None)
     atomic_write(target, orjson.dumps(state), fsync=False)
 
 
+# Written before a batch goes to the store, removed once the state records it: a run
+# killed (or failing in the database) in between leaves it, and the next run of the source
+# settles it from the store (``agent_import._settle_pending``) instead of appending the
+# same records a second time.
+PENDING_SUFFIX = ".pending"
+
+
+def pending_path(path: Path, directory: Path | None = None) -> Path:
+    return Path(_state_file(path, directory) + PENDING_SUFFIX)
+
+
+def save_pending(path: Path, record: dict[str, Any]) -> None:
+    target = pending_path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(target, orjson.dumps(record), fsync=False)
+
+
+def load_pending(path: Path) -> dict[str, Any] | None:
+    try:
+        value = orjson.loads(pending_path(path).read_bytes())
+    except (FileNotFoundError, orjson.JSONDecodeError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def drop_pending(path: Path) -> None:
+    pending_path(path).unlink(missing_ok=True)
+
+
 def announce_rows(key: str, ts: list[str], roles: list[str]) -> None:
     rows_appended.send_robust(sender=Slot, slot_name=slot_name_for_key(key), ts=ts, roles=roles)
 
