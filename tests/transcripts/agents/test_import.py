@@ -332,3 +332,41 @@ def test_follow_reports_a_bad_file_once_not_every_poll(src: Path) -> None:
         )
     assert bad.value.returncode == 1
     assert out.getvalue().count("junk.jsonl: bad: format not recognised") == 1
+
+
+def test_a_database_error_after_the_append_does_not_append_the_batch_twice(
+    src: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The append lands, the mirror's transaction fails: the file is reported bad, and
+    the next run settles the written-ahead batch instead of appending it again."""
+    from django.db import DatabaseError
+
+    from transcripts.services import agent_import
+
+    run("--format", "claude-code", str(src / "claude"))
+    path = src / CLAUDE_FILE
+    record = json.loads(path.read_text().splitlines()[3])
+    record.update(uuid="u98", message={"role": "user", "content": "And the changelog"})
+    with path.open("a") as fp:
+        fp.write(json.dumps(record) + "\n")
+
+    real = agent_import.session_append_rows  # type: ignore[attr-defined]
+
+    def append_then_fail(**kwargs: Any) -> Any:
+        real(**kwargs)  # the rows are in the store and the mirror updated...
+        raise DatabaseError("database is locked")  # ...and its transaction rolls back
+
+    monkeypatch.setattr(agent_import, "session_append_rows", append_then_fail)
+    out = StringIO()
+    with pytest.raises(CommandError, match="skipped"):  # reported bad, exit 1
+        call_command(
+            "import_transcripts", "--format", "claude-code", str(src / "claude"), stdout=out
+        )
+    assert "not written: database is locked" in out.getvalue()
+    monkeypatch.setattr(agent_import, "session_append_rows", real)
+    run("--format", "claude-code", str(src / "claude"))
+    run("--format", "claude-code", str(src / "claude"))
+
+    contents = [r["content"] for r in rows_of(CLAUDE_KEY)]
+    assert contents.count("And the changelog") == 1
+    assert Session.objects.get(key=CLAUDE_KEY).row_count == len(contents)
