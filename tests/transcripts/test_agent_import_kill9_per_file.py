@@ -73,6 +73,13 @@ def _run(env: dict[str, str], src: Path, *, killed: bool) -> None:
         assert done.returncode == 0, done.stderr
 
 
+def _migrated(home: Path) -> dict[str, str]:
+    env = _env(home)
+    migrate = [sys.executable, "manage.py", "migrate", "--noinput", "-v", "0"]
+    subprocess.run(migrate, cwd=ROOT, env=env, check=True)
+    return env
+
+
 def _check_once(home: Path, source: Path) -> None:
     rows = TranscriptStore(home / "sessions").read_session(f"claude:{SID}").rows
     said = [row["content"] for row in rows]
@@ -88,13 +95,7 @@ def test_a_run_killed_between_append_and_state_duplicates_nothing(tmp_path: Path
     source = src / f"{SID}.jsonl"
     source.write_text("".join(_turns(0, 3)))
     home = tmp_path / "home"
-    env = _env(home)
-    subprocess.run(
-        [sys.executable, "manage.py", "migrate", "--noinput", "-v", "0"],
-        cwd=ROOT,
-        env=env,
-        check=True,
-    )
+    env = _migrated(home)
 
     # the first import of the source dies after its append
     _run(env, src, killed=True)
@@ -125,13 +126,7 @@ def test_a_batch_whose_append_never_landed_is_read_again(tmp_path: Path) -> None
     source = src / f"{SID}.jsonl"
     source.write_text("".join(_turns(0, 2)))
     home = tmp_path / "home"
-    env = _env(home)
-    subprocess.run(
-        [sys.executable, "manage.py", "migrate", "--noinput", "-v", "0"],
-        cwd=ROOT,
-        env=env,
-        check=True,
-    )
+    env = _migrated(home)
     # as a run killed right after its write-ahead record leaves it: no store file yet
     states = home / "sessions" / ".agent-imports"
     next_state = {"key": f"claude:{SID}", "offset": source.stat().st_size}

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from .claude_code_fast import assistant_fast, user_fast
-from .claude_code_records import call_text, duplicate, is_wrapper, provenance
+from .claude_code_records import call_text, duplicate, is_wrapper, nothing_taken, provenance
 from .common import (
     DROPPED,
     FOREIGN,
@@ -156,13 +156,7 @@ def _assistant(rec: dict[str, Any], state: dict[str, Any], ts: Any) -> Step:
         step.turn_end = True
         state["open"] = False
     if not step.rows:
-        step.bucket = (
-            f"{DROPPED}:duplicate"
-            if dupes
-            else f"{DROPPED}:thinking"
-            if thinking
-            else f"{DROPPED}:empty"
-        )
+        step.bucket = nothing_taken(dupes, thinking)
     return step
 
 

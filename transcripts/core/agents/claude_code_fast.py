@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .claude_code_records import call_text, duplicate, is_wrapper, provenance
-from .common import DROPPED, Step, clean_text, exit_code_in, head_tail
+from .claude_code_records import call_text, duplicate, is_wrapper, nothing_taken, provenance
+from .common import Step, clean_text, exit_code_in, head_tail
 
 
 def _source_ts(ts: Any) -> Any:
@@ -83,13 +83,7 @@ def assistant_fast(rec: dict[str, Any], state: dict[str, Any]) -> Step | None:
         step.turn_end = True
         state["open"] = False
     if not rows:
-        step.bucket = (
-            f"{DROPPED}:duplicate"
-            if dupes
-            else f"{DROPPED}:thinking"
-            if thinking
-            else f"{DROPPED}:empty"
-        )
+        step.bucket = nothing_taken(dupes, thinking)
     return step
 
 

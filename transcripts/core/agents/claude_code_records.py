@@ -7,7 +7,7 @@ from typing import Any
 
 import orjson
 
-from .common import CALL_CHARS, compact_json, head_tail
+from .common import CALL_CHARS, DROPPED, compact_json, head_tail
 
 # ``type:user`` text that is not the person: slash commands and their output, hooks,
 # interruptions, reminders (shown as notices, never counted as a turn).
@@ -85,3 +85,10 @@ def duplicate(state: dict[str, Any], message_id: Any, block: dict[str, Any]) -> 
     while len(seen) > SEEN_MESSAGES:
         seen.pop(next(iter(seen)))
     return False
+
+
+def nothing_taken(dupes: int, thinking: int) -> str:
+    """The bucket of an assistant record none of whose blocks became a row."""
+    if dupes:
+        return f"{DROPPED}:duplicate"
+    return f"{DROPPED}:thinking" if thinking else f"{DROPPED}:empty"

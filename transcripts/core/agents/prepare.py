@@ -375,18 +375,8 @@ def _plainly_valid(row: dict[str, Any]) -> bool:
             if "\x00" in value or len(value) > MAX_TEXT_CHARS:
                 return False
         elif kind is dict:
-            for k, v in value.items():
-                if type(k) is not str or "\x00" in k or len(k) > MAX_TEXT_CHARS:
-                    return False
-                inner = type(v)
-                if inner is str:
-                    if "\x00" in v or len(v) > MAX_TEXT_CHARS:
-                        return False
-                elif inner is int:
-                    if not low <= v <= high:
-                        return False
-                elif inner is not bool and v is not None:
-                    return False
+            if not _plain_meta(value):
+                return False
         elif kind is int:
             if not low <= value <= high:
                 return False
