@@ -252,7 +252,8 @@ def _import_open(
     # Killed between the append and the state (or failing in the database after the
     # append), the next run finds it and settles it instead of appending the batch again.
     size, inode = _store_mark(key)
-    save_pending(path, {"next": state, "store_size": size, "store_ino": inode})
+    ended = bool(batch.turn_ends)
+    save_pending(path, {"next": state, "store_size": size, "store_ino": inode, "ended": ended})
     try:
         warnings += _write(key, batch, meta, new and other is None, new, app, announce)
     except (TranscriptError, DatabaseError) as exc:  # this file only; the run goes on
@@ -294,8 +295,14 @@ def _settle_pending(path: Path, app: App | None) -> None:
         inode != pending.get("store_ino") or size > int(pending.get("store_size") or 0)
     )
     if landed:
+        key = target["key"]
         with transaction.atomic():
-            session_index(key=target["key"], app=app)
+            session_index(key=key, app=app)
+            if pending.get("ended"):  # what the lost run's turn end would have done
+                Slot.objects.filter(session__key=key).update(
+                    running=False, last_stop_reason=CLEAN_STOP
+                )
+                transaction.on_commit(partial(announce_turn_end, key, False))
         save_state(path, target)
     drop_pending(path)
 

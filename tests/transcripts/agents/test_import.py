@@ -335,20 +335,28 @@ def test_follow_reports_a_bad_file_once_not_every_poll(src: Path) -> None:
 
 
 def test_a_database_error_after_the_append_does_not_append_the_batch_twice(
-    src: Path, monkeypatch: pytest.MonkeyPatch
+    src: Path, monkeypatch: pytest.MonkeyPatch, django_capture_on_commit_callbacks
 ) -> None:
     """The append lands, the mirror's transaction fails: the file is reported bad, and
-    the next run settles the written-ahead batch instead of appending it again."""
+    the next run settles the written-ahead batch instead of appending it again, with the
+    clean turn end the lost transaction would have recorded and announced."""
     from django.db import DatabaseError
 
     from transcripts.services import agent_import
 
     run("--format", "claude-code", str(src / "claude"))
+    Slot.objects.filter(session__key=CLAUDE_KEY).update(running=True, last_stop_reason="")
     path = src / CLAUDE_FILE
-    record = json.loads(path.read_text().splitlines()[3])
-    record.update(uuid="u98", message={"role": "user", "content": "And the changelog"})
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    ask = {**lines[3], "uuid": "u98", "message": {"role": "user", "content": "And the changelog"}}
+    reply = {**lines[12], "uuid": "u99"}
+    reply["message"] = {**reply["message"], "id": "msg_changelog"}
     with path.open("a") as fp:
-        fp.write(json.dumps(record) + "\n")
+        fp.write(json.dumps(ask) + "\n" + json.dumps(reply) + "\n")
+    ended: list[str] = []
+
+    def on_end(sender: Any, *, slot_name: str, **_: Any) -> None:
+        ended.append(slot_name)
 
     real = agent_import.session_append_rows  # type: ignore[attr-defined]
 
@@ -364,9 +372,17 @@ def test_a_database_error_after_the_append_does_not_append_the_batch_twice(
         )
     assert "not written: database is locked" in out.getvalue()
     monkeypatch.setattr(agent_import, "session_append_rows", real)
-    run("--format", "claude-code", str(src / "claude"))
-    run("--format", "claude-code", str(src / "claude"))
+    signals.turn_ended.connect(on_end)
+    try:
+        with django_capture_on_commit_callbacks(execute=True):
+            run("--format", "claude-code", str(src / "claude"))
+        run("--format", "claude-code", str(src / "claude"))
+    finally:
+        signals.turn_ended.disconnect(on_end)
 
     contents = [r["content"] for r in rows_of(CLAUDE_KEY)]
     assert contents.count("And the changelog") == 1
     assert Session.objects.get(key=CLAUDE_KEY).row_count == len(contents)
+    slot = Slot.objects.get(session__key=CLAUDE_KEY)
+    assert (slot.running, slot.last_stop_reason) == (False, "end_turn")
+    assert ended == [CLAUDE_KEY]
