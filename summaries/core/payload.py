@@ -91,6 +91,12 @@ def _ranges(value: object) -> list[list[int]]:
     return ranges  # overlaps are kept: nested and resumed intents are real
 
 
+def evidence_quote(text: str) -> str:
+    """An evidence quote: one line, cut at a word boundary, redacted before and after the
+    cut (the heuristic's citations and a model's evidence alike)."""
+    return clip_sealed(" ".join(text.split()), EVIDENCE_QUOTE_MAX)
+
+
 def evidence_of(value: object) -> dict[str, Any] | None:
     """A valid ``{turn, ts, kind, quote}``, else None: a bad one is dropped, never guessed."""
     if not isinstance(value, dict):
@@ -105,8 +111,7 @@ def evidence_of(value: object) -> dict[str, Any] | None:
         "turn": turn,
         "ts": stamp if 0 < len(stamp) <= _EVIDENCE_TS_MAX else None,
         "kind": kind,
-        # cut at a word boundary, redacted before and after the cut
-        "quote": clip_sealed(" ".join(quote.split()), EVIDENCE_QUOTE_MAX),
+        "quote": evidence_quote(quote),
     }
 
 

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 from summaries.core.heuristic.exchanges import Exchange
 from summaries.core.heuristic.status import Verdict
-from summaries.core.payload import EVIDENCE_QUOTE_MAX, clip_sealed
+from summaries.core.payload import evidence_quote
 
 # turn -> (the person row's stamp, ((reply text, its row's stamp), ...))
 Stamps = dict[int, tuple[str | None, tuple[tuple[str, str | None], ...]]]
@@ -41,7 +41,7 @@ def _cite(kind: str, where: tuple[int, str | None], quote: str, table: Stamps) -
         "turn": where[0],
         "ts": _ts(where, table),
         "kind": kind,
-        "quote": clip_sealed(" ".join(quote.split()), EVIDENCE_QUOTE_MAX),
+        "quote": evidence_quote(quote),
     }
 
 
