@@ -89,13 +89,18 @@ def _check_once(home: Path, source: Path) -> None:
     assert mirrored == [(len(rows),)]
 
 
-def test_a_run_killed_between_append_and_state_duplicates_nothing(tmp_path: Path) -> None:
+def _source(tmp_path: Path, turns: int) -> tuple[Path, Path, Path, dict[str, str]]:
+    """(source folder, the session file with ``turns`` turns, data root, its env)."""
     src = tmp_path / "projects" / "-home-dev-proj"
     src.mkdir(parents=True)
     source = src / f"{SID}.jsonl"
-    source.write_text("".join(_turns(0, 3)))
+    source.write_text("".join(_turns(0, turns)))
     home = tmp_path / "home"
-    env = _migrated(home)
+    return src, source, home, _migrated(home)
+
+
+def test_a_run_killed_between_append_and_state_duplicates_nothing(tmp_path: Path) -> None:
+    src, source, home, env = _source(tmp_path, 3)
 
     # the first import of the source dies after its append
     _run(env, src, killed=True)
@@ -121,12 +126,7 @@ def test_a_batch_whose_append_never_landed_is_read_again(tmp_path: Path) -> None
     append) is dropped, and the batch is imported in full."""
     from transcripts.services import agent_sources
 
-    src = tmp_path / "projects" / "-home-dev-proj"
-    src.mkdir(parents=True)
-    source = src / f"{SID}.jsonl"
-    source.write_text("".join(_turns(0, 2)))
-    home = tmp_path / "home"
-    env = _migrated(home)
+    src, source, home, env = _source(tmp_path, 2)
     # as a run killed right after its write-ahead record leaves it: no store file yet
     states = home / "sessions" / ".agent-imports"
     next_state = {"key": f"claude:{SID}", "offset": source.stat().st_size}

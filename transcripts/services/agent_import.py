@@ -38,16 +38,17 @@ from ..core.fsutil import NotRegularFile, open_regular
 from ..core.importfiles import ImportRefused, check_size
 from ..core.store import Appended
 from ..core.user_turns import is_user_turn
-from ..models import App, Slot
+from ..models import App
 from ..runtime import get_store
 from .agent_import_bulk import BULK_MIN_FILES, bulk_import_new, journal_replay
 from .agent_sources import (
-    CLEAN_STOP,
     announce_rows,
     announce_turn_end,
     drop_pending,
+    landed_batch_settle,
     load_pending,
     load_state,
+    mark_clean_stop,
     save_pending,
     save_state,
     source_lock,
@@ -137,7 +138,7 @@ def _write(
             # The turn API's turn end: the slot records a clean stop (the summary gate's
             # stop_reason check), then the gated pass runs after commit. It reads the
             # current state, so one pass per batch covers every turn the batch ended.
-            Slot.objects.filter(session__key=key).update(running=False, last_stop_reason=CLEAN_STOP)
+            mark_clean_stop(key)
             transaction.on_commit(partial(announce_turn_end, key, True))
     return list(warnings)
 
@@ -295,15 +296,7 @@ def _settle_pending(path: Path, app: App | None) -> None:
         inode != pending.get("store_ino") or size > int(pending.get("store_size") or 0)
     )
     if landed:
-        key = target["key"]
-        with transaction.atomic():
-            session_index(key=key, app=app)
-            if pending.get("ended"):  # what the lost run's turn end would have done
-                Slot.objects.filter(session__key=key).update(
-                    running=False, last_stop_reason=CLEAN_STOP
-                )
-                transaction.on_commit(partial(announce_turn_end, key, False))
-        save_state(path, target)
+        landed_batch_settle(path, target["key"], target, bool(pending.get("ended")), app)
     drop_pending(path)
 
 

@@ -52,9 +52,10 @@ from .agent_sources import (
     CLEAN_STOP,
     announce_rows,
     announce_turn_end,
+    landed_batch_settle,
     load_state,
+    mark_clean_stop,
     open_source,
-    save_state,
     source_lock,
     state_dir,
     state_path,
@@ -242,9 +243,7 @@ def _mirror(written: list[Prepared], app: App | None, announce: bool) -> dict[st
         if item.key in existing:  # a stale row of an earlier session of this key
             warnings[item.key] = session_index(key=item.key, app=app, state=state)[1]
             if item.turn_ends:
-                Slot.objects.filter(session__key=item.key).update(
-                    running=False, last_stop_reason=CLEAN_STOP
-                )
+                mark_clean_stop(item.key)
         else:
             created = state.created_at or timezone.now()
             fields = {"key": item.key, "app_id": app_id, "created_at": created}
@@ -380,11 +379,4 @@ def _replay_entry(entry: dict[str, Any]) -> None:
         metadata = get_store().read_metadata(key)
         if metadata is None or metadata.get("source_path") != str(source):
             return  # never linked (or not ours): the next import reads the source anew
-        with transaction.atomic():
-            session_index(key=key)
-            if entry.get("turn_ends"):
-                Slot.objects.filter(session__key=key).update(
-                    running=False, last_stop_reason=CLEAN_STOP
-                )
-                transaction.on_commit(partial(announce_turn_end, key, False))
-        save_state(source, entry["state"])
+        landed_batch_settle(source, key, entry["state"], bool(entry.get("turn_ends")))

@@ -17,20 +17,22 @@ import os
 import stat
 import time
 from collections.abc import Iterator
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import orjson
+from django.db import transaction
 
 from ..core import locking
 from ..core.errors import LockTimeout
 from ..core.fsutil import atomic_write, kind_of, open_regular
 from ..core.keys import slot_name_for_key
-from ..models import Slot
+from ..models import App, Slot
 from ..runtime import get_store
 from ..signals import rows_appended, turn_ended
 from .errors import ImportSourceError
-from .importing import FileOutcome, ImportResult
+from .importing import FileOutcome, ImportResult, session_index
 
 STATE_DIR = ".agent-imports"
 LOCK_TIMEOUT_S = locking.DEFAULT_TIMEOUT_S  # waiting for another importer of a source
@@ -110,8 +112,17 @@ def open_source(path: Path) -> int | None:
 
 
 def load_state(path: Path, directory: Path | None = None) -> dict[str, Any] | None:
+    return _read_dict(_state_file(path, directory))
+
+
+def save_state(path: Path, state: dict[str, Any], directory: Path | None = None) -> None:
+    _write_dict(state_path(path, directory), state)
+
+
+def _read_dict(name: str) -> dict[str, Any] | None:
+    """The JSON object in ``name``; None when it is missing, torn or not an object."""
     try:
-        fd = os.open(_state_file(path, directory), os.O_RDONLY | os.O_CLOEXEC)
+        fd = os.open(name, os.O_RDONLY | os.O_CLOEXEC)
     except FileNotFoundError:
         return None
     try:
@@ -123,10 +134,9 @@ def load_state(path: Path, directory: Path | None = None) -> dict[str, Any] | No
     return value if isinstance(value, dict) else None
 
 
-def save_state(path: Path, state: dict[str, Any], directory: Path | None = None) -> None:
-    target = state_path(path, directory)
+def _write_dict(target: Path, value: dict[str, Any]) -> None:
     target.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write(target, orjson.dumps(state), fsync=False)
+    atomic_write(target, orjson.dumps(value), fsync=False)
 
 
 # Written before a batch goes to the store, removed once the state records it: a run
@@ -141,21 +151,35 @@ def pending_path(path: Path, directory: Path | None = None) -> Path:
 
 
 def save_pending(path: Path, record: dict[str, Any]) -> None:
-    target = pending_path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write(target, orjson.dumps(record), fsync=False)
+    _write_dict(pending_path(path), record)
 
 
 def load_pending(path: Path) -> dict[str, Any] | None:
-    try:
-        value = orjson.loads(pending_path(path).read_bytes())
-    except (FileNotFoundError, orjson.JSONDecodeError):
-        return None
-    return value if isinstance(value, dict) else None
+    return _read_dict(_state_file(path, None) + PENDING_SUFFIX)
 
 
 def drop_pending(path: Path) -> None:
     pending_path(path).unlink(missing_ok=True)
+
+
+def mark_clean_stop(key: str) -> None:
+    """What the turn API records at a clean turn end: the slot stopped, ``end_turn`` (the
+    summary gate's stop_reason check reads it)."""
+    Slot.objects.filter(session__key=key).update(running=False, last_stop_reason=CLEAN_STOP)
+
+
+def landed_batch_settle(
+    source: Path, key: str, state: dict[str, Any], ended: bool, app: App | None = None
+) -> None:
+    """A batch found in the store whose run died before recording it (a bulk journal's
+    entry, a per-file write-ahead record): the mirror indexed from the file, the clean
+    turn end it would have recorded and announced, then its state."""
+    with transaction.atomic():
+        session_index(key=key, app=app)
+        if ended:
+            mark_clean_stop(key)
+            transaction.on_commit(partial(announce_turn_end, key, False))
+    save_state(source, state)
 
 
 def announce_rows(key: str, ts: list[str], roles: list[str]) -> None:
