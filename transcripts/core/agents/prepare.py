@@ -365,21 +365,13 @@ _INT_RANGE = (-(2**63), 2**64 - 1)  # what orjson can write (the rule's integer 
 def _plainly_valid(row: dict[str, Any]) -> bool:
     """True for a row the content rule accepts, in the converters' shape (strings, small
     scalars, one level of ``meta``): the rule's own walk, unrolled (it runs per row).
-    False means "not decided here": ``check_content`` decides, and says why."""
-    low, high = _INT_RANGE
+    False means "not decided here": ``check_content`` decides, and says why. The row's
+    own keys and scalars take ``_plain_meta``'s test, each dict value the same test."""
+    flat: dict[Any, Any] = {}
     for key, value in row.items():
-        if type(key) is not str or "\x00" in key or len(key) > MAX_TEXT_CHARS:
-            return False
-        kind = type(value)
-        if kind is str:
-            if "\x00" in value or len(value) > MAX_TEXT_CHARS:
+        if type(value) is dict:
+            if type(key) is not str or not _plain_text(key) or not _plain_meta(value):
                 return False
-        elif kind is dict:
-            if not _plain_meta(value):
-                return False
-        elif kind is int:
-            if not low <= value <= high:
-                return False
-        elif kind is not bool and value is not None:
-            return False
-    return True
+        else:
+            flat[key] = value
+    return _plain_meta(flat)
