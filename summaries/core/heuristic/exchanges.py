@@ -72,16 +72,21 @@ def _is_compaction_notice(text: str) -> bool:
     return bool(COMPACTION.search(head)) and (head.startswith("[") or len(text) < 300)
 
 
-def _gap(prev: datetime | None, now: datetime | None) -> bool:
+def _elapsed(prev: datetime | None, now: datetime | None) -> timedelta | None:
+    """Time between two stamps, None when either is missing or only one has an offset."""
     if prev is None or now is None or (prev.tzinfo is None) != (now.tzinfo is None):
-        return False
-    return now - prev >= DAY_GAP
+        return None
+    return now - prev
+
+
+def _gap(prev: datetime | None, now: datetime | None) -> bool:
+    elapsed = _elapsed(prev, now)
+    return elapsed is not None and elapsed >= DAY_GAP
 
 
 def _soon(prev: datetime | None, now: datetime | None) -> bool:
-    if prev is None or now is None or (prev.tzinfo is None) != (now.tzinfo is None):
-        return False
-    return timedelta(0) <= now - prev <= NOTIFICATION_WINDOW
+    elapsed = _elapsed(prev, now)
+    return elapsed is not None and timedelta(0) <= elapsed <= NOTIFICATION_WINDOW
 
 
 @dataclass(slots=True)

@@ -146,8 +146,9 @@ def _always_named(sentence: str) -> bool:
 # up"; the shapes above read it), nor the bare "nie" (Polish "not") and "mai" (Romanian
 # "more"): alone they say nothing
 _ALWAYS_LATIN = re.compile(
-    r"\b(?:toujours|jamais|siempre|nunca|sempre|immer|niemals|altijd|nooit"
-    r"|alltid|aldrig|zawsze|nigdy|vždy|nikdy|asla|daima|her zaman)\b",
+    r"\b(?:"
+    + "|".join(w for w in ALWAYS_NEVER_WORDS.split("|") if w not in ("nie", "mai"))
+    + r")\b",
     _I,
 )
 # "Zawsze, przy każdym pushu": the sentence before it is the rule, this one makes it standing
