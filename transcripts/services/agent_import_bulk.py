@@ -27,8 +27,6 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import gc
-import multiprocessing
 import os
 import secrets
 from collections.abc import Iterator
@@ -43,6 +41,7 @@ from django.utils import timezone
 
 from ..core.agents.prepare import Job, Prepared, prepare
 from ..core.errors import LockTimeout
+from ..core.fanout import fan_out
 from ..core.fsutil import publish
 from ..core.keys import slot_name_for_key
 from ..core.redaction import prefilter
@@ -68,26 +67,6 @@ BULK_MIN_FILES = 8  # fewer new files: the pool's start-up is not worth it
 WORKERS = 2
 BATCH_FILES = 32  # sessions per transaction (and per journal): small enough to overlap
 JOURNAL = "journal"
-
-_JOB: Job | None = None
-
-
-def _init_worker(job: Job) -> None:
-    global _JOB
-    _JOB = job
-    # A worker lives for one run and ``prepare`` makes no reference cycles: its many
-    # small containers (records, rows) are freed by their counts, and the collector's
-    # generation passes over them (and over the inherited heap) are pure cost.
-    gc.disable()
-
-
-def _prepare(path: Path) -> Prepared | None:
-    if _JOB is None:
-        raise RuntimeError("a bulk import worker runs only under bulk_import_new")
-    try:
-        return prepare(path, _JOB)
-    except Exception:  # a file no converter step foresaw: the ordinary path meets it alone
-        return None
 
 
 def bulk_import_new(
@@ -117,28 +96,22 @@ def bulk_import_new(
     outcomes: dict[Path, FileOutcome] = {}
     batch: list[Prepared] = []
     ended: list[Prepared] = []
-    # fork: the workers inherit the compiled prefilter and the settings; they never touch
-    # the database connection (prepare is pure).
-    context = multiprocessing.get_context("fork")
-    # Frozen: the workers' collections never walk (and so never copy) the whole
-    # inherited heap page by page.
-    gc.freeze()
+    # Forked workers inherit the compiled prefilter and the settings; they never touch
+    # the database connection (prepare is pure). A file whose prepare raised (a shape no
+    # converter step foresaw) is missing from the results: the ordinary path meets it.
     try:
-        with context.Pool(WORKERS, initializer=_init_worker, initargs=(job,)) as pool:
-            gc.unfreeze()
-            for prepared in pool.imap_unordered(_prepare, files):
-                if prepared is not None:
-                    batch.append(prepared)
-                    if prepared.turn_ends:
-                        ended.append(prepared)
-                if len(batch) >= BATCH_FILES:
-                    outcomes.update(_commit(batch, app, announce))
-                    batch = []
-            if batch:
+        for _, prepared in fan_out(partial(prepare, job=job), files, WORKERS):
+            if prepared is not None:
+                batch.append(prepared)
+                if prepared.turn_ends:
+                    ended.append(prepared)
+            if len(batch) >= BATCH_FILES:
                 outcomes.update(_commit(batch, app, announce))
                 batch = []
+        if batch:
+            outcomes.update(_commit(batch, app, announce))
+            batch = []
     finally:
-        gc.unfreeze()
         for item in batch:  # an error left them unwritten: the ordinary path retries
             item.discard()
     # Each turn end asks for the gated summary pass once the whole run is written: the

@@ -1,0 +1,113 @@
+"""``core.fanout``: every item once, failures missing, and no worker outlives its caller.
+
+Real forked processes and real SIGKILLs: a worker that held its own pipe's read end
+blocked forever on a full pipe once the importer was killed (the bulk kill test hung).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+from transcripts.core.fanout import fan_out
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _square(n: int) -> int:
+    if n == 13:
+        raise ValueError("thirteen")
+    return n * n
+
+
+def test_every_item_once_and_a_raising_item_is_missing() -> None:
+    items = list(range(200))
+    results = list(fan_out(_square, items, 2))
+    indices = [index for index, _ in results]
+    assert sorted(indices) == [n for n in items if n != 13]  # each once, 13 raised
+    assert all(value == items[index] ** 2 for index, value in results)
+
+
+def test_results_come_from_more_than_one_worker() -> None:
+    pids = {pid for _, pid in fan_out(lambda _: (time.sleep(0.01), os.getpid())[1], range(40), 2)}
+    assert len(pids) == 2
+    assert os.getpid() not in pids
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    with open(f"/proc/{pid}/stat") as stat:  # a zombie waits only for its reaper
+        return stat.read().split(") ", 1)[1][0] != "Z"
+
+
+def test_a_killed_worker_ends_the_run_with_what_the_others_did() -> None:
+    def slow(n: int) -> int:
+        time.sleep(0.02)
+        return os.getpid()
+
+    seen: list[int] = []
+    killed = False
+    for _, pid in fan_out(slow, range(60), 2):
+        seen.append(pid)
+        if not killed:
+            os.kill(pid, signal.SIGKILL)
+            killed = True
+    assert 0 < len(seen) < 60  # the killed worker's taken item is missing, no hang
+
+
+def test_closing_early_stops_the_workers() -> None:
+    def slow(n: int) -> int:
+        time.sleep(0.05)
+        return os.getpid()
+
+    results = fan_out(slow, range(1000), 2)
+    workers = {next(results)[1] for _ in range(6)}
+    results.close()
+    assert not any(_alive(pid) for pid in workers)
+
+
+def test_workers_stop_soon_after_their_caller_is_killed(tmp_path: Path) -> None:
+    """The caller is SIGKILLed while its workers still have items and full pipes: each
+    worker must notice (a failed send, or its parent gone) instead of blocking forever."""
+    script = textwrap.dedent(
+        """
+        import os, sys, time
+        from transcripts.core.fanout import fan_out
+
+        def big(n):
+            time.sleep(0.005)
+            return (os.getpid(), b"x" * 300_000)  # a few results fill a pipe
+
+        for _, (pid, _) in fan_out(big, range(10_000), 2):
+            print(pid, flush=True)
+            time.sleep(3600)  # the caller stops reading: the workers' pipes fill
+        """
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-c", script],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        stdout=subprocess.PIPE,
+    )
+    assert proc.stdout is not None
+    first = int(proc.stdout.readline())
+    time.sleep(0.5)  # both workers blocked on their full pipes by now
+    workers = {first} | {
+        int(child)
+        for child in Path(f"/proc/{proc.pid}/task/{proc.pid}/children").read_text().split()
+    }
+    assert len(workers) == 2
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=10)
+    deadline = time.monotonic() + 10
+    while any(_alive(pid) for pid in workers) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not any(_alive(pid) for pid in workers)
