@@ -33,8 +33,13 @@ def test_every_item_once_and_a_raising_item_is_missing() -> None:
     assert all(value == items[index] ** 2 for index, value in results)
 
 
+def _pid_after_a_pause(_: int) -> int:
+    time.sleep(0.01)
+    return os.getpid()
+
+
 def test_results_come_from_more_than_one_worker() -> None:
-    pids = {pid for _, pid in fan_out(lambda _: (time.sleep(0.01), os.getpid())[1], range(40), 2)}
+    pids = {pid for _, pid in fan_out(_pid_after_a_pause, range(40), 2)}
     assert len(pids) == 2
     assert os.getpid() not in pids
 

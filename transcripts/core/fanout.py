@@ -19,7 +19,7 @@ import contextlib
 import gc
 import multiprocessing
 import os
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Generator, Sequence
 from multiprocessing.connection import Connection, wait
 from typing import Any, TypeVar, cast
 
@@ -27,7 +27,7 @@ T = TypeVar("T")
 R = TypeVar("R")
 
 
-def fan_out(fn: Callable[[T], R], items: Sequence[T], workers: int) -> Iterator[tuple[int, R]]:
+def fan_out(fn: Callable[[T], R], items: Sequence[T], workers: int) -> Generator[tuple[int, R]]:
     """``(index, fn(items[index]))`` for each item, in the order they finish.
 
     Closing the iterator early (the caller raised) terminates the workers."""
