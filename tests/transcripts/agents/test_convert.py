@@ -11,9 +11,13 @@ turn was aborted (line 32), so it never reaches the summary pass.
 
 from __future__ import annotations
 
+import os
+import random
+from pathlib import Path
 from typing import Any
 
 import orjson
+import pytest
 
 from tests.transcripts.agents.helpers import (
     CLAUDE_AGENT,
@@ -26,6 +30,7 @@ from tests.transcripts.agents.helpers import (
 from transcripts.core.agents import claude_code, codex
 from transcripts.core.agents.common import Step, Tally
 from transcripts.core.agents.detect import detect_lines
+from transcripts.core.agents.source import head_lines, head_lines_of
 from transcripts.core.user_turns import is_user_turn
 
 
@@ -129,3 +134,22 @@ def test_a_line_of_the_other_format_is_foreign_not_a_crash() -> None:
     for junk in (None, 3, "x", [], {"type": None}):
         claude_code.convert(junk, claude_code.new_state())
         codex.convert(junk, codex.new_state())
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_head_of_bytes_read_once_is_the_head_read_from_the_file(tmp_path: Path, seed: int) -> None:
+    """Format detection reads the same head whether the file's bytes were read whole
+    (``head_lines_of``, which splits only the head) or line by line from its fd."""
+    rng = random.Random(seed)
+    parts = [
+        rng.choice([b"", b"  ", b'{"type":"user"}', b"x" * rng.randrange(1, 50)])
+        for _ in range(rng.randrange(0, 40))
+    ]
+    data = b"\n".join(parts) + rng.choice([b"", b"\n", b'\n{"torn'])
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(data)
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        assert head_lines_of(data) == head_lines(fd, len(data))
+    finally:
+        os.close(fd)

@@ -65,13 +65,18 @@ def new_state(fmt: str, path: Path, st: os.stat_result) -> dict[str, Any]:
 
 
 def head_lines_of(data: bytes) -> list[bytes]:
-    """``head_lines`` of a file whose bytes from offset 0 are ``data`` (already read)."""
-    lines = []
-    for line, _ in _split(data, 0):
+    """``head_lines`` of a file whose bytes from offset 0 are ``data`` (already read):
+    only the head is split, never the whole file."""
+    lines: list[bytes] = []
+    start, find = 0, data.find
+    while len(lines) < HEAD_LINES:
+        end = find(b"\n", start)
+        if end < 0:
+            break  # a torn last line waits, as in complete_lines
+        line = data[start:end]
         if line.strip():
             lines.append(line)
-        if len(lines) >= HEAD_LINES:
-            break
+        start = end + 1
     return lines
 
 
@@ -96,7 +101,10 @@ def convert_range(
     rows, tally = batch.rows, batch.tally
     loads, decode_error = orjson.loads, orjson.JSONDecodeError
     turn_ends, foreign_at, offset = 0, 0, start
-    lines = _lines(fd, start, end) if data is None else _split(data[start:end], start)
+    if data is None:
+        lines = _lines(fd, start, end)
+    else:  # the whole of data, as a rule: no copy of it
+        lines = _split(data if start == 0 and end == len(data) else data[start:end], start)
     for number, (line, after) in enumerate(lines, 1):
         offset = after
         if not line.strip():
