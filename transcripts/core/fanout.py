@@ -30,7 +30,9 @@ R = TypeVar("R")
 def fan_out(fn: Callable[[T], R], items: Sequence[T], workers: int) -> Generator[tuple[int, R]]:
     """``(index, fn(items[index]))`` for each item, in the order they finish.
 
-    Closing the iterator early (the caller raised) terminates the workers."""
+    Closing the generator early terminates the workers: a caller that may raise while
+    iterating holds it in ``contextlib.closing`` (a traceback would keep it, and the
+    workers, alive)."""
     context = multiprocessing.get_context("fork")
     counter = context.Value("q", 0)
     readers: list[Connection] = []
@@ -57,7 +59,7 @@ def fan_out(fn: Callable[[T], R], items: Sequence[T], workers: int) -> Generator
                 reader = cast(Connection, ready)  # wait answers the objects it was given
                 try:
                     yield reader.recv()
-                except EOFError:
+                except (EOFError, OSError):  # gone; OSError: it died in mid-message
                     live.remove(reader)
     finally:
         for proc in procs:

@@ -100,14 +100,15 @@ def bulk_import_new(
     # the database connection (prepare is pure). A file whose prepare raised (a shape no
     # converter step foresaw) is missing from the results: the ordinary path meets it.
     try:
-        for _, prepared in fan_out(partial(prepare, job=job), files, WORKERS):
-            if prepared is not None:
-                batch.append(prepared)
-                if prepared.turn_ends:
-                    ended.append(prepared)
-            if len(batch) >= BATCH_FILES:
-                outcomes.update(_commit(batch, app, announce))
-                batch = []
+        with contextlib.closing(fan_out(partial(prepare, job=job), files, WORKERS)) as results:
+            for _, prepared in results:
+                if prepared is not None:
+                    batch.append(prepared)
+                    if prepared.turn_ends:
+                        ended.append(prepared)
+                if len(batch) >= BATCH_FILES:
+                    outcomes.update(_commit(batch, app, announce))
+                    batch = []
         if batch:
             outcomes.update(_commit(batch, app, announce))
             batch = []
