@@ -9,11 +9,12 @@ tool-use ids of the API's shape, so rows carry the meta real imports redact), th
 1. baseline: ``orjson.loads`` of every line of every file (bytes already in page cache),
    best of three;
 2. ``--runs`` times (default 3), in a child process with a fresh private
-   ``KIROCREW_HOME`` (``common.django_env``: SQLite, no broker or Redis):
-   ``import_transcripts --format claude-code SRC`` (the first import, summaries off so
-   the figure is the importer's own), then the same command over the unchanged tree;
-   targets: the median first import >= 0.5x the baseline's throughput, and the re-import
-   <= 3 % of the first.
+   ``KIROCREW_HOME`` (``common.django_env``: SQLite, no broker or Redis): the baseline
+   again, then ``import_transcripts --format claude-code SRC`` (the first import,
+   summaries off so the figure is the importer's own), then the same command over the
+   unchanged tree; targets: the median of the runs' throughput ratios (each first import
+   against the parse measured beside it: the machine's speed moves by tens of percent
+   within minutes) >= 0.5x, and the re-import <= 3 % of the first.
 
 Also printed, to say where the time goes and what bounds it: parse + the pure converter;
 the write-boundary redaction of the converted rows alone, row by row
@@ -197,7 +198,11 @@ def child(source: Path, home: Path) -> None:
         call_command("import_transcripts", "--format", "claude-code", str(source), stdout=out)
         return out.getvalue().strip().splitlines()[-1]
 
-    parse_all(sorted(source.iterdir()))  # the page cache holds the source for both arms
+    files = sorted(source.iterdir())
+    parse_all(files)  # the page cache holds the source for both arms
+    # The baseline again, in this process right before its import: the machine's speed
+    # moves by tens of percent within minutes, a ratio taken side by side does not.
+    parse_s = min(common.timed(partial(parse_all, files))[0] for _ in range(3))
     main0, kids0 = _cpu(resource.RUSAGE_SELF), _cpu(resource.RUSAGE_CHILDREN)
     first_s, first_out = common.timed(run)
     main_cpu = _cpu(resource.RUSAGE_SELF) - main0
@@ -212,6 +217,7 @@ def child(source: Path, home: Path) -> None:
         json.dumps(
             {
                 "first": first_s,
+                "parse": parse_s,
                 "second": second_s,
                 "first_out": first_out,
                 "second_out": second_out,
@@ -322,13 +328,14 @@ def main(argv: list[str] | None = None) -> int:
             runs.append(run)
             assert run["sessions"] == len(files), run
             print(
-                f"  run {n + 1}: first import {common.fmt_ms(run['first'])} "
+                f"  run {n + 1}: first import {common.fmt_ms(run['first'])}, "
+                f"{run['parse'] / run['first']:.2f}x its own parse of {common.fmt_ms(run['parse'])} "
                 f"(cpu: importer {run['main_cpu']:.2f} s, workers {run['workers_cpu']:.2f} s; "
                 f"a file create here {create_s * 1e6:.0f} us), re-import {common.fmt_ms(run['second'])}"
             )
         first_s = statistics.median(run["first"] for run in runs)
+        ratio = statistics.median(run["parse"] / run["first"] for run in runs)
         again = statistics.median(run["second"] / run["first"] for run in runs)
-        ratio = parse_s / first_s
         print(
             f"orjson parse:  {common.fmt_ms(parse_s):>10}  {total / parse_s / common.MB:7.1f} MB/s  ({records:,} records; best of 3)"
         )
@@ -349,7 +356,8 @@ def main(argv: list[str] | None = None) -> int:
         )
         print(f"re-import:    {common.fmt_ms(runs[-1]['second']):>10}  {runs[-1]['second_out']}")
         print(
-            f"throughput vs parse: {ratio:.2f}x; target >= 0.5x: {'MET' if ratio >= 0.5 else 'MISSED'}"
+            f"throughput vs parse (median of each run's ratio to the parse beside it): {ratio:.2f}x; "
+            f"target >= 0.5x: {'MET' if ratio >= 0.5 else 'MISSED'}"
         )
         print(
             f"re-import / first: {again:.2%}; target <= 3%: {'MET' if again <= 0.03 else 'MISSED'}"
