@@ -120,3 +120,46 @@ def test_workers_stop_soon_after_their_caller_is_killed(tmp_path: Path) -> None:
     while any(_alive(pid) for pid in workers) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not any(_alive(pid) for pid in workers)
+
+
+def test_ctrl_c_stops_caller_and_workers_with_one_interruption() -> None:
+    """Ctrl-C reaches the whole process group: the workers leave it to their caller,
+    which stops them, so the person sees one KeyboardInterrupt, not one per worker."""
+    script = textwrap.dedent(
+        """
+        import os, signal, time
+        from transcripts.core.fanout import fan_out
+
+        signal.signal(signal.SIGINT, signal.default_int_handler)  # whatever was inherited
+
+        def slow(n):
+            time.sleep(0.05)
+            return os.getpid()
+
+        results = fan_out(slow, range(10_000), 2)
+        try:
+            for _, pid in results:
+                print(pid, flush=True)
+                time.sleep(0.2)  # the caller's own step: Ctrl-C lands here
+        except KeyboardInterrupt:
+            time.sleep(1)  # its own clean-up (a rollback, say), the workers still open
+            results.close()
+            raise
+        """
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-c", script],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,  # its own process group, as a terminal gives a command
+    )
+    assert proc.stdout is not None
+    assert proc.stderr is not None
+    workers = {int(proc.stdout.readline()) for _ in range(3)}
+    os.killpg(proc.pid, signal.SIGINT)
+    proc.wait(timeout=10)
+    err = proc.stderr.read().decode()
+    assert err.count("KeyboardInterrupt") == 1, err
+    assert not any(_alive(pid) for pid in workers)

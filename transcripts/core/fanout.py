@@ -19,6 +19,7 @@ import contextlib
 import gc
 import multiprocessing
 import os
+import signal
 from collections.abc import Callable, Generator, Sequence
 from multiprocessing.connection import Connection, wait
 from typing import Any, TypeVar, cast
@@ -84,6 +85,9 @@ def _serve(
     # send fails) instead of a worker blocked on a full pipe forever.
     for reader in readers:
         reader.close()
+    # Ctrl-C reaches the whole process group: the caller alone answers it (and stops its
+    # workers), so the terminal shows one interruption, not one traceback per worker.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     # A worker lives for one run and the callers' work makes no reference cycles: its
     # many small containers are freed by their counts, and the collector's generation
     # passes over them (and over the inherited heap) are pure cost.
