@@ -12,9 +12,9 @@ worker killed while it held one would stall the others for good). A worker answe
 item it takes, so the caller always knows what is in flight.
 
 The workers are forked: ``fn``, ``items`` and whatever they reach are inherited, never
-pickled (only results cross a pipe). An item whose call raised, or that a worker held
-when it died (killed, out of memory), is missing from the results: callers treat a
-missing item as "not done here".
+pickled (only results cross a pipe). An item whose call raised, or that was in a
+worker's hands when it died (killed, out of memory), is missing from the results:
+callers treat a missing item as "not done here".
 """
 
 from __future__ import annotations
