@@ -320,3 +320,27 @@ def test_an_error_while_committing_stops_the_workers_at_once(
         agent_import_paths(paths=[src], fmt="auto")
     assert raised.traceback  # held: its frames (the importer's generator too) still live
     assert _children() - before == set()
+
+
+def test_a_file_that_kills_its_worker_is_imported_by_the_per_file_path(
+    tmp_path: Path, store: TranscriptStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A source whose reading kills the worker process outright (a crash, the OOM killer)
+    is missing from the bulk results; the worker's queued files go to the other one, and
+    the per-file path imports what is left: every session once."""
+    src = make_tree(tmp_path / "src", copies=20)
+    poison = sorted(src.rglob("*.jsonl"))[3]
+    real = agent_import_bulk.prepare
+
+    def dies_on_poison(path: Path, job: Any) -> Any:
+        if path == poison:
+            os._exit(137)  # as SIGKILL would: no answer, no clean-up
+        return real(path, job)
+
+    monkeypatch.setattr(agent_import_bulk, "prepare", dies_on_poison)
+    results = agent_import_paths(paths=[src], fmt="auto").outcomes
+    statuses = {Path(o.file): o.status for o in results}
+    assert set(statuses.values()) == {"imported"}, statuses
+    assert len(statuses) == len(list(src.rglob("*.jsonl")))
+    assert Session.objects.count() == len(statuses)
+    assert sorted(files_of(store)) == sorted({store.path(o.key).name for o in results})
