@@ -18,6 +18,7 @@ from django.core.management import call_command
 
 from tests.transcripts.agents.helpers import CLAUDE_FILE, CLAUDE_SID, CODEX_FILE, copy_tree
 from transcripts import signals
+from transcripts.core.agents.prepare import prepare
 from transcripts.core.store import TranscriptStore
 from transcripts.models import Session, Slot
 from transcripts.runtime import get_store
@@ -330,12 +331,11 @@ def test_a_file_that_kills_its_worker_is_imported_by_the_per_file_path(
     the per-file path imports what is left: every session once."""
     src = make_tree(tmp_path / "src", copies=20)
     poison = sorted(src.rglob("*.jsonl"))[3]
-    real = agent_import_bulk.prepare
 
     def dies_on_poison(path: Path, job: Any) -> Any:
         if path == poison:
             os._exit(137)  # as SIGKILL would: no answer, no clean-up
-        return real(path, job)
+        return prepare(path, job)
 
     monkeypatch.setattr(agent_import_bulk, "prepare", dies_on_poison)
     results = agent_import_paths(paths=[src], fmt="auto").outcomes
