@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import io
 import itertools
 import json
@@ -165,3 +166,22 @@ def archive_files(store: TranscriptStore) -> list[Path]:
     if not store.archive_dir.is_dir():
         return []
     return sorted(store.archive_dir.glob("*.jsonl"))
+
+
+def process_alive(pid: int) -> bool:
+    """Whether ``pid`` runs: a zombie (it waits only for its reaper) does not."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().split(") ", 1)[1][0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def live_children(pid: int | None = None) -> set[int]:
+    """The live child processes of ``pid`` (this process by default), of every thread."""
+    pid = os.getpid() if pid is None else pid
+    found: set[int] = set()
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        with contextlib.suppress(FileNotFoundError):  # a thread that ended meanwhile
+            found.update(int(c) for c in (task / "children").read_text().split())
+    return {child for child in found if process_alive(child)}

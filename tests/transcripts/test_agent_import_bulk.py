@@ -17,6 +17,7 @@ import pytest
 from django.core.management import call_command
 
 from tests.transcripts.agents.helpers import CLAUDE_FILE, CLAUDE_SID, CODEX_FILE, copy_tree
+from tests.transcripts.helpers import live_children
 from transcripts import signals
 from transcripts.core.agents.prepare import prepare
 from transcripts.core.store import TranscriptStore
@@ -293,24 +294,13 @@ def test_turn_ends_ask_for_the_pass_and_frames_come_only_when_following(
         signals.rows_appended.disconnect(dispatch_uid="test.rows")
 
 
-def _children() -> set[int]:
-    """This process's live children (a reaped or zombie worker is not one)."""
-    found: set[int] = set()
-    for task in Path(f"/proc/{os.getpid()}/task").iterdir():
-        for pid in (task / "children").read_text().split():
-            stat = Path(f"/proc/{pid}/stat")
-            if stat.exists() and stat.read_text().split(") ", 1)[1][0] != "Z":
-                found.add(int(pid))
-    return found
-
-
 def test_an_error_while_committing_stops_the_workers_at_once(
     tmp_path: Path, store: TranscriptStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The traceback of an error in the importer's own step keeps its frames alive; the
     workers must not live (or block on a full pipe) as long as it does."""
     src = make_tree(tmp_path / "src", copies=60)
-    before = _children()
+    before = live_children()
 
     def failing(*_: Any) -> Any:
         raise RuntimeError("the database went away")
@@ -320,7 +310,7 @@ def test_an_error_while_committing_stops_the_workers_at_once(
     with pytest.raises(RuntimeError, match="went away") as raised:
         agent_import_paths(paths=[src], fmt="auto")
     assert raised.traceback  # held: its frames (the importer's generator too) still live
-    assert _children() - before == set()
+    assert live_children() - before == set()
 
 
 def test_a_file_that_kills_its_worker_is_imported_by_the_per_file_path(

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.transcripts.helpers import live_children, process_alive
 from transcripts.core.fanout import fan_out
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -49,15 +50,6 @@ def test_results_come_from_more_than_one_worker() -> None:
     assert os.getpid() not in pids
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    with open(f"/proc/{pid}/stat") as stat:  # a zombie waits only for its reaper
-        return stat.read().split(") ", 1)[1][0] != "Z"
-
-
 def test_a_killed_worker_ends_the_run_with_what_the_others_did() -> None:
     def slow(n: int) -> int:
         time.sleep(0.02)
@@ -81,11 +73,6 @@ def test_no_items_no_wait() -> None:
     assert list(fan_out(_square, [], 2)) == []
 
 
-def _children() -> list[int]:
-    pid = os.getpid()
-    return [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
-
-
 def _sleepy(n: int) -> int:
     time.sleep(0.01)
     return n
@@ -96,11 +83,11 @@ def test_a_worker_killed_at_any_moment_never_stalls_the_run(seed: int) -> None:
     """Killed at a random moment (in a call, between items, in mid-send): the run ends,
     nothing comes twice, and only the item in the dead worker's hands is missing."""
     rng = random.Random(seed)
-    before = set(_children())  # a fixture's server, say: never this test's to kill
+    before = live_children()  # a fixture's server, say: never this test's to kill
 
     def kill_one() -> None:
         with contextlib.suppress(IndexError, ProcessLookupError):
-            os.kill(rng.choice(sorted(set(_children()) - before)), signal.SIGKILL)
+            os.kill(rng.choice(sorted(live_children() - before)), signal.SIGKILL)
 
     killer = threading.Timer(rng.uniform(0.0, 0.2), kill_one)
     killer.start()
@@ -111,10 +98,10 @@ def test_a_worker_killed_at_any_moment_never_stalls_the_run(seed: int) -> None:
 
 
 def test_both_workers_killed_ends_the_run() -> None:
-    before = set(_children())
+    before = live_children()
     results = fan_out(_sleepy, range(1000), 2)
     first = next(results)
-    for pid in set(_children()) - before:
+    for pid in live_children() - before:
         os.kill(pid, signal.SIGKILL)
     rest = list(results)  # ends: no worker is left to wait for
     assert len(rest) + 1 < 1000
@@ -129,7 +116,7 @@ def test_closing_early_stops_the_workers() -> None:
     results = fan_out(slow, range(1000), 2)
     workers = {next(results)[1] for _ in range(6)}
     results.close()
-    assert not any(_alive(pid) for pid in workers)
+    assert not any(process_alive(pid) for pid in workers)
 
 
 def test_workers_stop_soon_after_their_caller_is_killed(tmp_path: Path) -> None:
@@ -166,9 +153,9 @@ def test_workers_stop_soon_after_their_caller_is_killed(tmp_path: Path) -> None:
     proc.send_signal(signal.SIGKILL)
     proc.wait(timeout=10)
     deadline = time.monotonic() + 10
-    while any(_alive(pid) for pid in workers) and time.monotonic() < deadline:
+    while any(process_alive(pid) for pid in workers) and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert not any(_alive(pid) for pid in workers)
+    assert not any(process_alive(pid) for pid in workers)
 
 
 def test_ctrl_c_stops_caller_and_workers_with_one_interruption() -> None:
@@ -211,4 +198,4 @@ def test_ctrl_c_stops_caller_and_workers_with_one_interruption() -> None:
     proc.wait(timeout=10)
     err = proc.stderr.read().decode()
     assert err.count("KeyboardInterrupt") == 1, err
-    assert not any(_alive(pid) for pid in workers)
+    assert not any(process_alive(pid) for pid in workers)
