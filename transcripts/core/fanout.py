@@ -96,7 +96,7 @@ def fan_out(fn: Callable[[T], R], items: Sequence[T], workers: int) -> Generator
                 task_out, task_in = os.pipe()
                 answers, answer_in = context.Pipe(duplex=False)
                 pool[answers] = _Worker(None, task_in, answers)
-                args = (fn, items, task_out, answer_in, list(pool.values()), os.getpid())
+                args = (fn, items, task_out, answer_in, list(pool.values()))
                 proc = context.Process(target=_serve, args=args, daemon=True)
                 proc.start()
                 os.close(task_out)  # only its worker reads it
@@ -175,11 +175,11 @@ def _serve(
     tasks: int,
     out: Connection,
     inherited: list[_Worker],
-    parent: int,
 ) -> None:
     # The caller's pipe ends came with the fork: closed, so that the caller's death (even
-    # by SIGKILL) leaves this worker's task pipe without a writer (its next read is EOF)
-    # and its answers pipe without a reader (its next send fails).
+    # by SIGKILL) leaves this worker's task pipe without a writer (its next read is EOF:
+    # an orphan stops at its next item) and its answers pipe without a reader (its next
+    # send fails).
     for other in inherited:
         other.close_tasks()
         other.answers.close()
@@ -191,7 +191,7 @@ def _serve(
     # passes over them (and over the inherited heap) are pure cost.
     gc.disable()
     with contextlib.suppress(BrokenPipeError), out:  # the caller is gone: stop quietly
-        while os.getppid() == parent:  # an orphan stops at its next item
+        while True:
             data = os.read(tasks, _INDEX.size)
             if len(data) < _INDEX.size:
                 return  # EOF: nothing more for this worker
