@@ -7,6 +7,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import threading
 import uuid
 from datetime import UTC, datetime
 from io import StringIO
@@ -19,12 +20,14 @@ from django.core.management import call_command
 from tests.transcripts.agents.helpers import CLAUDE_FILE, CLAUDE_SID, CODEX_FILE, copy_tree
 from tests.transcripts.helpers import live_children
 from transcripts import signals
+from transcripts.core import fanout
 from transcripts.core.agents.prepare import prepare
 from transcripts.core.store import TranscriptStore
 from transcripts.models import Session, Slot
 from transcripts.runtime import get_store
 from transcripts.services import agent_import, agent_import_bulk, agent_sources, app_create
 from transcripts.services.agent_import import agent_import_paths
+from transcripts.services.importing import MAX_IMPORT_WORKERS, import_workers
 from transcripts.services.sync import disk_state
 
 pytestmark = pytest.mark.django_db
@@ -133,13 +136,27 @@ def outcomes(src: Path, **kwargs: Any) -> list[tuple[Any, ...]]:
     )
 
 
+@pytest.mark.parametrize("workers", [1, 3])
 def test_a_bulk_import_writes_what_the_ordinary_path_writes(
-    tmp_path: Path, settings: Any, store: TranscriptStore, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path,
+    settings: Any,
+    store: TranscriptStore,
+    monkeypatch: pytest.MonkeyPatch,
+    workers: int,
 ) -> None:
+    settings.KIROCREW_IMPORT_WORKERS = workers
     src = make_tree(tmp_path / "src")
     before = {p: p.read_bytes() for p in src.rglob("*.jsonl")}
     bulk_calls: list[int] = []
     real = agent_import_bulk.bulk_import_new
+    forked: list[int] = []
+    real_fan_out = fanout.fan_out
+
+    def fan_out(fn: Any, items: Any, count: int) -> Any:
+        forked.append(count)
+        return real_fan_out(fn, items, count)
+
+    monkeypatch.setattr(agent_import_bulk, "fan_out", fan_out)
 
     def counted(files: list[Path], *args: Any) -> Any:
         answer = real(files, *args)
@@ -151,6 +168,7 @@ def test_a_bulk_import_writes_what_the_ordinary_path_writes(
     owner, _ = app_create(name="importer")  # --app: both paths give it every session
     bulk = outcomes(src, app=owner)
     assert bulk_calls == [12]  # every file went through the bulk path
+    assert forked == [workers]  # KIROCREW_IMPORT_WORKERS worker processes
     bulk_files, bulk_states = files_of(store), states_of(store)
     keys = [row[2] for row in bulk]
     bulk_mirror = {key: mirror(key) for key in keys}
@@ -181,6 +199,22 @@ def test_a_bulk_import_writes_what_the_ordinary_path_writes(
     assert PASSWORD.encode() not in written
     assert b"REDACTED" in written
     assert {p: p.read_bytes() for p in src.rglob("*.jsonl")} == before
+
+
+def test_by_default_a_bulk_import_runs_a_worker_per_core_it_may_use(settings: Any) -> None:
+    settings.KIROCREW_IMPORT_WORKERS = 0
+    cores = sorted(os.sched_getaffinity(0))
+    assert import_workers() == min(len(cores), MAX_IMPORT_WORKERS)
+    pinned: list[int] = []
+
+    def on_one_core() -> None:  # affinity is per thread: the test's own is untouched
+        os.sched_setaffinity(0, {cores[0]})
+        pinned.append(import_workers())
+
+    thread = threading.Thread(target=on_one_core)
+    thread.start()
+    thread.join()
+    assert pinned == [1]
 
 
 def test_appended_records_after_a_bulk_import_are_imported_once(

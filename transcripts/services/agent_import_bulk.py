@@ -1,6 +1,6 @@
-"""The bulk first import: many new agent sessions at once, on both cores.
+"""The bulk first import: many new agent sessions at once, on every core.
 
-Two worker processes read, convert, redact and encode whole source files
+Worker processes (``import_workers``: one per core by default) read, convert, redact and encode whole source files
 (``core/agents/prepare.py``: the bytes ``append_rows`` would write for a new session)
 and leave the session file and the source's state as temp files beside the journal;
 this process puts them in place and writes the mirror, a batch at a time:
@@ -59,12 +59,11 @@ from .agent_sources import (
     state_dir,
     state_path,
 )
-from .importing import FileOutcome, import_max_bytes, session_index, slot_refusal
+from .importing import FileOutcome, import_max_bytes, import_workers, session_index, slot_refusal
 from .rows_insert import rows_insert
 from .sync import DiskState, storable_ts
 
 BULK_MIN_FILES = 8  # fewer new files: the pool's start-up is not worth it
-WORKERS = 2
 BATCH_FILES = 32  # sessions per transaction (and per journal): small enough to overlap
 JOURNAL = "journal"
 
@@ -92,7 +91,8 @@ def bulk_import_new(
         spool=spool,
         fsync=store.fsync.on_append,
     )
-    prefilter.available()  # compiled once here, inherited by both workers
+    prefilter.available()  # compiled once here, inherited by every worker
+    workers = min(import_workers(), len(files))  # never one with nothing to do
     outcomes: dict[Path, FileOutcome] = {}
     batch: list[Prepared] = []
     ended: list[Prepared] = []
@@ -100,7 +100,7 @@ def bulk_import_new(
     # the database connection (prepare is pure). A file whose prepare raised (a shape no
     # converter step foresaw) is missing from the results: the ordinary path meets it.
     try:
-        with contextlib.closing(fan_out(partial(prepare, job=job), files, WORKERS)) as results:
+        with contextlib.closing(fan_out(partial(prepare, job=job), files, workers)) as results:
             for _, prepared in results:
                 if prepared is not None:
                     batch.append(prepared)

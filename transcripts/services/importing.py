@@ -74,6 +74,23 @@ def import_max_bytes() -> int:
     return int(settings.KIROCREW_IMPORT_MAX_BYTES)
 
 
+MAX_IMPORT_WORKERS = 8  # past this the importer's own share (~1 ms a session) bounds a run
+
+
+def import_workers() -> int:
+    """``KIROCREW_IMPORT_WORKERS``, or (0, the default) one worker per core this process
+    may run on (its CPU affinity: a container's quota of cores, not the host's), at most
+    ``MAX_IMPORT_WORKERS``. The bulk import's work is CPU-bound and scales with them."""
+    asked = int(settings.KIROCREW_IMPORT_WORKERS)
+    if asked > 0:
+        return asked
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not on Linux
+        cores = os.cpu_count() or 1
+    return max(1, min(cores, MAX_IMPORT_WORKERS))
+
+
 def _skipped(result: ImportResult, entries: list[Skipped], prefix: str = "") -> None:
     for entry in entries:
         result.outcomes.append(FileOutcome(prefix + entry.path.name, "bad", reason=entry.reason))
