@@ -25,10 +25,12 @@ def _run_pass(slot_name: str) -> None:
     """The in-process worker's pass. The gate's config-only rule comes first, as in
     ``should_summarize``: switched off, the pass ends there (logged as the pass logs it)
     before it opens a connection, so an import's 500 queued no-ops cost microseconds
-    each. Switched on, ``summary_generate`` asks the whole gate in its fixed order."""
+    each, logged at DEBUG only. Switched on, ``summary_generate`` asks the whole gate in its fixed order."""
     refusal = switched_off(summary_config())
     if refusal is not None:
-        log.info("Session summary skipped for %s: %s", slot_name, refusal.label)
+        # DEBUG: switched off, every turn end gets here (an import of 500 sessions would
+        # print 500 lines of what the operator already knows).
+        log.debug("Session summary skipped for %s: %s", slot_name, refusal.label)
         return
     summary_generate(slot_name=slot_name)
 
