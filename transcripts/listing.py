@@ -44,8 +44,15 @@ def list_cursor(session: Session) -> str:
     return base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
 
 
+# A cursor this module issues is ~60 characters; a longer one is forged, and is refused
+# before it is decoded (a deep JSON nest in a few KB ran the parser out of stack: a 500).
+MAX_CURSOR_CHARS = 256
+
+
 def _decode(cursor: str) -> tuple[dt.datetime | None, int]:
     try:
+        if len(cursor) > MAX_CURSOR_CHARS:
+            raise ValueError(len(cursor))
         raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
         when, pk = json.loads(raw)
         if type(pk) is not int or pk < 1:
@@ -56,7 +63,14 @@ def _decode(cursor: str) -> tuple[dt.datetime | None, int]:
         if moment.tzinfo is None:
             raise ValueError(when)
         return moment.astimezone(dt.UTC), pk
-    except (binascii.Error, UnicodeDecodeError, TypeError, ValueError, OverflowError):
+    except (
+        binascii.Error,
+        UnicodeDecodeError,
+        TypeError,
+        ValueError,
+        OverflowError,
+        RecursionError,
+    ):
         raise InvalidListCursor(cursor[:64]) from None
 
 

@@ -37,11 +37,19 @@ def _encode(values: list[Any]) -> str:
     return base64.urlsafe_b64encode(raw).decode().rstrip("=")
 
 
+# The tokens this module issues are a few numbers and a timestamp (~100 characters); a
+# longer one is forged, and is refused before it is decoded (a deep JSON nest in a few KB
+# ran the parser out of stack: a 500).
+MAX_TOKEN_CHARS = 512
+
+
 def _decode(token: str, shape: tuple[type, ...]) -> list[Any]:
+    if len(token) > MAX_TOKEN_CHARS:
+        raise InvalidToken(token[:64])
     try:
         raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
         values = json.loads(raw)
-    except (binascii.Error, ValueError) as exc:
+    except (binascii.Error, ValueError, RecursionError) as exc:
         raise InvalidToken(token) from exc
     if not isinstance(values, list) or len(values) != len(shape):
         raise InvalidToken(token)
