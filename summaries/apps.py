@@ -21,6 +21,9 @@ class SummariesConfig(AppConfig):
         signals.session_deleted.connect(
             receivers.on_session_deleted, dispatch_uid="summaries-session-deleted"
         )
+        signals.import_finished.connect(
+            receivers.on_import_finished, dispatch_uid="summaries-import-finished"
+        )
 
         from transcripts.slot_extras import SlotExtra, slot_extra_register
 

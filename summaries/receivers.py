@@ -12,6 +12,7 @@ from typing import Any
 
 from .state import summary_state_reap
 from .tasks import summary_dispatch
+from .worker import summary_worker_settle
 
 log = logging.getLogger(__name__)
 
@@ -40,3 +41,9 @@ def on_session_deleted(sender: Any, *, slot_name: str, **_: Any) -> None:
         return
     if reaped:
         log.info("Summary state of %s deleted slot(s) reaped (last: %s)", reaped, slot_name)
+
+
+def on_import_finished(sender: Any, *, interrupted: bool, **_: Any) -> None:
+    """``import_transcripts`` is returning: the passes its turn ends queued on the
+    in-process worker finish first (after Ctrl-C, only those already running)."""
+    summary_worker_settle(give_up=interrupted)

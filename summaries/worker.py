@@ -49,6 +49,7 @@ _pending: set[str] = set()  # slots with a queued pass that has not started yet
 _outstanding = 0  # queued + running passes, for summary_worker_drain()
 _executor: ThreadPoolExecutor | None = None
 _held = threading.local()  # per request thread: hold depth, passes awaiting the response
+_given_up = False  # summary_worker_settle(give_up=True): queued passes end unstarted
 
 
 def _pool() -> ThreadPoolExecutor:
@@ -173,6 +174,12 @@ def _job(slot_name: str, run: Callable[[str], Any], loop: Any) -> None:
         SyncToAsync.threadlocal.main_event_loop = loop
         SyncToAsync.threadlocal.main_event_loop_pid = os.getpid()
     try:
+        if _given_up:
+            log.info(
+                "Session summary for %s given up (interrupted): the next turn end or a POST runs it",
+                slot_name,
+            )
+            return
         close_old_connections()  # inside: whatever fails here, the pass is accounted for
         run(slot_name)
     except Exception:  # the pass contains its own failures; this is the last guard
@@ -194,7 +201,32 @@ def summary_worker_pending() -> int:
         return _outstanding
 
 
-def summary_worker_drain(timeout: float = 60.0) -> bool:
+def summary_worker_drain(timeout: float | None = 60.0) -> bool:
     """Wait until every queued and running pass has finished; False on timeout."""
     with _lock:
         return _lock.wait_for(lambda: _outstanding == 0, timeout=timeout)
+
+
+def summary_worker_settle(*, give_up: bool) -> None:
+    """Before a command that queued passes returns: wait for them all, or (``give_up``,
+    after Ctrl-C) only for the running ones, the queued ones ending unstarted (a pass is
+    idempotent on the transcript's identity: the next turn end or a POST runs it).
+
+    A pass left running into the interpreter's exit can no longer push its frames
+    (``async_to_sync`` needs an executor, and executors refuse work once exit began):
+    each push failed with a traceback after ``import_transcripts`` had printed its
+    summary line, and the command sat silent while the rest ran.
+    """
+    global _given_up
+    with _lock:
+        left = _outstanding
+    if not left:
+        return
+    if give_up:
+        _given_up = True
+    else:
+        log.info("Summarizing: waiting for %d summary pass(es) this run queued", left)
+    try:
+        summary_worker_drain(timeout=None)
+    finally:
+        _given_up = False

@@ -19,6 +19,14 @@ so a receiver never sees a state that could still roll back. Receivers must not 
     a session and its transcript are gone.
 ``session_rewritten(session_key, slot_name, reason)``
     the transcript was rewritten in place (rotation, rewind, purge): its identity moved.
+``import_finished(interrupted)``
+    ``import_transcripts`` is about to return (its run, or its ``--follow`` loop, ended;
+    ``interrupted``: by Ctrl-C). Sent outside any transaction. Work its turn ends queued
+    in this process (summary passes) must finish, or be given up, before the command
+    exits: a pass left to the interpreter's exit can no longer push its frames.
+``app_token_rotated(app_id)``
+    the app's token was replaced (``create_app --rotate``): the old one is revoked, so
+    whatever was opened with it (the app's dashboard sockets) must stop being served.
 """
 
 from __future__ import annotations
@@ -31,3 +39,5 @@ turn_started = Signal()
 turn_ended = Signal()
 session_deleted = Signal()
 session_rewritten = Signal()
+import_finished = Signal()
+app_token_rotated = Signal()

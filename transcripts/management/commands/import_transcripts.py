@@ -13,6 +13,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
+from transcripts import signals
 from transcripts.management.migrated import ensure_migrated
 from transcripts.models import App
 from transcripts.services import (
@@ -63,6 +64,21 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         ensure_migrated()
+        interrupted = True  # until the run returns or raises on its own
+        try:
+            interrupted = self._run(options)  # True: --follow stopped by Ctrl-C
+        except KeyboardInterrupt:
+            self.stderr.write("Interrupted.")
+            raise SystemExit(130) from None
+        except CommandError:
+            interrupted = False
+            raise
+        finally:
+            # Work this run's turn ends queued in this process (summary passes) finishes
+            # before the command returns, or is given up after Ctrl-C.
+            signals.import_finished.send_robust(sender=self.__class__, interrupted=interrupted)
+
+    def _run(self, options: dict[str, Any]) -> bool:
         verbosity: int = options["verbosity"]
         owner = None
         if options["app"]:
@@ -73,8 +89,7 @@ class Command(BaseCommand):
         self._dry_run: bool = options["dry_run"]
         use_bar = verbosity >= 1 and sys.stderr.isatty()
         if options["format"] != "kirocrew" or options["follow"]:
-            self._agents(options, owner, verbosity)
-            return
+            return self._agents(options, owner, verbosity)
         try:
             result = session_import_paths(
                 paths=options["paths"],
@@ -96,9 +111,11 @@ class Command(BaseCommand):
                 f"(bad {counts['bad']}, conflicts {counts['conflict']})",
                 returncode=1,
             )
+        return False
 
-    def _agents(self, options: dict[str, Any], owner: App | None, verbosity: int) -> None:
-        """Convert other agents' sessions; with --follow, poll until stopped."""
+    def _agents(self, options: dict[str, Any], owner: App | None, verbosity: int) -> bool:
+        """Convert other agents' sessions; with --follow, poll until stopped (True when
+        Ctrl-C stopped it)."""
         if not options["paths"]:
             raise CommandError(
                 "--format claude-code|codex|auto and --follow need a PATH", returncode=2
@@ -110,6 +127,12 @@ class Command(BaseCommand):
         fmt = "auto" if options["format"] == "kirocrew" else options["format"]
         polls, bad = 0, 0
         reported: set[tuple[str, str]] = set()
+        if options["follow"] and verbosity >= 1:
+            count = len(options["paths"])
+            self.stdout.write(
+                f"Following {count} folder{'s' if count != 1 else ''} every "
+                f"{options['interval']:g} s (Ctrl-C stops)"
+            )
         try:
             while True:
                 try:
@@ -135,9 +158,13 @@ class Command(BaseCommand):
                     break
                 time.sleep(options["interval"])
         except KeyboardInterrupt:
-            return
+            if not options["follow"]:
+                raise  # a one-off run cut short: the caller says so
+            # --follow ends only this way: what was imported stays, and the exit is clean.
+            return True
         if bad:
             raise CommandError(f"{bad} files skipped", returncode=1)
+        return False
 
     def _report_agents(self, result: ImportResult, verbosity: int) -> None:
         for outcome in result.outcomes:
