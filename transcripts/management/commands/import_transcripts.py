@@ -104,6 +104,8 @@ class Command(BaseCommand):
                 self._bar.close()
         if verbosity >= 1:
             self._report(result, verbosity)
+            if not result.outcomes and options["paths"]:
+                self._nothing_found(agent_formats=False)
         counts = result.counts()
         if counts["bad"] or counts["conflict"]:  # the rest was imported; the exit says so
             raise CommandError(
@@ -154,6 +156,8 @@ class Command(BaseCommand):
                 reported |= problems
                 if verbosity >= 1 and fresh:
                     self._report_agents(result, verbosity)
+                if verbosity >= 1 and polls == 1 and not result.outcomes:
+                    self._nothing_found(agent_formats=True)
                 if not options["follow"] or polls == options["polls"]:
                     break
                 time.sleep(options["interval"])
@@ -165,6 +169,20 @@ class Command(BaseCommand):
         if bad:
             raise CommandError(f"{bad} files skipped", returncode=1)
         return False
+
+    def _nothing_found(self, *, agent_formats: bool) -> None:
+        """No session file under any PATH: say where sessions usually are, not just 0."""
+        if agent_formats:
+            hint = (
+                "No *.jsonl session files there. Claude Code keeps them under "
+                "~/.claude/projects, Codex CLI under ~/.codex/sessions."
+            )
+        else:
+            hint = (
+                "No Kiro Crew transcripts there (*.jsonl). For Claude Code or Codex CLI "
+                "sessions add --format claude-code, codex or auto."
+            )
+        self.stderr.write(hint, self.style.WARNING)
 
     def _report_agents(self, result: ImportResult, verbosity: int) -> None:
         for outcome in result.outcomes:
