@@ -15,12 +15,17 @@ $(STAMP): requirements.txt
 
 setup: $(STAMP)
 
-# DEMO=0 skips the sample import and the live replay.
+# DEMO=0 skips the sample import and the live replay. PORT (and HOST) choose where the
+# server listens, and the demo and its login box use the same address: `make run PORT=8001`.
+# A port another program holds stops `make run` before anything starts.
 DEMO ?= 1
+HOST ?= 127.0.0.1
+PORT ?= 8000
 run: setup
+	@$(PY) -m kirocrew_site.demo check-port "$(HOST)" "$(PORT)"
 	$(PY) manage.py migrate --noinput
-	@if [ "$(DEMO)" = "1" ]; then $(PY) manage.py demo --url http://127.0.0.1:8000 & fi; \
-	$(PY) manage.py runserver 127.0.0.1:8000
+	@if [ "$(DEMO)" = "1" ]; then $(PY) manage.py demo --url http://$(HOST):$(PORT) & fi; \
+	$(PY) manage.py runserver $(HOST):$(PORT)
 
 test: setup
 	$(PY) -m pytest -q

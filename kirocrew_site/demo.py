@@ -1,5 +1,8 @@
 """The demo: sample sessions imported, then one session replayed live through the HTTP API.
 
+Also ``make run``'s port check (``python -m kirocrew_site.demo check-port HOST PORT``), so
+a busy port stops it at once instead of sending the demo's token to whatever listens there.
+
 The replay goes through the running server's API (not in-process services) because the
 embedded profile's in-memory channel layer only reaches sockets inside the server's own
 process: only requests the server handles can push frames to the open dashboard.
@@ -7,7 +10,10 @@ process: only requests the server handles can push frames to the open dashboard.
 
 from __future__ import annotations
 
+import errno
 import json
+import socket
+import sys
 import time
 import urllib.error
 import urllib.request
@@ -102,17 +108,51 @@ def error_text(exc: urllib.error.HTTPError) -> str:
     return str(exc.reason)
 
 
+API_TITLE = "Kiro Crew sessions"  # the OpenAPI title of this site's API (kirocrew_site/api.py)
+
+
 def wait_for_server(base_url: str, timeout: float) -> bool:
+    """True once this site's API answers at ``base_url``; False when nothing answered in time.
+
+    DemoError when another program answers there: the replay would send it the app's token.
+    """
+    url = base_url.rstrip("/") + "/api/openapi.json"
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         try:
-            urllib.request.urlopen(base_url.rstrip("/") + "/api/openapi.json", timeout=2).close()  # noqa: S310
-            return True
-        except urllib.error.HTTPError:
-            return True  # it answered
+            with urllib.request.urlopen(url, timeout=2) as response:  # noqa: S310
+                raw = response.read(1_000_000)
+        except urllib.error.HTTPError as exc:
+            if exc.code >= 500:  # perhaps still starting: ask again
+                time.sleep(0.5)
+                continue
+            raise DemoError(not_ours(base_url, f"answered {exc.code}", exc.code)) from None
         except (urllib.error.URLError, OSError):
             time.sleep(0.5)
+            continue
+        if api_title(raw) != API_TITLE:
+            raise DemoError(not_ours(base_url, "answered with another API"))
+        return True
     return False
+
+
+def api_title(raw: bytes) -> str:
+    try:
+        body = json.loads(raw)
+    except ValueError:
+        return ""
+    info = body.get("info") if isinstance(body, dict) else None
+    return str(info.get("title", "")) if isinstance(info, dict) else ""
+
+
+def not_ours(base_url: str, what: str, code: int = 200) -> str:
+    reason = "that is not Kiro Crew, so another program holds this port"
+    if code == 400:  # also what Kiro Crew says to a Host header outside ALLOWED_HOSTS
+        reason = "another program holds this port, or DJANGO_ALLOWED_HOSTS lacks this host"
+    return (
+        f"{base_url} {what} to GET /api/openapi.json: {reason} (nothing was sent to it); "
+        "run on a free port, e.g. `make run PORT=8001`"
+    )
 
 
 def replay(client: DemoClient, *, pause: float, say: Callable[[str], None]) -> None:
@@ -142,3 +182,61 @@ def login_box(lines: list[str]) -> str:
     width = max(len(line) for line in lines)
     rule = "+" + "-" * (width + 2) + "+"
     return "\n".join([rule, *(f"| {line.ljust(width)} |" for line in lines), rule])
+
+
+IN_USE = "is in use (another program listens there)"
+
+
+def port_problem(host: str, port: int) -> str | None:
+    """Why the server could not listen on ``host:port`` (None: it can), found by binding it.
+
+    SO_REUSEADDR, as the server sets it: a port that only has closing connections of an
+    earlier run is free, one that a program listens on is not.
+    """
+    try:
+        family, kind, proto, _name, address = socket.getaddrinfo(
+            host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+        )[0]
+    except (socket.gaierror, UnicodeError) as exc:
+        return f"cannot use HOST {host!r}: {exc}"
+    with socket.socket(family, kind, proto) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind(address)
+        except OSError as exc:
+            if exc.errno == errno.EADDRINUSE:
+                return f"port {port} on {host} {IN_USE}"
+            return f"cannot listen on {host}:{port}: {exc.strerror or exc}"
+    return None
+
+
+def free_port_after(host: str, port: int, tries: int = 20) -> int | None:
+    """The first port above ``port`` that ``host`` can listen on (None: none of ``tries``)."""
+    for candidate in range(port + 1, min(port + 1 + tries, 65536)):
+        if port_problem(host, candidate) is None:
+            return candidate
+    return None
+
+
+def check_port(host: str, port_text: str) -> int:
+    """``make run``'s check before anything starts: 0 when free, else one line and 1 (2: usage)."""
+    if not port_text.isdigit() or not 0 < int(port_text) < 65536:
+        sys.stderr.write(f"make run: PORT must be a number from 1 to 65535, not {port_text!r}\n")
+        return 2
+    port = int(port_text)
+    problem = port_problem(host, port)
+    if problem is None:
+        return 0
+    advice = ""
+    if problem.endswith(IN_USE):
+        spare = free_port_after(host, port)
+        advice = f"; try: make run PORT={spare}" if spare else "; choose one: make run PORT=N"
+    sys.stderr.write(f"make run: {problem}{advice}\n")
+    return 1
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 4 or sys.argv[1] != "check-port":
+        sys.stderr.write("usage: python -m kirocrew_site.demo check-port HOST PORT\n")
+        sys.exit(2)
+    sys.exit(check_port(sys.argv[2], sys.argv[3]))

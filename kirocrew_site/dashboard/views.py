@@ -69,8 +69,10 @@ def session_list(request: HttpRequest) -> HttpResponse:
     search = request.GET.get("q", "").replace("\x00", "").strip()[:200]
     app = request.GET.get("app", "").replace("\x00", "")
     state = request.GET.get("state", "").replace("\x00", "") if enabled else ""
-    source = request.GET.get("source", "")
-    source = source if source in SOURCE_LABELS else ""  # an unknown origin filters nothing
+    asked_source = request.GET.get("source", "")
+    # An unknown origin (a URL edited by hand) filters nothing, and the page says so.
+    source = asked_source if asked_source in SOURCE_LABELS else ""
+    unknown_source = bool(asked_source) and not source
     sessions = dashboard_sessions(app=app, state=state, search=search, source=source)
     # Keyset pages (transcripts/listing.py): a page costs the same at 10 or 10 000
     # sessions. A cursor that is not ours (edited by hand) shows the first page.
@@ -114,6 +116,8 @@ def session_list(request: HttpRequest) -> HttpResponse:
             "state": state,
             "source": source,
             "sources": SOURCE_LABELS.items(),
+            "unknown_source": unknown_source,
+            "asked_source": asked_source.replace("\x00", "").strip()[:40],
             "apps": app_names(),
             "unscoped": UNSCOPED,
             "states": STATE_LABELS.items(),

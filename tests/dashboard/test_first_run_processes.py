@@ -69,7 +69,7 @@ def test_a_command_before_migrate_says_run_migrate_and_writes_nothing(tmp_path, 
     assert done.returncode == 1, done
     assert "Traceback" not in done.stderr
     assert "OperationalError" not in done.stderr
-    assert "manage.py migrate" in done.stderr
+    assert "run `.venv/bin/python manage.py migrate` first" in done.stderr  # no django elsewhere
     assert len(done.stderr.strip().splitlines()) == 1, done.stderr
     sessions = home / "sessions"
     assert not sessions.exists() or not any(sessions.rglob("*.jsonl"))  # nothing copied

@@ -111,7 +111,7 @@ def test_the_demo_prints_the_login_in_a_box_last(store):
     # A re-run says how to log in without printing (or changing) a password.
     again = run("demo", no_replay=True)[1]
     assert "Password:" not in again
-    assert "changepassword demo" in again
+    assert "`.venv/bin/python manage.py changepassword demo`" in again
 
 
 # --- 2. the README walk-through ends with a summary; create_app can be re-run ------------------
@@ -272,6 +272,41 @@ def test_the_readme_lists_every_command_and_the_exit_code_rule():
         "0 ok, 1 a problem found or refused, 2 bad usage",
     ):
         assert needle in text, needle
+
+
+DJANGO_OPTIONS = {
+    "--help",
+    "--version",
+    "--verbosity",
+    "--settings",
+    "--pythonpath",
+    "--traceback",
+    "--no-color",
+    "--force-color",
+    "--skip-checks",
+}
+
+
+@pytest.mark.parametrize("name", PROJECT_COMMANDS)
+def test_the_readme_synopsis_names_every_option_of_the_command(name):
+    """The Commands block against ``--help``: an option added to a command is documented."""
+    block = re.search(r"## Commands\n\n```sh\n(.*?)```", README.read_text(), re.S)
+    assert block is not None
+    synopsis = " ".join(
+        line.split("#")[0] for line in block.group(1).splitlines() if f"manage.py {name} " in line
+    )
+    assert synopsis, f"{name} is missing from the README's Commands block"
+    parser = load_command_class(get_commands()[name], name).create_parser("manage.py", name)
+    options = {
+        option
+        for action in parser._actions
+        for option in action.option_strings
+        if option.startswith("--") and option not in DJANGO_OPTIONS
+    }
+    for option in options:
+        assert re.search(rf"\[?{re.escape(option)}\b", synopsis), (name, option)
+    for option in re.findall(r"--[a-z][a-z-]*", synopsis):
+        assert option in options, f"the README names {option} for {name}; --help does not"
 
 
 @pytest.mark.django_db

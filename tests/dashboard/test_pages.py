@@ -67,6 +67,8 @@ def test_login_page_and_logout(user: Any) -> None:
     assert page.status_code == 200
     assert b'name="username"' in page.content
     assert b"csrfmiddlewaretoken" in page.content
+    # The hint works in a fresh checkout: django is only installed in the venv.
+    assert b"<code>.venv/bin/python manage.py createsuperuser</code>" in page.content
     response = client.post("/login/", {"username": "reader", "password": "pw-reader-123"})
     assert response.status_code == 302
     assert response["Location"] == "/"
@@ -84,7 +86,8 @@ def test_wrong_password_is_explained(user: Any) -> None:
 def test_empty_list_says_how_to_import_or_start(client_in: Client, store: Any) -> None:
     body = client_in.get("/").content.decode()
     assert "No sessions yet" in body
-    assert "manage.py import_transcripts PATH" in body
+    assert ".venv/bin/python manage.py import_transcripts PATH" in body
+    assert ".venv/bin/python manage.py create_app NAME" in body
     assert "POST /api/chat/slots" in body
 
 
@@ -190,6 +193,27 @@ def test_clean_transcript_has_no_warning(client_in: Client, make_session: Any) -
 
 def test_unknown_session_is_404(client_in: Client, store: Any) -> None:
     assert client_in.get("/s/nope/").status_code == 404
+
+
+def test_a_404_page_leads_back_to_the_sessions_and_tells_nothing_more(
+    client_in: Client, store: Any
+) -> None:
+    for path in ("/s/nope/", "/no/such/page/"):
+        response = client_in.get(path)
+        assert response.status_code == 404
+        body = response.content.decode()
+        assert "<title>Not found · Kiro Crew</title>" in body
+        assert '<a class="btn" href="/">Back to sessions</a>' in body
+        assert 'data-page="not-found"' in body  # the dashboard script attaches nothing here
+        assert "no such session" not in body  # the exception text stays on the server
+        assert path not in body  # nor is the request echoed
+    anonymous = Client().get("/no/such/page/")
+    assert anonymous.status_code == 404
+    assert "Back to sessions" in anonymous.content.decode()
+    assert "Log out" not in anonymous.content.decode()
+    api = Client().get("/api/no/such/")  # API callers still parse JSON
+    assert api.status_code == 404
+    assert api.json() == {"error": "not found", "code": "not_found"}
 
 
 def test_summary_panel_state_is_embedded(

@@ -83,11 +83,29 @@ def test_the_source_filter_returns_only_its_sessions_across_pages(
         assert "next" not in links(body)
 
 
-def test_an_unknown_source_filters_nothing(client_in: Client, mixed: dict[str, Any]) -> None:
-    for value in ("bogus", "\x00", "claude-code\x00"):
+def test_an_unknown_source_filters_nothing_and_says_so(
+    client_in: Client, mixed: dict[str, Any]
+) -> None:
+    """A URL edited by hand (``?source=claude``): every session, and a note naming the
+    sources, so the list is not silently unfiltered."""
+    for value, shown in (
+        ("claude", "“claude”"),
+        ("\x00", ""),
+        ("claude-code\x00", "“claude-code”"),
+    ):
         response = client_in.get("/", {"source": value})
         assert response.status_code == 200
-        assert len(SOURCE.findall(response.content.decode())) == 4
+        body = response.content.decode()
+        assert len(SOURCE.findall(body)) == 4
+        assert (
+            f"No such source{' ' + shown if shown else ''}: showing sessions from every source"
+            in body
+        )
+        assert "<code>claude-code</code> (Claude Code)" in body
+    hostile = client_in.get("/", {"source": "<b>x</b>"}).content.decode()
+    assert "“&lt;b&gt;x&lt;/b&gt;”" in hostile  # escaped like any text
+    for value in ("", "codex"):
+        assert 'id="unknown-source"' not in client_in.get("/", {"source": value}).content.decode()
 
 
 def test_the_slot_payload_names_source_and_project(mixed: dict[str, Any]) -> None:

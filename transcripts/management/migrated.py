@@ -10,8 +10,12 @@ from django.core.management.base import CommandError
 from django.db import DEFAULT_DB_ALIAS, DatabaseError, connections
 from django.db.migrations.executor import MigrationExecutor
 
+# The venv's python: in a fresh checkout django is installed nowhere else. "No session or
+# setting": settings have already created the data root, its secret key and the empty
+# SQLite file by now, but nothing was imported, copied or configured.
 NOT_MIGRATED = (
-    "the database is not set up yet (nothing was changed): run `python manage.py migrate` first"
+    "the database is not set up yet (no session or setting was changed): "
+    "run `.venv/bin/python manage.py migrate` first"
 )
 
 

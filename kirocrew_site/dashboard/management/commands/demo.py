@@ -31,6 +31,8 @@ from transcripts.services import (
 )
 
 DEMO_USER = "demo"
+# What a person types in a fresh checkout: django is only installed in the venv.
+CHANGE_PASSWORD = f".venv/bin/python manage.py changepassword {DEMO_USER}"
 
 
 class Command(BaseCommand):
@@ -69,7 +71,12 @@ class Command(BaseCommand):
             return
         token = self._replay_token()
         self._clear_replay_slot()
-        if not wait_for_server(options["url"], options["wait"]):
+        try:
+            answered = wait_for_server(options["url"], options["wait"])
+        except DemoError as exc:  # another program on that port: it never gets the token
+            self.stdout.write(login_box(login))  # the password is still shown only now
+            raise CommandError(f"skipped the replay: {exc}") from None
+        if not answered:
             self.stdout.write(login_box(login))
             raise CommandError(f"no server answered at {options['url']}; skipped the replay")
         # After the server's start-up banner, so the login is the last thing set up prints.
@@ -115,12 +122,12 @@ class Command(BaseCommand):
                 f"Dashboard: {dashboard}",
                 f"Log in as: {DEMO_USER}",
                 f"Password:  {password}",
-                "(shown once; `manage.py changepassword demo` sets a new one)",
+                f"(shown once; `{CHANGE_PASSWORD}` sets a new one)",
             ]
         if users.objects.filter(username=DEMO_USER, is_superuser=True).exists():
             return [
                 f"Dashboard: {dashboard}",
                 f"Log in as: {DEMO_USER} (the password was shown on the first run;",
-                "`manage.py changepassword demo` sets a new one)",
+                f"`{CHANGE_PASSWORD}` sets a new one)",
             ]
         return [f"Dashboard: {dashboard}", "Log in with your superuser account."]
