@@ -116,3 +116,14 @@ def project_dir(tmp_path: Path) -> Path:
     folder = tmp_path / "src" / "projects" / "-home-ann-src-proj"
     folder.mkdir(parents=True)
     return folder
+
+
+def bulk_tree(tmp_path: Path, count: int = 9) -> tuple[Path, list[str]]:
+    """``count`` new Claude sessions in one folder: enough for the bulk path."""
+    src = project_dir(tmp_path)
+    sids = [f"5f0c8a4e-2b1d-4c3e-9a7f-{n:012d}" for n in range(count)]
+    for sid in sids:
+        (src / f"{sid}.jsonl").write_text(
+            jl(prompt(1, f"hello {sid}", sid), reply(2, f"hi {sid}", sid))
+        )
+    return src, sids

@@ -15,10 +15,15 @@ from .common import (
     FOREIGN,
     UNKNOWN,
     Step,
+    as_text,
     compact_json,
     exit_code_in,
     head_tail,
+    label,
+    meta_value,
+    put_pending,
     row,
+    take_pending,
 )
 
 FORMAT = "claude-code"
@@ -89,7 +94,7 @@ def _result(
     block: dict[str, Any], rec: dict[str, Any], state: dict[str, Any], ts: Any
 ) -> dict[str, Any]:
     call_id = block.get("tool_use_id")
-    tool = state["pending"].pop(call_id, None) if isinstance(call_id, str) else None
+    tool = take_pending(state["pending"], call_id) if isinstance(call_id, str) else None
     text = _text_of(block.get("content"))
     is_error = bool(block.get("is_error"))
     code = exit_code_in(text) if is_error else None
@@ -103,7 +108,7 @@ def _result(
         tool=tool or "",
         exit_code=code,
         is_error=is_error,
-        call_id=call_id,
+        call_id=meta_value(call_id),
         source_ts=ts,
     )
 
@@ -129,17 +134,17 @@ def _assistant(rec: dict[str, Any], state: dict[str, Any], ts: Any) -> Step:
         if kind == "text" and isinstance(block.get("text"), str) and block["text"].strip():
             step.rows.append(row("assistant", block["text"], source_ts=ts))
         elif kind == "tool_use":
-            name = str(block.get("name") or "")
+            name = as_text(block.get("name") or "")
             call_id = block.get("id")
             if isinstance(call_id, str):
-                state["pending"][call_id] = name
+                put_pending(state["pending"], call_id, name)
             called = True
             step.rows.append(
                 row(
                     "tool_call",
                     call_text(name, block.get("input")),
                     tool=name,
-                    call_id=call_id,
+                    call_id=meta_value(call_id),
                     source_ts=ts,
                 )
             )
@@ -173,7 +178,7 @@ def _system(rec: dict[str, Any], state: dict[str, Any], ts: Any) -> Step:
         if sub == "compact_boundary" and not text:
             text = "Conversation compacted"
         return Step([row("notice", text or str(sub), kind=str(sub), source_ts=ts)])
-    return Step(bucket=f"{UNKNOWN}:system/{sub}")
+    return Step(bucket=f"{UNKNOWN}:system/{label(sub)}")
 
 
 def convert(rec: Any, state: dict[str, Any]) -> Step:
@@ -203,9 +208,11 @@ def _convert_general(rec: Any, state: dict[str, Any]) -> Step:
         return Step(bucket=f"{UNKNOWN}:not-an-object")
     kind = rec.get("type")
     if "payload" in rec and "sessionId" not in rec:
-        return Step(bucket=f"{FOREIGN}:{kind}")
+        return Step(bucket=f"{FOREIGN}:{label(kind)}")
     provenance(rec, state)
-    ts = rec.get("timestamp")
+    # Only a string or a plain number becomes meta.source_ts (``meta_value``): a nested
+    # array there was refused by the store, batch and all, on every run.
+    ts = meta_value(rec.get("timestamp"))
     if kind in ("user", "assistant") and bool(rec.get("isSidechain")) != state["sidechain"]:
         return Step(bucket=f"{DROPPED}:other_thread")  # subagents live in their own session
     if kind == "user":
@@ -221,7 +228,7 @@ def _convert_general(rec: Any, state: dict[str, Any]) -> Step:
         )
     if kind == "pr-link":
         url = rec.get("prUrl") or rec.get("url") or compact_json(rec.get("pr") or "")
-        return Step([row("notice", f"PR: {url}", kind="pr-link", source_ts=ts)])
+        return Step([row("notice", f"PR: {as_text(url)}", kind="pr-link", source_ts=ts)])
     if kind in BOOKKEEPING:
         return Step(bucket=f"{DROPPED}:bookkeeping")
-    return Step(bucket=f"{UNKNOWN}:{kind}")
+    return Step(bucket=f"{UNKNOWN}:{label(kind)}")

@@ -8,12 +8,16 @@ from __future__ import annotations
 from typing import Any
 
 from .claude_code_records import call_text, duplicate, is_wrapper, nothing_taken, provenance
-from .common import Step, clean_text, exit_code_in, head_tail
-
-
-def _source_ts(ts: Any) -> Any:
-    """``row``'s treatment of the ``source_ts`` meta value."""
-    return clean_text(ts) if isinstance(ts, str) else ts
+from .common import (
+    Step,
+    clean_text,
+    exit_code_in,
+    head_tail,
+    meta_text,
+    meta_value,
+    put_pending,
+    take_pending,
+)
 
 
 def _fast_ok(rec: dict[str, Any], state: dict[str, Any]) -> dict[str, Any] | None:
@@ -47,7 +51,7 @@ def assistant_fast(rec: dict[str, Any], state: dict[str, Any]) -> Step | None:
         elif kind != "thinking" and kind != "redacted_thinking":
             return None
     provenance(rec, state)
-    ts = _source_ts(rec.get("timestamp"))
+    ts = meta_value(rec.get("timestamp"))
     message_id = message.get("id")
     rows: list[dict[str, Any]] = []
     called, thinking, dupes = False, 0, 0
@@ -67,9 +71,9 @@ def assistant_fast(rec: dict[str, Any], state: dict[str, Any]) -> Step | None:
         elif kind == "tool_use":
             name = block["name"]
             call_id = block["id"]
-            pending[call_id] = name
+            put_pending(pending, call_id, name)
             called = True
-            meta: dict[str, Any] = {"tool": clean_text(name), "call_id": clean_text(call_id)}
+            meta: dict[str, Any] = {"tool": meta_text(name), "call_id": meta_text(call_id)}
             if ts is not None:
                 meta["source_ts"] = ts
             content = clean_text(call_text(name, block.get("input")))
@@ -101,7 +105,7 @@ def user_fast(rec: dict[str, Any], state: dict[str, Any]) -> Step | None:
             step.turn_end = True
             state["open"] = False
         out: dict[str, Any] = {"role": "user", "content": clean_text(content)}
-        ts = _source_ts(rec.get("timestamp"))
+        ts = meta_value(rec.get("timestamp"))
         if ts is not None:
             out["meta"] = {"source_ts": ts}
         step.rows.append(out)
@@ -117,24 +121,24 @@ def user_fast(rec: dict[str, Any], state: dict[str, Any]) -> Step | None:
         ):
             return None
     provenance(rec, state)
-    ts = _source_ts(rec.get("timestamp"))
+    ts = meta_value(rec.get("timestamp"))
     extra = rec.get("toolUseResult")
     interrupted = isinstance(extra, dict) and bool(extra.get("interrupted"))
     pending = state["pending"]
     rows: list[dict[str, Any]] = []
     for block in content:
         call_id = block["tool_use_id"]
-        tool = pending.pop(call_id, None)
+        tool = take_pending(pending, call_id)
         text = block["content"]
         is_error = bool(block.get("is_error"))
         code = exit_code_in(text) if is_error else None
         if tool == "Bash" and not is_error and not interrupted:
             code = 0
-        meta: dict[str, Any] = {"tool": clean_text(tool) if tool else ""}
+        meta: dict[str, Any] = {"tool": meta_text(tool) if tool else ""}
         if code is not None:
             meta["exit_code"] = code
         meta["is_error"] = is_error
-        meta["call_id"] = clean_text(call_id)
+        meta["call_id"] = meta_text(call_id)
         if ts is not None:
             meta["source_ts"] = ts
         rows.append({"role": "tool_result", "content": clean_text(head_tail(text)), "meta": meta})

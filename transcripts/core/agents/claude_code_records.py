@@ -7,7 +7,7 @@ from typing import Any
 
 import orjson
 
-from .common import CALL_CHARS, DROPPED, compact_json, head_tail
+from .common import CALL_CHARS, DROPPED, compact_json, digest, head_tail, provenance_value
 
 # ``type:user`` text that is not the person: slash commands and their output, hooks,
 # interruptions, reminders (shown as notices, never counted as a turn).
@@ -53,7 +53,7 @@ def provenance(rec: dict[str, Any], state: dict[str, Any]) -> None:
     for src, dst in PROVENANCE:
         value = rec.get(src)
         if isinstance(value, str) and value and dst not in prov:
-            prov[dst] = value
+            prov[dst] = provenance_value(value)  # bounded and redacted: line 0, state
 
 
 def call_text(name: str, data: Any) -> str:
@@ -68,7 +68,10 @@ def call_text(name: str, data: Any) -> str:
 
 
 def duplicate(state: dict[str, Any], message_id: Any, block: dict[str, Any]) -> bool:
-    """A streaming snapshot repeating a block already taken (same message id, same block)."""
+    """A streaming snapshot repeating a block already taken (same message id, same block).
+
+    The state keeps digests of the message id and of the mark, never their text: it is
+    written beside the store without write-boundary redaction."""
     if not isinstance(message_id, str):
         return False
     seen: dict[str, list[str]] = state["seen"]
@@ -78,7 +81,8 @@ def duplicate(state: dict[str, Any], message_id: Any, block: dict[str, Any]) -> 
         mark = orjson.dumps(block)[: 4 * MARK_CHARS].decode("utf-8", "ignore")[:MARK_CHARS]
     except TypeError:
         mark = compact_json(block)[:MARK_CHARS]
-    marks = seen.setdefault(message_id, [])
+    mark = digest(mark)
+    marks = seen.setdefault(digest(message_id), [])
     if mark in marks:
         return True
     marks.append(mark)

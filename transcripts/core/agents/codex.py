@@ -17,10 +17,16 @@ from .common import (
     FOREIGN,
     UNKNOWN,
     Step,
+    as_text,
     compact_json,
     exit_code_in,
     head_tail,
+    label,
+    meta_value,
+    provenance_value,
+    put_pending,
     row,
+    take_pending,
 )
 
 FORMAT = "codex"
@@ -63,7 +69,7 @@ def _command(name: str, args: dict[str, Any]) -> str | None:
 
 def _call(payload: dict[str, Any], state: dict[str, Any], ts: Any) -> Step:
     kind = payload.get("type")
-    name = str(payload.get("name") or ("local_shell" if kind == "local_shell_call" else kind))
+    name = as_text(payload.get("name") or ("local_shell" if kind == "local_shell_call" else kind))
     raw = payload.get("arguments", payload.get("input", payload.get("action")))
     args: Any = raw
     if isinstance(raw, str) and kind == "function_call":
@@ -79,14 +85,14 @@ def _call(payload: dict[str, Any], state: dict[str, Any], ts: Any) -> Step:
         text = f"{name} {shown}"
     call_id = payload.get("call_id") or payload.get("id")
     if isinstance(call_id, str):
-        state["pending"][call_id] = name
+        put_pending(state["pending"], call_id, name)
     return Step(
         [
             row(
                 "tool_call",
                 head_tail(text, CALL_CHARS // 2, CALL_CHARS // 2),
                 tool=name,
-                call_id=call_id,
+                call_id=meta_value(call_id),
                 source_ts=ts,
             )
         ]
@@ -95,11 +101,11 @@ def _call(payload: dict[str, Any], state: dict[str, Any], ts: Any) -> Step:
 
 def _output(payload: dict[str, Any], state: dict[str, Any], ts: Any) -> Step:
     call_id = payload.get("call_id")
-    tool = state["pending"].pop(call_id, None) if isinstance(call_id, str) else None
+    tool = take_pending(state["pending"], call_id) if isinstance(call_id, str) else None
     output = payload.get("output")
     code: int | None = None
     if isinstance(output, dict):  # some builds write {content, success}
-        text = str(output.get("content") or "")
+        text = as_text(output.get("content") or "")
     else:
         text = output if isinstance(output, str) else compact_json(output)
     if text.startswith("{"):
@@ -109,9 +115,9 @@ def _output(payload: dict[str, Any], state: dict[str, Any], ts: Any) -> Step:
             doc = None
         if isinstance(doc, dict) and "output" in doc:
             meta = doc.get("metadata")
-            if isinstance(meta, dict) and isinstance(meta.get("exit_code"), int):
-                code = meta["exit_code"]
-            text = str(doc["output"])
+            if isinstance(meta, dict) and type(meta.get("exit_code")) is int:
+                code = meta["exit_code"]  # orjson reads integers within 64 bits only
+            text = as_text(doc["output"])
     if code is None:
         code = exit_code_in(text)
     if code is not None and "Process running" in text[:400]:
@@ -124,7 +130,7 @@ def _output(payload: dict[str, Any], state: dict[str, Any], ts: Any) -> Step:
                 tool=tool or "",
                 exit_code=code,
                 is_error=code not in (None, 0),
-                call_id=call_id,
+                call_id=meta_value(call_id),
                 source_ts=ts,
             )
         ]
@@ -168,7 +174,7 @@ def _event(payload: dict[str, Any], state: dict[str, Any], ts: Any) -> Step:
         return _close(Step(bucket=f"{DROPPED}:bookkeeping"), state)
     if kind == "turn_aborted":
         state["open"] = False  # not a clean end: no summary pass
-        reason = payload.get("reason") or "aborted"
+        reason = as_text(payload.get("reason") or "aborted")
         return Step([row("notice", f"Turn aborted: {reason}", kind="turn_aborted", source_ts=ts)])
     if kind in ("agent_reasoning", "agent_reasoning_raw_content"):
         return Step(bucket=f"{DROPPED}:reasoning")
@@ -176,7 +182,7 @@ def _event(payload: dict[str, Any], state: dict[str, Any], ts: Any) -> Step:
         return Step(bucket=f"{DROPPED}:duplicate_layer")
     if kind in EVENT_BOOKKEEPING:
         return Step(bucket=f"{DROPPED}:bookkeeping")
-    return Step(bucket=f"{UNKNOWN}:event_msg/{kind}")
+    return Step(bucket=f"{UNKNOWN}:event_msg/{label(kind)}")
 
 
 def _item(payload: dict[str, Any], state: dict[str, Any], ts: Any) -> Step:
@@ -191,7 +197,7 @@ def _item(payload: dict[str, Any], state: dict[str, Any], ts: Any) -> Step:
         return Step(bucket=f"{DROPPED}:reasoning")
     if kind in ITEM_BOOKKEEPING:
         return Step(bucket=f"{DROPPED}:bookkeeping")
-    return Step(bucket=f"{UNKNOWN}:response_item/{kind}")
+    return Step(bucket=f"{UNKNOWN}:response_item/{label(kind)}")
 
 
 def _meta(payload: dict[str, Any], state: dict[str, Any]) -> Step:
@@ -210,7 +216,7 @@ def _meta(payload: dict[str, Any], state: dict[str, Any]) -> Step:
         ("forked_from_id", payload.get("forked_from_id")),
     ):
         if isinstance(value, str) and value:
-            prov[dst] = value
+            prov[dst] = provenance_value(value)  # bounded and redacted: line 0, state
     return Step(bucket=f"{DROPPED}:line0")
 
 
@@ -218,9 +224,12 @@ def convert(rec: Any, state: dict[str, Any]) -> Step:
     """One parsed rollout line → a ``Step``; never raises on a well-formed JSON value."""
     if not isinstance(rec, dict):
         return Step(bucket=f"{UNKNOWN}:not-an-object")
-    kind, payload, ts = rec.get("type"), rec.get("payload"), rec.get("timestamp")
+    kind, payload = rec.get("type"), rec.get("payload")
+    # Only a string or a plain number becomes meta.source_ts (``meta_value``): a nested
+    # array there was refused by the store, batch and all, on every run.
+    ts = meta_value(rec.get("timestamp"))
     if not isinstance(payload, dict):
-        return Step(bucket=f"{FOREIGN}:{kind}")
+        return Step(bucket=f"{FOREIGN}:{label(kind)}")
     if kind == "session_meta":
         return _meta(payload, state)
     if kind == "response_item":
@@ -230,11 +239,11 @@ def convert(rec: Any, state: dict[str, Any]) -> Step:
     if kind == "turn_context":
         cwd = payload.get("cwd")
         if isinstance(cwd, str) and cwd and not state["prov"].get("cwd"):
-            state["prov"]["cwd"] = cwd
+            state["prov"]["cwd"] = provenance_value(cwd)
         return Step(bucket=f"{DROPPED}:bookkeeping")
     if kind == "compacted":
         text = payload.get("message") if isinstance(payload.get("message"), str) else ""
         return Step(
             [row("notice", text or "Conversation compacted", kind="compacted", source_ts=ts)]
         )
-    return Step(bucket=f"{UNKNOWN}:{kind}")
+    return Step(bucket=f"{UNKNOWN}:{label(kind)}")

@@ -15,8 +15,9 @@ from typing import Any
 
 import orjson
 
+from ..redaction import redact_text
 from . import claude_code, codex
-from .common import FOREIGN, Step, Tally, clean_text
+from .common import FOREIGN, REDACTED_TAG, Step, Tally, clean_text, digest
 from .lines import BLOCK, complete_lines
 
 CONVERTERS: dict[str, Callable[[Any, dict[str, Any]], Step]] = {
@@ -152,12 +153,26 @@ def _split(data: bytes, start: int) -> Iterator[tuple[bytes, int]]:
 
 
 def session_key(fmt: str, path: Path, prov: dict[str, Any], sidechain: bool) -> str:
+    """The key (also the store's file name and the slot name): never redacted after this,
+    so a candidate redaction would change is passed over (a captured session id holding a
+    secret already carries a tag): the file's own names next, a digest last."""
     stem = path.name.removesuffix(".jsonl")
+    sid = str(prov.get("source_session_id") or "")
+    options: list[str]
     if fmt == "codex":
-        return f"codex:{prov.get('source_session_id') or stem}"
-    if sidechain:
-        return f"claude:{prov.get('source_session_id') or path.parent.name}:{stem}"
-    return f"claude:{stem}"
+        prefix, options = "codex:", [sid, stem]
+    elif sidechain:
+        prefix, options = "claude:", [f"{sid}:{stem}" if sid else "", f"{path.parent.name}:{stem}"]
+    else:
+        prefix, options = "claude:", [stem]
+    for option in options:
+        if option and _clean_key(prefix + option):
+            return prefix + option
+    return prefix + digest(options[-1])
+
+
+def _clean_key(key: str) -> bool:
+    return REDACTED_TAG not in key and redact_text(key)[0] == key
 
 
 def session_title(rows: list[dict[str, Any]], prov: dict[str, Any]) -> str:
