@@ -10,9 +10,12 @@ from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler  # noqa: E402
 
+from kirocrew_site.realtime.relay import relay_asgi  # noqa: E402
 from kirocrew_site.realtime.routing import websocket_urlpatterns  # noqa: E402
 
-application = ProtocolTypeRouter(
+# relay_asgi: in the embedded profile the server relays other processes' frames (a
+# --follow import's) to its sockets, started on the first connection.
+router = ProtocolTypeRouter(
     {
         # The dashboard's few vendored files (and the admin's) are served by daphne itself:
         # the embedded profile runs with no other server. A proxy may serve STATIC_ROOT
@@ -21,3 +24,4 @@ application = ProtocolTypeRouter(
         "websocket": AuthMiddlewareStack(URLRouter(websocket_urlpatterns)),  # type: ignore[arg-type]
     }
 )
+application = relay_asgi(router)

@@ -12,6 +12,7 @@ from channels.layers import get_channel_layer
 
 from .frames import Frame
 from .groups import slot_groups
+from .relay import frame_spool
 
 
 def frame_send(slot_name: str, frame: Frame) -> None:
@@ -20,6 +21,8 @@ def frame_send(slot_name: str, frame: Frame) -> None:
         return
     groups = slot_groups(slot_name)
     wire = frame.wire()
+    if frame_spool(layer, groups, [wire]):
+        return  # the server's relay sends it: this process's in-memory layer reaches no socket
 
     async def fan_out() -> None:  # one loop hop for every group, not one per group
         for group in groups:

@@ -1,0 +1,346 @@
+"""The frame spool: how a process without the server's channel layer hands frames to it.
+
+The embedded profile's channel layer lives inside one process, so a frame announced by a
+command (``import_transcripts --follow``) would never reach the server's sockets. Instead
+the command writes each frame send to a file in ``$KIROCREW_HOME/frames/`` and the server's
+relay (``realtime.relay``) takes the files, oldest first, and sends them on its own layer.
+
+The format, one JSON object per file: ``{"sends": [{"groups": [...], "frames": [...]}]}``,
+each send's frames (wire dicts) to each of its groups, in order. A writer collects the
+sends of ``LINGER_S`` into one file: one import's first poll announces every row it
+imported, one frame per row, and a file per frame costs a third of a millisecond.
+Everything here is plain files and the standard library; which groups and frames are
+acceptable is passed in by the caller (they are Django-side knowledge).
+
+Delivery is at most once and best effort, like the layer it stands in for: a file is
+deleted before its frames are sent, a stale one is dropped unread, and a client that
+missed a frame re-syncs from the API.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import json
+import logging
+import os
+import re
+import stat
+import threading
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+FOLDER_MODE = 0o700  # frames name slots and row stamps: no other local user reads them
+FILE_MODE = 0o600
+HEARTBEAT = ".relay"  # touched by the relay on every tick; its mtime says it is alive
+TMP_PREFIX = ".tmp-"  # a file being written: never read, dropped once stale
+FRESH_S = 3.0  # a heartbeat older than this: no relay is running (12 missed ticks)
+STALE_S = 30.0  # a frame file older than this is dropped unread: its news is old
+LINGER_S = 0.02  # a writer's sends within this long share a file (added latency, at most)
+MAX_SENDS = 256  # sends per file (a full buffer is written at once)
+MAX_FILE_BYTES = 512 * 1024  # a full file is ~80 KB: bounds a hostile read
+MAX_GROUPS = 16
+MAX_FRAMES = 64
+TAKE_LIMIT = 4  # files (~1000 sends) per take: a backlog holds the server loop ~50 ms at most
+
+log = logging.getLogger(__name__)
+
+# <20-digit ns stamp>-<pid>-<seq>.json: sorting names sorts files by when they were written
+_NAME = re.compile(r"[0-9]{20}-[0-9]{1,10}-[0-9]{1,20}\.json")
+_O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+
+
+class SpoolError(OSError):
+    """The spool folder cannot be trusted (not a directory, or another user's)."""
+
+
+@dataclass(frozen=True)
+class Spooled:
+    """One send: every frame goes to every group, frames in order."""
+
+    groups: tuple[str, ...]
+    frames: tuple[dict[str, Any], ...]
+
+
+@dataclass
+class Taken:
+    """What one ``spool_take`` found: the files' contents in order, and what it dropped."""
+
+    batches: list[Spooled] = field(default_factory=list)  # every file's sends, in order
+    stale: int = 0
+    malformed: list[tuple[str, str]] = field(default_factory=list)  # (file name, why)
+    more: bool = False  # the limit was reached: take again at once
+
+
+def spool_prepare(folder: Path) -> None:
+    """Create the folder 0700, or check the existing one is ours and make it 0700."""
+    with contextlib.suppress(FileExistsError):
+        folder.mkdir(mode=FOLDER_MODE)
+    info = os.lstat(folder)
+    if not stat.S_ISDIR(info.st_mode):  # a symlink would send frames (and deletes) elsewhere
+        raise SpoolError(errno.ENOTDIR, "frame spool is not a directory", str(folder))
+    if info.st_uid != os.geteuid():
+        raise SpoolError(errno.EPERM, "frame spool belongs to another user", str(folder))
+    if stat.S_IMODE(info.st_mode) != FOLDER_MODE:  # mkdir's mode is masked; an old folder
+        os.chmod(folder, FOLDER_MODE)
+
+
+def heartbeat_touch(folder: Path, token: str) -> None:
+    """Say the relay is alive: bump the heartbeat's mtime, writing it (with the relay's
+    token, so only this relay removes it at exit) when it is missing."""
+    path = folder / HEARTBEAT
+    try:
+        os.utime(path, follow_symlinks=False)
+    except FileNotFoundError:
+        _write_atomic(folder, HEARTBEAT, token.encode(), f"{TMP_PREFIX}relay-{os.getpid()}")
+
+
+def heartbeat_fresh(folder: Path, now: float, fresh_s: float = FRESH_S) -> bool:
+    """A relay touched the heartbeat within ``fresh_s`` (either way: clocks step)."""
+    try:
+        mtime = os.lstat(folder / HEARTBEAT).st_mtime
+    except OSError:
+        return False
+    return abs(now - mtime) < fresh_s
+
+
+def heartbeat_drop(folder: Path, token: str) -> None:
+    """Remove the heartbeat if it is this relay's: writers stop spooling at once."""
+    path = folder / HEARTBEAT
+    try:
+        if path.read_bytes() == token.encode():
+            path.unlink()
+    except OSError:
+        pass
+
+
+Send = tuple[Sequence[str], Sequence[dict[str, Any]]]  # (groups, frames)
+
+
+class SpoolWriter:
+    """Writes frame files whose names sort in the order they were written.
+
+    The name's stamp is the wall clock in ns, forced to grow within the process (so a
+    clock step back cannot reorder this process's files); the lock spans the rename, so
+    two threads' files appear in the order of their stamps.
+
+    ``send`` buffers: the first send starts a timer of ``linger_s``, which writes every
+    send buffered by then as one file (a full buffer is written at once). The timer is a
+    non-daemon thread, so a command's last sends are written before its process exits.
+    """
+
+    def __init__(self, linger_s: float = LINGER_S, most: int = MAX_SENDS) -> None:
+        self._linger_s = linger_s
+        self._most = most
+        self.forget()
+
+    def forget(self) -> None:
+        """A fresh state (a forked child's: the parent's lock may be held, its sends are
+        the parent's to write)."""
+        self._lock = threading.Lock()
+        self._last = 0
+        self._seq = 0
+        self._pending: list[Send] = []
+        self._folder: Path | None = None
+        self._timer: threading.Timer | None = None
+
+    def write(self, folder: Path, sends: Sequence[Send]) -> Path:
+        """One file of these sends, now."""
+        with self._lock:
+            return self._write(folder, sends)
+
+    def send(self, folder: Path, groups: Sequence[str], frames: Sequence[dict[str, Any]]) -> None:
+        with self._lock:
+            if self._folder is not None and self._folder != folder:
+                self._flush()
+            self._folder = folder
+            self._pending.append((list(groups), list(frames)))
+            if len(self._pending) >= self._most:
+                self._flush()
+            elif self._timer is None:
+                self._timer = threading.Timer(self._linger_s, self.flush)
+                self._timer.start()
+
+    def flush(self) -> None:
+        with self._lock:
+            self._flush()
+
+    def _flush(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        pending, self._pending = self._pending, []
+        if pending and self._folder is not None:
+            try:
+                self._write(self._folder, pending)
+            except OSError:  # frames are hints: these are lost, as on a full channel layer
+                log.warning("frame spool: %d send(s) not written", len(pending), exc_info=True)
+
+    def _write(self, folder: Path, sends: Sequence[Send]) -> Path:
+        doc = {"sends": [{"groups": list(g), "frames": list(f)} for g, f in sends]}
+        body = json.dumps(doc, separators=(",", ":")).encode()
+        self._last = stamp = max(time.time_ns(), self._last + 1)
+        self._seq += 1
+        pid = os.getpid()
+        name = f"{stamp:020d}-{pid}-{self._seq}.json"
+        return _write_atomic(folder, name, body, f"{TMP_PREFIX}{pid}-{self._seq}")
+
+
+def _write_atomic(folder: Path, name: str, body: bytes, tmp_name: str) -> Path:
+    """Write under a temporary name, then rename: a reader sees the whole file or none."""
+    tmp = folder / tmp_name
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_NOFOLLOW, FILE_MODE)
+    try:
+        try:
+            view = memoryview(body)
+            while view:
+                view = view[os.write(fd, view) :]
+        finally:
+            os.close(fd)
+        os.rename(tmp, folder / name)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
+    return folder / name
+
+
+def spool_take(
+    folder: Path,
+    *,
+    now: float,
+    accept_group: Callable[[str], bool],
+    accept_frame: Callable[[dict[str, Any]], dict[str, Any]],
+    limit: int = TAKE_LIMIT,
+    stale_s: float = STALE_S,
+) -> Taken:
+    """Take (read and delete) up to ``limit`` frame files, oldest first: their sends in order.
+
+    ``accept_frame`` returns the frame to send or raises ``ValueError``. A file that is
+    not exactly the expected shape is deleted and reported in ``malformed``; a file older
+    than ``stale_s`` is deleted unread; a temporary file is left to its writer until stale.
+    """
+    taken = Taken()
+    for name in sorted(_names(folder)):
+        if name == HEARTBEAT:
+            continue
+        path = folder / name
+        if name.startswith(TMP_PREFIX):  # mid-write, or its writer died before the rename
+            if _age(path, now) > stale_s:
+                _unlink(path)
+            continue
+        if len(taken.batches) >= limit:
+            taken.more = True
+            break
+        if not _NAME.fullmatch(name):
+            taken.malformed.append((name, "not a frame file name"))
+            _unlink(path)
+            continue
+        try:
+            info = os.lstat(path)
+        except FileNotFoundError:
+            continue
+        if not stat.S_ISREG(info.st_mode):
+            taken.malformed.append((name, "not a regular file"))
+            _unlink(path)
+            continue
+        if now - info.st_mtime > stale_s:
+            taken.stale += 1
+            _unlink(path)
+            continue
+        try:
+            raw = _read(path)
+        except OSError as exc:
+            taken.malformed.append((name, f"unreadable: {exc.strerror}"))
+            _unlink(path)
+            continue
+        # Deleted before parsing, so a file that breaks the parser is never retried.
+        if not _unlink(path):
+            taken.malformed.append((name, "cannot be deleted"))
+            continue
+        try:
+            taken.batches.extend(spooled_parse(raw, accept_group, accept_frame))
+        except ValueError as exc:
+            taken.malformed.append((name, str(exc)[:200]))
+    return taken
+
+
+def spooled_parse(
+    raw: bytes,
+    accept_group: Callable[[str], bool],
+    accept_frame: Callable[[dict[str, Any]], dict[str, Any]],
+) -> list[Spooled]:
+    """One file's bytes, trusted only in the exact shape ``SpoolWriter`` writes: all of
+    it, or (``ValueError``) none of it."""
+    if len(raw) > MAX_FILE_BYTES:
+        raise ValueError("too large")
+    try:
+        doc = json.loads(raw)
+    except (ValueError, RecursionError):  # RecursionError: a deep nest in a small file
+        raise ValueError("not JSON") from None
+    if not isinstance(doc, dict) or set(doc) != {"sends"}:
+        raise ValueError("not a frame file")
+    sends = doc["sends"]
+    if not _bounded_list(sends, MAX_SENDS):
+        raise ValueError("sends are not a list")
+    return [_send_parse(send, accept_group, accept_frame) for send in sends]
+
+
+def _send_parse(
+    send: object,
+    accept_group: Callable[[str], bool],
+    accept_frame: Callable[[dict[str, Any]], dict[str, Any]],
+) -> Spooled:
+    if not isinstance(send, dict) or set(send) != {"groups", "frames"}:
+        raise ValueError("not a send")
+    groups, frames = send["groups"], send["frames"]
+    if not _bounded_list(groups, MAX_GROUPS) or not all(
+        isinstance(g, str) and accept_group(g) for g in groups
+    ):
+        raise ValueError("unknown groups")
+    if not _bounded_list(frames, MAX_FRAMES) or not all(isinstance(f, dict) for f in frames):
+        raise ValueError("frames are not a list of objects")
+    return Spooled(tuple(groups), tuple(accept_frame(f) for f in frames))
+
+
+def _bounded_list(value: object, most: int) -> bool:
+    return isinstance(value, list) and 0 < len(value) <= most
+
+
+def _names(folder: Path) -> Iterable[str]:
+    with os.scandir(folder) as entries:
+        return [entry.name for entry in entries]
+
+
+def _read(path: Path) -> bytes:
+    # O_NOFOLLOW: a symlink swapped in after the lstat is refused, never followed
+    fd = os.open(path, os.O_RDONLY | _O_NOFOLLOW)
+    try:
+        return os.read(fd, MAX_FILE_BYTES + 1)
+    finally:
+        os.close(fd)
+
+
+def _age(path: Path, now: float) -> float:
+    try:
+        return now - os.lstat(path).st_mtime
+    except OSError:
+        return 0.0
+
+
+def _unlink(path: Path) -> bool:
+    """Remove it (an empty directory too); False when it stays, so it is never sent: a
+    file taken again on every pass would repeat its frames four times a second."""
+    try:
+        path.unlink()
+    except FileNotFoundError:
+        pass
+    except IsADirectoryError:
+        with contextlib.suppress(OSError):
+            path.rmdir()
+    except OSError:
+        return False
+    return True

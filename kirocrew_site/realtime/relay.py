@@ -1,0 +1,181 @@
+"""The frame relay: frames from other processes reach the server's sockets without Redis.
+
+The embedded profile's ``InMemoryChannelLayer`` exists once per process, so a command's
+frames (``import_transcripts --follow`` in another terminal) used to vanish. Now:
+
+* the server process runs a relay, an asyncio task on its own event loop, started on its
+  first connection (``relay_asgi`` wraps the ASGI application; daphne sends no lifespan
+  event). Every ``TICK_S`` it touches the heartbeat ``$KIROCREW_HOME/frames/.relay``,
+  takes the frame files there (``core.spool``) and sends their frames on its layer;
+* ``frame_spool`` (called by ``services.frame_send`` in every process) spools the send
+  instead of sending locally when the layer is in-memory, this process runs no relay, and
+  the heartbeat is fresh (sends within ``LINGER_S`` share a file). With no server running
+  nothing is written.
+
+With ``REDIS_URL`` none of this runs: the layer itself crosses processes (and machines).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import logging
+import os
+import secrets
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from asgiref.typing import ASGI3Application, ASGIReceiveCallable, ASGISendCallable, Scope
+from channels.layers import BaseChannelLayer, InMemoryChannelLayer, get_channel_layer
+from django.conf import settings
+
+from .core.spool import (
+    SpoolWriter,
+    heartbeat_drop,
+    heartbeat_fresh,
+    heartbeat_touch,
+    spool_prepare,
+    spool_take,
+)
+from .frames import Frame, HelloFrame, PongFrame
+from .groups import DASHBOARD_GROUP, app_group
+
+log = logging.getLogger(__name__)
+
+TICK_S = 0.25  # the latency a relayed frame adds, at most, on top of the writer's own
+_APP_PREFIX = app_group(0).removesuffix("0")  # "app-": the form's only varying part is the id
+_SOCKET_ONLY = (HelloFrame, PongFrame)  # one socket's own answers, never sent to a group
+
+
+class _State:
+    task: asyncio.Task[None] | None = None
+    token = ""  # set once this process has started a relay: it is the server, send locally
+    last_error = ""
+
+
+_state = _State()
+_writer = SpoolWriter()
+os.register_at_fork(after_in_child=_writer.forget)  # the bulk import forks its workers
+
+
+def spool_folder() -> Path:
+    return Path(settings.KIROCREW_HOME) / "frames"
+
+
+def group_accepted(group: str) -> bool:
+    """``dashboard`` or ``app-<id>`` exactly as ``groups.py`` spells them."""
+    if group == DASHBOARD_GROUP:
+        return True
+    digits = group.removeprefix(_APP_PREFIX)
+    return (
+        digits != group
+        and 0 < len(digits) <= 19
+        and digits.isascii()
+        and digits.isdigit()
+        and app_group(int(digits)) == group  # no leading zeros, no other spelling
+    )
+
+
+def frame_accepted(frame: dict[str, Any]) -> dict[str, Any]:
+    """The frame rebuilt through its model (the wire form a local send would carry), or
+    ``ValueError`` (pydantic's ``ValidationError`` is one) for an unknown or bad frame."""
+    kind = frame.get("type")
+    # Looked up at each use: a frame model added to frames.py is relayed with no change here.
+    models = {
+        cls.model_fields["type"].default: cls
+        for cls in Frame.__subclasses__()
+        if cls not in _SOCKET_ONLY and "type" in cls.model_fields
+    }
+    model = models.get(kind) if isinstance(kind, str) else None
+    if model is None:
+        raise ValueError(f"unknown frame type {str(kind)[:40]!r}")
+    return model.model_validate(frame).wire()
+
+
+def frame_spool(
+    layer: BaseChannelLayer, groups: Sequence[str], frames: list[dict[str, Any]]
+) -> bool:
+    """Hand the frames to the server's relay if one runs elsewhere; False: send locally."""
+    if not isinstance(layer, InMemoryChannelLayer) or _state.token:
+        return False
+    folder = spool_folder()
+    if not heartbeat_fresh(folder, time.time()):
+        return False  # no server: a local send reaches no one, but leaves nothing behind
+    _writer.send(folder, groups, frames)  # written within LINGER_S, with its neighbours
+    return True
+
+
+def relay_ensure() -> None:
+    """Start the relay on the running loop unless it already runs there (cheap then).
+
+    The loop check matters in tests, where each one has its own loop; daphne has one."""
+    loop = asyncio.get_running_loop()
+    task = _state.task
+    if task is not None and not task.done() and task.get_loop() is loop:
+        return
+    layer = get_channel_layer()
+    if not isinstance(layer, InMemoryChannelLayer):
+        return  # Redis (or no layer): other processes reach the sockets through it
+    if not _state.token:
+        _state.token = secrets.token_hex(16)
+        atexit.register(_heartbeat_release)
+    _state.task = loop.create_task(_relay_run(layer), name="kirocrew-frame-relay")
+
+
+def relay_asgi(app: ASGI3Application) -> ASGI3Application:
+    """``app``, starting the relay on its first connection (HTTP or WebSocket)."""
+
+    async def with_relay(
+        scope: Scope, receive: ASGIReceiveCallable, send: ASGISendCallable
+    ) -> None:
+        relay_ensure()
+        await app(scope, receive, send)
+
+    return with_relay
+
+
+async def relay_tick(layer: BaseChannelLayer) -> bool:
+    """One pass: heartbeat, take, send. True when files are left for an immediate pass."""
+    folder = spool_folder()
+    spool_prepare(folder)  # every pass: a folder removed under a running server comes back
+    heartbeat_touch(folder, _state.token)
+    taken = spool_take(
+        folder, now=time.time(), accept_group=group_accepted, accept_frame=frame_accepted
+    )
+    for name, why in taken.malformed:
+        log.warning("frame relay dropped a malformed file %r: %s", name, why)
+    if taken.stale:
+        log.info("frame relay dropped %d stale frame file(s) unread", taken.stale)
+    for spooled in taken.batches:
+        for frame in spooled.frames:
+            for group in spooled.groups:
+                await layer.group_send(group, {"type": "frame.send", "frame": frame})
+        # The in-memory layer's sends never yield: let the consumers drain their queues
+        # (capacity 100) between sends, or a burst from an import overflows them.
+        await asyncio.sleep(0)
+    return taken.more
+
+
+async def _relay_run(layer: BaseChannelLayer) -> None:
+    """Pass after pass until the loop ends; a failing pass is logged (once per distinct
+    error, not four times a second) and the relay carries on."""
+    while True:
+        more = False
+        try:
+            more = await relay_tick(layer)
+        except Exception as exc:
+            if repr(exc) != _state.last_error:
+                log.warning("frame relay pass failed", exc_info=True)
+            _state.last_error = repr(exc)
+        else:
+            if _state.last_error:
+                log.info("frame relay recovered")
+            _state.last_error = ""
+        await asyncio.sleep(0 if more else TICK_S)
+
+
+def _heartbeat_release() -> None:
+    """At exit: writers stop spooling at once instead of for ``FRESH_S`` more seconds."""
+    heartbeat_drop(spool_folder(), _state.token)

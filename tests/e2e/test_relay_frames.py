@@ -1,0 +1,149 @@
+"""Without Redis, a command in its own process still reaches a socket on the server.
+
+The embedded profile (SQLite, the in-memory channel layer) with real processes: daphne,
+a WebSocket client authenticated as an app, and ``import_transcripts --follow`` in
+another process with the same ``KIROCREW_HOME``. Records appended to the followed file
+become row frames in the command, which it spools to ``$KIROCREW_HOME/frames/``; daphne's
+relay sends them on its own layer to the socket. No patching: this is ``make run`` plus a
+second terminal.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from websockets.sync.client import connect as ws_connect
+
+from tests.e2e.processes import BIN, Proc, free_port, health, manage, recv_until, wait_for
+from tests.transcripts.agents.helpers import CLAUDE_FILE, CLAUDE_SID, copy_tree
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(180)]
+
+APP = "relay-frames"
+SLOT = f"claude:{CLAUDE_SID}"  # an imported Claude Code session's slot is its key
+
+
+def embedded_env(home: Path, **extra: str) -> dict[str, str]:
+    """This process's environment minus every setting of ours: the embedded defaults
+    (no DATABASE_URL, no REDIS_URL), with a private ``KIROCREW_HOME``."""
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("KIROCREW_", "CELERY_", "DJANGO_", "DATABASE_URL", "REDIS_URL"))
+    }
+    env.update(
+        DJANGO_SETTINGS_MODULE="kirocrew_site.settings",
+        PYTHONUNBUFFERED="1",
+        KIROCREW_HOME=str(home),
+        KIROCREW_TRANSCRIPT_FSYNC="never",
+        KIROCREW_SUMMARY_ENABLED="0",  # frames only: no pass is queued for a turn end
+    )
+    env.update(extra)
+    return env
+
+
+def test_a_follow_import_reaches_a_socket_on_the_server_without_redis(tmp_path: Path) -> None:
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    home = tmp_path / "home"
+    env = embedded_env(home)
+    spool = home / "frames"
+    manage(env, "migrate", "--noinput")
+    token = manage(env, "create_app", APP).strip().splitlines()[-1]
+    assert token.startswith("kc_")
+    source = copy_tree(tmp_path / "src") / CLAUDE_FILE
+
+    # With no server running, the import's frames go nowhere and leave no file behind.
+    manage(env, "import_transcripts", "--format", "claude-code", "--app", APP, str(source))
+    assert not spool.exists()
+
+    port = free_port()
+    daphne = Proc(
+        "daphne",
+        [str(BIN / "daphne"), "-b", "127.0.0.1", "-p", str(port), "kirocrew_site.asgi:application"],
+        env,
+        logs,
+    )
+    follow = [
+        *(str(BIN / "python"), "manage.py", "import_transcripts", "--format", "claude-code"),
+        *("--follow", "--interval", "0.1", "--polls", "600", str(source)),
+    ]
+    follower: Proc | None = None
+    bearer = {"Authorization": f"Bearer {token}"}
+    latencies: list[float] = []
+    try:
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}", headers=bearer, timeout=30) as api:
+            wait_for("daphne to answer", lambda: health(api), within=30, procs=[daphne])
+            with ws_connect(
+                f"ws://127.0.0.1:{port}/ws/dashboard/", additional_headers=bearer, open_timeout=10
+            ) as ws:
+                assert json.loads(ws.recv(timeout=10)) == {
+                    "type": "hello",
+                    "data": {"scope": "app"},
+                }
+                wait_for("the relay", (spool / ".relay").exists, within=10, procs=[daphne])
+                assert stat.S_IMODE(spool.stat().st_mode) == 0o700
+
+                follower = started = Proc("follow", follow, env, logs)
+                wait_for(
+                    "the follower",
+                    lambda: "Following" in started.output(),
+                    within=30,
+                    procs=[daphne, started],
+                )
+                rows: list[dict[str, Any]] = []
+                for n in (1, 2):  # the second append measures a warm follower
+                    appended = time.monotonic()
+                    _append_prompt_and_tool_call(source, n)
+                    seen = recv_until(ws, _nth_row(1), within=20)
+                    latencies.append(time.monotonic() - appended)
+                    seen += recv_until(ws, _nth_row(1), within=20)
+                    rows += [f for f in seen if f["type"] == "row"]
+
+            response = api.get(f"/api/chat/slots/{SLOT}/transcript")
+            assert response.status_code == 200, response.text
+            stored = response.json()["rows"][-4:]
+    finally:
+        if follower is not None:
+            follower.stop()
+            print(f"--- follow\n{follower.output()[-4000:]}")
+        daphne.stop()
+        print(f"--- daphne\n{daphne.output()[-4000:]}")  # shown when the test failed
+    print(f"append -> row frame: {', '.join(f'{s * 1000:.0f} ms' for s in latencies)}")
+
+    # The frames name exactly the rows the follower appended, in order.
+    assert rows == [
+        {"type": "row", "data": {"key": SLOT, "ts": row["ts"], "role": row["role"]}}
+        for row in stored
+    ]
+    assert [row["role"] for row in stored][::2] == ["user", "user"]
+    # Every file was taken: at most the heartbeat is left (removed only at a clean exit).
+    assert [name for name in os.listdir(spool) if name != ".relay"] == []
+
+
+def _append_prompt_and_tool_call(path: Path, n: int) -> None:
+    """A new prompt and a reply still using a tool (so no clean turn end comes with them)."""
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    prompt, call = lines[3], lines[6]
+    prompt["uuid"], call["uuid"] = f"relay-p{n}", f"relay-c{n}"
+    call["message"]["id"] = f"msg_relay{n}"
+    call["message"]["content"][0]["id"] = f"toolu_relay{n}"
+    with path.open("a") as fp:
+        fp.write(json.dumps(prompt) + "\n" + json.dumps(call) + "\n")
+
+
+def _nth_row(n: int) -> Any:
+    seen: list[int] = [0]
+
+    def done(frame: dict[str, Any]) -> bool:
+        seen[0] += frame["type"] == "row"
+        return seen[0] >= n
+
+    return done
