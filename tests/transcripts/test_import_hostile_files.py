@@ -1,8 +1,10 @@
-"""Hostile files and folders for the agent importers: names, races, replaced and regrown sources, lost state.
+"""Hostile sources for the agent importers: replaced, rewritten, shrunk or regrown between
+runs, a state file lost, records appended while a run commits, long torn lines.
 
 Real files under ``tmp_path``, the management command through Django (the stop-20 attack
-pass). A test marked ``xfail(strict=True)`` is a hole found and not closed yet (its reason
-says which); the others guard what held, or a hole since closed.
+pass; hostile names and folders are in ``test_import_hostile_files_names.py``). A test
+marked ``xfail(strict=True)`` is a hole found and not closed yet (its reason says which);
+the others guard what held, or a hole since closed.
 """
 
 from __future__ import annotations
@@ -14,16 +16,12 @@ from typing import Any
 
 import pytest
 
+from transcripts.core.agents import lines
 from transcripts.core.store import TranscriptStore
-from transcripts.models import Session
 
 from .import_attack_helpers import (
-    CODEX_ID,
     SID,
-    all_store_bytes,
-    codex_assistant,
-    codex_meta,
-    codex_user,
+    bulk_tree,
     contents,
     jl,
     project_dir,
@@ -33,36 +31,6 @@ from .import_attack_helpers import (
 )
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.mark.xfail(
-    strict=True,
-    reason="stop20 attack: a Codex id of 300 chars makes a store file name over NAME_MAX; "
-    "OSError ENAMETOOLONG escapes the command as a traceback",
-)
-def test_a_codex_session_id_too_long_for_a_file_name_is_reported_not_a_traceback(
-    tmp_path: Path, store: TranscriptStore
-) -> None:
-    path = tmp_path / "sessions" / "rollout-2026-11-30T11-00-00-y.jsonl"
-    path.parent.mkdir(parents=True)
-    path.write_text(jl(codex_meta(sid="a" * 300), codex_user("go"), codex_assistant("ok")))
-    code, out = run("--format", "codex", str(path))  # an OSError here fails the test
-    assert code in (0, 1)
-    assert "bad" in out or "Imported 1" in out
-
-
-@pytest.mark.xfail(
-    strict=True,
-    reason="stop20 attack: a 250-byte Claude file name (legal) becomes claude_<stem>.jsonl, "
-    "over NAME_MAX; OSError escapes as a traceback",
-)
-def test_a_claude_file_name_near_name_max_is_reported_not_a_traceback(
-    tmp_path: Path, store: TranscriptStore
-) -> None:
-    path = project_dir(tmp_path) / ("s" * 248 + ".jsonl")  # 254 bytes: a legal name
-    path.write_text(jl(prompt(1, "hello"), reply(2, "hi")))
-    code, _out = run("--format", "claude-code", str(path))
-    assert code in (0, 1)
 
 
 def _rewrite_in_place(path: Path, text: str) -> None:
@@ -119,6 +87,28 @@ def test_a_source_rewritten_with_the_same_size_is_not_silently_unchanged(
     assert (code == 1 and "bad" in out) or "BBBB first prompt" in texts, (out, texts)
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="stop20 attack: a source deleted and re-created (new file, same size) gets the "
+    "freed inode number back; judged by (dev, ino, size) it is silently unchanged",
+)
+def test_a_source_deleted_and_recreated_with_the_same_size_is_not_silently_unchanged(
+    tmp_path: Path, store: TranscriptStore
+) -> None:
+    path = project_dir(tmp_path) / f"{SID}.jsonl"
+    path.write_text(jl(prompt(1, "AAAA first prompt"), reply(2, "AAAA reply")))
+    assert run("--format", "claude-code", str(path))[0] == 0
+    ino, size = path.stat().st_ino, path.stat().st_size
+    path.unlink()
+    path.write_text(jl(prompt(1, "BBBB first prompt"), reply(2, "BBBB reply")))
+    if path.stat().st_ino != ino:
+        pytest.skip("this file system gave the new file another inode number")
+    assert path.stat().st_size == size
+    code, out = run("--format", "claude-code", str(path))
+    texts = " ".join(contents(store, f"claude:{SID}"))
+    assert (code == 1 and "bad" in out) or "BBBB first prompt" in texts, (out, texts)
+
+
 def test_a_source_replaced_by_a_new_inode_is_reported_and_left_alone(
     tmp_path: Path, store: TranscriptStore
 ) -> None:
@@ -154,206 +144,82 @@ def test_a_shrunk_source_is_reported_then_regrowth_is_judged_by_its_offset(
     assert store.path(f"claude:{SID}").read_bytes() == before
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="stop20 attack: a source deleted and re-created (new file, same size) gets the "
-    "freed inode number back; judged by (dev, ino, size) it is silently unchanged",
-)
-def test_a_source_deleted_and_recreated_with_the_same_size_is_not_silently_unchanged(
+def test_a_lost_state_file_never_duplicates_the_session(
     tmp_path: Path, store: TranscriptStore
 ) -> None:
     path = project_dir(tmp_path) / f"{SID}.jsonl"
-    path.write_text(jl(prompt(1, "AAAA first prompt"), reply(2, "AAAA reply")))
+    path.write_text(jl(prompt(1, "only once"), reply(2, "reply once")))
     assert run("--format", "claude-code", str(path))[0] == 0
-    ino, size = path.stat().st_ino, path.stat().st_size
-    path.unlink()
-    path.write_text(jl(prompt(1, "BBBB first prompt"), reply(2, "BBBB reply")))
-    if path.stat().st_ino != ino:
-        pytest.skip("this file system gave the new file another inode number")
-    assert path.stat().st_size == size
+    for state in (store.root / ".agent-imports").glob("*.json"):
+        state.unlink()  # "a cache": the person clears it, or a backup restores without it
     code, out = run("--format", "claude-code", str(path))
-    texts = " ".join(contents(store, f"claude:{SID}"))
-    assert (code == 1 and "bad" in out) or "BBBB first prompt" in texts, (out, texts)
+    assert code == 1
+    assert "import state is lost" in out, out
+    assert contents(store, f"claude:{SID}").count("only once") == 1
 
 
-def test_auto_on_a_folder_mixing_all_three_formats(tmp_path: Path, store: TranscriptStore) -> None:
-    """What held: each file goes to its own converter (this project's own format to the
-    ordinary import); nothing is bad, a re-run changes nothing."""
-    src = tmp_path / "mixed"
-    src.mkdir()
-    (src / f"{SID}.jsonl").write_text(jl(prompt(1, "claude prompt"), reply(2, "claude reply")))
-    (src / f"rollout-{CODEX_ID}.jsonl").write_text(
-        jl(codex_meta(), codex_user("codex prompt"), codex_assistant("codex reply"))
-    )
-    kiro = {"_type": "metadata", "created_at": "2026-11-30T10:00:00+00:00", "key": "kiro1"}
-    row = {"role": "user", "content": "kiro prompt", "ts": "2026-11-30T10:00:01+00:00"}
-    (src / "kiro1.jsonl").write_text(jl(kiro, row))
-    code, out = run("--format", "auto", str(src))
-    assert code == 0, out
-    assert {"claude prompt", "claude reply"} <= set(contents(store, f"claude:{SID}"))
-    assert {"codex prompt", "codex reply"} <= set(contents(store, f"codex:{CODEX_ID}"))
-    assert store.exists("kiro1")
-    before = all_store_bytes(store)
-    assert run("--format", "auto", str(src))[0] == 0
-    assert all_store_bytes(store) == before
-
-
-def test_importing_the_stores_own_folder_into_itself_changes_nothing(
+def test_lost_state_files_of_many_sources_never_duplicate_them(
     tmp_path: Path, store: TranscriptStore
 ) -> None:
-    src = project_dir(tmp_path)
-    (src / f"{SID}.jsonl").write_text(jl(prompt(1, "hello"), reply(2, "hi")))
+    """The bulk path hands a source whose key is in the store to the per-file path,
+    which reports it as above: nothing appended twice, nothing lost."""
+    src, sids = bulk_tree(tmp_path)
     assert run("--format", "claude-code", str(src))[0] == 0
-    before = all_store_bytes(store)
-    count = Session.objects.count()
-    code, out = run("-v", "2", "--format", "auto", str(store.root))
-    assert code in (0, 1), out
-    code, out = run("-v", "2", "--format", "claude-code", str(store.root))
-    assert code in (0, 1), out
-    assert all_store_bytes(store) == before
-    assert Session.objects.count() == count
-
-
-def test_a_symlink_loop_a_linked_folder_and_a_folder_named_jsonl(
-    tmp_path: Path, store: TranscriptStore
-) -> None:
-    """What held: a loop of links, a folder that is itself a link and a directory named
-    like a session neither hang nor raise; the link is reported, never followed."""
-    real = project_dir(tmp_path)
-    (real / f"{SID}.jsonl").write_text(jl(prompt(1, "hello"), reply(2, "hi")))
-    (real / "loop").symlink_to(real)  # a link to its own folder
-    (real / "a.jsonl").symlink_to(real / "b.jsonl")
-    (real / "b.jsonl").symlink_to(real / "a.jsonl")
-    (real / "dir.jsonl").mkdir()
-    linked = tmp_path / "linked"
-    linked.symlink_to(real)
-    code, out = run("--format", "claude-code", str(linked))
-    assert code == 1, out
-    assert "link" in out.lower(), out
-    assert not store.exists(f"claude:{SID}")
-    code, out = run("--format", "claude-code", str(real))
-    assert code == 1, out
-    assert store.exists(f"claude:{SID}")
-    assert "a.jsonl: bad" in out
-    assert "b.jsonl: bad" in out
-
-
-@pytest.mark.xfail(
-    strict=True,
-    reason="stop20 attack: a file removed between the folder listing and its lstat "
-    "(agent_sources.walk) raises FileNotFoundError out of the command",
-)
-def test_a_file_removed_while_the_folder_is_walked_is_no_traceback(
-    tmp_path: Path, store: TranscriptStore, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The race made certain: the real ``os.walk`` lists the folder, then the file goes
-    (as Claude Code's own cleanup of old sessions does) before ``walk`` lstats it."""
-    src = project_dir(tmp_path)
-    gone = src / "0-gone.jsonl"
-    gone.write_text(jl(prompt(1, "short-lived"), reply(2, "bye")))
-    (src / f"{SID}.jsonl").write_text(jl(prompt(1, "hello"), reply(2, "hi")))
-    real_walk = os.walk
-
-    def racing_walk(*args: Any, **kwargs: Any) -> Any:
-        for root, dirs, files in real_walk(*args, **kwargs):
-            if gone.exists():
-                gone.unlink()
-            yield root, dirs, files
-
-    monkeypatch.setattr(os, "walk", racing_walk)  # the walk in agent_sources uses it
-    code, _out = run("--format", "claude-code", str(src))
-    assert code in (0, 1)
-    assert store.exists(f"claude:{SID}")
-
-
-@pytest.mark.xfail(
-    strict=True,
-    reason="stop20 attack: a file name that is not UTF-8 (legal on Linux) makes the state "
-    "file's sha256(path.encode()) raise UnicodeEncodeError: the whole command crashes",
-)
-def test_a_file_name_that_is_not_utf8_is_reported_not_a_traceback(
-    tmp_path: Path, store: TranscriptStore
-) -> None:
-    src = project_dir(tmp_path)
-    (src / f"{SID}.jsonl").write_text(jl(prompt(1, "hello"), reply(2, "hi")))
-    name = os.path.join(os.fsencode(src), b"bad-\xff-name.jsonl")
-    fd = os.open(name, os.O_WRONLY | os.O_CREAT, 0o644)
-    os.write(fd, jl(prompt(1, "other"), reply(2, "reply")).encode())
-    os.close(fd)
-    code, _out = run("--format", "claude-code", str(src))  # a traceback fails the test
-    assert code in (0, 1)
-    assert store.exists(f"claude:{SID}")  # the good file next to it is imported
-
-
-def test_the_size_limit_is_inclusive_on_both_paths(
-    tmp_path: Path, store: TranscriptStore, settings: Any
-) -> None:
-    """What held: a file of exactly KIROCREW_IMPORT_MAX_BYTES imports, one byte more is
-    bad, on the per-file path (one file) and the bulk path (8+ new files) alike."""
-    src = project_dir(tmp_path)
-    sids = [f"5f0c8a4e-2b1d-4c3e-9a7f-{n:012d}" for n in range(10)]
-    for sid in sids:
-        (src / f"{sid}.jsonl").write_text(jl(prompt(1, "hello", sid), reply(2, "hi", sid)))
-    size = (src / f"{sids[0]}.jsonl").stat().st_size
-    with (src / f"{sids[1]}.jsonl").open("a") as fp:
-        fp.write("\n")  # one byte over
-    settings.KIROCREW_IMPORT_MAX_BYTES = size
+    for state in (store.root / ".agent-imports").glob("*.json"):
+        state.unlink()
     code, out = run("--format", "claude-code", str(src))
     assert code == 1
-    assert "Imported 9, unchanged 0, bad 1" in out
-    assert not store.exists(f"claude:{sids[1]}")
-    assert all(store.exists(f"claude:{sid}") for sid in sids if sid != sids[1])
-
-
-@pytest.mark.xfail(
-    strict=True,
-    reason="stop20 attack: complete_lines rebuilds pending+block and rescans it per 4 MiB "
-    "block: a long torn line costs O(n^2) (512 MiB ~ 80 s) on every run and --follow poll",
-)
-def test_a_long_torn_line_costs_time_linear_in_its_length(
-    tmp_path: Path, store: TranscriptStore
-) -> None:
-    import time
-
-    path = project_dir(tmp_path) / f"{SID}.jsonl"
-    head = json.dumps(prompt(1, "hello")) + "\n"
-    with path.open("w") as fp:
-        fp.write(head)
-        fp.write('{"type": "user", "message": {"content": "' + "x" * (112 << 20))  # torn
-    assert run("--format", "claude-code", str(path))[0] == 0
-    with path.open("a") as fp:
-        fp.write("y")  # one more byte of the same torn line: the next run reads it again
-    started = time.perf_counter()
-    code, out = run("--format", "claude-code", str(path))
-    took = time.perf_counter() - started
-    assert code == 0, out
-    # Reading 112 MiB once is ~0.1 s here; the rebuilt prefix makes it ~4 s.
-    assert took < 1.5, took
-
-
-def _bulk_tree(tmp_path: Path, count: int = 9) -> tuple[Path, list[str]]:
-    src = project_dir(tmp_path)
-    sids = [f"5f0c8a4e-2b1d-4c3e-9a7f-{n:012d}" for n in range(count)]
+    assert out.count("import state is lost") == len(sids), out
     for sid in sids:
-        (src / f"{sid}.jsonl").write_text(
-            jl(prompt(1, f"hello {sid}", sid), reply(2, f"hi {sid}", sid))
-        )
-    return src, sids
+        assert contents(store, f"claude:{sid}").count(f"hello {sid}") == 1
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="stop20 attack: on the bulk path too, a key too long for a file name raises "
-    "OSError out of _commit's store.exists (pathlib ignores only ENOENT-like errors)",
-)
-def test_a_long_name_among_many_new_files_is_reported_not_a_traceback(
-    tmp_path: Path, store: TranscriptStore
+@pytest.mark.parametrize("block", [1, 2, 3, 5, 8, 64])
+def test_complete_lines_across_block_boundaries_and_torn_tails(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, block: int
 ) -> None:
-    src, sids = _bulk_tree(tmp_path)
-    (src / ("s" * 248 + ".jsonl")).write_text(jl(prompt(1, "hello"), reply(2, "hi")))
-    code, out = run("--format", "claude-code", str(src))
-    assert code == 1, out
-    assert all(store.exists(f"claude:{sid}") for sid in sids)
+    """Every (offset at a line start, end) of a file of short, empty and many-block lines
+    with a torn tail gives the whole lines in it and the offset just past each, as a
+    plain split does, whatever the block size."""
+    monkeypatch.setattr(lines, "BLOCK", block)
+    data = b"ab\n\n" + b"c" * 40 + b"\nd\n" + b"e" * 17 + b"\n" + b"torn" * 9
+    path = tmp_path / "lines.jsonl"
+    path.write_bytes(data)
+    starts = [0] + [i + 1 for i, byte in enumerate(data) if byte == ord("\n")]
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        for offset in starts:
+            for end in range(offset, len(data) + 1):
+                want, at = [], offset
+                while (nl := data.find(b"\n", at, end)) >= 0:
+                    want.append((data[at:nl], nl + 1))
+                    at = nl + 1
+                assert list(lines.complete_lines(fd, offset, end)) == want, (offset, end)
+    finally:
+        os.close(fd)
+
+
+def test_a_torn_line_over_many_blocks_lands_once_when_completed(
+    tmp_path: Path, store: TranscriptStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A record torn across many blocks waits, whole, through runs that each add to it,
+    and lands once when its newline comes (its speed: bench/bench_torn_line.py)."""
+    monkeypatch.setattr(lines, "BLOCK", 64)
+    path = project_dir(tmp_path) / f"{SID}.jsonl"
+    record = json.dumps(prompt(2, "long " + "x" * 2000)) + "\n"
+    path.write_text(jl(prompt(1, "hello")) + record[:700])
+    assert run("--format", "claude-code", str(path))[0] == 0
+    for part in (record[700:1500], record[1500:-1]):
+        with path.open("a") as fp:
+            fp.write(part)  # still no newline: the next run reads it all again
+        assert run("--format", "claude-code", str(path))[0] == 0
+        assert contents(store, f"claude:{SID}") == ["hello"]
+    with path.open("a") as fp:
+        fp.write("\n" + jl(reply(3, "after")))
+    code, out = run("--format", "claude-code", str(path))
+    assert code == 0, out
+    assert "bad_line" not in out
+    assert contents(store, f"claude:{SID}") == ["hello", "long " + "x" * 2000, "after"]
 
 
 def test_records_appended_while_a_bulk_import_commits_land_once_under_follow(
@@ -364,7 +230,7 @@ def test_records_appended_while_a_bulk_import_commits_land_once_under_follow(
     and completed later lands once too."""
     from transcripts.services import agent_import_bulk
 
-    src, sids = _bulk_tree(tmp_path)
+    src, sids = bulk_tree(tmp_path)
     real_commit = agent_import_bulk._commit
     commits: list[int] = []
 
@@ -397,20 +263,3 @@ def test_records_appended_while_a_bulk_import_commits_land_once_under_follow(
         assert texts.count(f"late {sid}") == 1, texts
         assert texts.count(f"torn {sid}") == 1, texts
         assert texts.count(f"hello {sid}") == 1, texts
-
-
-@pytest.mark.xfail(
-    strict=True,
-    reason="stop20 attack: with its state file gone, a source whose session exists (same "
-    "source_path) is re-read from offset 0 and every record is appended a second time",
-)
-def test_a_lost_state_file_never_duplicates_the_session(
-    tmp_path: Path, store: TranscriptStore
-) -> None:
-    path = project_dir(tmp_path) / f"{SID}.jsonl"
-    path.write_text(jl(prompt(1, "only once"), reply(2, "reply once")))
-    assert run("--format", "claude-code", str(path))[0] == 0
-    for state in (store.root / ".agent-imports").glob("*.json"):
-        state.unlink()  # "a cache": the person clears it, or a backup restores without it
-    run("--format", "claude-code", str(path))
-    assert contents(store, f"claude:{SID}").count("only once") == 1

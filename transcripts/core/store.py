@@ -14,6 +14,7 @@ fold sees them), ``derived.py`` (derived files a delete reaps).
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -123,7 +124,8 @@ class TranscriptStore:
 
     # ------------------------------------------------------------------ cheap reads
     def exists(self, key: str) -> bool:
-        return self.path(key).is_file()
+        # os.path, not pathlib: a key too long for a file name (ENAMETOOLONG) is False.
+        return os.path.isfile(self.path(key))
 
     def keys_on_disk(self) -> list[Path]:
         return sorted(p for p in self.root.glob("*.jsonl") if p.is_file())
@@ -131,8 +133,10 @@ class TranscriptStore:
     def read_metadata(self, key: str) -> dict[str, Any] | None:
         try:
             return read_line0(self.path(key), self.max_line)
-        except FileNotFoundError:
-            return None
+        except OSError as exc:  # no file can have a name over NAME_MAX: none there
+            if exc.errno in (errno.ENOENT, errno.ENAMETOOLONG):
+                return None
+            raise
 
     def sig(self, key: str) -> int | None:
         try:

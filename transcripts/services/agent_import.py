@@ -45,6 +45,7 @@ from .agent_sources import (
     announce_rows,
     announce_turn_end,
     drop_pending,
+    key_refusal,
     landed_batch_settle,
     load_pending,
     load_state,
@@ -66,6 +67,10 @@ from .sessions import session_append_rows
 from .sync import DiskState, newest_ts
 
 Progress = Callable[[int, int, FileOutcome], None]
+LOST_STATE = (
+    "its session is in the store but this file's import state is lost, so how far it was "
+    "read is unknown; not imported again (delete the session to import the file afresh)"
+)
 
 
 def _fresh_state(
@@ -109,7 +114,6 @@ def _write(
     batch: Batch,
     meta: dict[str, Any],
     fresh: bool,
-    new: bool,
     app: App | None,
     announce: bool,
 ) -> list[str]:
@@ -125,10 +129,6 @@ def _write(
             appended = store.append_rows(key, batch.rows, metadata=meta)
             state = _fresh_state(key, batch.rows, appended, meta["source_path"])
             _, warnings = session_index(key=key, app=app, state=state)
-        elif new:  # the key exists from an earlier import of this path: fold it
-            store.create(key, meta, exist_ok=True)
-            appended = store.append_rows(key, batch.rows, create=False)
-            _, warnings = session_index(key=key, app=app)
         else:
             appended = session_append_rows(key=key, rows=batch.rows)
         if announce and appended.ts:
@@ -234,18 +234,28 @@ def _import_open(
     prov = state["conv"]["prov"]
     new = not state["key"]
     key = state["key"] or session_key(fmt, path, prov, bool(state["conv"].get("sidechain")))
+    refusal = key_refusal(key) if new else None
+    if refusal is not None:
+        return FileOutcome(label, "bad", reason=refusal)
     warnings = format_warning(batch, fmt)
     tally = Tally(state["tally"])
     tally.update(batch.tally)
     counts = dict(sorted(tally.items()))
-    if dry_run or batch.offset == state["offset"]:
-        status = "unchanged" if batch.offset == state["offset"] else "imported"
-        return FileOutcome(label, status, key, anomalies=counts, warnings=tuple(warnings))
     other = get_store().read_metadata(key) if new else None
     if other is not None and other.get("source_path") != str(path.absolute()):
         return FileOutcome(
             label, "bad", key, f"{key} was already imported from {other.get('source_path')}"
         )
+    if other is not None:
+        # Imported from this very file, and its state is gone (cleared, or a backup
+        # restored without it): how far it was read is unknown, and reading it again from
+        # the start would append every record a second time. A killed run's batch lands
+        # here only while its bulk journal waits for a replay that failed: the next run's
+        # replay writes its state (a per-file write-ahead record is settled first).
+        return FileOutcome(label, "bad", key, LOST_STATE)
+    if dry_run or batch.offset == state["offset"]:
+        status = "unchanged" if batch.offset == state["offset"] else "imported"
+        return FileOutcome(label, status, key, anomalies=counts, warnings=tuple(warnings))
     title = session_title(batch.rows, prov)
     meta = session_metadata(key, fmt, path, prov, title, app.name if app else None)
     state.update(key=key, offset=batch.offset, tally=counts)
@@ -256,7 +266,7 @@ def _import_open(
     ended = bool(batch.turn_ends)
     save_pending(path, {"next": state, "store_size": size, "store_ino": inode, "ended": ended})
     try:
-        warnings += _write(key, batch, meta, new and other is None, new, app, announce)
+        warnings += _write(key, batch, meta, new, app, announce)
     except (TranscriptError, DatabaseError) as exc:  # this file only; the run goes on
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
         return FileOutcome(label, "bad", key, f"not written: {first}")

@@ -51,6 +51,7 @@ from .agent_sources import (
     CLEAN_STOP,
     announce_rows,
     announce_turn_end,
+    key_refusal,
     landed_batch_settle,
     load_state,
     mark_clean_stop,
@@ -132,7 +133,11 @@ def _commit(batch: list[Prepared], app: App | None, announce: bool) -> dict[Path
     with ExitStack() as held:
         ready: list[Prepared] = []
         for item in batch:
-            if _claim(item, held, outcomes) and not store.exists(item.key):
+            refusal = key_refusal(item.key)
+            if refusal is not None:  # a name over NAME_MAX: no store call could take it
+                outcomes[item.path] = FileOutcome(str(item.path), "bad", reason=refusal)
+                item.discard()
+            elif _claim(item, held, outcomes) and not store.exists(item.key):
                 ready.append(item)
             else:
                 item.discard()

@@ -27,7 +27,7 @@ from django.db import transaction
 from ..core import locking
 from ..core.errors import LockTimeout
 from ..core.fsutil import atomic_write, kind_of, open_regular
-from ..core.keys import slot_name_for_key
+from ..core.keys import safe_key, slot_name_for_key
 from ..models import App, Slot
 from ..runtime import get_store
 from ..signals import rows_appended, turn_ended
@@ -37,6 +37,9 @@ from .importing import FileOutcome, ImportResult, session_index
 STATE_DIR = ".agent-imports"
 LOCK_TIMEOUT_S = locking.DEFAULT_TIMEOUT_S  # waiting for another importer of a source
 CLEAN_STOP = "end_turn"  # what the turn API stores at a clean turn end
+# The longest session file stem an import makes. The store adds at most ~30 bytes to it
+# (``__<stamp>-N.jsonl`` of an archive, ``.jsonl.lock``) and NAME_MAX is 255 bytes.
+KEY_NAME_MAX = 200
 
 
 def walk(source: Path, result: ImportResult) -> Iterator[tuple[Path, os.stat_result | None]]:
@@ -45,20 +48,53 @@ def walk(source: Path, result: ImportResult) -> Iterator[tuple[Path, os.stat_res
     if not os.path.lexists(source):
         raise ImportSourceError(f"{source} does not exist")
     if not source.is_dir() or source.is_symlink():
-        yield source, None
+        if _named_in_utf8(source, result):
+            yield source, None
         return
     for root, dirs, files in os.walk(source, followlinks=False):
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
         for name in sorted(files):
             if name.endswith(".jsonl") and not name.startswith("."):
-                full = os.path.join(root, name)
-                st = os.lstat(full)
-                path = Path(full)
+                path = Path(os.path.join(root, name))
+                try:
+                    st = os.lstat(path)
+                except FileNotFoundError:
+                    continue  # removed since the listing (an agent's own cleanup): nothing to import
+                except OSError as exc:
+                    reason = f"unreadable: {exc.strerror or exc}"
+                    result.outcomes.append(FileOutcome(_label(path), "bad", reason=reason))
+                    continue
                 if not stat.S_ISREG(st.st_mode):  # lstat: a link is not a regular file
                     reason = f"not a regular file: {kind_of(st.st_mode)}"
-                    result.outcomes.append(FileOutcome(str(path), "bad", reason=reason))
-                    continue
-                yield path, st
+                    result.outcomes.append(FileOutcome(_label(path), "bad", reason=reason))
+                elif _named_in_utf8(path, result):
+                    yield path, st
+
+
+def _named_in_utf8(path: Path, result: ImportResult) -> bool:
+    """False (and the file reported bad) when its path is not valid UTF-8 (legal on
+    Linux): its path goes into the session's metadata and every report as text."""
+    try:
+        os.fspath(path).encode()
+    except UnicodeEncodeError:
+        reason = "its path is not valid UTF-8; rename it to import it"
+        result.outcomes.append(FileOutcome(_label(path), "bad", reason=reason))
+        return False
+    return True
+
+
+def _label(path: Path) -> str:
+    """The path as printable text: bytes that are not UTF-8 shown as U+FFFD."""
+    return os.fsencode(path).decode(errors="replace")
+
+
+def key_refusal(key: str) -> str | None:
+    """Why ``key`` cannot be a session of the store (its file name would be too long for
+    the file system: every open of it fails with ENAMETOOLONG), or None."""
+    size = len(safe_key(key).encode("utf-8", "surrogatepass"))
+    if size <= KEY_NAME_MAX:
+        return None
+    return f"its session key is too long for a file name ({size} bytes, at most {KEY_NAME_MAX})"
 
 
 def state_dir() -> Path:
@@ -75,7 +111,9 @@ def _state_file(path: Path, directory: Path | None) -> str:
     name = os.fspath(path)
     if not os.path.isabs(name):
         name = os.path.join(os.getcwd(), name)
-    digest = hashlib.sha256(name.encode()).hexdigest()[:32]
+    # fsencode: the name's bytes on disk, also when they are not UTF-8 (the same bytes
+    # as ``encode()`` for every name that is, so existing state files keep their names).
+    digest = hashlib.sha256(os.fsencode(name)).hexdigest()[:32]
     return os.path.join(directory or state_dir(), f"{digest}.json")
 
 
