@@ -27,36 +27,70 @@ REPLAY_SLOT = "live-demo"
 REPLAY_APP = "demo-replay"
 
 
+Row = str | dict[str, Any]  # an assistant reply, or a whole row (a tool call or its result)
+
+
 @dataclass(frozen=True)
 class Turn:
     user: str
-    assistant: tuple[str, ...]
+    assistant: tuple[Row, ...]
+
+
+def ran(command: str, output: str, exit_code: int = 0) -> tuple[Row, Row]:
+    """A shell command and its result, as an agent's tool rows: the summary's evidence (a
+    reply that only says "tests pass" verifies nothing)."""
+    return (
+        {"role": "tool_call", "content": command, "meta": {"tool": "bash"}},
+        {
+            "role": "tool_result",
+            "content": output,
+            "meta": {"tool": "bash", "exit_code": exit_code},
+        },
+    )
+
+
+def edited(path: str) -> Row:
+    return {"role": "tool_call", "content": f"Edit {path}", "meta": {"tool": "Edit"}}
 
 
 REPLAY: tuple[Turn, ...] = (
     Turn(
         "The CSV export drops rows whose customer name has accents. Can you fix it?",
         (
+            edited("shop/export.py"),
+            edited("tests/test_export.py"),
             "Found it: the exporter opened the file with the platform default encoding "
             "and skipped rows that failed to encode. Switched to UTF-8 with a BOM so "
             "Excel reads it, and added a regression test with 'Zoë' and 'Łukasz'.",
+            *ran("pytest -q", "48 passed in 2.31s"),
             "Ran pytest: 48 passed, 0 failed.",
         ),
     ),
     Turn(
         "Great, commit it.",
-        ("Committed as 3f2a1c9 'Fix accented names in CSV export'.",),
+        (
+            *ran(
+                "git commit -am 'Fix accented names in CSV export'",
+                "[main 3f2a1c9] Fix accented names in CSV export\n 2 files changed",
+            ),
+            "Committed as 3f2a1c9 'Fix accented names in CSV export'.",
+        ),
     ),
     Turn(
         "Now let's add a --since flag to the export command so I can export only recent orders.",
         (
+            edited("shop/management/commands/export_orders.py"),
             "Added --since (an ISO date) to `manage.py export_orders`; it filters on "
             "created_at. I have not run the tests for this yet.",
         ),
     ),
     Turn(
         "Remember: always run `make lint` after changing the CLI, CI rejects it otherwise.",
-        ("Noted. Ran make lint: clean. Ran pytest: 51 passed.",),
+        (
+            *ran("make lint", "ruff check .\nAll checks passed!"),
+            *ran("pytest -q", "51 passed in 2.48s"),
+            "Noted. Ran make lint: clean. Ran pytest: 51 passed.",
+        ),
     ),
     Turn(
         "How hard would it be to also stream the export instead of building it in memory? "
@@ -165,13 +199,10 @@ def replay(client: DemoClient, *, pause: float, say: Callable[[str], None]) -> N
     say(f"replaying {len(REPLAY)} turns into slot {REPLAY_SLOT!r}")
     for number, turn in enumerate(REPLAY, start=1):
         client.call("POST", f"/api/chat/slots/{REPLAY_SLOT}/turns", {"content": turn.user})
-        for text in turn.assistant:
+        for row in turn.assistant:
             time.sleep(pause)
-            client.call(
-                "POST",
-                f"/api/chat/slots/{REPLAY_SLOT}/rows",
-                {"role": "assistant", "content": text},
-            )
+            body = {"role": "assistant", "content": row} if isinstance(row, str) else row
+            client.call("POST", f"/api/chat/slots/{REPLAY_SLOT}/rows", body)
         client.call("POST", f"/api/chat/slots/{REPLAY_SLOT}/turns/end", {"stop_reason": "end_turn"})
         say(f"turn {number} of {len(REPLAY)} done")
         time.sleep(pause)

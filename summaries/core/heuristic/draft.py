@@ -32,6 +32,9 @@ class Entry:
     sig: UserSignals
     replies: tuple[str, ...]
     role: Role
+    # A side turn's (SPAN) replies that ran something: a test run while the person set a
+    # rule or asked aside still checks the code the intent in hand changed.
+    runs: tuple[str, ...] = ()
 
 
 @dataclass(slots=True)
@@ -65,7 +68,10 @@ class Draft:
             replies, evidence = (ex.replies, ex.with_notes()[0]) if own else ((), ())
         else:
             evidence = replies
-        self.entries.append(Entry(ex.turn, text or ex.text, sig, evidence, role))
+        runs: tuple[str, ...] = ()
+        if role is Role.SPAN:
+            runs = tuple(r for r in ex.with_notes()[0] if _ran(r))
+        self.entries.append(Entry(ex.turn, text or ex.text, sig, evidence, role, runs))
         self.turns.add(ex.turn)
         if ex.gap_before:
             self.breaks.add(ex.turn)
@@ -111,6 +117,10 @@ class Draft:
         intent's vocabulary, "model", "data", "run", and is not about it for that)."""
         share = self.sim(words)
         return share >= CONTINUES or (len(words & self.vocab) >= 3 and share >= RELATED_SHARE)
+
+
+def _ran(reply: str) -> bool:
+    return any(ev.kind in (Ev.GREEN, Ev.RED) for ev in reply_evidence(reply))
 
 
 def ranges(draft: Draft) -> list[list[int]]:

@@ -135,6 +135,13 @@ _GREEN = (
     ),
     _rule("pass|ok", r"\bPASS(?:ED)?\b|(?<=\w )OK\b", 0),
 )
+# A runner's tally with failures in it, either order: "2 failed, 49 passed" (pytest, jest),
+# "49 passed, 1 error".
+_FAILED_N = r"[1-9][\d,]*\s+(?:tests?\s+)?(?:failed|errors?)"
+_PASSED_N = r"[\d,]+\s+(?:tests?\s+)?passed"
+_COUNTED_FAIL = re.compile(
+    rf"\b{_FAILED_N}\b[,;]?\s+{_PASSED_N}\b|\b{_PASSED_N}\b[,;]?\s+{_FAILED_N}\b", _I
+)
 _RED = (
     _rule(
         "fail|error",
@@ -249,7 +256,15 @@ def _sentence_events(sentence: str, doc_intent: bool) -> list[tuple[int, Ev]]:
         found.append((m.start(), kind))
     fails = [p for rule in _RED for p in rule.starts(sentence, low)]
     found.extend((p, Ev.RED) for p in fails)
-    found.extend((p, Ev.GREEN) for rule in _GREEN for p in rule.starts(sentence, low))
+    # A run's tally with failures in it ("2 failed, 49 passed") is a red run, whatever
+    # order it lists them in: its passed count is no green of its own.
+    counted_red = bool(_COUNTED_FAIL.search(sentence))
+    found.extend(
+        (p, Ev.GREEN)
+        for rule in _GREEN
+        if not (counted_red and rule is _GREEN[0])
+        for p in rule.starts(sentence, low)
+    )
     # "Ran `x`: <output>" is a run that worked unless the sentence says otherwise; a
     # deploy command is the shipping itself, not a check of it.
     offset = 0

@@ -166,7 +166,9 @@ class _Run:
         elif sig.ack or (sig.accept and not (_is_new_ask(entry) or sig.close_request)):
             self.accepted = True  # "great. ship it tonight" accepts nothing until it ships
 
-    def reply(self, text: str, doc_intent: bool, *, prose_changes: bool = True) -> None:
+    def reply(
+        self, text: str, doc_intent: bool, *, prose_changes: bool = True, runs_only: bool = False
+    ) -> None:
         v = self.v
         if text == DISCARDED:
             self.discarded = True
@@ -174,6 +176,8 @@ class _Run:
         red = False  # a red CI this reply reported, with no change since
         for ev in reply_evidence(text, doc_intent=doc_intent):
             if not prose_changes and ev.kind in (Ev.CHANGE, Ev.DOC_CHANGE):
+                continue
+            if runs_only and ev.kind not in (Ev.GREEN, Ev.RED):
                 continue
             if ev.kind is Ev.GREEN and red:
                 continue  # "CI is red on MSRV; stable and nightly pass": still red
@@ -228,6 +232,9 @@ def judge(draft: Draft, *, moved_on: bool = False) -> Verdict:
     run = _Run(v)
     doc_intent = is_doc_intent(draft)
     for entry in draft.entries:
+        for reply in entry.runs:  # a side turn's test runs: pass or fail, nothing else
+            run.at = (entry.turn, reply)
+            run.reply(reply, doc_intent, runs_only=True)
         if entry.role in (Role.WORK, Role.DROP):
             run.user(entry)
         # Where edit tool rows recorded the changes, they say what changed and in which
