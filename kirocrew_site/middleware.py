@@ -1,5 +1,6 @@
 """Site middleware. ``ApiJsonErrors``: under ``/api/`` every error is the JSON envelope
-``{"error", "code"}``. ``ContentSecurityPolicy``: the CSP header on every response.
+``{"error", "code"}``. ``ApiHead``: HEAD under ``/api/`` answers as GET, without a body.
+``ContentSecurityPolicy``: the CSP header on every response.
 
 Ninja's own handlers cover its operations; this catches what never reaches them: the
 405 a path answers for a method it lacks (ninja sends a bare text body), Django's 404,
@@ -48,6 +49,35 @@ class ApiJsonErrors:
             if response.has_header(header):
                 replaced[header] = response[header]
         return replaced
+
+
+class ApiHead:
+    """HEAD on an /api/ path is answered as GET, with GET's status and headers (its
+    Content-Length too) and no body: RFC 9110 section 9.3.2 requires HEAD wherever GET is
+    supported, and ninja routes one method per operation (HEAD was a 405). Here rather
+    than on each route, so every GET route has it, no HEAD operation doubles the OpenAPI
+    document, and an answer is GET's byte for byte (a foreign slot's 404 is a missing
+    one's). Outside ApiJsonErrors, so an error envelope is built before its body is
+    dropped; the view sees GET, which CSRF and the auth classes treat as HEAD (safe)."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponseBase]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponseBase:
+        if request.method != "HEAD" or not request.path.startswith(API_PREFIX):
+            return self.get_response(request)
+        request.method = "GET"
+        try:
+            response = self.get_response(request)
+        finally:
+            request.method = "HEAD"  # what the outer middleware and the logs see
+        if response.streaming:
+            response.streaming_content = []  # type: ignore[attr-defined]  # streaming only
+        elif isinstance(response, HttpResponse):
+            response.setdefault("Content-Length", str(len(response.content)))
+            # Django's ASGI handler sends whatever body it is given, even for HEAD.
+            response.content = b""
+        return response
 
 
 class ContentSecurityPolicy:

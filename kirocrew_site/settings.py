@@ -83,6 +83,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # HEAD under /api/ is served as GET, its body dropped after the envelope is built.
+    "kirocrew_site.middleware.ApiHead",
     # Innermost: a non-JSON error under /api/ (ninja's 405, Django's 404/500 pages)
     # becomes the {"error", "code"} envelope.
     "kirocrew_site.middleware.ApiJsonErrors",

@@ -3,22 +3,35 @@
 A dashboard user (session cookie, same-origin) joins ``dashboard``; an app (bearer token,
 in the Authorization header or the ``bearer`` subprotocol) joins its own ``app-<id>``.
 What reaches a group is decided by ``services.frame_send``; this consumer only relays.
+
+Authenticated at connect, and kept honest after it: a revoked credential closes the
+socket with 4401 (``revocation.py`` says who sends what), and before relaying a frame a
+socket re-validates its credential if it has not for ``REVALIDATE_SECONDS`` (what no
+message announces: an expired session, a lost message, a token changed by hand).
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
-from typing import Any, Literal
+from importlib import import_module
+from typing import Any, Literal, cast
 
 from asgiref.sync import sync_to_async
+from channels.auth import get_user
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
+from django.conf import settings
 
 from .frames import HelloData, HelloFrame, PongFrame
 from .groups import DASHBOARD_GROUP, app_group
 from .origin import header, origin_allowed
+from .revocation import session_tag
 
 CLOSE_UNAUTHENTICATED = 4401  # documented in README: no session and no valid app token
 CLOSE_FORBIDDEN_ORIGIN = 4403
+# At most this long between two checks of a socket's credential, counted when a frame is
+# due: a query per frame would cost a thread hop per socket under an import's bursts.
+REVALIDATE_SECONDS = 5.0
 
 
 @sync_to_async
@@ -28,8 +41,21 @@ def _app_for_token(token: str) -> Any:
     return app_authenticate(token=token)
 
 
+async def _user_of_session(session_key: str) -> Any:
+    """The user the session ``session_key`` holds now, read afresh (the scope's session
+    object caches what it read at connect); AnonymousUser once it is gone or stale."""
+    store = import_module(settings.SESSION_ENGINE).SessionStore(session_key)
+    return await get_user(cast(Any, {"session": store}))  # it reads only the session
+
+
 class DashboardConsumer(AsyncJsonWebsocketConsumer):
-    group: str | None = None
+    group: str | None = None  # the one group joined: its frames and its revocations
+    app_id: int | None = None  # an app socket: its app and the token it connected with
+    token: str = ""
+    session_key: str = ""  # a session socket: its login session and user (str(pk))
+    user_id: str = ""
+    checked_at = 0.0  # the event loop's clock at the last credential check
+    revoked = False
 
     async def connect(self) -> None:
         if not origin_allowed(self.scope):
@@ -44,26 +70,50 @@ class DashboardConsumer(AsyncJsonWebsocketConsumer):
         if len(protocols) == 2 and protocols[0] == "bearer":
             token, subprotocol = protocols[1], "bearer"
         user = self.scope.get("user")
+        session = self.scope.get("session")
         if token:
             app = await _app_for_token(token)
-            self.group = app_group(app.pk) if app is not None else None
-        elif user is not None and user.is_authenticated:
+            if app is not None:
+                self.group, self.app_id, self.token = app_group(app.pk), app.pk, token
+        elif user is not None and user.is_authenticated and session and session.session_key:
             if header(self.scope, b"origin") is None:
                 # A browser always sends Origin: a session socket without one is refused.
                 await self.close(code=CLOSE_FORBIDDEN_ORIGIN)
                 return
             self.group = DASHBOARD_GROUP
+            self.session_key, self.user_id = session.session_key, str(user.pk)
         await self.accept(subprotocol=subprotocol)
         if self.group is None:
             await self.close(code=CLOSE_UNAUTHENTICATED)
             return
         await self.channel_layer.group_add(self.group, self.channel_name)
+        self.checked_at = asyncio.get_running_loop().time()
         scope: Literal["dashboard", "app"] = "dashboard" if self.group == DASHBOARD_GROUP else "app"
         await self.send_json(HelloFrame(data=HelloData(scope=scope)).wire())
 
     async def disconnect(self, code: int) -> None:
-        if self.group is not None:
-            await self.channel_layer.group_discard(self.group, self.channel_name)
+        await self._leave()
+
+    async def _leave(self) -> None:
+        group, self.group = self.group, None
+        if group is not None:
+            await self.channel_layer.group_discard(group, self.channel_name)
+
+    async def _credential_holds(self) -> bool:
+        """The credential the socket connected with still authenticates the same caller."""
+        self.checked_at = asyncio.get_running_loop().time()
+        if self.app_id is not None:
+            app = await _app_for_token(self.token)
+            return app is not None and app.pk == self.app_id
+        user = await _user_of_session(self.session_key)
+        return bool(user.is_authenticated and str(user.pk) == self.user_id)
+
+    async def _revoke(self) -> None:
+        """Closed with 4401, like a socket that never authenticated: out of its group
+        first, so no frame already on its way is relayed after the close."""
+        self.revoked = True
+        await self._leave()
+        await self.close(code=CLOSE_UNAUTHENTICATED)
 
     async def receive(
         self, text_data: str | None = None, bytes_data: bytes | None = None, **kwargs: Any
@@ -76,8 +126,35 @@ class DashboardConsumer(AsyncJsonWebsocketConsumer):
         await self.receive_json(content, **kwargs)
 
     async def receive_json(self, content: Any, **kwargs: Any) -> None:
+        if self.revoked:
+            return
         if isinstance(content, dict) and content.get("type") == "ping":
             await self.send_json(PongFrame().wire())
 
     async def frame_send(self, event: dict[str, Any]) -> None:
+        if self.revoked or self.group is None:
+            return
+        due = asyncio.get_running_loop().time() - self.checked_at >= REVALIDATE_SECONDS
+        if due and not await self._credential_holds():
+            await self._revoke()
+            return
         await self.send_json(event["frame"])
+
+    def _named(self, event: dict[str, Any]) -> bool:
+        """Whether a revocation names this socket's credential: its login session or its
+        user. One naming no one concerns every socket of its group (an app's)."""
+        if self.revoked or self.group is None:
+            return False
+        if "session" in event:
+            return bool(self.session_key) and event["session"] == session_tag(self.session_key)
+        if "user" in event:
+            return bool(self.user_id) and event["user"] == self.user_id
+        return True
+
+    async def auth_revoked(self, event: dict[str, Any]) -> None:
+        if self._named(event):
+            await self._revoke()
+
+    async def auth_recheck(self, event: dict[str, Any]) -> None:
+        if self._named(event) and not await self._credential_holds():
+            await self._revoke()

@@ -9,6 +9,8 @@ import secrets
 from django.db import IntegrityError, transaction
 
 from ..models import App
+from ..signals import app_token_rotated
+from .announce import announce
 from .errors import AppExists, AppNameInvalid
 
 TOKEN_PREFIX = "kc_"  # noqa: S105 (a public marker, not a secret)
@@ -50,12 +52,15 @@ def app_token_rotate(*, name: str) -> tuple[App, str]:
     """A new token for the app ``name`` (the old one stops working); App.DoesNotExist if none.
 
     Rotating keeps the app, so its sessions stay owned: re-creating it would orphan them.
+    Announced after the commit (``app_token_rotated``): sockets opened with the old token
+    were authenticated once, at connect, so they are closed by whoever listens.
     """
     token, digest, prefix = app_token_new()
     with transaction.atomic():
         app = App.objects.select_for_update().get(name=name.strip())
         app.token_hash, app.token_prefix = digest, prefix
         app.save(update_fields=["token_hash", "token_prefix"])
+        announce(app_token_rotated, App, app_id=app.pk)
     return app, token
 
 
