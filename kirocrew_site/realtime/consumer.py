@@ -22,10 +22,10 @@ from channels.auth import get_user
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.conf import settings
 
+from .core.auth import session_tag
 from .frames import HelloData, HelloFrame, PongFrame
 from .groups import DASHBOARD_GROUP, app_group
 from .origin import header, origin_allowed
-from .revocation import session_tag
 
 CLOSE_UNAUTHENTICATED = 4401  # documented in README: no session and no valid app token
 CLOSE_FORBIDDEN_ORIGIN = 4403

@@ -31,6 +31,7 @@ from asgiref.typing import ASGI3Application, ASGIReceiveCallable, ASGISendCallab
 from channels.layers import BaseChannelLayer, InMemoryChannelLayer, get_channel_layer
 from django.conf import settings
 
+from .core.auth import AUTH_KINDS, auth_accepted
 from .core.spool import (
     SpoolWriter,
     heartbeat_drop,
@@ -80,8 +81,13 @@ def group_accepted(group: str) -> bool:
 
 def frame_accepted(frame: dict[str, Any]) -> dict[str, Any]:
     """The frame rebuilt through its model (the wire form a local send would carry), or
-    ``ValueError`` (pydantic's ``ValidationError`` is one) for an unknown or bad frame."""
+    ``ValueError`` (pydantic's ``ValidationError`` is one) for an unknown or bad frame.
+
+    A revocation (``revocation.py``: ``create_app --rotate`` or ``changepassword`` in a
+    terminal) rides the same files, as its own message: it can only close sockets."""
     kind = frame.get("type")
+    if kind in AUTH_KINDS:
+        return auth_accepted(frame)
     # Looked up at each use: a frame model added to frames.py is relayed with no change here.
     models = {
         cls.model_fields["type"].default: cls
@@ -150,8 +156,11 @@ async def relay_tick(layer: BaseChannelLayer) -> bool:
         log.info("frame relay dropped %d stale frame file(s) unread", taken.stale)
     for spooled in taken.batches:
         for frame in spooled.frames:
+            message = (
+                frame if frame["type"] in AUTH_KINDS else {"type": "frame.send", "frame": frame}
+            )
             for group in spooled.groups:
-                await layer.group_send(group, {"type": "frame.send", "frame": frame})
+                await layer.group_send(group, message)
         # The in-memory layer's sends never yield: let the consumers drain their queues
         # (capacity 100) between sends, or a burst from an import overflows them.
         await asyncio.sleep(0)

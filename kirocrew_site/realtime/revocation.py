@@ -20,7 +20,6 @@ periodic re-validation (``consumer.REVALIDATE_SECONDS``) closes the socket in th
 
 from __future__ import annotations
 
-import hashlib
 import logging
 from functools import partial
 from typing import Any
@@ -29,26 +28,25 @@ from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
 from django.db import transaction
 
+from .core.auth import AUTH_RECHECK, AUTH_REVOKED, session_tag
 from .groups import DASHBOARD_GROUP, app_group
+from .relay import frame_spool
 
 log = logging.getLogger(__name__)
 
-AUTH_REVOKED = "auth.revoked"
-AUTH_RECHECK = "auth.recheck"
 LOGIN_ONLY = frozenset({"last_login"})  # the save every login makes: nothing revoked
 
 
-def session_tag(session_key: str) -> str:
-    # Not the key itself: a message is readable by whoever reads the channel layer
-    # (Redis), and a session key is a bearer credential.
-    return hashlib.sha256(session_key.encode()).hexdigest()[:32]
-
-
 def auth_send(group: str, kind: str, **names: str) -> None:
+    message = {"type": kind, **names}
     try:
         layer = get_channel_layer()
-        if layer is not None:
-            async_to_sync(layer.group_send)(group, {"type": kind, **names})
+        if layer is None:
+            return
+        # Sent from another process (a terminal's create_app --rotate) without Redis: the
+        # server's relay carries it to the sockets, as it carries frames.
+        if not frame_spool(layer, [group], [message]):
+            async_to_sync(layer.group_send)(group, message)
     except Exception:
         log.warning("%s to %s failed", kind, group, exc_info=True)
 

@@ -19,6 +19,7 @@ from typing import Any
 
 import httpx
 import pytest
+from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import connect as ws_connect
 
 from tests.e2e.processes import BIN, Proc, free_port, health, manage, recv_until, wait_for
@@ -147,3 +148,41 @@ def _nth_row(n: int) -> Any:
         return seen[0] >= n
 
     return done
+
+
+def test_a_rotation_in_a_terminal_closes_the_socket_without_redis(tmp_path: Path) -> None:
+    """``create_app --rotate`` in its own process: its revocation rides the relay, so the
+    socket opened with the old token closes at once, with no frame due (the consumer's own
+    re-check runs only before relaying a frame)."""
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    home = tmp_path / "home"
+    env = embedded_env(home)
+    manage(env, "migrate", "--noinput")
+    token = manage(env, "create_app", APP).strip().splitlines()[-1]
+    port = free_port()
+    daphne = Proc(
+        "daphne",
+        [str(BIN / "daphne"), "-b", "127.0.0.1", "-p", str(port), "kirocrew_site.asgi:application"],
+        env,
+        logs,
+    )
+    bearer = {"Authorization": f"Bearer {token}"}
+    try:
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}", headers=bearer, timeout=30) as api:
+            wait_for("daphne to answer", lambda: health(api), within=30, procs=[daphne])
+            with ws_connect(
+                f"ws://127.0.0.1:{port}/ws/dashboard/", additional_headers=bearer, open_timeout=10
+            ) as ws:
+                assert json.loads(ws.recv(timeout=10))["type"] == "hello"
+                wait_for(
+                    "the relay", (home / "frames" / ".relay").exists, within=10, procs=[daphne]
+                )
+                manage(env, "create_app", APP, "--rotate")
+                with pytest.raises(ConnectionClosed) as closed:
+                    ws.recv(timeout=10)
+                assert closed.value.rcvd is not None
+                assert closed.value.rcvd.code == 4401
+    finally:
+        daphne.stop()
+        print(f"--- daphne\n{daphne.output()[-4000:]}")

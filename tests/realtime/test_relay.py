@@ -166,3 +166,18 @@ def test_every_frame_a_slot_group_receives_is_accepted_as_sent() -> None:
         {"type": "notification", "data": {"key": "s", "title": "Summary updated", "ts": "t"}},
     ):
         assert relay.frame_accepted(frame) == frame
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        {"type": "auth.revoked", "session": "zz"},
+        {"type": "auth.revoked", "user": "1", "session": "0" * 32},
+        {"type": "auth.recheck", "user": "-1"},
+        {"type": "auth.recheck", "app": "1"},
+    ],
+)
+def test_only_well_formed_revocations_are_relayed(message: dict[str, Any]) -> None:
+    with pytest.raises(ValueError, match="revocation"):
+        relay.frame_accepted(message)
+    assert relay.frame_accepted({"type": "auth.recheck"}) == {"type": "auth.recheck"}
