@@ -30,7 +30,7 @@ from tests.transcripts.agents.helpers import (
 from transcripts.core.agents import claude_code, codex
 from transcripts.core.agents.common import Step, Tally
 from transcripts.core.agents.detect import detect_lines
-from transcripts.core.agents.source import head_lines, head_lines_of
+from transcripts.core.agents.source import head_lines, head_lines_of, session_title
 from transcripts.core.user_turns import is_user_turn
 
 
@@ -153,3 +153,22 @@ def test_head_of_bytes_read_once_is_the_head_read_from_the_file(tmp_path: Path, 
         assert head_lines_of(data) == head_lines(fd, len(data))
     finally:
         os.close(fd)
+
+
+@pytest.mark.parametrize(
+    ("prompt", "title"),
+    [
+        ("Fix the ISO week parser", "Fix the ISO week parser"),
+        ("word " * 30, "word " * 14 + "word…"),  # cut at a word, marked
+        ("x" * 100, "x" * 79 + "…"),  # no word ends late enough: cut, still marked
+        ("  spread\n over\tlines  ", "spread over lines"),
+    ],
+)
+def test_an_imported_sessions_title_is_its_first_prompt_never_cut_unmarked(
+    prompt: str, title: str
+) -> None:
+    got = session_title(
+        [{"role": "assistant", "content": "hi"}, {"role": "user", "content": prompt}], {}
+    )
+    assert got == title.strip()
+    assert len(got) <= 80

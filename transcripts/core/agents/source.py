@@ -175,11 +175,26 @@ def _clean_key(key: str) -> bool:
     return REDACTED_TAG not in key and redact_text(key)[0] == key
 
 
+TITLE_CHARS = 80
+
+
 def session_title(rows: list[dict[str, Any]], prov: dict[str, Any]) -> str:
     for item in rows:
         if item["role"] == "user":
-            return " ".join(str(item["content"]).split())[:80]
+            return _title(" ".join(str(item["content"]).split()))
     return os.path.basename(str(prov.get("cwd") or "")) or "imported session"
+
+
+def _title(text: str) -> str:
+    """The first prompt as a title: whole when it fits, else cut at a word (when one ends
+    in the second half) and marked with an ellipsis, never mid-word without a sign."""
+    if len(text) <= TITLE_CHARS:
+        return text
+    cut = text[: TITLE_CHARS - 1]
+    space = cut.rfind(" ")
+    if space >= TITLE_CHARS // 2:
+        cut = cut[:space]
+    return cut.rstrip(" ,;:.-") + "…"
 
 
 def session_metadata(
