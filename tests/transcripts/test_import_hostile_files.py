@@ -42,14 +42,11 @@ def _rewrite_in_place(path: Path, text: str) -> None:
     assert path.stat().st_ino == ino
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="stop20 attack: a source truncated and regrown past the old offset between runs "
-    "is read from the old offset: the new file's head is lost, its tail joins the old session",
-)
 def test_a_source_truncated_and_regrown_past_the_offset_is_not_read_mid_stream(
     tmp_path: Path, store: TranscriptStore
 ) -> None:
+    """A hole closed: the bytes before the old offset are not those its state digested
+    (``test_import_fingerprint.py``), so it is reported, never read from mid-line."""
     path = project_dir(tmp_path) / f"{SID}.jsonl"
     path.write_text(jl(prompt(1, "old first prompt"), reply(2, "old reply")))
     assert run("--format", "claude-code", str(path))[0] == 0
@@ -68,14 +65,11 @@ def test_a_source_truncated_and_regrown_past_the_offset_is_not_read_mid_stream(
     assert "bad_line" not in out  # never a record read from its middle
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="stop20 attack: a source rewritten in place with the same size is judged "
-    "unchanged from (dev, ino, size) alone: its new records are never imported, silently",
-)
 def test_a_source_rewritten_with_the_same_size_is_not_silently_unchanged(
     tmp_path: Path, store: TranscriptStore
 ) -> None:
+    """A hole closed: (dev, ino, size) equal, but the mtime moved, so the digest of the
+    bytes before the offset is compared, and it differs."""
     path = project_dir(tmp_path) / f"{SID}.jsonl"
     path.write_text(jl(prompt(1, "AAAA first prompt"), reply(2, "AAAA reply")))
     assert run("--format", "claude-code", str(path))[0] == 0
@@ -87,14 +81,11 @@ def test_a_source_rewritten_with_the_same_size_is_not_silently_unchanged(
     assert (code == 1 and "bad" in out) or "BBBB first prompt" in texts, (out, texts)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="stop20 attack: a source deleted and re-created (new file, same size) gets the "
-    "freed inode number back; judged by (dev, ino, size) it is silently unchanged",
-)
 def test_a_source_deleted_and_recreated_with_the_same_size_is_not_silently_unchanged(
     tmp_path: Path, store: TranscriptStore
 ) -> None:
+    """A hole closed: the reused inode number and size match, the mtime and the digest
+    of the bytes before the offset do not."""
     path = project_dir(tmp_path) / f"{SID}.jsonl"
     path.write_text(jl(prompt(1, "AAAA first prompt"), reply(2, "AAAA reply")))
     assert run("--format", "claude-code", str(path))[0] == 0

@@ -22,6 +22,7 @@ from django.db import DatabaseError, transaction
 
 from ..core.agents.common import Tally
 from ..core.agents.detect import detect_lines
+from ..core.agents.prepare import tail_digest
 from ..core.agents.source import (
     CONVERTERS,
     Batch,
@@ -67,6 +68,7 @@ from .sessions import session_append_rows
 from .sync import DiskState, newest_ts
 
 Progress = Callable[[int, int, FileOutcome], None]
+REPLACED = "a different file now has this path; not re-imported"
 LOST_STATE = (
     "its session is in the store but this file's import state is lost, so how far it was "
     "read is unknown; not imported again (delete the session to import the file afresh)"
@@ -172,11 +174,15 @@ def _unchanged(
 ) -> FileOutcome | None:
     """A source read to its end already, judged from the walk's ``lstat`` and its state
     read without the lock: a re-run over an unchanged tree costs no open of the source.
-    Anything else (or a state being written right now) takes the locked path."""
+    Anything else (or a state being written right now) takes the locked path, and so does
+    a moved mtime (a same-size rewrite, a re-created file on a reused inode) or a state
+    without one (written before fingerprints: it gains one there)."""
     if st is None or state is None or st.st_size > limit:
         return None
     key = state.get("key")
     if (state.get("dev"), state.get("ino")) != (st.st_dev, st.st_ino) or not isinstance(key, str):
+        return None
+    if state.get("mtime_ns") != st.st_mtime_ns:
         return None
     return FileOutcome(str(path), "unchanged", key) if st.st_size == state.get("offset") else None
 
@@ -196,17 +202,18 @@ def _import_open(
     state = load_state(path)
     if state is not None:
         if (state.get("dev"), state.get("ino")) != (st.st_dev, st.st_ino):
-            return FileOutcome(
-                label,
-                "bad",
-                state.get("key", ""),
-                "a different file now has this path; not re-imported",
-            )
+            return FileOutcome(label, "bad", state.get("key", ""), REPLACED)
         if st.st_size < state["offset"]:
             return FileOutcome(
                 label, "bad", state["key"], "the source file shrank; not re-imported"
             )
+        fingerprint = _fingerprint(fd, st, state)
+        if fingerprint is None:  # the bytes already read changed: not this file any more
+            return FileOutcome(label, "bad", state["key"], REPLACED)
         if st.st_size == state["offset"]:
+            if fingerprint != {k: state.get(k) for k in fingerprint} and not dry_run:
+                # Touched, or a state from before fingerprints: the next run is stat-only.
+                save_state(path, {**state, **fingerprint})
             return FileOutcome(label, "unchanged", state["key"])
         if not get_store().exists(state["key"]):  # deleted here on purpose: not brought back
             reason = "its session was deleted from the store; not re-imported"
@@ -258,7 +265,10 @@ def _import_open(
         return FileOutcome(label, status, key, anomalies=counts, warnings=tuple(warnings))
     title = session_title(batch.rows, prov)
     meta = session_metadata(key, fmt, path, prov, title, app.name if app else None)
-    state.update(key=key, offset=batch.offset, tally=counts)
+    # The fingerprint of the bytes this state says were read (appends never change them,
+    # so a file growing meanwhile leaves it right; the mtime is the stat the read went by).
+    tail = tail_digest(fd, batch.offset)
+    state.update(key=key, offset=batch.offset, tally=counts, mtime_ns=st.st_mtime_ns, tail=tail)
     # Write-ahead: the state this batch leads to, and the store file as it was before it.
     # Killed between the append and the state (or failing in the database after the
     # append), the next run finds it and settles it instead of appending the batch again.
@@ -273,6 +283,18 @@ def _import_open(
     save_state(path, state)
     drop_pending(path)
     return FileOutcome(label, "imported", key, anomalies=counts, warnings=tuple(warnings))
+
+
+def _fingerprint(fd: int, st: os.stat_result, state: dict[str, Any]) -> dict[str, Any] | None:
+    """The source's fingerprint at the state's offset, or None when the state has one and
+    the bytes before its offset are no longer those it digested (rewritten in place,
+    re-created on a reused inode, truncated and regrown: reading on would start
+    mid-stream). A state without one (written before fingerprints) trusts its offset, as
+    every state did, and gains it here. One pread of at most ``TAIL_BYTES``."""
+    tail = tail_digest(fd, state["offset"])
+    if "tail" in state and state["tail"] != tail:
+        return None
+    return {"mtime_ns": st.st_mtime_ns, "tail": tail}
 
 
 def _store_mark(key: str) -> tuple[int, int | None]:

@@ -15,6 +15,7 @@ handles it and says why, so both paths report the same outcome.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import secrets
 from collections.abc import Callable
@@ -49,6 +50,18 @@ from .source import (
 )
 
 ONE_MICROSECOND = timedelta(microseconds=1)
+TAIL_BYTES = 4096  # what a state's fingerprint digests: the bytes just before its offset
+
+
+def tail_digest(fd: int, offset: int, data: bytes | None = None) -> str:
+    """The fingerprint of the bytes [offset - TAIL_BYTES, offset) (both import paths, so
+    their states stay equal): a re-run whose stat moved compares it before reading on, so
+    a rewrite, a re-created file on a reused inode or a regrowth is not read mid-stream.
+    ``data``: the file's bytes from offset 0 when already read (the same read's bytes)."""
+    start = max(0, offset - TAIL_BYTES)
+    if data is not None and len(data) >= offset:
+        return hashlib.sha256(data[start:offset]).hexdigest()[:32]
+    return hashlib.sha256(os.pread(fd, offset - start, start)).hexdigest()[:32]
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,6 +121,7 @@ def prepare(path: Path, job: Job) -> Prepared | None:
             return None
         state = new_state(found, path, st)
         batch = convert_range(fd, 0, st.st_size, found, state["conv"], data)
+        state.update(mtime_ns=st.st_mtime_ns, tail=tail_digest(fd, batch.offset, data))
     finally:
         os.close(fd)
     if batch.offset == 0:
