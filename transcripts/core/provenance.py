@@ -12,6 +12,7 @@ import os
 from typing import Any
 
 KIROCREW, CLAUDE_CODE, CODEX, API = "kirocrew", "claude-code", "codex", "api"
+AGENT_SOURCES = (CLAUDE_CODE, CODEX)  # imported from another agent's session files
 SOURCE_LABELS: dict[str, str] = {
     CLAUDE_CODE: "Claude Code",
     CODEX: "Codex",
@@ -29,7 +30,7 @@ def session_source(metadata: dict[str, Any] | None) -> str:
     """One of ``SOURCE_LABELS``: line 0's own ``source`` when it is one we know."""
     meta = metadata or {}
     claimed = meta.get("source")
-    if claimed in (CLAUDE_CODE, CODEX):
+    if claimed in AGENT_SOURCES:
         return str(claimed)
     return API if isinstance(meta.get("key"), str) and meta.get("key") else KIROCREW
 

@@ -8,9 +8,13 @@ they are read as local time.
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from collections.abc import Iterable, Mapping
+from datetime import UTC, date, datetime, timedelta
+from typing import Any
 
 ONE_MICROSECOND = timedelta(microseconds=1)
+# A day of margin either side: a backend converting to its own time zone stays in range.
+_FIRST_DAY, _LAST_DAY = date(1, 1, 2), date(9999, 12, 30)
 
 
 def now_local() -> datetime:
@@ -55,3 +59,37 @@ def ts_strictly_after(current: str, previous: str) -> bool | None:
     if a is None or b is None:
         return None
     return a > b
+
+
+def storable_ts(value: Any) -> datetime | None:
+    """``parse_ts``, but None for a stamp no database column can take: a file's
+    ``0001-01-01T00:00:00+14:00`` is a year-0 instant in UTC (OverflowError on save)."""
+    parsed = parse_ts(value)
+    if parsed is None:
+        return None
+    try:
+        utc = parsed.astimezone(UTC)
+    except OverflowError:
+        return None
+    return parsed if _FIRST_DAY <= utc.date() <= _LAST_DAY else None
+
+
+def newest_ts(values: Iterable[Any]) -> datetime | None:
+    parsed = [p for p in map(storable_ts, values) if p is not None]
+    return max(parsed) if parsed else None
+
+
+def source_ts(row: Mapping[str, Any]) -> object:
+    """An imported row's ``meta.source_ts``: when the agent wrote the record (its ``ts``
+    is when it was imported); None for any other row."""
+    meta = row.get("meta")
+    return meta.get("source_ts") if type(meta) is dict else None
+
+
+def newest_activity(
+    rows: Iterable[Mapping[str, Any]], stamps: Iterable[Any], *, agent: bool
+) -> datetime | None:
+    """A session's last activity: an agent session's (Claude Code, Codex) newest record as
+    the agent stamped it, any other's newest row ``ts``. By the import's own stamps a
+    month of old sessions all read "today" and sorted to the top of the list."""
+    return newest_ts(map(source_ts, rows)) if agent else newest_ts(stamps)

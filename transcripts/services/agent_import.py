@@ -38,6 +38,7 @@ from ..core.errors import LockTimeout, TranscriptError
 from ..core.fsutil import NotRegularFile, open_regular
 from ..core.importfiles import ImportRefused, check_size
 from ..core.store import Appended
+from ..core.timestamps import newest_activity
 from ..core.user_turns import is_user_turn
 from ..models import App
 from ..runtime import get_store
@@ -65,7 +66,7 @@ from .importing import (
     session_index,
 )
 from .sessions import session_append_rows
-from .sync import DiskState, newest_ts
+from .sync import DiskState
 
 Progress = Callable[[int, int, FileOutcome], None]
 REPLACED = "a different file now has this path; not re-imported"
@@ -106,7 +107,7 @@ def _fresh_state(
         inode=st.st_ino,
         row_count=len(rows),
         user_turns=sum(1 for row in rows if is_user_turn(row)),
-        last_activity=newest_ts(list(appended.ts)),
+        last_activity=newest_activity(rows, appended.ts, agent=True),
         anomaly_counts={},
     )
 

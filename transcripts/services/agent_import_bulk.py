@@ -62,7 +62,7 @@ from .agent_sources import (
 )
 from .importing import FileOutcome, import_max_bytes, import_workers, session_index, slot_refusal
 from .rows_insert import rows_insert
-from .sync import DiskState, storable_ts
+from .sync import DiskState
 
 BULK_MIN_FILES = 8  # fewer new files: the pool's start-up is not worth it
 BATCH_FILES = 32  # sessions per transaction (and per journal): small enough to overlap
@@ -216,7 +216,7 @@ def _mirror(written: list[Prepared], app: App | None, announce: bool) -> dict[st
             inode=item.inode,
             row_count=item.row_count,
             user_turns=item.user_turns,
-            last_activity=storable_ts(item.last_ts),
+            last_activity=item.last_activity,
             anomaly_counts={},
         )
         if item.key in existing:  # a stale row of an earlier session of this key

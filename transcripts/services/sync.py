@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from datetime import UTC, date, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from django.db import IntegrityError, transaction
-from django.db.models import F, Q, Value
+from django.db.models import Case, F, Q, Value, When
 from django.db.models.functions import Coalesce, Greatest
 from django.utils import timezone
 
@@ -22,15 +22,13 @@ from ..core.codec import generation
 from ..core.errors import SessionNotFound
 from ..core.fold import FoldReport
 from ..core.keys import key_from_stem, safe_key
-from ..core.provenance import session_project, session_source
+from ..core.provenance import AGENT_SOURCES, session_project, session_source
 from ..core.store import Appended, TranscriptStore
-from ..core.timestamps import parse_ts
+from ..core.timestamps import newest_activity, newest_ts, source_ts, storable_ts
 from ..core.user_turns import is_user_turn
 from ..models import App, Session
 from ..runtime import get_store
 
-# A day of margin either side: a backend converting to its own time zone stays in range.
-_FIRST_DAY, _LAST_DAY = date(1, 1, 2), date(9999, 12, 30)
 # Anomalies an append changes (a torn tail becomes a terminated bad line): re-fold.
 _TAIL_KINDS = ("torn_tail", "unterminated")
 
@@ -90,24 +88,6 @@ def metadata_fields(metadata: dict[str, Any] | None) -> dict[str, Any]:
     }
 
 
-def newest_ts(values: list[Any]) -> datetime | None:
-    parsed = [p for p in map(storable_ts, values) if p is not None]
-    return max(parsed) if parsed else None
-
-
-def storable_ts(value: Any) -> datetime | None:
-    """``parse_ts``, but None for a stamp no database column can take: a file's
-    ``0001-01-01T00:00:00+14:00`` is a year-0 instant in UTC (OverflowError on save)."""
-    parsed = parse_ts(value)
-    if parsed is None:
-        return None
-    try:
-        utc = parsed.astimezone(UTC)
-    except OverflowError:
-        return None
-    return parsed if _FIRST_DAY <= utc.date() <= _LAST_DAY else None
-
-
 def disk_state(key: str, *, store: TranscriptStore | None = None) -> DiskState:
     """Stat and fold the whole session under its lock, so identity and counts agree."""
     store = store or get_store()
@@ -126,7 +106,11 @@ def disk_state(key: str, *, store: TranscriptStore | None = None) -> DiskState:
         inode=st.st_ino,
         row_count=len(view.rows),
         user_turns=sum(1 for row in view.rows if is_user_turn(row)),
-        last_activity=newest_ts([row.get("ts") for row in view.rows]),
+        last_activity=newest_activity(
+            view.rows,
+            (row.get("ts") for row in view.rows),
+            agent=session_source(view.metadata) in AGENT_SOURCES,
+        ),
         anomaly_counts=view.report.counts(),
         report=view.report,
     )
@@ -208,10 +192,13 @@ def mirror_after_append(key: str, appended: Appended, rows: list[dict[str, Any]]
         users = sum(1 for row in rows if is_user_turn(row))
         if users:
             changes["user_turns"] = F("user_turns") + users
-        newest = newest_ts(list(appended.ts))
-        if newest is not None:
-            changes["last_activity"] = Greatest(
-                Coalesce(F("last_activity"), Value(newest)), Value(newest)
+        # newest_activity's rule, by the session's own source column (this path reads
+        # no line 0): an agent session moves by its records' source times only.
+        by_source = newest_ts(map(source_ts, rows))
+        by_ts = newest_ts(appended.ts)
+        if by_source is not None or by_ts is not None:
+            changes["last_activity"] = Case(
+                When(source__in=AGENT_SOURCES, then=_later(by_source)), default=_later(by_ts)
             )
     stale_tail = Q()
     for kind in _TAIL_KINDS:
@@ -223,6 +210,13 @@ def mirror_after_append(key: str, appended: Appended, rows: list[dict[str, Any]]
     )
     if not updated:
         session_sync(key=key, create=False)
+
+
+def _later(moment: datetime | None) -> Any:
+    """``last_activity`` moved forward to ``moment`` (kept when None)."""
+    if moment is None:
+        return F("last_activity")
+    return Greatest(Coalesce(F("last_activity"), Value(moment)), Value(moment))
 
 
 def mirror_after_metadata_edit(key: str) -> None:

@@ -33,6 +33,7 @@ from ..fsutil import open_regular, write_all
 from ..redaction import RedactionReport, redact_text
 from ..redaction.batch import all_unchanged
 from ..rows import redact_row, row_order
+from ..timestamps import newest_activity
 from ..user_turns import is_user_turn
 from .common import Tally
 from .detect import detect_lines
@@ -93,7 +94,7 @@ class Prepared:
     counts: dict[str, int]  # the tally of every source record
     row_count: int
     user_turns: int
-    last_ts: str | None
+    last_activity: datetime | None  # the newest record's source time (newest_activity)
     turn_ends: int
     warnings: list[str] = field(default_factory=list)
     stamps: list[str] = field(default_factory=list)
@@ -162,7 +163,7 @@ def prepare(path: Path, job: Job) -> Prepared | None:
         counts=counts,
         row_count=len(batch.rows),
         user_turns=sum(1 for row in batch.rows if is_user_turn(row)),
-        last_ts=stamps[-1] if stamps else None,
+        last_activity=newest_activity(batch.rows, stamps, agent=True),
         turn_ends=batch.turn_ends,
         warnings=format_warning(batch, found),
         stamps=stamps if job.stamps else [],
