@@ -22,7 +22,13 @@ from tests.transcripts.helpers import (
     row,
     ts_at,
 )
-from transcripts.core.timestamps import monotonic_ts, parse_ts, ts_sort_key, ts_strictly_after
+from transcripts.core.timestamps import (
+    monotonic_ts,
+    newest_ts,
+    parse_ts,
+    ts_sort_key,
+    ts_strictly_after,
+)
 
 JST = timezone(timedelta(hours=9))
 BERLIN = ZoneInfo("Europe/Berlin")
@@ -255,3 +261,17 @@ def test_store_starts_from_now_after_an_unparseable_last_ts(tmp_path: Path) -> N
     store = make_store(tmp_path, clock=clock)
     store.path(KEY).write_bytes(meta_line() + line(row("user", "odd", "not a time")))
     assert store.append_row(KEY, "assistant", "new").ts == [clock.now.astimezone().isoformat()]
+
+
+def test_newest_ts_of_one_form_or_mixed_forms_is_the_latest_instant() -> None:
+    same = ["2026-11-30T10:27:00.000Z", "2026-11-30T10:29:00.000Z", "2026-11-30T10:28:00.000Z"]
+    assert newest_ts(same) == parse_ts("2026-11-30T10:29:00.000Z")
+    # Mixed forms and offsets: compared as instants, never as strings.
+    mixed = ["2026-11-30T10:27:00.000Z", "2026-11-30T11:00:00+01:00", "2026-11-30T10:26:59Z"]
+    assert newest_ts(mixed) == parse_ts("2026-11-30T10:27:00.000Z")
+    # A greatest string no database column can take gives way to the next instant.
+    assert newest_ts(["9999-12-31T23:59:59.000Z", "2026-11-30T10:27:00.000Z"]) == parse_ts(
+        "2026-11-30T10:27:00.000Z"
+    )
+    assert newest_ts([]) is None
+    assert newest_ts(["not a time", None]) is None

@@ -8,6 +8,7 @@ they are read as local time.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
@@ -15,6 +16,7 @@ from typing import Any
 ONE_MICROSECOND = timedelta(microseconds=1)
 # A day of margin either side: a backend converting to its own time zone stays in range.
 _FIRST_DAY, _LAST_DAY = date(1, 1, 2), date(9999, 12, 30)
+_UTC_STAMP = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?Z")
 
 
 def now_local() -> datetime:
@@ -75,7 +77,17 @@ def storable_ts(value: Any) -> datetime | None:
 
 
 def newest_ts(values: Iterable[Any]) -> datetime | None:
-    parsed = [p for p in map(storable_ts, values) if p is not None]
+    texts = list(values)
+    # One agent's stamps share a form ("2026-11-30T10:27:00.000Z"): when every value is
+    # a UTC stamp of one length, the newest is the greatest string, parsed once (a parse
+    # per row was most of a session's cost here).
+    if texts and all(type(t) is str for t in texts):
+        width, utc = len(texts[0]), _UTC_STAMP.fullmatch
+        if all(len(t) == width and utc(t) for t in texts):  # one form: strings order as times
+            newest = storable_ts(max(texts))
+            if newest is not None:
+                return newest
+    parsed = [p for p in map(storable_ts, texts) if p is not None]
     return max(parsed) if parsed else None
 
 

@@ -7,7 +7,15 @@ from typing import Any
 
 import orjson
 
-from .common import CALL_CHARS, DROPPED, compact_json, digest, head_tail, provenance_value
+from .common import (
+    CALL_CHARS,
+    DROPPED,
+    compact_json,
+    digest,
+    digest_bytes,
+    head_tail,
+    provenance_value,
+)
 
 # ``type:user`` text that is not the person: slash commands and their output, hooks,
 # interruptions, reminders (shown as notices, never counted as a turn).
@@ -27,7 +35,7 @@ WRAPPERS = (
     "<user-prompt-submit-hook>",
 )
 SEEN_MESSAGES = 16  # message ids remembered for duplicate snapshots
-MARK_CHARS = 512  # of a block's JSON, what tells a repeated block
+MARK_BYTES = 2048  # of a block's JSON, what tells a repeated block
 
 
 def is_wrapper(text: str) -> bool:
@@ -75,13 +83,12 @@ def duplicate(state: dict[str, Any], message_id: Any, block: dict[str, Any]) -> 
     if not isinstance(message_id, str):
         return False
     seen: dict[str, list[str]] = state["seen"]
-    # The first 512 characters of the block's compact JSON: they lie within its first
-    # 2048 bytes (at most 4 per character), so only those are decoded.
+    # The first MARK_BYTES of the block's compact JSON tell a repeated block; only their
+    # digest is kept.
     try:
-        mark = orjson.dumps(block)[: 4 * MARK_CHARS].decode("utf-8", "ignore")[:MARK_CHARS]
+        mark = digest_bytes(orjson.dumps(block)[:MARK_BYTES])
     except TypeError:
-        mark = compact_json(block)[:MARK_CHARS]
-    mark = digest(mark)
+        mark = digest(compact_json(block)[:MARK_BYTES])
     marks = seen.setdefault(digest(message_id), [])
     if mark in marks:
         return True

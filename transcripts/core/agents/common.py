@@ -144,10 +144,15 @@ def label(value: Any) -> str:
     return redacted(clean_text(as_text(value), META_CHARS))[:LABEL_CHARS]
 
 
+@lru_cache(maxsize=256)  # a message id is digested once per block, a call id twice
 def digest(text: str) -> str:
     """What the state keeps of a call id or a duplicate mark: matching needs equality
     only, and the raw text may hold a secret the state file would keep unredacted."""
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:DIGEST_CHARS]
+    return digest_bytes(text.encode("utf-8", "surrogatepass"))
+
+
+def digest_bytes(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()[:DIGEST_CHARS]
 
 
 def take_pending(pending: dict[str, str], call_id: str) -> str | None:
