@@ -99,10 +99,9 @@ def wait_for(what: str, check: Callable[[], Any], *, within: float, procs: list[
         time.sleep(0.1)
 
 
-def stack_env(home: Path, pg_url: str, redis_urls: tuple[str, str], **extra: str) -> dict[str, str]:
-    """The environment of the stack's processes: this one's, minus every setting of ours,
-    plus PostgreSQL, the channels-redis layer all processes share (``redis_urls[0]``) and
-    the Celery broker (``redis_urls[1]``)."""
+def embedded_env(home: Path, **extra: str) -> dict[str, str]:
+    """This process's environment minus every setting of ours: the embedded defaults (no
+    DATABASE_URL, no REDIS_URL: SQLite and the in-memory layer), a private ``home``."""
     env = {
         k: v
         for k, v in os.environ.items()
@@ -111,14 +110,61 @@ def stack_env(home: Path, pg_url: str, redis_urls: tuple[str, str], **extra: str
     env.update(
         DJANGO_SETTINGS_MODULE="kirocrew_site.settings",
         PYTHONUNBUFFERED="1",
-        DATABASE_URL=pg_url,
-        REDIS_URL=redis_urls[0],
-        CELERY_BROKER_URL=redis_urls[1],
         KIROCREW_HOME=str(home),
         KIROCREW_TRANSCRIPT_FSYNC="rotate",
     )
     env.update(extra)
     return env
+
+
+def stack_env(home: Path, pg_url: str, redis_urls: tuple[str, str], **extra: str) -> dict[str, str]:
+    """The environment of the stack's processes: the embedded one plus PostgreSQL, the
+    channels-redis layer all processes share (``redis_urls[0]``) and the Celery broker
+    (``redis_urls[1]``)."""
+    return embedded_env(
+        home,
+        DATABASE_URL=pg_url,
+        REDIS_URL=redis_urls[0],
+        CELERY_BROKER_URL=redis_urls[1],
+        **extra,
+    )
+
+
+def daphne_start(env: dict[str, str], logs: Path) -> tuple[Proc, int]:
+    """daphne serving the site on a free loopback port, its output in ``logs``."""
+    port = free_port()
+    argv = [
+        str(BIN / "daphne"),
+        "-b",
+        "127.0.0.1",
+        "-p",
+        str(port),
+        "kirocrew_site.asgi:application",
+    ]
+    return Proc("daphne", argv, env, logs), port
+
+
+def append_prompt_and_tool_call(path: Path, tag: str) -> None:
+    """Append to a Claude Code fixture session a new prompt and a reply still using a tool
+    (so no clean turn end comes with them); ``tag`` makes their ids new."""
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    prompt, call = lines[3], lines[6]
+    prompt["uuid"], call["uuid"] = f"p-{tag}", f"c-{tag}"
+    call["message"]["id"] = f"msg_{tag}"
+    call["message"]["content"][0]["id"] = f"toolu_{tag}"
+    with path.open("a") as fp:
+        fp.write(json.dumps(prompt) + "\n" + json.dumps(call) + "\n")
+
+
+def nth_row(n: int) -> Callable[[dict[str, Any]], bool]:
+    """A ``recv_until`` test: true at the ``n``th row frame."""
+    seen: list[int] = [0]
+
+    def done(frame: dict[str, Any]) -> bool:
+        seen[0] += frame["type"] == "row"
+        return seen[0] >= n
+
+    return done
 
 
 def manage(env: dict[str, str], *args: str) -> str:

@@ -14,18 +14,17 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
 from websockets.sync.client import connect as ws_connect
 
 from tests.e2e.processes import (
-    BIN,
-    Proc,
-    free_port,
+    append_prompt_and_tool_call,
+    daphne_start,
     health,
     manage,
+    nth_row,
     recv_until,
     stack_env,
     wait_for,
@@ -50,13 +49,7 @@ def test_frames_from_a_command_process_reach_a_socket_on_the_server(
     manage(env, "migrate", "--noinput")
     token = manage(env, "create_app", APP).strip().splitlines()[-1]
     assert token.startswith("kc_")
-    port = free_port()
-    daphne = Proc(
-        "daphne",
-        [str(BIN / "daphne"), "-b", "127.0.0.1", "-p", str(port), "kirocrew_site.asgi:application"],
-        env,
-        logs,
-    )
+    daphne, port = daphne_start(env, logs)
     src = copy_tree(tmp_path / "src")
     source = src / CLAUDE_FILE
     bearer = {"Authorization": f"Bearer {token}"}
@@ -84,7 +77,7 @@ def test_frames_from_a_command_process_reach_a_socket_on_the_server(
                 ]
 
                 # 2. Two records appended to the source; one --follow poll imports them.
-                _append_prompt_and_tool_call(source)
+                append_prompt_and_tool_call(source, "new1")
                 manage(
                     env,
                     "import_transcripts",
@@ -95,7 +88,7 @@ def test_frames_from_a_command_process_reach_a_socket_on_the_server(
                     "1",
                     str(source),
                 )
-                rows = recv_until(ws, _nth_row(2), within=20)
+                rows = recv_until(ws, nth_row(2), within=20)
 
             response = api.get(f"/api/chat/slots/{SLOT}/transcript")
             assert response.status_code == 200, response.text
@@ -110,23 +103,3 @@ def test_frames_from_a_command_process_reach_a_socket_on_the_server(
         for row in stored
     ]
     assert stored[0]["role"] == "user"
-
-
-def _append_prompt_and_tool_call(path: Path) -> None:
-    """A new prompt and a reply still using a tool (so no clean turn end comes with them)."""
-    lines = [json.loads(line) for line in path.read_text().splitlines()]
-    prompt, call = lines[3], lines[6]
-    call["message"]["id"] = "msg_new1"
-    call["message"]["content"][0]["id"] = "toolu_new"
-    with path.open("a") as fp:
-        fp.write(json.dumps(prompt) + "\n" + json.dumps(call) + "\n")
-
-
-def _nth_row(n: int) -> Any:
-    seen: list[int] = [0]
-
-    def done(frame: dict[str, Any]) -> bool:
-        seen[0] += frame["type"] == "row"
-        return seen[0] >= n
-
-    return done

@@ -22,7 +22,18 @@ import pytest
 from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import connect as ws_connect
 
-from tests.e2e.processes import BIN, Proc, free_port, health, manage, recv_until, wait_for
+from tests.e2e.processes import (
+    BIN,
+    Proc,
+    append_prompt_and_tool_call,
+    daphne_start,
+    embedded_env,
+    health,
+    manage,
+    nth_row,
+    recv_until,
+    wait_for,
+)
 from tests.transcripts.agents.helpers import CLAUDE_FILE, CLAUDE_SID, copy_tree
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(180)]
@@ -31,30 +42,11 @@ APP = "relay-frames"
 SLOT = f"claude:{CLAUDE_SID}"  # an imported Claude Code session's slot is its key
 
 
-def embedded_env(home: Path, **extra: str) -> dict[str, str]:
-    """This process's environment minus every setting of ours: the embedded defaults
-    (no DATABASE_URL, no REDIS_URL), with a private ``KIROCREW_HOME``."""
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith(("KIROCREW_", "CELERY_", "DJANGO_", "DATABASE_URL", "REDIS_URL"))
-    }
-    env.update(
-        DJANGO_SETTINGS_MODULE="kirocrew_site.settings",
-        PYTHONUNBUFFERED="1",
-        KIROCREW_HOME=str(home),
-        KIROCREW_TRANSCRIPT_FSYNC="never",
-        KIROCREW_SUMMARY_ENABLED="0",  # frames only: no pass is queued for a turn end
-    )
-    env.update(extra)
-    return env
-
-
 def test_a_follow_import_reaches_a_socket_on_the_server_without_redis(tmp_path: Path) -> None:
     logs = tmp_path / "logs"
     logs.mkdir()
     home = tmp_path / "home"
-    env = embedded_env(home)
+    env = embedded_env(home, KIROCREW_SUMMARY_ENABLED="0")  # frames only: no pass queued
     spool = home / "frames"
     manage(env, "migrate", "--noinput")
     token = manage(env, "create_app", APP).strip().splitlines()[-1]
@@ -65,13 +57,7 @@ def test_a_follow_import_reaches_a_socket_on_the_server_without_redis(tmp_path: 
     manage(env, "import_transcripts", "--format", "claude-code", "--app", APP, str(source))
     assert not spool.exists()
 
-    port = free_port()
-    daphne = Proc(
-        "daphne",
-        [str(BIN / "daphne"), "-b", "127.0.0.1", "-p", str(port), "kirocrew_site.asgi:application"],
-        env,
-        logs,
-    )
+    daphne, port = daphne_start(env, logs)
     follow = [
         *(str(BIN / "python"), "manage.py", "import_transcripts", "--format", "claude-code"),
         *("--follow", "--interval", "0.1", "--polls", "600", str(source)),
@@ -102,10 +88,10 @@ def test_a_follow_import_reaches_a_socket_on_the_server_without_redis(tmp_path: 
                 rows: list[dict[str, Any]] = []
                 for n in (1, 2):  # the second append measures a warm follower
                     appended = time.monotonic()
-                    _append_prompt_and_tool_call(source, n)
-                    seen = recv_until(ws, _nth_row(1), within=20)
+                    append_prompt_and_tool_call(source, f"relay{n}")
+                    seen = recv_until(ws, nth_row(1), within=20)
                     latencies.append(time.monotonic() - appended)
-                    seen += recv_until(ws, _nth_row(1), within=20)
+                    seen += recv_until(ws, nth_row(1), within=20)
                     rows += [f for f in seen if f["type"] == "row"]
 
             response = api.get(f"/api/chat/slots/{SLOT}/transcript")
@@ -129,27 +115,6 @@ def test_a_follow_import_reaches_a_socket_on_the_server_without_redis(tmp_path: 
     assert [name for name in os.listdir(spool) if name != ".relay"] == []
 
 
-def _append_prompt_and_tool_call(path: Path, n: int) -> None:
-    """A new prompt and a reply still using a tool (so no clean turn end comes with them)."""
-    lines = [json.loads(line) for line in path.read_text().splitlines()]
-    prompt, call = lines[3], lines[6]
-    prompt["uuid"], call["uuid"] = f"relay-p{n}", f"relay-c{n}"
-    call["message"]["id"] = f"msg_relay{n}"
-    call["message"]["content"][0]["id"] = f"toolu_relay{n}"
-    with path.open("a") as fp:
-        fp.write(json.dumps(prompt) + "\n" + json.dumps(call) + "\n")
-
-
-def _nth_row(n: int) -> Any:
-    seen: list[int] = [0]
-
-    def done(frame: dict[str, Any]) -> bool:
-        seen[0] += frame["type"] == "row"
-        return seen[0] >= n
-
-    return done
-
-
 def test_a_rotation_in_a_terminal_closes_the_socket_without_redis(tmp_path: Path) -> None:
     """``create_app --rotate`` in its own process: its revocation rides the relay, so the
     socket opened with the old token closes at once, with no frame due (the consumer's own
@@ -157,16 +122,10 @@ def test_a_rotation_in_a_terminal_closes_the_socket_without_redis(tmp_path: Path
     logs = tmp_path / "logs"
     logs.mkdir()
     home = tmp_path / "home"
-    env = embedded_env(home)
+    env = embedded_env(home, KIROCREW_SUMMARY_ENABLED="0")  # frames only: no pass queued
     manage(env, "migrate", "--noinput")
     token = manage(env, "create_app", APP).strip().splitlines()[-1]
-    port = free_port()
-    daphne = Proc(
-        "daphne",
-        [str(BIN / "daphne"), "-b", "127.0.0.1", "-p", str(port), "kirocrew_site.asgi:application"],
-        env,
-        logs,
-    )
+    daphne, port = daphne_start(env, logs)
     bearer = {"Authorization": f"Bearer {token}"}
     try:
         with httpx.Client(base_url=f"http://127.0.0.1:{port}", headers=bearer, timeout=30) as api:
