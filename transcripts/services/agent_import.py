@@ -232,10 +232,12 @@ def _import_open(
         if fmt == "auto" and found == "kirocrew":
             kiro.append(path)
             return FileOutcome(label, "delegated")
-        if found not in CONVERTERS:
-            return FileOutcome(label, "bad", reason=f"format {found} is not supported")
+        if found not in CONVERTERS:  # this project's own format, under --format claude-code
+            hint = "import it without --format, or with --format auto"
+            return FileOutcome(label, "bad", reason=f"looks like {found}, not {fmt} ({hint})")
         if fmt != "auto" and found != fmt:
-            return FileOutcome(label, "bad", reason=f"looks like {found}, not {fmt}")
+            hint = f"use --format {found} or auto"
+            return FileOutcome(label, "bad", reason=f"looks like {found}, not {fmt} ({hint})")
         fmt = found
         state = new_state(fmt, path, st)
     batch = convert_range(fd, state["offset"], st.st_size, fmt, state["conv"])

@@ -143,9 +143,11 @@ def test_a_format_change_mid_way_is_reported_not_fatal(src: Path) -> None:
 
 
 def test_wrong_format_and_bad_usage_exit_codes(src: Path) -> None:
+    out = StringIO()
     with pytest.raises(CommandError) as bad:
-        run("--format", "codex", str(src / CLAUDE_FILE))
+        call_command("import_transcripts", "--format", "codex", str(src / CLAUDE_FILE), stdout=out)
     assert bad.value.returncode == 1
+    assert "looks like claude-code, not codex (use --format claude-code or auto)" in out.getvalue()
     assert not Session.objects.exists()
     with pytest.raises(CommandError) as usage:
         run("--format", "codex")
