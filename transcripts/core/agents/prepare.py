@@ -15,7 +15,6 @@ handles it and says why, so both paths report the same outcome.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import secrets
 from collections.abc import Callable
@@ -35,7 +34,7 @@ from ..redaction.batch import all_unchanged
 from ..rows import redact_row, row_order
 from ..timestamps import newest_activity
 from ..user_turns import is_user_turn
-from .common import Tally
+from .common import Tally, digest_bytes
 from .detect import detect_lines
 from .source import (
     CONVERTERS,
@@ -61,8 +60,8 @@ def tail_digest(fd: int, offset: int, data: bytes | None = None) -> str:
     ``data``: the file's bytes from offset 0 when already read (the same read's bytes)."""
     start = max(0, offset - TAIL_BYTES)
     if data is not None and len(data) >= offset:
-        return hashlib.sha256(data[start:offset]).hexdigest()[:32]
-    return hashlib.sha256(os.pread(fd, offset - start, start)).hexdigest()[:32]
+        return digest_bytes(data[start:offset])
+    return digest_bytes(os.pread(fd, offset - start, start))
 
 
 @dataclass(frozen=True, slots=True)
