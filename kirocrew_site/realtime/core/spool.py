@@ -33,10 +33,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from transcripts.core.fsutil import atomic_write
+
 FOLDER_MODE = 0o700  # frames name slots and row stamps: no other local user reads them
 FILE_MODE = 0o600
 HEARTBEAT = ".relay"  # touched by the relay on every tick; its mtime says it is alive
-TMP_PREFIX = ".tmp-"  # a file being written: never read, dropped once stale
 FRESH_S = 3.0  # a heartbeat older than this: no relay is running (12 missed ticks)
 STALE_S = 30.0  # a frame file older than this is dropped unread: its news is old
 LINGER_S = 0.02  # a writer's sends within this long share a file (added latency, at most)
@@ -95,7 +96,7 @@ def heartbeat_touch(folder: Path, token: str) -> None:
     try:
         os.utime(path, follow_symlinks=False)
     except FileNotFoundError:
-        _write_atomic(folder, HEARTBEAT, token.encode(), f"{TMP_PREFIX}relay-{os.getpid()}")
+        _write_atomic(folder, HEARTBEAT, token.encode())
 
 
 def heartbeat_fresh(folder: Path, now: float, fresh_s: float = FRESH_S) -> bool:
@@ -186,26 +187,15 @@ class SpoolWriter:
         self._seq += 1
         pid = os.getpid()
         name = f"{stamp:020d}-{pid}-{self._seq}.json"
-        return _write_atomic(folder, name, body, f"{TMP_PREFIX}{pid}-{self._seq}")
+        return _write_atomic(folder, name, body)
 
 
-def _write_atomic(folder: Path, name: str, body: bytes, tmp_name: str) -> Path:
-    """Write under a temporary name, then rename: a reader sees the whole file or none."""
-    tmp = folder / tmp_name
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_NOFOLLOW, FILE_MODE)
-    try:
-        try:
-            view = memoryview(body)
-            while view:
-                view = view[os.write(fd, view) :]
-        finally:
-            os.close(fd)
-        os.rename(tmp, folder / name)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
-        raise
-    return folder / name
+def _write_atomic(folder: Path, name: str, body: bytes) -> Path:
+    """The store's one atomic write (temp file, then rename: a reader sees the whole file
+    or none); its temp file is a dot-file, which readers leave to its writer."""
+    path = folder / name
+    atomic_write(path, body, fsync=False, mode=FILE_MODE)
+    return path
 
 
 def spool_take(
@@ -228,7 +218,7 @@ def spool_take(
         if name == HEARTBEAT:
             continue
         path = folder / name
-        if name.startswith(TMP_PREFIX):  # mid-write, or its writer died before the rename
+        if name.startswith("."):  # mid-write, or its writer died before the rename
             if _age(path, now) > stale_s:
                 _unlink(path)
             continue
