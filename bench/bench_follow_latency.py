@@ -3,7 +3,9 @@
 
 Needs a Redis server (``REDIS_URL``, default ``redis://127.0.0.1:6379``; exit 2 when none
 answers). Uses database ``--redis-db`` (default 11), flushed before and after, and a
-private ``KIROCREW_HOME`` (SQLite) shared by three processes, as in production:
+private ``KIROCREW_HOME`` (SQLite) shared by three processes, as in production.
+``--embedded``: no Redis, the default profile, where the server's frame relay
+(``$KIROCREW_HOME/frames/``) carries the follower's frames:
 
 * this one builds a folder of Claude Code sessions, imports it once, logs a dashboard
   user in (a Django session cookie) and appends the records;
@@ -53,8 +55,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sessions", type=int, default=50, help="sessions in the watched folder")
     ap.add_argument("--redis-db", type=int, default=11)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--embedded", action="store_true", help="no Redis: the frame relay")
     args = ap.parse_args(argv)
 
+    if args.embedded:
+        print(f"bench_follow_latency: {common.cpu_note()}; embedded (no Redis: the frame relay)")
+        with common.temp_dir("follow-latency") as tmp:
+            return run(args, None, tmp)
     return on_scratch_redis(
         "bench_follow_latency", args.redis_db, lambda url, tmp: run(args, url, tmp)
     )
@@ -74,7 +81,7 @@ def _dashboard_cookie() -> str:
     return f"{name}={client.cookies[name].value}"
 
 
-def run(args: argparse.Namespace, url: str, tmp: Path) -> int:
+def run(args: argparse.Namespace, url: str | None, tmp: Path) -> int:
     from websockets.sync.client import connect
 
     rng = random.Random(args.seed)
