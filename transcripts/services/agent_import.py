@@ -250,7 +250,10 @@ def _import_open(
     warnings = format_warning(batch, fmt)
     tally = Tally(state["tally"])
     tally.update(batch.tally)
-    counts = dict(sorted(tally.items()))
+    counts = dict(sorted(tally.items()))  # every record so far: the state keeps it
+    # The report tallies this run's records ("imported=2" for a run that added two); an
+    # unchanged file's line (-v 2) shows the running total.
+    this_run = dict(sorted(batch.tally.items())) if batch.tally else counts
     other = get_store().read_metadata(key) if new else None
     if other is not None and other.get("source_path") != str(path.absolute()):
         return FileOutcome(
@@ -265,7 +268,7 @@ def _import_open(
         return FileOutcome(label, "bad", key, LOST_STATE)
     if dry_run or batch.offset == state["offset"]:
         status = "unchanged" if batch.offset == state["offset"] else "imported"
-        return FileOutcome(label, status, key, anomalies=counts, warnings=tuple(warnings))
+        return FileOutcome(label, status, key, anomalies=this_run, warnings=tuple(warnings))
     title = session_title(batch.rows, prov)
     meta = session_metadata(key, fmt, path, prov, title, app.name if app else None)
     # The fingerprint of the bytes this state says were read (appends never change them,
@@ -285,7 +288,7 @@ def _import_open(
         return FileOutcome(label, "bad", key, f"not written: {first}")
     save_state(path, state)
     drop_pending(path)
-    return FileOutcome(label, "imported", key, anomalies=counts, warnings=tuple(warnings))
+    return FileOutcome(label, "imported", key, anomalies=this_run, warnings=tuple(warnings))
 
 
 def _fingerprint(fd: int, st: os.stat_result, state: dict[str, Any]) -> dict[str, Any] | None:

@@ -94,7 +94,8 @@ def test_rerun_is_unchanged_and_an_appended_record_lands_exactly_once(src: Path)
     record.update(uuid="u99", message={"role": "user", "content": "One more thing"})
     with path.open("a") as fp:
         fp.write(json.dumps(record) + "\n")
-    run("--format", "claude-code", str(src / "claude"))
+    added = run("--format", "claude-code", str(src / "claude"))
+    assert "(records: imported=1)" in added  # this run's record, not the file's total
     run("--format", "claude-code", str(src / "claude"))
     contents = [r["content"] for r in rows_of(CLAUDE_KEY)]
     assert contents.count("One more thing") == 1
