@@ -51,7 +51,6 @@ from .agent_sources import (
     CLEAN_STOP,
     announce_rows,
     announce_turn_end,
-    key_refusal,
     landed_batch_settle,
     load_state,
     mark_clean_stop,
@@ -133,11 +132,7 @@ def _commit(batch: list[Prepared], app: App | None, announce: bool) -> dict[Path
     with ExitStack() as held:
         ready: list[Prepared] = []
         for item in batch:
-            refusal = key_refusal(item.key)
-            if refusal is not None:  # a name over NAME_MAX: no store call could take it
-                outcomes[item.path] = FileOutcome(str(item.path), "bad", reason=refusal)
-                item.discard()
-            elif _claim(item, held, outcomes) and not store.exists(item.key):
+            if _claim(item, held, outcomes) and not store.exists(item.key):
                 ready.append(item)
             else:
                 item.discard()

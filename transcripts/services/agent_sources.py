@@ -27,7 +27,7 @@ from django.db import transaction
 from ..core import locking
 from ..core.errors import LockTimeout
 from ..core.fsutil import atomic_write, kind_of, open_regular
-from ..core.keys import safe_key, slot_name_for_key
+from ..core.keys import slot_name_for_key
 from ..models import App, Slot
 from ..runtime import get_store
 from ..signals import rows_appended, turn_ended
@@ -37,9 +37,6 @@ from .importing import FileOutcome, ImportResult, session_index
 STATE_DIR = ".agent-imports"
 LOCK_TIMEOUT_S = locking.DEFAULT_TIMEOUT_S  # waiting for another importer of a source
 CLEAN_STOP = "end_turn"  # what the turn API stores at a clean turn end
-# The longest session file stem an import makes. The store adds at most ~30 bytes to it
-# (``__<stamp>-N.jsonl`` of an archive, ``.jsonl.lock``) and NAME_MAX is 255 bytes.
-KEY_NAME_MAX = 200
 
 
 def walk(source: Path, result: ImportResult) -> Iterator[tuple[Path, os.stat_result | None]]:
@@ -86,15 +83,6 @@ def _named_in_utf8(path: Path, result: ImportResult) -> bool:
 def _label(path: Path) -> str:
     """The path as printable text: bytes that are not UTF-8 shown as U+FFFD."""
     return os.fsencode(path).decode(errors="replace")
-
-
-def key_refusal(key: str) -> str | None:
-    """Why ``key`` cannot be a session of the store (its file name would be too long for
-    the file system: every open of it fails with ENAMETOOLONG), or None."""
-    size = len(safe_key(key).encode("utf-8", "surrogatepass"))
-    if size <= KEY_NAME_MAX:
-        return None
-    return f"its session key is too long for a file name ({size} bytes, at most {KEY_NAME_MAX})"
 
 
 def state_dir() -> Path:

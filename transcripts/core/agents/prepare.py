@@ -42,6 +42,7 @@ from .source import (
     format_warning,
     head_lines,
     head_lines_of,
+    key_refusal,
     new_state,
     read_whole,
     session_key,
@@ -128,6 +129,8 @@ def prepare(path: Path, job: Job) -> Prepared | None:
         return None
     prov = state["conv"]["prov"]
     key = session_key(found, path, prov, bool(state["conv"].get("sidechain")))
+    if key_refusal(key) is not None:
+        return None  # a name no file system takes: the per-file path reports why
     title = session_title(batch.rows, prov)
     meta = session_metadata(key, found, path, prov, title, job.app_name)
     try:

@@ -15,9 +15,9 @@ from typing import Any
 
 import orjson
 
-from ..redaction import redact_text
+from ..keys import safe_key
 from . import claude_code, codex
-from .common import FOREIGN, REDACTED_TAG, Step, Tally, clean_text, digest
+from .common import FOREIGN, REDACTED_TAG, Step, Tally, clean_text, digest, redacted
 from .lines import BLOCK, complete_lines
 
 CONVERTERS: dict[str, Callable[[Any, dict[str, Any]], Step]] = {
@@ -172,7 +172,21 @@ def session_key(fmt: str, path: Path, prov: dict[str, Any], sidechain: bool) -> 
 
 
 def _clean_key(key: str) -> bool:
-    return REDACTED_TAG not in key and redact_text(key)[0] == key
+    return REDACTED_TAG not in key and redacted(key) == key
+
+
+# The longest session file stem an import makes. The store adds at most ~30 bytes to it
+# (``__<stamp>-N.jsonl`` of an archive, ``.jsonl.lock``) and NAME_MAX is 255 bytes.
+KEY_NAME_MAX = 200
+
+
+def key_refusal(key: str) -> str | None:
+    """Why ``key`` cannot be a session of the store (its file name would be too long for
+    the file system: every open of it fails with ENAMETOOLONG), or None."""
+    size = len(safe_key(key).encode("utf-8", "surrogatepass"))
+    if size <= KEY_NAME_MAX:
+        return None
+    return f"its session key is too long for a file name ({size} bytes, at most {KEY_NAME_MAX})"
 
 
 TITLE_CHARS = 80
