@@ -1,4 +1,4 @@
-"""Round 4 of issue 11 (held-out-14 and -15): operational checks read from tool rows, and an
+"""Operational checks read from tool rows, and an
 "also" / "while you're in there" aside that names other work. Each test fails without its
 change (the ops-check pattern matching nothing; the aside cue needing no shared word at all)."""
 

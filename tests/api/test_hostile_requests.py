@@ -1,4 +1,4 @@
-"""Attack pass "stop20": what the other API tests leave out.
+"""Hostile requests: what the other API tests leave out.
 
 Each test sends real requests (Django's test ``Client`` through the whole middleware
 stack, or the real ASGI application for the socket) and fails if the hole exists. The

@@ -1,4 +1,4 @@
-"""Round 6 of issue 11 (tuned on held-out-7..17): more of what tools say, read from the
+"""More of what tools say, read from the
 command line. Flutter's runners, logrotate's dry run, files written from the shell, and a
 file the work created being removed again. Each test fails without its change."""
 

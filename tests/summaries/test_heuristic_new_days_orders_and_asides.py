@@ -1,4 +1,4 @@
-"""Round 3 of issue 11 (held-out-12): routines run over a new day, an order about other
+"""Routines run over a new day, an order about other
 things once a check was answered, an "also" aside in other words (each case fails with
 its feature weighted 0), and rules shaped without the alternative they reject."""
 

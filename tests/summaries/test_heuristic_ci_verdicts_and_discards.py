@@ -1,4 +1,4 @@
-"""Round 5 of issue 11 (state, tuned on held-out-7..16): what CI and the tools said decides
+"""What CI and the tools said decides
 verified. A notification posted right after a push is the run's verdict; a runner's
 summary of none failed is a pass; an edit tool row, not the reply's retelling of it, says
 when the code last changed; documents have nothing to run. Each test fails without its

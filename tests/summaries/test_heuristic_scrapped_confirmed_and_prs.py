@@ -1,4 +1,4 @@
-"""State causes found on blind batches 10 and 11 (issue 11, round 2): a whole piece of work
+"""State from what was said: a whole piece of work
 scrapped by name, the person confirming with "looks right now on ...", and a pull request
 reported as made in the assistant's words in any language."""
 
