@@ -10,6 +10,7 @@ from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler  # noqa: E402
 
+from kirocrew_site.home.checks import home_warn_at_start  # noqa: E402
 from kirocrew_site.realtime.relay import relay_asgi  # noqa: E402
 from kirocrew_site.realtime.routing import websocket_urlpatterns  # noqa: E402
 
@@ -25,3 +26,4 @@ router = ProtocolTypeRouter(
     }
 )
 application = relay_asgi(router)
+home_warn_at_start()  # daphne runs no system checks: a data folder others can read is said here
