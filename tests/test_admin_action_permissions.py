@@ -51,6 +51,7 @@ def _every_action(user: User) -> dict[tuple[str, str], Any]:
         request = RequestFactory().get("/admin/")
         request.user = user
         for name, described in model_admin.get_actions(request).items():
+            assert described is not None
             found[(model._meta.label, name)] = described[0]
     return found
 
