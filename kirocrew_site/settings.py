@@ -265,12 +265,15 @@ LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
-    "filters": {"trim_recursion": {"()": "kirocrew_site.logfilter.TrimRecursionTracebacks"}},
+    "filters": {
+        "trim_recursion": {"()": "kirocrew_site.logfilter.TrimRecursionTracebacks"},
+        "refusals_in_one_line": {"()": "kirocrew_site.logfilter.RefusalsInOneLine"},
+    },
     "handlers": {
         "console": {
             "class": "logging.StreamHandler",
             "formatter": "plain",
-            "filters": ["trim_recursion"],
+            "filters": ["trim_recursion", "refusals_in_one_line"],
         }
     },
     "root": {"handlers": ["console"], "level": _LOG_LEVEL},
