@@ -226,3 +226,38 @@ def test_secure_home_makes_every_entry_private_and_says_what_it_changed(readable
     again = manage(readable_home, "check")
     assert "home.W001" not in again.stderr
     assert "0 folders and 0 files made private" in manage(readable_home, "secure_home").stdout
+
+
+def test_a_celery_worker_start_warns_in_one_line_naming_the_home_and_the_fix(readable_home):
+    # The worker runs the system checks silently: its worker_init receiver says it.
+    log = readable_home.parent / "celery.log"
+    with log.open("wb") as out:
+        worker = subprocess.Popen(
+            [
+                str(Path(sys.executable).parent / "celery"),
+                "-A",
+                "kirocrew_site",
+                "worker",
+                "--pool",
+                "solo",
+                "-l",
+                "info",
+            ],
+            cwd=ROOT,
+            env=embedded_env(readable_home, CELERY_BROKER_URL="memory://localhost/"),
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            preexec_fn=_login_shell_umask,
+        )
+    try:
+        deadline = time.monotonic() + 90
+        while " ready." not in log.read_text():
+            assert worker.poll() is None, log.read_text()
+            assert time.monotonic() < deadline, log.read_text()
+            time.sleep(0.1)
+    finally:
+        worker.terminate()
+        worker.wait(timeout=30)
+    lines = [line for line in log.read_text().splitlines() if "secure_home" in line]
+    assert len(lines) == 1, log.read_text()
+    assert str(readable_home) in lines[0]
