@@ -17,7 +17,7 @@ from .core.modes import exposure
 
 logger = logging.getLogger("kirocrew_site.home")
 
-FIX_COMMAND = "python manage.py secure_home"
+FIX_COMMAND = ".venv/bin/python manage.py secure_home"  # as the README writes commands
 _reported = False
 
 

@@ -13,7 +13,9 @@ from kirocrew_site.home.core.modes import tighten
 class Command(BaseCommand):
     help = (
         "Remove group and other permissions from every folder and file under KIROCREW_HOME "
-        "(folders 0700, files 0600); links are never followed. -v 2 lists each change."
+        "(folders 0700, files 0600); links are never followed. -v 2 lists each change; exits "
+        "1 when an entry could not be changed. Needs no database. "
+        "Example: .venv/bin/python manage.py secure_home -v 2"
     )
     # The check this command fixes would only repeat itself before the fix.
     requires_system_checks: list[str] = []
@@ -35,8 +37,9 @@ class Command(BaseCommand):
         skipped = (
             f"; {len(report.skipped)} skipped (not a file or folder)" if report.skipped else ""
         )
-        self.stdout.write(
-            f"{home}: {folders} folders and {files} files made private (0700/0600){skipped}"
-        )
+        if verbosity >= 1:
+            self.stdout.write(
+                f"{home}: {folders} folders and {files} files made private (0700/0600){skipped}"
+            )
         if report.failed:
             raise CommandError(f"{len(report.failed)} entries could not be changed (see above)")
