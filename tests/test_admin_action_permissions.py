@@ -148,3 +148,48 @@ def test_a_forged_summarize_post_by_a_view_only_user_runs_no_pass(
     )
     _post_action(client, "summarize_now", _selected_action=[one.pk], select_across="0")
     assert IntentSummary.objects.filter(session=one).exists()
+
+
+def _mutating_actions() -> list[tuple[str, str]]:
+    """(model label, action) for every action a superuser is offered that needs more than
+    "view" (or declares nothing); read from the registered admins, so a new one is in it."""
+    superuser = User(username="su", is_superuser=True, is_staff=True, is_active=True)
+    return sorted(
+        key
+        for key, func in _every_action(superuser).items()
+        if set(getattr(func, "allowed_permissions", None) or {"undeclared"}) - {"view"}
+    )
+
+
+@pytest.mark.parametrize(("model", "action"), _mutating_actions())
+def test_a_forged_post_of_any_mutating_action_is_refused_for_a_view_only_user(
+    client, viewer, make_slot, model, action
+):
+    make_slot("s1", turns=1)
+    app_label, model_name = model.lower().split(".")
+    url = reverse(f"admin:{app_label}_{model_name}_changelist")
+    client.force_login(viewer)
+    before = _everything()
+
+    response = client.post(
+        url,
+        {"action": action, "select_across": "1", "index": "0", "_selected_action": ["1"]},
+        follow=True,
+    )
+
+    assert response.status_code == 200
+    # Refused ("No action selected.") or, with no action offered at all, not an action POST.
+    shown = [str(m) for m in response.context["messages"]]
+    assert shown in ([], ["No action selected."]), shown
+    assert b"Are you sure?" not in response.content  # no confirmation step either
+    assert _everything() == before
+
+
+def _everything() -> dict[str, list[tuple[Any, ...]]]:
+    """Every row of every admin-registered model, and the sessions' file generations."""
+    rows = {
+        model._meta.label: sorted(model.objects.values_list(), key=repr)
+        for model in admin.site._registry
+    }
+    rows["gens"] = sorted(Session.objects.values_list("key", "gen"))
+    return rows
