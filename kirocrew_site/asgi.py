@@ -10,6 +10,8 @@ from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler  # noqa: E402
 
+from kirocrew_site.daphne_request import daphne_raw_bodies  # noqa: E402
+from kirocrew_site.home.checks import home_warn_at_start  # noqa: E402
 from kirocrew_site.realtime.relay import relay_asgi  # noqa: E402
 from kirocrew_site.realtime.routing import websocket_urlpatterns  # noqa: E402
 
@@ -25,3 +27,5 @@ router = ProtocolTypeRouter(
     }
 )
 application = relay_asgi(router)
+daphne_raw_bodies()  # a malformed multipart body reaches the API (its JSON 400), not Twisted
+home_warn_at_start()  # daphne runs no system checks: a data folder others can read is said here

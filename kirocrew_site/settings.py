@@ -32,6 +32,7 @@ from kirocrew_site.env import (
     env_str,
     env_url,
 )
+from kirocrew_site.home.core.modes import private_umask
 from kirocrew_site.secret_key import secret_key_load
 
 django_stubs_ext.monkeypatch()
@@ -40,6 +41,11 @@ django_stubs_ext.monkeypatch()
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 # ---------------------------------------------------------------- data root
+# Every entry point (manage.py and so every command and runserver, asgi.py, wsgi.py, the
+# Celery app) loads this module before it writes a byte: from here on this process creates
+# files 0600 and folders 0700. The home holds transcripts, login sessions and password
+# hashes; no other local user may read them (kirocrew_site/home).
+private_umask()
 KIROCREW_HOME = Path(os.environ.get("KIROCREW_HOME") or BASE_DIR / "var").resolve()
 KIROCREW_SESSIONS_DIR = KIROCREW_HOME / "sessions"
 KIROCREW_CONFIG_PATH = KIROCREW_HOME / "config.json"
@@ -66,6 +72,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "channels",
     "ninja",
+    "kirocrew_site.home",
     "transcripts",
     # Before summaries: its turn_ended receiver (the turn's end frame) must run before
     # summaries' (an inline pass announces its summary at once). See realtime/apps.py.
@@ -270,12 +277,15 @@ LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
-    "filters": {"trim_recursion": {"()": "kirocrew_site.logfilter.TrimRecursionTracebacks"}},
+    "filters": {
+        "trim_recursion": {"()": "kirocrew_site.logfilter.TrimRecursionTracebacks"},
+        "refusals_in_one_line": {"()": "kirocrew_site.logfilter.RefusalsInOneLine"},
+    },
     "handlers": {
         "console": {
             "class": "logging.StreamHandler",
             "formatter": "plain",
-            "filters": ["trim_recursion"],
+            "filters": ["trim_recursion", "refusals_in_one_line"],
         }
     },
     "root": {"handlers": ["console"], "level": _LOG_LEVEL},

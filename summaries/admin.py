@@ -82,7 +82,10 @@ class IntentSummaryInline(admin.StackedInline):  # type: ignore[type-arg]
         return pretty_json(obj.payload)
 
 
-@admin.action(description="Summarize now (one session)")
+@admin.action(
+    description="Summarize now (one session)",
+    permissions=["summaries.generate_intentsummary"],  # a forced model pass
+)
 def summarize_now(
     modeladmin: admin.ModelAdmin[Session], request: HttpRequest, queryset: QuerySet[Session]
 ) -> None:

@@ -24,6 +24,8 @@ class IntentSummary(models.Model):
     class Meta:
         verbose_name = "intent summary"
         verbose_name_plural = "intent summaries"
+        # The admin's "Summarize now": a forced model pass (it may cost money).
+        permissions = [("generate_intentsummary", "Can summarize a session now (a forced pass)")]
 
     def __str__(self) -> str:
         return f"{self.session.key}: {self.intent_count} intents"

@@ -46,7 +46,12 @@ def session_admin_extend(
     actions: tuple[SessionAction, ...] = (),
 ) -> None:
     """Add inlines (of models related to ``Session``) and actions (``@admin.action``
-    functions) to the session admin. Idempotent: adding one twice adds it once."""
+    functions) to the session admin. Idempotent: adding one twice adds it once.
+
+    An action must declare ``permissions``: Django permission names of its own app
+    (``"summaries.generate_intentsummary"``) or the session admin's short ones (``"view"``,
+    ``"rotate"``). One without is never offered (nor run, the admin runs only what it offers).
+    """
     _extra_inlines.extend(i for i in inlines if i not in _extra_inlines)
     _extra_actions.extend(a for a in actions if a not in _extra_actions)
 
@@ -128,9 +133,27 @@ class SessionAdmin(admin.ModelAdmin[Session]):
             return actions  # no actions in a popup, as the base class decides
         for func in _extra_actions:
             described = self.get_action(func)
-            if described is not None:
+            if described is not None and self._extra_action_allowed(request, func):
                 actions[described[1]] = described
         return actions
+
+    def _extra_action_allowed(self, request: HttpRequest, func: SessionAction) -> bool:
+        """Django filters the admin's own actions by ``has_<name>_permission``; another
+        app's action names its own app's permission, which this admin cannot define."""
+        required: tuple[str, ...] = tuple(getattr(func, "allowed_permissions", ()))
+        if not required:
+            return False  # fail closed: an action that declares nothing is never offered
+        for name in required:
+            if "." in name:
+                allowed = request.user.has_perm(name)
+            else:
+                allowed = getattr(self, f"has_{name}_permission")(request)
+            if not allowed:
+                return False
+        return True
+
+    def has_rotate_permission(self, request: HttpRequest) -> bool:
+        return request.user.has_perm("transcripts.rotate_session")
 
     def has_change_permission(self, request: HttpRequest, obj: Session | None = None) -> bool:
         return False  # a mirror of files: edits go through the services
@@ -204,7 +227,7 @@ class SessionAdmin(admin.ModelAdmin[Session]):
             body,
         )
 
-    @admin.action(description="Verify transcript")
+    @admin.action(description="Verify transcript", permissions=["view"])  # reads; no repair
     def verify_transcripts(self, request: HttpRequest, queryset: QuerySet[Session]) -> None:
         for session in queryset:
             findings = session_verify(key=session.key, session=session)
@@ -218,7 +241,7 @@ class SessionAdmin(admin.ModelAdmin[Session]):
                     messages.SUCCESS,
                 )
 
-    @admin.action(description="Rotate (forced)")
+    @admin.action(description="Rotate (forced)", permissions=["rotate"])
     def rotate_transcripts(self, request: HttpRequest, queryset: QuerySet[Session]) -> None:
         for session in queryset:
             try:

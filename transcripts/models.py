@@ -74,8 +74,13 @@ class Session(models.Model):
                 fields=["source", "-last_activity", "-id"], name="session_src_activity_id_idx"
             ),
         ]
-        # Destructive API routes for dashboard users: staff, or delete_session / this.
-        permissions = [("rewind_session", "Can rewind a session (drop rows after a point)")]
+        # Destructive API routes for dashboard users: staff, or delete_session / rewind.
+        # rotate_session: the admin's "Rotate (forced)" (archives rows that
+        # cleanup_archives later deletes).
+        permissions = [
+            ("rewind_session", "Can rewind a session (drop rows after a point)"),
+            ("rotate_session", "Can force a rotation (archive a session's older rows)"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.title} ({self.key})" if self.title else self.key

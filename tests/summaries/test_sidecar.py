@@ -286,7 +286,7 @@ def test_a_one_line_sidecar_needs_a_summary_string(store):
     assert must(read_strict(store, KEY, ONE_LINE))["summary"] == GIST["summary"]
 
 
-def test_delete_reaps_both_sidecars_and_keeps_the_lock_file(store):
+def test_delete_reaps_both_sidecars_and_the_lock_file(store):
     write_now(store)
     write_now(store, ONE_LINE)
 
@@ -295,7 +295,7 @@ def test_delete_reaps_both_sidecars_and_keeps_the_lock_file(store):
     assert not store.path(KEY).exists()
     assert not sidecar_path(store.root, KEY, INTENTS).exists()
     assert not sidecar_path(store.root, KEY, ONE_LINE).exists()
-    assert store.lock_path(KEY).exists()
+    assert not store.lock_path(KEY).exists()
     assert read_for_panel(store, KEY) == (None, False)
 
 

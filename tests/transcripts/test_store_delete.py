@@ -1,4 +1,4 @@
-"""Delete: the transcript, its archives and its registered derived files go; the lock stays."""
+"""Delete: the transcript, its archives, its registered derived files and its lock file go."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ def _derived(root: Path, key: str) -> list[Path]:
     return [root / folder / f"{safe_key(key)}.json" for folder in (".one", ".two")]
 
 
-def test_delete_removes_transcript_derived_files_and_archives_but_keeps_the_lock(
+def test_delete_removes_transcript_derived_files_archives_and_the_lock_file(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(derived, "_OWNERS", {})
@@ -45,8 +45,13 @@ def test_delete_removes_transcript_derived_files_and_archives_but_keeps_the_lock
     before = {p for p in tmp_path.rglob("*") if p.is_file()}
     assert store.delete(KEY) is True
     gone = before - {p for p in tmp_path.rglob("*") if p.is_file()}
-    assert gone == {store.path(KEY), *_derived(tmp_path, KEY), *own_archives}
-    assert store.lock_path(KEY).exists()
+    assert gone == {
+        store.path(KEY),
+        store.lock_path(KEY),
+        *_derived(tmp_path, KEY),
+        *own_archives,
+    }
+    assert all(store.lock_path(key).exists() for key in others)  # only its own
     for key in others:
         assert len(store.read_session(key).rows) == 12
     assert store.delete(KEY) is False

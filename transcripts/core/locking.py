@@ -9,6 +9,13 @@ same thread would block on itself).
 
 After ``fork()`` (Celery prefork) the child starts with a fresh registry: it never
 inherits a held RLock, and its own entries open the lock file anew.
+
+Removing a lock file (a deleted session's, ``remove_when_released``) is safe because of
+two rules: (1) only the holder unlinks it, as the last step before it unlocks, at the
+outermost release; (2) a taker that got the ``flock`` checks that the path still names the
+inode it locked, and else starts over on the path's current file. A writer that opened
+the old inode and waited gets it after the unlink, sees it is no longer the path's, and
+contends for the new file with everyone else, so no two writers are ever in at once.
 """
 
 from __future__ import annotations
@@ -35,6 +42,7 @@ class _Entry:
     rlock: threading.RLock = field(default_factory=threading.RLock)
     depth: int = 0
     fd: int | None = None
+    remove: bool = False  # unlink the lock file at the outermost release
 
 
 _registry: dict[str, _Entry] = {}
@@ -80,15 +88,39 @@ def hold(lock_path: str, timeout: float = DEFAULT_TIMEOUT_S) -> Iterator[None]:
             entry.depth -= 1
             if entry.depth == 0 and entry.fd is not None:
                 fd, entry.fd = entry.fd, None
+                if entry.remove:
+                    entry.remove = False
+                    with suppress(FileNotFoundError):
+                        os.unlink(lock_path)  # still locked: see the module docstring
                 fcntl.flock(fd, fcntl.LOCK_UN)
                 os.close(fd)
     finally:
         entry.rlock.release()
 
 
+def remove_when_released(lock_path: str) -> None:
+    """Unlink the lock file when this thread's outermost ``hold`` of it ends (a deleted
+    session's). Only valid inside ``hold(lock_path)``: the removal is the holder's."""
+    entry = _entry(lock_path)
+    if entry.depth == 0:
+        raise RuntimeError(f"remove_when_released({lock_path!r}) outside hold()")
+    entry.remove = True
+
+
 def _flock(lock_path: str, timeout: float) -> int:
-    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
     deadline = time.monotonic() + timeout
+    while True:
+        fd = _flock_file(lock_path, deadline)
+        if _still_linked(fd, lock_path):
+            return fd
+        # Its holder removed the file while we waited (a deleted session): the inode we
+        # locked excludes nobody now. Start over on the path's current file.
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        os.close(fd)
+
+
+def _flock_file(lock_path: str, deadline: float) -> int:
+    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
     pause = POLL_FIRST_S
     try:
         while True:
@@ -103,3 +135,13 @@ def _flock(lock_path: str, timeout: float) -> int:
     except BaseException:
         os.close(fd)
         raise
+
+
+def _still_linked(fd: int, lock_path: str) -> bool:
+    """Does ``lock_path`` still name the file ``fd`` has open?"""
+    try:
+        linked = os.stat(lock_path)
+    except FileNotFoundError:
+        return False
+    held = os.fstat(fd)
+    return (held.st_dev, held.st_ino) == (linked.st_dev, linked.st_ino)

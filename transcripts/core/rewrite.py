@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from . import locking
 from .archive import ROTATE_REASON, is_unlanded, read_header, write_archive
 from .codec import (
     MAX_LINE_BYTES,
@@ -372,11 +373,12 @@ def _position_revisions(folded: Folded, kept: list[int], now: Any) -> bytes:
 
 def delete(store: TranscriptStore, key: str) -> bool:
     """Permanently remove the transcript, the session's archives and its derived files
-    (whatever their registered owners name: ``derived.py``).
-
-    The ``.lock`` file stays: its inode is the mutex a concurrent writer may be waiting on.
+    (whatever their registered owners name: ``derived.py``), and the ``.lock`` file when
+    this lock is released (``locking.remove_when_released``: a writer waiting on it starts
+    over on a new file, so the removal never lets two writers in).
     """
     with store.locked(key):
+        locking.remove_when_released(str(store.lock_path(key)))
         path = store.path(key)
         existed = path.is_file()
         for target in [path, *store.archive_paths(key)]:

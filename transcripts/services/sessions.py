@@ -152,7 +152,7 @@ def session_fork(*, key: str, name: str | None = None, title: str | None = None)
 
 
 def session_delete(*, key: str) -> bool:
-    """Permanent: transcript, sidecars, archives and mirror rows go; the ``.lock`` stays.
+    """Permanent: transcript, sidecars, archives, its ``.lock`` and mirror rows go.
 
     Files first, rows second: a crash in between leaves a slot whose transcript is gone
     (every route answers 404 ``slot_not_found``), never an orphan file an import would

@@ -241,7 +241,7 @@ def test_fork_copies_the_seed_and_keeps_the_owner(store, alice):
         session_fork(key="dashboard:nope", name="x")
 
 
-def test_delete_removes_files_and_rows_but_keeps_the_lock(store):
+def test_delete_removes_files_rows_and_the_lock_file(store):
     session_create(name="s1", app=None)
     _turn("dashboard:s1", 1)
     sidecar = sidecar_path(store.root, "dashboard:s1", "summaries")
@@ -250,7 +250,7 @@ def test_delete_removes_files_and_rows_but_keeps_the_lock(store):
     assert session_delete(key="dashboard:s1")
     assert not store.exists("dashboard:s1")
     assert not sidecar.exists()
-    assert store.lock_path("dashboard:s1").exists()
+    assert not store.lock_path("dashboard:s1").exists()
     assert not Session.objects.exists()
     assert not Slot.objects.exists()
     assert not session_delete(key="dashboard:s1")

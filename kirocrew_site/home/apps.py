@@ -1,0 +1,17 @@
+from django.apps import AppConfig
+
+
+class HomeConfig(AppConfig):
+    """The data folder (``KIROCREW_HOME``): its modes are checked at start-up and
+    tightened by ``manage.py secure_home``. No models."""
+
+    name = "kirocrew_site.home"
+    label = "home"
+    verbose_name = "Data folder"
+
+    def ready(self) -> None:
+        from django.core import checks
+
+        from .checks import home_exposure_check
+
+        checks.register(home_exposure_check, checks.Tags.security)

@@ -1,0 +1,57 @@
+"""The start-up warning for a data folder other users can read.
+
+Commands and ``runserver`` get it from the system check framework; daphne, a WSGI server
+and a Celery worker run no checks, so their entry points call ``home_warn_at_start``,
+which logs the same line unless the check already reported it in this process.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from django.conf import settings
+from django.core import checks
+
+from .core.modes import exposure
+
+logger = logging.getLogger("kirocrew_site.home")
+
+FIX_COMMAND = ".venv/bin/python manage.py secure_home"  # as the README writes commands
+_reported = False
+
+
+def home_exposure_message() -> str | None:
+    """One line naming the folder and the command that fixes it, or None when private."""
+    home = settings.KIROCREW_HOME
+    found = exposure(home)
+    if not found:
+        return None
+    worst = found[0]
+    others = len(found) - 1
+    more = f" and {others} more entr{'y' if others == 1 else 'ies'} in it" if others else ""
+    return (
+        f"{worst.path} can be read by other local users (mode {worst.mode:o}){more}; "
+        f"it holds transcripts, login sessions and password hashes. "
+        f"Run `{FIX_COMMAND}` to make it 0700/0600."
+    )
+
+
+def home_exposure_check(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
+    global _reported
+    message = home_exposure_message()
+    if message is None:
+        return []
+    _reported = True
+    return [checks.Warning(message, id="home.W001")]
+
+
+def home_warn_at_start(*, unless_checked: bool = True) -> None:
+    """Log the warning for a server or worker start; by default not again after the check
+    printed it in this process (``runserver`` imports asgi.py after its checks). Celery
+    runs the checks without printing them: its worker passes ``unless_checked=False``."""
+    if unless_checked and _reported:
+        return
+    message = home_exposure_message()
+    if message is not None:
+        logger.warning(message)

@@ -1,0 +1,1 @@
+"""The data folder's file modes, pure (no Django): settings, checks and commands call it."""
