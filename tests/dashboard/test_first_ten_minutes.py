@@ -33,6 +33,7 @@ PROJECT_COMMANDS = (
     "create_app",
     "summarize",
     "demo",
+    "secure_home",
 )
 
 
