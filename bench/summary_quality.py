@@ -237,11 +237,21 @@ def parse(text: str) -> object:
 # --- predictors ----------------------------------------------------------------------
 
 
+def shaped(reply: object, turns: Sequence[TranscriptTurn]) -> Payload | None:
+    """``reply`` through the pass's own parse, check and normalize (``shape_reply``)."""
+    from summaries.core.shape import shape_reply
+
+    if os.environ.get("KIROCREW_BENCH_NO_CHECKS"):  # measuring what the checks change
+        return normalize(parse(reply))  # type: ignore[arg-type]
+    payload = shape_reply(reply, turns).payload
+    return None if payload is None else payload.model_dump(mode="json")
+
+
 def heuristic_predictor() -> Predictor:
     from summaries.core.heuristic import HeuristicBackend
 
     backend = HeuristicBackend()
-    return lambda turns: normalize(parse(backend.generate("", turns)))
+    return lambda turns: shaped(backend.generate("", turns), turns)
 
 
 def openai_predictor(model: str) -> Predictor:
@@ -254,7 +264,7 @@ def openai_predictor(model: str) -> Predictor:
     backend = OpenAIBackend(model, base_url, os.environ.get("KIROCREW_OPENAI_API_KEY"))
 
     def predict(turns: Sequence[TranscriptTurn]) -> Payload | None:
-        return normalize(parse(backend.generate(build_prompt(turns), turns)))
+        return shaped(backend.generate(build_prompt(turns), turns), turns)
 
     return predict
 

@@ -33,9 +33,9 @@ from .core.extract import (
 )
 from .core.gate import PassOutcome, PassResult, SlotView, is_restricted, should_summarize
 from .core.intents import StoredSummary, SummaryPayload
-from .core.payload import clip_sealed, normalize_payload, seal_model
+from .core.payload import clip_sealed, seal_model
 from .core.prompt import build_prompt
-from .core.reply import parse_reply
+from .core.shape import shape_reply
 from .core.sidecar import INTENTS, ONE_LINE, summary_strict, write_guarded
 from .core.transcript_turn import TranscriptTurn
 from .core.window import WINDOW_BYTES, window_turns
@@ -141,9 +141,7 @@ def _run_pass(slot: Slot, cfg: SessionSummaryConfig, *, force: bool) -> PassOutc
     except BackendError as exc:
         return PassOutcome(PassResult.BACKEND_ERROR, type(exc).__name__)
     duration_ms = int((time.monotonic() - started) * 1000)
-    shaped = normalize_payload(
-        parse_reply(reply), max_intents=cfg.max_intents, max_constraints=cfg.max_constraints
-    )
+    shaped = _checked_payload(slot, reply, turns, user_turns, cfg)
     if shaped is None:
         return PassOutcome(PassResult.UNUSABLE_REPLY)
 
@@ -156,6 +154,7 @@ def _run_pass(slot: Slot, cfg: SessionSummaryConfig, *, force: bool) -> PassOutc
     payload = StoredSummary(
         intents=shaped.intents,
         constraints=shaped.constraints,
+        checks=shaped.checks,
         generated_at=time.time(),
         user_turns=user_turns,
         last_activity=last_activity_ts(turns),
@@ -183,6 +182,27 @@ def _run_pass(slot: Slot, cfg: SessionSummaryConfig, *, force: bool) -> PassOutc
         words.counted(user_turns, "user turn"),
     )
     return PassOutcome(PassResult.STORED, announce=True)
+
+
+def _checked_payload(
+    slot: Slot,
+    reply: str,
+    turns: list[TranscriptTurn],
+    user_turns: int,
+    cfg: SessionSummaryConfig,
+) -> SummaryPayload | None:
+    """The reply parsed, checked against the transcript's rows and shaped (None:
+    unusable); what the checks removed or downgraded is logged and kept with it."""
+    shaped = shape_reply(
+        reply,
+        turns,
+        user_turns=user_turns,
+        max_intents=cfg.max_intents,
+        max_constraints=cfg.max_constraints,
+    )
+    if shaped.checks.total():
+        log.info("Session summary checks for %s: %s", slot.name, shaped.checks.describe())
+    return shaped.payload
 
 
 def _announce(slot_name: str) -> None:
@@ -313,7 +333,7 @@ def _mirror(slot: Slot, payload: StoredSummary, gist: str, sig: int, gen: int) -
             defaults={
                 # The payload model's dump: the summary without its envelope.
                 "payload": SummaryPayload(
-                    intents=intents, constraints=payload.constraints
+                    intents=intents, constraints=payload.constraints, checks=payload.checks
                 ).model_dump(mode="json"),
                 "sig": sig,
                 "gen": gen,
