@@ -26,7 +26,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from .heuristic.words import content_words
+from .heuristic.words import STOPWORDS, content_words
 from .intents import SummaryChecks
 from .payload import evidence_quote
 from .structure import CHECKS, CLOSING, Fact, FactKind, StructureIndex, UserRow
@@ -40,6 +40,7 @@ _NOT_VERIFIED = frozenset(
 )
 _REF = re.compile(r"^\s*([UF])(\d+)(?:\.(\d+))?\s*$", re.IGNORECASE)
 # Tokens that name something exactly (a flag, a path, a version): one shared is support.
+_WORD = re.compile(r"[a-z0-9][a-z0-9_-]*")
 _EXACT = re.compile(r"(?<!\w)(?:--?[\w-]{2,}|[\w.-]*[/.:=@][\w./:=@-]+|\w*\d\w*)")
 
 
@@ -73,7 +74,11 @@ def supports(turn_text: str, claim: str) -> bool:
     low = turn_text.casefold()
     if any(t in low for t in exact):
         return True
-    return len(words & said) >= max(1, math.ceil(len(words) / 2))
+    if len(words & said) >= max(1, math.ceil(len(words) / 2)):
+        return True
+    # Short names count as words here ("uv", "k8s"): tools are often named that briefly.
+    named = {t for t in _WORD.findall(claim.casefold()) if t not in STOPWORDS}
+    return len(named) >= 2 and len(named & set(_WORD.findall(low))) * 2 >= len(named)
 
 
 @dataclass(slots=True)
