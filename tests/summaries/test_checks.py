@@ -43,7 +43,8 @@ def test_a_title_is_cut_at_a_word() -> None:
     title = "Make the importer tolerate locale specific decimal separators " * 3
     cut = cut_title(title)
     assert len(cut) <= 80
-    assert title.startswith(cut) and title[len(cut)] == " "
+    assert title.startswith(cut)
+    assert title[len(cut)] == " "
 
 
 def test_a_quote_that_is_not_in_the_cited_row_drops_the_citation() -> None:
@@ -96,7 +97,7 @@ def test_the_turn_that_opened_the_work_is_no_confirmation() -> None:
             }
         ]
     }
-    out, report = check_reply(reply, build_index(turns), user_turns=2)
+    _, report = check_reply(reply, build_index(turns), user_turns=2)
     assert report.verified_downgraded == 1
 
 

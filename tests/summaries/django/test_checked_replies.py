@@ -103,7 +103,8 @@ def test_a_lying_models_claims_are_not_stored(
     data = read_strict(store, key)
     assert data is not None
     (intent,) = data["intents"]
-    assert len(intent["title"]) <= 80 and LONG_TITLE.startswith(intent["title"])
+    assert len(intent["title"]) <= 80
+    assert LONG_TITLE.startswith(intent["title"])
     assert intent["ranges"] == [[1, 2]]
     assert intent["origin_turn"] is None
     assert (intent["verified"], intent["state"]) == (False, "needs-you")
