@@ -204,7 +204,7 @@ class _Checker:
 
     def _verify(self, out: dict[str, Any], turns: frozenset[int], cited: _Cited) -> None:
         span = self.index.span(turns)
-        changes = [f.order for f in span if FactKind.CHANGE in f.kinds]
+        changes = [f.order for f in span if FactKind.CHANGE in f.kinds and not f.docs_only]
         since = max(changes, default=0)
         # The session's own runs: an automation row in the span may report on other work
         # (a nightly job, a cron), so it can be cited but does not overrule.

@@ -43,8 +43,11 @@ class FactKind(enum.Enum):
 
 
 # The heuristic's evidence sentences, read as fact kinds.
-_SENTENCE_KINDS: tuple[tuple[re.Pattern[str], FactKind], ...] = (
+_SENTENCE_KINDS: tuple[tuple[re.Pattern[str], FactKind | None], ...] = (
     (re.compile(r"Changed\b"), FactKind.CHANGE),
+    # A failed deploy or publish is no check of the work (a missing credential, a
+    # registry refusing): it closes nothing and verifies nothing.
+    (re.compile(r"The deploy failed\.$"), None),
     (re.compile(r".*\bpassed\.$|The run passed\.$"), FactKind.CHECK_PASSED),
     (re.compile(r".*\bfailed\.$"), FactKind.CHECK_FAILED),
     (re.compile(r"Committed\.$"), FactKind.COMMIT),
@@ -58,6 +61,12 @@ CLOSING = frozenset({FactKind.COMMIT, FactKind.PUSH, FactKind.PR_OPENED, FactKin
 CLOSING |= {FactKind.DEPLOY}
 CHECKS = frozenset({FactKind.CHECK_PASSED, FactKind.CHECK_FAILED})
 
+# An edit whose target is a document (the heuristic's rule: nothing to run after it).
+_DOC_TARGET = re.compile(
+    r"^\s*(?:(?:edit|write|create)\s+)?(?:\S*/)?(?:[\w.-]+\.(?:md|rst|txt|adoc)|README\w*|CHANGELOG\w*)"
+    r"(?=[\s:]|$)",
+    re.IGNORECASE,
+)
 _TALLY = re.compile(
     r"\b\d+ (?:failed|passed|errors?|error\(s\)|skipped|xfailed|xpassed|warnings?|failures?)\b"
 )
@@ -67,11 +76,12 @@ _HTTP = re.compile(r"^HTTP/[\d.]+ \d{3}\b.*$", re.MULTILINE)
 
 
 def kinds_of(sentences: Sequence[str]) -> frozenset[FactKind]:
-    found = set()
+    found: set[FactKind] = set()
     for sentence in sentences:
         for pattern, kind in _SENTENCE_KINDS:
             if pattern.match(sentence):
-                found.add(kind)
+                if kind is not None:
+                    found.add(kind)
                 break
     return frozenset(found)
 
@@ -89,6 +99,7 @@ class Fact:
     said: tuple[str, ...]  # the heuristic's sentences for it ("Tests failed.")
     text: str  # the row's own text (a quote must be in it, or in ``said``)
     automation: bool = False
+    docs_only: bool = False  # a change to documents only: nothing to run after it
 
 
 @dataclass(frozen=True, slots=True)
@@ -215,15 +226,18 @@ def build_index(turns: Sequence[TranscriptTurn]) -> StructureIndex:
             pair = [row] if call is None else [call, row]
             said = tuple(s for s, _ in tool_sentences_at(pair, edited))
             text = f"{call.text if call else ''}\n{row.text}"
+            kinds = kinds_of(said)
+            docs = FactKind.CHANGE in kinds and bool(_DOC_TARGET.match(call.text if call else ""))
             fact = Fact(
                 new_ref(),
                 current,
                 order,
                 row.ts or (call.ts if call else None),
-                kinds_of(said),
+                kinds,
                 _tool_line(call, row, said),
                 said,
                 text,
+                docs_only=docs,
             )
             index.add_fact(fact)
             if fact.ts:
