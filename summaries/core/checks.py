@@ -193,7 +193,7 @@ class _Checker:
             return None
         out["ranges"] = ranges
         origin = raw.get("origin_turn")
-        if _is_int(origin) and not 1 <= origin <= self.total:
+        if isinstance(origin, int) and _is_int(origin) and not 1 <= origin <= self.total:
             out["origin_turn"] = None
             self.count("origins_cleared")
         cited = self.cite(raw.get("cites"), raw.get("evidence"))

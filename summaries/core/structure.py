@@ -204,7 +204,7 @@ def build_index(turns: Sequence[TranscriptTurn]) -> StructureIndex:
             add(turn.ts, current, turn.text)
         elif turn.injected:
             verdict = notification_verdict(turn.text)
-            said = (verdict,) if verdict else ()
+            said: tuple[str, ...] = (verdict,) if verdict else ()
             kinds = kinds_of(said)
             line = f"automation (not the person): {_one_line(turn.text, 160)}"
             if verdict:

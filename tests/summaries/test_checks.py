@@ -6,8 +6,15 @@ from typing import Any
 
 from summaries.core.checks import check_reply, cut_title
 from summaries.core.extract import extract_turns
+from summaries.core.intents import SummaryChecks
 from summaries.core.prompt import build_prompt
 from summaries.core.structure import build_index, render_structure
+
+
+def _checked(reply: object, index: Any, **kw: Any) -> tuple[dict[str, Any], SummaryChecks]:
+    out, report = check_reply(reply, index, **kw)
+    assert isinstance(out, dict)
+    return out, report
 
 
 def _rows(*, runs: int = 1) -> list[dict[str, Any]]:
@@ -60,7 +67,7 @@ def test_a_quote_that_is_not_in_the_cited_row_drops_the_citation() -> None:
             }
         ]
     }
-    out, report = check_reply(reply, build_index(turns), user_turns=2)
+    out, report = _checked(reply, build_index(turns), user_turns=2)
     assert report.citations_dropped == 1
     assert out["intents"][0]["verified"] is False  # and nothing else backs it
 
@@ -78,7 +85,7 @@ def test_the_persons_confirmation_after_the_change_keeps_verified() -> None:
             }
         ]
     }
-    out, report = check_reply(reply, build_index(turns), user_turns=2)
+    out, report = _checked(reply, build_index(turns), user_turns=2)
     assert report.total() == 0
     assert out["intents"][0]["evidence"]["kind"] == "user_confirmed"
     assert out["intents"][0]["evidence"]["ts"] == "t51"
@@ -97,7 +104,7 @@ def test_the_turn_that_opened_the_work_is_no_confirmation() -> None:
             }
         ]
     }
-    _, report = check_reply(reply, build_index(turns), user_turns=2)
+    _, report = _checked(reply, build_index(turns), user_turns=2)
     assert report.verified_downgraded == 1
 
 
@@ -108,7 +115,7 @@ def test_the_heuristics_evidence_is_checked_against_its_row() -> None:
     forged = {**good, "quote": "All 400 tests pass on CI."}
     for evidence, dropped in ((good, 0), (forged, 1)):
         intent = {"title": "t", "ranges": [[1, 1]], "status": "active", "evidence": evidence}
-        out, report = check_reply({"intents": [intent]}, index, user_turns=2)
+        out, report = _checked({"intents": [intent]}, index, user_turns=2)
         assert report.citations_dropped == dropped
         assert (out["intents"][0]["evidence"] is None) == bool(dropped)
 
@@ -119,7 +126,7 @@ def test_a_constraint_stated_by_the_person_is_kept_and_an_invented_one_dropped()
         "intents": [{"title": "t", "ranges": [[1, 2]]}],
         "constraints": ["Use uv run for every command", {"text": "Never deploy on Fridays"}],
     }
-    out, report = check_reply(reply, build_index(turns), user_turns=2)
+    out, report = _checked(reply, build_index(turns), user_turns=2)
     assert out["constraints"] == ["Use uv run for every command"]
     assert report.constraints_dropped == 1
 
