@@ -13,7 +13,6 @@ import time
 from functools import partial
 from pathlib import Path
 
-from django.conf import settings
 from django.db import transaction
 
 from transcripts.core import words
@@ -24,7 +23,7 @@ from transcripts.core.tail import read_tail
 from transcripts.models import Session, Slot
 from transcripts.runtime import get_store
 
-from .core.backends import BackendError, SummaryBackend
+from .core.backends import BackendError
 from .core.config import SessionSummaryConfig
 from .core.extract import (
     count_user_turns,
@@ -35,18 +34,10 @@ from .core.extract import (
 from .core.gate import PassOutcome, PassResult, SlotView, is_restricted, should_summarize
 from .core.intents import StoredSummary, SummaryPayload
 from .core.payload import clip_sealed, seal_model
-from .core.prompt import build_incremental_prompt, build_prompt
-from .core.shape import shape_reply
-from .core.sidecar import (
-    INTENTS,
-    ONE_LINE,
-    read_for_panel,
-    summary_of,
-    summary_strict,
-    write_guarded,
-)
+from .core.sidecar import INTENTS, ONE_LINE, summary_strict, write_guarded
 from .core.transcript_turn import TranscriptTurn
 from .core.window import WINDOW_BYTES, window_turns
+from .generation import summary_previous, summary_reply_generate
 from .marker import marker_active, marker_release, marker_take
 from .models import IntentSummary, OneLineSummary
 from .runtime import summary_backend, summary_config
@@ -144,9 +135,11 @@ def _run_pass(slot: Slot, cfg: SessionSummaryConfig, *, force: bool) -> PassOutc
 
     backend = summary_backend()
     started = time.monotonic()
-    previous = _previous_summary(store, key, identity, user_turns, backend)
+    previous = summary_previous(store, key, identity, user_turns, backend)
     try:
-        shaped, incremental = _generate(slot, backend, turns, user_turns, cfg, previous)
+        shaped, incremental = summary_reply_generate(
+            slot.name, backend, turns, user_turns, cfg, previous
+        )
     except BackendError as exc:
         return PassOutcome(PassResult.BACKEND_ERROR, type(exc).__name__)
     duration_ms = int((time.monotonic() - started) * 1000)
@@ -191,77 +184,6 @@ def _run_pass(slot: Slot, cfg: SessionSummaryConfig, *, force: bool) -> PassOutc
         words.counted(user_turns, "user turn"),
     )
     return PassOutcome(PassResult.STORED, announce=True)
-
-
-def _previous_summary(
-    store: TranscriptStore, key: str, identity: Identity, user_turns: int, backend: SummaryBackend
-) -> StoredSummary | None:
-    """The summary an incremental pass may update, or None for a full pass: one this
-    backend wrote for this generation (a rewind or rotation makes a new one) from fewer
-    turns, fewer than ``KIROCREW_SUMMARY_FULL_PASS_EVERY - 1`` incremental passes ago.
-    A backend that reads the turns rather than the prompt (the heuristic) is always full."""
-    if not getattr(backend, "reads_prompt", True):
-        return None
-    data, _ = read_for_panel(store, key)
-    if data is None or data.get("gen") != identity.gen:
-        return None
-    previous = summary_of(data)
-    done = previous.incremental_passes
-    if (
-        previous.model != backend.name
-        or not previous.intents
-        or done is None
-        or done + 1 >= settings.KIROCREW_SUMMARY_FULL_PASS_EVERY
-        or not 0 < (previous.user_turns or 0) < user_turns
-    ):
-        return None
-    return previous
-
-
-def _generate(
-    slot: Slot,
-    backend: SummaryBackend,
-    turns: list[TranscriptTurn],
-    user_turns: int,
-    cfg: SessionSummaryConfig,
-    previous: StoredSummary | None,
-) -> tuple[SummaryPayload | None, int]:
-    """The model call(s) and the checked payload, with the stored summary's count of
-    incremental passes. With ``previous`` the update prompt goes first; a reply the checks
-    had to correct (or could not use) is thrown away for a full pass."""
-    if previous is not None:
-        since = previous.user_turns or 0
-        reply = backend.generate(build_incremental_prompt(previous, turns, since), turns)
-        update = _checked_payload(slot, reply, turns, user_turns, cfg, previous)
-        if update is not None and update.checks is not None and not update.checks.total():
-            return update, (previous.incremental_passes or 0) + 1
-        log.info("Session summary update for %s rejected by the checks: full pass", slot.name)
-    reply = backend.generate(build_prompt(turns), turns)
-    return _checked_payload(slot, reply, turns, user_turns, cfg, None), 0
-
-
-def _checked_payload(
-    slot: Slot,
-    reply: str,
-    turns: list[TranscriptTurn],
-    user_turns: int,
-    cfg: SessionSummaryConfig,
-    previous: StoredSummary | None,
-) -> SummaryPayload | None:
-    """The reply parsed, checked against the transcript's rows and shaped (None:
-    unusable); what the checks removed or downgraded is logged and kept with it."""
-    shaped = shape_reply(
-        reply,
-        turns,
-        user_turns=user_turns,
-        max_intents=cfg.max_intents,
-        max_constraints=cfg.max_constraints,
-        previous=previous,
-        known_constraints=frozenset(previous.constraints if previous else ()),
-    )
-    if shaped.checks.total():
-        log.info("Session summary checks for %s: %s", slot.name, shaped.checks.describe())
-    return shaped.payload
 
 
 def _announce(slot_name: str) -> None:

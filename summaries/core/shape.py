@@ -28,6 +28,17 @@ def merge_update(raw: object, previous: SummaryPayload) -> object:
     if not isinstance(raw, dict) or not isinstance(raw.get("intents"), list):
         return raw
     before = [i.model_dump(mode="json") for i in previous.intents]
+
+    def said(item: object) -> bool:
+        if not isinstance(item, dict):
+            return False
+        ref, title = item.get("id"), item.get("title")
+        return (type(ref) is int and 1 <= ref <= len(before)) or (
+            isinstance(title, str) and bool(title.strip())
+        )
+
+    if not any(said(item) for item in raw["intents"]):
+        return raw  # nothing kept, changed or new: as unusable as in a full pass
     seen: set[int] = set()
     intents: list[object] = []
     for item in raw["intents"]:
@@ -73,7 +84,7 @@ def shape_reply(
     With ``previous``, ``reply`` answers the incremental prompt and is merged into it
     first (``merge_update``): the merged payload is checked whole."""
     total = count_user_turns(turns) if user_turns is None else user_turns
-    raw = parse_reply(reply)
+    raw: object = parse_reply(reply)
     if previous is not None:
         raw = merge_update(raw, previous)
     checked, report = check_reply(
