@@ -4,6 +4,12 @@
     .venv/bin/python bench/summary_quality.py --backend openai:gpt-4o-mini
     .venv/bin/python bench/summary_quality.py --data DIR --verbose
     .venv/bin/python bench/summary_quality.py --tuning-only --verbose  # while tuning
+    .venv/bin/python bench/summary_quality.py --tuning-only --record DIR  # prompts to answer
+    .venv/bin/python bench/summary_quality.py --backend replay:DIR  # readers' replies scored
+
+``--record DIR`` writes each session's exact full-pass prompt (DIR/<session>.prompt.txt);
+``replay:DIR`` scores DIR/<session>.reply.txt through the pass's own parse, check and
+normalize (summaries/core/shape.py); see bench/replay/README.md for the protocol.
 
 DIR holds ``labels.json`` (``{"sessions": {name: {file, families, held_out, intents,
 constraints}}}``) and the transcripts it names, paths relative to DIR; see
@@ -238,11 +244,21 @@ def parse(text: str) -> object:
 # --- predictors ----------------------------------------------------------------------
 
 
+def shaped(reply: object, turns: Sequence[TranscriptTurn]) -> Payload | None:
+    """``reply`` through the pass's own parse, check and normalize (``shape_reply``)."""
+    from summaries.core.shape import shape_reply
+
+    if os.environ.get("KIROCREW_BENCH_NO_CHECKS"):  # measuring what the checks change
+        return normalize(parse(reply))  # type: ignore[arg-type]
+    payload = shape_reply(reply, turns).payload
+    return None if payload is None else payload.model_dump(mode="json")
+
+
 def heuristic_predictor() -> Predictor:
     from summaries.core.heuristic import HeuristicBackend
 
     backend = HeuristicBackend()
-    return lambda turns: normalize(parse(backend.generate("", turns)))
+    return lambda turns: shaped(backend.generate("", turns), turns)
 
 
 def openai_predictor(model: str) -> Predictor:
@@ -255,7 +271,7 @@ def openai_predictor(model: str) -> Predictor:
     backend = OpenAIBackend(model, base_url, os.environ.get("KIROCREW_OPENAI_API_KEY"))
 
     def predict(turns: Sequence[TranscriptTurn]) -> Payload | None:
-        return normalize(parse(backend.generate(build_prompt(turns), turns)))
+        return shaped(backend.generate(build_prompt(turns), turns), turns)
 
     return predict
 
@@ -271,12 +287,51 @@ def baseline_predictor() -> Predictor:
     return predict
 
 
+class ReplayPredictor:
+    """``replay:DIR``: the reply a reader wrote for each session's recorded prompt
+    (DIR/<session>.reply.txt), scored through the pass's own parse, check and normalize
+    (``shape_reply``). A missing reply is reported and scored as an empty one."""
+
+    def __init__(self, folder: Path) -> None:
+        if not folder.is_dir():
+            raise SystemExit(f"--backend replay:{folder}: no such directory")
+        self.folder = folder
+        self.missing: list[str] = []
+
+    def __call__(self, turns: Sequence[TranscriptTurn]) -> Payload | None:
+        raise TypeError("a replay needs the session's name: call for_session")
+
+    def for_session(self, name: str, turns: Sequence[TranscriptTurn]) -> Payload | None:
+        path = self.folder / f"{name}.reply.txt"
+        if not path.is_file():
+            self.missing.append(name)
+            print(f"  {name}: no reply at {path}, scored as empty", file=sys.stderr)
+            return shaped("", turns)
+        return shaped(path.read_text(encoding="utf-8"), turns)
+
+
+def record_prompts(sessions: Sequence[Session], folder: Path) -> int:
+    """Each session's exact full-pass prompt (``build_prompt``) as
+    DIR/<session>.prompt.txt: what a blind reader answers in place of the model."""
+    from summaries.core.prompt import build_prompt
+
+    folder.mkdir(parents=True, exist_ok=True)
+    for session in sessions:
+        turns = extract(read_records(session.path))
+        (folder / f"{session.name}.prompt.txt").write_text(build_prompt(turns), encoding="utf-8")
+    return len(sessions)
+
+
 def make_predictor(spec: str) -> Predictor:
     if spec == "heuristic":
         return heuristic_predictor()
+    if spec.startswith("replay:") and spec.removeprefix("replay:").strip():
+        return ReplayPredictor(Path(spec.removeprefix("replay:").strip()))
     if spec.startswith("openai:") and spec.removeprefix("openai:").strip():
         return openai_predictor(spec.removeprefix("openai:").strip())
-    raise SystemExit(f"unknown backend {spec!r}: expected heuristic or openai:<model>")
+    raise SystemExit(
+        f"unknown backend {spec!r}: expected heuristic, openai:<model> or replay:<dir>"
+    )
 
 
 # --- scoring -------------------------------------------------------------------------
@@ -505,8 +560,9 @@ def _evaluate_one(
     for session in sessions:
         turns = extract(read_records(session.path))
         started = time.perf_counter()
+        by_name = getattr(predict, "for_session", None)
         try:
-            payload = predict(turns)
+            payload = by_name(session.name, turns) if by_name else predict(turns)
         except Exception as exc:  # one failed session must not stop the run
             payload = None
             print(f"  {session.name}: backend failed: {type(exc).__name__}: {exc}", file=sys.stderr)
@@ -622,7 +678,15 @@ def render(report: Report) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--backend", default="heuristic", help="heuristic | openai:<model>")
+    parser.add_argument(
+        "--backend", default="heuristic", help="heuristic | openai:<model> | replay:<dir>"
+    )
+    parser.add_argument(
+        "--record",
+        type=Path,
+        metavar="DIR",
+        help="write each session's full-pass prompt to DIR/<session>.prompt.txt",
+    )
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="labelled set directory")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     parser.add_argument("--verbose", action="store_true", help="list every miss")
@@ -655,6 +719,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             ]
     if args.tuning_only:
         sessions = [s for s in sessions if not s.strictly_held_out]
+    if args.record is not None:
+        count = record_prompts(sessions, args.record)
+        print(f"recorded {count} prompts in {args.record}", file=sys.stderr)
     report = evaluate(sessions, make_predictor(args.backend), args.backend)
     if args.json:
         print(json.dumps(report.as_dict(), indent=1))

@@ -256,6 +256,10 @@ KIROCREW_OPENAI_BASE_URL = env_url(
 KIROCREW_OPENAI_API_KEY = env_str("KIROCREW_OPENAI_API_KEY", "")
 KIROCREW_OPENAI_TIMEOUT = env_float("KIROCREW_OPENAI_TIMEOUT", 60.0, minimum=0.001)
 KIROCREW_OPENAI_MAX_TOKENS = env_int("KIROCREW_OPENAI_MAX_TOKENS", 2000, minimum=1)
+# With a valid previous summary a model pass sends it, the turns since and their tool facts
+# (an incremental pass); every this-many passes, and whenever the checks reject the update,
+# the pass reads the whole session again. 1 = always a full pass.
+KIROCREW_SUMMARY_FULL_PASS_EVERY = env_int("KIROCREW_SUMMARY_FULL_PASS_EVERY", 10, minimum=1)
 # Seconds a pass's in-flight marker lives: a worker killed mid-pass holds it no longer.
 KIROCREW_SUMMARY_IN_FLIGHT_TTL = env_duration("KIROCREW_SUMMARY_IN_FLIGHT_TTL", 600, minimum=1)
 # Seconds a slot write's dirty lease lasts: longer than any write (lock wait + append +

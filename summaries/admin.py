@@ -14,12 +14,26 @@ from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
+from pydantic import ValidationError
 
 from transcripts.admin import session_admin_extend
 from transcripts.models import Session
 
+from .core.intents import SummaryChecks
 from .models import IntentSummary, OneLineSummary, SummaryState
 from .services import summary_generate
+
+
+def summary_checks_text(payload: object) -> str:
+    """The stored summary's check counts in their log form ("titles_cut=1"), or "-"
+    for a summary stored before the checks existed."""
+    raw = payload.get("checks") if isinstance(payload, dict) else None
+    if not isinstance(raw, dict):
+        return "-"
+    try:
+        return SummaryChecks.model_validate(raw).describe()
+    except ValidationError:
+        return "-"
 
 
 def pretty_json(value: Any) -> SafeString:
@@ -36,7 +50,15 @@ class _ReadOnly(admin.ModelAdmin):  # type: ignore[type-arg]
 
 @admin.register(IntentSummary)
 class IntentSummaryAdmin(_ReadOnly):
-    list_display = ("session", "intent_count", "states", "user_turns", "model", "generated_at")
+    list_display = (
+        "session",
+        "intent_count",
+        "states",
+        "checks",
+        "user_turns",
+        "model",
+        "generated_at",
+    )
     list_filter = ("model",)
     search_fields = ("session__key", "session__title", "states")
     list_select_related = ("session",)
@@ -53,7 +75,13 @@ class IntentSummaryAdmin(_ReadOnly):
         "duration_ms",
         "intent_count",
         "states",
+        "checks",
     )
+
+    @admin.display(description="checks")
+    def checks(self, obj: IntentSummary) -> str:
+        """What the checks removed or downgraded in the reply before it was stored."""
+        return summary_checks_text(obj.payload)
 
     @admin.display(description="payload")
     def payload_pretty(self, obj: IntentSummary) -> SafeString:

@@ -33,12 +33,11 @@ from .core.extract import (
 )
 from .core.gate import PassOutcome, PassResult, SlotView, is_restricted, should_summarize
 from .core.intents import StoredSummary, SummaryPayload
-from .core.payload import clip_sealed, normalize_payload, seal_model
-from .core.prompt import build_prompt
-from .core.reply import parse_reply
+from .core.payload import clip_sealed, seal_model
 from .core.sidecar import INTENTS, ONE_LINE, summary_strict, write_guarded
 from .core.transcript_turn import TranscriptTurn
 from .core.window import WINDOW_BYTES, window_turns
+from .generation import summary_previous, summary_reply_generate
 from .marker import marker_active, marker_release, marker_take
 from .models import IntentSummary, OneLineSummary
 from .runtime import summary_backend, summary_config
@@ -136,14 +135,14 @@ def _run_pass(slot: Slot, cfg: SessionSummaryConfig, *, force: bool) -> PassOutc
 
     backend = summary_backend()
     started = time.monotonic()
+    previous = summary_previous(store, key, identity, user_turns, backend)
     try:
-        reply = backend.generate(build_prompt(turns), turns)
+        shaped, incremental = summary_reply_generate(
+            slot.name, backend, turns, user_turns, cfg, previous
+        )
     except BackendError as exc:
         return PassOutcome(PassResult.BACKEND_ERROR, type(exc).__name__)
     duration_ms = int((time.monotonic() - started) * 1000)
-    shaped = normalize_payload(
-        parse_reply(reply), max_intents=cfg.max_intents, max_constraints=cfg.max_constraints
-    )
     if shaped is None:
         return PassOutcome(PassResult.UNUSABLE_REPLY)
 
@@ -156,11 +155,13 @@ def _run_pass(slot: Slot, cfg: SessionSummaryConfig, *, force: bool) -> PassOutc
     payload = StoredSummary(
         intents=shaped.intents,
         constraints=shaped.constraints,
+        checks=shaped.checks,
         generated_at=time.time(),
         user_turns=user_turns,
         last_activity=last_activity_ts(turns),
         model=backend.name,
         duration_ms=duration_ms,
+        incremental_passes=incremental,
     )
     payload = seal_model(payload)  # last step before storing: the added fields too
     body = payload.model_dump(mode="json")
@@ -313,7 +314,7 @@ def _mirror(slot: Slot, payload: StoredSummary, gist: str, sig: int, gen: int) -
             defaults={
                 # The payload model's dump: the summary without its envelope.
                 "payload": SummaryPayload(
-                    intents=intents, constraints=payload.constraints
+                    intents=intents, constraints=payload.constraints, checks=payload.checks
                 ).model_dump(mode="json"),
                 "sig": sig,
                 "gen": gen,

@@ -116,13 +116,56 @@ class Intent(ReplyIntent):
         return data
 
 
+class CitedReplyIntent(ReplyIntent):
+    """A reply's intent with the rows behind it; the checks resolve ``cites`` into the
+    stored intent's ``evidence`` (the references never reach a stored summary)."""
+
+    cites: list[str] = Field(
+        default_factory=list,
+        description="References (F<turn>.<n>, U<turn>) of the rows behind status and verified.",
+    )
+
+
+class ReplyConstraint(_Part):
+    text: str = Field(min_length=1, description="A recurring operational fact.")
+    cite: str | None = Field(default=None, description="U<turn>: the person's turn that said it.")
+
+
 class ReplyPayload(_Part):
     """What a model server is asked to reply (sent as the response's JSON schema)."""
 
-    intents: list[ReplyIntent]
-    constraints: list[str] = Field(
+    intents: list[CitedReplyIntent]
+    constraints: list[ReplyConstraint | str] = Field(
         default_factory=list, description="Recurring operational facts about the project."
     )
+
+
+class SummaryChecks(_Part):
+    """What the checks (``checks.py``) removed or downgraded in a reply before it was
+    stored: all zero for a reply that held up."""
+
+    intents_dropped: StrictInt = Field(default=0, ge=0, description="Wholly outside the session.")
+    ranges_clipped: StrictInt = Field(default=0, ge=0, description="Cut to the session's turns.")
+    origins_cleared: StrictInt = Field(default=0, ge=0, description="Origin turn out of range.")
+    citations_dropped: StrictInt = Field(
+        default=0, ge=0, description="No such row, or the quote is not in it."
+    )
+    verified_downgraded: StrictInt = Field(
+        default=0, ge=0, description="verified: true without a cited pass or confirmation."
+    )
+    structure_overrides: StrictInt = Field(
+        default=0, ge=0, description="A red last run after the last change: not verified."
+    )
+    constraints_dropped: StrictInt = Field(default=0, ge=0, description="No person's turn says it.")
+    titles_cut: StrictInt = Field(default=0, ge=0, description="Over 80 characters.")
+
+    def total(self) -> int:
+        return sum(int(v) for v in self.model_dump().values())
+
+    def describe(self) -> str:
+        """``"ranges_clipped=1 titles_cut=1"`` (the log form); ``"none"`` when clean."""
+        said = [f"{k}={v}" for k, v in self.model_dump().items() if v]
+        return " ".join(said) or "none"
 
 
 class SummaryPayload(_Part):
@@ -131,6 +174,9 @@ class SummaryPayload(_Part):
 
     intents: list[Intent]
     constraints: list[str] = Field(default_factory=list)
+    checks: SummaryChecks | None = Field(
+        default=None, description="What the checks removed or downgraded before storing."
+    )
 
 
 class StoredSummary(SummaryPayload):
@@ -145,6 +191,9 @@ class StoredSummary(SummaryPayload):
     last_activity: str | None = Field(default=None, description="ts of the last summarized row.")
     model: str | None = Field(default=None, description="The backend that wrote it.")
     duration_ms: StrictInt | None = Field(default=None, ge=0, description="The model call's time.")
+    incremental_passes: StrictInt | None = Field(
+        default=None, ge=0, description="Incremental passes since the last full one."
+    )
 
 
 def reply_json_schema() -> dict[str, Any]:

@@ -15,7 +15,7 @@ from summaries.core.backends import (
     SummaryBackend,
 )
 from summaries.core.backends.openai import MAX_REPLY_BYTES, RESPONSE_FORMAT, SYSTEM_LINE
-from summaries.core.intents import ReplyIntent
+from summaries.core.intents import CitedReplyIntent
 from tests.summaries.fake_openai_server import Behaviour
 from tests.summaries.openai_backend_helpers import (
     API_KEY,
@@ -63,8 +63,9 @@ def test_the_reply_schema_sent_is_the_payload_model(fake_openai):
     schema = sent["json_schema"]["schema"]
     assert schema["required"] == ["intents"]
     assert set(schema["properties"]) == {"intents", "constraints"}
-    intent = schema["$defs"]["ReplyIntent"]
-    assert set(intent["properties"]) == set(ReplyIntent.model_fields)
+    intent = schema["$defs"]["CitedReplyIntent"]
+    assert set(intent["properties"]) == set(CitedReplyIntent.model_fields)
+    assert "cites" in intent["properties"]  # the rows behind status and verified
     assert {"title", "ranges", "status", "verified", "next_steps"} <= set(intent["properties"])
     assert intent["properties"]["status"]["enum"] == ["active", "completed", "abandoned"]
     assert schema["$defs"]["NextStep"]["required"] == ["what"]

@@ -10,6 +10,7 @@ from summaries.core.intents import (
     ReplyIntent,
     ReplyPayload,
     StoredSummary,
+    SummaryChecks,
     SummaryPayload,
     reply_json_schema,
 )
@@ -40,6 +41,8 @@ def test_a_sidecar_we_wrote_reads_back_unchanged() -> None:
         "last_activity": "2026-01-01T00:00:00+00:00",
         "model": "heuristic",
         "duration_ms": 3,
+        "checks": {**SummaryChecks().model_dump(), "titles_cut": 1},
+        "incremental_passes": 2,
         "sig": 1,
         "gen": 0,
     }
@@ -113,7 +116,8 @@ def test_the_stored_intent_extends_the_reply_intent() -> None:
 def test_the_reply_schema_is_the_prompts_shape() -> None:
     schema = reply_json_schema()
     assert schema == ReplyPayload.model_json_schema()
-    assert set(schema["$defs"]["ReplyIntent"]["properties"]) == {
+    assert set(schema["$defs"]["CitedReplyIntent"]["properties"]) == {
+        "cites",
         "title",
         "ranges",
         "status",
@@ -123,6 +127,8 @@ def test_the_reply_schema_is_the_prompts_shape() -> None:
         "progress",
         "next_steps",
     }
+    # a constraint is its text and the person's turn that said it
+    assert set(schema["$defs"]["ReplyConstraint"]["properties"]) == {"text", "cite"}
 
 
 def test_a_normalized_reply_validates_as_what_a_server_was_asked_for() -> None:

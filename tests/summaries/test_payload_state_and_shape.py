@@ -110,9 +110,10 @@ def test_full_intent_shape_and_key_order() -> None:
             }
         ],
         "constraints": ["use make test"],
+        "checks": None,  # set by the pass (shape_reply), not by the normalizer
     }
     assert out is not None
-    assert list(out) == ["intents", "constraints"]
+    assert list(out) == ["intents", "constraints", "checks"]
     assert list(out["intents"][0]) == KEYS
 
 

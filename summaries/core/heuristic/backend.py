@@ -18,6 +18,8 @@ class HeuristicBackend:
     """
 
     name = "heuristic"
+    # It reads the turns, never the prompt: an incremental (update) prompt saves it nothing.
+    reads_prompt = False
 
     def generate(self, prompt: str, turns: Sequence[TranscriptTurn]) -> str:
         del prompt  # rendered for models; the turns carry the same content, structured

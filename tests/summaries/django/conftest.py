@@ -25,8 +25,12 @@ INTENT = {
     "initial_intent": "The login test failed one run in five on CI.",
     "progress": ["The race in the session fixture is fixed; the test passes 50 runs."],
     "next_steps": [{"what": "Merge the fix", "why": "CI is red", "expect": "green CI"}],
+    # the person's second turn: what the checks accept as the confirmation behind verified
+    "cites": ["U2"],
 }
-VALID_REPLY = json.dumps({"intents": [INTENT], "constraints": ["Run tests with -p no:cache"]})
+# Stated by the fixture's exchanges ("... (ticket LOGIN-100)"): the checks keep it.
+CONSTRAINT = "Login bugs are filed as LOGIN-100 style tickets"
+VALID_REPLY = json.dumps({"intents": [INTENT], "constraints": [CONSTRAINT]})
 T = TypeVar("T")
 OTHER_REPLY = json.dumps(
     {"intents": [{**INTENT, "title": "Something else entirely"}], "constraints": []}

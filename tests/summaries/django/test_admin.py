@@ -11,6 +11,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from summaries.models import IntentSummary
+from summaries.services import summary_generate
 from summaries.state import summary_in_flight_until
 from tests.fixtures.summary_state import in_flight_set
 from transcripts.models import Session, Slot
@@ -57,3 +58,20 @@ def test_a_stuck_marker_is_cleared_from_the_summary_state_admin(admin_client, ma
     )
     assert response.status_code == 302, response.content
     assert summary_in_flight_until(Slot.objects.get(pk=slot.pk)) is None
+
+
+def test_the_intent_summary_admin_shows_what_the_checks_did(
+    admin_client, enabled_summaries, make_slot, backend
+):
+    make_slot("s1", turns=2)
+    # A title over the limit and a rule nobody stated: both corrected before storing.
+    backend.reply = (
+        '{"intents": [{"title": "' + "word " * 30 + '", "ranges": [[1, 2]]}],'
+        ' "constraints": ["Deploy only on Fridays"]}'
+    )
+    assert summary_generate(slot_name="s1").ok
+    summary = IntentSummary.objects.get()
+    changelist = admin_client.get(reverse("admin:summaries_intentsummary_changelist"))
+    assert b"constraints_dropped=1 titles_cut=1" in changelist.content
+    page = admin_client.get(reverse("admin:summaries_intentsummary_change", args=[summary.pk]))
+    assert b"constraints_dropped=1 titles_cut=1" in page.content

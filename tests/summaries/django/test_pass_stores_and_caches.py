@@ -9,12 +9,13 @@ import json
 import pytest
 from django.utils import timezone
 
+from summaries.core.intents import SummaryChecks
 from summaries.core.sidecar import INTENTS, ONE_LINE, read_for_panel, read_strict, sidecar_path
 from summaries.models import IntentSummary, OneLineSummary
 from summaries.services import PassOutcome, PassResult, summary_generate
 from summaries.state import summary_in_flight_until, summary_turn_mark, summary_turn_mark_set
 from tests.fixtures.slots import add_exchanges
-from tests.summaries.django.conftest import INTENT, must
+from tests.summaries.django.conftest import CONSTRAINT, INTENT, must
 from tests.summaries.django.pass_helpers import CURRENT, STORED, slot_row
 from transcripts.models import Slot
 from transcripts.services import session_append_row, session_rewind, session_set_title
@@ -44,7 +45,8 @@ def test_a_pass_stores_the_sidecar_the_mirrors_and_the_turn_mark(
     assert (data["sig"], data["gen"]) == (identity.sig, identity.gen)
     assert [i["title"] for i in data["intents"]] == [INTENT["title"]]
     assert data["intents"][0]["state"] == "done"
-    assert data["constraints"] == ["Run tests with -p no:cache"]
+    assert data["constraints"] == [CONSTRAINT]
+    assert data["checks"] == SummaryChecks().model_dump()  # the reply held up
     assert data["user_turns"] == 2
     assert data["last_activity"] == last_ts
     assert data["model"] == "recording"
@@ -58,7 +60,11 @@ def test_a_pass_stores_the_sidecar_the_mirrors_and_the_turn_mark(
     assert (path.read_bytes(), path.stat().st_mtime_ns) == before
 
     mirror = IntentSummary.objects.get(session__key=key)
-    assert mirror.payload == {"intents": data["intents"], "constraints": data["constraints"]}
+    assert mirror.payload == {
+        "intents": data["intents"],
+        "constraints": data["constraints"],
+        "checks": data["checks"],
+    }
     assert (mirror.sig, mirror.gen, mirror.user_turns) == (identity.sig, identity.gen, 2)
     assert (mirror.model, mirror.intent_count, mirror.states) == ("recording", 1, "done")
     assert mirror.last_activity == last_ts
