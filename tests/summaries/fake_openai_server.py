@@ -33,13 +33,22 @@ import threading
 import time
 from collections import deque
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
 
-__all__ = ["Behaviour", "FakeOpenAIServer", "RecordedRequest", "closed_port", "fake_openai"]
+__all__ = [
+    "LLAMA_CPP",
+    "Behaviour",
+    "FakeOpenAIServer",
+    "Generation",
+    "RecordedRequest",
+    "ServerProfile",
+    "closed_port",
+    "fake_openai",
+]
 
 
 @dataclass(frozen=True)
@@ -53,6 +62,12 @@ class Behaviour:
     drop: bool = False  # close the connection without sending any response
     chunked: bool = False  # send the body with chunked encoding, no Content-Length
     headers: tuple[tuple[str, str], ...] = ()
+    # A generated reply: its message content (a request with ``stream: true`` gets it as
+    # server-sent events, as a real server sends it), its finish reason, and the seconds
+    # each "token" (4 characters) takes to generate.
+    content: str | None = None
+    finish_reason: str = "stop"
+    token_delay: float = 0.0
 
     @classmethod
     def reply(
@@ -79,7 +94,17 @@ class Behaviour:
             ],
             "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
         }
-        return cls.json(payload, delay=delay, chunked=chunked)
+        base = cls.json(payload, delay=delay, chunked=chunked)
+        return replace(base, content=content, finish_reason=finish_reason)
+
+    @classmethod
+    def generate(
+        cls, content: str, *, token_delay: float, finish_reason: str = "stop"
+    ) -> Behaviour:
+        """A reply generated token by token (4 characters each, ``token_delay`` s apart).
+        Streamed, the server stops when the client has gone (as llama.cpp and vLLM do);
+        not streamed, it generates to the end and only then finds nobody waiting."""
+        return replace(cls.reply(content, finish_reason=finish_reason), token_delay=token_delay)
 
     @classmethod
     def json(
@@ -120,15 +145,7 @@ class Behaviour:
     def sleep(cls, seconds: float, then: Behaviour | None = None) -> Behaviour:
         """Wait ``seconds`` before answering (with ``then``, by default a reply)."""
         base = then if then is not None else cls.reply('{"intents": []}')
-        return cls(
-            status=base.status,
-            body=base.body,
-            content_type=base.content_type,
-            delay=seconds,
-            drop=base.drop,
-            chunked=base.chunked,
-            headers=base.headers,
-        )
+        return replace(base, delay=seconds)
 
     @classmethod
     def close(cls, *, delay: float = 0.0) -> Behaviour:
@@ -146,6 +163,68 @@ class RecordedRequest:
     received_at: float  # time.monotonic() when the request was fully read
 
 
+@dataclass(frozen=True)
+class Generation:
+    """One generated reply, recorded when the server stopped working on it."""
+
+    tokens: int  # how many it was asked to generate
+    generated: int  # how many it did before it stopped
+    client_left: bool  # a write found the client gone
+
+    @property
+    def stopped_early(self) -> bool:
+        return self.generated < self.tokens
+
+
+@dataclass(frozen=True)
+class ServerProfile:
+    """How a real server treats a request before it generates anything.
+
+    ``json_schema_500``: ``response_format: json_schema`` fails with an HTTP 500 naming
+    the field (llama_cpp.server); ``context_chars``: a prompt longer than this is refused
+    with 400 ``context_length_exceeded`` (its message and code as llama_cpp.server sends
+    them); ``single_slot``: one generation at a time, later requests wait for the slot.
+    """
+
+    json_schema_500: bool = False
+    context_chars: int | None = None
+    single_slot: bool = False
+
+    def refusal(self, request: Any) -> Behaviour | None:
+        body = request if isinstance(request, dict) else {}
+        fmt = body.get("response_format")
+        if self.json_schema_500 and isinstance(fmt, dict) and fmt.get("type") == "json_schema":
+            return Behaviour.json(
+                {
+                    "error": {
+                        "message": "Unsupported response_format type: json_schema",
+                        "type": "internal_server_error",
+                    }
+                },
+                status=500,
+            )
+        messages = body.get("messages")
+        prompt = (
+            "".join(str(m.get("content", "")) for m in messages if isinstance(m, dict))
+            if isinstance(messages, list)
+            else ""
+        )
+        if self.context_chars is not None and len(prompt) > self.context_chars:
+            error = {
+                "message": f"This model's maximum context length is {self.context_chars // 4} "
+                f"tokens. However, you requested {len(prompt) // 4} tokens.",
+                "type": "invalid_request_error",
+                "param": "messages",
+                "code": "context_length_exceeded",
+            }
+            return Behaviour.json({"error": error}, status=400)
+        return None
+
+
+#: A local llama.cpp server (llama_cpp.server) as a real one behaves.
+LLAMA_CPP = ServerProfile(json_schema_500=True, single_slot=True)
+
+
 @dataclass
 class _State:
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -154,6 +233,10 @@ class _State:
     stopping: threading.Event = field(default_factory=threading.Event)
     default: Behaviour | None = None
     unscripted: int = 0
+    profile: ServerProfile = field(default_factory=ServerProfile)
+    slot: threading.Lock = field(default_factory=threading.Lock)
+    generations: list[Generation] = field(default_factory=list)
+    generated: threading.Condition = field(default_factory=threading.Condition)
 
 
 _UNSCRIPTED = Behaviour.error(500, code="fake_server_unscripted", message="no behaviour scripted")
@@ -195,7 +278,10 @@ class _Handler(BaseHTTPRequestHandler):
                     received_at=time.monotonic(),
                 )
             )
-            if state.queue:
+            refusal = state.profile.refusal(parsed)
+            if refusal is not None:
+                behaviour = refusal  # refused before any scripted generation
+            elif state.queue:
                 behaviour = state.queue.popleft()
             elif state.default is not None:
                 behaviour = state.default
@@ -203,15 +289,80 @@ class _Handler(BaseHTTPRequestHandler):
                 state.unscripted += 1
                 behaviour = _UNSCRIPTED
 
-        # Interruptible, so stopping the server does not wait out a long delay.
-        if behaviour.delay and state.stopping.wait(behaviour.delay):
-            self.close_connection = True
-            return
+        stream = isinstance(parsed, dict) and parsed.get("stream") is True
+        with state.slot if state.profile.single_slot else contextlib.nullcontext():
+            # Interruptible, so stopping the server does not wait out a long delay.
+            if behaviour.delay and state.stopping.wait(behaviour.delay):
+                self.close_connection = True
+                return
+            try:
+                if behaviour.content is not None and behaviour.token_delay:
+                    self._generate(behaviour, stream)
+                elif behaviour.content is not None and stream:
+                    self._stream(behaviour, _tokens(behaviour.content))
+                else:
+                    self._respond(behaviour)
+            except (BrokenPipeError, ConnectionResetError):
+                # The client gave up (its timeout) while we were delaying: expected.
+                self.close_connection = True
+
+    def _generate(self, behaviour: Behaviour, stream: bool) -> None:
+        """Token by token; streamed, each token is sent as it is made."""
+        tokens = _tokens(behaviour.content or "")
+        state = self.server.state
+        generated, client_left = 0, False
         try:
-            self._respond(behaviour)
+            if stream:
+                generated = self._stream(behaviour, tokens, count=True)
+            else:
+                for _ in tokens:
+                    if state.stopping.wait(behaviour.token_delay):
+                        break
+                    generated += 1
+                self._respond(behaviour)
         except (BrokenPipeError, ConnectionResetError):
-            # The client gave up (its timeout) while we were delaying: expected.
+            client_left = True
             self.close_connection = True
+        finally:
+            with state.generated:
+                state.generations.append(Generation(len(tokens), generated, client_left))
+                state.generated.notify_all()
+
+    def _stream(self, behaviour: Behaviour, tokens: list[str], *, count: bool = False) -> int:
+        """Server-sent events as OpenAI sends them: one delta per token, the finish reason,
+        ``[DONE]``. Returns how many tokens were sent; raises when the client has gone."""
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        sent = 0
+
+        def event(payload: Any) -> None:
+            data = b"data: " + (
+                payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+            )
+            data += b"\n\n"
+            self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+            self.wfile.flush()
+
+        def chunk(delta: dict[str, Any], finish: str | None) -> dict[str, Any]:
+            return {
+                "id": "chatcmpl-fake",
+                "object": "chat.completion.chunk",
+                "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+            }
+
+        event(chunk({"role": "assistant"}, None))
+        for token in tokens:
+            if count and self.server.state.stopping.wait(behaviour.token_delay):
+                return sent
+            event(chunk({"content": token}, None))
+            sent += 1
+        event(chunk({}, behaviour.finish_reason))
+        event(b"[DONE]")
+        self.wfile.write(b"0\r\n\r\n")
+        self.wfile.flush()
+        return sent
 
     def _respond(self, behaviour: Behaviour) -> None:
         if behaviour.drop:
@@ -236,6 +387,10 @@ class _Handler(BaseHTTPRequestHandler):
             self.end_headers()
             self.wfile.write(behaviour.body)
         self.wfile.flush()
+
+
+def _tokens(content: str) -> list[str]:
+    return [content[i : i + 4] for i in range(0, len(content), 4)] or [""]
 
 
 class _Server(ThreadingHTTPServer):
@@ -316,6 +471,25 @@ class FakeOpenAIServer:
         """Scripted behaviours not consumed yet."""
         with self._state.lock:
             return len(self._state.queue)
+
+    @property
+    def profile(self) -> ServerProfile:
+        return self._state.profile
+
+    @profile.setter
+    def profile(self, profile: ServerProfile) -> None:
+        with self._state.lock:
+            self._state.profile = profile
+
+    def wait_generations(self, count: int, timeout: float = 30.0) -> list[Generation]:
+        """Block until ``count`` generations have ended (the server stopped working on
+        them, finished or abandoned); a bound for a broken test, not a measurement."""
+        with self._state.generated:
+            if not self._state.generated.wait_for(
+                lambda: len(self._state.generations) >= count, timeout
+            ):
+                raise AssertionError(f"fewer than {count} generations ended")
+            return list(self._state.generations)
 
     @property
     def unscripted(self) -> int:

@@ -24,8 +24,10 @@ from typing import Any
 
 from summaries.core.backends.base import (
     BackendBadReply,
+    BackendContextOverflow,
     BackendError,
     BackendHTTPError,
+    BackendRunaway,
     BackendTimeout,
     BackendUnavailable,
     SummaryBackend,
@@ -35,9 +37,11 @@ from summaries.core.backends.openai import OpenAIBackend, openai_backend
 __all__ = [
     "BACKENDS",
     "BackendBadReply",
+    "BackendContextOverflow",
     "BackendError",
     "BackendFactory",
     "BackendHTTPError",
+    "BackendRunaway",
     "BackendTimeout",
     "BackendUnavailable",
     "OpenAIBackend",
