@@ -237,6 +237,12 @@ KIROCREW_OPENAI_BASE_URL = env_url(
 KIROCREW_OPENAI_API_KEY = env_str("KIROCREW_OPENAI_API_KEY", "")
 KIROCREW_OPENAI_TIMEOUT = env_float("KIROCREW_OPENAI_TIMEOUT", 60.0, minimum=0.001)
 KIROCREW_OPENAI_MAX_TOKENS = env_int("KIROCREW_OPENAI_MAX_TOKENS", 2000, minimum=1)
+# The model's context window in tokens: the transcript the prompt carries is sized to fit
+# it (summaries/core/budget.py). 0 = unknown: a fixed 40,000 characters.
+KIROCREW_SUMMARY_CONTEXT_TOKENS = env_int("KIROCREW_SUMMARY_CONTEXT_TOKENS", 0, minimum=0)
+# After a runaway or unusable model reply, a slot's turn-end passes wait this long (a
+# forced pass, the Summarize button or `manage.py summarize`, does not).
+KIROCREW_SUMMARY_BACKOFF = env_duration("KIROCREW_SUMMARY_BACKOFF", 600, minimum=0)
 # Seconds a pass's in-flight marker lives: a worker killed mid-pass holds it no longer.
 KIROCREW_SUMMARY_IN_FLIGHT_TTL = env_duration("KIROCREW_SUMMARY_IN_FLIGHT_TTL", 600, minimum=1)
 # Seconds a slot write's dirty lease lasts: longer than any write (lock wait + append +

@@ -23,7 +23,9 @@ from transcripts.core.tail import read_tail
 from transcripts.models import Session, Slot
 from transcripts.runtime import get_store
 
-from .core.backends import BackendError
+from .backoff import summary_backoff_active, summary_backoff_clear, summary_backoff_start
+from .core.backends import BackendBadReply, BackendContextOverflow, BackendError, SummaryBackend
+from .core.budget import OVERFLOW_SHRINKS, shrunk_budget
 from .core.config import SessionSummaryConfig
 from .core.extract import (
     count_user_turns,
@@ -41,7 +43,7 @@ from .core.transcript_turn import TranscriptTurn
 from .core.window import WINDOW_BYTES, window_turns
 from .marker import marker_active, marker_release, marker_take
 from .models import IntentSummary, OneLineSummary
-from .runtime import summary_backend, summary_config
+from .runtime import summary_backend, summary_config, summary_input_budget
 from .signals import summary_stored
 from .state import summary_turn_mark, summary_turn_mark_set
 
@@ -70,6 +72,10 @@ def summary_generate(*, slot_name: str, force: bool = False) -> PassOutcome:
     if refusal is not None:
         log.info("Session summary skipped for %s: %s", slot_name, refusal.label)
         return refusal
+    if not force and summary_backoff_active(slot.pk):
+        # A runaway or unusable reply lately: a turn end does not pay for it again.
+        log.info("Session summary skipped for %s: backing_off", slot_name)
+        return PassOutcome(PassResult.BACKING_OFF)
     token = marker_take(slot.pk)
     if token is None:  # another pass took the marker after our cheap gate read it
         log.info("Session summary skipped for %s: in_flight", slot_name)
@@ -94,7 +100,13 @@ def summary_generate(*, slot_name: str, force: bool = False) -> PassOutcome:
         # the pass still in flight (generate_state "unavailable").
         transaction.on_commit(partial(_announce, slot_name))
     if not outcome.ok:
-        log.info("Session summary not stored for %s: %s", slot_name, outcome.label)
+        log.log(
+            logging.WARNING if outcome.reason.failed else logging.INFO,
+            "Session summary not stored for %s: %s%s",
+            slot_name,
+            outcome.label,
+            f" ({outcome.note})" if outcome.note else "",
+        )
     return outcome
 
 
@@ -136,16 +148,18 @@ def _run_pass(slot: Slot, cfg: SessionSummaryConfig, *, force: bool) -> PassOutc
 
     backend = summary_backend()
     started = time.monotonic()
-    try:
-        reply = backend.generate(build_prompt(turns), turns)
-    except BackendError as exc:
-        return PassOutcome(PassResult.BACKEND_ERROR, type(exc).__name__)
+    reply = _model_reply(backend, turns, slot.name)
+    if isinstance(reply, BackendError):
+        if isinstance(reply, BackendBadReply):  # a runaway included
+            summary_backoff_start(slot.pk)
+        return PassOutcome(PassResult.BACKEND_ERROR, type(reply).__name__, note=str(reply))
     duration_ms = int((time.monotonic() - started) * 1000)
     shaped = normalize_payload(
         parse_reply(reply), max_intents=cfg.max_intents, max_constraints=cfg.max_constraints
     )
     if shaped is None:
-        return PassOutcome(PassResult.UNUSABLE_REPLY)
+        summary_backoff_start(slot.pk)
+        return PassOutcome(PassResult.UNUSABLE_REPLY, note="the reply holds no usable summary")
 
     slot.refresh_from_db()
     if slot.running:
@@ -176,6 +190,7 @@ def _run_pass(slot: Slot, cfg: SessionSummaryConfig, *, force: bool) -> PassOutc
         gen=identity.gen,
     )
     _mirror(slot, payload, gist, identity.sig, identity.gen)
+    summary_backoff_clear(slot.pk)
     log.info(
         "Session summary stored for %s (%s, %s)",
         slot.name,
@@ -183,6 +198,37 @@ def _run_pass(slot: Slot, cfg: SessionSummaryConfig, *, force: bool) -> PassOutc
         words.counted(user_turns, "user turn"),
     )
     return PassOutcome(PassResult.STORED, announce=True)
+
+
+def _model_reply(
+    backend: SummaryBackend, turns: list[TranscriptTurn], slot_name: str
+) -> str | BackendError:
+    """The model's reply text, or the error that ended the call.
+
+    The transcript is sized to the model's context window (``summary_input_budget``); a
+    server that still refuses it as too long is asked again with a shorter one, a bounded
+    number of times (``budget.OVERFLOW_SHRINKS``), so a long session still gets a summary.
+    """
+    budget = summary_input_budget(backend)
+    shrinks = 0
+    while True:
+        try:
+            return backend.generate(build_prompt(turns, budget), turns)
+        except BackendContextOverflow as exc:
+            smaller = shrunk_budget(budget)
+            if smaller is None or shrinks == OVERFLOW_SHRINKS:
+                return exc
+            shrinks += 1
+            log.warning(
+                "Session summary for %s: the prompt overflowed the model's context window "
+                "at %d transcript characters; retrying with %d",
+                slot_name,
+                budget,
+                smaller,
+            )
+            budget = smaller
+        except BackendError as exc:
+            return exc
 
 
 def _announce(slot_name: str) -> None:

@@ -284,15 +284,17 @@ class OpenAIBackend:
 
     def _attempt(self, client: httpx.Client, body: dict[str, Any], headers: dict[str, str]) -> str:
         deadline = time.monotonic() + self.timeout
-        with transport_errors(self.url, self.timeout):
-            with client.stream("POST", self.url, json=body, headers=headers) as response:
-                if not response.is_success:
-                    raise _http_error(response)
-                if "text/event-stream" in response.headers.get("content-type", ""):
-                    content, finish_reason = _read_stream(response, deadline, self.timeout)
-                else:
-                    raw = read_capped(response, MAX_REPLY_BYTES, deadline, self.timeout)
-                    content, finish_reason = _extract_content(raw)
+        with (
+            transport_errors(self.url, self.timeout),
+            client.stream("POST", self.url, json=body, headers=headers) as response,
+        ):
+            if not response.is_success:
+                raise _http_error(response)
+            if "text/event-stream" in response.headers.get("content-type", ""):
+                content, finish_reason = _read_stream(response, deadline, self.timeout)
+            else:
+                raw = read_capped(response, MAX_REPLY_BYTES, deadline, self.timeout)
+                content, finish_reason = _extract_content(raw)
         if finish_reason == "length":
             raise BackendRunaway(f"reply cut off at max_tokens={self.max_tokens}")
         return content
@@ -351,7 +353,9 @@ def _http_error(response: httpx.Response) -> BackendHTTPError:
     return BackendHTTPError(status, code=code, about_format=_FORMAT_NAMES.search(raw) is not None)
 
 
-def _read_stream(response: httpx.Response, deadline: float, timeout: float) -> tuple[str, str | None]:
+def _read_stream(
+    response: httpx.Response, deadline: float, timeout: float
+) -> tuple[str, str | None]:
     """The deltas of a server-sent-events stream, joined; and the finish reason.
 
     Bounded like a body: past ``MAX_REPLY_BYTES`` it is a runaway, and leaving (the
@@ -407,7 +411,9 @@ def _stream_event(line: bytes) -> tuple[str, str | None] | str | None:
         raise BackendBadReply("reply stream event is not an object")
     if "error" in payload:
         error = payload["error"]
-        code = safe_code(error.get("code") or error.get("type")) if isinstance(error, dict) else None
+        code = (
+            safe_code(error.get("code") or error.get("type")) if isinstance(error, dict) else None
+        )
         raise BackendBadReply(f"reply stream carried an error ({code or 'no code'})")
     choices = payload.get("choices")
     choice = choices[0] if isinstance(choices, list) and choices else None
