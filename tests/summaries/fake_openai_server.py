@@ -190,7 +190,7 @@ class ServerProfile:
     context_chars: int | None = None
     single_slot: bool = False
 
-    def refusal(self, request: Any) -> Behaviour | None:
+    def refusal(self, request: Any, headers: dict[str, str]) -> Behaviour | None:
         body = request if isinstance(request, dict) else {}
         fmt = body.get("response_format")
         if self.json_schema_500 and isinstance(fmt, dict) and fmt.get("type") == "json_schema":
@@ -233,7 +233,7 @@ class _State:
     stopping: threading.Event = field(default_factory=threading.Event)
     default: Behaviour | None = None
     unscripted: int = 0
-    profile: ServerProfile = field(default_factory=ServerProfile)
+    profile: Any = field(default_factory=ServerProfile)  # .refusal(request, headers)
     slot: threading.Lock = field(default_factory=threading.Lock)
     generations: list[Generation] = field(default_factory=list)
     generated: threading.Condition = field(default_factory=threading.Condition)
@@ -278,7 +278,7 @@ class _Handler(BaseHTTPRequestHandler):
                     received_at=time.monotonic(),
                 )
             )
-            refusal = state.profile.refusal(parsed)
+            refusal = state.profile.refusal(parsed, state.requests[-1].headers)
             if refusal is not None:
                 behaviour = refusal  # refused before any scripted generation
             elif state.queue:
@@ -290,7 +290,8 @@ class _Handler(BaseHTTPRequestHandler):
                 behaviour = _UNSCRIPTED
 
         stream = isinstance(parsed, dict) and parsed.get("stream") is True
-        with state.slot if state.profile.single_slot else contextlib.nullcontext():
+        single = getattr(state.profile, "single_slot", False)
+        with state.slot if single else contextlib.nullcontext():
             # Interruptible, so stopping the server does not wait out a long delay.
             if behaviour.delay and state.stopping.wait(behaviour.delay):
                 self.close_connection = True
@@ -473,11 +474,13 @@ class FakeOpenAIServer:
             return len(self._state.queue)
 
     @property
-    def profile(self) -> ServerProfile:
+    def profile(self) -> Any:
+        """What the server refuses before generating (a :class:`ServerProfile`, or any
+        object with ``refusal(request_json, headers) -> Behaviour | None``)."""
         return self._state.profile
 
     @profile.setter
-    def profile(self, profile: ServerProfile) -> None:
+    def profile(self, profile: Any) -> None:
         with self._state.lock:
             self._state.profile = profile
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from summaries.core.backends.anthropic import AnthropicBackend, anthropic_backend
 from summaries.core.backends.base import (
     BackendBadReply,
     BackendContextOverflow,
@@ -36,6 +37,7 @@ from summaries.core.backends.openai import OpenAIBackend, openai_backend
 
 __all__ = [
     "BACKENDS",
+    "AnthropicBackend",
     "BackendBadReply",
     "BackendContextOverflow",
     "BackendError",
@@ -99,3 +101,4 @@ def heuristic_backend(rest: str, settings: Any) -> SummaryBackend:
 # The registrations: one line per backend.
 register_backend("heuristic", heuristic_backend)
 register_backend("openai:", openai_backend)
+register_backend("anthropic:", anthropic_backend)

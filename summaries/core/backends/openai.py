@@ -32,6 +32,7 @@ from summaries.core.backends.http import (
     check_timeout,
     endpoint_url,
     http_client,
+    names_overflow,
     read_capped,
     read_error_body,
     safe_code,
@@ -105,12 +106,6 @@ _FORMAT_BODIES: Final = {
 #: the body: 401/403/404 and other 4xx/5xx are not cured by another format.
 _FORMAT_REFUSALS: Final = frozenset({400, 422, 500})
 _FORMAT_NAMES: Final = re.compile(rb"response_format|json_schema", re.IGNORECASE)
-#: A prompt longer than the context window, in the messages of OpenAI, llama.cpp, vLLM
-#: and Ollama (read for these words alone; never copied).
-_OVERFLOW_WORDS: Final = re.compile(
-    rb"maximum context length|context window|context length|too many tokens|prompt is too long",
-    re.IGNORECASE,
-)
 
 # Which format each (chat completions URL, model) accepts, learned from refusals. Process
 # memory: a restarted worker asks once more (one refused request), and a server upgraded
@@ -346,9 +341,7 @@ def _http_error(response: httpx.Response) -> BackendHTTPError:
     if isinstance(error, dict):
         code = safe_code(error.get("code")) or safe_code(error.get("type"))
     status = response.status_code
-    if code == "context_length_exceeded" or (
-        status in (400, 413, 422) and _OVERFLOW_WORDS.search(raw)
-    ):
+    if code == "context_length_exceeded" or (status in (400, 413, 422) and names_overflow(raw)):
         return BackendContextOverflow(status, code=code or "context_length_exceeded")
     return BackendHTTPError(status, code=code, about_format=_FORMAT_NAMES.search(raw) is not None)
 
