@@ -33,6 +33,8 @@ from summaries.core.backends.base import (
     BackendUnavailable,
     SummaryBackend,
 )
+from summaries.core.backends.claude_cli import ClaudeCliBackend, claude_cli_backend
+from summaries.core.backends.codex_cli import CodexCliBackend, codex_cli_backend
 from summaries.core.backends.openai import OpenAIBackend, openai_backend
 
 __all__ = [
@@ -46,6 +48,8 @@ __all__ = [
     "BackendRunaway",
     "BackendTimeout",
     "BackendUnavailable",
+    "ClaudeCliBackend",
+    "CodexCliBackend",
     "OpenAIBackend",
     "SummaryBackend",
     "register_backend",
@@ -102,3 +106,8 @@ def heuristic_backend(rest: str, settings: Any) -> SummaryBackend:
 register_backend("heuristic", heuristic_backend)
 register_backend("openai:", openai_backend)
 register_backend("anthropic:", anthropic_backend)
+# The agent CLIs, with their own default model or a named one (claude-cli:sonnet).
+register_backend("claude-cli", claude_cli_backend)
+register_backend("claude-cli:", claude_cli_backend)
+register_backend("codex-cli", codex_cli_backend)
+register_backend("codex-cli:", codex_cli_backend)
