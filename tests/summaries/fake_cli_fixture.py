@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -46,7 +45,7 @@ class FakeCli:
 
 
 @pytest.fixture
-def fake_cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeCli]:
+def fake_cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> FakeCli:
     root = tmp_path / "fake_cli"
     bin_dir, home, record = root / "bin", root / "home", root / "record"
     for folder in (bin_dir, home, record):
@@ -63,4 +62,4 @@ def fake_cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeCl
     monkeypatch.setenv("FAKE_CLI_RECORD", str(record))
     monkeypatch.delenv("FAKE_CLI_SESSION", raising=False)
     monkeypatch.setenv("FAKE_CLI_MODE", "reply")
-    yield FakeCli(bin_dir, home, record, monkeypatch)
+    return FakeCli(bin_dir, home, record, monkeypatch)

@@ -4,6 +4,7 @@ answer, and the run leaves no session of its own where ``import_transcripts`` lo
 
 from __future__ import annotations
 
+import contextlib
 from io import StringIO
 from pathlib import Path
 
@@ -24,7 +25,7 @@ FORMATS = {"claude": "claude-code", "codex": "codex"}
 def import_agent_sessions(fake_cli: FakeCli, agent: str) -> None:
     folder = fake_cli.home.joinpath(*FOLDERS[agent])
     folder.mkdir(parents=True, exist_ok=True)  # the real CLI's folder exists
-    try:
+    with contextlib.suppress(SystemExit):
         call_command(
             "import_transcripts",
             "--format",
@@ -33,8 +34,6 @@ def import_agent_sessions(fake_cli: FakeCli, agent: str) -> None:
             stdout=StringIO(),
             stderr=StringIO(),
         )
-    except SystemExit:
-        pass
 
 
 def files_under(path: Path) -> list[Path]:
