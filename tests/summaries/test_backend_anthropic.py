@@ -26,12 +26,17 @@ PROMPT = "Summarize by INTENT. TRANSCRIPT\n\n[1] user: please fix the flaky logi
 REPLY = '{"intents": [{"title": "Fix the flaky login test"}], "constraints": []}'
 
 
-def backend(server: FakeOpenAIServer, **kwargs: object) -> AnthropicBackend:
-    kwargs.setdefault("retry_backoff", 0.0)
-    kwargs.setdefault("timeout", 5.0)
+def backend(
+    server: FakeOpenAIServer, *, timeout: float = 5.0, max_tokens: int = 2000
+) -> AnthropicBackend:
     return AnthropicBackend(
-        "claude-test", KEY, base_url=server.base_url.removesuffix("/v1"), **kwargs
-    )  # type: ignore[arg-type]
+        "claude-test",
+        KEY,
+        base_url=server.base_url.removesuffix("/v1"),
+        timeout=timeout,
+        max_tokens=max_tokens,
+        retry_backoff=0.0,
+    )
 
 
 def assert_secret_free(exc: BaseException) -> None:

@@ -96,7 +96,7 @@ class OutputFormat(Enum):
         return ladder[index + 1] if index + 1 < len(ladder) else None
 
 
-_FORMAT_BODIES: Final = {
+_FORMAT_BODIES: Final[dict[OutputFormat, dict[str, Any]]] = {
     OutputFormat.JSON_SCHEMA: RESPONSE_FORMAT,
     OutputFormat.JSON_OBJECT_SCHEMA: JSON_OBJECT_SCHEMA_FORMAT,
     OutputFormat.JSON_OBJECT: JSON_OBJECT_FORMAT,
@@ -371,7 +371,7 @@ def _read_stream(
             event = _stream_event(line)
             if event is None:
                 continue
-            if event == "done":
+            if isinstance(event, str):  # "done"
                 done = True
                 break
             text, reason = event
