@@ -6,20 +6,15 @@ Works with api.openai.com and with local OpenAI-compatible servers (Ollama, llam
 
 from __future__ import annotations
 
-import json
 import logging
 import math
-import re
-import threading
 import time
 from collections.abc import Sequence
-from enum import Enum
 from typing import Any, Final, Protocol
 
 import httpx
 
 from summaries.core.backends.base import (
-    BackendBadReply,
     BackendContextOverflow,
     BackendError,
     BackendHTTPError,
@@ -38,11 +33,23 @@ from summaries.core.backends.http import (
     safe_code,
     transport_errors,
 )
-from summaries.core.intents import reply_json_schema
+from summaries.core.backends.openai_format import (
+    FORMAT_NAMES,
+    FORMAT_REFUSALS,
+    JSON_OBJECT_FORMAT,
+    JSON_OBJECT_SCHEMA_FORMAT,
+    RESPONSE_FORMAT,
+    OutputFormat,
+    format_learned,
+    format_memory_clear,
+    format_remember,
+)
+from summaries.core.backends.openai_reply import extract_content, read_stream
 from summaries.core.transcript_turn import TranscriptTurn
 
 __all__ = [
     "JSON_OBJECT_FORMAT",
+    "JSON_OBJECT_SCHEMA_FORMAT",
     "MAX_REPLY_BYTES",
     "RESPONSE_FORMAT",
     "SYSTEM_LINE",
@@ -62,62 +69,6 @@ ATTEMPTS: Final = 2
 SYSTEM_LINE: Final = (
     "You summarize chat transcripts by intent. Reply with one JSON object and nothing else."
 )
-
-#: The reply's shape, derived from the payload model (summaries/core/intents.py): sent as
-#: ``response_format`` so a server that supports structured output keeps to it. Not
-#: ``strict``: the normalizer already copes with anything, and strict mode would refuse
-#: the schema's optional fields on api.openai.com.
-RESPONSE_FORMAT: Final = {
-    "type": "json_schema",
-    "json_schema": {"name": "intent_summary", "schema": reply_json_schema(), "strict": False},
-}
-#: llama.cpp's form: a JSON object constrained by the same schema (its grammar honours it).
-JSON_OBJECT_SCHEMA_FORMAT: Final = {"type": "json_object", "schema": reply_json_schema()}
-#: The last resort: any JSON object.
-JSON_OBJECT_FORMAT: Final = {"type": "json_object"}
-
-
-class OutputFormat(Enum):
-    """The ``response_format`` ladder, most structured first. A server that refuses one
-    (naming it) gets the next; the step is remembered per (URL, model) for the process."""
-
-    JSON_SCHEMA = "json_schema"
-    JSON_OBJECT_SCHEMA = "json_object+schema"
-    JSON_OBJECT = "json_object"
-
-    @property
-    def body(self) -> dict[str, Any]:
-        return _FORMAT_BODIES[self]
-
-    @property
-    def fallback(self) -> OutputFormat | None:
-        ladder = list(OutputFormat)
-        index = ladder.index(self)
-        return ladder[index + 1] if index + 1 < len(ladder) else None
-
-
-_FORMAT_BODIES: Final[dict[OutputFormat, dict[str, Any]]] = {
-    OutputFormat.JSON_SCHEMA: RESPONSE_FORMAT,
-    OutputFormat.JSON_OBJECT_SCHEMA: JSON_OBJECT_SCHEMA_FORMAT,
-    OutputFormat.JSON_OBJECT: JSON_OBJECT_FORMAT,
-}
-#: A refusal of the output format: 400/422 from servers that validate the field, 500 from
-#: llama_cpp.server, which fails while building the grammar. Only with the field named in
-#: the body: 401/403/404 and other 4xx/5xx are not cured by another format.
-_FORMAT_REFUSALS: Final = frozenset({400, 422, 500})
-_FORMAT_NAMES: Final = re.compile(rb"response_format|json_schema", re.IGNORECASE)
-
-# Which format each (chat completions URL, model) accepts, learned from refusals. Process
-# memory: a restarted worker asks once more (one refused request), and a server upgraded
-# to support structured output gets it back then.
-_format_memory: dict[tuple[str, str], OutputFormat] = {}
-_format_lock = threading.Lock()
-
-
-def format_memory_clear() -> None:
-    """Forget every learned format (tests; a process restart does the same)."""
-    with _format_lock:
-        _format_memory.clear()
 
 
 class OpenAISettings(Protocol):
@@ -199,8 +150,7 @@ class OpenAIBackend:
 
     @property
     def output_format(self) -> OutputFormat:
-        with _format_lock:
-            return _format_memory.get((self.url, self.model), OutputFormat.JSON_SCHEMA)
+        return format_learned(self.url, self.model)
 
     def generate(self, prompt: str, turns: Sequence[TranscriptTurn]) -> str:
         headers = {
@@ -258,7 +208,7 @@ class OpenAIBackend:
         if not (
             isinstance(exc, BackendHTTPError)
             and not isinstance(exc, BackendContextOverflow)
-            and exc.status in _FORMAT_REFUSALS
+            and exc.status in FORMAT_REFUSALS
             and exc.about_format
         ):
             return None
@@ -273,8 +223,7 @@ class OpenAIBackend:
             exc.status,
             lower.value,
         )
-        with _format_lock:
-            _format_memory[(self.url, self.model)] = lower
+        format_remember(self.url, self.model, lower)
         return lower
 
     def _attempt(self, client: httpx.Client, body: dict[str, Any], headers: dict[str, str]) -> str:
@@ -286,10 +235,10 @@ class OpenAIBackend:
             if not response.is_success:
                 raise _http_error(response)
             if "text/event-stream" in response.headers.get("content-type", ""):
-                content, finish_reason = _read_stream(response, deadline, self.timeout)
+                content, finish_reason = read_stream(response, deadline, self.timeout)
             else:
                 raw = read_capped(response, MAX_REPLY_BYTES, deadline, self.timeout)
-                content, finish_reason = _extract_content(raw)
+                content, finish_reason = extract_content(raw)
         if finish_reason == "length":
             raise BackendRunaway(f"reply cut off at max_tokens={self.max_tokens}")
         return content
@@ -343,101 +292,4 @@ def _http_error(response: httpx.Response) -> BackendHTTPError:
     status = response.status_code
     if code == "context_length_exceeded" or (status in (400, 413, 422) and names_overflow(raw)):
         return BackendContextOverflow(status, code=code or "context_length_exceeded")
-    return BackendHTTPError(status, code=code, about_format=_FORMAT_NAMES.search(raw) is not None)
-
-
-def _read_stream(
-    response: httpx.Response, deadline: float, timeout: float
-) -> tuple[str, str | None]:
-    """The deltas of a server-sent-events stream, joined; and the finish reason.
-
-    Bounded like a body: past ``MAX_REPLY_BYTES`` it is a runaway, and leaving (the
-    caller's ``with``) closes the connection, which stops a real server's generation.
-    """
-    parts: list[str] = []
-    finish_reason: str | None = None
-    size = 0
-    pending = b""
-    done = False
-    for chunk in response.iter_bytes():
-        size += len(chunk)
-        if size > MAX_REPLY_BYTES:
-            raise BackendRunaway(f"reply stream exceeds the {MAX_REPLY_BYTES}-byte cap")
-        if time.monotonic() > deadline:
-            raise httpx.ReadTimeout(f"reply still streaming after {timeout:g} s")
-        pending += chunk
-        *lines, pending = pending.split(b"\n")
-        for line in lines:
-            event = _stream_event(line)
-            if event is None:
-                continue
-            if isinstance(event, str):  # "done"
-                done = True
-                break
-            text, reason = event
-            parts.append(text)
-            finish_reason = reason or finish_reason
-        if done:
-            break
-    if not done and finish_reason is None:
-        raise BackendUnavailable("model server ended the reply stream before it was complete")
-    content = "".join(parts)
-    if not content.strip():
-        raise BackendBadReply("reply stream content is empty")
-    return content, finish_reason
-
-
-def _stream_event(line: bytes) -> tuple[str, str | None] | str | None:
-    """One SSE line: ``"done"``, (delta text, finish reason), or None for anything else
-    (blank lines, comments, other fields)."""
-    line = line.strip()
-    if not line.startswith(b"data:"):
-        return None
-    data = line[5:].strip()
-    if data == b"[DONE]":
-        return "done"
-    try:
-        payload = json.loads(data)
-    except ValueError as exc:
-        raise BackendBadReply("reply stream event is not JSON") from exc
-    if not isinstance(payload, dict):
-        raise BackendBadReply("reply stream event is not an object")
-    if "error" in payload:
-        error = payload["error"]
-        code = (
-            safe_code(error.get("code") or error.get("type")) if isinstance(error, dict) else None
-        )
-        raise BackendBadReply(f"reply stream carried an error ({code or 'no code'})")
-    choices = payload.get("choices")
-    choice = choices[0] if isinstance(choices, list) and choices else None
-    if not isinstance(choice, dict):
-        return None  # usage-only chunks and the like
-    delta = choice.get("delta")
-    text = delta.get("content") if isinstance(delta, dict) else None
-    reason = choice.get("finish_reason")
-    return (text if isinstance(text, str) else "", reason if isinstance(reason, str) else None)
-
-
-def _extract_content(raw: bytes) -> tuple[str, str | None]:
-    try:
-        payload = json.loads(raw)
-    except ValueError as exc:  # JSONDecodeError and UnicodeDecodeError
-        raise BackendBadReply("reply body is not JSON") from exc
-    if not isinstance(payload, dict):
-        raise BackendBadReply(f"reply JSON is a {type(payload).__name__}, not an object")
-    choices = payload.get("choices")
-    if not isinstance(choices, list) or not choices:
-        raise BackendBadReply("reply JSON has no choices")
-    choice = choices[0]
-    message = choice.get("message") if isinstance(choice, dict) else None
-    if not isinstance(message, dict):
-        raise BackendBadReply("reply choices[0] has no message object")
-    content = message.get("content")
-    if not isinstance(content, str):
-        raise BackendBadReply(
-            f"reply choices[0].message.content is {type(content).__name__}, not a string"
-        )
-    if not content.strip():
-        raise BackendBadReply("reply choices[0].message.content is empty")
-    finish_reason = choice.get("finish_reason")
-    return content, finish_reason if isinstance(finish_reason, str) else None
+    return BackendHTTPError(status, code=code, about_format=FORMAT_NAMES.search(raw) is not None)
