@@ -108,3 +108,18 @@ class BackendContextOverflow(BackendHTTPError):
     """The server refused the prompt as longer than the model's context window
     (``context_length_exceeded``, Anthropic's "prompt is too long"). The pass shrinks the
     transcript it sends and asks again, a bounded number of times."""
+
+    def __init__(
+        self,
+        status: int,
+        message: str | None = None,
+        *,
+        code: str | None = None,
+        about_format: bool = False,
+    ) -> None:
+        if message is None:
+            message = (
+                f"the prompt is longer than the model's context window (HTTP {status}); "
+                "KIROCREW_SUMMARY_CONTEXT_TOKENS sizes it"
+            )
+        super().__init__(status, message, code=code, about_format=about_format)
