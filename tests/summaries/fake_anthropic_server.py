@@ -13,14 +13,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import pytest
 
 from tests.summaries.fake_openai_server import Behaviour, FakeOpenAIServer
 
-__all__ = ["AnthropicRules", "fake_anthropic", "message", "messages_error"]
+__all__ = ["AnthropicRules", "fake_anthropic", "generate", "message", "messages_error"]
 
 
 def message(
@@ -36,7 +36,19 @@ def message(
         "stop_sequence": None,
         "usage": {"input_tokens": 1, "output_tokens": 1},
     }
-    return Behaviour.json(payload, delay=delay)
+    base = Behaviour.json(payload, delay=delay)
+    # Asked to stream, the server sends the same text as Messages API events.
+    return replace(
+        base,
+        content=text if blocks is None else None,
+        finish_reason=stop_reason,
+        dialect="anthropic",
+    )
+
+
+def generate(text: str, *, token_delay: float, stop_reason: str = "end_turn") -> Behaviour:
+    """A message generated token by token (see ``Behaviour.generate``)."""
+    return replace(message(text, stop_reason=stop_reason), token_delay=token_delay)
 
 
 def messages_error(

@@ -40,10 +40,12 @@ from typing import Any
 import pytest
 
 from tests.summaries.fake_server_behaviour import (
+    DIALECTS,
     LLAMA_CPP,
     Behaviour,
     Generation,
     ServerProfile,
+    tokens_of,
 )
 
 __all__ = [
@@ -143,7 +145,7 @@ class _Handler(BaseHTTPRequestHandler):
                 if behaviour.content is not None and behaviour.token_delay:
                     self._generate(behaviour, stream)
                 elif behaviour.content is not None and stream:
-                    self._stream(behaviour, _tokens(behaviour.content))
+                    self._stream(behaviour, tokens_of(behaviour.content))
                 else:
                     self._respond(behaviour)
             except (BrokenPipeError, ConnectionResetError):
@@ -152,7 +154,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _generate(self, behaviour: Behaviour, stream: bool) -> None:
         """Token by token; streamed, each token is sent as it is made."""
-        tokens = _tokens(behaviour.content or "")
+        tokens = tokens_of(behaviour.content or "")
         state = self.server.state
         generated, client_left = 0, False
         try:
@@ -173,37 +175,36 @@ class _Handler(BaseHTTPRequestHandler):
                 state.generated.notify_all()
 
     def _stream(self, behaviour: Behaviour, tokens: list[str], *, count: bool = False) -> int:
-        """Server-sent events as OpenAI sends them: one delta per token, the finish reason,
-        ``[DONE]``. Returns how many tokens were sent; raises when the client has gone."""
+        """Server-sent events as the behaviour's API sends them (OpenAI: one delta chunk per
+        token, the finish reason, ``[DONE]``; Anthropic: ``message_start`` ...
+        ``content_block_delta`` per token ... ``message_delta`` with the stop reason,
+        ``message_stop``). Returns how many tokens were sent; raises when the client has
+        gone."""
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Transfer-Encoding", "chunked")
         self.end_headers()
         sent = 0
 
-        def event(payload: Any) -> None:
-            data = b"data: " + (
+        def event(name: str | None, payload: Any) -> None:
+            data = b"event: " + name.encode() + b"\n" if name else b""
+            data += b"data: " + (
                 payload if isinstance(payload, bytes) else json.dumps(payload).encode()
             )
             data += b"\n\n"
             self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
             self.wfile.flush()
 
-        def chunk(delta: dict[str, Any], finish: str | None) -> dict[str, Any]:
-            return {
-                "id": "chatcmpl-fake",
-                "object": "chat.completion.chunk",
-                "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
-            }
-
-        event(chunk({"role": "assistant"}, None))
+        opening, token_event, closing = DIALECTS[behaviour.dialect](behaviour.finish_reason)
+        for name, payload in opening:
+            event(name, payload)
         for token in tokens:
             if count and self.server.state.stopping.wait(behaviour.token_delay):
                 return sent
-            event(chunk({"content": token}, None))
+            event(*token_event(token))
             sent += 1
-        event(chunk({}, behaviour.finish_reason))
-        event(b"[DONE]")
+        for name, payload in closing:
+            event(name, payload)
         self.wfile.write(b"0\r\n\r\n")
         self.wfile.flush()
         return sent
@@ -231,10 +232,6 @@ class _Handler(BaseHTTPRequestHandler):
             self.end_headers()
             self.wfile.write(behaviour.body)
         self.wfile.flush()
-
-
-def _tokens(content: str) -> list[str]:
-    return [content[i : i + 4] for i in range(0, len(content), 4)] or [""]
 
 
 class _Server(ThreadingHTTPServer):

@@ -26,6 +26,7 @@ class Behaviour:
     content: str | None = None
     finish_reason: str = "stop"
     token_delay: float = 0.0
+    dialect: str = "openai"  # whose stream format: "openai" or "anthropic"
 
     @classmethod
     def reply(
@@ -171,3 +172,75 @@ class ServerProfile:
 
 #: A local llama.cpp server (llama_cpp.server) as a real one behaves.
 LLAMA_CPP = ServerProfile(json_schema_500=True, single_slot=True)
+
+
+# --- how a generated reply is streamed, per API ---
+
+Event = tuple[str | None, Any]
+
+
+def _openai_stream(finish: str) -> tuple[list[Event], Any, list[Event]]:
+    def chunk(delta: dict[str, Any], reason: str | None) -> dict[str, Any]:
+        return {
+            "id": "chatcmpl-fake",
+            "object": "chat.completion.chunk",
+            "choices": [{"index": 0, "delta": delta, "finish_reason": reason}],
+        }
+
+    return (
+        [(None, chunk({"role": "assistant"}, None))],
+        lambda token: (None, chunk({"content": token}, None)),
+        [(None, chunk({}, finish)), (None, b"[DONE]")],
+    )
+
+
+def _anthropic_stream(stop: str) -> tuple[list[Event], Any, list[Event]]:
+    start: dict[str, Any] = {
+        "type": "message",
+        "id": "msg_fake",
+        "role": "assistant",
+        "content": [],
+        "stop_reason": None,
+        "usage": {"input_tokens": 1, "output_tokens": 0},
+    }
+    return (
+        [
+            ("message_start", {"type": "message_start", "message": start}),
+            (
+                "content_block_start",
+                {
+                    "type": "content_block_start",
+                    "index": 0,
+                    "content_block": {"type": "text", "text": ""},
+                },
+            ),
+            ("ping", {"type": "ping"}),
+        ],
+        lambda token: (
+            "content_block_delta",
+            {
+                "type": "content_block_delta",
+                "index": 0,
+                "delta": {"type": "text_delta", "text": token},
+            },
+        ),
+        [
+            ("content_block_stop", {"type": "content_block_stop", "index": 0}),
+            (
+                "message_delta",
+                {
+                    "type": "message_delta",
+                    "delta": {"stop_reason": stop},
+                    "usage": {"output_tokens": 1},
+                },
+            ),
+            ("message_stop", {"type": "message_stop"}),
+        ],
+    )
+
+
+DIALECTS = {"openai": _openai_stream, "anthropic": _anthropic_stream}
+
+
+def tokens_of(content: str) -> list[str]:
+    return [content[i : i + 4] for i in range(0, len(content), 4)] or [""]

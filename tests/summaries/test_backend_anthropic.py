@@ -19,7 +19,13 @@ from summaries.core.backends import (
 )
 from summaries.core.backends.anthropic import API_VERSION, AnthropicBackend, anthropic_backend
 from summaries.core.backends.openai import SYSTEM_LINE
-from tests.summaries.fake_anthropic_server import KEY, AnthropicRules, message, messages_error
+from tests.summaries.fake_anthropic_server import (
+    KEY,
+    AnthropicRules,
+    generate,
+    message,
+    messages_error,
+)
 from tests.summaries.fake_openai_server import Behaviour, FakeOpenAIServer, closed_port
 
 PROMPT = "Summarize by INTENT. TRANSCRIPT\n\n[1] user: please fix the flaky login test"
@@ -63,6 +69,7 @@ def test_a_reply_is_the_text_blocks_and_the_request_is_the_documented_one(fake_a
         "system": SYSTEM_LINE,
         "messages": [{"role": "user", "content": PROMPT}],
         "temperature": 0,
+        "stream": True,
     }
     assert isinstance(summarizer, SummaryBackend)
     assert summarizer.name == "anthropic:claude-test"
@@ -197,3 +204,41 @@ def test_the_factory_needs_a_model_and_the_key():
     built = anthropic_backend("claude-test", keyed)
     assert built.url == "https://api.anthropic.com/v1/messages"
     assert KEY not in repr(built)
+
+
+def test_a_timed_out_generation_ends_on_the_server(fake_anthropic):
+    """Streamed: giving up closes the connection, and the generation (billed) stops."""
+    fake_anthropic.enqueue(generate(REPLY * 40, token_delay=0.05), message(REPLY))
+    with pytest.raises(BackendTimeout):
+        backend(fake_anthropic, timeout=0.3).generate(PROMPT, [])
+    [generation] = fake_anthropic.wait_generations(1)
+    assert generation.client_left
+    assert generation.stopped_early
+    assert len(fake_anthropic.requests) == 1
+
+
+def test_a_streamed_reply_is_read_from_its_events(fake_anthropic):
+    fake_anthropic.enqueue(generate(REPLY, token_delay=0.001))
+    assert backend(fake_anthropic).generate(PROMPT, []) == REPLY
+
+
+def test_a_streamed_max_tokens_is_a_runaway(fake_anthropic):
+    fake_anthropic.enqueue(
+        generate('{"intents": [{"ti', token_delay=0.001, stop_reason="max_tokens")
+    )
+    with pytest.raises(BackendRunaway):
+        backend(fake_anthropic).generate(PROMPT, [])
+
+
+def test_an_overloaded_error_event_mid_stream_is_retried_once(fake_anthropic):
+    overloaded = (
+        b"event: message_start\ndata: "
+        b'{"type": "message_start", "message": {"type": "message", "content": []}}\n\n'
+        b"event: error\ndata: "
+        b'{"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}\n\n'
+    )
+    fake_anthropic.enqueue(
+        Behaviour.raw(overloaded, content_type="text/event-stream"), message(REPLY)
+    )
+    assert backend(fake_anthropic).generate(PROMPT, []) == REPLY
+    assert len(fake_anthropic.requests) == 2

@@ -122,11 +122,14 @@ class AnthropicBackend:
             "system": SYSTEM_LINE,
             "messages": [{"role": "user", "content": prompt}],
             "temperature": 0,
+            # Streamed, so giving up (timeout, size cap) closes the connection and ends
+            # the generation instead of leaving it running, and billed, for nobody.
+            "stream": True,
         }
         headers = {
             "x-api-key": self._api_key,
             "anthropic-version": API_VERSION,
-            "accept": "application/json",
+            "accept": "text/event-stream, application/json",
             "accept-encoding": "identity",
         }
         client = http_client(self.timeout, self._transport)
@@ -166,8 +169,11 @@ class AnthropicBackend:
         ):
             if not response.is_success:
                 raise self._http_error(response)
-            raw = read_capped(response, MAX_REPLY_BYTES, deadline, self.timeout)
-        text, stop_reason = _message_text(raw)
+            if "text/event-stream" in response.headers.get("content-type", ""):
+                text, stop_reason = _read_events(response, deadline, self.timeout)
+            else:
+                raw = read_capped(response, MAX_REPLY_BYTES, deadline, self.timeout)
+                text, stop_reason = _message_text(raw)
         if stop_reason == "max_tokens":
             raise BackendRunaway(f"reply cut off at max_tokens={self.max_tokens}")
         return text
@@ -236,6 +242,64 @@ def _message_text(raw: bytes) -> tuple[str, str | None]:
     text = "".join(texts)
     stop_reason = payload.get("stop_reason")
     stop = stop_reason if isinstance(stop_reason, str) else None
+    if not text.strip() and stop != "max_tokens":
+        raise BackendBadReply("reply message has no text")
+    return text, stop
+
+
+#: Error types in a stream that mean "the server could not finish", not "bad request".
+_TRANSIENT_STREAM_ERRORS: Final = frozenset({"overloaded_error", "api_error"})
+
+
+def _read_events(
+    response: httpx.Response, deadline: float, timeout: float
+) -> tuple[str, str | None]:
+    """The text deltas of a Messages API event stream, joined, and the stop reason.
+
+    Bounded like a body (past ``MAX_REPLY_BYTES`` it is a runaway). An ``error`` event
+    (``overloaded_error`` mid-stream) ends it: transient ones as ``BackendUnavailable``.
+    """
+    parts: list[str] = []
+    stop: str | None = None
+    size, pending, done = 0, b"", False
+    for chunk in response.iter_bytes():
+        size += len(chunk)
+        if size > MAX_REPLY_BYTES:
+            raise BackendRunaway(f"reply stream exceeds the {MAX_REPLY_BYTES}-byte cap")
+        if time.monotonic() > deadline:
+            raise httpx.ReadTimeout(f"reply still streaming after {timeout:g} s")
+        pending += chunk
+        *lines, pending = pending.split(b"\n")
+        for line in lines:
+            line = line.strip()
+            if not line.startswith(b"data:"):
+                continue  # "event:" names repeat the data's own "type"
+            try:
+                event = json.loads(line[5:])
+            except ValueError as exc:
+                raise BackendBadReply("reply stream event is not JSON") from exc
+            kind = event.get("type") if isinstance(event, dict) else None
+            if kind == "content_block_delta":
+                delta = event.get("delta")
+                if isinstance(delta, dict) and isinstance(delta.get("text"), str):
+                    parts.append(delta["text"])
+            elif kind == "message_delta":
+                delta = event.get("delta")
+                reason = delta.get("stop_reason") if isinstance(delta, dict) else None
+                stop = reason if isinstance(reason, str) else stop
+            elif kind == "message_stop":
+                done = True
+            elif kind == "error":
+                error = event.get("error")
+                code = safe_code(error.get("type")) if isinstance(error, dict) else None
+                if code in _TRANSIENT_STREAM_ERRORS:
+                    raise BackendUnavailable(f"reply stream ended with {code}")
+                raise BackendBadReply(f"reply stream ended with {code or 'an error'}")
+        if done:
+            break
+    if not done:
+        raise BackendUnavailable("model server ended the reply stream before message_stop")
+    text = "".join(parts)
     if not text.strip() and stop != "max_tokens":
         raise BackendBadReply("reply message has no text")
     return text, stop
