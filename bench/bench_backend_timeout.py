@@ -2,10 +2,11 @@
 
 Moved here from the unit tests (issue 13: no wall-clock bounds in tests; the test checks
 the events, two requests and a BackendTimeout, instead). The fake server of the tests
-delays every reply by 10 minutes; the backend's timeout is 0.3 s and it makes two
-attempts, so it should give up after about 0.6 s. Best and worst of N runs.
+delays every reply by 10 minutes; the backend's timeout is 0.3 s and a timed-out
+generation is never asked again (it may still be running on the server), so it should
+give up after about 0.3 s. Best and worst of N runs.
 
-Target: worst <= 3.0x the configured 2 x 0.3 s (a hung client would take minutes).
+Target: worst <= 3.0x the configured 0.3 s (a hung client would take minutes).
 """
 
 from __future__ import annotations
@@ -40,11 +41,11 @@ def main() -> int:
             with contextlib.suppress(BackendTimeout):
                 backend.generate("prompt", [])
             samples.append(time.perf_counter() - started)
-            assert len(server.requests) == 2
-    expected = 2 * TIMEOUT
+            assert len(server.requests) == 1
+    expected = TIMEOUT
     ratio = max(samples) / expected
     print(f"gave up after: best {common.fmt_ms(min(samples))}, worst {common.fmt_ms(max(samples))}")
-    print(f"worst / (2 x {TIMEOUT} s): {ratio:.2f} (target <= {TARGET})")
+    print(f"worst / {TIMEOUT} s: {ratio:.2f} (target <= {TARGET})")
     return 0 if ratio <= TARGET else 1
 
 

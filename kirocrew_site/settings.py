@@ -260,6 +260,23 @@ KIROCREW_OPENAI_MAX_TOKENS = env_int("KIROCREW_OPENAI_MAX_TOKENS", 2000, minimum
 # (an incremental pass); every this-many passes, and whenever the checks reject the update,
 # the pass reads the whole session again. 1 = always a full pass.
 KIROCREW_SUMMARY_FULL_PASS_EVERY = env_int("KIROCREW_SUMMARY_FULL_PASS_EVERY", 10, minimum=1)
+# anthropic:<model> (the Messages API). The key is read under Anthropic's own name.
+KIROCREW_ANTHROPIC_BASE_URL = env_url(
+    "KIROCREW_ANTHROPIC_BASE_URL", "https://api.anthropic.com", schemes=("http", "https")
+)
+ANTHROPIC_API_KEY = env_str("ANTHROPIC_API_KEY", "")
+KIROCREW_ANTHROPIC_TIMEOUT = env_float("KIROCREW_ANTHROPIC_TIMEOUT", 60.0, minimum=0.001)
+KIROCREW_ANTHROPIC_MAX_TOKENS = env_int("KIROCREW_ANTHROPIC_MAX_TOKENS", 2000, minimum=1)
+# claude-cli / codex-cli: the agent CLI the person is logged in to, run once per pass.
+KIROCREW_CLAUDE_CLI = env_str("KIROCREW_CLAUDE_CLI", "claude")
+KIROCREW_CODEX_CLI = env_str("KIROCREW_CODEX_CLI", "codex")
+KIROCREW_CLI_TIMEOUT = env_float("KIROCREW_CLI_TIMEOUT", 300.0, minimum=0.001)
+# The model's context window in tokens: the transcript the prompt carries is sized to fit
+# it (summaries/core/budget.py). 0 = unknown: a fixed 40,000 characters.
+KIROCREW_SUMMARY_CONTEXT_TOKENS = env_int("KIROCREW_SUMMARY_CONTEXT_TOKENS", 0, minimum=0)
+# After a runaway or unusable model reply, a slot's turn-end passes wait this long (a
+# forced pass, the Summarize button or `manage.py summarize`, does not).
+KIROCREW_SUMMARY_BACKOFF = env_duration("KIROCREW_SUMMARY_BACKOFF", 600, minimum=0)
 # Seconds a pass's in-flight marker lives: a worker killed mid-pass holds it no longer.
 KIROCREW_SUMMARY_IN_FLIGHT_TTL = env_duration("KIROCREW_SUMMARY_IN_FLIGHT_TTL", 600, minimum=1)
 # Seconds a slot write's dirty lease lasts: longer than any write (lock wait + append +

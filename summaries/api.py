@@ -16,7 +16,7 @@ from transcripts.api import ERRORS
 from transcripts.api_support import ApiError, slot_for_caller, slot_gone, slot_not_found
 from transcripts.core.keys import is_valid_slot_name
 
-from .core.gate import PassResult
+from .core.gate import PassOutcome, PassResult
 from .schemas import SummaryOut
 from .selectors import slot_for_summary_read, summary_body
 from .services import summary_generate
@@ -43,27 +43,96 @@ Refusal = tuple[int, str, str]  # HTTP status, error code, message
 _UNAVAILABLE: Refusal = (409, "summary_unavailable", "could not summarize this session")
 _TURN_RUNNING: Refusal = (409, "summary_turn_running", "this session has a turn in progress")
 _BUSY: Refusal = (409, "summary_busy", "a write to this session is in progress; try again")
+_BAD_REPLY: Refusal = (
+    409,
+    "summary_bad_reply",
+    "the model's reply was not a usable summary; the previous summary is kept",
+)
+_MODEL_FAILED: Refusal = (409, "summary_model_failed", "the summary model failed")
 # Every way a pass can end without a summary, and what the POST answers for it: one row
 # per PassResult member (tests/api/test_summary_refusals.py fails while one has none).
-# A forced pass never meets stop_reason or cadence; they are mapped all the same.
+# Each cause has its own code or message: "try again in a moment" is only true of some.
+# A forced pass never meets stop_reason, cadence or the back-off; they are mapped anyway.
 REFUSALS: Mapping[PassResult, Refusal] = {
     PassResult.DISABLED: (409, "summary_disabled", "session summaries are switched off"),
     PassResult.IN_FLIGHT: (409, "summary_in_flight", "a summary is already being written"),
-    PassResult.MEMORY_MODE: _UNAVAILABLE,
+    PassResult.MEMORY_MODE: (
+        409,
+        "summary_unavailable",
+        "this session's memory mode does not allow summaries",
+    ),
     PassResult.RUNNING: _TURN_RUNNING,
-    PassResult.STOP_REASON: _UNAVAILABLE,
-    PassResult.TOO_FEW_TURNS: _UNAVAILABLE,
-    PassResult.CADENCE: _UNAVAILABLE,
+    PassResult.STOP_REASON: (
+        409,
+        "summary_unavailable",
+        "the last turn did not end cleanly",
+    ),
+    PassResult.TOO_FEW_TURNS: (
+        409,
+        "summary_too_few_turns",
+        "the session has too few user turns to summarize yet",
+    ),
+    PassResult.CADENCE: (409, "summary_unavailable", "the summary is recent enough"),
+    PassResult.BACKING_OFF: (
+        409,
+        "summary_backing_off",
+        "the model's last reply was unusable; summaries of this session pause for a while",
+    ),
     PassResult.DIRTY: _BUSY,
     PassResult.SLOT_NOT_FOUND: _UNAVAILABLE,  # answered 404 by slot_gone first
     PassResult.NO_TRANSCRIPT: (409, "summary_unavailable", "no conversation log"),
-    PassResult.BACKEND_ERROR: _UNAVAILABLE,
-    PassResult.UNUSABLE_REPLY: _UNAVAILABLE,
+    PassResult.BACKEND_ERROR: _MODEL_FAILED,
+    PassResult.UNUSABLE_REPLY: _BAD_REPLY,
     PassResult.DISCARDED_RUNNING: _TURN_RUNNING,
     PassResult.DISCARDED_DIRTY: _BUSY,
-    PassResult.WRITE_REFUSED: _UNAVAILABLE,
-    PassResult.ERROR: _UNAVAILABLE,
+    PassResult.WRITE_REFUSED: (
+        409,
+        "summary_busy",
+        "the session changed while it was being summarized; try again",
+    ),
+    PassResult.ERROR: (
+        409,
+        "summary_unavailable",
+        "could not summarize this session (see the server log)",
+    ),
 }
+# BACKEND_ERROR by what failed (its detail: the BackendError type): the person learns
+# whether waiting helps, and the operator where to look.
+BACKEND_REFUSALS: Mapping[str, Refusal] = {
+    "BackendTimeout": (
+        409,
+        "summary_model_failed",
+        "the summary model did not answer in time; try again once it is less busy",
+    ),
+    "BackendUnavailable": (
+        409,
+        "summary_model_failed",
+        "the summary model's server could not be reached; check that it is running",
+    ),
+    "BackendHTTPError": (
+        409,
+        "summary_model_failed",
+        "the summary model's server refused the request; see the server log",
+    ),
+    "BackendContextOverflow": (
+        409,
+        "summary_model_failed",
+        "the session is too long for the summary model's context window, even shortened",
+    ),
+    "BackendBadReply": _BAD_REPLY,
+    "BackendRunaway": (
+        409,
+        "summary_bad_reply",
+        "the model's reply ran to its length limit without a usable summary",
+    ),
+}
+
+
+def refusal_for(outcome: PassOutcome) -> Refusal:
+    """The POST's answer for a pass that stored nothing."""
+    if outcome.reason is PassResult.BACKEND_ERROR and outcome.detail in BACKEND_REFUSALS:
+        return BACKEND_REFUSALS[outcome.detail]
+    return REFUSALS[outcome.reason]
 
 
 @router.post(
@@ -78,7 +147,7 @@ def generate_summary(request: HttpRequest, slot: str) -> dict[str, Any]:
         # the slot is gone, so it is the 404 of a missing slot, not a summary refusal.
         if slot_gone(found):
             raise slot_not_found()
-        raise ApiError(*REFUSALS[outcome.reason])
+        raise ApiError(*refusal_for(outcome))
     found.refresh_from_db()
     found.session.refresh_from_db()
     body = summary_body(found)  # read back from disk, not the pass's return value

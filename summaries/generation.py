@@ -12,13 +12,15 @@ from django.conf import settings
 
 from transcripts.core.store import Identity, TranscriptStore
 
-from .core.backends import SummaryBackend
+from .core.backends import BackendContextOverflow, SummaryBackend
+from .core.budget import OVERFLOW_SHRINKS, shrunk_budget
 from .core.config import SessionSummaryConfig
 from .core.intents import StoredSummary, SummaryPayload
 from .core.prompt import build_incremental_prompt, build_prompt
 from .core.shape import shape_reply
 from .core.sidecar import read_for_panel, summary_of
 from .core.transcript_turn import TranscriptTurn
+from .runtime import summary_input_budget
 
 log = logging.getLogger(__name__)
 
@@ -68,8 +70,35 @@ def summary_reply_generate(
         if update.checks is None or not update.checks.total():
             return update, (previous.incremental_passes or 0) + 1
         log.info("Session summary update for %s rejected by the checks: full pass", slot_name)
-    reply = backend.generate(build_prompt(turns), turns)
+    reply = _full_reply(backend, turns, slot_name)
     return _checked_payload(slot_name, reply, turns, user_turns, cfg, None), 0
+
+
+def _full_reply(backend: SummaryBackend, turns: list[TranscriptTurn], slot_name: str) -> str:
+    """The model's reply to the full-pass prompt.
+
+    The transcript is sized to the model's context window (``summary_input_budget``); a
+    server that still refuses it as too long is asked again with a shorter one, a bounded
+    number of times (``budget.OVERFLOW_SHRINKS``), so a long session still gets a summary.
+    """
+    budget = summary_input_budget(backend)
+    shrinks = 0
+    while True:
+        try:
+            return backend.generate(build_prompt(turns, budget), turns)
+        except BackendContextOverflow:
+            smaller = shrunk_budget(budget)
+            if smaller is None or shrinks == OVERFLOW_SHRINKS:
+                raise
+            shrinks += 1
+            log.warning(
+                "Session summary for %s: the prompt overflowed the model's context window "
+                "at %d transcript characters; retrying with %d",
+                slot_name,
+                budget,
+                smaller,
+            )
+            budget = smaller
 
 
 def _checked_payload(

@@ -10,6 +10,7 @@ from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
 from .core.backends import SummaryBackend, resolve_backend
+from .core.budget import input_budget
 from .core.config import ConfigCache, SessionSummaryConfig
 
 _caches: dict[Path, ConfigCache] = {}
@@ -36,3 +37,16 @@ def summary_backend() -> SummaryBackend:
         return resolve_backend(settings.KIROCREW_SUMMARY_MODEL, settings)
     except ValueError as exc:  # the message names the setting, never a key
         raise ImproperlyConfigured(str(exc)) from exc
+
+
+#: The reply reserve of a backend that declares none (the CLI agents pick their own).
+DEFAULT_REPLY_TOKENS = 2000
+
+
+def summary_input_budget(backend: SummaryBackend) -> int:
+    """Characters of transcript the prompt may carry for ``backend``:
+    ``KIROCREW_SUMMARY_CONTEXT_TOKENS`` less the backend's reply reserve (its
+    ``max_tokens`` when it has one)."""
+    reply = getattr(backend, "max_tokens", None)
+    reserve = reply if isinstance(reply, int) and reply > 0 else DEFAULT_REPLY_TOKENS
+    return input_budget(settings.KIROCREW_SUMMARY_CONTEXT_TOKENS, reserve)

@@ -23,7 +23,8 @@ from transcripts.core.tail import read_tail
 from transcripts.models import Session, Slot
 from transcripts.runtime import get_store
 
-from .core.backends import BackendError
+from .backoff import summary_backoff_active, summary_backoff_clear, summary_backoff_start
+from .core.backends import BackendBadReply, BackendError
 from .core.config import SessionSummaryConfig
 from .core.extract import (
     count_user_turns,
@@ -69,6 +70,10 @@ def summary_generate(*, slot_name: str, force: bool = False) -> PassOutcome:
     if refusal is not None:
         log.info("Session summary skipped for %s: %s", slot_name, refusal.label)
         return refusal
+    if not force and summary_backoff_active(slot.pk):
+        # A runaway or unusable reply lately: a turn end does not pay for it again.
+        log.info("Session summary skipped for %s: backing_off", slot_name)
+        return PassOutcome(PassResult.BACKING_OFF)
     token = marker_take(slot.pk)
     if token is None:  # another pass took the marker after our cheap gate read it
         log.info("Session summary skipped for %s: in_flight", slot_name)
@@ -93,7 +98,13 @@ def summary_generate(*, slot_name: str, force: bool = False) -> PassOutcome:
         # the pass still in flight (generate_state "unavailable").
         transaction.on_commit(partial(_announce, slot_name))
     if not outcome.ok:
-        log.info("Session summary not stored for %s: %s", slot_name, outcome.label)
+        log.log(
+            logging.WARNING if outcome.reason.failed else logging.INFO,
+            "Session summary not stored for %s: %s%s",
+            slot_name,
+            outcome.label,
+            f" ({outcome.note})" if outcome.note else "",
+        )
     return outcome
 
 
@@ -141,10 +152,13 @@ def _run_pass(slot: Slot, cfg: SessionSummaryConfig, *, force: bool) -> PassOutc
             slot.name, backend, turns, user_turns, cfg, previous
         )
     except BackendError as exc:
-        return PassOutcome(PassResult.BACKEND_ERROR, type(exc).__name__)
+        if isinstance(exc, BackendBadReply):  # a runaway included
+            summary_backoff_start(slot.pk)
+        return PassOutcome(PassResult.BACKEND_ERROR, type(exc).__name__, note=str(exc))
     duration_ms = int((time.monotonic() - started) * 1000)
     if shaped is None:
-        return PassOutcome(PassResult.UNUSABLE_REPLY)
+        summary_backoff_start(slot.pk)
+        return PassOutcome(PassResult.UNUSABLE_REPLY, note="the reply holds no usable summary")
 
     slot.refresh_from_db()
     if slot.running:
@@ -177,6 +191,7 @@ def _run_pass(slot: Slot, cfg: SessionSummaryConfig, *, force: bool) -> PassOutc
         gen=identity.gen,
     )
     _mirror(slot, payload, gist, identity.sig, identity.gen)
+    summary_backoff_clear(slot.pk)
     log.info(
         "Session summary stored for %s (%s, %s)",
         slot.name,

@@ -13,6 +13,8 @@ pytest_plugins = [
     "tests.fixtures.summaries",
     "tests.fixtures.slots",
     "tests.summaries.fake_openai_server",  # the loopback model server (``fake_openai``)
+    "tests.summaries.fake_anthropic_server",  # the same, as the Messages API
+    "tests.summaries.fake_cli_fixture",  # fake claude / codex executables on PATH
 ]
 
 

@@ -5,13 +5,17 @@ import { api, el, parsed, plural, timeEl } from "./util.js";
 
 // present.py's STATE_LABELS, from the page state (one table for server and browser).
 let STATES = {};
+const TOO_FEW = "Send a couple of messages first — there is not enough here to summarize.";
 const REFUSALS = {
   summary_in_flight: "A summary is already being written.",
   summary_turn_running: "Cannot summarize while a turn is running. Wait for this turn to finish.",
   summary_unavailable: "Could not summarize this session. Try again in a moment.",
   summary_disabled: "Session summaries are off, so nothing was summarized.",
+  summary_too_few_turns: TOO_FEW,
 };
-const TOO_FEW = "Send a couple of messages first — there is not enough here to summarize.";
+// The model's failures: the server words what failed (and whether waiting helps).
+const SERVER_WORDED = new Set(["summary_model_failed", "summary_bad_reply", "summary_backing_off", "summary_busy"]);
+const sentence = (s) => s.charAt(0).toUpperCase() + s.slice(1) + ".";
 const TRIAGE_VISIBLE = 3;
 
 // The server gives every intent the state its badge shows (present.py panel_intents).
@@ -287,6 +291,7 @@ export function summaryPanel(state, setRunning) {
       const code = r.body && r.body.code;
       if (code === "summary_turn_running") setRunning(true);
       let text = REFUSALS[code];
+      if (!text && SERVER_WORDED.has(code) && typeof r.body.error === "string") text = sentence(r.body.error);
       if (!text) {
         text = r.status === 0 ? "Could not reach the server. Try again in a moment."
           : r.status === 401 || r.status === 403 ? "Your login has expired. Reload the page to log in again."

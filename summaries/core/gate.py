@@ -36,6 +36,7 @@ class PassResult(StrEnum):
     TOO_FEW_TURNS = "too_few_turns"
     CADENCE = "cadence"
     # the pass
+    BACKING_OFF = "backing_off"  # a recent runaway or bad reply: turn ends wait it out
     DIRTY = "dirty"  # a write holds the slot's lease: nothing spent
     SLOT_NOT_FOUND = "slot_not_found"
     NO_TRANSCRIPT = "no_transcript"
@@ -50,11 +51,23 @@ class PassResult(StrEnum):
     def ok(self) -> bool:
         return self in (PassResult.STORED, PassResult.CURRENT)
 
+    @property
+    def failed(self) -> bool:
+        """Something is wrong (the model, its reply, a bug), not merely not due: logged at
+        WARNING with its reason, where the ordinary refusals are INFO."""
+        return self in _FAILURES
+
+
+_FAILURES = frozenset({PassResult.BACKEND_ERROR, PassResult.UNUSABLE_REPLY, PassResult.ERROR})
+
 
 @dataclass(frozen=True, slots=True)
 class PassOutcome:
     reason: PassResult
     detail: str = ""  # what varies within a reason, e.g. which stop reason
+    # Why, for a person: the BackendError's message (written safe to log), for the log
+    # line and ``manage.py summarize``; not part of the verdict.
+    note: str = field(default="", compare=False)
     # Connected clients should refetch (a summary was written); not part of the verdict.
     announce: bool = field(default=False, compare=False)
 

@@ -228,11 +228,16 @@ def test_post_while_a_pass_is_in_flight_is_409_summary_in_flight(
 
 
 @pytest.mark.parametrize(
-    ("turns", "mode"),
-    [(1, ""), (3, "incognito"), (3, "temporary"), (3, "INCOGNITO")],
+    ("turns", "mode", "code"),
+    [
+        (1, "", "summary_too_few_turns"),
+        (3, "incognito", "summary_unavailable"),
+        (3, "temporary", "summary_unavailable"),
+        (3, "INCOGNITO", "summary_unavailable"),
+    ],
     ids=["too-few-turns", "incognito", "temporary", "INCOGNITO"],
 )
-def test_post_with_too_few_turns_or_for_a_restricted_session_is_409_summary_unavailable(
+def test_post_with_too_few_turns_or_for_a_restricted_session_is_a_free_409_naming_why(
     owner: Persona,
     make_slot: Callable[..., Slot],
     store: TranscriptStore,
@@ -240,9 +245,10 @@ def test_post_with_too_few_turns_or_for_a_restricted_session_is_409_summary_unav
     counting_backend: CountingBackend,
     turns: int,
     mode: str,
+    code: str,
 ) -> None:
     make_slot("s1", app=owner.app, turns=turns, memory_mode=mode)
-    assert_refused_for_free(owner, store, counting_backend, "summary_unavailable")
+    assert_refused_for_free(owner, store, counting_backend, code)
 
 
 def test_a_second_post_on_an_unchanged_transcript_is_free(

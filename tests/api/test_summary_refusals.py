@@ -24,7 +24,9 @@ URL = "/api/chat/slots/s1/summary"
 REFUSED = [r for r in PassResult if not r.ok]
 # The codes the panel explains (static/js/panel.js REFUSALS): every row answers one.
 PANEL_CODES = {"summary_in_flight", "summary_turn_running", "summary_unavailable"}
-PANEL_CODES |= {"summary_disabled", "summary_busy"}
+PANEL_CODES |= {"summary_disabled", "summary_busy", "summary_too_few_turns"}
+# The model's failures, which the panel shows in the server's words.
+PANEL_CODES |= {"summary_model_failed", "summary_bad_reply", "summary_backing_off"}
 
 
 def _built_results(path: Path) -> set[str]:
@@ -83,7 +85,11 @@ def test_the_post_answers_each_refusal_from_its_row(
     [
         (PassResult.DISABLED, "summary_disabled", "session summaries are switched off"),
         (PassResult.IN_FLIGHT, "summary_in_flight", "a summary is already being written"),
-        (PassResult.MEMORY_MODE, "summary_unavailable", "could not summarize this session"),
+        (
+            PassResult.MEMORY_MODE,
+            "summary_unavailable",
+            "this session's memory mode does not allow summaries",
+        ),
         (PassResult.RUNNING, "summary_turn_running", "this session has a turn in progress"),
         (
             PassResult.DISCARDED_RUNNING,
@@ -97,12 +103,44 @@ def test_the_post_answers_each_refusal_from_its_row(
             "a write to this session is in progress; try again",
         ),
         (PassResult.NO_TRANSCRIPT, "summary_unavailable", "no conversation log"),
-        (PassResult.TOO_FEW_TURNS, "summary_unavailable", "could not summarize this session"),
-        (PassResult.BACKEND_ERROR, "summary_unavailable", "could not summarize this session"),
-        (PassResult.ERROR, "summary_unavailable", "could not summarize this session"),
+        (
+            PassResult.TOO_FEW_TURNS,
+            "summary_too_few_turns",
+            "the session has too few user turns to summarize yet",
+        ),
+        (PassResult.BACKEND_ERROR, "summary_model_failed", "the summary model failed"),
+        (
+            PassResult.UNUSABLE_REPLY,
+            "summary_bad_reply",
+            "the model's reply was not a usable summary; the previous summary is kept",
+        ),
+        (
+            PassResult.ERROR,
+            "summary_unavailable",
+            "could not summarize this session (see the server log)",
+        ),
     ],
     ids=lambda v: getattr(v, "name", None),
 )
 def test_the_answers_are_the_ones_clients_know(result: PassResult, code: str, message: str) -> None:
-    """The codes and messages as they were when the API matched reason strings."""
+    """Each cause its own code or message: too few turns is not "try again in a moment",
+    and a model failure is not a bug."""
     assert summaries_api.REFUSALS[result] == (409, code, message)
+
+
+@pytest.mark.parametrize(
+    ("detail", "words"),
+    [
+        ("BackendTimeout", "did not answer in time"),
+        ("BackendUnavailable", "could not be reached"),
+        ("BackendContextOverflow", "context window"),
+        ("BackendRunaway", "length limit"),
+    ],
+)
+def test_a_model_failure_says_what_failed(detail: str, words: str) -> None:
+    status, code, message = summaries_api.refusal_for(PassOutcome(PassResult.BACKEND_ERROR, detail))
+    assert (status, code) == (
+        409,
+        "summary_model_failed" if "Runaway" not in detail else "summary_bad_reply",
+    )
+    assert words in message

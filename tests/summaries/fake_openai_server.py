@@ -39,101 +39,25 @@ from typing import Any
 
 import pytest
 
-__all__ = ["Behaviour", "FakeOpenAIServer", "RecordedRequest", "closed_port", "fake_openai"]
+from tests.summaries.fake_server_behaviour import (
+    DIALECTS,
+    LLAMA_CPP,
+    Behaviour,
+    Generation,
+    ServerProfile,
+    tokens_of,
+)
 
-
-@dataclass(frozen=True)
-class Behaviour:
-    """What the server does with one request. Build with the classmethods."""
-
-    status: int = 200
-    body: bytes = b""
-    content_type: str = "application/json"
-    delay: float = 0.0  # seconds to wait before answering (or dropping)
-    drop: bool = False  # close the connection without sending any response
-    chunked: bool = False  # send the body with chunked encoding, no Content-Length
-    headers: tuple[tuple[str, str], ...] = ()
-
-    @classmethod
-    def reply(
-        cls,
-        content: str,
-        *,
-        finish_reason: str = "stop",
-        model: str = "fake-model",
-        delay: float = 0.0,
-        chunked: bool = False,
-    ) -> Behaviour:
-        """A well-formed 200 chat completion whose message content is ``content``."""
-        payload = {
-            "id": "chatcmpl-fake",
-            "object": "chat.completion",
-            "created": 0,
-            "model": model,
-            "choices": [
-                {
-                    "index": 0,
-                    "message": {"role": "assistant", "content": content},
-                    "finish_reason": finish_reason,
-                }
-            ],
-            "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
-        }
-        return cls.json(payload, delay=delay, chunked=chunked)
-
-    @classmethod
-    def json(
-        cls, payload: Any, *, status: int = 200, delay: float = 0.0, chunked: bool = False
-    ) -> Behaviour:
-        """Any JSON value as the body: for replies with a wrong shape."""
-        return cls(status=status, body=json.dumps(payload).encode(), delay=delay, chunked=chunked)
-
-    @classmethod
-    def raw(
-        cls,
-        body: bytes,
-        *,
-        status: int = 200,
-        content_type: str = "application/json",
-        delay: float = 0.0,
-        chunked: bool = False,
-    ) -> Behaviour:
-        """Exact body bytes: for malformed or oversize replies."""
-        return cls(
-            status=status, body=body, content_type=content_type, delay=delay, chunked=chunked
-        )
-
-    @classmethod
-    def error(
-        cls,
-        status: int,
-        *,
-        code: str | None = None,
-        message: str = "fake error",
-        delay: float = 0.0,
-    ) -> Behaviour:
-        """An OpenAI-style error body with the given status."""
-        error: dict[str, Any] = {"message": message, "type": "fake_error", "code": code}
-        return cls.json({"error": error}, status=status, delay=delay)
-
-    @classmethod
-    def sleep(cls, seconds: float, then: Behaviour | None = None) -> Behaviour:
-        """Wait ``seconds`` before answering (with ``then``, by default a reply)."""
-        base = then if then is not None else cls.reply('{"intents": []}')
-        return cls(
-            status=base.status,
-            body=base.body,
-            content_type=base.content_type,
-            delay=seconds,
-            drop=base.drop,
-            chunked=base.chunked,
-            headers=base.headers,
-        )
-
-    @classmethod
-    def close(cls, *, delay: float = 0.0) -> Behaviour:
-        """Read the request, then close the connection without answering."""
-        return cls(drop=True, delay=delay)
+__all__ = [
+    "LLAMA_CPP",
+    "Behaviour",
+    "FakeOpenAIServer",
+    "Generation",
+    "RecordedRequest",
+    "ServerProfile",
+    "closed_port",
+    "fake_openai",
+]
 
 
 @dataclass(frozen=True)
@@ -154,6 +78,10 @@ class _State:
     stopping: threading.Event = field(default_factory=threading.Event)
     default: Behaviour | None = None
     unscripted: int = 0
+    profile: Any = field(default_factory=ServerProfile)  # .refusal(request, headers)
+    slot: threading.Lock = field(default_factory=threading.Lock)
+    generations: list[Generation] = field(default_factory=list)
+    generated: threading.Condition = field(default_factory=threading.Condition)
 
 
 _UNSCRIPTED = Behaviour.error(500, code="fake_server_unscripted", message="no behaviour scripted")
@@ -195,7 +123,10 @@ class _Handler(BaseHTTPRequestHandler):
                     received_at=time.monotonic(),
                 )
             )
-            if state.queue:
+            refusal = state.profile.refusal(parsed, state.requests[-1].headers)
+            if refusal is not None:
+                behaviour = refusal  # refused before any scripted generation
+            elif state.queue:
                 behaviour = state.queue.popleft()
             elif state.default is not None:
                 behaviour = state.default
@@ -203,15 +134,80 @@ class _Handler(BaseHTTPRequestHandler):
                 state.unscripted += 1
                 behaviour = _UNSCRIPTED
 
-        # Interruptible, so stopping the server does not wait out a long delay.
-        if behaviour.delay and state.stopping.wait(behaviour.delay):
-            self.close_connection = True
-            return
+        stream = isinstance(parsed, dict) and parsed.get("stream") is True
+        single = getattr(state.profile, "single_slot", False)
+        with state.slot if single else contextlib.nullcontext():
+            # Interruptible, so stopping the server does not wait out a long delay.
+            if behaviour.delay and state.stopping.wait(behaviour.delay):
+                self.close_connection = True
+                return
+            try:
+                if behaviour.content is not None and behaviour.token_delay:
+                    self._generate(behaviour, stream)
+                elif behaviour.content is not None and stream:
+                    self._stream(behaviour, tokens_of(behaviour.content))
+                else:
+                    self._respond(behaviour)
+            except (BrokenPipeError, ConnectionResetError):
+                # The client gave up (its timeout) while we were delaying: expected.
+                self.close_connection = True
+
+    def _generate(self, behaviour: Behaviour, stream: bool) -> None:
+        """Token by token; streamed, each token is sent as it is made."""
+        tokens = tokens_of(behaviour.content or "")
+        state = self.server.state
+        generated, client_left = 0, False
         try:
-            self._respond(behaviour)
+            if stream:
+                generated = self._stream(behaviour, tokens, count=True)
+            else:
+                for _ in tokens:
+                    if state.stopping.wait(behaviour.token_delay):
+                        break
+                    generated += 1
+                self._respond(behaviour)
         except (BrokenPipeError, ConnectionResetError):
-            # The client gave up (its timeout) while we were delaying: expected.
+            client_left = True
             self.close_connection = True
+        finally:
+            with state.generated:
+                state.generations.append(Generation(len(tokens), generated, client_left))
+                state.generated.notify_all()
+
+    def _stream(self, behaviour: Behaviour, tokens: list[str], *, count: bool = False) -> int:
+        """Server-sent events as the behaviour's API sends them (OpenAI: one delta chunk per
+        token, the finish reason, ``[DONE]``; Anthropic: ``message_start`` ...
+        ``content_block_delta`` per token ... ``message_delta`` with the stop reason,
+        ``message_stop``). Returns how many tokens were sent; raises when the client has
+        gone."""
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        sent = 0
+
+        def event(name: str | None, payload: Any) -> None:
+            data = b"event: " + name.encode() + b"\n" if name else b""
+            data += b"data: " + (
+                payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+            )
+            data += b"\n\n"
+            self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+            self.wfile.flush()
+
+        opening, token_event, closing = DIALECTS[behaviour.dialect](behaviour.finish_reason)
+        for name, payload in opening:
+            event(name, payload)
+        for token in tokens:
+            if count and self.server.state.stopping.wait(behaviour.token_delay):
+                return sent
+            event(*token_event(token))
+            sent += 1
+        for name, payload in closing:
+            event(name, payload)
+        self.wfile.write(b"0\r\n\r\n")
+        self.wfile.flush()
+        return sent
 
     def _respond(self, behaviour: Behaviour) -> None:
         if behaviour.drop:
@@ -316,6 +312,27 @@ class FakeOpenAIServer:
         """Scripted behaviours not consumed yet."""
         with self._state.lock:
             return len(self._state.queue)
+
+    @property
+    def profile(self) -> Any:
+        """What the server refuses before generating (a :class:`ServerProfile`, or any
+        object with ``refusal(request_json, headers) -> Behaviour | None``)."""
+        return self._state.profile
+
+    @profile.setter
+    def profile(self, profile: Any) -> None:
+        with self._state.lock:
+            self._state.profile = profile
+
+    def wait_generations(self, count: int, timeout: float = 30.0) -> list[Generation]:
+        """Block until ``count`` generations have ended (the server stopped working on
+        them, finished or abandoned); a bound for a broken test, not a measurement."""
+        with self._state.generated:
+            if not self._state.generated.wait_for(
+                lambda: len(self._state.generations) >= count, timeout
+            ):
+                raise AssertionError(f"fewer than {count} generations ended")
+            return list(self._state.generations)
 
     @property
     def unscripted(self) -> int:

@@ -11,9 +11,11 @@ import pytest
 
 from summaries.core.backends import (
     BackendBadReply,
+    BackendRunaway,
     OpenAIBackend,
     SummaryBackend,
 )
+from summaries.core.backends.http import MAX_OUTPUT_TOKENS
 from summaries.core.backends.openai import MAX_REPLY_BYTES, RESPONSE_FORMAT, SYSTEM_LINE
 from summaries.core.intents import CitedReplyIntent
 from tests.summaries.fake_openai_server import Behaviour
@@ -48,6 +50,7 @@ def test_success_returns_content_and_sends_the_protocol_body(fake_openai):
         ],
         "temperature": 0,
         "max_tokens": 1234,
+        "stream": True,
         "response_format": RESPONSE_FORMAT,
     }
 
@@ -92,10 +95,19 @@ def test_trailing_slash_in_base_url(fake_openai):
     assert fake_openai.requests[0].path == "/v1/chat/completions"
 
 
-def test_truncated_reply_is_still_returned(fake_openai, caplog):
+def test_a_reply_cut_at_max_tokens_is_a_runaway(fake_openai):
+    """Cut JSON is never a summary: the pass backs off instead of storing or re-asking."""
     fake_openai.enqueue(Behaviour.reply('{"intents": [{"title": "cut', finish_reason="length"))
-    assert make_backend(fake_openai).generate(PROMPT, TURNS) == '{"intents": [{"title": "cut'
-    assert "max_tokens" in caplog.text
+    with pytest.raises(BackendRunaway) as info:
+        make_backend(fake_openai).generate(PROMPT, TURNS)
+    assert "max_tokens" in str(info.value)
+    assert len(fake_openai.requests) == 1
+
+
+def test_max_tokens_is_clamped_to_what_a_summary_needs(fake_openai):
+    fake_openai.enqueue(Behaviour.reply(REPLY))
+    make_backend(fake_openai, max_tokens=1_000_000).generate(PROMPT, TURNS)
+    assert fake_openai.requests[0].json["max_tokens"] == MAX_OUTPUT_TOKENS
 
 
 def test_chunked_reply_under_the_cap(fake_openai):

@@ -10,6 +10,8 @@ import pytest
 
 from summaries.core.backends import (
     BACKENDS,
+    ClaudeCliBackend,
+    CodexCliBackend,
     OpenAIBackend,
     SummaryBackend,
     register_backend,
@@ -38,6 +40,13 @@ class Settings:
         self.KIROCREW_OPENAI_API_KEY = API_KEY
         self.KIROCREW_OPENAI_TIMEOUT = 12.5
         self.KIROCREW_OPENAI_MAX_TOKENS = 777
+        self.KIROCREW_ANTHROPIC_BASE_URL = "https://api.anthropic.com"
+        self.ANTHROPIC_API_KEY = ""
+        self.KIROCREW_ANTHROPIC_TIMEOUT = 30.0
+        self.KIROCREW_ANTHROPIC_MAX_TOKENS = 1000
+        self.KIROCREW_CLAUDE_CLI = "claude"
+        self.KIROCREW_CODEX_CLI = "codex"
+        self.KIROCREW_CLI_TIMEOUT = 60.0
 
 
 def resolve(
@@ -61,9 +70,19 @@ def test_resolve_heuristic_uses_the_factory():
 def test_the_registry_resolves_each_prefix():
     from summaries.core.heuristic import HeuristicBackend
 
-    assert set(BACKENDS) == {"heuristic", "openai:"}
+    assert set(BACKENDS) == {
+        "heuristic",
+        "openai:",
+        "anthropic:",
+        "claude-cli",
+        "claude-cli:",
+        "codex-cli",
+        "codex-cli:",
+    }
     assert isinstance(resolve("heuristic"), HeuristicBackend)
     assert isinstance(resolve("openai:m"), OpenAIBackend)
+    assert isinstance(resolve("claude-cli"), ClaudeCliBackend)
+    assert isinstance(resolve("codex-cli:gpt-5"), CodexCliBackend)
 
 
 def test_a_new_registration_is_picked_up(monkeypatch):
@@ -115,7 +134,9 @@ def test_resolve_openai_model_with_colons_and_tags():
         ("openai", "unknown"),
         ("gpt-4o-mini", "unknown"),
         ("Heuristic", "unknown"),
-        ("anthropic:claude", "unknown"),
+        ("claude", "unknown"),
+        ("anthropic:claude", "needs ANTHROPIC_API_KEY"),
+        ("anthropic:", "needs a model name"),
         ("openai:", "needs a model name"),
         ("openai:   ", "needs a model name"),
     ],

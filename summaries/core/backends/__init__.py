@@ -22,24 +22,34 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from summaries.core.backends.anthropic import AnthropicBackend, anthropic_backend
 from summaries.core.backends.base import (
     BackendBadReply,
+    BackendContextOverflow,
     BackendError,
     BackendHTTPError,
+    BackendRunaway,
     BackendTimeout,
     BackendUnavailable,
     SummaryBackend,
 )
+from summaries.core.backends.claude_cli import ClaudeCliBackend, claude_cli_backend
+from summaries.core.backends.codex_cli import CodexCliBackend, codex_cli_backend
 from summaries.core.backends.openai import OpenAIBackend, openai_backend
 
 __all__ = [
     "BACKENDS",
+    "AnthropicBackend",
     "BackendBadReply",
+    "BackendContextOverflow",
     "BackendError",
     "BackendFactory",
     "BackendHTTPError",
+    "BackendRunaway",
     "BackendTimeout",
     "BackendUnavailable",
+    "ClaudeCliBackend",
+    "CodexCliBackend",
     "OpenAIBackend",
     "SummaryBackend",
     "register_backend",
@@ -95,3 +105,9 @@ def heuristic_backend(rest: str, settings: Any) -> SummaryBackend:
 # The registrations: one line per backend.
 register_backend("heuristic", heuristic_backend)
 register_backend("openai:", openai_backend)
+register_backend("anthropic:", anthropic_backend)
+# The agent CLIs, with their own default model or a named one (claude-cli:sonnet).
+register_backend("claude-cli", claude_cli_backend)
+register_backend("claude-cli:", claude_cli_backend)
+register_backend("codex-cli", codex_cli_backend)
+register_backend("codex-cli:", codex_cli_backend)

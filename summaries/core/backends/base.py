@@ -96,3 +96,30 @@ class BackendBadReply(BackendError):
     Non-JSON body, no ``choices``, no or non-string content, or a body over the
     size cap.
     """
+
+
+class BackendRunaway(BackendBadReply):
+    """The reply ran to the output limit (``finish_reason: length``, ``stop_reason:
+    max_tokens``, a body or stream over the size cap): cut JSON, never a summary. The pass
+    backs off for the slot instead of paying for the same runaway on every turn end."""
+
+
+class BackendContextOverflow(BackendHTTPError):
+    """The server refused the prompt as longer than the model's context window
+    (``context_length_exceeded``, Anthropic's "prompt is too long"). The pass shrinks the
+    transcript it sends and asks again, a bounded number of times."""
+
+    def __init__(
+        self,
+        status: int,
+        message: str | None = None,
+        *,
+        code: str | None = None,
+        about_format: bool = False,
+    ) -> None:
+        if message is None:
+            message = (
+                f"the prompt is longer than the model's context window (HTTP {status}); "
+                "KIROCREW_SUMMARY_CONTEXT_TOKENS sizes it"
+            )
+        super().__init__(status, message, code=code, about_format=about_format)

@@ -27,6 +27,12 @@ HINTS = {
     PassResult.SLOT_NOT_FOUND: "no slot with that name",
     PassResult.RUNNING: "a turn is in progress; run it again once the turn has ended",
     PassResult.IN_FLIGHT: "another summary pass is running for this slot",
+    PassResult.BACKEND_ERROR: (
+        "the summary model failed; check KIROCREW_SUMMARY_MODEL and that its server or CLI works"
+    ),
+    PassResult.UNUSABLE_REPLY: "the model answered, but not with a usable summary",
+    PassResult.WRITE_REFUSED: "the session changed while it was being summarized; run it again",
+    PassResult.ERROR: "an unexpected error; the server log has its traceback",
 }
 
 
@@ -49,7 +55,9 @@ class Command(BaseCommand):
             self.stdout.write(self.style.SUCCESS(f"{slot}: {outcome.label}: {text}"))
             return
         hint = HINTS.get(outcome.reason)
+        # The reason itself (the backend's message, written safe to show), then the hint.
+        why = f": {outcome.note}" if outcome.note else ""
         self.stderr.write(
-            f"{slot}: not summarized: {outcome.label}" + (f" ({hint})" if hint else "")
+            f"{slot}: not summarized: {outcome.label}{why}" + (f" ({hint})" if hint else "")
         )
         raise SystemExit(1)

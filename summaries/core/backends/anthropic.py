@@ -1,0 +1,305 @@
+"""Summarizer backend for Anthropic's Messages API (``anthropic:<model>``).
+
+``POST {base}/v1/messages`` with ``x-api-key`` and ``anthropic-version``; the reply is the
+``text`` blocks of ``content``, joined. The key comes from ``ANTHROPIC_API_KEY`` (the
+name Anthropic's own tools read); the base URL from ``KIROCREW_ANTHROPIC_BASE_URL``.
+
+Errors are ``{"type": "error", "error": {"type": "overloaded_error", "message": ...}}``:
+only ``error.type`` is kept (an identifier), never the message.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import time
+from collections.abc import Sequence
+from typing import Any, Final, Protocol
+
+import httpx
+
+from summaries.core.backends.base import (
+    BackendBadReply,
+    BackendContextOverflow,
+    BackendError,
+    BackendHTTPError,
+    BackendRunaway,
+    BackendUnavailable,
+)
+from summaries.core.backends.http import (
+    MAX_REPLY_BYTES,
+    MAX_RETRY_AFTER,
+    check_max_tokens,
+    check_timeout,
+    endpoint_url,
+    http_client,
+    names_overflow,
+    read_capped,
+    read_error_body,
+    retry_after,
+    safe_code,
+    transport_errors,
+)
+from summaries.core.backends.openai import SYSTEM_LINE
+from summaries.core.transcript_turn import TranscriptTurn
+
+log = logging.getLogger(__name__)
+
+#: The API version this client speaks (sent as ``anthropic-version``).
+API_VERSION: Final = "2023-06-01"
+DEFAULT_BASE_URL: Final = "https://api.anthropic.com"
+DEFAULT_RETRY_BACKOFF: Final = 1.0
+ATTEMPTS: Final = 2
+#: Statuses worth one more attempt: overloaded (529), the server's own failures, and a
+#: rate limit (429) only when it says how long to wait.
+_RETRIED: Final = frozenset({500, 502, 503, 504, 529})
+
+
+class AnthropicSettings(Protocol):
+    KIROCREW_ANTHROPIC_BASE_URL: str
+    ANTHROPIC_API_KEY: str
+    KIROCREW_ANTHROPIC_TIMEOUT: float
+    KIROCREW_ANTHROPIC_MAX_TOKENS: int
+
+
+class _Retryable(BackendHTTPError):
+    """An HTTP error that asked to be retried after ``wait`` seconds (not raised out)."""
+
+    wait: float = 0.0
+
+
+class AnthropicBackend:
+    """Messages API client for the background summarizer role.
+
+    Retry policy (one retry at most): a refused or dropped connection; an overloaded
+    (529) or failing (5xx) server; a 429 whose ``retry-after`` is at most
+    ``MAX_RETRY_AFTER`` seconds. The wait is ``retry-after`` when the server sends one,
+    else ``retry_backoff``. Never retried: a timeout (the generation may still be running
+    and is billed), other 4xx, and a 2xx whose body is unusable. ``stop_reason:
+    max_tokens`` is :class:`BackendRunaway`; "prompt is too long" is
+    :class:`BackendContextOverflow` (the pass shrinks the transcript).
+
+    Same rules as the OpenAI client (``backends/http.py``): no proxy variables, bounded
+    body, key never in ``repr`` or messages.
+    """
+
+    def __init__(
+        self,
+        model: str,
+        api_key: str,
+        base_url: str = DEFAULT_BASE_URL,
+        timeout: float = 60.0,
+        max_tokens: int = 2000,
+        transport: httpx.BaseTransport | None = None,
+        *,
+        retry_backoff: float = DEFAULT_RETRY_BACKOFF,
+    ) -> None:
+        model = model.strip()
+        if not model:
+            raise ValueError("AnthropicBackend needs a model name")
+        if not (math.isfinite(retry_backoff) and retry_backoff >= 0):
+            raise ValueError(f"retry_backoff must be >= 0 seconds, got {retry_backoff!r}")
+        self.name = f"anthropic:{model}"
+        self.model = model
+        self.url = endpoint_url(base_url, "/v1/messages", setting="KIROCREW_ANTHROPIC_BASE_URL")
+        self.timeout = check_timeout(timeout)
+        self.max_tokens = check_max_tokens(max_tokens)
+        self.retry_backoff = float(retry_backoff)
+        self._transport = transport
+        self._api_key = (api_key or "").strip()
+
+    def __repr__(self) -> str:
+        return (
+            f"AnthropicBackend(model={self.model!r}, url={self.url!r}, timeout={self.timeout}, "
+            f"max_tokens={self.max_tokens}, api_key={'set' if self._api_key else 'unset'})"
+        )
+
+    def generate(self, prompt: str, turns: Sequence[TranscriptTurn]) -> str:
+        body = {
+            "model": self.model,
+            "max_tokens": self.max_tokens,
+            "system": SYSTEM_LINE,
+            "messages": [{"role": "user", "content": prompt}],
+            "temperature": 0,
+            # Streamed, so giving up (timeout, size cap) closes the connection and ends
+            # the generation instead of leaving it running, and billed, for nobody.
+            "stream": True,
+        }
+        headers = {
+            "x-api-key": self._api_key,
+            "anthropic-version": API_VERSION,
+            "accept": "text/event-stream, application/json",
+            "accept-encoding": "identity",
+        }
+        client = http_client(self.timeout, self._transport)
+        try:
+            for attempt in range(1, ATTEMPTS + 1):
+                try:
+                    return self._attempt(client, body, headers)
+                except BackendError as exc:
+                    wait = self._retry_wait(exc)
+                    if attempt == ATTEMPTS or wait is None:
+                        raise _public(exc) from exc
+                    log.info(
+                        "summary backend %s: attempt %d failed (%s); retrying in %.1f s",
+                        self.name,
+                        attempt,
+                        exc,
+                        wait,
+                    )
+                    time.sleep(wait)
+            raise AssertionError("unreachable: the last attempt returns or raises")
+        finally:
+            if self._transport is None:
+                client.close()
+
+    def _retry_wait(self, exc: BackendError) -> float | None:
+        if isinstance(exc, BackendUnavailable):
+            return self.retry_backoff
+        if isinstance(exc, _Retryable):
+            return exc.wait
+        return None
+
+    def _attempt(self, client: httpx.Client, body: dict[str, Any], headers: dict[str, str]) -> str:
+        deadline = time.monotonic() + self.timeout
+        with (
+            transport_errors(self.url, self.timeout),
+            client.stream("POST", self.url, json=body, headers=headers) as response,
+        ):
+            if not response.is_success:
+                raise self._http_error(response)
+            if "text/event-stream" in response.headers.get("content-type", ""):
+                text, stop_reason = _read_events(response, deadline, self.timeout)
+            else:
+                raw = read_capped(response, MAX_REPLY_BYTES, deadline, self.timeout)
+                text, stop_reason = _message_text(raw)
+        if stop_reason == "max_tokens":
+            raise BackendRunaway(f"reply cut off at max_tokens={self.max_tokens}")
+        return text
+
+    def _http_error(self, response: httpx.Response) -> BackendHTTPError:
+        raw, payload = read_error_body(response)
+        error = payload.get("error") if isinstance(payload, dict) else None
+        code = safe_code(error.get("type")) if isinstance(error, dict) else None
+        status = response.status_code
+        if status in (400, 413) and names_overflow(raw):
+            return BackendContextOverflow(status, code=code)
+        after = retry_after(response)
+        if status in _RETRIED or (status == 429 and after is not None):
+            wait = self.retry_backoff if after is None else after
+            if wait <= MAX_RETRY_AFTER:
+                retryable = _Retryable(status, code=code)
+                retryable.wait = wait
+                return retryable
+        return BackendHTTPError(status, code=code)
+
+
+def _public(exc: BackendError) -> BackendError:
+    """The error the caller sees: a retryable HTTP error is an HTTP error like any other."""
+    if isinstance(exc, _Retryable):
+        return BackendHTTPError(exc.status, code=exc.code)
+    return exc
+
+
+def anthropic_backend(model: str, settings: AnthropicSettings) -> AnthropicBackend:
+    """The registry's factory for ``anthropic:<model>``."""
+    model = model.strip()
+    if not model:
+        raise ValueError(
+            "KIROCREW_SUMMARY_MODEL 'anthropic:' needs a model name, "
+            "e.g. 'anthropic:claude-3-5-haiku-latest'"
+        )
+    key = (settings.ANTHROPIC_API_KEY or "").strip()
+    if not key:
+        raise ValueError(f"KIROCREW_SUMMARY_MODEL 'anthropic:{model}' needs ANTHROPIC_API_KEY")
+    return AnthropicBackend(
+        model,
+        key,
+        base_url=settings.KIROCREW_ANTHROPIC_BASE_URL,
+        timeout=settings.KIROCREW_ANTHROPIC_TIMEOUT,
+        max_tokens=settings.KIROCREW_ANTHROPIC_MAX_TOKENS,
+    )
+
+
+def _message_text(raw: bytes) -> tuple[str, str | None]:
+    try:
+        payload = json.loads(raw)
+    except ValueError as exc:
+        raise BackendBadReply("reply body is not JSON") from exc
+    if not isinstance(payload, dict) or payload.get("type") != "message":
+        raise BackendBadReply("reply is not a message object")
+    content = payload.get("content")
+    if not isinstance(content, list):
+        raise BackendBadReply("reply message has no content list")
+    texts = [
+        block["text"]
+        for block in content
+        if isinstance(block, dict)
+        and block.get("type") == "text"
+        and isinstance(block.get("text"), str)
+    ]
+    text = "".join(texts)
+    stop_reason = payload.get("stop_reason")
+    stop = stop_reason if isinstance(stop_reason, str) else None
+    if not text.strip() and stop != "max_tokens":
+        raise BackendBadReply("reply message has no text")
+    return text, stop
+
+
+#: Error types in a stream that mean "the server could not finish", not "bad request".
+_TRANSIENT_STREAM_ERRORS: Final = frozenset({"overloaded_error", "api_error"})
+
+
+def _read_events(
+    response: httpx.Response, deadline: float, timeout: float
+) -> tuple[str, str | None]:
+    """The text deltas of a Messages API event stream, joined, and the stop reason.
+
+    Bounded like a body (past ``MAX_REPLY_BYTES`` it is a runaway). An ``error`` event
+    (``overloaded_error`` mid-stream) ends it: transient ones as ``BackendUnavailable``.
+    """
+    parts: list[str] = []
+    stop: str | None = None
+    size, pending, done = 0, b"", False
+    for chunk in response.iter_bytes():
+        size += len(chunk)
+        if size > MAX_REPLY_BYTES:
+            raise BackendRunaway(f"reply stream exceeds the {MAX_REPLY_BYTES}-byte cap")
+        if time.monotonic() > deadline:
+            raise httpx.ReadTimeout(f"reply still streaming after {timeout:g} s")
+        pending += chunk
+        *lines, pending = pending.split(b"\n")
+        for line in lines:
+            line = line.strip()
+            if not line.startswith(b"data:"):
+                continue  # "event:" names repeat the data's own "type"
+            try:
+                event = json.loads(line[5:])
+            except ValueError as exc:
+                raise BackendBadReply("reply stream event is not JSON") from exc
+            kind = event.get("type") if isinstance(event, dict) else None
+            if kind == "content_block_delta":
+                delta = event.get("delta")
+                if isinstance(delta, dict) and isinstance(delta.get("text"), str):
+                    parts.append(delta["text"])
+            elif kind == "message_delta":
+                delta = event.get("delta")
+                reason = delta.get("stop_reason") if isinstance(delta, dict) else None
+                stop = reason if isinstance(reason, str) else stop
+            elif kind == "message_stop":
+                done = True
+            elif kind == "error":
+                error = event.get("error")
+                code = safe_code(error.get("type")) if isinstance(error, dict) else None
+                if code in _TRANSIENT_STREAM_ERRORS:
+                    raise BackendUnavailable(f"reply stream ended with {code}")
+                raise BackendBadReply(f"reply stream ended with {code or 'an error'}")
+        if done:
+            break
+    if not done:
+        raise BackendUnavailable("model server ended the reply stream before message_stop")
+    text = "".join(parts)
+    if not text.strip() and stop != "max_tokens":
+        raise BackendBadReply("reply message has no text")
+    return text, stop

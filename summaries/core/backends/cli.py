@@ -1,0 +1,223 @@
+"""Running an agent CLI the person is already logged in to (``claude``, ``codex``) as a
+summarizer: one process per pass, under rules that hold for every such CLI.
+
+- The prompt (the user's conversation) goes on **stdin**, never on the command line, where
+  every user of the machine could read it in ``ps``.
+- The process runs in a **fresh private folder** (removed afterwards), in its **own
+  process group**; a timeout kills the whole group (SIGKILL), so a CLI's helpers do not
+  outlive it.
+- Its environment is the server's **minus** kirocrew's own settings and secrets
+  (``KIROCREW_*``, ``DJANGO_*``, database and broker URLs) and proxy variables: the CLI
+  gets what it needs to find its login, nothing of ours.
+- stdout is read up to ``MAX_REPLY_BYTES`` (past it: a runaway); of stderr only a bounded
+  tail, **redacted**, reaches the log, and no byte of it reaches an exception message.
+- Each CLI passes its own no-persistence option (``--no-session-persistence``,
+  ``--ephemeral``), so a pass never leaves a session behind for ``import_transcripts``
+  to pick up and summarize.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shlex
+import signal
+import subprocess
+import tempfile
+import threading
+from collections.abc import Mapping, Sequence
+from contextlib import suppress
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Final
+
+from transcripts.core.redaction import redact_text
+
+from .base import BackendRunaway, BackendTimeout, BackendUnavailable
+from .http import MAX_REPLY_BYTES
+
+log = logging.getLogger(__name__)
+
+#: The tail of stderr that reaches the log (the error is at the end), before redaction.
+STDERR_EXCERPT_CHARS: Final = 1000
+#: How much of stderr is kept in memory at all while the CLI runs.
+_STDERR_KEEP: Final = 64 * 1024
+#: Environment variables a CLI never sees: ours, and ones that would reroute its traffic.
+_PRIVATE_PREFIXES: Final = ("KIROCREW_", "DJANGO_", "CELERY_")
+_PRIVATE_NAMES: Final = frozenset(
+    {
+        "DATABASE_URL",
+        "REDIS_URL",
+        "HTTP_PROXY",
+        "HTTPS_PROXY",
+        "ALL_PROXY",
+        "NO_PROXY",
+        "http_proxy",
+        "https_proxy",
+        "all_proxy",
+        "no_proxy",
+    }
+)
+#: Reading what a killed process group left in its pipes takes no longer than this.
+_DRAIN_GRACE: Final = 5.0
+
+
+@dataclass(frozen=True, slots=True)
+class CliResult:
+    stdout: bytes
+    returncode: int
+    workdir: Path  # the private folder, still there until the caller's ``with`` ends
+
+
+def cli_env(environ: Mapping[str, str]) -> dict[str, str]:
+    """``environ`` without kirocrew's settings, secrets and proxy variables."""
+    return {
+        name: value
+        for name, value in environ.items()
+        if name not in _PRIVATE_NAMES and not name.startswith(_PRIVATE_PREFIXES)
+    }
+
+
+def command_words(setting: str, value: str) -> list[str]:
+    """A CLI setting (``KIROCREW_CLAUDE_CLI``) as argv words: a path or a command with
+    fixed leading arguments, split like a shell would, never run through one."""
+    try:
+        words = shlex.split(value)
+    except ValueError as exc:
+        raise ValueError(f"{setting} is not a valid command line ({exc})") from None
+    if not words:
+        raise ValueError(f"{setting} is empty; name the CLI, e.g. 'claude'")
+    return words
+
+
+def stderr_excerpt(raw: bytes) -> str:
+    """The tail of stderr, decoded, redacted (after the cut is chosen, redaction runs on
+    the whole kept text, then the excerpt is cut again), printable on one log line."""
+    text = raw[-4 * STDERR_EXCERPT_CHARS :].decode("utf-8", errors="replace")
+    text = redact_text(text)[0][-STDERR_EXCERPT_CHARS:]
+    return "".join(c if c.isprintable() else " " for c in text).strip()
+
+
+def _drain(stream: IO[bytes], keep: int, out: list[bytes], tail: bool) -> None:
+    """Read ``stream`` to its end, keeping at most ``keep + 1`` bytes (the head, or the
+    tail), so a flood neither blocks the CLI on a full pipe nor fills our memory."""
+    kept = b""
+    with suppress(OSError, ValueError):
+        while chunk := stream.read(65536):
+            kept = (kept + chunk)[-(keep + 1) :] if tail else (kept + chunk)[: keep + 1]
+    out.append(kept)
+
+
+def _feed(stream: IO[bytes], data: bytes) -> None:
+    with suppress(OSError, ValueError):  # a CLI that exits without reading: fine
+        stream.write(data)
+    with suppress(OSError, ValueError):
+        stream.close()
+
+
+def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+    with suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)
+
+
+class CliRun:
+    """One CLI invocation in its private folder: ``with CliRun(...) as run: run.result``.
+
+    The folder exists for the ``with`` block (a CLI may write its answer into a file
+    there, as ``codex exec -o`` does) and is removed after it.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        argv: Sequence[str],
+        prompt: str,
+        *,
+        timeout: float,
+        environ: Mapping[str, str] | None = None,
+    ) -> None:
+        self.name = name
+        self.argv = list(argv)
+        self.prompt = prompt
+        self.timeout = timeout
+        self.environ = os.environ if environ is None else environ
+        self._dir: tempfile.TemporaryDirectory[str] | None = None
+
+    def __enter__(self) -> CliRun:
+        self._dir = tempfile.TemporaryDirectory(prefix="kirocrew-summary-")
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._dir is not None:
+            self._dir.cleanup()
+
+    @property
+    def workdir(self) -> Path:
+        if self._dir is None:
+            raise RuntimeError("CliRun used outside its with block")
+        return Path(self._dir.name)
+
+    def run(self, extra_argv: Sequence[str] = ()) -> CliResult:
+        argv = self.argv + list(extra_argv)
+        try:
+            proc = subprocess.Popen(
+                argv,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                cwd=self.workdir,
+                env=cli_env(self.environ),
+                start_new_session=True,  # its own process group: a timeout kills all of it
+                close_fds=True,
+            )
+        except OSError as exc:
+            # Not installed, not executable: errno and the program name only.
+            raise BackendUnavailable(
+                f"{self.name}: cannot run {argv[0]!r} ({exc.strerror or type(exc).__name__})"
+            ) from None
+        if proc.stdin is None or proc.stdout is None or proc.stderr is None:
+            raise RuntimeError("Popen without the pipes it was asked for")
+        out: list[bytes] = []
+        err: list[bytes] = []
+        threads = [
+            threading.Thread(target=_feed, args=(proc.stdin, self.prompt.encode()), daemon=True),
+            threading.Thread(
+                target=_drain, args=(proc.stdout, MAX_REPLY_BYTES, out, False), daemon=True
+            ),
+            threading.Thread(
+                target=_drain, args=(proc.stderr, _STDERR_KEEP, err, True), daemon=True
+            ),
+        ]
+        for thread in threads:
+            thread.start()
+        try:
+            proc.wait(timeout=self.timeout)
+        except subprocess.TimeoutExpired:
+            _kill_group(proc)
+            proc.wait()
+            self._join(threads)
+            self._log_stderr(err, "timed out")
+            raise BackendTimeout(
+                f"{self.name} did not answer within {self.timeout:g} s; its process group "
+                "was killed"
+            ) from None
+        # Helpers it left running would hold the pipes open: they end with it.
+        _kill_group(proc)
+        self._join(threads)
+        stdout = out[0] if out else b""
+        if proc.returncode != 0:
+            self._log_stderr(err, f"exited with status {proc.returncode}")
+            raise BackendUnavailable(
+                f"{self.name} exited with status {proc.returncode} (its stderr is in the log)"
+            )
+        if len(stdout) > MAX_REPLY_BYTES:
+            raise BackendRunaway(f"{self.name} wrote more than {MAX_REPLY_BYTES} bytes")
+        return CliResult(stdout=stdout, returncode=proc.returncode, workdir=self.workdir)
+
+    def _join(self, threads: list[threading.Thread]) -> None:
+        for thread in threads:
+            thread.join(_DRAIN_GRACE)
+
+    def _log_stderr(self, err: list[bytes], what: str) -> None:
+        excerpt = stderr_excerpt(err[0] if err else b"")
+        log.warning("summary backend %s %s; stderr tail: %s", self.name, what, excerpt or "(empty)")

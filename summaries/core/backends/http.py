@@ -1,0 +1,175 @@
+"""What every HTTP model backend shares: one client policy, bounded reads, safe error
+codes, ``Retry-After``, and the translation of transport failures into ``BackendError``s.
+
+The rules live here once so the OpenAI and Anthropic backends cannot drift apart:
+
+- ``trust_env`` is off: the base URL is explicit configuration, and proxy variables or a
+  ``.netrc`` must not silently reroute, or add credentials to, a request that carries the
+  user's conversation. No redirects are followed (a redirect could move the body elsewhere).
+- Every body is read under a byte cap and a wall-clock deadline: one bad server cannot
+  exhaust a worker's memory or hold it by trickling bytes.
+- Nothing from a server's free-text error message is ever copied into an exception: a
+  server may echo the request (the conversation) back in it. Only identifier-like codes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import re
+import time
+from collections.abc import Iterator
+from typing import Any, Final
+from urllib.parse import urlsplit
+
+import httpx
+
+from summaries.core.backends.base import (
+    BackendBadReply,
+    BackendRunaway,
+    BackendTimeout,
+    BackendUnavailable,
+)
+
+#: Largest reply body accepted. A summary is a few KB of JSON; anything near this size is
+#: a misbehaving server (or a runaway generation).
+MAX_REPLY_BYTES: Final = 2 * 1024 * 1024
+#: How much of an error body is read to look for a machine-readable error code.
+MAX_ERROR_BODY_BYTES: Final = 64 * 1024
+#: Connecting is quick or hopeless; do not spend a whole generation timeout on it.
+MAX_CONNECT_TIMEOUT: Final = 10.0
+#: A reply's output limit is clamped to this many tokens: a summary is about a thousand;
+#: a larger limit only lets a runaway generation hold a single-slot server longer.
+MAX_OUTPUT_TOKENS: Final = 4096
+#: The longest ``Retry-After`` honoured before one retry; a longer wait is not worth
+#: holding a worker for: the pass fails and the next turn end tries again.
+MAX_RETRY_AFTER: Final = 30.0
+
+#: A prompt longer than the context window, in the error messages of OpenAI, llama.cpp,
+#: vLLM, Ollama and Anthropic (read for these words alone; never copied).
+_OVERFLOW_WORDS: Final = re.compile(
+    rb"maximum context length|context window|context length|too many tokens|prompt is too long",
+    re.IGNORECASE,
+)
+
+
+def names_overflow(raw: bytes) -> bool:
+    return _OVERFLOW_WORDS.search(raw) is not None
+
+
+# Error codes copied into exception messages must look like identifiers, so a server that
+# echoes the request into its error fields cannot leak it into logs.
+_SAFE_CODE: Final = re.compile(r"[A-Za-z0-9_.\-]{1,64}")
+
+
+def safe_code(value: object) -> str | None:
+    return value if isinstance(value, str) and _SAFE_CODE.fullmatch(value) else None
+
+
+def http_client(timeout: float, transport: httpx.BaseTransport | None) -> httpx.Client:
+    return httpx.Client(
+        timeout=httpx.Timeout(timeout, connect=min(timeout, MAX_CONNECT_TIMEOUT)),
+        transport=transport,
+        follow_redirects=False,
+        trust_env=False,
+    )
+
+
+def endpoint_url(base_url: str, path: str, *, setting: str) -> str:
+    """``base_url`` + ``path``, refusing what cannot be logged or would not survive the
+    join. Neither the URL nor its parts are echoed in the error, in case they hold a
+    secret."""
+    base = (base_url or "").strip()
+    parts = urlsplit(base)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError(f"{setting} must look like http(s)://host[:port][/path]")
+    if parts.username is not None or parts.password is not None:
+        raise ValueError(f"{setting} must not contain credentials; use the API key setting")
+    if parts.query or parts.fragment:
+        raise ValueError(f"{setting} must not contain a query string or fragment")
+    return base.rstrip("/") + path
+
+
+def check_timeout(timeout: float) -> float:
+    if not (isinstance(timeout, int | float) and math.isfinite(timeout) and timeout > 0):
+        raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
+    return float(timeout)
+
+
+def check_max_tokens(max_tokens: int) -> int:
+    """A positive integer, clamped to :data:`MAX_OUTPUT_TOKENS`."""
+    if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
+        raise ValueError(f"max_tokens must be a positive integer, got {max_tokens!r}")
+    return min(max_tokens, MAX_OUTPUT_TOKENS)
+
+
+def read_capped(response: httpx.Response, cap: int, deadline: float, timeout: float) -> bytes:
+    """The whole body, refused past ``cap`` bytes (a runaway) or past ``deadline``."""
+    declared = response.headers.get("content-length")
+    if declared is not None and declared.strip().isdigit() and int(declared) > cap:
+        raise BackendRunaway(f"reply body declares {int(declared)} bytes, over the {cap}-byte cap")
+    chunks: list[bytes] = []
+    size = 0
+    for chunk in response.iter_bytes():
+        size += len(chunk)
+        if size > cap:
+            raise BackendRunaway(f"reply body exceeds the {cap}-byte cap")
+        chunks.append(chunk)
+        # The read timeout bounds each socket read, not the whole body: a server
+        # trickling bytes could otherwise hold the worker indefinitely.
+        if time.monotonic() > deadline:
+            raise httpx.ReadTimeout(f"reply body still arriving after {timeout:g} s")
+    return b"".join(chunks)
+
+
+def read_error_body(response: httpx.Response) -> tuple[bytes, Any]:
+    """An error body (bounded) and its parsed JSON (None when it is not JSON)."""
+    try:
+        raw = read_capped(response, MAX_ERROR_BODY_BYTES, time.monotonic() + 5.0, timeout=5.0)
+    except (httpx.HTTPError, BackendBadReply):
+        return b"", None  # the status code alone is enough to report; the body is a bonus
+    try:
+        return raw, json.loads(raw)
+    except ValueError:
+        return raw, None
+
+
+def retry_after(response: httpx.Response) -> float | None:
+    """``Retry-After`` in seconds (the delta form; an HTTP date is not honoured)."""
+    value = (response.headers.get("retry-after") or "").strip()
+    try:
+        seconds = float(value)
+    except ValueError:
+        return None
+    return seconds if math.isfinite(seconds) and seconds >= 0 else None
+
+
+@contextlib.contextmanager
+def transport_errors(url: str, timeout: float) -> Iterator[None]:
+    """httpx's failures as ``BackendError``s whose messages name no header or body.
+
+    A connect failure (refused, DNS, a connect timeout) never reached the model:
+    ``BackendUnavailable``, safe to retry. A read timeout is ``BackendTimeout``: the
+    model may still be generating, so the caller must not blindly ask again.
+    """
+    try:
+        yield
+    except httpx.ConnectTimeout as exc:
+        raise BackendUnavailable(f"cannot connect to model server at {url} (timeout)") from exc
+    except httpx.TimeoutException as exc:
+        raise BackendTimeout(
+            f"model server at {url} did not answer within {timeout:g} s ({type(exc).__name__})"
+        ) from exc
+    except httpx.ConnectError as exc:
+        # httpx's ConnectError text is the OS error ("[Errno 111] Connection refused").
+        reason = str(exc) or type(exc).__name__
+        raise BackendUnavailable(f"cannot connect to model server at {url} ({reason})") from exc
+    except httpx.DecodingError as exc:
+        raise BackendBadReply(f"reply body from {url} could not be decoded") from exc
+    except httpx.TransportError as exc:
+        # ReadError, WriteError, RemoteProtocolError: the connection broke before a
+        # complete response arrived.
+        raise BackendUnavailable(
+            f"model server at {url} dropped the connection ({type(exc).__name__})"
+        ) from exc

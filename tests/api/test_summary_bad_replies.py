@@ -1,0 +1,187 @@
+"""Every bad reply shape, through the real pass behind POST …/summary, from a real
+loopback process speaking its protocol: the answer is a clear 409 naming the model's
+failure (never a 500 or a traceback), nothing is stored, and the previous summary (file,
+mirror and turn mark) stays exactly as it was."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable
+
+import pytest
+
+from summaries.core.backends import OpenAIBackend
+from summaries.core.sidecar import INTENTS, ONE_LINE, sidecar_path
+from summaries.models import IntentSummary, OneLineSummary
+from summaries.state import summary_turn_mark
+from tests.fixtures.slots import add_exchanges
+from tests.summaries.django.conftest import VALID_REPLY
+from tests.summaries.fake_anthropic_server import message
+from tests.summaries.fake_cli_fixture import FakeCli
+from tests.summaries.fake_openai_server import Behaviour, FakeOpenAIServer
+from transcripts.models import Slot
+
+from .conftest import Persona, error_of
+
+URL = "/api/chat/slots/s1/summary"
+
+
+class Previous:
+    """The stored summary before the bad pass, and everything that must not move."""
+
+    def __init__(self, store, key: str) -> None:
+        self.store, self.key = store, key
+        self.taken = self._take()
+
+    def _take(self) -> tuple[object, ...]:
+        files = tuple(
+            sidecar_path(self.store.root, self.key, kind).read_bytes()
+            for kind in (INTENTS, ONE_LINE)
+        )
+        slot = Slot.objects.get(session__key=self.key)
+        return (
+            files,
+            list(IntentSummary.objects.values()),
+            list(OneLineSummary.objects.values()),
+            summary_turn_mark(slot),
+        )
+
+    def unchanged(self) -> bool:
+        return self._take() == self.taken
+
+
+@pytest.fixture
+def openai_model(settings, fake_openai: FakeOpenAIServer, monkeypatch) -> FakeOpenAIServer:
+    settings.KIROCREW_SUMMARY_MODEL = "openai:local"
+    settings.KIROCREW_OPENAI_BASE_URL = fake_openai.base_url
+    settings.KIROCREW_OPENAI_API_KEY = ""
+    settings.KIROCREW_OPENAI_TIMEOUT = 5.0
+    monkeypatch.setitem(OpenAIBackend.__init__.__kwdefaults__, "retry_backoff", 0.0)
+    return fake_openai
+
+
+@pytest.fixture
+def previous(owner: Persona, make_slot: Callable[..., Slot], store, enabled_summaries, settings):
+    """A summary stored through the POST with the first backend the test configures,
+    then one more exchange: the next POST has real work to do."""
+
+    def take(first: Callable[[], None]) -> Previous:
+        slot = make_slot("s1", app=owner.app, turns=2)
+        first()
+        assert owner.call("POST", URL).status_code == 200
+        add_exchanges(slot, 1, start=2)
+        return Previous(store, slot.session.key)
+
+    return take
+
+
+def assert_refused_cleanly(owner: Persona, before: Previous, caplog, code: str) -> None:
+    with caplog.at_level(logging.INFO):
+        response = owner.call("POST", URL)
+    assert response.status_code == 409
+    assert error_of(response)["code"] == code
+    assert before.unchanged()
+    assert not [r for r in caplog.records if r.exc_info]  # no traceback anywhere
+
+
+# --- an OpenAI-compatible server --------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("bad", "code"),
+    [
+        (Behaviour.reply("Sure! The user fixed some bugs."), "summary_bad_reply"),
+        (
+            Behaviour.reply('{"intents": [{"title": "Fix the lo', finish_reason="length"),
+            "summary_bad_reply",
+        ),
+        (
+            Behaviour.reply('{"intents": [{"status": 7, "ranges": "x"}], "constraints": 3}'),
+            "summary_bad_reply",
+        ),
+        (
+            Behaviour.raw(
+                b"<html><body><h1>502 Bad Gateway</h1></body></html>", content_type="text/html"
+            ),
+            "summary_bad_reply",
+        ),
+        (Behaviour.reply("z" * (2 * 1024 * 1024)), "summary_bad_reply"),
+        (Behaviour.close(), "summary_model_failed"),
+    ],
+    ids=[
+        "not-json",
+        "cut-at-max-tokens",
+        "schema-violation",
+        "html",
+        "2mb-string",
+        "connection-reset",
+    ],
+)
+def test_a_bad_openai_reply_keeps_the_previous_summary(
+    owner, previous, openai_model, caplog, bad, code
+) -> None:
+    before = previous(lambda: openai_model.enqueue(Behaviour.reply(VALID_REPLY)))
+    openai_model.enqueue(bad, bad)
+
+    assert_refused_cleanly(owner, before, caplog, code)
+
+
+# --- Anthropic's Messages API -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("bad", "code"),
+    [
+        (message("I cannot help with that."), "summary_bad_reply"),
+        (message('{"intents": [{"title": "cu', stop_reason="max_tokens"), "summary_bad_reply"),
+        (
+            Behaviour.raw(b"<html>Bad gateway</html>", status=200, content_type="text/html"),
+            "summary_bad_reply",
+        ),
+        (Behaviour.close(), "summary_model_failed"),
+    ],
+    ids=["not-json", "cut-at-max-tokens", "html", "connection-reset"],
+)
+def test_a_bad_anthropic_reply_keeps_the_previous_summary(
+    owner, previous, fake_anthropic, settings, caplog, bad, code
+) -> None:
+    settings.KIROCREW_SUMMARY_MODEL = "anthropic:claude-test"
+    settings.KIROCREW_ANTHROPIC_BASE_URL = fake_anthropic.base_url.removesuffix("/v1")
+    settings.ANTHROPIC_API_KEY = fake_anthropic.profile.api_key
+    before = previous(lambda: fake_anthropic.enqueue(message(VALID_REPLY)))
+    fake_anthropic.enqueue(bad, Behaviour.close())
+
+    assert_refused_cleanly(owner, before, caplog, code)
+
+
+# --- an agent CLI -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("mode", "code"),
+    [
+        ("hang", "summary_model_failed"),
+        ("fail", "summary_model_failed"),
+        ("garbage", "summary_bad_reply"),
+        ("huge", "summary_bad_reply"),
+        ("error_result", "summary_bad_reply"),
+    ],
+)
+def test_a_bad_cli_run_keeps_the_previous_summary(
+    owner, previous, fake_cli: FakeCli, settings, caplog, mode, code
+) -> None:
+    settings.KIROCREW_SUMMARY_MODEL = "claude-cli"
+    settings.KIROCREW_CLI_TIMEOUT = 1.0
+    before = previous(lambda: fake_cli.mode("reply", VALID_REPLY))
+    fake_cli.mode(mode)
+
+    assert_refused_cleanly(owner, before, caplog, code)
+
+
+def test_the_answer_says_what_failed(owner, previous, openai_model) -> None:
+    before = previous(lambda: openai_model.enqueue(Behaviour.reply(VALID_REPLY)))
+    openai_model.enqueue(Behaviour.reply("{}", finish_reason="length"))
+    response = owner.call("POST", URL)
+    assert json.loads(response.content)["error"].startswith("the model's reply ran to its length")
+    assert before.unchanged()

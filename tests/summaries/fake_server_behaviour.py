@@ -1,0 +1,246 @@
+"""What the loopback model server does with a request: scripted :class:`Behaviour`s,
+and a :class:`ServerProfile` of what a real server refuses before it generates anything
+(llama.cpp's habits). Re-exported by ``fake_openai_server``."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, replace
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Behaviour:
+    """What the server does with one request. Build with the classmethods."""
+
+    status: int = 200
+    body: bytes = b""
+    content_type: str = "application/json"
+    delay: float = 0.0  # seconds to wait before answering (or dropping)
+    drop: bool = False  # close the connection without sending any response
+    chunked: bool = False  # send the body with chunked encoding, no Content-Length
+    headers: tuple[tuple[str, str], ...] = ()
+    # A generated reply: its message content (a request with ``stream: true`` gets it as
+    # server-sent events, as a real server sends it), its finish reason, and the seconds
+    # each "token" (4 characters) takes to generate.
+    content: str | None = None
+    finish_reason: str = "stop"
+    token_delay: float = 0.0
+    dialect: str = "openai"  # whose stream format: "openai" or "anthropic"
+
+    @classmethod
+    def reply(
+        cls,
+        content: str,
+        *,
+        finish_reason: str = "stop",
+        model: str = "fake-model",
+        delay: float = 0.0,
+        chunked: bool = False,
+    ) -> Behaviour:
+        """A well-formed 200 chat completion whose message content is ``content``."""
+        payload = {
+            "id": "chatcmpl-fake",
+            "object": "chat.completion",
+            "created": 0,
+            "model": model,
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": content},
+                    "finish_reason": finish_reason,
+                }
+            ],
+            "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+        }
+        base = cls.json(payload, delay=delay, chunked=chunked)
+        return replace(base, content=content, finish_reason=finish_reason)
+
+    @classmethod
+    def generate(
+        cls, content: str, *, token_delay: float, finish_reason: str = "stop"
+    ) -> Behaviour:
+        """A reply generated token by token (4 characters each, ``token_delay`` s apart).
+        Streamed, the server stops when the client has gone (as llama.cpp and vLLM do);
+        not streamed, it generates to the end and only then finds nobody waiting."""
+        return replace(cls.reply(content, finish_reason=finish_reason), token_delay=token_delay)
+
+    @classmethod
+    def json(
+        cls, payload: Any, *, status: int = 200, delay: float = 0.0, chunked: bool = False
+    ) -> Behaviour:
+        """Any JSON value as the body: for replies with a wrong shape."""
+        return cls(status=status, body=json.dumps(payload).encode(), delay=delay, chunked=chunked)
+
+    @classmethod
+    def raw(
+        cls,
+        body: bytes,
+        *,
+        status: int = 200,
+        content_type: str = "application/json",
+        delay: float = 0.0,
+        chunked: bool = False,
+    ) -> Behaviour:
+        """Exact body bytes: for malformed or oversize replies."""
+        return cls(
+            status=status, body=body, content_type=content_type, delay=delay, chunked=chunked
+        )
+
+    @classmethod
+    def error(
+        cls,
+        status: int,
+        *,
+        code: str | None = None,
+        message: str = "fake error",
+        delay: float = 0.0,
+    ) -> Behaviour:
+        """An OpenAI-style error body with the given status."""
+        error: dict[str, Any] = {"message": message, "type": "fake_error", "code": code}
+        return cls.json({"error": error}, status=status, delay=delay)
+
+    @classmethod
+    def sleep(cls, seconds: float, then: Behaviour | None = None) -> Behaviour:
+        """Wait ``seconds`` before answering (with ``then``, by default a reply)."""
+        base = then if then is not None else cls.reply('{"intents": []}')
+        return replace(base, delay=seconds)
+
+    @classmethod
+    def close(cls, *, delay: float = 0.0) -> Behaviour:
+        """Read the request, then close the connection without answering."""
+        return cls(drop=True, delay=delay)
+
+
+@dataclass(frozen=True)
+class Generation:
+    """One generated reply, recorded when the server stopped working on it."""
+
+    tokens: int  # how many it was asked to generate
+    generated: int  # how many it did before it stopped
+    client_left: bool  # a write found the client gone
+
+    @property
+    def stopped_early(self) -> bool:
+        return self.generated < self.tokens
+
+
+@dataclass(frozen=True)
+class ServerProfile:
+    """How a real server treats a request before it generates anything.
+
+    ``json_schema_500``: ``response_format: json_schema`` fails with an HTTP 500 naming
+    the field (llama_cpp.server); ``context_chars``: a prompt longer than this is refused
+    with 400 ``context_length_exceeded`` (its message and code as llama_cpp.server sends
+    them); ``single_slot``: one generation at a time, later requests wait for the slot.
+    """
+
+    json_schema_500: bool = False
+    context_chars: int | None = None
+    single_slot: bool = False
+
+    def refusal(self, request: Any, headers: dict[str, str]) -> Behaviour | None:
+        body = request if isinstance(request, dict) else {}
+        fmt = body.get("response_format")
+        if self.json_schema_500 and isinstance(fmt, dict) and fmt.get("type") == "json_schema":
+            return Behaviour.json(
+                {
+                    "error": {
+                        "message": "Unsupported response_format type: json_schema",
+                        "type": "internal_server_error",
+                    }
+                },
+                status=500,
+            )
+        messages = body.get("messages")
+        prompt = (
+            "".join(str(m.get("content", "")) for m in messages if isinstance(m, dict))
+            if isinstance(messages, list)
+            else ""
+        )
+        if self.context_chars is not None and len(prompt) > self.context_chars:
+            error = {
+                "message": f"This model's maximum context length is {self.context_chars // 4} "
+                f"tokens. However, you requested {len(prompt) // 4} tokens.",
+                "type": "invalid_request_error",
+                "param": "messages",
+                "code": "context_length_exceeded",
+            }
+            return Behaviour.json({"error": error}, status=400)
+        return None
+
+
+#: A local llama.cpp server (llama_cpp.server) as a real one behaves.
+LLAMA_CPP = ServerProfile(json_schema_500=True, single_slot=True)
+
+
+# --- how a generated reply is streamed, per API ---
+
+Event = tuple[str | None, Any]
+
+
+def _openai_stream(finish: str) -> tuple[list[Event], Any, list[Event]]:
+    def chunk(delta: dict[str, Any], reason: str | None) -> dict[str, Any]:
+        return {
+            "id": "chatcmpl-fake",
+            "object": "chat.completion.chunk",
+            "choices": [{"index": 0, "delta": delta, "finish_reason": reason}],
+        }
+
+    return (
+        [(None, chunk({"role": "assistant"}, None))],
+        lambda token: (None, chunk({"content": token}, None)),
+        [(None, chunk({}, finish)), (None, b"[DONE]")],
+    )
+
+
+def _anthropic_stream(stop: str) -> tuple[list[Event], Any, list[Event]]:
+    start: dict[str, Any] = {
+        "type": "message",
+        "id": "msg_fake",
+        "role": "assistant",
+        "content": [],
+        "stop_reason": None,
+        "usage": {"input_tokens": 1, "output_tokens": 0},
+    }
+    return (
+        [
+            ("message_start", {"type": "message_start", "message": start}),
+            (
+                "content_block_start",
+                {
+                    "type": "content_block_start",
+                    "index": 0,
+                    "content_block": {"type": "text", "text": ""},
+                },
+            ),
+            ("ping", {"type": "ping"}),
+        ],
+        lambda token: (
+            "content_block_delta",
+            {
+                "type": "content_block_delta",
+                "index": 0,
+                "delta": {"type": "text_delta", "text": token},
+            },
+        ),
+        [
+            ("content_block_stop", {"type": "content_block_stop", "index": 0}),
+            (
+                "message_delta",
+                {
+                    "type": "message_delta",
+                    "delta": {"stop_reason": stop},
+                    "usage": {"output_tokens": 1},
+                },
+            ),
+            ("message_stop", {"type": "message_stop"}),
+        ],
+    )
+
+
+DIALECTS = {"openai": _openai_stream, "anthropic": _anthropic_stream}
+
+
+def tokens_of(content: str) -> list[str]:
+    return [content[i : i + 4] for i in range(0, len(content), 4)] or [""]
