@@ -214,7 +214,7 @@ class _Checker:
         passes = [
             f
             for f in cited.facts
-            if FactKind.CHECK_PASSED in f.kinds
+            if (FactKind.CHECK_PASSED in f.kinds or f.ran_ok)
             and FactKind.CHECK_FAILED not in f.kinds
             and f.order > since
             and (last_run is None or f.order >= last_run.order or not red)

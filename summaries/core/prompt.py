@@ -70,7 +70,9 @@ BOUNDARY SIGNALS, most reliable first
 1. A commit, merge, or PR being opened ends a piece of work more reliably than any \
 phrasing.
 2. Timestamps: they separate a routine re-run daily from a failed-and-retried request. \
-A message repeated across days is a routine, not a retry.
+A message repeated across days is a routine, not a retry. A routine asked again on a \
+later day (a daily check, a weekly report) is a NEW intent for each day's run, with its \
+own range; only unfinished work resumed on a later day continues the same intent.
 3. A correction from the person ("no", "revert that", "that broke it") is the \
 highest-value signal per character in the transcript. Never summarize away a correction.
 
@@ -87,7 +89,9 @@ They are not requests.
 with "verified": false.
 6. A question is not a work order ("How hard would it be to...", "do not change \
 anything yet"). Record it as the next intent's origin_turn, not as work that was asked \
-for.
+for. A feasibility question that led to no work is NOT an intent: leave it out. A side \
+question asked while other work runs stays inside that work's intent unless it leads to \
+work of its own.
 7. Facts go stale inside one session. When two statements disagree, prefer the latest.
 8. A context reset or compaction mid-session is not a topic boundary.
 9. The session's own title covers only its beginning. Do not anchor on it.

@@ -100,6 +100,9 @@ class Fact:
     text: str  # the row's own text (a quote must be in it, or in ``said``)
     automation: bool = False
     docs_only: bool = False  # a change to documents only: nothing to run after it
+    # A command that ran to success and only looks at the work (a build, a runner the
+    # heuristic does not name, a smoke script): a check when the reply cites it.
+    ran_ok: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -238,6 +241,7 @@ def build_index(turns: Sequence[TranscriptTurn]) -> StructureIndex:
                 said,
                 text,
                 docs_only=docs,
+                ran_ok=_ran_ok(call, row, kinds),
             )
             index.add_fact(fact)
             if fact.ts:
@@ -247,6 +251,26 @@ def build_index(turns: Sequence[TranscriptTurn]) -> StructureIndex:
             order += 1
             index.add_fact(_unanswered(new_ref(), current, order, call))
     return index
+
+
+# Commands that read, change or ship rather than exercise the work: never a check.
+_NOT_A_CHECK = re.compile(
+    r"^\s*(?:grep|rg|cat|less|head|tail|ls|find|echo|wc|diff|cd|pwd|which|env|export"
+    r"|mkdir|touch|rm|mv|cp|chmod|chown|ln|sed|awk|tee|git|gh|glab|vim?|nano|open)\b"
+    r"|\b(?:install|add|up|upgrade|update|remove|uninstall|publish|push|deploy|apply)\b",
+    re.IGNORECASE,
+)
+_TALLY_FAILED = re.compile(r"\b[1-9]\d* (?:failed|errors?|error\(s\)|failures?)\b")
+
+
+def _ran_ok(call: ToolRow | None, result: ToolRow, kinds: frozenset[FactKind]) -> bool:
+    """The call exited 0, reported no failure and is no read, change or release."""
+    if call is None or result.exit_code != 0 or kinds - {FactKind.CHECK_PASSED}:
+        return False
+    command = " ".join(call.text.split())
+    return bool(command) and not _NOT_A_CHECK.search(command) and not _TALLY_FAILED.search(
+        result.text
+    )
 
 
 def _unanswered(ref: str, turn: int, order: int, call: ToolRow) -> Fact:

@@ -145,3 +145,58 @@ def test_the_prompt_lists_tool_facts_after_the_turns() -> None:
     prompt = build_prompt(extract_turns(_rows()))
     facts = prompt[prompt.index("TOOL FACTS (") :]
     assert "F1.2 bash: uv run pytest -q -> exit 0; 40 passed => Tests passed." in facts
+
+
+def _one_run(command: str, output: str, code: int = 0) -> list[dict[str, Any]]:
+    rows = _rows(runs=0)[:4]
+    rows += [
+        {"role": "tool_call", "content": command, "meta": {"tool": "bash"}},
+        {
+            "role": "tool_result",
+            "content": output,
+            "ts": "t20",
+            "meta": {"tool": "bash", "exit_code": code},
+        },
+        {"role": "assistant", "content": "Done.", "ts": "t50"},
+    ]
+    return rows
+
+
+def _verified_citing_the_run(rows: list[dict[str, Any]]) -> bool | None:
+    turns = extract_turns(rows)
+    index = build_index(turns)
+    run = index.facts[-1].ref
+    reply = {
+        "intents": [
+            {
+                "title": "Fix the parser crash",
+                "ranges": [[1, 1]],
+                "status": "completed",
+                "verified": True,
+                "cites": [run],
+            }
+        ]
+    }
+    out, _ = _checked(reply, index, user_turns=1)
+    return out["intents"][0]["verified"]
+
+
+def test_a_cited_run_that_succeeded_after_the_change_verifies_whatever_its_runner() -> None:
+    # Neither command is a runner the heuristic names; both exercised the work and passed.
+    assert (
+        _verified_citing_the_run(_one_run("pnpm -r test -- --ci", "51 passed, 97 passed")) is True
+    )
+    assert (
+        _verified_citing_the_run(_one_run("pnpm --filter forms storybook:build", "built")) is True
+    )
+
+
+def test_a_cited_read_install_or_failed_run_verifies_nothing() -> None:
+    for command, output, code in (
+        ("ls src", "parse.py", 0),
+        ("pnpm up lodash@4.17.21 -r", "Done in 6.2s", 0),
+        ("git push origin main", "Everything up-to-date", 0),
+        ("./smoke.sh", "boom", 1),
+        ("make e2e", "2 failed, 40 passed", 0),
+    ):
+        assert _verified_citing_the_run(_one_run(command, output, code)) is not True, command
