@@ -31,6 +31,7 @@ from ..core.agents.source import (
     head_lines,
     key_refusal,
     new_state,
+    no_conversation_outcome,
     session_key,
     session_metadata,
     session_title,
@@ -58,6 +59,7 @@ from .agent_sources import (
     state_dir,
     walk,
 )
+from .errors import ImportSourceError
 from .importing import (
     FileOutcome,
     ImportResult,
@@ -201,6 +203,7 @@ def _import_open(
     label = str(path)
     _settle_pending(path, app)
     state = load_state(path)
+    detected = True
     if state is not None:
         if (state.get("dev"), state.get("ino")) != (st.st_dev, st.st_ino):
             return FileOutcome(label, "bad", state.get("key", ""), REPLACED)
@@ -223,6 +226,7 @@ def _import_open(
     else:
         head = head_lines(fd, st.st_size)
         found = detect_lines(head)
+        detected = found is not None
         if found is None and fmt in CONVERTERS and head:
             found = fmt  # only bookkeeping so far: the format asked for is taken at its word
         if found is None:
@@ -243,6 +247,12 @@ def _import_open(
     batch = convert_range(fd, state["offset"], st.st_size, fmt, state["conv"])
     prov = state["conv"]["prov"]
     new = not state["key"]
+    empty = no_conversation_outcome(fd, st.st_size, batch, fmt, detected) if new else None
+    if empty is not None:  # junk or not a session yet: nothing stored, no state kept
+        status, reason = empty
+        return FileOutcome(
+            label, status, reason=reason, anomalies=dict(sorted(batch.tally.items()))
+        )
     key = state["key"] or session_key(fmt, path, prov, bool(state["conv"].get("sidechain")))
     refusal = key_refusal(key) if new else None
     if refusal is not None:
@@ -336,6 +346,32 @@ def _settle_pending(path: Path, app: App | None) -> None:
     if landed:
         landed_batch_settle(path, target["key"], target, bool(pending.get("ended")), app)
     drop_pending(path)
+
+
+def import_format_default(paths: Sequence[Path]) -> str:
+    """The format an import without ``--format`` reads PATHs in: ``auto`` when a session
+    file under them (the agents' own trees are walked, as an agent import walks them) is
+    another agent's, so a Claude Code project folder is converted, not copied as rows of
+    nothing; else ``kirocrew`` (this project's own transcripts, archives included).
+    Stops at the first such file; a missing PATH is the ordinary import's to report."""
+    scratch = ImportResult(dry_run=True)
+    for source in paths:
+        try:
+            found = list(walk(Path(source), scratch))
+        except ImportSourceError:
+            continue
+        for path, _ in found:
+            try:
+                fd, st = open_regular(path)
+            except OSError:
+                continue
+            try:
+                kind = detect_lines(head_lines(fd, min(st.st_size, import_max_bytes())))
+            finally:
+                os.close(fd)
+            if kind in CONVERTERS:
+                return "auto"
+    return "kirocrew"
 
 
 def agent_import_paths(

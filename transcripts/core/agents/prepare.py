@@ -40,6 +40,7 @@ from .source import (
     CONVERTERS,
     convert_range,
     format_warning,
+    has_conversation,
     head_lines,
     head_lines_of,
     key_refusal,
@@ -125,8 +126,8 @@ def prepare(path: Path, job: Job) -> Prepared | None:
         state.update(mtime_ns=st.st_mtime_ns, tail=tail_digest(fd, batch.offset, data))
     finally:
         os.close(fd)
-    if batch.offset == 0:
-        return None
+    if batch.offset == 0 or not has_conversation(batch):
+        return None  # no turn in it: the per-file path says why and stores nothing
     prov = state["conv"]["prov"]
     key = session_key(found, path, prov, bool(state["conv"].get("sidechain")))
     if key_refusal(key) is not None:

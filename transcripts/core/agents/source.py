@@ -17,7 +17,7 @@ import orjson
 
 from ..keys import safe_key
 from . import claude_code, codex
-from .common import FOREIGN, REDACTED_TAG, Step, Tally, clean_text, digest, redacted
+from .common import FOREIGN, REDACTED_TAG, UNKNOWN, Step, Tally, clean_text, digest, redacted
 from .lines import BLOCK, complete_lines
 
 CONVERTERS: dict[str, Callable[[Any, dict[str, Any]], Step]] = {
@@ -225,6 +225,55 @@ def session_metadata(
     if app_name is not None:
         meta["app"] = app_name
     return meta
+
+
+# The rows that make a conversation: a first read that yields none of them is no session
+# of this format (a Codex file read as Claude Code: every record unknown), or none yet.
+CONVERSATION_ROLES = frozenset({"user", "assistant"})
+FORMAT_NAMES = {"claude-code": "Claude Code", "codex": "Codex CLI"}
+FIT_BYTES = 1024 * 1024  # how much of a file the other converters try for the --format hint
+
+
+def has_conversation(batch: Batch) -> bool:
+    return any(row["role"] in CONVERSATION_ROLES for row in batch.rows)
+
+
+def no_conversation_outcome(
+    fd: int, size: int, batch: Batch, fmt: str, detected: bool
+) -> tuple[str, str] | None:
+    """(status, reason) for a source whose first read yields no conversation row, which is
+    then not stored; None when it has one.
+
+    Records of this format that are all bookkeeping so far (a session just started: a
+    snapshot, a queue line) wait, "unchanged", for a later run. Anything else read in
+    ``fmt`` without a single turn (every record unknown, or of another format) is "bad",
+    and the reason names the ``--format`` that does yield turns, if one does."""
+    if batch.offset == 0 or has_conversation(batch):
+        return None
+    known = sum(n for k, n in batch.tally.items() if not k.startswith((UNKNOWN, FOREIGN, "bad")))
+    if detected and known:
+        reason = f"no conversation in it yet ({known} records, no prompt or reply); not stored"
+        return "unchanged", reason
+    fits = fitting_formats(fd, size, exclude=fmt)
+    hint = (
+        f"use --format {fits[0]}"
+        if fits
+        else "no --format fits: it is not a Claude Code or Codex CLI session"
+    )
+    name = FORMAT_NAMES.get(fmt, fmt)
+    return "bad", f"no {name} turn in it; not stored ({hint})"
+
+
+def fitting_formats(fd: int, size: int, exclude: str = "") -> list[str]:
+    """The converters that read a conversation out of the file's first ``FIT_BYTES``."""
+    fits = []
+    for fmt in CONVERTERS:
+        if fmt == exclude:
+            continue
+        conv = new_conv_state(fmt, Path("session.jsonl"))
+        if has_conversation(convert_range(fd, 0, min(size, FIT_BYTES), fmt, conv)):
+            fits.append(fmt)
+    return fits
 
 
 def format_warning(batch: Batch, fmt: str) -> list[str]:
