@@ -12,7 +12,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from summaries.core.payload import derive_state
+from summaries.core.payload import intent_state
 from transcripts.core.fold import FoldReport
 from transcripts.core.paging import parse_cursor
 from transcripts.core.user_turns import is_injected, is_user_turn
@@ -206,12 +206,11 @@ def state_chips(states: str) -> list[dict[str, Any]]:
 
 
 def panel_intents(intents: list[Any]) -> list[Any]:
-    """Every intent with its ``state`` (a stored one the panel knows, else derived from its
-    status, as the summarizer derives it), so the panel only looks the label up."""
+    """Every intent with its ``state`` derived as the summarizer derives it (the rule the
+    list's filter matches, through the mirror), so a summary stored before the rule last
+    changed shows the badge the filter finds; the panel only looks the label up."""
     return [
-        intent
-        if not isinstance(intent, dict) or intent.get("state") in STATE_LABELS
-        else {**intent, "state": derive_state(intent.get("status"), intent.get("verified"))}
+        {**intent, "state": intent_state(intent)} if isinstance(intent, dict) else intent
         for intent in intents
     ]
 
