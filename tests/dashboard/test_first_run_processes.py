@@ -57,6 +57,9 @@ def manage(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
         ("create_app", "my-runner"),
         ("summarize", "starter"),
         ("demo", "--no-replay"),
+        # Django's own account commands, which the README and the login page name first.
+        ("createsuperuser", "--noinput", "--username", "admin", "--email", "a@example.com"),
+        ("changepassword", "admin"),
     ],
     ids=lambda args: args[0],
 )
@@ -71,9 +74,38 @@ def test_a_command_before_migrate_says_run_migrate_and_writes_nothing(tmp_path, 
     assert "OperationalError" not in done.stderr
     assert "run `.venv/bin/python manage.py migrate` first" in done.stderr  # no django elsewhere
     assert len(done.stderr.strip().splitlines()) == 1, done.stderr
+    # The database checked is named: a terminal without KIROCREW_HOME reads ./var instead.
+    assert f"the database {home / 'kirocrew.sqlite3'} is not set up yet" in done.stderr
     sessions = home / "sessions"
     assert not sessions.exists() or not any(sessions.rglob("*.jsonl"))  # nothing copied
     assert not (home / "config.json").exists()
+
+
+def test_createsuperuser_after_migrate_still_creates_the_user(tmp_path):
+    home = tmp_path / "home"
+    home.mkdir()
+    assert manage(home, "migrate", "--noinput", "-v", "0").returncode == 0
+    env = {**environment(home), "DJANGO_SUPERUSER_PASSWORD": "pw-admin-123"}
+    done = subprocess.run(
+        [
+            sys.executable,
+            "manage.py",
+            "createsuperuser",
+            "--noinput",
+            "--username",
+            "admin",
+            "--email",
+            "a@example.com",
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "Superuser created successfully." in done.stdout
 
 
 def free_port() -> int:

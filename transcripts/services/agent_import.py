@@ -59,7 +59,6 @@ from .agent_sources import (
     state_dir,
     walk,
 )
-from .errors import ImportSourceError
 from .importing import (
     FileOutcome,
     ImportResult,
@@ -346,32 +345,6 @@ def _settle_pending(path: Path, app: App | None) -> None:
     if landed:
         landed_batch_settle(path, target["key"], target, bool(pending.get("ended")), app)
     drop_pending(path)
-
-
-def import_format_default(paths: Sequence[Path]) -> str:
-    """The format an import without ``--format`` reads PATHs in: ``auto`` when a session
-    file under them (the agents' own trees are walked, as an agent import walks them) is
-    another agent's, so a Claude Code project folder is converted, not copied as rows of
-    nothing; else ``kirocrew`` (this project's own transcripts, archives included).
-    Stops at the first such file; a missing PATH is the ordinary import's to report."""
-    scratch = ImportResult(dry_run=True)
-    for source in paths:
-        try:
-            found = list(walk(Path(source), scratch))
-        except ImportSourceError:
-            continue
-        for path, _ in found:
-            try:
-                fd, st = open_regular(path)
-            except OSError:
-                continue
-            try:
-                kind = detect_lines(head_lines(fd, min(st.st_size, import_max_bytes())))
-            finally:
-                os.close(fd)
-            if kind in CONVERTERS:
-                return "auto"
-    return "kirocrew"
 
 
 def agent_import_paths(
