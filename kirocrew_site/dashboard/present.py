@@ -15,6 +15,7 @@ from typing import Any
 from summaries.core.payload import intent_state
 from transcripts.core.fold import FoldReport
 from transcripts.core.paging import parse_cursor
+from transcripts.core.timestamps import parse_ts, source_ts
 from transcripts.core.user_turns import is_injected, is_user_turn
 
 from .markdown import render_block, render_code
@@ -88,6 +89,7 @@ class Item:
     turn: int | None = None
     preview: str = ""
     collapsed: bool = False
+    stored: str = ""  # when the row was stored, shown only where it differs from ``when``
 
 
 @dataclass(slots=True)
@@ -108,6 +110,19 @@ def text_of(content: Any) -> str:
 def when(ts: Any) -> str:
     """``2026-01-15T10:15:00+00:00`` → ``2026-01-15 10:15`` (the row's own clock)."""
     return ts[:16].replace("T", " ") if isinstance(ts, str) else ""
+
+
+def happened(row: dict[str, Any]) -> tuple[str, str, str]:
+    """(the ``datetime`` attribute, the time shown, when it was stored if that reads
+    differently): an imported row happened when its agent wrote it (``meta.source_ts``,
+    the rule the session's last activity follows), not when the import stored it."""
+    ts = row.get("ts")
+    stamp = str(ts) if ts is not None else ""
+    source = source_ts(row)
+    if not isinstance(source, str) or parse_ts(source) is None:
+        return stamp, when(ts), ""
+    shown, stored = when(source), when(ts)
+    return source, shown, stored if stored != shown else ""
 
 
 def preview(text: str, limit: int = 90) -> str:
@@ -162,7 +177,8 @@ def transcript_items(
         # Tool output and JSON payloads are shown as code, never read as Markdown.
         structured = kind == "tool" or not isinstance(row.get("content"), str)
         html = render_code(text) if structured else render_block(text)
-        item = Item(kind, label, cursor, stamp, when(ts), html)
+        at, shown, stored = happened(row)
+        item = Item(kind, label, cursor, at, shown, html, stored=stored)
         if kind == "user":
             turn += 1
             item.turn = turn
