@@ -278,7 +278,7 @@ def _import_open(
     if dry_run or batch.offset == state["offset"]:
         status = "unchanged" if batch.offset == state["offset"] else "imported"
         return FileOutcome(label, status, key, anomalies=this_run, warnings=tuple(warnings))
-    title = session_title(batch.rows, prov)
+    title = session_title(batch.rows, prov, state["conv"].get("titles"))
     meta = session_metadata(key, fmt, path, prov, title, app.name if app else None)
     # The fingerprint of the bytes this state says were read (appends never change them,
     # so a file growing meanwhile leaves it right; the mtime is the stat the read went by).

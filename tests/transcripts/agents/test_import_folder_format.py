@@ -70,10 +70,7 @@ def test_a_claude_project_folder_without_format_is_converted_not_copied(
     assert done.returncode == 0, done.stdout + done.stderr
     assert "converting them (--format auto)" in done.stdout
     by_key = {key: (title, turns) for key, title, turns in sessions(home)}
-    assert by_key[f"claude:{CLAUDE_SID}"] == (
-        "The date parser test fails on ISO weeks, fix it",
-        3,
-    )
+    assert by_key[f"claude:{CLAUDE_SID}"] == ("Fix ISO week date parsing", 3)
     assert CLAUDE_SID not in by_key  # no session titled by the file's UUID
     assert f"{CLAUDE_SID}.jsonl" not in stored_files(home)  # the source was not copied
 

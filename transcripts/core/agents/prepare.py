@@ -132,7 +132,7 @@ def prepare(path: Path, job: Job) -> Prepared | None:
     key = session_key(found, path, prov, bool(state["conv"].get("sidechain")))
     if key_refusal(key) is not None:
         return None  # a name no file system takes: the per-file path reports why
-    title = session_title(batch.rows, prov)
+    title = session_title(batch.rows, prov, state["conv"].get("titles"))
     meta = session_metadata(key, found, path, prov, title, job.app_name)
     try:
         blob, line0, stamps = encode_session(batch.rows, meta, job.clock(), job.max_line)

@@ -8,7 +8,7 @@ whole files), so both read, key and describe a source exactly the same way.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -192,11 +192,26 @@ def key_refusal(key: str) -> str | None:
 TITLE_CHARS = 80
 
 
-def session_title(rows: list[dict[str, Any]], prov: dict[str, Any]) -> str:
+def session_title(
+    rows: list[dict[str, Any]], prov: dict[str, Any], titles: Mapping[str, Any] | None = None
+) -> str:
+    """The agent's own title where it has one (the person's rename, the agent's title,
+    then Claude Code's ``summary`` record, its name for the session), else the first
+    prompt, else the cwd."""
+    own = [titles.get(kind) for kind in claude_code.OWN_TITLES] if titles else []
+    own += [r["content"] for r in rows if r["role"] == "notice" and _kind(r) == "summary"]
+    for text in own:
+        if isinstance(text, str) and text.strip():
+            return _title(" ".join(redacted(text).split()))
     for item in rows:
         if item["role"] == "user":
             return _title(" ".join(str(item["content"]).split()))
     return os.path.basename(str(prov.get("cwd") or "")) or "imported session"
+
+
+def _kind(row: dict[str, Any]) -> Any:
+    meta = row.get("meta")
+    return meta.get("kind") if isinstance(meta, dict) else None
 
 
 def _title(text: str) -> str:
