@@ -108,6 +108,24 @@ def test_createsuperuser_after_migrate_still_creates_the_user(tmp_path):
     assert "Superuser created successfully." in done.stdout
 
 
+def test_a_second_demo_run_says_what_happened_to_every_sample(tmp_path):
+    home = tmp_path / "home"
+    home.mkdir()
+    assert manage(home, "migrate", "--noinput", "-v", "0").returncode == 0
+    assert manage(home, "demo", "--no-replay").returncode == 0
+    # The person worked in one sample meanwhile: the store's copy differs from the sample.
+    with (home / "sessions" / "dashboard_starter.jsonl").open("a") as fp:
+        fp.write('{"ts": "2030-01-01T00:00:00+00:00", "role": "user", "content": "more"}\n')
+
+    again = manage(home, "demo", "--no-replay")
+
+    assert again.returncode == 0, again.stderr
+    assert (
+        "demo: sample sessions: 0 imported, 3 unchanged, 1 left as they are (changed in the "
+        "store since they were imported): dashboard_starter\n"
+    ) in again.stdout
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
