@@ -18,9 +18,9 @@ from django.utils.safestring import SafeString
 from transcripts.admin import session_admin_extend
 from transcripts.models import Session
 
-from .models import IntentSummary, OneLineSummary, SummaryState
 from .api import REFUSALS
 from .core.gate import PassOutcome, PassResult
+from .models import IntentSummary, OneLineSummary, SummaryState
 from .services import summary_generate
 
 
