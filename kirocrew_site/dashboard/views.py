@@ -19,7 +19,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 from summaries.core.config import ENV_ENABLED, ConfigWriteError, write_enabled
 from summaries.core.gate import is_restricted
 from summaries.runtime import summary_config
-from summaries.selectors import summary_body
+from summaries.selectors import summary_behind, summary_body
 from transcripts.core.errors import SessionNotFound
 from transcripts.core.provenance import SOURCE_LABELS, short_project
 from transcripts.core.words import counted
@@ -96,7 +96,11 @@ def session_list(request: HttpRequest) -> HttpResponse:
                 "gist": gist.summary if gist else "",
                 "chips": state_chips(intents.states) if intents else [],
                 "behind": intents is not None
-                and (intents.sig, intents.gen) != (session.sig, session.gen),
+                and summary_behind(
+                    moved=(intents.sig, intents.gen) != (session.sig, session.gen),
+                    user_turns_now=session.user_turns,
+                    covers=intents.user_turns,
+                ),
                 "project": short_project(session.project) if session.project else "",
             }
         )
