@@ -211,13 +211,39 @@ function sessionPage() {
   });
 }
 
+// A frame about a session on this page swaps in its card as the server renders it now
+// (turns, state chips, gist, running pill); one about a session not shown (a new one, or
+// on another page) offers a refresh instead.
 function listPage() {
   const news = document.getElementById("list-news");
   const show = () => { news.hidden = false; };
+  const asked = new Set(); // cards to read again; one read at a time
+  let busy = false;
+  const cardOf = (slot) => document.querySelector(`li.session-card[data-slot="${CSS.escape(slot)}"]`);
+
+  async function refresh(data) {
+    const slot = data && typeof data.key === "string" ? data.key : "";
+    if (!slot || !cardOf(slot)) { show(); return; }
+    asked.add(slot);
+    if (busy) return;
+    busy = true;
+    while (asked.size) {
+      const [next] = asked;
+      asked.delete(next);
+      const r = await api(`/s/${encodeURIComponent(next)}/card/`);
+      const card = cardOf(next);
+      if (!r.ok || !r.body || typeof r.body.html !== "string" || !card) { show(); continue; }
+      const fresh = parsed(r.body.html).filter((node) => node.nodeType === Node.ELEMENT_NODE);
+      card.replaceWith(...fresh);
+    }
+    busy = false;
+  }
+
   connectSocket({
     hello(reconnected) { if (reconnected) show(); },
-    session_summary: show,
-    turn: show,
+    session_summary: refresh,
+    turn: refresh,
+    row: refresh,
   });
 }
 
