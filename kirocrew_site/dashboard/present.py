@@ -130,6 +130,11 @@ def preview(text: str, limit: int = 90) -> str:
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
+def _meta_kind(row: dict[str, Any]) -> Any:
+    meta = row.get("meta")
+    return meta.get("kind") if isinstance(meta, dict) else None
+
+
 def row_kind(row: dict[str, Any]) -> str:
     role = row.get("role")
     if role == "user":
@@ -174,8 +179,11 @@ def transcript_items(
         label = ROLE_LABELS.get(role, role.replace("_", " ").capitalize())
         if role == "user" and kind == "note":
             label = "Automation" if is_injected(text) else "Empty message"
+        command = role == "notice" and _meta_kind(row) == "command"  # an agent's /clear
+        if command:
+            label = "Command"
         # Tool output and JSON payloads are shown as code, never read as Markdown.
-        structured = kind == "tool" or not isinstance(row.get("content"), str)
+        structured = kind == "tool" or command or not isinstance(row.get("content"), str)
         html = render_code(text) if structured else render_block(text)
         at, shown, stored = happened(row)
         item = Item(kind, label, cursor, at, shown, html, stored=stored)

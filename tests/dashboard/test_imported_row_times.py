@@ -63,3 +63,9 @@ def test_a_row_written_here_shows_its_own_time_without_a_tooltip(
     at, title, shown = prompt_time(client_in.get("/s/plain/").content.decode())
     assert title == ""
     assert shown == at[:16].replace("T", " ")
+
+
+def test_a_slash_command_is_shown_as_a_command(client_in: Client, imported: str) -> None:
+    body = client_in.get(f"/s/{imported}/").content.decode()
+    row = body[: body.index("<code>/clear</code>")]
+    assert row[row.rindex('<span class="who">') :].startswith('<span class="who">Command</span>')
