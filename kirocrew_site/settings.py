@@ -64,6 +64,8 @@ CSRF_TRUSTED_ORIGINS = env_list(
 
 INSTALLED_APPS = [
     "daphne",
+    # Before django.contrib.auth: its createsuperuser / changepassword check migrate first.
+    "kirocrew_site.accounts",
     "django.contrib.admin",
     "django.contrib.auth",
     "django.contrib.contenttypes",

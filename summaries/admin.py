@@ -19,6 +19,8 @@ from pydantic import ValidationError
 from transcripts.admin import session_admin_extend
 from transcripts.models import Session
 
+from .api import REFUSALS
+from .core.gate import PassOutcome, PassResult
 from .core.intents import SummaryChecks
 from .models import IntentSummary, OneLineSummary, SummaryState
 from .services import summary_generate
@@ -131,7 +133,17 @@ def summarize_now(
         return
     outcome = summary_generate(slot_name=slot.name, force=True)
     level = messages.SUCCESS if outcome.ok else messages.WARNING
-    modeladmin.message_user(request, f"{slot.name}: {outcome.label}", level)
+    modeladmin.message_user(request, summarize_now_told(slot.name, outcome), level)
+
+
+def summarize_now_told(name: str, outcome: PassOutcome) -> str:
+    """The pass's outcome as a sentence (the admin capitalizes a message's first letter, so
+    it starts with words, not the slot's name): why not in the API's own words."""
+    if outcome.reason is PassResult.STORED:
+        return f"A new summary of {name} was written."
+    if outcome.reason is PassResult.CURRENT:
+        return f"The summary of {name} is already up to date."
+    return f"No summary of {name} was written: {REFUSALS[outcome.reason][2]}."
 
 
 # The session admin belongs to transcripts, which knows nothing of summaries: its

@@ -32,6 +32,14 @@ def _empty(enabled: bool) -> dict[str, Any]:
     }
 
 
+def summary_behind(*, moved: bool, user_turns_now: int, covers: int | None) -> bool:
+    """Whether a stored summary is behind the conversation (the panel's banner, the
+    list's "Summary behind" chip): the transcript moved since it was written AND a turn
+    came or went. A bookkeeping line (a revision, a metadata edit) moves the transcript,
+    not the conversation; a summary that does not say what it covers goes by the move."""
+    return moved and (covers is None or user_turns_now != covers)
+
+
 def summary_body(slot: Slot) -> dict[str, Any]:
     """The GET/POST body. With the feature off nothing is served, even if a sidecar exists.
 
@@ -49,7 +57,7 @@ def summary_body(slot: Slot) -> dict[str, Any]:
         return body
     covers = summary.user_turns
     body.update(
-        stale=stale,
+        stale=summary_behind(moved=stale, user_turns_now=user_turns_now, covers=covers),
         intents=[intent.model_dump(mode="json") for intent in summary.intents],
         constraints=summary.constraints,
         generated_at=summary.generated_at,

@@ -12,9 +12,10 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from summaries.core.payload import derive_state
+from summaries.core.payload import intent_state
 from transcripts.core.fold import FoldReport
 from transcripts.core.paging import parse_cursor
+from transcripts.core.timestamps import parse_ts, source_ts
 from transcripts.core.user_turns import is_injected, is_user_turn
 
 from .markdown import render_block, render_code
@@ -88,6 +89,7 @@ class Item:
     turn: int | None = None
     preview: str = ""
     collapsed: bool = False
+    stored: str = ""  # when the row was stored, shown only where it differs from ``when``
 
 
 @dataclass(slots=True)
@@ -110,9 +112,27 @@ def when(ts: Any) -> str:
     return ts[:16].replace("T", " ") if isinstance(ts, str) else ""
 
 
+def happened(row: dict[str, Any]) -> tuple[str, str, str]:
+    """(the ``datetime`` attribute, the time shown, when it was stored if that reads
+    differently): an imported row happened when its agent wrote it (``meta.source_ts``,
+    the rule the session's last activity follows), not when the import stored it."""
+    ts = row.get("ts")
+    stamp = str(ts) if ts is not None else ""
+    source = source_ts(row)
+    if not isinstance(source, str) or parse_ts(source) is None:
+        return stamp, when(ts), ""
+    shown, stored = when(source), when(ts)
+    return source, shown, stored if stored != shown else ""
+
+
 def preview(text: str, limit: int = 90) -> str:
     line = next((part.strip() for part in text.splitlines() if part.strip()), "")
     return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def _meta_kind(row: dict[str, Any]) -> Any:
+    meta = row.get("meta")
+    return meta.get("kind") if isinstance(meta, dict) else None
 
 
 def row_kind(row: dict[str, Any]) -> str:
@@ -159,10 +179,14 @@ def transcript_items(
         label = ROLE_LABELS.get(role, role.replace("_", " ").capitalize())
         if role == "user" and kind == "note":
             label = "Automation" if is_injected(text) else "Empty message"
+        command = role == "notice" and _meta_kind(row) == "command"  # an agent's /clear
+        if command:
+            label = "Command"
         # Tool output and JSON payloads are shown as code, never read as Markdown.
-        structured = kind == "tool" or not isinstance(row.get("content"), str)
+        structured = kind == "tool" or command or not isinstance(row.get("content"), str)
         html = render_code(text) if structured else render_block(text)
-        item = Item(kind, label, cursor, stamp, when(ts), html)
+        at, shown, stored = happened(row)
+        item = Item(kind, label, cursor, at, shown, html, stored=stored)
         if kind == "user":
             turn += 1
             item.turn = turn
@@ -206,12 +230,11 @@ def state_chips(states: str) -> list[dict[str, Any]]:
 
 
 def panel_intents(intents: list[Any]) -> list[Any]:
-    """Every intent with its ``state`` (a stored one the panel knows, else derived from its
-    status, as the summarizer derives it), so the panel only looks the label up."""
+    """Every intent with its ``state`` derived as the summarizer derives it (the rule the
+    list's filter matches, through the mirror), so a summary stored before the rule last
+    changed shows the badge the filter finds; the panel only looks the label up."""
     return [
-        intent
-        if not isinstance(intent, dict) or intent.get("state") in STATE_LABELS
-        else {**intent, "state": derive_state(intent.get("status"), intent.get("verified"))}
+        {**intent, "state": intent_state(intent)} if isinstance(intent, dict) else intent
         for intent in intents
     ]
 

@@ -11,6 +11,7 @@ urlpatterns = [
     path("s/<str:slot>/", views.session_detail, name="session"),
     path("s/<str:slot>/rows/", views.session_rows_partial, name="session-rows"),
     path("s/<str:slot>/summary/", views.session_summary_partial, name="session-summary"),
+    path("s/<str:slot>/card/", views.session_card_partial, name="session-card"),
     path("settings/", views.settings_page, name="settings"),
     path("login/", LoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),

@@ -19,7 +19,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 from summaries.core.config import ENV_ENABLED, ConfigWriteError, write_enabled
 from summaries.core.gate import is_restricted
 from summaries.runtime import summary_config
-from summaries.selectors import summary_body
+from summaries.selectors import summary_behind, summary_body
 from transcripts.core.errors import SessionNotFound
 from transcripts.core.provenance import SOURCE_LABELS, short_project
 from transcripts.core.words import counted
@@ -85,21 +85,7 @@ def session_list(request: HttpRequest) -> HttpResponse:
         )
     except InvalidListCursor:
         page = session_page(sessions, limit=PAGE_SIZE)
-    rows = []
-    for session in page.items:
-        intents = getattr(session, "intent_summary", None) if enabled else None
-        gist = getattr(session, "one_line_summary", None) if enabled else None
-        rows.append(
-            {
-                "session": session,
-                "slot": getattr(session, "slot", None),
-                "gist": gist.summary if gist else "",
-                "chips": state_chips(intents.states) if intents else [],
-                "behind": intents is not None
-                and (intents.sig, intents.gen) != (session.sig, session.gen),
-                "project": short_project(session.project) if session.project else "",
-            }
-        )
+    rows = [_card(session, enabled) for session in page.items]
     filtered = bool(search or app or state or source)
     query = request.GET.copy()  # the filters, carried by the Older / Newer links
     for cursor in ("page", "after", "before"):
@@ -161,6 +147,37 @@ def session_detail(request: HttpRequest, slot: str) -> HttpResponse:
             "page_state": page_state,
         },
     )
+
+
+def _card(session: Any, enabled: bool) -> dict[str, Any]:
+    """One session card's data (the list and a live card's fragment alike)."""
+    intents = getattr(session, "intent_summary", None) if enabled else None
+    gist = getattr(session, "one_line_summary", None) if enabled else None
+    return {
+        "session": session,
+        "slot": getattr(session, "slot", None),
+        "gist": gist.summary if gist else "",
+        "chips": state_chips(intents.states) if intents else [],
+        "behind": intents is not None
+        and summary_behind(
+            moved=(intents.sig, intents.gen) != (session.sig, session.gen),
+            user_turns_now=session.user_turns,
+            covers=intents.user_turns,
+        ),
+        "project": short_project(session.project) if session.project else "",
+    }
+
+
+@login_required
+@require_GET
+def session_card_partial(request: HttpRequest, slot: str) -> JsonResponse:
+    """A session's card as the list renders it, for the list page to swap in when a frame
+    says the session changed (turns, a summary): ``{html}``."""
+    session = dashboard_sessions().filter(slot__name=slot).first()
+    if session is None:
+        raise Http404("no such session")
+    context = {"row": _card(session, summary_config().enabled)}
+    return JsonResponse({"html": render_to_string("dashboard/partials/session_card.html", context)})
 
 
 def _dashboard_slot(name: str) -> Any:

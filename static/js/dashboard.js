@@ -56,6 +56,8 @@ function connectSocket(handlers) {
 // Markdown, turn numbers and header count as after a reload. The page only echoes the
 // server's opaque position (``cursor``) and why it reads (the frames' roles); the server
 // says which shown row its answer replaces (a revision re-renders the running turn).
+const RESET_KEY = "kirocrew-transcript-reset";
+
 function liveTranscript(state) {
   const list = document.getElementById("transcript");
   const note = document.getElementById("transcript-note");
@@ -63,6 +65,7 @@ function liveTranscript(state) {
   const base = `/s/${encodeURIComponent(state.slot)}/rows/`;
   let cursor = state.cursor || "";
   let busy = false;
+  let resetting = false; // reloading: nothing more to read on this page
   const reasons = new Set(); // why the page reads; reads asked for while one runs join
 
   function failed(text) {
@@ -71,10 +74,12 @@ function liveTranscript(state) {
   }
 
   async function read() {
+    if (resetting) { reasons.clear(); return; }
     const query = new URLSearchParams({ at: cursor });
     for (const reason of reasons) query.append("why", reason);
     reasons.clear();
     const r = await api(`${base}?${query}`);
+    if (r.status === 422 && r.body?.code === "invalid_cursor" && resetOnce()) return;
     if (!r.ok || !r.body || typeof r.body.html !== "string") {
       failed(r.status === 422
         ? "This transcript was rewritten (rewound or rotated). Reload the page to see it as it is now."
@@ -97,6 +102,17 @@ function liveTranscript(state) {
     if (typeof r.body.turns_text === "string") count.textContent = r.body.turns_text;
     document.getElementById("transcript-empty").hidden = list.children.length > 0;
     if (rows.length && nearBottom) list.lastElementChild.scrollIntoView({ block: "end" });
+  }
+
+  // The transcript under this page was replaced (the demo replayed into the same slot,
+  // a rewind, a rotation): the page starts again from the server's current one. Once per
+  // position: a fresh page that is handed the same unreadable one says so instead.
+  function resetOnce() {
+    if (sessionStorage.getItem(RESET_KEY) === cursor) return false;
+    sessionStorage.setItem(RESET_KEY, cursor);
+    resetting = true;
+    location.reload();
+    return true;
   }
 
   async function pull(reason) {
@@ -195,13 +211,39 @@ function sessionPage() {
   });
 }
 
+// A frame about a session on this page swaps in its card as the server renders it now
+// (turns, state chips, gist, running pill); one about a session not shown (a new one, or
+// on another page) offers a refresh instead.
 function listPage() {
   const news = document.getElementById("list-news");
   const show = () => { news.hidden = false; };
+  const asked = new Set(); // cards to read again; one read at a time
+  let busy = false;
+  const cardOf = (slot) => document.querySelector(`li.session-card[data-slot="${CSS.escape(slot)}"]`);
+
+  async function refresh(data) {
+    const slot = data && typeof data.key === "string" ? data.key : "";
+    if (!slot || !cardOf(slot)) { show(); return; }
+    asked.add(slot);
+    if (busy) return;
+    busy = true;
+    while (asked.size) {
+      const [next] = asked;
+      asked.delete(next);
+      const r = await api(`/s/${encodeURIComponent(next)}/card/`);
+      const card = cardOf(next);
+      if (!r.ok || !r.body || typeof r.body.html !== "string" || !card) { show(); continue; }
+      const fresh = parsed(r.body.html).filter((node) => node.nodeType === Node.ELEMENT_NODE);
+      card.replaceWith(...fresh);
+    }
+    busy = false;
+  }
+
   connectSocket({
     hello(reconnected) { if (reconnected) show(); },
-    session_summary: show,
-    turn: show,
+    session_summary: refresh,
+    turn: refresh,
+    row: refresh,
   });
 }
 

@@ -13,6 +13,7 @@ number must be a JSON integer (``true`` is not turn 1, as the normalizer rules).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, model_validator
@@ -36,14 +37,33 @@ TurnRange = Annotated[
 ]
 
 
-def derive_state(status: object, verified: object) -> State:
-    """The one word the panel shows; status is about the work, verified about the result."""
+# Evidence that the work waits on the person whatever its status: the agent asked a
+# question or for a decision nobody answered, or the last run failed.
+WAITING_ON_YOU: frozenset[str] = frozenset({"pending_decision", "test_failed"})
+
+
+def derive_state(status: object, verified: object, evidence: object = None) -> State:
+    """The one word the panel shows, and what the list's state filter matches (the mirror
+    stores it): status is about the work, verified about the result, ``evidence`` (the
+    kind of the row behind it, when known) says whether it waits on the person.
+
+    "needs-you" is every intent that waits on the person: an open question or decision,
+    a failed last run, finished work nobody verified."""
     if status == "abandoned":
         return "dropped"
+    if evidence in WAITING_ON_YOU:
+        return "needs-you"
     if status == "completed":
         # Finished work whose result nobody confirmed is exactly what a person forgets.
         return "needs-you" if verified is False else "done"
     return "in-progress"
+
+
+def intent_state(intent: Mapping[str, Any]) -> State:
+    """``derive_state`` of a dumped intent (a sidecar's, the mirror's, the API's)."""
+    evidence = intent.get("evidence")
+    kind = evidence.get("kind") if isinstance(evidence, Mapping) else None
+    return derive_state(intent.get("status"), intent.get("verified"), kind)
 
 
 class _Part(BaseModel):
@@ -107,7 +127,7 @@ class Intent(ReplyIntent):
         # A sidecar from before these fields existed: derive them as the normalizer does.
         if isinstance(data, dict) and ("state" not in data or "last_touched_turn" not in data):
             data = dict(data)
-            data.setdefault("state", derive_state(data.get("status"), data.get("verified")))
+            data.setdefault("state", intent_state(data))
             if "last_touched_turn" not in data:
                 ranges = data.get("ranges")
                 listed = ranges if isinstance(ranges, list) else []  # else: refused below

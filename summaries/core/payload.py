@@ -13,7 +13,7 @@ from pydantic import BaseModel, ValidationError
 
 from transcripts.core.redaction import redact_payload
 
-from .intents import EvidenceKind, Status, SummaryPayload, derive_state
+from .intents import EvidenceKind, Status, SummaryPayload, derive_state, intent_state
 
 __all__ = [
     "EVIDENCE_KINDS",
@@ -21,6 +21,7 @@ __all__ = [
     "clip_sealed",
     "derive_state",
     "evidence_of",
+    "intent_state",
     "normalize_payload",
     "seal_model",
     "seal_payload",
@@ -129,6 +130,7 @@ def _coerce_intent(raw: object) -> dict[str, Any] | None:
         verified = None
     origin = raw.get("origin_turn")
     ranges = _ranges(raw.get("ranges"))
+    evidence = evidence_of(raw.get("evidence"))
     return {
         "title": title.strip(),
         "initial_intent": _text(raw.get("initial_intent")),
@@ -137,10 +139,10 @@ def _coerce_intent(raw: object) -> dict[str, Any] | None:
         "ranges": ranges,
         "status": status,
         "verified": verified,
-        "state": derive_state(status, verified),
+        "state": derive_state(status, verified, evidence["kind"] if evidence else None),
         "last_touched_turn": max((r[-1] for r in ranges), default=0),
         "origin_turn": origin if _is_int(origin) and origin >= 1 else None,
-        "evidence": evidence_of(raw.get("evidence")),
+        "evidence": evidence,
     }
 
 

@@ -57,6 +57,9 @@ def manage(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
         ("create_app", "my-runner"),
         ("summarize", "starter"),
         ("demo", "--no-replay"),
+        # Django's own account commands, which the README and the login page name first.
+        ("createsuperuser", "--noinput", "--username", "admin", "--email", "a@example.com"),
+        ("changepassword", "admin"),
     ],
     ids=lambda args: args[0],
 )
@@ -71,9 +74,56 @@ def test_a_command_before_migrate_says_run_migrate_and_writes_nothing(tmp_path, 
     assert "OperationalError" not in done.stderr
     assert "run `.venv/bin/python manage.py migrate` first" in done.stderr  # no django elsewhere
     assert len(done.stderr.strip().splitlines()) == 1, done.stderr
+    # The database checked is named: a terminal without KIROCREW_HOME reads ./var instead.
+    assert f"the database {home / 'kirocrew.sqlite3'} is not set up yet" in done.stderr
     sessions = home / "sessions"
     assert not sessions.exists() or not any(sessions.rglob("*.jsonl"))  # nothing copied
     assert not (home / "config.json").exists()
+
+
+def test_createsuperuser_after_migrate_still_creates_the_user(tmp_path):
+    home = tmp_path / "home"
+    home.mkdir()
+    assert manage(home, "migrate", "--noinput", "-v", "0").returncode == 0
+    env = {**environment(home), "DJANGO_SUPERUSER_PASSWORD": "pw-admin-123"}
+    done = subprocess.run(
+        [
+            sys.executable,
+            "manage.py",
+            "createsuperuser",
+            "--noinput",
+            "--username",
+            "admin",
+            "--email",
+            "a@example.com",
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "Superuser created successfully." in done.stdout
+
+
+def test_a_second_demo_run_says_what_happened_to_every_sample(tmp_path):
+    home = tmp_path / "home"
+    home.mkdir()
+    assert manage(home, "migrate", "--noinput", "-v", "0").returncode == 0
+    assert manage(home, "demo", "--no-replay").returncode == 0
+    # The person worked in one sample meanwhile: the store's copy differs from the sample.
+    with (home / "sessions" / "dashboard_starter.jsonl").open("a") as fp:
+        fp.write('{"ts": "2030-01-01T00:00:00+00:00", "role": "user", "content": "more"}\n')
+
+    again = manage(home, "demo", "--no-replay")
+
+    assert again.returncode == 0, again.stderr
+    assert (
+        "demo: sample sessions: 0 imported, 3 unchanged, 1 left as they are (changed in the "
+        "store since they were imported): dashboard_starter\n"
+    ) in again.stdout
 
 
 def free_port() -> int:

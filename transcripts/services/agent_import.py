@@ -31,6 +31,7 @@ from ..core.agents.source import (
     head_lines,
     key_refusal,
     new_state,
+    no_conversation_outcome,
     session_key,
     session_metadata,
     session_title,
@@ -201,6 +202,7 @@ def _import_open(
     label = str(path)
     _settle_pending(path, app)
     state = load_state(path)
+    detected = True
     if state is not None:
         if (state.get("dev"), state.get("ino")) != (st.st_dev, st.st_ino):
             return FileOutcome(label, "bad", state.get("key", ""), REPLACED)
@@ -223,6 +225,7 @@ def _import_open(
     else:
         head = head_lines(fd, st.st_size)
         found = detect_lines(head)
+        detected = found is not None
         if found is None and fmt in CONVERTERS and head:
             found = fmt  # only bookkeeping so far: the format asked for is taken at its word
         if found is None:
@@ -243,6 +246,12 @@ def _import_open(
     batch = convert_range(fd, state["offset"], st.st_size, fmt, state["conv"])
     prov = state["conv"]["prov"]
     new = not state["key"]
+    empty = no_conversation_outcome(fd, st.st_size, batch, fmt, detected) if new else None
+    if empty is not None:  # junk or not a session yet: nothing stored, no state kept
+        status, reason = empty
+        return FileOutcome(
+            label, status, reason=reason, anomalies=dict(sorted(batch.tally.items()))
+        )
     key = state["key"] or session_key(fmt, path, prov, bool(state["conv"].get("sidechain")))
     refusal = key_refusal(key) if new else None
     if refusal is not None:
@@ -269,7 +278,7 @@ def _import_open(
     if dry_run or batch.offset == state["offset"]:
         status = "unchanged" if batch.offset == state["offset"] else "imported"
         return FileOutcome(label, status, key, anomalies=this_run, warnings=tuple(warnings))
-    title = session_title(batch.rows, prov)
+    title = session_title(batch.rows, prov, state["conv"].get("titles"))
     meta = session_metadata(key, fmt, path, prov, title, app.name if app else None)
     # The fingerprint of the bytes this state says were read (appends never change them,
     # so a file growing meanwhile leaves it right; the mtime is the stat the read went by).

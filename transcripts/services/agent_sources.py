@@ -16,7 +16,7 @@ import hashlib
 import os
 import stat
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -25,6 +25,8 @@ import orjson
 from django.db import transaction
 
 from ..core import locking
+from ..core.agents.detect import detect_lines
+from ..core.agents.source import CONVERTERS, head_lines
 from ..core.errors import LockTimeout
 from ..core.fsutil import atomic_write, kind_of, open_regular
 from ..core.keys import slot_name_for_key
@@ -32,7 +34,7 @@ from ..models import App, Slot
 from ..runtime import get_store
 from ..signals import rows_appended, turn_ended
 from .errors import ImportSourceError
-from .importing import FileOutcome, ImportResult, session_index
+from .importing import FileOutcome, ImportResult, import_max_bytes, session_index
 
 STATE_DIR = ".agent-imports"
 LOCK_TIMEOUT_S = locking.DEFAULT_TIMEOUT_S  # waiting for another importer of a source
@@ -221,3 +223,29 @@ def announce_turn_end(key: str, frames: bool) -> None:
     """
     name = slot_name_for_key(key)
     turn_ended.send_robust(sender=Slot, slot_name=name, stop_reason=CLEAN_STOP, quiet=not frames)
+
+
+def import_format_default(paths: Sequence[Path]) -> str:
+    """The format an import without ``--format`` reads PATHs in: ``auto`` when a session
+    file under them (the agents' own trees are walked, as an agent import walks them) is
+    another agent's, so a Claude Code project folder is converted, not copied as rows of
+    nothing; else ``kirocrew`` (this project's own transcripts, archives included).
+    Stops at the first such file; a missing PATH is the ordinary import's to report."""
+    scratch = ImportResult(dry_run=True)
+    for source in paths:
+        try:
+            found = list(walk(Path(source), scratch))
+        except ImportSourceError:
+            continue
+        for path, _ in found:
+            try:
+                fd, st = open_regular(path)
+            except OSError:
+                continue
+            try:
+                kind = detect_lines(head_lines(fd, min(st.st_size, import_max_bytes())))
+            finally:
+                os.close(fd)
+            if kind in CONVERTERS:
+                return "auto"
+    return "kirocrew"

@@ -14,11 +14,13 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from django.conf import settings
 from django.db import DatabaseError, transaction
 
+from ..core.agents.detect import detect_lines
+from ..core.agents.source import CONVERTERS, HEAD_LINES
 from ..core.archive import archive_stem
 from ..core.codec import MAX_LINE_BYTES
 from ..core.fold import fold_stream
@@ -234,6 +236,9 @@ def _index(
         fd, _ = open_regular(path)
         with os.fdopen(fd, "rb") as fp:
             metadata = parse_metadata_line(fp.readline(MAX_LINE_BYTES))
+            other = None if metadata is not None else _agent_format(fp)
+            if other is not None:  # stored as ours it is rows of nothing: say what fits
+                return FileOutcome(label, "bad", reason=other)
             key = key_for_file(candidate.target, metadata)
             if safe_key(key) != candidate.target.name.removesuffix(".jsonl"):
                 return FileOutcome(label, "bad", key, "the file name is not <safe_key>.jsonl")
@@ -264,6 +269,26 @@ def _index(
     return FileOutcome(
         label, "imported", key, anomalies=state.anomaly_counts, warnings=notes + warnings
     )
+
+
+def _agent_format(fp: BinaryIO) -> str | None:
+    """Why a file without our line 0 is another agent's session rather than a transcript
+    (with the ``--format`` that reads it), or None."""
+    fp.seek(0)
+    head: list[bytes] = []
+    for _ in range(HEAD_LINES * 4):  # bounded reads: a line may be megabytes of image data
+        line = fp.readline(MAX_LINE_BYTES)
+        if not line or len(head) >= HEAD_LINES:
+            break
+        if line.strip():
+            head.append(line)
+    fp.seek(0)
+    found = detect_lines(head)
+    if found in CONVERTERS:
+        return f"looks like {found}, not a Kiro Crew transcript (use --format {found} or auto)"
+    if found == "codex-legacy":
+        return "looks like a legacy Codex session, which is not read"
+    return None
 
 
 def session_index(

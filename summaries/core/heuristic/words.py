@@ -147,4 +147,6 @@ def clip(text: str, limit: int) -> str:
     if len(flat) <= limit:
         return flat
     cut = flat[: limit - 1].rsplit(" ", 1)[0].rstrip(",;:-")
+    if cut.count("`") % 2:  # a code span cut open: closed, or Markdown shows a stray "`"
+        cut = cut[: limit - 2].rstrip() + "`"
     return cut + "\u2026"

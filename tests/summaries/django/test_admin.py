@@ -38,8 +38,12 @@ def test_summarize_now_is_a_session_action_that_summarizes_one_session(
     done = admin_client.post(
         changelist, {"action": "summarize_now", "_selected_action": [one]}, follow=True
     )
-    assert b"S1: stored" in done.content  # the admin capitalizes a message
+    assert b"A new summary of s1 was written." in done.content  # a sentence, not "S1: stored"
     assert backend.calls == 1
+    again = admin_client.post(
+        changelist, {"action": "summarize_now", "_selected_action": [one]}, follow=True
+    )
+    assert b"The summary of s1 is already up to date." in again.content
 
     page = admin_client.get(reverse("admin:transcripts_session_change", args=[one]))
     assert IntentSummary.objects.filter(session_id=one).exists()

@@ -66,7 +66,7 @@ def test_auto_imports_both_formats_with_provenance_and_turns(src: Path) -> None:
     assert line0["source_path"] == str((src / CLAUDE_FILE).absolute())
     assert (line0["source_session_id"], line0["cwd"]) == (CLAUDE_SID, "/home/ann/src/dateparse")
     assert line0["git_branch"] == "fix/dates"
-    assert line0["title"] == "The date parser test fails on ISO weeks, fix it"
+    assert line0["title"] == "Fix ISO week date parsing"  # Claude Code's own (its summary record)
     codex0 = get_store().read_metadata(CODEX_KEY) or {}
     assert (codex0["source"], codex0["cwd"], codex0["git_branch"]) == (
         "codex",

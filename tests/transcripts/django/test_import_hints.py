@@ -22,11 +22,11 @@ def run(*args: str) -> str:
     return err.getvalue()
 
 
-def test_claude_sessions_without_format_get_the_format_hint(
+def test_a_folder_without_sessions_and_without_format_gets_the_format_hint(
     tmp_path: Path, store: TranscriptStore
 ) -> None:
-    src = copy_tree(tmp_path / "src", "claude")  # Claude Code's projects tree, no --format
-    assert "add --format claude-code, codex or auto" in run(str(src))
+    (tmp_path / "empty").mkdir()  # (a folder of Claude sessions is converted: no hint)
+    assert "add --format claude-code, codex or auto" in run(str(tmp_path / "empty"))
 
 
 def test_an_agent_import_of_an_empty_folder_says_where_sessions_live(

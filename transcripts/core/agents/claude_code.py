@@ -9,13 +9,21 @@ from __future__ import annotations
 from typing import Any
 
 from .claude_code_fast import assistant_fast, user_fast
-from .claude_code_records import call_text, duplicate, is_wrapper, nothing_taken, provenance
+from .claude_code_records import (
+    call_text,
+    command_shown,
+    duplicate,
+    is_wrapper,
+    nothing_taken,
+    provenance,
+)
 from .common import (
     DROPPED,
     FOREIGN,
     UNKNOWN,
     Step,
     as_text,
+    clean_text,
     compact_json,
     exit_code_in,
     head_tail,
@@ -42,6 +50,9 @@ BOOKKEEPING = frozenset(
 )
 SYSTEM_NOTICES = frozenset({"compact_boundary", "api_error", "local_command", "informational"})
 SYSTEM_BOOKKEEPING = frozenset({"turn_duration", "stop_hook_summary"})
+# The session's own names, most deliberate first: the person's (/rename), the agent's.
+OWN_TITLES = ("custom-title", "ai-title")
+TITLE_SOURCE_CHARS = 400  # what the state keeps of one (a title shows 80)
 
 
 def new_state(*, sidechain: bool = False) -> dict[str, Any]:
@@ -77,7 +88,8 @@ def _user(rec: dict[str, Any], state: dict[str, Any], ts: Any) -> Step:
         if kind == "text" and isinstance(block.get("text"), str) and block["text"].strip():
             text = block["text"]
             if is_wrapper(text):
-                step.rows.append(row("notice", text, kind="command", source_ts=ts))
+                shown = command_shown(text)
+                step.rows.append(row("notice", shown, kind="command", source_ts=ts))
             else:
                 if state["open"]:  # the previous turn never said end_turn (#20222)
                     step.turn_end = True
@@ -229,6 +241,10 @@ def _convert_general(rec: Any, state: dict[str, Any]) -> Step:
     if kind == "pr-link":
         url = rec.get("prUrl") or rec.get("url") or compact_json(rec.get("pr") or "")
         return Step([row("notice", f"PR: {as_text(url)}", kind="pr-link", source_ts=ts)])
+    if kind in OWN_TITLES:  # the session's name, for its title (the last one wins)
+        value = rec.get("customTitle") or rec.get("aiTitle") or rec.get("title")
+        if isinstance(value, str) and value.strip():
+            state.setdefault("titles", {})[kind] = clean_text(value, TITLE_SOURCE_CHARS)
     if kind in BOOKKEEPING:
         return Step(bucket=f"{DROPPED}:bookkeeping")
     return Step(bucket=f"{UNKNOWN}:{label(kind)}")

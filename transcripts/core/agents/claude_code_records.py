@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import orjson
@@ -34,12 +35,29 @@ WRAPPERS = (
     "<bash-stderr>",
     "<user-prompt-submit-hook>",
 )
+SUBAGENT_TOOLS = frozenset({"Task", "Agent"})  # Claude Code's subagent tool (renamed)
 SEEN_MESSAGES = 16  # message ids remembered for duplicate snapshots
 MARK_BYTES = 2048  # of a block's JSON, what tells a repeated block
 
 
 def is_wrapper(text: str) -> bool:
     return text.lstrip().lower().startswith(WRAPPERS)
+
+
+_COMMAND = re.compile(r"\s*<command-name>\s*(/?[^<\s]*)\s*</command-name>", re.S)
+_COMMAND_ARGS = re.compile(r"<command-args>(.*?)</command-args>", re.S)
+
+
+def command_shown(text: str) -> str:
+    """A slash command as the person typed it (``/clear``, ``/model opus``) from Claude
+    Code's ``<command-name>`` wrapper; any other wrapper text as it is."""
+    found = _COMMAND.match(text)
+    if found is None or not found.group(1):
+        return text
+    name = found.group(1) if found.group(1).startswith("/") else "/" + found.group(1)
+    args = _COMMAND_ARGS.search(text)
+    extra = " ".join(args.group(1).split()) if args else ""
+    return f"{name} {extra}" if extra else name
 
 
 PROVENANCE = (
@@ -65,10 +83,18 @@ def provenance(rec: dict[str, Any], state: dict[str, Any]) -> None:
 
 
 def call_text(name: str, data: Any) -> str:
-    """The command for Bash, ``<Tool> <path>`` for file tools, else the tool and its input."""
+    """The command for Bash, ``<Tool> <path>`` for file tools, a subagent's task as text
+    (its description, then its prompt), else the tool and its input."""
     data = data if isinstance(data, dict) else {}
     if name == "Bash" and isinstance(data.get("command"), str):
         return head_tail(data["command"], CALL_CHARS // 2, CALL_CHARS // 2)
+    if name in SUBAGENT_TOOLS and isinstance(data.get("prompt"), str):
+        kind = data.get("subagent_type")
+        what = data.get("description")
+        head = f"{name} ({kind})" if isinstance(kind, str) and kind else name
+        if isinstance(what, str) and what.strip():
+            head += f": {what.strip()}"
+        return head_tail(f"{head}\n\n{data['prompt']}", CALL_CHARS // 2, CALL_CHARS // 2)
     path = data.get("file_path") or data.get("notebook_path") or data.get("path")
     if isinstance(path, str) and name in ("Edit", "Write", "MultiEdit", "NotebookEdit", "Read"):
         return f"{name} {path}"

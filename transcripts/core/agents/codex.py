@@ -7,6 +7,7 @@ from ``event_msg user_message``, the assistant from ``response_item message``.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import orjson
@@ -67,6 +68,32 @@ def _command(name: str, args: dict[str, Any]) -> str | None:
     return str(value) if isinstance(value, str) else None
 
 
+_PATCH_FILE = re.compile(r"^\*\*\* (Add|Update|Delete) File: (.+)$", re.M)
+
+
+def _patch_of(name: str, args: Any) -> str | None:
+    """The patch text of an ``apply_patch`` call (its own tool, its ``input``, or the
+    argv ``["apply_patch", patch]`` of a shell call), else None."""
+    if isinstance(args, dict):
+        command = args.get("command", args.get("cmd"))
+        if isinstance(command, list) and len(command) == 2 and command[0] == "apply_patch":
+            args = command[1]
+        elif name == "apply_patch":
+            args = args.get("input", args.get("patch"))
+    if name != "apply_patch" and not (isinstance(args, str) and args.startswith("*** Begin")):
+        return None
+    return args if isinstance(args, str) and "*** Begin Patch" in args[:200] else None
+
+
+def _patched(patch: str) -> str:
+    """The files a patch touches, as its row's first line says them."""
+    files = [f"{verb.lower()} {path.strip()}" for verb, path in _PATCH_FILE.findall(patch)]
+    if not files:
+        return "(no file named)"
+    shown = ", ".join(files[:5])
+    return shown + (f" and {len(files) - 5} more" if len(files) > 5 else "")
+
+
 def _call(payload: dict[str, Any], state: dict[str, Any], ts: Any) -> Step:
     kind = payload.get("type")
     name = as_text(payload.get("name") or ("local_shell" if kind == "local_shell_call" else kind))
@@ -80,6 +107,9 @@ def _call(payload: dict[str, Any], state: dict[str, Any], ts: Any) -> Step:
     if kind == "local_shell_call" and isinstance(raw, dict):
         args = raw
     text = _command(name, args) if isinstance(args, dict) and name in SHELL_TOOLS else None
+    patch = _patch_of(name, args) if text is None or text.startswith("apply_patch") else None
+    if patch is not None:
+        text = f"apply_patch {_patched(patch)}\n\n{patch}"
     if text is None:
         shown = args if isinstance(args, str) else compact_json(args)
         text = f"{name} {shown}"

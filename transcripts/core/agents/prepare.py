@@ -40,6 +40,7 @@ from .source import (
     CONVERTERS,
     convert_range,
     format_warning,
+    has_conversation,
     head_lines,
     head_lines_of,
     key_refusal,
@@ -125,13 +126,13 @@ def prepare(path: Path, job: Job) -> Prepared | None:
         state.update(mtime_ns=st.st_mtime_ns, tail=tail_digest(fd, batch.offset, data))
     finally:
         os.close(fd)
-    if batch.offset == 0:
-        return None
+    if batch.offset == 0 or not has_conversation(batch):
+        return None  # no turn in it: the per-file path says why and stores nothing
     prov = state["conv"]["prov"]
     key = session_key(found, path, prov, bool(state["conv"].get("sidechain")))
     if key_refusal(key) is not None:
         return None  # a name no file system takes: the per-file path reports why
-    title = session_title(batch.rows, prov)
+    title = session_title(batch.rows, prov, state["conv"].get("titles"))
     meta = session_metadata(key, found, path, prov, title, job.app_name)
     try:
         blob, line0, stamps = encode_session(batch.rows, meta, job.clock(), job.max_line)

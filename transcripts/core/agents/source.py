@@ -8,7 +8,7 @@ whole files), so both read, key and describe a source exactly the same way.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -17,7 +17,7 @@ import orjson
 
 from ..keys import safe_key
 from . import claude_code, codex
-from .common import FOREIGN, REDACTED_TAG, Step, Tally, clean_text, digest, redacted
+from .common import FOREIGN, REDACTED_TAG, UNKNOWN, Step, Tally, clean_text, digest, redacted
 from .lines import BLOCK, complete_lines
 
 CONVERTERS: dict[str, Callable[[Any, dict[str, Any]], Step]] = {
@@ -192,11 +192,26 @@ def key_refusal(key: str) -> str | None:
 TITLE_CHARS = 80
 
 
-def session_title(rows: list[dict[str, Any]], prov: dict[str, Any]) -> str:
+def session_title(
+    rows: list[dict[str, Any]], prov: dict[str, Any], titles: Mapping[str, Any] | None = None
+) -> str:
+    """The agent's own title where it has one (the person's rename, the agent's title,
+    then Claude Code's ``summary`` record, its name for the session), else the first
+    prompt, else the cwd."""
+    own = [titles.get(kind) for kind in claude_code.OWN_TITLES] if titles else []
+    own += [r["content"] for r in rows if r["role"] == "notice" and _kind(r) == "summary"]
+    for text in own:
+        if isinstance(text, str) and text.strip():
+            return _title(" ".join(redacted(text).split()))
     for item in rows:
         if item["role"] == "user":
             return _title(" ".join(str(item["content"]).split()))
     return os.path.basename(str(prov.get("cwd") or "")) or "imported session"
+
+
+def _kind(row: dict[str, Any]) -> Any:
+    meta = row.get("meta")
+    return meta.get("kind") if isinstance(meta, dict) else None
 
 
 def _title(text: str) -> str:
@@ -225,6 +240,55 @@ def session_metadata(
     if app_name is not None:
         meta["app"] = app_name
     return meta
+
+
+# The rows that make a conversation: a first read that yields none of them is no session
+# of this format (a Codex file read as Claude Code: every record unknown), or none yet.
+CONVERSATION_ROLES = frozenset({"user", "assistant"})
+FORMAT_NAMES = {"claude-code": "Claude Code", "codex": "Codex CLI"}
+FIT_BYTES = 1024 * 1024  # how much of a file the other converters try for the --format hint
+
+
+def has_conversation(batch: Batch) -> bool:
+    return any(row["role"] in CONVERSATION_ROLES for row in batch.rows)
+
+
+def no_conversation_outcome(
+    fd: int, size: int, batch: Batch, fmt: str, detected: bool
+) -> tuple[str, str] | None:
+    """(status, reason) for a source whose first read yields no conversation row, which is
+    then not stored; None when it has one.
+
+    Records of this format that are all bookkeeping so far (a session just started: a
+    snapshot, a queue line) wait, "unchanged", for a later run. Anything else read in
+    ``fmt`` without a single turn (every record unknown, or of another format) is "bad",
+    and the reason names the ``--format`` that does yield turns, if one does."""
+    if batch.offset == 0 or has_conversation(batch):
+        return None
+    known = sum(n for k, n in batch.tally.items() if not k.startswith((UNKNOWN, FOREIGN, "bad")))
+    if detected and known:
+        reason = f"no conversation in it yet ({known} records, no prompt or reply); not stored"
+        return "unchanged", reason
+    fits = fitting_formats(fd, size, exclude=fmt)
+    hint = (
+        f"use --format {fits[0]}"
+        if fits
+        else "no --format fits: it is not a Claude Code or Codex CLI session"
+    )
+    name = FORMAT_NAMES.get(fmt, fmt)
+    return "bad", f"no {name} turn in it; not stored ({hint})"
+
+
+def fitting_formats(fd: int, size: int, exclude: str = "") -> list[str]:
+    """The converters that read a conversation out of the file's first ``FIT_BYTES``."""
+    fits = []
+    for fmt in CONVERTERS:
+        if fmt == exclude:
+            continue
+        conv = new_conv_state(fmt, Path("session.jsonl"))
+        if has_conversation(convert_range(fd, 0, min(size, FIT_BYTES), fmt, conv)):
+            fits.append(fmt)
+    return fits
 
 
 def format_warning(batch: Batch, fmt: str) -> list[str]:

@@ -23,6 +23,7 @@ from transcripts.services import (
     session_import_paths,
 )
 from transcripts.services.agent_import import agent_import_paths
+from transcripts.services.agent_sources import import_format_default
 
 # --follow polls every source folder this often (seconds); a record lands in the store
 # within about one interval of being written (two at worst).
@@ -47,10 +48,11 @@ class Command(BaseCommand):
         parser.add_argument("--dry-run", action="store_true", help="report, change nothing")
         parser.add_argument(
             "--format",
-            default="kirocrew",
+            default=None,
             choices=("kirocrew", "claude-code", "codex", "auto"),
             help="source format: Claude Code (~/.claude/projects) and Codex CLI "
-            "(~/.codex/sessions) sessions are converted; auto detects each file's format",
+            "(~/.codex/sessions) sessions are converted; auto detects each file's format "
+            "(the default when a PATH holds Claude Code or Codex sessions, else kirocrew)",
         )
         parser.add_argument(
             "--follow",
@@ -88,6 +90,12 @@ class Command(BaseCommand):
         self._bar: tqdm[Any] | None = None
         self._dry_run: bool = options["dry_run"]
         use_bar = verbosity >= 1 and sys.stderr.isatty()
+        if options["format"] is None:
+            options["format"] = import_format_default(options["paths"])
+            if options["format"] == "auto" and verbosity >= 1:
+                self.stdout.write(
+                    "Claude Code or Codex CLI sessions found: converting them (--format auto)"
+                )
         if options["format"] != "kirocrew" or options["follow"]:
             return self._agents(options, owner, verbosity)
         try:

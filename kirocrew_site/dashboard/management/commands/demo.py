@@ -24,6 +24,7 @@ from summaries.services import PassResult, summary_generate
 from transcripts.management.migrated import ensure_migrated
 from transcripts.models import App, Slot
 from transcripts.services import (
+    ImportResult,
     app_create,
     app_token_rotate,
     session_delete,
@@ -54,11 +55,7 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         ensure_migrated()
         result = session_import_paths(paths=[SAMPLES_DIR])
-        counts = result.counts()
-        self._say(
-            f"sample sessions: {counts.get('imported', 0)} imported, "
-            f"{counts.get('unchanged', 0)} unchanged"
-        )
+        self._say(f"sample sessions: {samples_told(result)}")
         config_path = settings.KIROCREW_CONFIG_PATH
         if not config_path.exists() or not load_config(config_path, {}).enabled:
             write_enabled(config_path, True)
@@ -131,3 +128,24 @@ class Command(BaseCommand):
                 f"`{CHANGE_PASSWORD}` sets a new one)",
             ]
         return [f"Dashboard: {dashboard}", "Log in with your superuser account."]
+
+
+# What happened to each sample, in the words a person reads: every sample is in one part,
+# so "0 imported, 3 unchanged" never leaves the fourth unexplained.
+SAMPLE_WORDS = {
+    "imported": "imported",
+    "unchanged": "unchanged",
+    "conflict": "left as they are (changed in the store since they were imported)",
+    "bad": "skipped as unreadable",
+}
+
+
+def samples_told(result: ImportResult) -> str:
+    counts = result.counts()
+    parts = [
+        f"{counts.get(status, 0)} {words}"
+        for status, words in SAMPLE_WORDS.items()
+        if counts.get(status, 0) or status in ("imported", "unchanged")
+    ]
+    named = [o.file.removesuffix(".jsonl") for o in result.with_status("conflict", "bad")]
+    return ", ".join(parts) + (f": {', '.join(named)}" if named else "")
