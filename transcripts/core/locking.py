@@ -13,6 +13,7 @@ inherits a held RLock, and its own entries open the lock file anew.
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import os
 import threading
@@ -86,8 +87,19 @@ def hold(lock_path: str, timeout: float = DEFAULT_TIMEOUT_S) -> Iterator[None]:
         entry.rlock.release()
 
 
-def _flock(lock_path: str, timeout: float) -> int:
-    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+def _flock(lock_path: str, timeout: float) -> int | None:
+    try:
+        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    except OSError as exc:
+        if exc.errno != errno.EROFS:
+            raise
+        # A read-only store: flock works on a read-only descriptor, and where no lock file
+        # exists there is nobody to exclude (nothing can write here). Reads go on; a write
+        # fails on its own open with EROFS.
+        try:
+            fd = os.open(lock_path, os.O_RDONLY | os.O_CLOEXEC)
+        except FileNotFoundError:
+            return None
     deadline = time.monotonic() + timeout
     pause = POLL_FIRST_S
     try:
