@@ -7,6 +7,7 @@ generic body; anything unexpected a generic 500 JSON (never a traceback or HTML 
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 from django.core.exceptions import RequestDataTooBig
 from django.db import DatabaseError
@@ -119,7 +120,7 @@ def on_rejected(request: HttpRequest, exc: RecordRejected) -> HttpResponse:
     return envelope(request, 422, "record_rejected", str(exc)[:300])
 
 
-def on_storage_error(request: HttpRequest, exc: Exception) -> HttpResponse:
+def on_storage_error(request: HttpRequest, exc: Any) -> HttpResponse:
     """A full store is 507 ``storage_full``, an unwritable or failing one 503
     ``storage_unavailable`` (the store's files and the database alike: on the embedded
     profile both live in ``$KIROCREW_HOME``); any other error of these types is a 500."""

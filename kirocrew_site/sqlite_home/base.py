@@ -22,6 +22,9 @@ from typing import Any
 from urllib.parse import quote
 
 from django.db.backends.sqlite3 import base
+from django.db.backends.sqlite3._functions import (  # type: ignore[import-untyped]
+    register as register_functions,
+)
 
 log = logging.getLogger(__name__)
 
@@ -51,11 +54,15 @@ class DatabaseWrapper(base.DatabaseWrapper):
             return super().get_new_connection(conn_params)
         except sqlite3.OperationalError:
             name = str(conn_params.get("database", ""))
-            uri = None if name.startswith("file:") or name == ":memory:" else immutable_uri(Path(name))
+            uri = (
+                None
+                if name.startswith("file:") or name == ":memory:"
+                else immutable_uri(Path(name))
+            )
             if uri is None:
                 raise
         log.warning("database %s is on a read-only filesystem: opened read-only", name)
         conn = sqlite3.connect(**{**conn_params, "database": uri, "uri": True})
-        base.register_functions(conn)
+        register_functions(conn)
         conn.execute("PRAGMA foreign_keys = ON")
         return conn

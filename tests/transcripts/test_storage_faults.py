@@ -52,12 +52,11 @@ def test_store_errors_are_classified_by_errno(code: int, fault: StorageFault | N
 def test_a_sqlite_error_wrapped_by_django_is_classified_by_its_result_code(tmp_path: Path):
     readonly = _real_readonly_error(tmp_path)
     assert readonly.sqlite_errorname == "SQLITE_READONLY"
-    try:
+    with pytest.raises(OperationalError) as wrapped:
         raise OperationalError(str(readonly)) from readonly  # how Django wraps it
-    except OperationalError as wrapped:
-        assert storage_fault(wrapped) is StorageFault.UNAVAILABLE
+    assert storage_fault(wrapped.value) is StorageFault.UNAVAILABLE
     full = sqlite3.OperationalError("database or disk is full")
-    full.sqlite_errorcode = sqlite3.SQLITE_FULL  # type: ignore[attr-defined]
+    full.sqlite_errorcode = sqlite3.SQLITE_FULL
     assert storage_fault(full) is StorageFault.FULL
     assert storage_fault(sqlite3.OperationalError("no such table: t")) is None
 
@@ -70,14 +69,17 @@ def test_postgresql_errors_are_classified_by_sqlstate() -> None:
 
 def test_an_error_raised_while_handling_a_storage_fault_is_not_one() -> None:
     """Only explicit causes count: a bug in an error path must stay a 500."""
-    try:
+
+    def fails_in_its_error_path() -> None:
         try:
             raise OSError(errno.ENOSPC, "full")
         except OSError:
             raise KeyError("unrelated") from None
-    except KeyError as exc:
-        assert exc.__context__ is not None
-        assert storage_fault(exc) is None
+
+    with pytest.raises(KeyError) as caught:
+        fails_in_its_error_path()
+    assert caught.value.__context__ is not None
+    assert storage_fault(caught.value) is None
 
 
 def test_faults_answer_507_and_503() -> None:
