@@ -216,3 +216,58 @@ def test_a_read_only_home_serves_reads_and_refuses_writes_with_503(
     finally:
         daphne.stop()
         _mount("-o", "remount,rw", str(home))
+
+
+def test_a_summary_post_on_a_full_home_answers_json_never_500(
+    tmpfs_home: Path, tmp_path: Path
+) -> None:
+    """The pass swallows its own failures; what it cannot swallow (its in-flight marker
+    is a database write) must be the storage answer, not a 500."""
+    home = tmpfs_home
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    env = embedded_env(
+        home,
+        KIROCREW_SUMMARY_ENABLED="1",
+        KIROCREW_SUMMARY_MODEL="heuristic",
+        KIROCREW_SUMMARY_MIN_USER_TURNS="1",
+    )
+    manage(env, "migrate", "--noinput")
+    token = manage(env, "create_app", "summaries").strip().splitlines()[-1]
+    daphne, port = daphne_start(env, logs)
+    seen: list[tuple[int, str]] = []
+    try:
+        bearer = {"Authorization": f"Bearer {token}"}
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}", headers=bearer, timeout=60) as api:
+            wait_for("daphne to answer", lambda: health(api), within=30, procs=[daphne])
+            assert api.post("/api/chat/slots", json={"name": "sum"}).status_code == 201
+            turn = {"content": "Please fix the login bug in the session cookie handling."}
+            assert api.post("/api/chat/slots/sum/turns", json=turn).status_code == 201
+            reply = {"role": "assistant", "content": "Fixed: the cookie was read too early."}
+            assert api.post("/api/chat/slots/sum/rows", json=reply).status_code == 201
+            end = {"stop_reason": "end_turn"}
+            assert api.post("/api/chat/slots/sum/turns/end", json=end).status_code == 200
+            wait_for(  # the turn end's own pass, before the disk fills
+                "the turn end's summary",
+                lambda: api.get("/api/chat/slots/sum/summary").json().get("intents"),
+                within=60,
+                procs=[daphne],
+            )
+            filler = _fill(home, leave=96 * 1024)
+            size = 16 * 1024
+            for n in range(40):
+                row = {"role": "assistant", "content": f"m-{n} " + "y" * size}
+                if api.post("/api/chat/slots/sum/rows", json=row).status_code != 201:
+                    size = max(64, size // 2)
+                response = api.post("/api/chat/slots/sum/summary")
+                seen.append((response.status_code, response.json().get("code", "")))
+            filler.unlink()
+    finally:
+        daphne.stop()
+    print(f"summary POSTs on a full home: {sorted(set(seen))}")
+    assert all(status != 500 for status, _ in seen), seen
+    for status, code in seen:
+        if status in STORAGE:
+            assert code == STORAGE[status]
+        else:
+            assert status in (200, 409), (status, code)
