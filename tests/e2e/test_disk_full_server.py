@@ -94,30 +94,52 @@ def test_a_full_home_acknowledges_exactly_the_writes_on_disk_and_recovers(
             for slot in slots:
                 assert api.post("/api/chat/slots", json={"name": slot}).status_code == 201
             filler = _fill(home, leave=256 * 1024)
+            end_turn = {"stop_reason": "end_turn"}
 
             # Row sizes halve as the disk fills, so every gap gets a write that just fits
             # (the case where the append lands and the database update after it has no
             # room), until even a small row is refused a few times in a row.
+            # Each slot cycles turn start, row, turn end: a turn start writes the person's
+            # row and holds the turn, so it too must be acknowledged iff on disk.
             size, n, refused_in_a_row = 48 * 1024, 0, 0
             while refused_in_a_row < 6 and n < 400:
                 slot = slots[n % len(slots)]
+                step = (n // len(slots)) % 3
                 marker = f"m-{n}"
-                response = api.post(
-                    f"/api/chat/slots/{slot}/rows",
-                    json={"role": "assistant", "content": f"{marker} " + "x" * size},
+                if step == 2:
+                    ended = api.post(f"/api/chat/slots/{slot}/turns/end", json=end_turn)
+                    statuses.append(ended.status_code)
+                    if ended.status_code != 200:
+                        _storage_error(ended)
+                    n += 1
+                    continue
+                text = f"{marker} " + "x" * size
+                response = (
+                    api.post(f"/api/chat/slots/{slot}/turns", json={"content": text})
+                    if step == 0
+                    else api.post(
+                        f"/api/chat/slots/{slot}/rows", json={"role": "assistant", "content": text}
+                    )
                 )
                 statuses.append(response.status_code)
                 if response.status_code == 201:
                     acked[slot].append(marker)
                     refused_in_a_row = 0
+                elif response.status_code == 409:  # a turn whose end was refused still runs
+                    assert response.json()["code"] == "turn_running", response.text
+                    refused_rows.append(marker)
                 else:
                     _storage_error(response)
                     refused_rows.append(marker)
                     refused_in_a_row += size <= 256
                     size = max(64, size // 2)
-                if n % 5 == 0:
+                if n % 5 == 0:  # a create; every other one a fork of this slot
                     name = f"new-{n}"
-                    created = api.post("/api/chat/slots", json={"name": name})
+                    created = (
+                        api.post("/api/chat/slots", json={"name": name})
+                        if n % 10
+                        else api.post(f"/api/chat/slots/{slot}/fork", json={"name": name})
+                    )
                     statuses.append(created.status_code)
                     if created.status_code != 201:
                         _storage_error(created)
@@ -134,7 +156,7 @@ def test_a_full_home_acknowledges_exactly_the_writes_on_disk_and_recovers(
             # Acknowledged if and only if on disk: every 201 row once, no refused row.
             for slot in slots:
                 assert _markers(sessions / f"dashboard_{slot}.jsonl") == acked[slot], slot
-            # A refused create leaves no file behind (its name is free again).
+            # A refused create or fork leaves no file behind (its name is free again).
             for name in refused_creates:
                 assert not (sessions / f"dashboard_{name}.jsonl").exists(), name
 
