@@ -1,5 +1,5 @@
 """The agent importers' source fingerprint: every state holds the source's ``mtime_ns``
-and a digest of up to 4 KiB before its offset (``prepare.tail_digest``, both paths).
+and a digest of up to 4 KiB before its offset (``fingerprint.tail_digest``, both paths).
 
 A stat that matches (device, inode, size at the offset, mtime) is unchanged without an
 open; one that moved opens the source and compares the digest: a mismatch is "a
@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from transcripts.core.agents.prepare import TAIL_BYTES
+from transcripts.core.agents.fingerprint import TAIL_BYTES
 from transcripts.core.store import TranscriptStore
 from transcripts.services.agent_sources import state_path
 

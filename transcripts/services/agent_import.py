@@ -22,7 +22,7 @@ from django.db import DatabaseError, transaction
 
 from ..core.agents.common import Tally
 from ..core.agents.detect import detect_lines
-from ..core.agents.prepare import prefix_crc, tail_digest
+from ..core.agents.fingerprint import prefix_crc, tail_digest
 from ..core.agents.source import (
     CONVERTERS,
     Batch,

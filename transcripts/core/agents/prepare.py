@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import os
 import secrets
-import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -35,8 +34,9 @@ from ..redaction.batch import all_unchanged
 from ..rows import redact_row, row_order
 from ..timestamps import newest_activity
 from ..user_turns import is_user_turn
-from .common import Tally, digest_bytes
+from .common import Tally
 from .detect import detect_lines
+from .fingerprint import prefix_crc, tail_digest
 from .source import (
     CONVERTERS,
     convert_range,
@@ -52,38 +52,6 @@ from .source import (
 )
 
 ONE_MICROSECOND = timedelta(microseconds=1)
-TAIL_BYTES = 4096  # what a state's fingerprint digests: the bytes just before its offset
-
-
-def tail_digest(fd: int, offset: int, data: bytes | None = None) -> str:
-    """The fingerprint of the bytes [offset - TAIL_BYTES, offset) (both import paths, so
-    their states stay equal): a re-run whose stat moved compares it before reading on, so
-    a rewrite, a re-created file on a reused inode or a regrowth is not read mid-stream.
-    ``data``: the file's bytes from offset 0 when already read (the same read's bytes)."""
-    start = max(0, offset - TAIL_BYTES)
-    if data is not None and len(data) >= offset:
-        return digest_bytes(data[start:offset])
-    return digest_bytes(os.pread(fd, offset - start, start))
-
-
-CRC_CHUNK = 1 << 20
-
-
-def prefix_crc(fd: int, start: int, end: int, crc: int = 0, data: bytes | None = None) -> int:
-    """CRC-32 of the bytes [0, end), continued from ``crc`` (that of [0, start)): a state's
-    ``crc`` covers every byte it read, extended batch by batch from the new bytes alone.
-    Compared only when a source's mtime moved but its size did not (a same-size rewrite
-    anywhere before the offset, which the 4 KiB ``tail`` misses). Change detection, not a
-    defence: CRC-32 runs at ~1.3 GB/s here, a cryptographic digest at a third of that."""
-    if data is not None and len(data) >= end:
-        return zlib.crc32(memoryview(data)[start:end], crc)
-    while start < end:
-        chunk = os.pread(fd, min(CRC_CHUNK, end - start), start)
-        if not chunk:
-            break
-        crc = zlib.crc32(chunk, crc)
-        start += len(chunk)
-    return crc
 
 
 @dataclass(frozen=True, slots=True)
