@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
+import time
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -47,6 +48,10 @@ _TAIL_KINDS = ("torn_tail", "unterminated")
 _DEFERRED_MAX = 1024
 _deferred: dict[str, None] = {}
 _deferred_guard = threading.Lock()
+# After a failed re-sync (the database still refuses) none is tried for this long: each try
+# folds a whole session before its update fails, and the outage's writes must stay cheap.
+RESYNC_BACKOFF_S = 2.0
+_resync_after = 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -270,8 +275,12 @@ def mirror_defer(key: str, exc: BaseException) -> None:
 def mirror_resync_deferred(*, limit: int = 16) -> int:
     """Re-sync up to ``limit`` deferred keys from disk; returns how many were brought up
     to date. A key whose transcript is gone loses its mirror rows (a delete whose row
-    removal failed). Stops at the first database failure: the store is still unwritable."""
+    removal failed). Stops at the first database failure (the store is still unwritable)
+    and tries again only ``RESYNC_BACKOFF_S`` later."""
+    global _resync_after
     with _deferred_guard:
+        if time.monotonic() < _resync_after:
+            return 0
         keys = list(_deferred)[:limit]
     done = 0
     for key in keys:
@@ -282,6 +291,8 @@ def mirror_resync_deferred(*, limit: int = 16) -> int:
                 if not get_store().exists(key):
                     Session.objects.filter(key=key).delete()
         except DatabaseError:
+            with _deferred_guard:
+                _resync_after = time.monotonic() + RESYNC_BACKOFF_S
             return done
         with _deferred_guard:
             _deferred.pop(key, None)
