@@ -6,10 +6,11 @@ generic body; anything unexpected a generic 500 JSON (never a traceback or HTML 
 
 from __future__ import annotations
 
-import errno
 import logging
+from typing import Any
 
 from django.core.exceptions import RequestDataTooBig
+from django.db import DatabaseError
 from django.http import Http404, HttpRequest, HttpResponse
 from ninja import NinjaAPI, Schema
 from ninja.errors import AuthenticationError, HttpError, ValidationError
@@ -20,6 +21,7 @@ from transcripts.api_support import SLOT_GONE, ApiError, ContentParser, slot_not
 from transcripts.api_turns import router as turns_router
 from transcripts.core.content import ContentRejected
 from transcripts.core.errors import LockTimeout, RecordRejected, TranscriptWriteError
+from transcripts.core.storage import storage_fault
 from transcripts.schemas import ErrorOut
 from transcripts.services import InvalidSlotName
 
@@ -118,12 +120,27 @@ def on_rejected(request: HttpRequest, exc: RecordRejected) -> HttpResponse:
     return envelope(request, 422, "record_rejected", str(exc)[:300])
 
 
-@api.exception_handler(TranscriptWriteError)
-def on_write_error(request: HttpRequest, exc: TranscriptWriteError) -> HttpResponse:
-    log.error("transcript write failed: %s", exc)
-    if exc.errno in (errno.ENOSPC, errno.EFBIG, errno.EDQUOT):
-        return envelope(request, 507, "storage_full", "the transcript store is out of space")
-    return envelope(request, 503, "storage_unavailable", "the transcript store is unavailable")
+def on_storage_error(request: HttpRequest, exc: Any) -> HttpResponse:
+    """A full store is 507 ``storage_full``, an unwritable or failing one 503
+    ``storage_unavailable`` (the store's files and the database alike: on the embedded
+    profile both live in ``$KIROCREW_HOME``); any other error of these types is a 500."""
+    fault = storage_fault(exc)
+    if fault is None:
+        return on_unexpected(request, exc)
+    # The type and message only (paths, errno, SQLite's text): never a traceback per request.
+    log.error(
+        "storage %s on %s %s: %s: %s",
+        fault.value,
+        request.method,
+        request.path,
+        type(exc).__name__,
+        exc,
+    )
+    return envelope(request, fault.status, fault.value, fault.message)
+
+
+for _storage in (TranscriptWriteError, OSError, DatabaseError):
+    api.add_exception_handler(_storage, on_storage_error)
 
 
 @api.exception_handler(LockTimeout)

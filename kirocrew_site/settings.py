@@ -162,6 +162,8 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql" and env_boo
         "timeout": 10,
     }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # Django's backend plus reads from a read-only home (kirocrew_site/sqlite_home).
+    DATABASES["default"]["ENGINE"] = "kirocrew_site.sqlite_home"
     # Daphne threads, Celery and commands may all write: wait instead of failing.
     DATABASES["default"]["OPTIONS"] = {
         "init_command": "PRAGMA busy_timeout = 5000; PRAGMA journal_mode = WAL;",

@@ -1,5 +1,5 @@
 """The agent importers' source fingerprint: every state holds the source's ``mtime_ns``
-and a digest of up to 4 KiB before its offset (``prepare.tail_digest``, both paths).
+and a digest of up to 4 KiB before its offset (``fingerprint.tail_digest``, both paths).
 
 A stat that matches (device, inode, size at the offset, mtime) is unchanged without an
 open; one that moved opens the source and compares the digest: a mismatch is "a
@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from transcripts.core.agents.prepare import TAIL_BYTES
+from transcripts.core.agents.fingerprint import TAIL_BYTES
 from transcripts.core.store import TranscriptStore
 from transcripts.services.agent_sources import state_path
 
@@ -182,3 +182,49 @@ def test_a_state_from_before_fingerprints_keeps_its_behaviour_and_gains_one(
         assert state["tail"] == _tail(path, state["offset"])
     assert run("--format", "claude-code", str(folder))[0] == 0
     assert contents(store, grows_key).count("after the upgrade") == 1
+
+
+def _far_edit_case(tmp_path: Path, store: TranscriptStore) -> tuple[Path, bytes]:
+    """An imported source whose first record lies more than ``TAIL_BYTES`` before the
+    offset (beyond the tail digest); then that record edited in place, size unchanged."""
+    path = project_dir(tmp_path) / f"{SID}.jsonl"
+    path.write_text(jl(prompt(1, "AAAA first prompt"), reply(2, "long reply " + "r" * 6000)))
+    assert run("--format", "claude-code", str(path))[0] == 0
+    assert path.read_bytes().index(b"AAAA") < path.stat().st_size - TAIL_BYTES
+    before = store.path(f"claude:{SID}").read_bytes()
+    with path.open("r+b") as fp:  # the same inode and size; the write moves the mtime
+        fp.seek(path.read_bytes().index(b"AAAA"))
+        fp.write(b"BBBB")
+    _touch(path)  # past any coarse clock tick
+    return path, before
+
+
+def test_a_same_size_edit_anywhere_before_the_offset_is_a_different_file(
+    tmp_path: Path, store: TranscriptStore
+) -> None:
+    """Size unchanged, mtime moved: the state's CRC of every byte read decides."""
+    path, before = _far_edit_case(tmp_path, store)
+    state = _state(path)
+    for _ in range(2):
+        code, out = run("--format", "claude-code", str(path))
+        assert code == 1
+        assert "a different file now has this path" in out, out
+        assert store.path(f"claude:{SID}").read_bytes() == before
+        assert _state(path) == state
+
+
+def test_an_edit_before_the_tail_of_a_file_that_also_grew_is_not_detected(
+    tmp_path: Path, store: TranscriptStore
+) -> None:
+    """The documented limit: a grown file is judged by the 4 KiB before the old offset
+    only (a follow would otherwise read every file whole on every poll). The edited
+    record keeps the text first imported; the appended one is imported."""
+    path, _ = _far_edit_case(tmp_path, store)
+    with path.open("a") as fp:
+        fp.write(jl(prompt(3, "appended after the edit")))
+    code, out = run("--format", "claude-code", str(path))
+    assert code == 0, out
+    rows = contents(store, f"claude:{SID}")
+    assert rows[0] == "AAAA first prompt"
+    assert rows[-1] == "appended after the edit"
+    assert not any("BBBB" in row for row in rows)

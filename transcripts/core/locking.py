@@ -20,6 +20,7 @@ contends for the new file with everyone else, so no two writers are ever in at o
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import os
 import threading
@@ -107,11 +108,11 @@ def remove_when_released(lock_path: str) -> None:
     entry.remove = True
 
 
-def _flock(lock_path: str, timeout: float) -> int:
+def _flock(lock_path: str, timeout: float) -> int | None:
     deadline = time.monotonic() + timeout
     while True:
         fd = _flock_file(lock_path, deadline)
-        if _still_linked(fd, lock_path):
+        if fd is None or _still_linked(fd, lock_path):
             return fd
         # Its holder removed the file while we waited (a deleted session): the inode we
         # locked excludes nobody now. Start over on the path's current file.
@@ -119,8 +120,19 @@ def _flock(lock_path: str, timeout: float) -> int:
         os.close(fd)
 
 
-def _flock_file(lock_path: str, deadline: float) -> int:
-    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+def _flock_file(lock_path: str, deadline: float) -> int | None:
+    try:
+        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    except OSError as exc:
+        if exc.errno != errno.EROFS:
+            raise
+        # A read-only store: flock works on a read-only descriptor, and where no lock file
+        # exists there is nobody to exclude (nothing can write here). Reads go on; a write
+        # fails on its own open with EROFS.
+        try:
+            fd = os.open(lock_path, os.O_RDONLY | os.O_CLOEXEC)
+        except FileNotFoundError:
+            return None
     pause = POLL_FIRST_S
     try:
         while True:

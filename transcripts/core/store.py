@@ -66,6 +66,9 @@ class Appended:
     ts: list[str]
     redactions: RedactionReport
     identity: Identity
+    # The file's size just before this append: a mirror that recorded exactly this size
+    # (same gen) mirrors everything before it and may be moved forward by these rows alone.
+    prior_size: int = -1
 
 
 class TranscriptStore:
@@ -209,8 +212,8 @@ class TranscriptStore:
             reports.append(report)
         with self.locked(key):
             seed = (metadata or {}) if create else None
-            stamps, identity = self._append_locked(key, prepared, seed)
-        return Appended(stamps, merge_reports(*reports), identity)
+            stamps, identity, prior = self._append_locked(key, prepared, seed)
+        return Appended(stamps, merge_reports(*reports), identity, prior)
 
     def append_revision(self, key: str, target_ts: str, patch: dict[str, Any]) -> Appended:
         """Record a state change to an earlier row as an appended revision (O(1) bytes)."""
@@ -235,12 +238,13 @@ class TranscriptStore:
             missing = missing_row(path, (target_ts, anchor) if anchor else (target_ts,))
             if missing is not None:
                 raise RowNotFound(missing)
-            stamps, identity = self._append_locked(key, [record], None)
-        return Appended(stamps, report, identity)
+            stamps, identity, prior = self._append_locked(key, [record], None)
+        return Appended(stamps, report, identity, prior)
 
     def _append_locked(
         self, key: str, records: list[dict[str, Any]], metadata: dict[str, Any] | None
-    ) -> tuple[list[str], Identity]:
+    ) -> tuple[list[str], Identity, int]:
+        """Write the records; returns their stamps, the identity after, the size before."""
         path = self.path(key)
         # Opened anew after taking the lock: a rotation may have replaced the inode. Only a
         # caller that may create the session (it brings line 0's metadata) creates the file.
@@ -249,6 +253,8 @@ class TranscriptStore:
             fd = os.open(path, flags, 0o644)
         except FileNotFoundError:
             raise SessionNotFound(key) from None
+        except OSError as exc:  # no inode left, a read-only store: nothing was written
+            raise TranscriptWriteError(str(path), exc.errno, "open failed") from None
         size = -1
         try:
             st = os.fstat(fd)
@@ -287,9 +293,13 @@ class TranscriptStore:
                 # tick; the sig must still move, or a stale summary would read as fresh.
                 os.utime(fd, ns=(after.st_atime_ns, before + 1))
                 after = os.fstat(fd)
-        except (RecordRejected, SessionNotFound):
-            if size == 0:  # refused before writing a byte: leave no empty transcript behind
-                path.unlink(missing_ok=True)
+        except (RecordRejected, SessionNotFound, TranscriptWriteError):
+            # Refused, or a write that failed and was truncated back: a transcript this call
+            # was creating is removed again, so no empty file outlives a failed create
+            # (its name would answer "exists" to the next create and "not found" to a read).
+            if size == 0:
+                with contextlib.suppress(OSError):
+                    path.unlink(missing_ok=True)
             raise
         finally:
             os.close(fd)
@@ -298,10 +308,12 @@ class TranscriptStore:
 
             rotate_locked(self, key)
             self._note_rotation(path)
-            return stamps, self._identity_now(key)
+            return stamps, self._identity_now(key), size
         # Under the lock the file is the one just written: its fstat is the identity's stat.
-        return stamps, Identity(
-            after.st_mtime_ns, generation(self.read_metadata(key)), after.st_size
+        return (
+            stamps,
+            Identity(after.st_mtime_ns, generation(self.read_metadata(key)), after.st_size),
+            size,
         )
 
     def _rotation_due(self, st: os.stat_result) -> bool:

@@ -22,7 +22,7 @@ from django.db import DatabaseError, transaction
 
 from ..core.agents.common import Tally
 from ..core.agents.detect import detect_lines
-from ..core.agents.prepare import tail_digest
+from ..core.agents.fingerprint import prefix_crc, tail_digest
 from ..core.agents.source import (
     CONVERTERS,
     Batch,
@@ -214,6 +214,8 @@ def _import_open(
         if fingerprint is None:  # the bytes already read changed: not this file any more
             return FileOutcome(label, "bad", state["key"], REPLACED)
         if st.st_size == state["offset"]:
+            if _rewritten_in_place(fd, st, state):
+                return FileOutcome(label, "bad", state["key"], REPLACED)
             if fingerprint != {k: state.get(k) for k in fingerprint} and not dry_run:
                 # Touched, or a state from before fingerprints: the next run is stat-only.
                 save_state(path, {**state, **fingerprint})
@@ -283,7 +285,12 @@ def _import_open(
     # The fingerprint of the bytes this state says were read (appends never change them,
     # so a file growing meanwhile leaves it right; the mtime is the stat the read went by).
     tail = tail_digest(fd, batch.offset)
-    state.update(key=key, offset=batch.offset, tally=counts, mtime_ns=st.st_mtime_ns, tail=tail)
+    # Extended over the new bytes only; a state without one (older importer) starts at 0.
+    start, crc = (state["offset"], state["crc"]) if "crc" in state else (0, 0)
+    crc = prefix_crc(fd, start, batch.offset, crc)
+    state.update(
+        key=key, offset=batch.offset, tally=counts, mtime_ns=st.st_mtime_ns, tail=tail, crc=crc
+    )
     # Write-ahead: the state this batch leads to, and the store file as it was before it.
     # Killed between the append and the state (or failing in the database after the
     # append), the next run finds it and settles it instead of appending the batch again.
@@ -298,6 +305,17 @@ def _import_open(
     save_state(path, state)
     drop_pending(path)
     return FileOutcome(label, "imported", key, anomalies=this_run, warnings=tuple(warnings))
+
+
+def _rewritten_in_place(fd: int, st: os.stat_result, state: dict[str, Any]) -> bool:
+    """A source of the size its state read whose mtime moved: whether any byte it read
+    differs now (a same-size edit of an earlier record), by the state's ``crc`` of all
+    of them. One read of the file, only in this case; a touch reads it once and then its
+    state takes the new mtime. A file that also grew is judged by the 4 KiB ``tail``
+    alone (reading every grown file whole on every poll would make a follow O(file))."""
+    if state.get("mtime_ns") == st.st_mtime_ns or "crc" not in state:
+        return False
+    return bool(prefix_crc(fd, 0, state["offset"]) != state["crc"])
 
 
 def _fingerprint(fd: int, st: os.stat_result, state: dict[str, Any]) -> dict[str, Any] | None:

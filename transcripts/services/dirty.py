@@ -9,14 +9,18 @@ cannot leave the slot dirty (and every summary pass refused) forever.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime, timedelta
 
 from django.conf import settings
+from django.db import DatabaseError, transaction
 from django.utils import timezone
 
 from ..models import Slot
+
+log = logging.getLogger(__name__)
 
 
 def dirty_ttl() -> timedelta:
@@ -37,7 +41,15 @@ def dirty_take(slot_id: int) -> datetime:
 
 
 def dirty_release(slot_id: int, token: datetime) -> None:
-    Slot.objects.filter(pk=slot_id, dirty_until=token).update(dirty_until=None)
+    """Clear the lease if it is still ours. Best effort: it runs after the write, whose
+    outcome (rows on disk, or the write's own error) must reach the caller unchanged; a
+    lease the database would not clear (a full disk) expires at its token instead."""
+    try:
+        Slot.objects.filter(pk=slot_id, dirty_until=token).update(dirty_until=None)
+    except DatabaseError as exc:
+        if transaction.get_connection().in_atomic_block:
+            raise  # the caller's transaction is spoilt: theirs to settle
+        log.warning("dirty lease of slot %s not released (%s); expires at %s", slot_id, exc, token)
 
 
 @contextmanager

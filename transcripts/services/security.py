@@ -17,10 +17,11 @@ import json
 import logging
 from datetime import datetime, timedelta
 
-from django.db import IntegrityError, transaction
+from django.db import DatabaseError, IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
 
+from ..core.storage import storage_fault
 from ..models import SecurityEvent
 
 log = logging.getLogger(__name__)
@@ -102,6 +103,25 @@ def security_event_record(
         "resource": _clip(resource, "resource"),
         "error": _clip(error, "error"),
     }
+    try:
+        _record(fields)
+    except DatabaseError as exc:
+        if storage_fault(exc) is None or transaction.get_connection().in_atomic_block:
+            raise
+        # A full or read-only database must not turn the denial it records into a 5xx
+        # (a read-only home still answers reads): the event goes to the log alone.
+        log.warning(
+            "security event not stored (%s): %s %s by %r on %r (%s)",
+            type(exc).__name__,
+            fields["operation"],
+            fields["outcome"],
+            fields["caller"],
+            fields["resource"],
+            fields["error"],
+        )
+
+
+def _record(fields: dict[str, str]) -> None:
     now = _now()
     window = _window_start(now)
     if _bump(_fingerprint(fields, window), now):

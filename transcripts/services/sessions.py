@@ -1,12 +1,22 @@
-"""Transcript writes. Each calls the store, then brings the ``Session`` row up to date."""
+"""Transcript writes. Each calls the store, then brings the ``Session`` row up to date.
+
+A write is acknowledged if and only if it is on disk. Once the store has written (an
+append, a rewrite, a delete), a failure of the mirror update after it (the database on a
+full or read-only disk) is not the caller's failure: retrying would append the rows a
+second time. The update is deferred instead (``sync.mirror_defer``) and the call returns.
+A create is the exception: its new file is removed again when its rows cannot be
+created, so no orphan transcript holds the name (refused: the caller may retry).
+"""
 
 from __future__ import annotations
 
 import contextlib
+import logging
 import secrets
+from collections.abc import Callable
 from typing import Any
 
-from django.db import transaction
+from django.db import DatabaseError, IntegrityError, transaction
 
 from ..core.errors import SessionExists, SessionNotFound
 from ..core.keys import is_valid_slot_name, slot_name_for_key, transcript_key_for_slot
@@ -15,7 +25,37 @@ from ..models import App, Session, Slot
 from ..runtime import get_store
 from .announce import announce_session_deleted, announce_session_rewritten
 from .errors import InvalidSlotName, SlotExists, TurnRunning
-from .sync import mirror_after_append, mirror_after_metadata_edit, session_sync
+from .sync import (
+    mirror_after_append,
+    mirror_after_metadata_edit,
+    mirror_defer,
+    mirror_deferred,
+    mirror_resync_deferred,
+    session_sync,
+)
+
+log = logging.getLogger(__name__)
+
+
+def _before_write() -> None:
+    """Catch up the mirror of writes that landed while the database could not take them."""
+    if mirror_deferred() and not transaction.get_connection().in_atomic_block:
+        mirror_resync_deferred()
+
+
+def _mirror_landed(key: str, update: Callable[[], object]) -> None:
+    """Run the mirror update of a write that is already on disk.
+
+    Inside a caller's transaction (the agent importer's, which settles its own failures)
+    an error propagates: swallowing it would leave that transaction unusable.
+    """
+    if transaction.get_connection().in_atomic_block:
+        update()
+        return
+    try:
+        update()
+    except DatabaseError as exc:
+        mirror_defer(key, exc)
 
 
 def _claim_name(name: str) -> str:
@@ -40,13 +80,26 @@ def _metadata(key: str, title: str, memory_mode: str, app: App | None) -> dict[s
 
 
 def _mirror_new(name: str, key: str, app: App | None) -> Slot:
-    with transaction.atomic():
-        session = session_sync(key=key, app=app, force=True)
-        return Slot.objects.create(name=name, session=session, app=app)
+    """The rows of a transcript this request just created; on failure the file goes too."""
+    try:
+        with transaction.atomic():
+            session = session_sync(key=key, app=app, force=True)
+            return Slot.objects.create(name=name, session=session, app=app)
+    except IntegrityError:
+        raise  # another writer mirrored this file meanwhile: it is theirs, keep it
+    except DatabaseError:
+        # Nothing references the new file yet (no slot, no session row): remove it, so the
+        # name is free again rather than answering 409 to a create and 404 to a read.
+        try:
+            get_store().delete(key)
+        except Exception:
+            log.exception("could not remove the transcript of failed create %s", key)
+        raise
 
 
 def session_create(*, name: str, title: str = "", memory_mode: str = "", app: App | None) -> Slot:
     """A new transcript (line 0 only), its ``Session`` row and its ``Slot``."""
+    _before_write()
     key = _claim_name(name)
     try:
         get_store().create(key, _metadata(key, title, memory_mode, app))
@@ -73,15 +126,17 @@ def session_append_row(
 
 def session_append_rows(*, key: str, rows: list[dict[str, Any]]) -> Appended:
     """Append rows in one write; refuses (``SessionNotFound``) when the transcript is missing."""
+    _before_write()
     appended = get_store().append_rows(key, rows, create=False)
-    mirror_after_append(key, appended, rows)
+    _mirror_landed(key, lambda: mirror_after_append(key, appended, rows))
     return appended
 
 
 def session_append_revision(*, key: str, target_ts: str, patch: dict[str, Any]) -> Appended:
     """Change an earlier row by an appended revision; ``RowNotFound`` for an unknown ts."""
+    _before_write()
     appended = get_store().append_revision(key, target_ts, patch)
-    mirror_after_append(key, appended, [])
+    _mirror_landed(key, lambda: mirror_after_append(key, appended, []))
     return appended
 
 
@@ -89,9 +144,10 @@ def session_update_metadata(
     *, key: str, updates: dict[str, Any], remove: tuple[str, ...] = ()
 ) -> bool:
     """Merge ``updates`` into line 0 (mtime and gen unchanged); False when nothing was written."""
+    _before_write()
     written = get_store().update_metadata(key, updates, remove=remove)
     if written:
-        mirror_after_metadata_edit(key)
+        _mirror_landed(key, lambda: mirror_after_metadata_edit(key))
     return written
 
 
@@ -107,8 +163,9 @@ def session_rewind(*, key: str, after_ts: str) -> int:
     """
     if Slot.objects.filter(session__key=key, running=True).exists():
         raise TurnRunning(slot_name_for_key(key))
+    _before_write()
     dropped = get_store().rewind(key, after_ts)
-    session_sync(key=key, create=False)
+    _mirror_landed(key, lambda: session_sync(key=key, create=False))
     announce_session_rewritten(key, "rewind")
     return dropped
 
@@ -122,7 +179,7 @@ def session_rotate(*, key: str, force: bool = False) -> int:
     if after is not None and after != before:
         # Deleted meanwhile, or a file the mirror never had (import adopts those).
         with contextlib.suppress(SessionNotFound):
-            session_sync(key=key, create=False)
+            _mirror_landed(key, lambda: session_sync(key=key, create=False))
         announce_session_rewritten(key, "rotate")
     return dropped
 
@@ -140,6 +197,7 @@ def session_fork(*, key: str, name: str | None = None, title: str | None = None)
     if name is None:
         base = slot_name_for_key(key)[:100]
         name = f"{base}-fork-{secrets.token_hex(3)}"
+    _before_write()
     child_key = _claim_name(name)
     metadata = _metadata(
         child_key, parent.title if title is None else title, parent.memory_mode, parent.app
@@ -159,7 +217,9 @@ def session_delete(*, key: str) -> bool:
     adopt again. A request that found the slot before this ran meets ``SessionNotFound``
     or ``DoesNotExist`` later on, which the API answers with the same 404.
     """
+    _before_write()
     existed = get_store().delete(key)
-    Session.objects.filter(key=key).delete()  # the slot goes with it
+    # The slot goes with it; deferred (removed by the re-sync) when the database refuses.
+    _mirror_landed(key, lambda: Session.objects.filter(key=key).delete())
     announce_session_deleted(key)
     return existed

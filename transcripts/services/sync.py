@@ -2,18 +2,27 @@
 
 ``session_sync`` is the full path (one fold of the whole session), used after rewrites and
 by import and repair. Appends take the cheap path in ``mirror_after_append``: counts are
-incremented from the appended rows and identity is taken from the store's answer.
+incremented from the appended rows and identity is taken from the store's answer, only
+onto a row that recorded exactly the file as it was before the append.
+
+A write that landed on disk is acknowledged even when its mirror update then fails (a
+full disk holds the SQLite database too): the key is remembered (``mirror_defer``) and
+re-synced from disk by the next write in this process (``mirror_resync_deferred``), and
+in any process by the next append to it (its row no longer matches the file's size).
 """
 
 from __future__ import annotations
 
+import logging
 import os
+import threading
+import time
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from django.db import IntegrityError, transaction
+from django.db import DatabaseError, IntegrityError, transaction
 from django.db.models import Case, F, Q, Value, When
 from django.db.models.functions import Coalesce, Greatest
 from django.utils import timezone
@@ -29,8 +38,20 @@ from ..core.user_turns import is_user_turn
 from ..models import App, Session
 from ..runtime import get_store
 
+log = logging.getLogger(__name__)
+
 # Anomalies an append changes (a torn tail becomes a terminated bad line): re-fold.
 _TAIL_KINDS = ("torn_tail", "unterminated")
+
+# Keys whose mirror missed a landed write in this process (bounded: past it the oldest is
+# forgotten and waits for its next append or ``verify_transcripts --repair``).
+_DEFERRED_MAX = 1024
+_deferred: dict[str, None] = {}
+_deferred_guard = threading.Lock()
+# After a failed re-sync (the database still refuses) none is tried for this long: each try
+# folds a whole session before its update fails, and the outage's writes must stay cheap.
+RESYNC_BACKOFF_S = 2.0
+_resync_after = 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,9 +196,11 @@ def session_sync(
 def mirror_after_append(key: str, appended: Appended, rows: list[dict[str, Any]]) -> None:
     """Move the row forward by the appended rows without re-reading the transcript.
 
-    Applies only when the row mirrors the state just before this append (same ``gen``,
-    older ``sig``, no torn tail); otherwise (an append that rotated, a concurrent write, a
-    missing row) falls back to a full sync.
+    Applies only when the row mirrors the file just before this append (same ``gen``, the
+    size it had, older ``sig``, no torn tail); otherwise (an append that rotated, a
+    concurrent write, an earlier append whose mirror update failed, a missing row) falls
+    back to a full sync. Without the size a row that missed an append would be moved
+    forward from the wrong base and drift for good.
     """
     ident = appended.identity
     changes: dict[str, Any] = {
@@ -204,7 +227,7 @@ def mirror_after_append(key: str, appended: Appended, rows: list[dict[str, Any]]
     for kind in _TAIL_KINDS:
         stale_tail |= Q(anomaly_counts__has_key=kind)
     updated = (
-        Session.objects.filter(key=key, gen=ident.gen, sig__lt=ident.sig)
+        Session.objects.filter(key=key, gen=ident.gen, size=appended.prior_size, sig__lt=ident.sig)
         .exclude(stale_tail)
         .update(**changes)
     )
@@ -237,3 +260,46 @@ def mirror_after_metadata_edit(key: str) -> None:
         file_inode=st.st_ino,
         updated_at=timezone.now(),
     )
+
+
+def mirror_defer(key: str, exc: BaseException) -> None:
+    """Remember that ``key``'s mirror missed a write that is on disk."""
+    log.warning("mirror of %s not updated (%s: %s); re-synced later", key, type(exc).__name__, exc)
+    with _deferred_guard:
+        _deferred.pop(key, None)
+        _deferred[key] = None
+        while len(_deferred) > _DEFERRED_MAX:
+            _deferred.pop(next(iter(_deferred)))
+
+
+def mirror_resync_deferred(*, limit: int = 16) -> int:
+    """Re-sync up to ``limit`` deferred keys from disk; returns how many were brought up
+    to date. A key whose transcript is gone loses its mirror rows (a delete whose row
+    removal failed). Stops at the first database failure (the store is still unwritable)
+    and tries again only ``RESYNC_BACKOFF_S`` later."""
+    global _resync_after
+    with _deferred_guard:
+        if time.monotonic() < _resync_after:
+            return 0
+        keys = list(_deferred)[:limit]
+    done = 0
+    for key in keys:
+        try:
+            try:
+                session_sync(key=key, create=False)
+            except SessionNotFound:
+                if not get_store().exists(key):
+                    Session.objects.filter(key=key).delete()
+        except DatabaseError:
+            with _deferred_guard:
+                _resync_after = time.monotonic() + RESYNC_BACKOFF_S
+            return done
+        with _deferred_guard:
+            _deferred.pop(key, None)
+        done += 1
+    return done
+
+
+def mirror_deferred() -> list[str]:
+    with _deferred_guard:
+        return list(_deferred)

@@ -14,7 +14,10 @@ A slot deleted after the route looked it up is ``Slot.DoesNotExist`` (or the sto
 
 from __future__ import annotations
 
+import logging
 from typing import Any
+
+from django.db import DatabaseError
 
 from ..core.store import Appended
 from ..models import Slot
@@ -23,6 +26,8 @@ from .announce import announce
 from .dirty import slot_dirty
 from .errors import TurnRunning
 from .sessions import session_append_revision, session_append_row
+
+log = logging.getLogger(__name__)
 
 
 def _gone(slot: Slot) -> Slot.DoesNotExist:
@@ -47,7 +52,12 @@ def slot_turn_start(*, slot: Slot, content: str) -> Appended:
         with slot_dirty(slot.pk):
             appended = session_append_row(key=slot.session.key, role="user", content=content)
     except BaseException:
-        Slot.objects.filter(pk=slot.pk).update(running=False)
+        # Nothing was written: give the turn back. When the database refuses that too (the
+        # error being raised is usually why), the slot stays running until a turn end.
+        try:
+            Slot.objects.filter(pk=slot.pk).update(running=False)
+        except DatabaseError:
+            log.warning("slot %s left running after a failed turn start", slot.name)
         raise
     announce(turn_started, Slot, slot_name=slot.name)
     _announce_rows(slot, appended, "user")

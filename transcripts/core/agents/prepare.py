@@ -34,8 +34,9 @@ from ..redaction.batch import all_unchanged
 from ..rows import redact_row, row_order
 from ..timestamps import newest_activity
 from ..user_turns import is_user_turn
-from .common import Tally, digest_bytes
+from .common import Tally
 from .detect import detect_lines
+from .fingerprint import prefix_crc, tail_digest
 from .source import (
     CONVERTERS,
     convert_range,
@@ -52,18 +53,6 @@ from .source import (
 )
 
 ONE_MICROSECOND = timedelta(microseconds=1)
-TAIL_BYTES = 4096  # what a state's fingerprint digests: the bytes just before its offset
-
-
-def tail_digest(fd: int, offset: int, data: bytes | None = None) -> str:
-    """The fingerprint of the bytes [offset - TAIL_BYTES, offset) (both import paths, so
-    their states stay equal): a re-run whose stat moved compares it before reading on, so
-    a rewrite, a re-created file on a reused inode or a regrowth is not read mid-stream.
-    ``data``: the file's bytes from offset 0 when already read (the same read's bytes)."""
-    start = max(0, offset - TAIL_BYTES)
-    if data is not None and len(data) >= offset:
-        return digest_bytes(data[start:offset])
-    return digest_bytes(os.pread(fd, offset - start, start))
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,7 +112,11 @@ def prepare(path: Path, job: Job) -> Prepared | None:
             return None
         state = new_state(found, path, st)
         batch = convert_range(fd, 0, st.st_size, found, state["conv"], data)
-        state.update(mtime_ns=st.st_mtime_ns, tail=tail_digest(fd, batch.offset, data))
+        state.update(
+            mtime_ns=st.st_mtime_ns,
+            tail=tail_digest(fd, batch.offset, data),
+            crc=prefix_crc(fd, 0, batch.offset, data=data),
+        )
     finally:
         os.close(fd)
     if batch.offset == 0 or not has_conversation(batch):

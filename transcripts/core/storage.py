@@ -1,0 +1,89 @@
+"""Storage faults: which failures mean "the disk is full" or "the store cannot be written".
+
+One rule for every layer that meets them (the store's ``OSError``, SQLite's and
+PostgreSQL's errors as Django wraps them): the API answers a full store 507 and an
+unwritable or failing one 503, and the services decide from the same answer whether a
+database failure after a landed append is a storage condition to ride out. Pure: the
+database errors are recognised by their own codes (``sqlite_errorcode``, ``sqlstate``),
+found on the exception or anywhere in its cause chain, without importing a driver.
+"""
+
+from __future__ import annotations
+
+import enum
+import errno
+import sqlite3
+
+
+class StorageFault(enum.Enum):
+    FULL = "storage_full"  # 507: ENOSPC, EDQUOT, EFBIG; SQLITE_FULL; PostgreSQL disk_full
+    UNAVAILABLE = "storage_unavailable"  # 503: read-only, I/O error, no access
+
+    @property
+    def status(self) -> int:
+        return 507 if self is StorageFault.FULL else 503
+
+    @property
+    def message(self) -> str:
+        if self is StorageFault.FULL:
+            return "the transcript store is out of space"
+        return "the transcript store is unavailable"
+
+
+_FULL_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
+# EACCES/EPERM: a home the server may no longer write (chmod, a read-only bind mount seen
+# by a non-root server) is the same condition as a read-only one.
+_UNAVAILABLE_ERRNOS = frozenset({errno.EROFS, errno.EIO, errno.EACCES, errno.EPERM})
+
+# SQLite primary result codes (extended codes carry them in the low byte).
+_SQLITE_FULL = {sqlite3.SQLITE_FULL}
+_SQLITE_UNAVAILABLE = {
+    sqlite3.SQLITE_READONLY,
+    sqlite3.SQLITE_IOERR,
+    sqlite3.SQLITE_CANTOPEN,
+    sqlite3.SQLITE_PERM,
+}
+# PostgreSQL SQLSTATEs: disk_full; read_only_sql_transaction, io_error.
+_PG_FULL = {"53100"}
+_PG_UNAVAILABLE = {"25006", "58030"}
+
+
+def errno_fault(code: int | None) -> StorageFault | None:
+    if code in _FULL_ERRNOS:
+        return StorageFault.FULL
+    if code in _UNAVAILABLE_ERRNOS:
+        return StorageFault.UNAVAILABLE
+    return None
+
+
+def _own_fault(exc: BaseException) -> StorageFault | None:
+    if isinstance(exc, sqlite3.Error):
+        code = getattr(exc, "sqlite_errorcode", None)
+        if code is None:
+            return None
+        primary = code & 0xFF
+        if primary in _SQLITE_FULL:
+            return StorageFault.FULL
+        return StorageFault.UNAVAILABLE if primary in _SQLITE_UNAVAILABLE else None
+    sqlstate = getattr(exc, "sqlstate", None)  # psycopg's errors
+    if isinstance(sqlstate, str):
+        if sqlstate in _PG_FULL:
+            return StorageFault.FULL
+        return StorageFault.UNAVAILABLE if sqlstate in _PG_UNAVAILABLE else None
+    code = getattr(exc, "errno", None)  # OSError and the store's TranscriptWriteError
+    return errno_fault(code) if isinstance(code, int) else None
+
+
+def storage_fault(exc: BaseException) -> StorageFault | None:
+    """The storage fault behind ``exc`` (itself or its causes), or None for anything else."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen and len(seen) < 8:
+        seen.add(id(current))
+        fault = _own_fault(current)
+        if fault is not None:
+            return fault
+        # Only explicit causes (Django wraps a driver error ``from`` it): an unrelated
+        # error raised while handling a storage fault is not one.
+        current = current.__cause__
+    return None
