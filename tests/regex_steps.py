@@ -14,11 +14,15 @@ position costs ~n^2 steps here as it costs ~n^2 work there.
 
 from __future__ import annotations
 
+import importlib
 import re
-import re._constants as C
-import re._parser as sre_parse
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
+
+# re's own parser and opcode names (private, untyped: read as Any)
+C: Any = importlib.import_module("re._constants")
+sre_parse: Any = importlib.import_module("re._parser")
 
 _Pred = Callable[[str], bool]
 _WORD_ASCII = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
@@ -45,7 +49,7 @@ def _is_word(c: str, fl: _Flags) -> bool:
     return c in _WORD_ASCII if fl.ascii else (c.isalnum() or c == "_")
 
 
-def _category(code: object, fl: _Flags) -> _Pred:
+def _category(code: Any, fl: _Flags) -> _Pred:
     if code == C.CATEGORY_DIGIT:
         return (lambda c: "0" <= c <= "9") if fl.ascii else str.isdecimal
     if code == C.CATEGORY_NOT_DIGIT:
@@ -71,10 +75,14 @@ def _variants(c: str, fl: _Flags) -> tuple[str, ...]:
     return (c, c.lower(), c.upper())
 
 
-def _char_pred(op: object, av: object, fl: _Flags) -> _Pred:
+def _in_range(lo: str, hi: str) -> _Pred:
+    return lambda c: lo <= c <= hi
+
+
+def _char_pred(op: Any, av: Any, fl: _Flags) -> _Pred:
     """A predicate for one single-character node (LITERAL, NOT_LITERAL, ANY, IN)."""
     if op == C.LITERAL or op == C.NOT_LITERAL:
-        lit = chr(av)  # type: ignore[arg-type]
+        lit = chr(av)
         lits = set(_variants(lit, fl))
         if op == C.LITERAL:
             return lambda c: any(v in lits for v in _variants(c, fl))
@@ -84,15 +92,13 @@ def _char_pred(op: object, av: object, fl: _Flags) -> _Pred:
     if op == C.IN:
         negate = False
         tests: list[_Pred] = []
-        for iop, iav in av:  # type: ignore[attr-defined]
+        for iop, iav in av:
             if iop == C.NEGATE:
                 negate = True
             elif iop == C.LITERAL:
-                lit = chr(iav)
-                tests.append(lambda c, lit=lit: c == lit)
+                tests.append(chr(iav).__eq__)
             elif iop == C.RANGE:
-                lo, hi = chr(iav[0]), chr(iav[1])
-                tests.append(lambda c, lo=lo, hi=hi: lo <= c <= hi)
+                tests.append(_in_range(chr(iav[0]), chr(iav[1])))
             elif iop == C.CATEGORY:
                 tests.append(_category(iav, fl))
             else:
@@ -112,17 +118,15 @@ _CHAR, _SPLIT, _JMP, _AT, _SUB, _MATCH = range(6)
 
 @dataclass
 class _Program:
-    code: list[tuple] = field(default_factory=list)
+    code: list[Any] = field(default_factory=list)
 
 
-def _compile(sub: sre_parse.SubPattern | list, fl: _Flags, prog: _Program) -> None:
+def _compile(sub: Any, fl: _Flags, prog: _Program) -> None:
     for op, av in sub:
         _compile_node(op, av, fl, prog)
 
 
-def _emit_repeat(
-    lo: int, hi: int, body: sre_parse.SubPattern, fl: _Flags, prog: _Program, lazy: bool
-) -> None:
+def _emit_repeat(lo: int, hi: int, body: Any, fl: _Flags, prog: _Program, lazy: bool) -> None:
     if body.getwidth()[0] == 0:
         raise Unsupported("a repeat whose body can match empty")
     for _ in range(lo):
@@ -131,7 +135,7 @@ def _emit_repeat(
     if hi == C.MAXREPEAT:
         # L: split(body, out) ; body ; jmp L ; out:
         loop = len(code)
-        code.append(None)  # type: ignore[arg-type]
+        code.append(None)
         _compile(body, fl, prog)
         code.append((_JMP, loop))
         out = len(code)
@@ -140,26 +144,26 @@ def _emit_repeat(
     holes: list[int] = []
     for _ in range(hi - lo):
         holes.append(len(code))
-        code.append(None)  # type: ignore[arg-type]
+        code.append(None)
         _compile(body, fl, prog)
     out = len(code)
     for h in holes:
         code[h] = (_SPLIT, out, h + 1) if lazy else (_SPLIT, h + 1, out)
 
 
-def _subprogram(sub: sre_parse.SubPattern, fl: _Flags) -> _Program:
+def _subprogram(sub: Any, fl: _Flags) -> _Program:
     p = _Program()
     _compile(sub, fl, p)
     p.code.append((_MATCH,))
     return p
 
 
-def _compile_node(op: object, av: object, fl: _Flags, prog: _Program) -> None:
+def _compile_node(op: Any, av: Any, fl: _Flags, prog: _Program) -> None:
     code = prog.code
     if op in (C.LITERAL, C.NOT_LITERAL, C.ANY, C.IN):
         code.append((_CHAR, _char_pred(op, av, fl)))
     elif op == C.SUBPATTERN:
-        _group, add, rem, sub = av  # type: ignore[misc]
+        _group, add, rem, sub = av
         inner = _Flags(
             ignorecase=(fl.ignorecase or bool(add & re.I)) and not (rem & re.I),
             ascii=fl.ascii or bool(add & re.A),
@@ -168,33 +172,33 @@ def _compile_node(op: object, av: object, fl: _Flags, prog: _Program) -> None:
         )
         _compile(sub, inner, prog)
     elif op == C.BRANCH:
-        alts = av[1]  # type: ignore[index]
+        alts = av[1]
         jumps: list[int] = []
         for i, alt in enumerate(alts):
             if i < len(alts) - 1:
                 split = len(code)
-                code.append(None)  # type: ignore[arg-type]
+                code.append(None)
                 _compile(alt, fl, prog)
                 jumps.append(len(code))
-                code.append(None)  # type: ignore[arg-type]
+                code.append(None)
                 code[split] = (_SPLIT, split + 1, len(code))
             else:
                 _compile(alt, fl, prog)
         for j in jumps:
             code[j] = (_JMP, len(code))
     elif op in (C.MAX_REPEAT, C.MIN_REPEAT):
-        lo, hi, body = av  # type: ignore[misc]
+        lo, hi, body = av
         _emit_repeat(lo, hi, body, fl, prog, lazy=op == C.MIN_REPEAT)
     elif op == C.POSSESSIVE_REPEAT:
-        lo, hi, body = av  # type: ignore[misc]
-        inner = _Program()
-        _emit_repeat(lo, hi, body, fl, inner, lazy=False)
-        inner.code.append((_MATCH,))
-        code.append((_SUB, "atomic", inner, 0))
+        lo, hi, body = av
+        possessive = _Program()
+        _emit_repeat(lo, hi, body, fl, possessive, lazy=False)
+        possessive.code.append((_MATCH,))
+        code.append((_SUB, "atomic", possessive, 0))
     elif op == C.ATOMIC_GROUP:
-        code.append((_SUB, "atomic", _subprogram(av, fl), 0))  # type: ignore[arg-type]
+        code.append((_SUB, "atomic", _subprogram(av, fl), 0))
     elif op in (C.ASSERT, C.ASSERT_NOT):
-        direction, sub = av  # type: ignore[misc]
+        direction, sub = av
         width = 0
         if direction < 0:
             lo, hi = sub.getwidth()
@@ -218,7 +222,7 @@ class _Counter:
         self.budget = budget
 
 
-def _at(code: object, fl: _Flags, text: str, pos: int) -> bool:
+def _at(code: Any, fl: _Flags, text: str, pos: int) -> bool:
     n = len(text)
     if code == C.AT_BEGINNING:
         return pos == 0 or (fl.multiline and text[pos - 1] == "\n")
@@ -235,7 +239,7 @@ def _at(code: object, fl: _Flags, text: str, pos: int) -> bool:
             return False
         before = pos > 0 and _is_word(text[pos - 1], fl)
         after = pos < n and _is_word(text[pos], fl)
-        return (before != after) == (code == C.AT_BOUNDARY)
+        return bool((before != after) == (code == C.AT_BOUNDARY))
     raise Unsupported(f"at {code}")
 
 
@@ -338,24 +342,24 @@ def literal_prefixes(pattern: re.Pattern[str] | re.Pattern[bytes], limit: int = 
     fl = _Flags(False, isinstance(source, bytes), False, False)
     candidates = "xa0_-./:@= \t,'\"`#"
 
-    def sample(sub: sre_parse.SubPattern | list, acc: list[str], cuts: list[str]) -> None:
+    def sample(sub: Any, acc: list[str], cuts: list[str]) -> None:
         for op, av in sub:
             if op in (C.LITERAL, C.NOT_LITERAL, C.ANY, C.IN):
                 if op == C.LITERAL:
-                    acc.append(chr(av))  # type: ignore[arg-type]
+                    acc.append(chr(av))
                     continue
                 pred = _char_pred(op, av, fl)
-                extra = [chr(a) for o, a in (av if op == C.IN else []) if o == C.LITERAL]  # type: ignore[attr-defined]
+                extra = [chr(a) for o, a in (av if op == C.IN else []) if o == C.LITERAL]
                 pick = next((c for c in (*extra, *candidates) if pred(c)), "x")
                 acc.append(pick)
             elif op == C.SUBPATTERN:
-                sample(av[3], acc, cuts)  # type: ignore[index]
+                sample(av[3], acc, cuts)
             elif op == C.ATOMIC_GROUP:
-                sample(av, acc, cuts)  # type: ignore[arg-type]
+                sample(av, acc, cuts)
             elif op == C.BRANCH:
-                sample(av[1][0], acc, cuts)  # type: ignore[index]
+                sample(av[1][0], acc, cuts)
             elif op in (C.MAX_REPEAT, C.MIN_REPEAT, C.POSSESSIVE_REPEAT):
-                lo, hi, body = av  # type: ignore[misc]
+                lo, hi, body = av
                 if hi == C.MAXREPEAT:
                     cuts.append("".join(acc))
                 for _ in range(max(lo, 1) if hi == C.MAXREPEAT else lo):
@@ -363,7 +367,7 @@ def literal_prefixes(pattern: re.Pattern[str] | re.Pattern[bytes], limit: int = 
             # assertions and anchors add no characters
 
     out: list[str] = []
-    tops: list[sre_parse.SubPattern | list] = [parsed]
+    tops: list[Any] = [parsed]
     if len(parsed) == 1 and parsed[0][0] == C.BRANCH:
         tops = list(parsed[0][1][1])
     elif len(parsed) == 1 and parsed[0][0] == C.SUBPATTERN and parsed[0][1][3]:

@@ -139,7 +139,7 @@ def test_pattern_steps_grow_linearly_with_input(name: str, pattern: re.Pattern) 
                 )
             # The interpreter read the pattern as re does (same matches), so its step
             # count is the work re does.
-            assert spans == [m.span() for m in pattern.finditer(subject)], name  # type: ignore[arg-type]
+            assert spans == [m.span() for m in pattern.finditer(subject)], name
             steps_at.setdefault(n, []).append(steps)
     small, large = SIZES
     for i, (a, b) in enumerate(zip(steps_at[small], steps_at[large], strict=True)):
