@@ -204,14 +204,28 @@ def cli_finder(view: _View) -> _Finder:
     text = view.text
     spans: list[tuple[int, int]] | None = None
 
+    def commands(lowered: str) -> list[tuple[int, int]]:
+        """The bounds of each command that holds a trigger, once each, in order."""
+        found: list[tuple[int, int]] = []
+        for m in A.CLI_TRIGGER_RE.finditer(lowered):
+            if found and m.start() < found[-1][1]:
+                continue  # a later trigger of the same command
+            before = lowered[m.start() - 1 : m.start()]
+            if before.isalnum() or before in ("_", "-"):
+                continue  # inside a longer name ("mymysql", "x-curl")
+            lo = max(lowered.rfind(c, 0, m.start()) for c in A.CLI_COMMAND_END) + 1
+            ends = [e for c in A.CLI_COMMAND_END if (e := lowered.find(c, m.end())) >= 0]
+            found.append((lo, min(ends, default=len(lowered))))
+        return found
+
     def find(pos: int) -> tuple[int, int] | None:
         nonlocal spans
         if spans is None:
             lowered = view.lowered()
             spans = [
                 span
-                for m in A.CLI_COMMAND_RE.finditer(text)
-                for span in _cli_command_spans(text, lowered, m.start(), m.end())
+                for lo, hi in commands(lowered)
+                for span in _cli_command_spans(text, lowered, lo, hi)
             ]
         k = bisect_left(spans, (pos, -1))
         return spans[k] if k < len(spans) else None

@@ -241,8 +241,15 @@ CLI_SEPARATE: Final[dict[str, tuple[str, ...]]] = {
 CLI_LOGIN_ONLY: Final = frozenset({"docker", "podman", "nerdctl", "buildah", "skopeo", "helm"})
 CLI_USERINFO: Final = frozenset({"curl"})
 CLI_LONG_FLAGS: Final = ("--password", "--passwd")
-# A command ends at a newline or a shell operator; its words are runs of non-blanks.
-CLI_COMMAND_RE: Final = re.compile(r"[^\n|;&]++")
+# A command ends at a newline or a shell operator; its words are runs of non-blanks. Only
+# a command that names one of the programs (or a long password flag) is read word by word:
+# one C-speed search finds them ("passed" in test output, which gates the rule, is not one).
+CLI_COMMAND_END: Final = "\n|;&"
+_CLI_NAMES = sorted({*CLI_ATTACHED, *CLI_SEPARATE}, key=len, reverse=True)
+CLI_TRIGGER_RE: Final = re.compile(
+    # (no look-behind first: it would be tried at every position; the finder checks it)
+    r"(?:" + "|".join(re.escape(n) for n in _CLI_NAMES) + r"|--passw(?:or)?d)(?![\w-])"
+)
 CLI_WORD_RE: Final = re.compile(r"\S++")
 # Quotes around a word (a command quoted in prose, JSON's escaped quotes) are not part of it.
 CLI_QUOTES: Final = "\"'`\\()"
