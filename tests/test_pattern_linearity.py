@@ -155,3 +155,25 @@ def test_patterns_are_collected_from_every_package() -> None:
     assert "summaries.core.heuristic.rule_shapes.VALUE_NOT" in names
     assert any(n.startswith("transcripts.core.redaction.patterns.assignments.") for n in names)
     assert len(PATTERNS) > 100
+
+
+# Triggers inside a nested alternative, which the prefix sampler does not reach: each
+# was quadratic ("vercel" then a scan to the next operator; ", because" then ".*").
+CRAFTED = {
+    "summaries.core.heuristic.tools._DEPLOY_CMD": lambda n: ("vercel " * n)[:n],
+    "summaries.core.heuristic.constraints._NOT_PHRASE": lambda n: (
+        (", not x, because a" * n)[:n] + "\nz"
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CRAFTED))
+def test_nested_triggers_stay_linear(name: str) -> None:
+    pattern = dict(PATTERNS)[name]
+    prog = compile_pattern(pattern)
+    for n in SIZES:
+        text = CRAFTED[name](n)
+        try:
+            finditer_spans(prog, text, STEPS_PER_CHAR * len(text))
+        except BudgetExceeded:
+            pytest.fail(f"{name} re-scans {text[:30]!r}… (n={len(text)})")

@@ -49,7 +49,7 @@ _PR_MERGE_CMD = re.compile(r"\b(?:gh pr merge|glab mr merge)\b", _I)
 _CI_CMD = re.compile(r"\b(?:gh (?:pr checks|run (?:watch|view))|glab ci (?:status|view))\b", _I)
 _DEPLOY_CMD = re.compile(
     r"\b(?:kubectl (?:apply|rollout (?:restart|undo)|set (?:image|resources))|helm (?:upgrade"
-    r"|install)|fly(?:ctl)? deploy|terraform apply|vercel\b[^|;&]*--prod|ansible-playbook"
+    r"|install)|fly(?:ctl)? deploy|terraform apply|vercel\b[^|;&]{0,400}--prod|ansible-playbook"
     r"|cap \w+ deploy|eb deploy|serverless deploy|sls deploy|gcloud \w+ deploy|az \w+ deploy"
     r"|(?:make|npm run|yarn|pnpm|just|task) deploy\w*)\b"
     # a program named deploy: "./deploy.sh prod", "bin/deploy staging"
