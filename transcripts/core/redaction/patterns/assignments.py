@@ -253,8 +253,9 @@ CLI_TRIGGER_RE: Final = re.compile(
 CLI_WORD_RE: Final = re.compile(r"\S++")
 # Quotes around a word (a command quoted in prose, JSON's escaped quotes) are not part of it.
 CLI_QUOTES: Final = "\"'`\\()"
-# ("pass" covers --password; every anchor is a fast-path literal the prefilter knows)
-CLI_ANCHORS: Final = ("mysql", "mariadb", "sshpass", "redis-cli", "login", "curl", "pass")
+# (each anchor holds a fast-path literal the prefilter knows: "--pass" holds "pass", so a row
+# with only "passed" in it never opens the rule)
+CLI_ANCHORS: Final = ("mysql", "mariadb", "sshpass", "redis-cli", "login", "curl", "--pass")
 _CLI_RULE = Rule(
     "cli_password",
     re.compile(r"(?:mysql|mariadb|sshpass|redis-cli|login|curl|--pass)", re.IGNORECASE),
