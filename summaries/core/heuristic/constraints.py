@@ -291,12 +291,9 @@ _NOT_OLD = re.compile(
 # "..., nobody runs plan from a laptop" restates the rule by the practice it forbids.
 _NOT_PHRASE = re.compile(
     r"(?:(?:(?<!\s)\s+)?,\s*|(?<=`)\s+)(?:not|pas|nicht|inte|niet|ikke)\s+[\w./:@`-]+(?:\s+[\w./:@`-]+){0,3}"
-    # (the story is read at most 400 characters ahead: ".*" re-read the rest of the line
-    # from every ", not …, because" on it)
-    r"(?:\s*,\s*because\b.{0,400})?\s*(?=[.;]|$)",
+    r"(?:\s*,\s*because\b.{0,400})?\s*(?=[.;]|$)",  # (".*" re-read the line per ", because")
     _I,
 )
-# (a blank run before the comma is entered at its start only: linear on long blank runs)
 _NOBODY = re.compile(r"(?:(?<!\s)\s+)?,\s*(?:nobody|no one|noone)\b[^.;]*(?=[.;]|$)", _I)
 
 
