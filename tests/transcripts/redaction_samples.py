@@ -156,4 +156,8 @@ COVERAGE_SAMPLES: dict[str, tuple[str, str]] = {
     "password_assignment": ("DB_PASSWORD=Sup3r" + rand(ALNUM, 8) + "!", "password = getpass()"),
     "secret_assignment": ('client_secret: "' + rand(ALNUM, 24) + '"', 'api_key = os.environ["X"]'),
     "token_assignment": ("AUTH_TOKEN=" + rand(ALNUM, 32), "token = tokenizer.encode(text)"),
+    # (last: new samples draw from the seeded stream after every older one, so the older
+    # samples, and the tests built on them, keep their tokens)
+    "cli_password": ("mysql -u root -pS3cr" + rand(ALNUM, 8), "ssh -p 2222 deploy@host"),
+    "sk_secret_key": ("BILLING_KEY=sk-live-" + rand(HEX, 40), "task-" + rand(HEX, 40)),
 }

@@ -68,8 +68,9 @@ def test_prose_with_keywords_only_is_left_alone_by_the_shortcut() -> None:
 
 def test_the_shortcuts_keywords_gate_only_the_assignment_rules() -> None:
     """What the shortcut relies on: with no window (no windowed rule, no pass 2 or 3) and
-    no other anchor, these keywords can open only the key = value rules."""
-    kinds = set(A.ASSIGN_KEY_PARTS)
+    no other anchor, these keywords can open only the key = value rules and the command
+    line's ``--password VALUE`` (whose blank the separator trigger also covers)."""
+    kinds = set(A.ASSIGN_KEY_PARTS) | {"cli_password"}
     opened = {
         P.RULES[i].kind
         for fast, lower, rules in _FULL_TEXT_BY_FAST
@@ -82,6 +83,13 @@ def test_the_shortcuts_keywords_gate_only_the_assignment_rules() -> None:
         for i in prefilter.ASSIGNMENT_ONLY
     )
     assert prefilter.WINDOW_ID not in prefilter.ASSIGNMENT_ONLY
+
+
+def test_a_command_line_password_flag_opens_the_full_redaction() -> None:
+    for flag in ("--password", "--passwd", "--PASSWORD"):
+        found = prefilter.scan_text(f"run {flag} Xy9kL2qR7") or frozenset()
+        assert prefilter.ASSIGNMENT_SEP_ID in found, flag
+        assert redact_text(f"run {flag} Xy9kL2qR7")[0] == f"run {flag} [REDACTED: credential]"
 
 
 def test_every_assignment_keyword_opens_the_full_redaction() -> None:

@@ -351,7 +351,10 @@ def aside_elsewhere(sig: UserSignals, cur: Draft, text: str) -> bool:
     return len(shared) <= ASIDE_SHARED and cur.sim(sig.words) < ASIDE_SHARE
 
 
-_NAME = re.compile(r"[A-Za-z][\w]*(?:[-_./][\w]+)+")
+# Entered at the start of a word run only: the first ASCII letter of the run starts the name
+# (as before: a name found from a later letter is also found from the first), so a long
+# "word" is read once, not from each of its letters. findall returns the group.
+_NAME = re.compile(r"(?<!\w)[^\WA-Za-z]*+([A-Za-z][\w]*(?:[-_./][\w]+)+)")
 
 
 def names_in(text: str) -> set[str]:

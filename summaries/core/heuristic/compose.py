@@ -45,11 +45,21 @@ _MAX_PROGRESS = 5
 _NOT_RUN = re.compile(r"\b(haven'?t|not yet|didn'?t|can'?t) (yet )?(run|ran|test|tested)\b", _I)
 
 
-_WEAK_END = re.compile(
-    r"(\s+(the|a|an|of|to|for|from|with|in|on|at|and|or|that|this|it|instead|like|such as"
-    r"|e\.g\.|de|la|le|les|des|du|der|die|das|den|el|los|las|em|para|com|und|et|y))+$",
+# A title never ends on one of these words. They are stripped one at a time from the right:
+# "(\s+(word))+$" re-read the tail from every blank (quadratic); each search here enters a
+# blank run at its start only.
+_WEAK_WORD = re.compile(
+    r"(?<!\s)\s+(?:the|a|an|of|to|for|from|with|in|on|at|and|or|that|this|it|instead|like"
+    r"|such as|e\.g\.|de|la|le|les|des|du|der|die|das|den|el|los|las|em|para|com|und|et|y)$",
     _I,
 )
+
+
+def _strip_weak_end(title: str) -> str:
+    """``title`` without its trailing run of weak words (a title is at most ~60 chars)."""
+    while (m := _WEAK_WORD.search(title)) is not None:
+        title = title[: m.start()] + title[m.end() :]
+    return title
 
 
 def _drop_pivot(sentence: str) -> str:
@@ -93,7 +103,10 @@ _LINKS = (
 )
 _CLAUSE_END = re.compile(
     # the CJK comma, enumeration comma, semicolon and colon end a clause too
-    r"\s*[,;:()\u2014\u3001\uff0c\uff1b\uff1a]\s*|\s+[-\u2013]\s+|\s+(?=" + _LINKS + r"\b)",
+    # A blank run is entered at its start only ("(?<!\s)"): from inside it the same cut
+    # would be found later, after re-scanning the run from each of its blanks.
+    r"(?:(?<!\s)\s+)?[,;:()\u2014\u3001\uff0c\uff1b\uff1a]\s*|(?<!\s)\s+[-\u2013]\s+"
+    r"|(?<!\s)\s+(?=" + _LINKS + r"\b)",
     _I,
 )
 # Where a phrase ends inside a clause: before a preposition or a conjunction.
@@ -101,7 +114,7 @@ _PREPS = (
     r"(?:in|on|for|with|to|from|by|of|at|into|over|under|via|and|or|than|without"
     r"|im|mit|für|von|auf|und|oder|en|con|para|de|por|y|o|dans|avec|pour|sur|et|ou|em|com)"
 )
-_PHRASE_END = re.compile(r"\s+(?=" + _PREPS + r"\b)", _I)
+_PHRASE_END = re.compile(r"(?<!\s)\s+(?=" + _PREPS + r"\b)", _I)
 _ENDS_ON_LINK = re.compile(r"\b(?:" + _LINKS + "|" + _PREPS + r")$", _I)
 
 
@@ -168,7 +181,7 @@ def title_for(text: str) -> str:
         core = head
     words = core.split()
     fitted = fit_phrase(core.rstrip(" ,.;:?!-"))
-    title = _WEAK_END.sub("", fitted).rstrip(_TITLE_TRIM)
+    title = _strip_weak_end(fitted).rstrip(_TITLE_TRIM)
     if _ENDS_ON_LINK.search(title) or not title:
         # "look into it" is not "look into": keep the weak word that completes the phrase
         title = fitted.rstrip(_TITLE_TRIM)

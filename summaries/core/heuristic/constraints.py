@@ -281,7 +281,7 @@ def _kinds(text: str) -> set[str]:
 # "the port is 5439, not 5432": a correction states the value that holds; the superseded one
 # is left out, so a reader (or a later model) never picks up the wrong value from it.
 _NOT_OLD = re.compile(
-    rf"\s*(?:,|\u2014|\u2013|\s-)\s*(?:{NOT_WORDS})\s+`?[\w./:@-]+`?(?=\s*(?:[.;,)\u2014\u2013]|$))",
+    rf"(?:(?<!\s)\s+)?(?:,|\u2014|\u2013|\s-)\s*(?:{NOT_WORDS})\s+`?[\w./:@-]+`?(?=\s*(?:[.;,)\u2014\u2013]|$))",
     _I,
 )
 
@@ -290,11 +290,11 @@ _NOT_OLD = re.compile(
 # warehouse.old": the rejected alternative (up to four words) and the story behind it go too;
 # "..., nobody runs plan from a laptop" restates the rule by the practice it forbids.
 _NOT_PHRASE = re.compile(
-    r"(?:\s*,\s*|(?<=`)\s+)(?:not|pas|nicht|inte|niet|ikke)\s+[\w./:@`-]+(?:\s+[\w./:@`-]+){0,3}"
-    r"(?:\s*,\s*because\b.*)?\s*(?=[.;]|$)",
+    r"(?:(?:(?<!\s)\s+)?,\s*|(?<=`)\s+)(?:not|pas|nicht|inte|niet|ikke)\s+[\w./:@`-]+(?:\s+[\w./:@`-]+){0,3}"
+    r"(?:\s*,\s*because\b.{0,400})?\s*(?=[.;]|$)",  # (".*" re-read the line per ", because")
     _I,
 )
-_NOBODY = re.compile(r"\s*,\s*(?:nobody|no one|noone)\b[^.;]*(?=[.;]|$)", _I)
+_NOBODY = re.compile(r"(?:(?<!\s)\s+)?,\s*(?:nobody|no one|noone)\b[^.;]*(?=[.;]|$)", _I)
 
 
 def _shape(text: str) -> str:

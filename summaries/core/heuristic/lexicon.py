@@ -78,7 +78,9 @@ DROP_PART = _rx(
 # "eslint-plugin-react one: skip it", "skip the flaky ones": one member of a set of items
 # the work goes through; the rest of the set, and the work, go on.
 DROP_ITEM = _rx(
-    r"(^|[.;!?]\s*)\W*(the |that |this )?[\w.@/-]+( [\w.@/-]+){0,2} ones?\s*[:,-]\s*(just )?"
+    # an item is at most 80 characters: a sentence end inside a long dotted run ("x.x.x")
+    # would otherwise re-scan the run from each of its dots
+    r"(^|[.;!?]\s*)\W*(the |that |this )?[\w.@/-]{1,80}( [\w.@/-]+){0,2} ones?\s*[:,-]\s*(just )?"
     r"(skip|drop|leave|ignore|forget|park|scrap|exclude|bin)\b"
     r"|\b(skip|drop|leave|ignore|exclude|forget) (the|that|those) [\w.@/-]+( [\w.@/-]+){0,2}"
     r" ones?\b"
@@ -375,7 +377,9 @@ CODE_MARKERS = _rx(
     # a platform is code when an app of it is meant, not when it is a column of the data
     r"|(ios|android) (app|build|crash|release|version|device|client|sdk|simulator|emulator)\w*"
     r"|testflight|xcode|simulators?|emulators?|play store|app store)\b"
-    r"|`[^`]*[(/.=][^`]*`"
+    # (the first "(/.=" splits the span, so an unclosed backtick is read once, not once per
+    # split point)
+    r"|`[^`(/.=]*+[(/.=][^`]*+`"
 )
 CODE_FILE = _rx(r"\.(py|ts|tsx|js|jsx|go|rs|java|kt|rb|php|sql|sh|gradle|css|scss|html|c|cc|cpp)\b")
 NON_CODE_OBJECT = _rx(

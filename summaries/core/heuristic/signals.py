@@ -12,7 +12,9 @@ from dataclasses import dataclass
 from summaries.core.heuristic import lexicon as lx
 from summaries.core.heuristic.words import content_words, refs, sentences
 
-_CLAUSE_SPLIT = re.compile(r"[.;:!?\n]+|,\s+|\s+-+\s+|\u2014")
+# A blank run before a dash is entered at its start (or just after a newline, which the
+# first branch already split on), never from each of its blanks.
+_CLAUSE_SPLIT = re.compile(r"[.;:!?\n]+|,\s+|(?<!\s)\s+-+\s+|(?<=\n)[^\S\n]+-+\s+|\u2014")
 _FIRST_WORD = re.compile(r"[a-z]+")
 
 

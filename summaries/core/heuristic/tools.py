@@ -49,11 +49,12 @@ _PR_MERGE_CMD = re.compile(r"\b(?:gh pr merge|glab mr merge)\b", _I)
 _CI_CMD = re.compile(r"\b(?:gh (?:pr checks|run (?:watch|view))|glab ci (?:status|view))\b", _I)
 _DEPLOY_CMD = re.compile(
     r"\b(?:kubectl (?:apply|rollout (?:restart|undo)|set (?:image|resources))|helm (?:upgrade"
-    r"|install)|fly(?:ctl)? deploy|terraform apply|vercel\b[^|;&]*--prod|ansible-playbook"
+    r"|install)|fly(?:ctl)? deploy|terraform apply|vercel\b[^|;&]{0,400}--prod|ansible-playbook"
     r"|cap \w+ deploy|eb deploy|serverless deploy|sls deploy|gcloud \w+ deploy|az \w+ deploy"
     r"|(?:make|npm run|yarn|pnpm|just|task) deploy\w*)\b"
     # a program named deploy: "./deploy.sh prod", "bin/deploy staging"
-    r"|(?:^|[;&|]\s*)(?:\S*/)?deploy(?:[\w-]*\.sh)?(?=\s|$)",
+    # (path segments are read once each: "\S*/" re-scanned the word from every "/")
+    r"|(?:^|[;&|]\s*)(?:[^\s/;&|]*+/)*deploy(?:[\w-]*\.sh)?(?=\s|$)",
     _I,
 )
 _PUBLISH_CMD = re.compile(
@@ -63,7 +64,9 @@ _PUBLISH_CMD = re.compile(
 )
 # A check by its name ("restore-check.sh", "verify_backup", "healthcheck", "smoke"), run
 # rather than read: a program whose name says it checks reports pass or fail by exit code.
-_CHECK_CMD = re.compile(r"[\w./-]*(?:check(?!out)|verify|validate|smoke|health|probe)[\w.-]*", _I)
+_CHECK_CMD = re.compile(
+    r"(?<![\w./-])[\w./-]*(?:check(?!out)|verify|validate|smoke|health|probe)[\w.-]*", _I
+)
 # Operational checks that report health by exit code and output: a rollout that finished,
 # an Argo app that is healthy, manifests or configs that validate, dbt's tests. What a
 # person on call reads as "it works now".
@@ -105,7 +108,8 @@ _SHELL_WRITE = re.compile(r"^\s*(?:cat\s+>|(?:sudo\s+)?tee(?:\s+-a)?)\s*([\w./-]
 _FAILED = re.compile(
     r"\b[1-9]\d*\s+(?:failed|failing|failures?|errors?)\b|\btest result: FAILED\b|^--- FAIL\b"
     r"|^FAIL\b|\bBUILD FAIL\w*|\bFailures: [1-9]|\bErrors: [1-9]|\bTests failed\b"
-    r"|\bFAILED\b|[1-9]\d* (?:problems?|errors?) \(",
+    # (a count is read from the start of its digit run, never from each digit)
+    r"|\bFAILED\b|(?<!\d)0*+[1-9]\d* (?:problems?|errors?) \(",
     re.MULTILINE,
 )
 _PASSED = re.compile(

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable
 
 from . import patterns as P
 from .report import _Span
-from .structured import any_scheme_finder, assign_finder, cookie_finder
+from .structured import any_scheme_finder, assign_finder, cli_finder, cookie_finder
 from .views import _View, _Windows
 
 # A pass-1 finder: leftmost (start, end) at or after ``pos``, or None when exhausted.
@@ -156,6 +156,8 @@ def _finder(index: int, view: _View) -> _Finder:
         return cookie_finder(text)
     if rule.finder == "anyscheme":
         return any_scheme_finder(text)
+    if rule.finder == "cli":
+        return cli_finder(view)
     # A windowed rule is a candidate only when a window holds its anchor, so the
     # windows exist here. Were they missing, a full-text scan would still be correct.
     if rule.windowed and view.windows is not None:

@@ -41,7 +41,8 @@ NOTHING: Found = frozenset()
 # Not a fast-path trigger but a finer fact for the write boundary: one of the key = value
 # rules' keywords followed by a separator (``patterns.assignments``: the key regexes end in
 # ``_SEP``; this is a superset, without their look-behinds and owners). Those keywords
-# open no other rule, so a text whose only triggers are them, without this, cannot change
+# open no other rule (but the "cli" rule's ``--password VALUE``, which this covers), so a
+# text whose only triggers are them, without this, cannot change
 # (``rounds._redact``). It occurs only with one of those triggers: ``bool(found)`` and
 # every trigger's answer stay as they were.
 ASSIGNMENT_SEP_ID = WINDOW_ID + 1
@@ -49,7 +50,11 @@ ASSIGNMENT_KEYWORDS = (b"pass", b"pwd", b"secret", b"key", b"token")
 ASSIGNMENT_ONLY: Found = frozenset(
     len(EXACT) + CASELESS.index(word) for word in ASSIGNMENT_KEYWORDS if word in CASELESS
 )
-_ASSIGNMENT_SEP = rb"""(?:pass(?:word|wd|phrase)?|pwd|secret|key|token)(?:\\?["'])?[ \t]*[:=]"""
+# (also a command line's ``--password VALUE``: the "cli" rule reads its value after a blank)
+_ASSIGNMENT_SEP = (
+    rb"""(?:pass(?:word|wd|phrase)?|pwd|secret|key|token)(?:\\?["'])?[ \t]*[:=]"""
+    rb"""|--pass(?:word|wd)?[ \t]"""
+)
 
 
 def _hex(literal: bytes) -> bytes:

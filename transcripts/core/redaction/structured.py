@@ -29,8 +29,13 @@ _Finder = Callable[[int], tuple[int, int] | None]
 _KEY_LOOKBACK = 32
 
 
-def _value_span(text: str, vs: int, after_colon: bool) -> tuple[int, int, bool] | None:
-    """(start, end, quoted) of the value at ``vs``, or None when there is no literal."""
+def _value_span(
+    text: str, vs: int, after_colon: bool, passphrase: bool = False
+) -> tuple[int, int, bool] | None:
+    """(start, end, quoted) of the value at ``vs``, or None when there is no literal.
+
+    ``passphrase``: a quoted value may hold a few blank-separated words (a password's).
+    """
     c = text[vs : vs + 1]
     if c == "\\" and text[vs + 1 : vs + 2] in ('"', "'"):  # an escaped quote in JSON
         vs, c = vs + 1, text[vs + 1]
@@ -40,6 +45,12 @@ def _value_span(text: str, vs: int, after_colon: bool) -> tuple[int, int, bool] 
         closing = text[end : end + 1]
         if closing == c or (closing == "\\" and text[end + 1 : end + 2] == c):
             return start, end, True
+        if passphrase and closing in (" ", "\t"):
+            end = A.QUOTED_PASSPHRASE_RE[c].match(text, start).end()  # type: ignore[union-attr]
+            closing = text[end : end + 1]
+            words = text[start:end].split()
+            if closing == c and len(words) <= A.PASSPHRASE_MAX_WORDS and words:
+                return start, end, True
         return None
     if after_colon:  # "key:value" is a label, a time or a type; YAML needs ": "
         return None
@@ -77,6 +88,7 @@ def _assign_keys(kind: str, lowered: str) -> list[tuple[int, bool]]:
 def assign_finder(index: int, view: _View) -> _Finder:
     kind = P.RULES[index].kind
     text, min_len = view.text, A.ASSIGN_MIN_LEN[kind]
+    passphrase = kind == "password_assignment"
     keys: list[tuple[int, bool]] | None = None
 
     def find(pos: int) -> tuple[int, int] | None:
@@ -86,7 +98,7 @@ def assign_finder(index: int, view: _View) -> _Finder:
         # A key that ends a little before ``pos`` may still have its value after it.
         for k in range(bisect_left(keys, (pos - _KEY_LOOKBACK, False)), len(keys)):
             at, after_colon = keys[k]
-            span = _value_span(text, at, after_colon)
+            span = _value_span(text, at, after_colon, passphrase)
             if span is None or span[0] < pos:
                 continue
             start, end, quoted = span
@@ -132,5 +144,90 @@ def any_scheme_finder(text: str) -> _Finder:
                 return start, m.end()
             at = i + 1
         return None
+
+    return find
+
+
+def _cli_value(
+    text: str, word: tuple[int, int], cut: int = 0, userinfo: bool = False
+) -> tuple[int, int] | None:
+    """The password span of ``word`` from offset ``cut`` (quotes stripped), if it is one."""
+    start, end = word[0] + cut, word[1]
+    while start < end and text[start] in A.CLI_QUOTES:
+        start += 1
+    while end > start and text[end - 1] in A.CLI_QUOTES:
+        end -= 1
+    if userinfo:  # curl -u user:pass
+        colon = text.find(":", start, end)
+        if colon < 0:
+            return None
+        start = colon + 1
+    value = text[start:end]
+    if not value or not A.plausible_secret_value(value, quoted=True, min_len=4):
+        return None
+    return start, end
+
+
+def _cli_command_spans(text: str, lowered: str, lo: int, hi: int) -> list[tuple[int, int]]:
+    """Password spans in the command ``text[lo:hi]`` (one command: no newline or operator)."""
+    words = [m.span() for m in A.CLI_WORD_RE.finditer(text, lo, hi)]
+    names = [lowered[s:e].strip(A.CLI_QUOTES).rsplit("/", 1)[-1] for s, e in words]
+    program = next((n for n in names if n in A.CLI_ATTACHED or n in A.CLI_SEPARATE), None)
+    spans: list[tuple[int, int]] = []
+    if program in A.CLI_LOGIN_ONLY and "login" not in names:
+        program = None  # docker run -p 8080:80 is a port
+    attached = A.CLI_ATTACHED.get(program or "", ())
+    separate = A.CLI_SEPARATE.get(program or "", ())
+    userinfo = program in A.CLI_USERINFO
+    for i, name in enumerate(names):
+        nxt = words[i + 1] if i + 1 < len(words) else None
+        found: tuple[int, int] | None = None
+        if name in A.CLI_LONG_FLAGS and nxt is not None:
+            found = _cli_value(text, nxt)
+        elif name.startswith(tuple(f + "=" for f in A.CLI_LONG_FLAGS)):
+            found = _cli_value(text, words[i], lowered.index("=", *words[i]) + 1 - words[i][0])
+        elif name in separate and nxt is not None:
+            found = _cli_value(text, nxt, userinfo=userinfo)
+        elif len(name) > 2 and name.startswith(attached) and not name.startswith("--"):
+            flag_at = lowered.index(name[:2], *words[i]) - words[i][0]
+            found = _cli_value(text, words[i], flag_at + 2, userinfo=userinfo)
+        if found is not None:
+            spans.append(found)
+    return spans
+
+
+def cli_finder(view: _View) -> _Finder:
+    """Passwords on a command line (see :data:`.patterns.assignments.CLI_ATTACHED`).
+
+    Linear: the text is cut into commands once and each command's words are read once.
+    """
+    text = view.text
+    spans: list[tuple[int, int]] | None = None
+
+    def commands(lowered: str) -> list[tuple[int, int]]:
+        """The bounds of each command that holds a trigger, once each, in order."""
+        found: list[tuple[int, int]] = []
+        for m in A.CLI_TRIGGER_RE.finditer(lowered):
+            if found and m.start() < found[-1][1]:
+                continue  # a later trigger of the same command
+            before = lowered[m.start() - 1 : m.start()]
+            if before.isalnum() or before in ("_", "-"):
+                continue  # inside a longer name ("mymysql", "x-curl")
+            lo = max(lowered.rfind(c, 0, m.start()) for c in A.CLI_COMMAND_END) + 1
+            ends = [e for c in A.CLI_COMMAND_END if (e := lowered.find(c, m.end())) >= 0]
+            found.append((lo, min(ends, default=len(lowered))))
+        return found
+
+    def find(pos: int) -> tuple[int, int] | None:
+        nonlocal spans
+        if spans is None:
+            lowered = view.lowered()
+            spans = [
+                span
+                for lo, hi in commands(lowered)
+                for span in _cli_command_spans(text, lowered, lo, hi)
+            ]
+        k = bisect_left(spans, (pos, -1))
+        return spans[k] if k < len(spans) else None
 
     return find

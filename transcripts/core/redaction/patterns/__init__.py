@@ -163,6 +163,8 @@ FAST_PATH_LOWER_ANCHORS: Final = (
     "secret",
     "key",
     "token",
+    # command-line passwords (``mysql -pS3cret``, ``redis-cli -a``, ``docker login -p``)
+    *("mysql", "mariadb", "sshpass", "redis-cli", "login", "curl"),
 )
 
 # Companion-supplied exact hosts (lowercase) that skip only the base64/length query

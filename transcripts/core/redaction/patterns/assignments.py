@@ -79,11 +79,27 @@ QUOTED_VALUE_RE: Final = {
     "'": re.compile(r"[^'\s\\]*+"),
     "`": re.compile(r"[^`\s\\]*+"),
 }
-UNQUOTED_VALUE_RE: Final = re.compile(r"""[^\s"'`=,;&()\[\]{}<>\\]++={0,2}+""")
+# A password is also a passphrase: quoted, it may hold blanks ("hunter2 hunter2"), up to
+# PASSPHRASE_MAX_WORDS words (a longer quoted text is a UI string or prose).
+QUOTED_PASSPHRASE_RE: Final = {
+    '"': re.compile(r'[^"\n\\]{0,80}+'),
+    "'": re.compile(r"[^'\n\\]{0,80}+"),
+    "`": re.compile(r"[^`\n\\]{0,80}+"),
+}
+PASSPHRASE_MAX_WORDS: Final = 4
+# A ";" or "&" inside the value ("p@ss;w0rd#tail", "Tr0ub4dor&3xyz") is part of it unless
+# the next key starts there ("pw=abc123&user=bob"); so is a "(…)" with more value after it
+# ("abc(def)ghi123"), while "getpass()" (nothing after) stays a call. Each character is
+# read once: the look-aheads read one word, which the loop then consumes.
+_VALUE_CHARS = r"""[^\s"'`=,;&()\[\]{}<>\\]"""
+UNQUOTED_VALUE_RE: Final = re.compile(
+    rf"""(?:{_VALUE_CHARS}++|[;&](?![A-Za-z_][\w.-]*+=)(?={_VALUE_CHARS})"""
+    rf"""|\([^\s()"'`]*+\)(?={_VALUE_CHARS}))++={{0,2}}+"""
+)
 # String-literal prefixes (b"…", r'…'); f-strings are interpolated, so never a literal.
 STRING_PREFIXES: Final = frozenset({"b", "r", "u", "br", "rb"})
 
-_DOTTED_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+")
+_DOTTED_NAME = re.compile(r"(?<![A-Za-z0-9_])[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+")
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _PLACEHOLDER_MARKERS = ("...", "\u2026", "xxxx", "****", "<", ">", "your_", "your-", "example")
 _PLACEHOLDER_WORDS = frozenset({"changeme", "placeholder", "redacted", "password", "secret"})
@@ -165,8 +181,11 @@ COOKIE_KEY_RE: Final = re.compile(
 # A cookie name is an RFC 6265 token: no ":" and no other separator, so "cookie:cookie:"
 # fails at once instead of scanning on for an "=".
 _COOKIE_PAIR = r"""[^\s=;:,"'\\()<>@\[\]{}/?]++=[^\s;"'\\]*+"""
-COOKIE_LIST_RE: Final = re.compile(rf"{_COOKIE_PAIR}(?:;[ \t]*{_COOKIE_PAIR})*+")
-SET_COOKIE_PAIR_RE: Final = re.compile(_COOKIE_PAIR)
+# The finder matches these right after the header (a quote, ":", "=" or a blank), so the
+# look-behind changes nothing there; it only keeps a search from re-reading a name run.
+_COOKIE_START = r"""(?<![^\s=;:,"'\\()<>@\[\]{}/?])"""
+COOKIE_LIST_RE: Final = re.compile(rf"{_COOKIE_START}{_COOKIE_PAIR}(?:;[ \t]*{_COOKIE_PAIR})*+")
+SET_COOKIE_PAIR_RE: Final = re.compile(_COOKIE_START + _COOKIE_PAIR)
 _COOKIE_RUN = re.compile(r"[A-Za-z0-9%+/._~-]{8,}")
 
 
@@ -200,6 +219,53 @@ def plausible_userinfo_password(password: str) -> bool:
     return password.lower() not in _TEMPLATE_PASSWORDS and len(set(password)) > 1
 
 
+# ── Passwords given to a command line (the "cli" finder) ──────────────────────
+# Flags that take a password, per program. "-p" is a password only for these programs
+# (``ssh -p 22``, ``docker run -p 8080:80`` and ``mkdir -p`` are ports and parents); for
+# docker-like tools only in a ``login``. Attached: ``mysql -pS3cret``; separate:
+# ``sshpass -p S3cret``. ``--password``/``--passwd`` (``=`` or a blank) count for any
+# program. curl's ``-u user:pass`` is redacted after the first ":".
+CLI_ATTACHED: Final[dict[str, tuple[str, ...]]] = {
+    **dict.fromkeys(("mysql", "mysqldump", "mysqladmin", "mysqlimport", "mariadb"), ("-p",)),
+    **dict.fromkeys(("mariadb-dump", "mysqlsh", "sshpass"), ("-p",)),
+    "redis-cli": ("-a",),
+    **dict.fromkeys(("docker", "podman", "nerdctl", "buildah", "skopeo", "helm"), ("-p",)),
+    "curl": ("-u",),
+}
+CLI_SEPARATE: Final[dict[str, tuple[str, ...]]] = {
+    "sshpass": ("-p",),
+    "redis-cli": ("-a", "--pass"),
+    **dict.fromkeys(("docker", "podman", "nerdctl", "buildah", "skopeo", "helm"), ("-p",)),
+    "curl": ("-u", "--user"),
+}
+CLI_LOGIN_ONLY: Final = frozenset({"docker", "podman", "nerdctl", "buildah", "skopeo", "helm"})
+CLI_USERINFO: Final = frozenset({"curl"})
+CLI_LONG_FLAGS: Final = ("--password", "--passwd")
+# A command ends at a newline or a shell operator; its words are runs of non-blanks. Only
+# a command that names one of the programs (or a long password flag) is read word by word:
+# one C-speed search finds them ("passed" in test output, which gates the rule, is not one).
+CLI_COMMAND_END: Final = "\n|;&"
+_CLI_NAMES = sorted({*CLI_ATTACHED, *CLI_SEPARATE}, key=len, reverse=True)
+CLI_TRIGGER_RE: Final = re.compile(
+    # (no look-behind first: it would be tried at every position; the finder checks it)
+    r"(?:" + "|".join(re.escape(n) for n in _CLI_NAMES) + r"|--passw(?:or)?d)(?![\w-])"
+)
+CLI_WORD_RE: Final = re.compile(r"\S++")
+# Quotes around a word (a command quoted in prose, JSON's escaped quotes) are not part of it.
+CLI_QUOTES: Final = "\"'`\\()"
+# (each anchor holds a fast-path literal the prefilter knows: "--pass" holds "pass", so a row
+# with only "passed" in it never opens the rule)
+CLI_ANCHORS: Final = ("mysql", "mariadb", "sshpass", "redis-cli", "login", "curl", "--pass")
+_CLI_RULE = Rule(
+    "cli_password",
+    re.compile(r"(?:mysql|mariadb|sshpass|redis-cli|login|curl|--pass)", re.IGNORECASE),
+    "cli",
+    False,
+    CLI_ANCHORS,
+    anchor_lower=True,
+)
+
+
 STRUCTURED_RULES: Final[tuple[Rule, ...]] = (
     Rule(
         "basic_auth_header",
@@ -223,4 +289,5 @@ STRUCTURED_RULES: Final[tuple[Rule, ...]] = (
         )
         for kind, key in ASSIGN_KEYS.items()
     ),
+    _CLI_RULE,
 )

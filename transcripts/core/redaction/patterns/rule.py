@@ -35,9 +35,9 @@ class Rule(NamedTuple):
     pattern: re.Pattern[str]
     # "regex": pattern.search; the others are linear-time finders in the engine that
     # reproduce the pattern's leftmost match without its quadratic re-scans.
-    # "assign", "cookie" and "anyscheme" are the structured finders of :mod:`.structured`
+    # "assign", "cookie", "anyscheme" and "cli" are the structured finders of :mod:`.structured`
     # ("pgp" is the PEM finder with the PGP armour lines).
-    finder: Literal["regex", "pem", "pgp", "jwt", "scheme", "assign", "cookie", "anyscheme"]
+    finder: Literal["regex", "pem", "pgp", "jwt", "scheme", "assign", "cookie", "anyscheme", "cli"]
     windowed: bool
     # Literals of which every match contains at least one. The rule is skipped when
     # none of them occurs. A windowed rule without anchors runs whenever there are

@@ -94,6 +94,18 @@ VENDOR_RULES: Final[tuple[Rule, ...]] = (
         "discord.com/api",
         "discordapp.com/api",
     ),
+    # "sk-live-"/"sk-test-"/"sk-prod-" + 24 or more letters and digits (billing providers),
+    # and a bare "sk-" + 32 or more hex digits (DeepSeek and other model providers). A bare
+    # "sk-" + mixed-case letters stays too generic (OpenAI's legacy keys need their marker,
+    # :mod:`.extended`); "task-<hex>" is not one (left boundary).
+    _w(
+        "sk_secret_key",
+        r"[sS]k-(?<![A-Za-z0-9][sS]k-)(?:(?:live|test|prod)-[A-Za-z0-9]{24,}"
+        r"|[a-fA-F0-9]{32,}(?![A-Za-z0-9]))",
+        "sk-",
+        "Sk-",
+        capital=False,
+    ),
     _w("heroku_api_key_v2", r"HRKU-AA[0-9A-Za-z_-]{58}", "HRKU-AA"),
     _w("pulumi_access_token", r"pul-[a-f0-9]{40}(?![A-Za-z0-9])", "pul-"),
     _w(
