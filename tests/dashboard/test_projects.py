@@ -143,7 +143,8 @@ def test_a_project_lists_every_open_intent_of_its_sessions_linked_to_its_turn(
     assert f'href="/s/{newer.name}/#turn-5">Ship the refund flow' in body
     assert 'href="/s/older/#turn-2">Add the payment webhook' in body
     # The open question is named, with what was asked.
-    assert "Open question" in body and "Redis or SQS for the email queue?" in body
+    assert "Open question" in body
+    assert "Redis or SQS for the email queue?" in body
 
 
 def test_needs_you_on_a_project_page_is_what_the_list_filter_finds(
@@ -166,7 +167,8 @@ def test_needs_you_on_a_project_page_is_what_the_list_filter_finds(
     marked = {item.slot for item in view.items if item.state == "needs-you"}
     filtered = {s.slot.name for s in dashboard_sessions(state="needs-you")}
     assert marked == filtered
-    assert "waits" in marked and "busy" not in marked
+    assert "waits" in marked
+    assert "busy" not in marked
     assert view.counts.needs_you == len([i for i in view.items if i.state == "needs-you"])
     assert view.counts.questions == 1
 
@@ -205,11 +207,14 @@ def test_the_projects_index_counts_sessions_and_open_intents_per_project(
     assert (projects[BLOG].sessions, projects[BLOG].open, projects[BLOG].needs_you) == (1, 0, 0)
     # The index's counts and the project page's items agree.
     shop = project_get(path=SHOP)
-    assert shop is not None and len(shop.items) == projects[SHOP].open
+    assert shop is not None
+    assert len(shop.items) == projects[SHOP].open
 
     index = client_in.get("/projects/").content.decode()
     assert f'href="/project/?path={quote(SHOP, safe="")}"' in index
-    assert "2 sessions" in index and "1 Needs you" in index and "3 open" in index
+    assert "2 sessions" in index
+    assert "1 Needs you" in index
+    assert "3 open" in index
 
 
 def test_the_projects_index_is_reachable_from_the_sessions_list(client_in: Client) -> None:
@@ -240,7 +245,8 @@ def test_another_apps_sessions_are_never_listed_under_its_filter(
 
     body = client_in.get(project_url(SHOP, app="mine")).content.decode()
     assert "Add the webhook" in body
-    assert "Their secret plan" not in body and "Session t1" not in body
+    assert "Their secret plan" not in body
+    assert "Session t1" not in body
     assert client_in.get(project_url(BLOG, app="mine")).status_code == 404
     index = client_in.get("/projects/?app=mine").content.decode()
     assert "blog" not in index
@@ -251,7 +257,8 @@ def test_another_apps_sessions_are_never_listed_under_its_filter(
 @pytest.mark.parametrize("path", ["/projects/", project_url(SHOP)])
 def test_project_pages_need_a_login(path: str, db: Any) -> None:
     response = Client().get(path)
-    assert response.status_code == 302 and "/login/" in response["Location"]
+    assert response.status_code == 302
+    assert "/login/" in response["Location"]
 
 
 @pytest.mark.parametrize(
