@@ -183,6 +183,7 @@ def test_the_timeline_draws_a_bar_per_range_without_overflow_and_a_bar_opens_its
         assert box["width"] > 3
         assert box["height"] > 3
     assert fits(page)
+    timeline.scroll_into_view_if_needed()
     screenshot(page, f"timeline-{viewport['width']}")
 
     # The bar of turns 1-4 (in the gap before the page's last 20 turns): hovering names
