@@ -6,6 +6,7 @@ what the test says, so the mirror and the sidecar are exactly what a pass leaves
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import re
 from collections.abc import Callable, Sequence
@@ -15,8 +16,9 @@ from urllib.parse import quote
 import pytest
 from django.test import Client
 
+from kirocrew_site.dashboard.present import STATE_LABELS
 from kirocrew_site.dashboard.project_selectors import project_get, project_list
-from kirocrew_site.dashboard.projects import NO_PROJECT
+from kirocrew_site.dashboard.projects import NO_PROJECT, SessionIntents, open_items
 from kirocrew_site.dashboard.selectors import dashboard_sessions
 from summaries.core.gate import PassResult
 from summaries.services import summary_generate
@@ -107,9 +109,10 @@ def test_a_project_lists_every_open_intent_of_its_sessions_linked_to_its_turn(
         "older",
         SHOP,
         [
-            intent("Add the payment webhook", "active", [[1, 2]]),
+            intent("Add the payment webhook", "active", [[7, 8]]),
             intent("Upgrade Django", "completed", [[3, 4]], verified=True),
         ],
+        turns=8,
     )
     newer = project_session(
         "newer",
@@ -141,10 +144,35 @@ def test_a_project_lists_every_open_intent_of_its_sessions_linked_to_its_turn(
     # Each links to the session page's turn anchor (row.html: id="turn-N").
     assert f'href="/s/{newer.name}/#turn-6">Pick a queue for emails' in body
     assert f'href="/s/{newer.name}/#turn-5">Ship the refund flow' in body
-    assert 'href="/s/older/#turn-2">Add the payment webhook' in body
+    assert 'href="/s/older/#turn-8">Add the payment webhook' in body
     # The open question is named, with what was asked.
     assert "Open question" in body
     assert "Redis or SQS for the email queue?" in body
+
+
+def test_open_items_put_the_most_recent_session_first_then_its_latest_turn() -> None:
+    """Sessions may come in any order; a later turn of an older session stays below."""
+    day = dt.datetime(2026, 12, 1, tzinfo=dt.UTC)
+
+    def session(name: str, hours: int, *intents: tuple[str, str, int]) -> SessionIntents:
+        return SessionIntents(
+            slot=name,
+            title=name,
+            last_activity=day + dt.timedelta(hours=hours),
+            turns=30,
+            behind=False,
+            intents=[{"title": t, "state": s, "last_touched_turn": turn} for t, s, turn in intents],
+        )
+
+    items = open_items(
+        [
+            session("older", 1, ("Old late turn", "in-progress", 30), ("Old done", "done", 29)),
+            session("newer", 5, ("New early", "needs-you", 2), ("New later", "in-progress", 9)),
+        ],
+        STATE_LABELS,
+    )
+    assert [i.title for i in items] == ["New later", "New early", "Old late turn"]
+    assert [i.anchor for i in items] == ["turn-9", "turn-2", "turn-30"]
 
 
 def test_needs_you_on_a_project_page_is_what_the_list_filter_finds(
