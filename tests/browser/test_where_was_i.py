@@ -30,10 +30,23 @@ ASKS = [
 
 def claude_session(folder: Path) -> Path:
     """A Claude Code session file of five turns run in ``SHOP``."""
-    lines, parent = [], None
+    lines: list[dict[str, Any]] = []
+    parent: str | None = None
     for n, ask in enumerate(ASKS, start=1):
         for role, text in (("user", ask), ("assistant", f"Done: {ask.lower()}.")):
             uuid = f"{role[0]}{n}"
+            message: dict[str, Any] = (
+                {"role": role, "content": text}
+                if role == "user"
+                else {
+                    "id": f"msg_{n}",
+                    "type": "message",
+                    "role": "assistant",
+                    "model": "claude-sonnet-4-5",
+                    "content": [{"type": "text", "text": text}],
+                    "stop_reason": "end_turn",
+                }
+            )
             lines.append(
                 {
                     "parentUuid": parent,
@@ -45,16 +58,7 @@ def claude_session(folder: Path) -> Path:
                     "type": role,
                     "uuid": uuid,
                     "timestamp": f"2026-12-01T10:{n:02d}:{0 if role == 'user' else 30:02d}.000Z",
-                    "message": {"role": role, "content": text}
-                    if role == "user"
-                    else {
-                        "id": f"msg_{n}",
-                        "type": "message",
-                        "role": "assistant",
-                        "model": "claude-sonnet-4-5",
-                        "content": [{"type": "text", "text": text}],
-                        "stop_reason": "end_turn",
-                    },
+                    "message": message,
                 }
             )
             parent = uuid
@@ -95,7 +99,7 @@ def shop_slot(server: Server, tmp_path_factory: pytest.TempPathFactory) -> str:
     finally:
         server.set_enabled(True)
     slots = server.api("GET", "/slots?limit=200")["slots"]
-    (slot,) = [s["name"] for s in slots if s.get("project") == SHOP]
+    (slot,) = [str(s["name"]) for s in slots if s.get("project") == SHOP]
     intents = [
         intent("Ship the refund flow", "needs-you", [[5, 5]]),
         intent("Pick a queue for the refund emails", "in-progress", [[3, 3]]),

@@ -114,7 +114,7 @@ class Scripted:
         return json.dumps({"intents": self.intents, "constraints": []})
 
 
-MULTI = [
+MULTI: list[dict[str, Any]] = [
     {"title": "Outer refactor", "status": "active", "ranges": [[1, 2], [6, 8]]},
     {"title": "Nested <fix> & co", "status": "completed", "verified": True, "ranges": [[3, 4]]},
     {"title": "Ship it", "status": "completed", "verified": False, "ranges": [[8, 8]]},
