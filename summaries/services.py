@@ -34,6 +34,7 @@ from .core.extract import (
 )
 from .core.gate import PassOutcome, PassResult, SlotView, is_restricted, should_summarize
 from .core.intents import StoredSummary, SummaryPayload
+from .core.open_work import is_open
 from .core.payload import clip_sealed, seal_model
 from .core.sidecar import INTENTS, ONE_LINE, summary_strict, write_guarded
 from .core.transcript_turn import TranscriptTurn
@@ -312,7 +313,7 @@ def one_line_gist(payload: SummaryPayload) -> str:
         return ""
     gist = intents[0].title
     others = len(intents) - 1
-    open_count = sum(1 for i in intents if i.state in {"in-progress", "needs-you"})
+    open_count = sum(1 for i in intents if is_open(i.state))
     if others:
         gist += f" (+{others} more)"
     if open_count:

@@ -1,7 +1,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from . import views
+from . import project_views, views
 from .login import LoginView
 
 app_name = "dashboard"
@@ -12,6 +12,9 @@ urlpatterns = [
     path("s/<str:slot>/rows/", views.session_rows_partial, name="session-rows"),
     path("s/<str:slot>/summary/", views.session_summary_partial, name="session-summary"),
     path("s/<str:slot>/card/", views.session_card_partial, name="session-card"),
+    path("s/<str:slot>/timeline/", views.session_timeline_partial, name="session-timeline"),
+    path("projects/", project_views.project_index, name="projects"),
+    path("project/", project_views.project_detail, name="project"),
     path("settings/", views.settings_page, name="settings"),
     path("login/", LoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),

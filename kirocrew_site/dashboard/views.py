@@ -45,6 +45,7 @@ from .selectors import (
     transcript_live,
     transcript_opening,
 )
+from .timeline import Timeline, timeline_layout
 
 PAGE_SIZE = 50
 MAX_GAP_TURNS = 200  # turns per gap load, whatever the page opens with
@@ -120,6 +121,7 @@ def session_detail(request: HttpRequest, slot: str) -> HttpResponse:
     # A long session opens at its last turns; earlier ones load on demand (the rows view).
     opening = transcript_opening(found.session.key, _page_turns())
     user: Any = request.user
+    panel = _panel_body(found)
     page_state = {
         "slot": found.name,
         "running": found.running,
@@ -131,7 +133,7 @@ def session_detail(request: HttpRequest, slot: str) -> HttpResponse:
         "stateLabels": STATE_LABELS,
         "evidenceLabels": EVIDENCE_LABELS,
         "noEvidence": NO_EVIDENCE,
-        "summary": _panel_body(found),
+        "summary": panel,
     }
     return render(
         request,
@@ -145,6 +147,7 @@ def session_detail(request: HttpRequest, slot: str) -> HttpResponse:
             "warning": fold_warning(opening.window.report),
             "missing": opening.window.missing,
             "page_state": page_state,
+            "timeline": _timeline(found, panel),
         },
     )
 
@@ -258,6 +261,33 @@ def _json_error(status: int, code: str, error: str) -> JsonResponse:
 def session_summary_partial(request: HttpRequest, slot: str) -> JsonResponse:
     """The summary panel's read: the API body with its texts rendered (see _panel_body)."""
     return JsonResponse(_panel_body(_dashboard_slot(slot)))
+
+
+@login_required
+@require_GET
+def session_timeline_partial(request: HttpRequest, slot: str) -> JsonResponse:
+    """The intent timeline as the session page draws it, for the page to swap in when a
+    summary frame says the stored summary changed (the server draws; the script swaps)."""
+    try:
+        found = _dashboard_slot(slot)
+    except Http404:
+        return _json_error(404, "slot_not_found", "no such session")
+    context = {"timeline": _timeline(found, summary_body(found))}
+    return JsonResponse({"html": render_to_string("dashboard/partials/timeline.html", context)})
+
+
+def _timeline(found: Any, body: dict[str, Any]) -> Timeline | None:
+    """The stored summary's intents over the session's turns (none while summaries are off:
+    the flag gates reads)."""
+    if not body.get("enabled"):
+        return None
+    covers = body.get("covers_through_turn")
+    return timeline_layout(
+        panel_intents(list(body.get("intents") or [])),
+        turns=found.session.user_turns,
+        covered=covers if isinstance(covers, int) else None,
+        labels=STATE_LABELS,
+    )
 
 
 @require_GET

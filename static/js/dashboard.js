@@ -184,6 +184,20 @@ function earlierTurns(state) {
   else if (list.querySelector("li.gap")) list.lastElementChild?.scrollIntoView({ block: "end" });
 }
 
+// ------------------------------------------------------------------ intent timeline
+// The server draws the timeline (partials/timeline.html); when the stored summary changes
+// the page swaps in the section it draws now. A failed read keeps the one on screen.
+function intentTimeline(state) {
+  const base = `/s/${encodeURIComponent(state.slot)}/timeline/`;
+  async function refresh() {
+    const r = await api(base);
+    if (!r.ok || !r.body || typeof r.body.html !== "string") return;
+    const fresh = parsed(r.body.html).find((node) => node.nodeType === Node.ELEMENT_NODE);
+    if (fresh) document.getElementById("intent-timeline")?.replaceWith(fresh);
+  }
+  return { refresh };
+}
+
 // ------------------------------------------------------------------ pages
 function sessionPage() {
   const state = pageState;
@@ -195,17 +209,23 @@ function sessionPage() {
   };
   panel = summaryPanel(state, setRunning);
   const transcript = liveTranscript(state);
+  const timeline = intentTimeline(state);
   earlierTurns(state);
   const mine = (data) => data && data.key === state.slot;
   connectSocket({
     async hello(reconnected) {
       // (Re)subscribed: anything pushed while we were away is lost, so read it all again.
       panel.refresh(true);
+      timeline.refresh();
       transcript.pull(reconnected ? "resync" : "hello");
       const r = await api(`/api/chat/slots/${encodeURIComponent(state.slot)}`);
       if (r.ok && r.body && typeof r.body.running === "boolean") setRunning(r.body.running);
     },
-    session_summary(data) { if (mine(data)) panel.refresh(true); },
+    session_summary(data) {
+      if (!mine(data)) return;
+      panel.refresh(true);
+      timeline.refresh();
+    },
     turn(data) { if (mine(data)) setRunning(Boolean(data.running)); },
     row(data) { if (mine(data)) transcript.pull(String(data.role || "row")); },
   });

@@ -189,8 +189,9 @@ class Server:
 
     # ------------------------------------------------------------- what other processes do
     def write_summary(self, slot: str, intents: list[dict[str, Any]], **extra: Any) -> None:
-        """A sidecar for the transcript exactly as it is now (what a worker would write)."""
-        key = transcript_key_for_slot(slot)
+        """A sidecar for the transcript exactly as it is now (what a worker would write);
+        ``key=`` names a transcript whose key is not ``dashboard:<slot>`` (an import's)."""
+        key = extra.pop("key", None) or transcript_key_for_slot(slot)
         identity = self.store.identity(key)
         assert identity is not None
         payload = {

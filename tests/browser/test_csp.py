@@ -69,6 +69,11 @@ def test_login_and_session_list_run_under_the_policy(watched: Watch):
     watched.assert_clean("session list")
     watched.goto("/settings/")
     watched.assert_clean("settings")
+    watched.goto("/projects/")
+    watched.assert_clean("projects")
+    page.locator(".project-name a").first.click()
+    page.wait_for_url("**/project/?path=*")
+    watched.assert_clean("a project")
 
 
 def test_a_live_session_page_runs_under_the_policy(watched: Watch, server: Server):
