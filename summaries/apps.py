@@ -24,6 +24,12 @@ class SummariesConfig(AppConfig):
         signals.import_finished.connect(
             receivers.on_import_finished, dispatch_uid="summaries-import-finished"
         )
+        from django.core.signals import request_started
+
+        # A server queues what a killed import or worker left unsummarized, once.
+        request_started.connect(
+            receivers.on_first_request, dispatch_uid=receivers.FIRST_REQUEST_UID
+        )
 
         from transcripts.slot_extras import SlotExtra, slot_extra_register
 
