@@ -1,9 +1,9 @@
 """The summary queue's order: one queue per app, served round-robin, one entry per slot.
 
 An app that ends 500 turns at once (an import, a runaway agent) must not put every other
-app's summaries behind its own: the next pass always comes from the app after the one
-served last that has work, so another app's pass waits for at most one pass of each
-other app with work. Within an app, first come, first served.
+app's summaries behind its own: the next pass comes from the app with work served least
+recently, so another app's pass waits for at most one pass of each other app with work
+(the one running). Within an app, first come, first served.
 
 A slot is queued at most once: a pass reads the transcript as it is when it starts, so a
 second request before it started adds nothing but may raise it to ``force`` (an explicit
@@ -14,7 +14,7 @@ Pure: no Django, no threads (the caller holds its own lock).
 
 from __future__ import annotations
 
-from collections import OrderedDict, deque
+from collections import OrderedDict
 from dataclasses import dataclass
 
 
@@ -26,10 +26,12 @@ class Job:
 
 class FairQueue:
     def __init__(self) -> None:
-        # app -> its slots in arrival order (value: force); only apps with work are keys
+        # app -> its slots in arrival order (value: force); only apps with work are keys,
+        # in the order they got work (the tie-break between apps never served)
         self._queues: dict[Hashable, OrderedDict[str, bool]] = {}
-        self._turns: deque[Hashable] = deque()  # apps with work, the next to serve first
         self._app_of: dict[str, Hashable] = {}
+        self._served: dict[Hashable, int] = {}  # app -> when it was last served
+        self._clock = 0
 
     def __len__(self) -> int:
         return len(self._app_of)
@@ -45,38 +47,39 @@ class FairQueue:
             queue = self._queues[queued_in]
             queue[slot_name] = queue[slot_name] or force
             return False
-        queue = self._queues.get(app)
-        if queue is None:
-            queue = self._queues[app] = OrderedDict()
-            self._turns.append(app)
-        queue[slot_name] = force
+        self._queues.setdefault(app, OrderedDict())[slot_name] = force
         self._app_of[slot_name] = app
         return True
 
     def pop(self, busy: Container[str] = ()) -> Job | None:
         """The next pass: the oldest slot not in ``busy`` (a slot whose pass is running:
-        its next pass waits for it) of the next app in turn; None when there is none."""
-        for _ in range(len(self._turns)):
-            app = self._turns[0]
-            queue = self._queues[app]
-            slot_name = next((name for name in queue if name not in busy), None)
-            if slot_name is None:
-                self._turns.rotate(-1)  # all of this app's slots are running: next app
+        its next pass waits for it) of the app served least recently; None when none.
+
+        Least recently served, not a fixed rotation: an app that gets work just after a
+        busy app's pass goes before that app's next one."""
+        best: tuple[int, Hashable, str] | None = None
+        for app, queue in self._queues.items():
+            served = self._served.get(app, -1)
+            if best is not None and served >= best[0]:
                 continue
-            self._turns.popleft()
-            force = queue.pop(slot_name)
-            del self._app_of[slot_name]
-            if queue:
-                self._turns.append(app)  # its next pass waits for every other app's turn
-            else:
-                del self._queues[app]
-            return Job(slot_name, force)
-        return None
+            slot_name = next((name for name in queue if name not in busy), None)
+            if slot_name is not None:
+                best = (served, app, slot_name)
+        if best is None:
+            return None
+        _, app, slot_name = best
+        queue = self._queues[app]
+        force = queue.pop(slot_name)
+        del self._app_of[slot_name]
+        if not queue:
+            del self._queues[app]
+        self._clock += 1
+        self._served[app] = self._clock
+        return Job(slot_name, force)
 
     def clear(self) -> list[Job]:
         """Empty the queue; the jobs it held, in no particular order."""
         jobs = [Job(name, force) for q in self._queues.values() for name, force in q.items()]
         self._queues.clear()
-        self._turns.clear()
         self._app_of.clear()
         return jobs

@@ -23,13 +23,13 @@ def test_another_apps_pass_is_not_behind_all_of_a_busy_apps_passes() -> None:
     ]  # fmt: skip
 
 
-def test_an_app_that_arrives_later_is_served_after_one_pass_of_each_other_app() -> None:
+def test_an_app_that_gets_work_after_a_busy_apps_pass_goes_before_its_next_one() -> None:
     queue = FairQueue()
     for n in range(3):
         queue.push("a", f"a-{n}")
-    assert queue.pop() == Job("a-0")
+    assert queue.pop() == Job("a-0")  # running while b's turn ends
     queue.push("b", "b-0")
-    assert drain(queue) == ["a-1", "b-0", "a-2"]
+    assert drain(queue) == ["b-0", "a-1", "a-2"]
 
 
 def test_a_slot_is_queued_once_and_keeps_a_forced_request() -> None:
