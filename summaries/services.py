@@ -39,7 +39,8 @@ from .core.reply import parse_reply
 from .core.sidecar import INTENTS, ONE_LINE, summary_strict, write_guarded
 from .core.transcript_turn import TranscriptTurn
 from .core.window import WINDOW_BYTES, window_turns
-from .marker import marker_active, marker_release, marker_take
+from .core.claim import claim_take
+from .marker import pass_done, pass_pending, pass_started
 from .models import IntentSummary, OneLineSummary
 from .runtime import summary_backend, summary_config
 from .signals import summary_stored
@@ -51,8 +52,10 @@ log = logging.getLogger(__name__)
 
 
 def slot_view(slot: Slot) -> SlotView:
+    """The gate's view of ``slot``; ``in_flight``: a pass is queued or running for it (what
+    the panel shows as "generating"; the pass itself is excluded by its claim, not this)."""
     return SlotView(
-        in_flight=marker_active(slot),
+        in_flight=pass_pending(slot),
         memory_mode=slot.session.memory_mode or "",
         running=slot.running,
         last_stop_reason=slot.last_stop_reason or "",
@@ -66,12 +69,15 @@ def summary_generate(*, slot_name: str, force: bool = False) -> PassOutcome:
     slot = Slot.objects.select_related("session").filter(name=slot_name).first()
     if slot is None:
         return PassOutcome(PassResult.SLOT_NOT_FOUND)
-    refusal = should_summarize(cfg, slot_view(slot), None, force=force)
+    started = pass_started()
+    # The claim, not the "generating" flag, excludes a second pass: checked by taking it.
+    refusal = should_summarize(cfg, slot_view(slot), None, force=force, holding_guard=True)
     if refusal is not None:
+        pass_done(slot.pk, started)  # this request's pass ended here: no longer "generating"
         log.info("Session summary skipped for %s: %s", slot_name, refusal.label)
         return refusal
-    token = marker_take(slot.pk)
-    if token is None:  # another pass took the marker after our cheap gate read it
+    claim = claim_take(get_store().root, slot.session.key)
+    if claim is None:  # another pass runs for this session; it clears the flag when done
         log.info("Session summary skipped for %s: in_flight", slot_name)
         return PassOutcome(PassResult.IN_FLIGHT)
     try:
@@ -88,10 +94,13 @@ def summary_generate(*, slot_name: str, force: bool = False) -> PassOutcome:
             log.warning("Session summary failed for %s", slot_name, exc_info=True)
             outcome = PassOutcome(PassResult.ERROR)
     finally:
-        marker_release(slot.pk, token)
+        try:
+            pass_done(slot.pk, started)
+        finally:
+            claim.release()
     if outcome.announce:
-        # After the marker is released: a client refetching on this frame must not see
-        # the pass still in flight (generate_state "unavailable").
+        # After the flag is cleared: a client refetching on this frame must not see the
+        # pass still "generating".
         transaction.on_commit(partial(_announce, slot_name))
     if not outcome.ok:
         log.info("Session summary not stored for %s: %s", slot_name, outcome.label)

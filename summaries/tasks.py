@@ -23,6 +23,7 @@ from django.db import transaction
 from transcripts.models import Slot
 
 from .core.gate import switched_off
+from .marker import pass_requested
 from .runtime import summary_config
 from .services import summary_generate
 
@@ -69,6 +70,7 @@ def summary_dispatch(slot_name: str, *, force: bool = False, wait: bool = False)
 
 
 def _enqueue(mode: DispatchMode, slot_name: str, force: bool, wait: bool) -> None:
+    pass_requested(slot_name)  # the GET says "generating" until this pass has run
     if mode is DispatchMode.CELERY:
         summarize_slot.delay(slot_name, force)
         return
