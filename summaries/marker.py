@@ -33,6 +33,11 @@ def pass_requested(slot_name: str) -> None:
     SummaryState.objects.filter(slot_id=slot_id).update(in_flight_until=until)
 
 
+def pass_request_drop(slot_name: str) -> None:
+    """The queued pass ended before its claim (switched off): no longer "generating"."""
+    SummaryState.objects.filter(slot__name=slot_name).update(in_flight_until=None)
+
+
 def pass_started() -> datetime:
     """The bound ``pass_done`` clears below: requests made after this pass started keep
     their "generating" (their pass is still to come)."""

@@ -23,7 +23,7 @@ from django.db import transaction
 from transcripts.models import Slot
 
 from .core.gate import switched_off
-from .marker import pass_requested
+from .marker import pass_request_drop, pass_requested
 from .runtime import summary_config
 from .services import summary_generate
 
@@ -48,12 +48,12 @@ def summarize_slot(slot_name: str, force: bool = False) -> str:
 
 def summary_run(slot_name: str, *, force: bool = False) -> str:
     """One queued pass, wherever it runs; its outcome's label. The gate's config-only rule
-    comes first, as in ``should_summarize``: switched off, the pass ends there before it
-    opens a connection (an import's 500 queued no-ops cost microseconds each, logged at
-    DEBUG only: the operator already knows)."""
+    comes first, as in ``should_summarize``: switched off, the pass ends there, clearing
+    only its "generating" flag (logged at DEBUG only: the operator already knows)."""
     refusal = switched_off(summary_config())
     if refusal is not None:
         log.debug("Session summary skipped for %s: %s", slot_name, refusal.label)
+        pass_request_drop(slot_name)  # switched off after it was queued: not "generating"
         return refusal.label
     return summary_generate(slot_name=slot_name, force=force).label
 
@@ -70,6 +70,8 @@ def summary_dispatch(slot_name: str, *, force: bool = False, wait: bool = False)
 
 
 def _enqueue(mode: DispatchMode, slot_name: str, force: bool, wait: bool) -> None:
+    if switched_off(summary_config()) is not None:
+        return  # the pass would end at its first rule: queue nothing, flag nothing
     pass_requested(slot_name)  # the GET says "generating" until this pass has run
     if mode is DispatchMode.CELERY:
         summarize_slot.delay(slot_name, force)

@@ -18,10 +18,10 @@ def test_a_slot_without_a_row_reads_as_mark_zero_and_no_pass_in_flight(store):
     assert summary_state_of(slot) is None
     assert (summary_turn_mark(slot), pass_pending(slot)) == (0, False)
 
-    started = pass_started()
     pass_requested("s1")  # the first dispatch creates the row: "generating"
     slot.refresh_from_db()
     assert pass_pending(slot)
+    started = pass_started()  # its pass
     pass_done(slot.pk, started)
     summary_turn_mark_set(slot.pk, 4)
     slot.refresh_from_db()
