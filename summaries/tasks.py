@@ -66,10 +66,19 @@ def summary_dispatch(slot_name: str, *, force: bool = False, wait: bool = False)
     if mode is DispatchMode.INLINE:
         summary_run(slot_name, force=force)
         return
-    transaction.on_commit(partial(_enqueue, mode, slot_name, force, wait), robust=True)
+    transaction.on_commit(partial(_enqueue, mode, slot_name, force, wait))
 
 
 def _enqueue(mode: DispatchMode, slot_name: str, force: bool, wait: bool) -> None:
+    """After the commit: a broker that is down or a database error is logged here and
+    never fails the request that committed, nor the commit callbacks after this one."""
+    try:
+        _enqueue_now(mode, slot_name, force, wait)
+    except Exception:
+        log.warning("Session summary dispatch failed for %s", slot_name, exc_info=True)
+
+
+def _enqueue_now(mode: DispatchMode, slot_name: str, force: bool, wait: bool) -> None:
     if switched_off(summary_config()) is not None:
         return  # the pass would end at its first rule: queue nothing, flag nothing
     pass_requested(slot_name)  # the GET says "generating" until this pass has run

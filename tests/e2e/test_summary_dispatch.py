@@ -5,13 +5,24 @@ turn API. No patching: ``make run`` with an OpenAI-compatible model."""
 from __future__ import annotations
 
 import os
+import signal
+import subprocess
 from pathlib import Path
 
 import httpx
 import pytest
 
 from tests.e2e.held_model import HeldModel, held_model
-from tests.e2e.processes import Proc, daphne_start, embedded_env, health, manage, wait_for
+from tests.e2e.processes import (
+    BIN,
+    ROOT,
+    Proc,
+    daphne_start,
+    embedded_env,
+    health,
+    manage,
+    wait_for,
+)
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(180)]
 
@@ -93,6 +104,65 @@ def test_a_busy_apps_passes_run_off_the_server_and_do_not_queue_another_app_behi
                 wait_for("busy's summaries", lambda: model.answered == 5, within=60, procs=procs)
                 assert model.arrived[2:] == ["tag-busy-1", "tag-busy-2", "tag-busy-3"]
                 assert all(stored(busy, f"busy-{n}") for n in range(4))
+        finally:
+            model.release_all()
+            daphne.stop()
+
+
+def summarize_command(env: dict[str, str], slot: str) -> subprocess.CompletedProcess[str]:
+    """``manage.py summarize SLOT``: a forced pass in a process of its own."""
+    return subprocess.run(
+        [str(BIN / "python"), "manage.py", "summarize", slot],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=90,
+        check=False,
+    )
+
+
+def test_one_pass_per_slot_however_long_and_a_killed_pass_blocks_nothing(
+    tmp_path: Path,
+) -> None:
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    with held_model() as model:
+        env = summary_env(tmp_path / "home", model)
+        manage(env, "migrate", "--noinput")
+        token = manage(env, "create_app", "solo").strip().splitlines()[-1]
+        daphne, port = daphne_start(env, logs)
+        procs: list[Proc] = [daphne]
+        url = "/api/chat/slots/s1/summary"
+        try:
+            with httpx.Client(
+                base_url=f"http://127.0.0.1:{port}", timeout=30, headers=_bearer(token)
+            ) as api:
+                wait_for("daphne", lambda: health(api), within=30, procs=procs)
+                one_turn(api, "s1", "tag-solo-0")
+                assert model.wait_arrivals(1) == ["tag-solo-0"]  # the pass waits on the model
+                assert api.get(url).json()["generate_state"] == "generating"
+
+                # Another process's pass for the slot is refused while this one runs, for
+                # as long as it runs: no expiry lets a second one in.
+                second = summarize_command(env, "s1")
+                assert second.returncode == 1 and "in_flight" in second.stderr, second.stderr
+                assert model.arrived == ["tag-solo-0"]
+
+                [(child, _)] = [
+                    c for c in children(daphne.popen.pid) if "summaries.passworker" in c[1]
+                ]
+                os.kill(child, signal.SIGKILL)  # the pass dies mid-call
+
+                # The next pass is not blocked by the dead one: the POST queues it (202,
+                # "generating") and it reaches the model.
+                queued = api.post(url)
+                assert queued.status_code == 202, queued.text
+                assert queued.json()["generate_state"] == "generating"
+                assert model.wait_arrivals(2) == ["tag-solo-0", "tag-solo-0"]
+                model.release_all()
+                wait_for("the summary", lambda: stored(api, "s1"), within=60, procs=procs)
+                assert api.get(url).json()["generate_state"] == "ready"
         finally:
             model.release_all()
             daphne.stop()
