@@ -75,7 +75,9 @@ def summary_backlog() -> list[str]:
     if not cfg.enabled:
         return []
     current = IntentSummary.objects.filter(
-        session_id=OuterRef("session_id"), sig=OuterRef("session__sig"), gen=OuterRef("session__gen")
+        session_id=OuterRef("session_id"),
+        sig=OuterRef("session__sig"),
+        gen=OuterRef("session__gen"),
     )
     mark = Coalesce("summary_state__turn_mark", 0)
     rows = (

@@ -24,6 +24,7 @@ from transcripts.models import Session, Slot
 from transcripts.runtime import get_store
 
 from .core.backends import BackendError
+from .core.claim import claim_take
 from .core.config import SessionSummaryConfig
 from .core.extract import (
     count_user_turns,
@@ -39,7 +40,6 @@ from .core.reply import parse_reply
 from .core.sidecar import INTENTS, ONE_LINE, summary_strict, write_guarded
 from .core.transcript_turn import TranscriptTurn
 from .core.window import WINDOW_BYTES, window_turns
-from .core.claim import claim_take
 from .marker import pass_done, pass_pending, pass_started
 from .models import IntentSummary, OneLineSummary
 from .runtime import summary_backend, summary_config

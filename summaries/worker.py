@@ -25,6 +25,7 @@ room (an import of 500 sessions gets 500 passes).
 from __future__ import annotations
 
 import atexit
+import contextlib
 import json
 import logging
 import subprocess
@@ -84,7 +85,8 @@ class _Worker(threading.Thread):
         child = self._spawn()
         stdin: IO[bytes] | None = child.stdin
         stdout: IO[bytes] | None = child.stdout
-        assert stdin is not None and stdout is not None
+        if stdin is None or stdout is None:  # never: both are pipes
+            raise RuntimeError("summary worker started without its pipes")
         try:
             stdin.write(json.dumps({"slot": job.slot_name, "force": job.force}).encode() + b"\n")
             stdin.flush()
@@ -209,10 +211,8 @@ def _stop_children() -> None:
     for worker in _workers:
         child = worker.child
         if child is not None and child.stdin is not None:
-            try:
+            with contextlib.suppress(OSError):
                 child.stdin.close()
-            except OSError:
-                pass
 
 
 atexit.register(_stop_children)

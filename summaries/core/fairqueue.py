@@ -15,6 +15,7 @@ Pure: no Django, no threads (the caller holds its own lock).
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Container, Hashable
 from dataclasses import dataclass
 
 

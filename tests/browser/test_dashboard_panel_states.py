@@ -18,7 +18,6 @@ from tests.browser.conftest import (
     open_session,
     screenshot,
 )
-from tests.browser.dashboard_probes import summary_posts
 
 SECRET = "sk-ant-" + "a1B2c3D4e5F6g7H8i9J0" * 2  # a key shape the redactor knows
 CONVERSATION: list[tuple[Any, ...]] = [

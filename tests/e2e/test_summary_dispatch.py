@@ -92,7 +92,8 @@ def test_a_busy_apps_passes_run_off_the_server_and_do_not_queue_another_app_behi
                 # one of its threads; the server answers meanwhile.
                 passes = [c for c in children(daphne.popen.pid) if "summaries.passworker" in c[1]]
                 assert len(passes) == 1, children(daphne.popen.pid)
-                assert passes[0][0] != daphne.popen.pid and passes[0][0] != os.getpid()
+                assert passes[0][0] != daphne.popen.pid
+                assert passes[0][0] != os.getpid()
                 assert quiet.get("/api/health").status_code == 200
 
                 one_turn(quiet, "quiet-0", "tag-quiet-0")  # three of busy's passes wait
@@ -100,7 +101,9 @@ def test_a_busy_apps_passes_run_off_the_server_and_do_not_queue_another_app_behi
                 # The quiet app's pass comes next, not after all of the busy app's.
                 assert model.wait_arrivals(2) == ["tag-busy-0", "tag-quiet-0"]
                 model.release_all()
-                wait_for("quiet's summary", lambda: stored(quiet, "quiet-0"), within=60, procs=procs)
+                wait_for(
+                    "quiet's summary", lambda: stored(quiet, "quiet-0"), within=60, procs=procs
+                )
                 wait_for("busy's summaries", lambda: model.answered == 5, within=60, procs=procs)
                 assert model.arrived[2:] == ["tag-busy-1", "tag-busy-2", "tag-busy-3"]
                 assert all(stored(busy, f"busy-{n}") for n in range(4))
@@ -146,7 +149,8 @@ def test_one_pass_per_slot_however_long_and_a_killed_pass_blocks_nothing(
                 # Another process's pass for the slot is refused while this one runs, for
                 # as long as it runs: no expiry lets a second one in.
                 second = summarize_command(env, "s1")
-                assert second.returncode == 1 and "in_flight" in second.stderr, second.stderr
+                assert second.returncode == 1, second.stderr
+                assert "in_flight" in second.stderr, second.stderr
                 assert model.arrived == ["tag-solo-0"]
 
                 [(child, _)] = [

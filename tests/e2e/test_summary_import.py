@@ -53,7 +53,9 @@ def claude_sessions(folder: Path, count: int) -> Path:
                 me = f"{n}-{turn}-{i}"
                 stamp = f"2026-11-30T10:{turn:02d}:{i:02d}.000Z"
                 lines.append(
-                    json.dumps({"parentUuid": parent, **base, **rec, "uuid": me, "timestamp": stamp})
+                    json.dumps(
+                        {"parentUuid": parent, **base, **rec, "uuid": me, "timestamp": stamp}
+                    )
                 )
                 parent = me
         (project / f"{sid}.jsonl").write_text("\n".join(lines) + "\n")
@@ -134,7 +136,8 @@ def test_ctrl_c_in_the_summary_phase_stops_with_one_line_and_a_rerun_finishes(
             run.kill(signal.SIGKILL)
         output = run.output()
         assert code == 130, output
-        assert "Traceback" not in output and "never awaited" not in output, output
+        assert "Traceback" not in output, output
+        assert "never awaited" not in output, output
         after = output.split("Summarizing: waiting", 1)[1].splitlines()[1:]
         assert after == ["Interrupted."], output
         assert summarized(home) == 0

@@ -56,4 +56,5 @@ def test_clear_returns_every_queued_job() -> None:
     queue.push("a", "s1", force=True)
     queue.push("b", "s2")
     assert sorted(queue.clear(), key=lambda j: j.slot_name) == [Job("s1", True), Job("s2")]
-    assert len(queue) == 0 and queue.pop() is None
+    assert len(queue) == 0
+    assert queue.pop() is None

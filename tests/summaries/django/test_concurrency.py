@@ -7,16 +7,15 @@ from __future__ import annotations
 import datetime as dt
 import os
 import threading
-import time
 from collections.abc import Callable
 from typing import TypeVar
 
 import pytest
-from django.db import OperationalError, connection
+from django.db import connection
 from django.utils import timezone
 
-from summaries.core.sidecar import INTENTS, ONE_LINE, read_for_panel, read_strict, sidecar_path
 from summaries.core.claim import Claim, claim_take
+from summaries.core.sidecar import INTENTS, ONE_LINE, read_for_panel, read_strict, sidecar_path
 from summaries.marker import pass_done, pass_started
 from summaries.models import IntentSummary, OneLineSummary
 from summaries.services import PassOutcome, PassResult, summary_generate
