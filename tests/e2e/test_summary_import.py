@@ -10,10 +10,11 @@ import os
 import signal
 from pathlib import Path
 
+import httpx
 import pytest
 
 from tests.e2e.held_model import HeldModel, held_model
-from tests.e2e.processes import BIN, Proc, embedded_env, manage, wait_for
+from tests.e2e.processes import BIN, Proc, daphne_start, embedded_env, health, manage, wait_for
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(180)]
 
@@ -145,3 +146,36 @@ def test_ctrl_c_in_the_summary_phase_stops_with_one_line_and_a_rerun_finishes(
         model.release_all()
         manage(env, "import_transcripts", "--format", "claude-code", str(source))
         assert summarized(home) == SESSIONS
+
+
+def test_a_server_started_after_a_killed_import_summarizes_what_it_left(tmp_path: Path) -> None:
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    home = tmp_path / "home"
+    source = claude_sessions(tmp_path / "claude", SESSIONS)
+    with held_model() as model:
+        env = env_for(home, model)
+        manage(env, "migrate", "--noinput")
+        first = start_import(env, source, logs, "import")
+        try:
+            in_summary_phase(first, model)
+        finally:
+            first.kill(signal.SIGKILL)
+        model.release_all()
+        token = manage(env, "create_app", "viewer").strip().splitlines()[-1]
+        daphne, port = daphne_start(env, logs)
+        bearer = {"Authorization": f"Bearer {token}"}
+        try:
+            with httpx.Client(
+                base_url=f"http://127.0.0.1:{port}", timeout=30, headers=bearer
+            ) as api:
+                wait_for("daphne", lambda: health(api), within=30, procs=[daphne])
+                # Its first request queued the backlog; nothing else asks for a pass.
+                wait_for(
+                    "every session summarized",
+                    lambda: summarized(home) == SESSIONS,
+                    within=90,
+                    procs=[daphne],
+                )
+        finally:
+            daphne.stop()
