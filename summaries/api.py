@@ -24,7 +24,7 @@ from .core.gate import PassResult, should_summarize
 from .runtime import summary_config
 from .schemas import SummaryOut
 from .selectors import slot_for_summary_read, summary_body
-from .services import slot_view, summary_generate
+from .services import CLEARED, slot_view, summary_clear_beyond, summary_generate
 from .tasks import DispatchMode, dispatch_mode, summary_dispatch
 
 router = Router(tags=["turns and summaries"])
@@ -90,12 +90,18 @@ def generate_summary(request: HttpRequest, slot: str) -> Any:
             holding_guard=True,
         )
         if refusal is not None:
+            if refusal.reason is PassResult.TOO_FEW_TURNS and summary_clear_beyond(found):
+                found.refresh_from_db()
+                return 200, summary_body(found)  # a rewind left too few turns: cleared
             raise ApiError(*REFUSALS[refusal.reason])
         summary_dispatch(found.name, force=True)
         found.refresh_from_db()
         return 202, summary_body(found)
     # The pass asks the gate (switched off, incognito, running ...): no check of it here.
     outcome = summary_generate(slot_name=found.name, force=True)
+    if outcome.reason is PassResult.TOO_FEW_TURNS and outcome.detail == CLEARED:
+        found.refresh_from_db()
+        return summary_body(found)  # a rewind left too few turns: the summary was cleared
     if not outcome.ok:
         # A DELETE that won the race shows as no_transcript, an error or a refused write:
         # the slot is gone, so it is the 404 of a missing slot, not a summary refusal.

@@ -18,6 +18,9 @@ class SummariesConfig(AppConfig):
         from . import receivers
 
         signals.turn_ended.connect(receivers.on_turn_ended, dispatch_uid="summaries-turn-end")
+        signals.session_rewritten.connect(
+            receivers.on_session_rewritten, dispatch_uid="summaries-session-rewritten"
+        )
         signals.session_deleted.connect(
             receivers.on_session_deleted, dispatch_uid="summaries-session-deleted"
         )

@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from .state import summary_state_reap
+from .state import summary_state_reap, summary_turn_mark_clamp
 from .tasks import DispatchMode, dispatch_mode, summary_backlog_dispatch, summary_dispatch
 from .worker import summary_worker_cancel, summary_worker_settle
 
@@ -30,6 +30,20 @@ def on_turn_ended(sender: Any, *, slot_name: str, **_: Any) -> None:
         summary_dispatch(slot_name)
     except Exception:
         log.warning("Session summary dispatch failed for %s", slot_name, exc_info=True)
+
+
+def on_session_rewritten(sender: Any, *, slot_name: str | None, reason: str, **_: Any) -> None:
+    """A rewind removed turns: a turn mark ahead of the count (cadence would hold every
+    automatic pass back until the count caught up) is reset, and a pass is queued: it
+    summarizes what is left, or, with too few turns left, removes the summary of turns
+    that no longer exist."""
+    if reason != "rewind" or not slot_name:
+        return
+    try:
+        summary_turn_mark_clamp(slot_name)
+        summary_dispatch(slot_name)
+    except Exception:
+        log.warning("Session summary after the rewind of %s failed", slot_name, exc_info=True)
 
 
 def on_session_deleted(sender: Any, *, slot_name: str, **_: Any) -> None:

@@ -49,6 +49,8 @@ def summary_body(slot: Slot) -> dict[str, Any]:
     if summary is None:
         return body
     covers = summary.user_turns
+    if covers is not None and covers > user_turns_now:
+        return body  # it describes turns a rewind removed: not shown (its pass is queued)
     body.update(
         stale=stale,
         intents=[intent.model_dump(mode="json") for intent in summary.intents],

@@ -37,7 +37,14 @@ from .core.intents import StoredSummary, SummaryPayload
 from .core.payload import clip_sealed, normalize_payload, seal_model
 from .core.prompt import build_prompt
 from .core.reply import parse_reply
-from .core.sidecar import INTENTS, ONE_LINE, summary_strict, write_guarded
+from .core.sidecar import (
+    INTENTS,
+    ONE_LINE,
+    sidecar_path,
+    summary_for_panel,
+    summary_strict,
+    write_guarded,
+)
 from .core.transcript_turn import TranscriptTurn
 from .core.window import WINDOW_BYTES, window_turns
 from .marker import pass_done, pass_pending, pass_started
@@ -82,6 +89,10 @@ def summary_generate(*, slot_name: str, force: bool = False) -> PassOutcome:
         return PassOutcome(PassResult.IN_FLIGHT)
     try:
         outcome = _run_pass(slot, cfg, force=force)
+        if outcome.reason is PassResult.TOO_FEW_TURNS and summary_clear_beyond(slot):
+            # A rewind left fewer turns than the stored summary covers: it described turns
+            # that no longer exist, and no pass can replace it yet. Gone, and said so.
+            outcome = PassOutcome(PassResult.TOO_FEW_TURNS, CLEARED, announce=True)
     except (Slot.DoesNotExist, SessionNotFound):
         # A permanent delete landed mid-pass: an expected race, not a failure. Nothing
         # was written (the guarded write refuses a vanished transcript).
@@ -192,6 +203,34 @@ def _run_pass(slot: Slot, cfg: SessionSummaryConfig, *, force: bool) -> PassOutc
         words.counted(user_turns, "user turn"),
     )
     return PassOutcome(PassResult.STORED, announce=True)
+
+
+CLEARED = "cleared"  # TOO_FEW_TURNS's detail when the pass removed a summary beyond the turns
+
+
+def summary_covers_lost_turns(slot: Slot) -> bool:
+    """Whether the stored summary covers more user turns than the transcript has now (a
+    rewind removed turns it describes)."""
+    summary, _stale = summary_for_panel(get_store(), slot.session.key)
+    covers = summary.user_turns if summary is not None else None
+    return covers is not None and covers > slot.session.user_turns
+
+
+def summary_clear_beyond(slot: Slot) -> bool:
+    """Remove the stored summary (sidecars, mirrors, turn mark) when it covers turns the
+    transcript lost; True when it did (the panel is told after the commit)."""
+    slot.session.refresh_from_db()
+    if not summary_covers_lost_turns(slot):
+        return False
+    root = get_store().root
+    for kind in (INTENTS, ONE_LINE):
+        sidecar_path(root, slot.session.key, kind).unlink(missing_ok=True)
+    with transaction.atomic():
+        IntentSummary.objects.filter(session_id=slot.session_id).delete()
+        OneLineSummary.objects.filter(session_id=slot.session_id).delete()
+        summary_turn_mark_set(slot.pk, 0)
+    log.info("Session summary of %s removed: it covered turns a rewind removed", slot.name)
+    return True
 
 
 def _announce(slot_name: str) -> None:
