@@ -320,9 +320,11 @@ def _scenario(
     assert response.json()["intents"][0]["title"] == "Paginate the export"
     wait_for(
         "the POST's pass",
-        lambda: "summarize_slot" in worker.output()
-        and len(TASK_RECEIVED.findall(worker.output())) == 2
-        and marker_of(pg_url, slot)[0] is None,
+        lambda: (
+            "summarize_slot" in worker.output()
+            and len(TASK_RECEIVED.findall(worker.output())) == 2
+            and marker_of(pg_url, slot)[0] is None
+        ),
         within=30,
         procs=[worker],
     )
