@@ -286,13 +286,21 @@ KIROCREW_SUMMARY_IN_FLIGHT_TTL = env_duration("KIROCREW_SUMMARY_IN_FLIGHT_TTL", 
 # Seconds a slot write's dirty lease lasts: longer than any write (lock wait + append +
 # rotation); a writer killed mid-write blocks summaries of its slot at most this long.
 KIROCREW_SLOT_DIRTY_TTL = env_duration("KIROCREW_SLOT_DIRTY_TTL", 60, minimum=1)
-# Without a broker a turn end's pass runs after the response on an in-process worker
-# (summaries/worker.py): this many threads, at most this many slots queued (one queued
-# pass per slot; beyond the bound a pass is dropped and the next turn end retries).
-# "inline" runs it inside the request instead (the old eager behaviour; tests only).
+# Where a summary pass runs (summaries/tasks.py, after the commit that asked for it):
+# "celery" (the broker's workers; the default when a broker is configured), "process"
+# (the embedded default: KIROCREW_SUMMARY_WORKERS worker processes of their own, fed
+# round-robin between apps, summaries/worker.py; at most KIROCREW_SUMMARY_QUEUE slots
+# queued), or "inline" (in the caller, done when the call returns: tests). "worker" is
+# the former name of "process".
 KIROCREW_SUMMARY_WORKERS = env_int("KIROCREW_SUMMARY_WORKERS", 1, minimum=1)
 KIROCREW_SUMMARY_QUEUE = env_int("KIROCREW_SUMMARY_QUEUE", 256, minimum=1)
-KIROCREW_SUMMARY_DISPATCH = env_choice("KIROCREW_SUMMARY_DISPATCH", "worker", ("worker", "inline"))
+KIROCREW_SUMMARY_DISPATCH = env_choice(
+    "KIROCREW_SUMMARY_DISPATCH",
+    "process" if CELERY_TASK_ALWAYS_EAGER else "celery",
+    ("celery", "process", "inline", "worker"),
+)
+if KIROCREW_SUMMARY_DISPATCH == "worker":
+    KIROCREW_SUMMARY_DISPATCH = "process"
 
 # ---------------------------------------------------------------- logging
 _LOG_LEVEL = env_choice(

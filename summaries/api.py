@@ -1,7 +1,11 @@
 """Summary routes (the turn loop's are in ``transcripts.api_turns``).
 
-GET summary never generates; POST generates now (forced: lifts only stop_reason and
-cadence) and answers with the stored body or a 409 code the panel can explain.
+GET summary never generates; POST asks for a pass now (forced: lifts only stop_reason and
+cadence). It answers a refusal the slot's state already decides with its 409 at once;
+otherwise it queues the pass and answers 202 with the body as it is (``generate_state``
+"generating"): the ``session_summary`` frame, or a later GET, tells the result. Only
+``KIROCREW_SUMMARY_DISPATCH=inline`` (tests) runs the pass in the request, answering the
+stored body (200) or the pass's refusal (409).
 """
 
 from __future__ import annotations
@@ -16,10 +20,12 @@ from transcripts.api import ERRORS
 from transcripts.api_support import ApiError, slot_for_caller, slot_gone, slot_not_found
 from transcripts.core.keys import is_valid_slot_name
 
-from .core.gate import PassOutcome, PassResult
+from .core.gate import PassOutcome, PassResult, should_summarize
+from .runtime import summary_config
 from .schemas import SummaryOut
 from .selectors import slot_for_summary_read, summary_body
-from .services import summary_generate
+from .services import CLEARED, slot_view, summary_clear_beyond, summary_generate
+from .tasks import DispatchMode, dispatch_mode, summary_dispatch
 
 router = Router(tags=["turns and summaries"])
 
@@ -136,12 +142,35 @@ def refusal_for(outcome: PassOutcome) -> Refusal:
 
 
 @router.post(
-    "/slots/{slot}/summary", response={200: SummaryOut, **ERRORS}, operation_id="summary_generate"
+    "/slots/{slot}/summary",
+    response={200: SummaryOut, 202: SummaryOut, **ERRORS},
+    operation_id="summary_generate",
 )
-def generate_summary(request: HttpRequest, slot: str) -> dict[str, Any]:
+def generate_summary(request: HttpRequest, slot: str) -> Any:
     found = slot_for_caller(_caller(request), slot, operation="slot_summary_generate")
+    if dispatch_mode() is not DispatchMode.INLINE:
+        # What the slot's state already decides (switched off, incognito, a turn running,
+        # too few turns) is answered now, by the gate the pass asks; the rest is the pass's.
+        refusal = should_summarize(
+            summary_config(),
+            slot_view(found),
+            found.session.user_turns,
+            force=True,
+            holding_guard=True,
+        )
+        if refusal is not None:
+            if refusal.reason is PassResult.TOO_FEW_TURNS and summary_clear_beyond(found):
+                found.refresh_from_db()
+                return 200, summary_body(found)  # a rewind left too few turns: cleared
+            raise ApiError(*REFUSALS[refusal.reason])
+        summary_dispatch(found.name, force=True)
+        found.refresh_from_db()
+        return 202, summary_body(found)
     # The pass asks the gate (switched off, incognito, running ...): no check of it here.
     outcome = summary_generate(slot_name=found.name, force=True)
+    if outcome.reason is PassResult.TOO_FEW_TURNS and outcome.detail == CLEARED:
+        found.refresh_from_db()
+        return summary_body(found)  # a rewind left too few turns: the summary was cleared
     if not outcome.ok:
         # A DELETE that won the race shows as no_transcript, an error or a refused write:
         # the slot is gone, so it is the 404 of a missing slot, not a summary refusal.

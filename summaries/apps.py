@@ -18,11 +18,20 @@ class SummariesConfig(AppConfig):
         from . import receivers
 
         signals.turn_ended.connect(receivers.on_turn_ended, dispatch_uid="summaries-turn-end")
+        signals.session_rewritten.connect(
+            receivers.on_session_rewritten, dispatch_uid="summaries-session-rewritten"
+        )
         signals.session_deleted.connect(
             receivers.on_session_deleted, dispatch_uid="summaries-session-deleted"
         )
         signals.import_finished.connect(
             receivers.on_import_finished, dispatch_uid="summaries-import-finished"
+        )
+        from django.core.signals import request_started
+
+        # A server queues what a killed import or worker left unsummarized, once.
+        request_started.connect(
+            receivers.on_first_request, dispatch_uid=receivers.FIRST_REQUEST_UID
         )
 
         from transcripts.slot_extras import SlotExtra, slot_extra_register

@@ -1,9 +1,13 @@
-"""The in-flight marker: one summary pass per slot at a time (``SummaryState.in_flight_until``).
+"""Whether a pass is queued or running for a slot: what the panel shows, never a lock.
 
-Taken atomically (the state row is created if missing, then a conditional UPDATE) before
-any I/O, released only by the pass that took it (the token is the expiry it wrote), and
-expiring, so a worker killed mid-pass cannot hold it forever. The dirty lease a pass also
-respects is turn-loop state: ``transcripts.services.dirty`` (read as ``Slot.dirty``).
+``SummaryState.in_flight_until`` is set when a pass is dispatched (``tasks.py``, after the
+commit that asked for it) and cleared by the pass that ran for that request; the GET
+answers ``generate_state: "generating"`` while it is set and not expired. It decides
+nothing: one pass per slot is the claim's (``core/claim.py``, an OS lock the kernel drops
+when its holder dies), so a pass killed before clearing it blocks no pass and no POST;
+it only reads "generating" until the next pass for the slot ends, at most
+``KIROCREW_SUMMARY_IN_FLIGHT_TTL`` seconds. The dirty lease a pass also respects is
+turn-loop state: ``transcripts.services.dirty`` (read as ``Slot.dirty``).
 """
 
 from __future__ import annotations
@@ -11,7 +15,6 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db.models import Q
 from django.utils import timezone
 
 from transcripts.models import Slot
@@ -20,28 +23,33 @@ from .models import SummaryState
 from .state import summary_in_flight_until, summary_state_ensure
 
 
-def marker_ttl() -> timedelta:
-    return timedelta(seconds=settings.KIROCREW_SUMMARY_IN_FLIGHT_TTL)
-
-
-def marker_take(slot_id: int) -> datetime | None:
-    """The marker's token (its expiry) when this caller took it, else None (held by
-    another pass, or the slot is gone)."""
+def pass_requested(slot_name: str) -> None:
+    """A pass for the slot was queued: "generating" from now on (no slot: nothing)."""
+    slot_id = Slot.objects.filter(name=slot_name).values_list("id", flat=True).first()
+    if slot_id is None:
+        return
     summary_state_ensure(slot_id)
-    now = timezone.now()
-    until = now + marker_ttl()
-    taken = (
-        SummaryState.objects.filter(slot_id=slot_id)
-        .filter(Q(in_flight_until__isnull=True) | Q(in_flight_until__lt=now))
-        .update(in_flight_until=until)
+    until = timezone.now() + timedelta(seconds=settings.KIROCREW_SUMMARY_IN_FLIGHT_TTL)
+    SummaryState.objects.filter(slot_id=slot_id).update(in_flight_until=until)
+
+
+def pass_request_drop(slot_name: str) -> None:
+    """The queued pass ended before its claim (switched off): no longer "generating"."""
+    SummaryState.objects.filter(slot__name=slot_name).update(in_flight_until=None)
+
+
+def pass_started() -> datetime:
+    """The bound ``pass_done`` clears below: requests made after this pass started keep
+    their "generating" (their pass is still to come)."""
+    return timezone.now() + timedelta(seconds=settings.KIROCREW_SUMMARY_IN_FLIGHT_TTL)
+
+
+def pass_done(slot_id: int, started: datetime) -> None:
+    SummaryState.objects.filter(slot_id=slot_id, in_flight_until__lte=started).update(
+        in_flight_until=None
     )
-    return until if taken == 1 else None
 
 
-def marker_release(slot_id: int, token: datetime) -> None:
-    SummaryState.objects.filter(slot_id=slot_id, in_flight_until=token).update(in_flight_until=None)
-
-
-def marker_active(slot: Slot) -> bool:
+def pass_pending(slot: Slot) -> bool:
     until = summary_in_flight_until(slot)
     return until is not None and until > timezone.now()

@@ -10,17 +10,18 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from .state import summary_state_reap
-from .tasks import summary_dispatch
-from .worker import summary_worker_settle
+from .state import summary_state_reap, summary_turn_mark_clamp
+from .tasks import DispatchMode, dispatch_mode, summary_backlog_dispatch, summary_dispatch
+from .worker import summary_worker_cancel, summary_worker_settle
 
 log = logging.getLogger(__name__)
 
 
 def on_turn_ended(sender: Any, *, slot_name: str, **_: Any) -> None:
     """Queue the gated pass. The gate (enabled, stop reason, cadence…) is asked once, by
-    the pass, which never runs inside the turn end's request (``tasks.summary_dispatch``,
-    ``worker.py``): a switched-off summarizer costs one queued no-op, never a second rule.
+    the pass, which runs after the commit on the configured executor (``tasks.py``), never
+    on the request's thread: a switched-off summarizer costs one queued no-op, never a
+    second rule. A full queue drops the pass (logged); the backlog sweep retries it.
 
     A broker that is down, or an inline pass failing before its own containment, is
     logged and never fails the turn end, nor the receivers after this one.
@@ -29,6 +30,20 @@ def on_turn_ended(sender: Any, *, slot_name: str, **_: Any) -> None:
         summary_dispatch(slot_name)
     except Exception:
         log.warning("Session summary dispatch failed for %s", slot_name, exc_info=True)
+
+
+def on_session_rewritten(sender: Any, *, slot_name: str | None, reason: str, **_: Any) -> None:
+    """A rewind removed turns: a turn mark ahead of the count (cadence would hold every
+    automatic pass back until the count caught up) is reset, and a pass is queued: it
+    summarizes what is left, or, with too few turns left, removes the summary of turns
+    that no longer exist."""
+    if reason != "rewind" or not slot_name:
+        return
+    try:
+        summary_turn_mark_clamp(slot_name)
+        summary_dispatch(slot_name)
+    except Exception:
+        log.warning("Session summary after the rewind of %s failed", slot_name, exc_info=True)
 
 
 def on_session_deleted(sender: Any, *, slot_name: str, **_: Any) -> None:
@@ -44,6 +59,36 @@ def on_session_deleted(sender: Any, *, slot_name: str, **_: Any) -> None:
 
 
 def on_import_finished(sender: Any, *, interrupted: bool, **_: Any) -> None:
-    """``import_transcripts`` is returning: the passes its turn ends queued on the
-    in-process worker finish first (after Ctrl-C, only those already running)."""
-    summary_worker_settle(give_up=interrupted)
+    """``import_transcripts`` is returning. Interrupted: the passes it queued stop now
+    (a re-run or the server queues them again). Else: queue a pass for every session
+    without a current summary, this run's and any a killed run left (its re-run imports
+    nothing, so no turn end would), and, on the embedded executor, run them before the
+    command returns; a Ctrl-C meanwhile stops them at once and is re-raised."""
+    mode = dispatch_mode()
+    if interrupted:
+        summary_worker_cancel()
+        return
+    if mode is DispatchMode.INLINE:
+        return  # every turn end's pass already ran in the import itself
+    queued = summary_backlog_dispatch(wait=True)
+    if queued:
+        log.debug("Summary backlog: %d pass(es) queued", queued)
+    if mode is DispatchMode.PROCESS:
+        summary_worker_settle(interrupted=False)
+
+
+def on_first_request(sender: Any, **_: Any) -> None:
+    """The server's first request: queue the backlog (what a killed import or worker left)
+    without waiting for it; once per process."""
+    from django.core.signals import request_started
+
+    request_started.disconnect(dispatch_uid=FIRST_REQUEST_UID)
+    if dispatch_mode() is not DispatchMode.PROCESS:
+        return  # Celery: a worker's redelivery and the imports' sweep; inline: tests
+    try:
+        summary_backlog_dispatch(wait=False)
+    except Exception:
+        log.warning("Summary backlog sweep failed", exc_info=True)
+
+
+FIRST_REQUEST_UID = "summaries-first-request"

@@ -20,7 +20,7 @@ class SummaryOut(Schema):
     generated_at: float | None
     user_turns: int | None
     last_activity: str | None
-    generate_state: Literal["ready", "too_few_turns", "unavailable"]
+    generate_state: Literal["ready", "generating", "too_few_turns", "unavailable"]
     covers_through_turn: int | None
     new_turns: int | None
     model: str | None

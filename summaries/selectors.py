@@ -5,14 +5,15 @@ from __future__ import annotations
 from typing import Any
 
 from django.db import connections, router
-from django.db.models import Field
+from django.db.models import Exists, F, Field, OuterRef, Q
+from django.db.models.functions import Coalesce
 
 from transcripts.models import Session, Slot
 from transcripts.runtime import get_store
 
-from .core.gate import generate_state
+from .core.gate import CLEAN_STOP, generate_state, is_restricted
 from .core.sidecar import summary_for_panel
-from .models import SummaryState
+from .models import IntentSummary, SummaryState
 from .runtime import summary_config
 from .services import slot_view
 
@@ -56,6 +57,8 @@ def summary_body(slot: Slot) -> dict[str, Any]:
     if summary is None:
         return body
     covers = summary.user_turns
+    if covers is not None and covers > user_turns_now:
+        return body  # it describes turns a rewind removed: not shown (its pass is queued)
     body.update(
         stale=summary_behind(moved=stale, user_turns_now=user_turns_now, covers=covers),
         intents=[intent.model_dump(mode="json") for intent in summary.intents],
@@ -68,6 +71,38 @@ def summary_body(slot: Slot) -> dict[str, Any]:
         model=summary.model,
     )
     return body
+
+
+def summary_backlog() -> list[str]:
+    """Slots an automatic pass would summarize and whose summary is not current: no
+    mirror for the session's exact transcript (sig + gen), enough user turns, its last
+    turn ended cleanly and none runs, and the cadence reached (or nothing stored yet).
+
+    What a killed import or worker, or a dropped pass, left unsummarized: the transcript
+    and the mirror say so, so nothing else has to remember it. A current sidecar whose
+    mirror was lost counts too (its pass restores the mirror without a model call)."""
+    cfg = summary_config()
+    if not cfg.enabled:
+        return []
+    current = IntentSummary.objects.filter(
+        session_id=OuterRef("session_id"),
+        sig=OuterRef("session__sig"),
+        gen=OuterRef("session__gen"),
+    )
+    mark = Coalesce("summary_state__turn_mark", 0)
+    rows = (
+        Slot.objects.filter(
+            running=False,
+            last_stop_reason=CLEAN_STOP,
+            session__user_turns__gte=cfg.min_user_turns,
+        )
+        .annotate(mark=mark)
+        .filter(Q(mark=0) | Q(session__user_turns__gte=F("mark") + cfg.regenerate_after_turns))
+        .exclude(Exists(current))
+        .order_by("id")
+        .values_list("name", "session__memory_mode")
+    )
+    return [name for name, mode in rows if not is_restricted(mode)]
 
 
 def slot_gist_fields(session: Session) -> dict[str, Any]:

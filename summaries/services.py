@@ -25,6 +25,7 @@ from transcripts.runtime import get_store
 
 from .backoff import summary_backoff_active, summary_backoff_clear, summary_backoff_start
 from .core.backends import BackendBadReply, BackendError
+from .core.claim import claim_take
 from .core.config import SessionSummaryConfig
 from .core.extract import (
     count_user_turns,
@@ -36,11 +37,18 @@ from .core.gate import PassOutcome, PassResult, SlotView, is_restricted, should_
 from .core.intents import StoredSummary, SummaryPayload
 from .core.open_work import is_open
 from .core.payload import clip_sealed, seal_model
-from .core.sidecar import INTENTS, ONE_LINE, summary_strict, write_guarded
+from .core.sidecar import (
+    INTENTS,
+    ONE_LINE,
+    sidecar_path,
+    summary_for_panel,
+    summary_strict,
+    write_guarded,
+)
 from .core.transcript_turn import TranscriptTurn
 from .core.window import WINDOW_BYTES, window_turns
 from .generation import summary_previous, summary_reply_generate
-from .marker import marker_active, marker_release, marker_take
+from .marker import pass_done, pass_pending, pass_started
 from .models import IntentSummary, OneLineSummary
 from .runtime import summary_backend, summary_config
 from .signals import summary_stored
@@ -52,8 +60,10 @@ log = logging.getLogger(__name__)
 
 
 def slot_view(slot: Slot) -> SlotView:
+    """The gate's view of ``slot``; ``in_flight``: a pass is queued or running for it (what
+    the panel shows as "generating"; the pass itself is excluded by its claim, not this)."""
     return SlotView(
-        in_flight=marker_active(slot),
+        in_flight=pass_pending(slot),
         memory_mode=slot.session.memory_mode or "",
         running=slot.running,
         last_stop_reason=slot.last_stop_reason or "",
@@ -67,20 +77,28 @@ def summary_generate(*, slot_name: str, force: bool = False) -> PassOutcome:
     slot = Slot.objects.select_related("session").filter(name=slot_name).first()
     if slot is None:
         return PassOutcome(PassResult.SLOT_NOT_FOUND)
-    refusal = should_summarize(cfg, slot_view(slot), None, force=force)
+    started = pass_started()
+    # The claim, not the "generating" flag, excludes a second pass: checked by taking it.
+    refusal = should_summarize(cfg, slot_view(slot), None, force=force, holding_guard=True)
     if refusal is not None:
+        pass_done(slot.pk, started)  # this request's pass ended here: no longer "generating"
         log.info("Session summary skipped for %s: %s", slot_name, refusal.label)
         return refusal
     if not force and summary_backoff_active(slot.pk):
         # A runaway or unusable reply lately: a turn end does not pay for it again.
+        pass_done(slot.pk, started)
         log.info("Session summary skipped for %s: backing_off", slot_name)
         return PassOutcome(PassResult.BACKING_OFF)
-    token = marker_take(slot.pk)
-    if token is None:  # another pass took the marker after our cheap gate read it
+    claim = claim_take(get_store().root, slot.session.key)
+    if claim is None:  # another pass runs for this session; it clears the flag when done
         log.info("Session summary skipped for %s: in_flight", slot_name)
         return PassOutcome(PassResult.IN_FLIGHT)
     try:
         outcome = _run_pass(slot, cfg, force=force)
+        if outcome.reason is PassResult.TOO_FEW_TURNS and summary_clear_beyond(slot):
+            # A rewind left fewer turns than the stored summary covers: it described turns
+            # that no longer exist, and no pass can replace it yet. Gone, and said so.
+            outcome = PassOutcome(PassResult.TOO_FEW_TURNS, CLEARED, announce=True)
     except (Slot.DoesNotExist, SessionNotFound):
         # A permanent delete landed mid-pass: an expected race, not a failure. Nothing
         # was written (the guarded write refuses a vanished transcript).
@@ -93,10 +111,13 @@ def summary_generate(*, slot_name: str, force: bool = False) -> PassOutcome:
             log.warning("Session summary failed for %s", slot_name, exc_info=True)
             outcome = PassOutcome(PassResult.ERROR)
     finally:
-        marker_release(slot.pk, token)
+        try:
+            pass_done(slot.pk, started)
+        finally:
+            claim.release()
     if outcome.announce:
-        # After the marker is released: a client refetching on this frame must not see
-        # the pass still in flight (generate_state "unavailable").
+        # After the flag is cleared: a client refetching on this frame must not see the
+        # pass still "generating".
         transaction.on_commit(partial(_announce, slot_name))
     if not outcome.ok:
         log.log(
@@ -200,6 +221,34 @@ def _run_pass(slot: Slot, cfg: SessionSummaryConfig, *, force: bool) -> PassOutc
         words.counted(user_turns, "user turn"),
     )
     return PassOutcome(PassResult.STORED, announce=True)
+
+
+CLEARED = "cleared"  # TOO_FEW_TURNS's detail when the pass removed a summary beyond the turns
+
+
+def summary_covers_lost_turns(slot: Slot) -> bool:
+    """Whether the stored summary covers more user turns than the transcript has now (a
+    rewind removed turns it describes)."""
+    summary, _stale = summary_for_panel(get_store(), slot.session.key)
+    covers = summary.user_turns if summary is not None else None
+    return covers is not None and covers > slot.session.user_turns
+
+
+def summary_clear_beyond(slot: Slot) -> bool:
+    """Remove the stored summary (sidecars, mirrors, turn mark) when it covers turns the
+    transcript lost; True when it did (the panel is told after the commit)."""
+    slot.session.refresh_from_db()
+    if not summary_covers_lost_turns(slot):
+        return False
+    root = get_store().root
+    for kind in (INTENTS, ONE_LINE):
+        sidecar_path(root, slot.session.key, kind).unlink(missing_ok=True)
+    with transaction.atomic():
+        IntentSummary.objects.filter(session_id=slot.session_id).delete()
+        OneLineSummary.objects.filter(session_id=slot.session_id).delete()
+        summary_turn_mark_set(slot.pk, 0)
+    log.info("Session summary of %s removed: it covered turns a rewind removed", slot.name)
+    return True
 
 
 def _announce(slot_name: str) -> None:

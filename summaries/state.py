@@ -66,3 +66,11 @@ def summary_turn_mark_set(slot_id: int, user_turns: int) -> None:
     """Record that the stored summary covers ``user_turns`` (the gate's cadence base)."""
     summary_state_ensure(slot_id)
     SummaryState.objects.filter(slot_id=slot_id).update(turn_mark=user_turns)
+
+
+def summary_turn_mark_clamp(slot_name: str) -> None:
+    """After a rewind: a mark above the session's user turn count belongs to a summary of
+    turns that no longer exist, so it is reset (0: nothing valid stored, no cadence)."""
+    slot = Slot.objects.filter(name=slot_name).values_list("id", "session__user_turns").first()
+    if slot is not None:
+        SummaryState.objects.filter(slot_id=slot[0], turn_mark__gt=slot[1]).update(turn_mark=0)

@@ -1,55 +1,103 @@
-"""Celery entry points: thin wrappers over services (ids in, never model instances), and
-the turn end's dispatch: Celery with a broker, the in-process worker without one."""
+"""The one dispatch of a summary pass, and its entry points (ids in, never model instances).
+
+``summary_dispatch`` → after the commit that asked for it (``transaction.on_commit``) →
+the executor ``KIROCREW_SUMMARY_DISPATCH`` names:
+
+* ``celery``: the ``summarize_slot`` task on the broker (the default with a broker);
+* ``process``: the embedded profile's worker processes (``worker.py``), fair between apps;
+* ``inline``: run in the caller, done when the call returns (tests).
+
+No request thread ever runs a pass outside ``inline``; no route knows it queues one.
+"""
 
 from __future__ import annotations
 
 import logging
+from enum import StrEnum
+from functools import partial
 
 from celery import shared_task
 from django.conf import settings
+from django.db import transaction
+
+from transcripts.models import Slot
 
 from .core.gate import switched_off
+from .marker import pass_request_drop, pass_requested
 from .runtime import summary_config
 from .services import summary_generate
 
 log = logging.getLogger(__name__)
 
 
+class DispatchMode(StrEnum):
+    CELERY = "celery"
+    PROCESS = "process"
+    INLINE = "inline"
+
+
+def dispatch_mode() -> DispatchMode:
+    return DispatchMode(settings.KIROCREW_SUMMARY_DISPATCH)
+
+
 @shared_task(name="summaries.summarize_slot", acks_late=True, ignore_result=True)
 def summarize_slot(slot_name: str, force: bool = False) -> str:
     """Idempotent: an unchanged transcript is a free cache hit, so a redelivery is safe."""
+    return summary_run(slot_name, force=force)
+
+
+def summary_run(slot_name: str, *, force: bool = False) -> str:
+    """One queued pass, wherever it runs; its outcome's label. The gate's config-only rule
+    comes first, as in ``should_summarize``: switched off, the pass ends there, clearing
+    only its "generating" flag (logged at DEBUG only: the operator already knows)."""
+    refusal = switched_off(summary_config())
+    if refusal is not None:
+        log.debug("Session summary skipped for %s: %s", slot_name, refusal.label)
+        pass_request_drop(slot_name)  # switched off after it was queued: not "generating"
+        return refusal.label
     return summary_generate(slot_name=slot_name, force=force).label
 
 
-def _run_pass(slot_name: str) -> None:
-    """The in-process worker's pass. The gate's config-only rule comes first, as in
-    ``should_summarize``: switched off, the pass ends there (logged as the pass logs it)
-    before it opens a connection, so an import's 500 queued no-ops cost microseconds
-    each, logged at DEBUG only. Switched on, ``summary_generate`` asks the whole gate in its fixed order."""
-    refusal = switched_off(summary_config())
-    if refusal is not None:
-        # DEBUG: switched off, every turn end gets here (an import of 500 sessions would
-        # print 500 lines of what the operator already knows).
-        log.debug("Session summary skipped for %s: %s", slot_name, refusal.label)
+def summary_dispatch(slot_name: str, *, force: bool = False, wait: bool = False) -> None:
+    """Queue a pass for ``slot_name`` once the current transaction commits (at once
+    outside one). ``wait``: a caller outside a request (a command) may wait for room in
+    the embedded queue instead of dropping the pass."""
+    mode = dispatch_mode()
+    if mode is DispatchMode.INLINE:
+        summary_run(slot_name, force=force)
         return
-    summary_generate(slot_name=slot_name)
+    transaction.on_commit(partial(_enqueue, mode, slot_name, force, wait))
 
 
-def summary_dispatch(slot_name: str) -> None:
-    """Start the automatic pass of a turn end without waiting for it.
+def _enqueue(mode: DispatchMode, slot_name: str, force: bool, wait: bool) -> None:
+    """After the commit: a broker that is down or a database error is logged here and
+    never fails the request that committed, nor the commit callbacks after this one."""
+    try:
+        _enqueue_now(mode, slot_name, force, wait)
+    except Exception:
+        log.warning("Session summary dispatch failed for %s", slot_name, exc_info=True)
 
-    A broker: queue the Celery task, as always. No broker (the embedded profile, where
-    Celery is eager and ``.delay`` would run the pass inside the request): the bounded
-    in-process worker runs it after the response. ``KIROCREW_SUMMARY_DISPATCH=inline``
-    keeps the eager call, for code that must see the pass done when the call returns
-    (tests that hold the whole test in one uncommitted transaction, which no other
-    thread's connection can read).
-    """
-    if not summarize_slot.app.conf.task_always_eager or (
-        settings.KIROCREW_SUMMARY_DISPATCH == "inline"
-    ):
-        summarize_slot.delay(slot_name)
+
+def _enqueue_now(mode: DispatchMode, slot_name: str, force: bool, wait: bool) -> None:
+    if switched_off(summary_config()) is not None:
+        return  # the pass would end at its first rule: queue nothing, flag nothing
+    pass_requested(slot_name)  # the GET says "generating" until this pass has run
+    if mode is DispatchMode.CELERY:
+        summarize_slot.delay(slot_name, force)
         return
-    from .worker import summary_submit
+    from .worker import summary_enqueue
 
-    summary_submit(slot_name, _run_pass)
+    app_id = Slot.objects.filter(name=slot_name).values_list("app_id", flat=True).first()
+    summary_enqueue(app_id, slot_name, force=force, wait=wait)
+
+
+def summary_backlog_dispatch(*, wait: bool) -> int:
+    """Queue a pass for every slot whose summary is not current and that an automatic
+    pass would summarize (``selectors.summary_backlog``): what a killed import, a killed
+    worker or a full queue left behind. How many were queued."""
+    from .selectors import summary_backlog
+
+    names = summary_backlog()
+    for name in names:
+        summary_dispatch(name, wait=wait)
+    return len(names)

@@ -46,29 +46,13 @@ FIXTURES_DIR = Path(__file__).resolve().parent / "data" / "kirocrew-fixtures"
 def _summary_dispatch_inline(request: pytest.FixtureRequest) -> object:
     """Database tests run a turn end's pass inline (``KIROCREW_SUMMARY_DISPATCH``).
 
-    Without a broker the pass runs on the in-process worker thread (summaries/worker.py),
-    but the tests' SQLite database is in memory with a shared cache, where a second
-    connection writing at the same time fails at once ("database table is locked": no
-    busy timeout there, unlike the file database in WAL mode the server uses), and a
-    ``db`` test's rows sit in a transaction no other connection can read. Tests of the
-    worker path take the ``summary_worker`` fixture; live servers always use it.
+    The embedded executor runs passes in worker processes of their own
+    (summaries/worker.py), which cannot see the tests' in-memory SQLite database nor a
+    ``db`` test's uncommitted rows. The executor's own tests run real servers and
+    commands on a file database (tests/e2e/test_summary_dispatch.py, _import.py).
     """
     names = request.fixturenames
     uses_db = {"db", "transactional_db"} & set(names)
     if uses_db or request.node.get_closest_marker("django_db") is not None:
         request.getfixturevalue("settings").KIROCREW_SUMMARY_DISPATCH = "inline"
-    yield None
-    if "summary_worker" in names:
-        from summaries.worker import summary_worker_drain
-
-        summary_worker_drain(timeout=60)  # no pass outlives its test's database
-
-
-@pytest.fixture
-def summary_worker(settings: object, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The real embedded path: turn ends queue their pass on the in-process worker (as
-    with no broker, even when the services profile names one)."""
-    from kirocrew_site.celery import app as celery_app
-
-    settings.KIROCREW_SUMMARY_DISPATCH = "worker"  # type: ignore[attr-defined]
-    monkeypatch.setitem(celery_app.conf, "task_always_eager", True)
+    return None

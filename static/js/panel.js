@@ -6,6 +6,7 @@ import { api, el, parsed, plural, timeEl } from "./util.js";
 // present.py's STATE_LABELS, from the page state (one table for server and browser).
 let STATES = {};
 const TOO_FEW = "Send a couple of messages first — there is not enough here to summarize.";
+const GENERATING = "A summary is being written; it appears here when it is done.";
 const REFUSALS = {
   summary_in_flight: "A summary is already being written.",
   summary_turn_running: "Cannot summarize while a turn is running. Wait for this turn to finish.",
@@ -181,8 +182,9 @@ export function summaryPanel(state, setRunning) {
     if (b.generate_state === "unavailable") {
       return el("p", { class: "why" }, state.restricted
         ? "Summaries are not written for incognito or temporary sessions."
-        : REFUSALS.summary_in_flight);
+        : REFUSALS.summary_unavailable);
     }
+    if (b.generate_state === "generating") return el("p", { class: "why", id: "summary-generating" }, GENERATING);
     if (b.generate_state === "ready" && P.running) {
       return el("p", { class: "why", id: "summarize-why" }, REFUSALS.summary_turn_running);
     }
@@ -249,9 +251,10 @@ export function summaryPanel(state, setRunning) {
     if (!on) layout.classList.remove("panel-closed");
     panel.setAttribute("aria-busy", String(P.busy || P.fetching));
     renderStatus();
-    button.hidden = !(on && b.generate_state === "ready");
-    button.textContent = P.busy ? "Summarizing…" : "Summarize";
-    button.setAttribute("aria-disabled", String(P.running || P.busy));
+    const generating = b.generate_state === "generating"; // queued or running: keeps focus
+    button.hidden = !(on && (b.generate_state === "ready" || generating));
+    button.textContent = P.busy || generating ? "Summarizing…" : "Summarize";
+    button.setAttribute("aria-disabled", String(P.running || P.busy || generating));
     if (P.running) button.setAttribute("aria-describedby", "summarize-why");
     else button.removeAttribute("aria-describedby");
     content.replaceChildren(...(on ? summary(b) : [off()]).filter(Boolean));
@@ -277,13 +280,16 @@ export function summaryPanel(state, setRunning) {
   }
 
   async function generate() {
-    if (P.busy || P.running) return;
+    if (P.busy || P.running || (P.body || {}).generate_state === "generating") return;
     P.busy = true;
     P.notice = null;
     render();
     const r = await api(url, "POST");
     P.busy = false;
-    if (r.ok && r.body && typeof r.body === "object") {
+    if (r.status === 202 && r.body && typeof r.body === "object") {
+      P.failed = false; // queued: the body says "generating"; the frame brings the result
+      P.body = r.body;
+    } else if (r.ok && r.body && typeof r.body === "object") {
       P.failed = false;
       P.notice = { kind: "ok", text: "Summary updated." };
       P.deferred = true; // read it back as the panel shows it: texts rendered, states given

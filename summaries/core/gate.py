@@ -19,7 +19,7 @@ from .config import SessionSummaryConfig
 INCOGNITO_MEMORY_MODES = frozenset({"incognito", "temporary"})
 CLEAN_STOP = "end_turn"
 
-GenerateState = Literal["ready", "too_few_turns", "unavailable"]
+GenerateState = Literal["ready", "generating", "too_few_turns", "unavailable"]
 
 
 class PassResult(StrEnum):
@@ -127,7 +127,8 @@ def should_summarize(
 
     ``user_turns=None`` is the cheap pre-I/O check: slot state only. ``force`` (an
     explicit request) lifts exactly the two gates that stand in for consent to spend,
-    stop_reason and cadence; ``holding_guard`` is the pass that set the in-flight marker.
+    stop_reason and cadence; ``holding_guard``: the pass itself (its claim excludes a
+    second pass, so a queued-or-running flag must not refuse it).
     """
     off = switched_off(cfg)
     if off is not None:
@@ -159,8 +160,10 @@ def generate_state(
     """Which affordance the panel offers. A running turn is still "ready": this value is
     only refreshed on writes, so a mid-turn verdict would go stale; the POST refuses with
     summary_turn_running instead."""
-    if not cfg.enabled or slot.in_flight or is_restricted(slot.memory_mode):
+    if not cfg.enabled or is_restricted(slot.memory_mode):
         return "unavailable"
+    if slot.in_flight:
+        return "generating"  # queued or running: the socket frame / next GET tells the result
     if user_turns is not None and user_turns < cfg.min_user_turns:
         return "too_few_turns"
     return "ready"

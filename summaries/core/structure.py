@@ -268,8 +268,8 @@ def _ran_ok(call: ToolRow | None, result: ToolRow, kinds: frozenset[FactKind]) -
     if call is None or result.exit_code != 0 or kinds - {FactKind.CHECK_PASSED}:
         return False
     command = " ".join(call.text.split())
-    return bool(command) and not _NOT_A_CHECK.search(command) and not _TALLY_FAILED.search(
-        result.text
+    return (
+        bool(command) and not _NOT_A_CHECK.search(command) and not _TALLY_FAILED.search(result.text)
     )
 
 

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from django.utils import timezone
 
+from summaries.core.claim import claim_take
 from summaries.core.sidecar import INTENTS, ONE_LINE, sidecar_path
 from summaries.state import summary_in_flight_until
 from tests.fixtures.summaries import CountingBackend
@@ -187,12 +188,12 @@ def test_generate_state_unavailable_for_restricted_sessions(
     assert get(owner)["generate_state"] == "unavailable"
 
 
-def test_generate_state_unavailable_while_a_pass_is_in_flight(
+def test_generate_state_generating_while_a_pass_is_queued_or_running(
     owner: Persona, s1: Slot, enabled_summaries: Path
 ) -> None:
     in_flight_set(s1.pk, timezone.now() + dt.timedelta(minutes=5))
-    assert get(owner)["generate_state"] == "unavailable"
-    # An expired marker (a crashed worker) does not hold the slot.
+    assert get(owner)["generate_state"] == "generating"
+    # One its pass never cleared (a killed worker) expires.
     in_flight_set(s1.pk, timezone.now() - dt.timedelta(seconds=1))
     assert get(owner)["generate_state"] == "ready"
 
@@ -214,7 +215,7 @@ def test_post_during_a_turn_is_409_summary_turn_running(
     assert_refused_for_free(owner, store, counting_backend, "summary_turn_running")
 
 
-def test_post_while_a_pass_is_in_flight_is_409_summary_in_flight(
+def test_post_while_a_pass_holds_the_claim_is_409_summary_in_flight(
     owner: Persona,
     s1: Slot,
     store: TranscriptStore,
@@ -223,7 +224,12 @@ def test_post_while_a_pass_is_in_flight_is_409_summary_in_flight(
 ) -> None:
     until = timezone.now() + dt.timedelta(minutes=5)
     in_flight_set(s1.pk, until)
-    assert_refused_for_free(owner, store, counting_backend, "summary_in_flight")
+    claim = claim_take(store.root, KEY)
+    assert claim is not None
+    try:
+        assert_refused_for_free(owner, store, counting_backend, "summary_in_flight")
+    finally:
+        claim.release()
     assert summary_in_flight_until(Slot.objects.get(pk=s1.pk)) == until  # not someone else's
 
 

@@ -5,6 +5,7 @@ A real daphne process summarizes with the offline heuristic; Chromium shows the 
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from tests.browser.conftest import Server, open_session
@@ -31,7 +32,8 @@ def test_evidence_shows_under_the_badge_and_links_to_its_row(page: Any, server: 
         "I added --strict to cli.py.",
         stop="max_tokens",
     )
-    body = server.api("POST", f"/slots/{slot}/summary", expect=200)
+    server.api("POST", f"/slots/{slot}/summary", expect=202)  # queued: read it when written
+    body = summary_written(server, slot, covering=10)
     parser = next(i for i in body["intents"] if "parser" in i["title"].lower())
     assert parser["evidence"]["kind"] == "test_passed"
     stamp = parser["evidence"]["ts"]
@@ -81,3 +83,14 @@ def test_evidence_shows_under_the_badge_and_links_to_its_row(page: Any, server: 
     assert none.inner_text() == "No test run or confirmation seen"
     assert strict.locator("summary .evidence a").count() == 0
     assert "Summarized by heuristic (offline)" in panel.locator(".byline").inner_text()
+
+
+def summary_written(server: Server, slot: str, *, covering: int) -> Any:
+    """The GET body once a summary covering ``covering`` user turns is stored."""
+    deadline = time.monotonic() + 60
+    while True:
+        body = server.api("GET", f"/slots/{slot}/summary", expect=200)
+        if body["covers_through_turn"] == covering and body["generate_state"] == "ready":
+            return body
+        assert time.monotonic() < deadline, body
+        time.sleep(0.1)

@@ -201,7 +201,7 @@ def test_force_with_unclean_stop_still_needs_turns() -> None:
         (ON, CLEAN, 0, "too_few_turns"),
         (OFF, CLEAN, 5, "unavailable"),
         (OFF, CLEAN, 0, "unavailable"),
-        (ON, slot(in_flight=True), 5, "unavailable"),
+        (ON, slot(in_flight=True), 5, "generating"),
         (ON, slot(memory_mode="Incognito"), 5, "unavailable"),
         (ON, slot(memory_mode="temporary"), 0, "unavailable"),
         (ON, slot(running=True), 5, "ready"),  # the panel disables from its live signal

@@ -29,7 +29,9 @@ from summaries.core.backends.base import (
 )
 from summaries.core.backends.http import (
     MAX_REPLY_BYTES,
+    MAX_REPLY_TEXT_BYTES,
     MAX_RETRY_AFTER,
+    MAX_STREAM_BYTES,
     check_max_tokens,
     check_timeout,
     endpoint_url,
@@ -256,16 +258,17 @@ def _read_events(
 ) -> tuple[str, str | None]:
     """The text deltas of a Messages API event stream, joined, and the stop reason.
 
-    Bounded like a body (past ``MAX_REPLY_BYTES`` it is a runaway). An ``error`` event
+    Bounded like a body (text past ``MAX_REPLY_TEXT_BYTES``, or a stream past
+    ``MAX_STREAM_BYTES``, is a runaway). An ``error`` event
     (``overloaded_error`` mid-stream) ends it: transient ones as ``BackendUnavailable``.
     """
     parts: list[str] = []
     stop: str | None = None
-    size, pending, done = 0, b"", False
+    size, text_size, pending, done = 0, 0, b"", False
     for chunk in response.iter_bytes():
         size += len(chunk)
-        if size > MAX_REPLY_BYTES:
-            raise BackendRunaway(f"reply stream exceeds the {MAX_REPLY_BYTES}-byte cap")
+        if size > MAX_STREAM_BYTES:
+            raise BackendRunaway(f"reply stream exceeds the {MAX_STREAM_BYTES}-byte cap")
         if time.monotonic() > deadline:
             raise httpx.ReadTimeout(f"reply still streaming after {timeout:g} s")
         pending += chunk
@@ -282,6 +285,11 @@ def _read_events(
             if kind == "content_block_delta":
                 delta = event.get("delta")
                 if isinstance(delta, dict) and isinstance(delta.get("text"), str):
+                    text_size += len(delta["text"].encode())
+                    if text_size > MAX_REPLY_TEXT_BYTES:
+                        raise BackendRunaway(
+                            f"reply text exceeds the {MAX_REPLY_TEXT_BYTES}-byte cap"
+                        )
                     parts.append(delta["text"])
             elif kind == "message_delta":
                 delta = event.get("delta")

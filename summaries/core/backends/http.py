@@ -35,6 +35,11 @@ from summaries.core.backends.base import (
 #: Largest reply body accepted. A summary is a few KB of JSON; anything near this size is
 #: a misbehaving server (or a runaway generation).
 MAX_REPLY_BYTES: Final = 2 * 1024 * 1024
+# A streamed reply carries each delta in its own JSON event: framing can be ~25x the text
+# of a short delta, so the text and the stream have caps of their own. The text cap is 4x
+# what the 4,096-token output limit can produce; past it the reply is a runaway.
+MAX_REPLY_TEXT_BYTES: Final = 64 * 1024
+MAX_STREAM_BYTES: Final = 16 * MAX_REPLY_BYTES
 #: How much of an error body is read to look for a machine-readable error code.
 MAX_ERROR_BODY_BYTES: Final = 64 * 1024
 #: Connecting is quick or hopeless; do not spend a whole generation timeout on it.

@@ -9,7 +9,7 @@ import time
 import httpx
 
 from summaries.core.backends.base import BackendBadReply, BackendRunaway, BackendUnavailable
-from summaries.core.backends.http import MAX_REPLY_BYTES, safe_code
+from summaries.core.backends.http import MAX_REPLY_TEXT_BYTES, MAX_STREAM_BYTES, safe_code
 
 
 def read_stream(
@@ -17,18 +17,19 @@ def read_stream(
 ) -> tuple[str, str | None]:
     """The deltas of a server-sent-events stream, joined; and the finish reason.
 
-    Bounded like a body: past ``MAX_REPLY_BYTES`` it is a runaway, and leaving (the
-    caller's ``with``) closes the connection, which stops a real server's generation.
+    Bounded like a body: text past ``MAX_REPLY_TEXT_BYTES`` (or a stream past
+    ``MAX_STREAM_BYTES``) is a runaway, and leaving (the caller's ``with``) closes the
+    connection, which stops a real server's generation.
     """
     parts: list[str] = []
     finish_reason: str | None = None
-    size = 0
+    size = text_size = 0
     pending = b""
     done = False
     for chunk in response.iter_bytes():
         size += len(chunk)
-        if size > MAX_REPLY_BYTES:
-            raise BackendRunaway(f"reply stream exceeds the {MAX_REPLY_BYTES}-byte cap")
+        if size > MAX_STREAM_BYTES:
+            raise BackendRunaway(f"reply stream exceeds the {MAX_STREAM_BYTES}-byte cap")
         if time.monotonic() > deadline:
             raise httpx.ReadTimeout(f"reply still streaming after {timeout:g} s")
         pending += chunk
@@ -41,6 +42,9 @@ def read_stream(
                 done = True
                 break
             text, reason = event
+            text_size += len(text.encode())
+            if text_size > MAX_REPLY_TEXT_BYTES:
+                raise BackendRunaway(f"reply text exceeds the {MAX_REPLY_TEXT_BYTES}-byte cap")
             parts.append(text)
             finish_reason = reason or finish_reason
         if done:

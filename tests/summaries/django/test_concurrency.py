@@ -7,16 +7,16 @@ from __future__ import annotations
 import datetime as dt
 import os
 import threading
-import time
 from collections.abc import Callable
 from typing import TypeVar
 
 import pytest
-from django.db import OperationalError, connection
+from django.db import connection
 from django.utils import timezone
 
+from summaries.core.claim import Claim, claim_take
 from summaries.core.sidecar import INTENTS, ONE_LINE, read_for_panel, read_strict, sidecar_path
-from summaries.marker import marker_active, marker_release, marker_take
+from summaries.marker import pass_done, pass_started
 from summaries.models import IntentSummary, OneLineSummary
 from summaries.services import PassOutcome, PassResult, summary_generate
 from summaries.state import summary_in_flight_until, summary_turn_mark
@@ -251,6 +251,15 @@ def _in_thread(target: Callable[[], PassOutcome], results: list[PassOutcome]) ->
     return thread
 
 
+def claimed(store, name: str = "s1") -> bool:
+    """Whether a pass holds the session's claim (a probe: taken and let go at once)."""
+    probe = claim_take(store.root, slot_row(name).session.key)
+    if probe is None:
+        return True
+    probe.release()
+    return False
+
+
 @pytest.mark.django_db(transaction=True)
 def test_two_concurrent_passes_spend_one_model_call(enabled_summaries, make_slot, store, backend):
     make_slot(turns=2)
@@ -259,12 +268,12 @@ def test_two_concurrent_passes_spend_one_model_call(enabled_summaries, make_slot
 
     first = _in_thread(lambda: summary_generate(slot_name="s1"), results)
     assert backend.entered.wait(10)  # the first pass is inside the model call
-    assert marker_active(slot_row())
+    assert claimed(store)
 
     second = _in_thread(lambda: summary_generate(slot_name="s1", force=True), results)
     second.join(10)
     assert results == [PassOutcome(PassResult.IN_FLIGHT)]
-    assert marker_active(slot_row())  # the refused caller left the holder's marker alone
+    assert claimed(store)  # the refused caller left the holder's claim alone
 
     backend.gate.set()
     first.join(10)
@@ -272,40 +281,27 @@ def test_two_concurrent_passes_spend_one_model_call(enabled_summaries, make_slot
     assert not second.is_alive()
     assert results[1] == STORED
     assert backend.calls == 1
+    assert not claimed(store)
     assert summary_in_flight_until(slot_row()) is None
-
-
-def _retry_locked(call: Callable[[], T]) -> T:
-    """The in-memory SQLite test database (shared cache) answers a write that meets
-    another connection's write with "database table is locked" at once, where the file
-    database (busy_timeout) and PostgreSQL wait. Retry that, and only that."""
-    for _ in range(400):
-        try:
-            return call()
-        except OperationalError as exc:
-            if "locked" not in str(exc):
-                raise
-            time.sleep(0.005)
-    raise AssertionError("the test database stayed locked")
 
 
 @pytest.mark.django_db(transaction=True)
 def test_passes_released_together_spend_one_model_call(
     enabled_summaries, make_slot, backend, monkeypatch
 ):
-    """Every caller passes the cheap gate (no marker yet) before any takes the marker;
-    the conditional UPDATE admits exactly one."""
+    """Every caller passes the cheap gate before any takes the claim; the lock admits
+    exactly one."""
     make_slot(turns=2)
     contenders = 4
     before_take, after_take = threading.Barrier(contenders), threading.Barrier(contenders)
 
-    def take_together(slot_id: int) -> dt.datetime | None:
-        before_take.wait(10)  # everyone has read the slot and found no marker
-        token = _retry_locked(lambda: marker_take(slot_id))
-        after_take.wait(10)  # nobody touches the database while another still takes
-        return token
+    def take_together(root, key) -> Claim | None:
+        before_take.wait(10)  # everyone has read the slot
+        claim = claim_take(root, key)
+        after_take.wait(10)  # nobody lets go while another still takes
+        return claim
 
-    monkeypatch.setattr("summaries.services.marker_take", take_together)
+    monkeypatch.setattr("summaries.services.claim_take", take_together)
     results: list[PassOutcome] = []
     threads = [
         _in_thread(lambda: summary_generate(slot_name="s1", force=True), results)
@@ -321,15 +317,16 @@ def test_passes_released_together_spend_one_model_call(
         PassOutcome(PassResult.IN_FLIGHT),
         STORED,
     ]
-    assert summary_in_flight_until(slot_row()) is None
 
 
 @pytest.mark.django_db
-def test_an_expired_marker_does_not_block_a_new_pass(enabled_summaries, make_slot, backend):
-    """A worker killed mid-pass never released its marker; it expires."""
+def test_a_generating_flag_left_by_a_dead_pass_blocks_nothing(
+    enabled_summaries, make_slot, backend
+):
+    """A pass killed before it cleared "generating" (the flag its request set) does not
+    refuse the next pass, automatic or forced; that pass clears it."""
     slot = make_slot(turns=2)
-    expired = timezone.now() - dt.timedelta(seconds=1)
-    in_flight_set(slot.pk, expired)
+    in_flight_set(slot.pk, timezone.now() + dt.timedelta(minutes=5))
 
     assert summary_generate(slot_name="s1") == STORED
     assert backend.calls == 1
@@ -337,48 +334,33 @@ def test_an_expired_marker_does_not_block_a_new_pass(enabled_summaries, make_slo
 
 
 @pytest.mark.django_db
-def test_a_live_marker_blocks_even_a_forced_pass(enabled_summaries, make_slot, backend):
-    slot = make_slot(turns=2)
-    held = timezone.now() + dt.timedelta(minutes=5)
-    in_flight_set(slot.pk, held)
-
-    assert summary_generate(slot_name="s1", force=True) == PassOutcome(PassResult.IN_FLIGHT)
-    assert backend.calls == 0
-    assert summary_in_flight_until(slot_row()) == held
-
-
-@pytest.mark.django_db
-def test_a_caller_refused_at_the_take_never_clears_the_holders_marker(
-    enabled_summaries, make_slot, backend, monkeypatch, caplog
+def test_a_held_claim_refuses_even_a_forced_pass_and_keeps_the_holders_flag(
+    enabled_summaries, make_slot, store, backend, caplog
 ):
-    """Even past the cheap gate (it raced), a refused caller leaves the marker alone,
-    and says in the log why it declined."""
     slot = make_slot(turns=2)
     held = timezone.now() + dt.timedelta(minutes=5)
     in_flight_set(slot.pk, held)
-    monkeypatch.setattr("summaries.services.marker_active", lambda slot: False)
-
-    with caplog.at_level("INFO", logger="summaries.services"):
-        outcome = summary_generate(slot_name="s1", force=True)
-
+    claim = claim_take(store.root, slot.session.key)
+    assert claim is not None
+    try:
+        with caplog.at_level("INFO", logger="summaries.services"):
+            outcome = summary_generate(slot_name="s1", force=True)
+    finally:
+        claim.release()
     assert outcome == PassOutcome(PassResult.IN_FLIGHT)
     assert backend.calls == 0
-    assert summary_in_flight_until(slot_row()) == held
+    assert summary_in_flight_until(slot_row()) == held  # the holder clears it when done
     assert any("s1" in r.getMessage() and "in_flight" in r.getMessage() for r in caplog.records)
 
 
 @pytest.mark.django_db
-def test_the_marker_is_released_only_with_its_own_token(make_slot, settings):
+def test_a_pass_clears_only_the_requests_made_before_it_started(make_slot, settings):
     slot = make_slot(turns=0)
-    token = marker_take(slot.pk)
-    assert token is not None
-    assert marker_take(slot.pk) is None
-
-    marker_release(slot.pk, token - dt.timedelta(microseconds=1))  # someone else's token
-    assert summary_in_flight_until(slot_row()) == token
-    marker_release(slot.pk, token)
+    started = pass_started()
+    later = started + dt.timedelta(seconds=1)  # a turn end queued the next pass meanwhile
+    in_flight_set(slot.pk, later)
+    pass_done(slot.pk, started)
+    assert summary_in_flight_until(slot_row()) == later  # still "generating"
+    in_flight_set(slot.pk, started - dt.timedelta(seconds=1))
+    pass_done(slot.pk, started)
     assert summary_in_flight_until(slot_row()) is None
-
-    settings.KIROCREW_SUMMARY_IN_FLIGHT_TTL = -1  # every marker taken is already expired
-    assert marker_take(slot.pk) is not None
-    assert marker_take(slot.pk) is not None

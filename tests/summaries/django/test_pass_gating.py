@@ -8,6 +8,7 @@ import datetime as dt
 import pytest
 from django.utils import timezone
 
+from summaries.core.claim import Claim, claim_take
 from summaries.core.sidecar import INTENTS, sidecar_path
 from summaries.services import PassOutcome, PassResult, summary_generate
 from summaries.state import summary_in_flight_until, summary_turn_mark, summary_turn_mark_set
@@ -15,6 +16,7 @@ from tests.fixtures.slots import add_exchanges
 from tests.fixtures.summary_state import in_flight_set
 from tests.summaries.django.pass_helpers import STORED, slot_row
 from transcripts.models import Slot
+from transcripts.runtime import get_store
 
 pytestmark = pytest.mark.django_db
 
@@ -132,9 +134,15 @@ def _disabled(slot, configure):
     configure(enabled=False)
 
 
+_claims: list[Claim] = []  # held until the test's pass has been refused
+
+
 def _in_flight(slot, configure):
-    until = timezone.now() + dt.timedelta(minutes=5)
-    in_flight_set(slot.pk, until)
+    """Another pass holds the session's claim (and its request's "generating" flag)."""
+    in_flight_set(slot.pk, timezone.now() + dt.timedelta(minutes=5))
+    claim = claim_take(get_store().root, slot.session.key)
+    assert claim is not None
+    _claims.append(claim)
 
 
 def _memory_mode(slot, configure):
@@ -181,7 +189,11 @@ def test_force_lifts_exactly_stop_reason_and_cadence(
     slot = make_slot(turns=2)
     condition(slot, configure)
 
-    outcome = summary_generate(slot_name="s1", force=force)
+    try:
+        outcome = summary_generate(slot_name="s1", force=force)
+    finally:
+        while _claims:
+            _claims.pop().release()
 
     if force and lifted_by_force:
         assert outcome == STORED

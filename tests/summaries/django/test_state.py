@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from summaries.marker import marker_active, marker_release, marker_take
+from summaries.marker import pass_done, pass_pending, pass_requested, pass_started
 from summaries.models import SummaryState
 from summaries.state import summary_state_of, summary_turn_mark, summary_turn_mark_set
 from transcripts.models import Slot
@@ -16,25 +16,25 @@ from transcripts.services import session_create, session_delete
 def test_a_slot_without_a_row_reads_as_mark_zero_and_no_pass_in_flight(store):
     slot = session_create(name="s1", app=None)
     assert summary_state_of(slot) is None
-    assert (summary_turn_mark(slot), marker_active(slot)) == (0, False)
+    assert (summary_turn_mark(slot), pass_pending(slot)) == (0, False)
 
-    token = marker_take(slot.pk)  # the first pass creates the row, then takes the marker
-    assert token is not None
+    pass_requested("s1")  # the first dispatch creates the row: "generating"
     slot.refresh_from_db()
-    assert marker_active(slot)
-    marker_release(slot.pk, token)
+    assert pass_pending(slot)
+    started = pass_started()  # its pass
+    pass_done(slot.pk, started)
     summary_turn_mark_set(slot.pk, 4)
     slot.refresh_from_db()
-    assert (summary_turn_mark(slot), marker_active(slot)) == (4, False)
+    assert (summary_turn_mark(slot), pass_pending(slot)) == (4, False)
     assert SummaryState.objects.count() == 1
 
 
 @pytest.mark.django_db
-def test_a_deleted_slot_gets_no_state_and_takes_no_marker(store):
+def test_a_deleted_slot_gets_no_state(store):
     slot = session_create(name="s1", app=None)
     session_delete(key=slot.session.key)
 
-    assert marker_take(slot.pk) is None
+    pass_requested("s1")
     summary_turn_mark_set(slot.pk, 3)
     assert not SummaryState.objects.exists()
 

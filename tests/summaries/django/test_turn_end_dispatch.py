@@ -70,20 +70,27 @@ def test_a_pass_never_runs_while_a_turn_is_running(enabled_summaries, make_slot,
 
 @pytest.mark.django_db
 def test_a_clean_turn_end_dispatches_exactly_one_pass_on_commit(
-    enabled_summaries, make_slot, django_capture_on_commit_callbacks, monkeypatch, dispatched
+    enabled_summaries,
+    make_slot,
+    django_capture_on_commit_callbacks,
+    monkeypatch,
+    dispatched,
+    settings,
 ):
     slot = make_slot(turns=1)
-    queued: list[str] = []
-    monkeypatch.setattr("summaries.tasks.summarize_slot.delay", queued.append)
+    queued: list[tuple[str, bool]] = []
+    settings.KIROCREW_SUMMARY_DISPATCH = "celery"
+    monkeypatch.setattr("summaries.tasks.summarize_slot.delay", lambda *a: queued.append(a))
     slot_turn_start(slot=slot, content=exchange(1)[0])
 
     with django_capture_on_commit_callbacks() as callbacks:
         slot_turn_end(slot=slot, stop_reason="end_turn")
         assert (dispatched, queued) == ([], [])  # nothing before the commit
 
-    for callback in callbacks:
-        callback()
-    assert (dispatched, queued) == (["s1"], ["s1"])
+    with django_capture_on_commit_callbacks(execute=True):  # the dispatch's own, after it
+        for callback in callbacks:
+            callback()
+    assert (dispatched, queued) == (["s1"], [("s1", False)])
 
 
 @pytest.mark.django_db
@@ -220,15 +227,15 @@ def test_a_disabled_feature_spends_nothing_and_the_pass_says_why(
     slot = make_slot(turns=2)
     slot_turn_start(slot=slot, content=exchange(2)[0])
 
-    with caplog.at_level(logging.INFO), django_capture_on_commit_callbacks(execute=True):
+    with caplog.at_level(logging.DEBUG), django_capture_on_commit_callbacks(execute=True):
         slot_turn_end(slot=slot, stop_reason="end_turn")
 
     assert dispatched == [slot.name]
     assert backend.calls == 0
     assert not sidecar_path(store.root, slot.session.key, INTENTS).exists()
     assert pushes.slots == []
-    assert any(
-        r.name == "summaries.services" and "s1" in r.getMessage() and "disabled" in r.getMessage()
+    assert any(  # said below INFO: every turn end of a switched-off summarizer gets here
+        r.name == "summaries.tasks" and "s1" in r.getMessage() and "disabled" in r.getMessage()
         for r in caplog.records
     )
 
@@ -260,6 +267,7 @@ def test_a_dispatch_that_blows_up_never_fails_the_turn_end(
     django_capture_on_commit_callbacks,
     dispatched,
     where,
+    settings,
 ):
     """A broker that is down (``delay`` raises) or a database error before the pass's own
     containment (eager tasks run inside the commit callback) must not surface as a failed
@@ -271,9 +279,10 @@ def test_a_dispatch_that_blows_up_never_fails_the_turn_end(
         raise OperationalError("database is locked" if where == "pass" else "broker down")
 
     if where == "broker":
+        settings.KIROCREW_SUMMARY_DISPATCH = "celery"
         monkeypatch.setattr("summaries.tasks.summarize_slot.delay", boom)
     else:
-        monkeypatch.setattr("summaries.services.marker_take", boom)
+        monkeypatch.setattr("summaries.services.claim_take", boom)
     frames: list[str] = []
 
     def frame_sender(slot_name: str, frame: Any) -> None:

@@ -77,8 +77,13 @@ class Command(BaseCommand):
             raise
         finally:
             # Work this run's turn ends queued in this process (summary passes) finishes
-            # before the command returns, or is given up after Ctrl-C.
-            signals.import_finished.send_robust(sender=self.__class__, interrupted=interrupted)
+            # before the command returns, or stops at once after Ctrl-C; a Ctrl-C while
+            # it runs stops it and ends the command the same way (its receivers re-raise).
+            try:
+                signals.import_finished.send_robust(sender=self.__class__, interrupted=interrupted)
+            except KeyboardInterrupt:
+                self.stderr.write("Interrupted.")
+                raise SystemExit(130) from None
 
     def _run(self, options: dict[str, Any]) -> bool:
         verbosity: int = options["verbosity"]

@@ -1,0 +1,55 @@
+"""The claim of a summary pass: at most one pass per session at a time, whatever it takes.
+
+An exclusive ``flock`` on ``.intents/<safe_key>.claim``, taken without waiting and held by
+an open descriptor for the whole pass. The kernel drops it when the pass ends, however it
+ends: a worker killed mid-pass (kill -9, the OOM killer) leaves nothing that blocks the
+next pass, and no expiry can let a second pass start beside a slow one (the former
+database marker expired after 600 s against up to ~1,200 s of model time). Every
+executor (the server's worker processes, an import's, Celery's) runs on a host that sees
+the sessions folder, and the transcript store already relies on ``flock`` there.
+
+``flock``, not ``fcntl`` record locks: those vanish when any descriptor of the file is
+closed anywhere in the process.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+from pathlib import Path
+
+from transcripts.core.keys import safe_key
+
+CLAIMS = ".intents"  # beside the intents sidecar; a session delete reaps it
+
+
+def claim_path(root: Path, key: str) -> Path:
+    return root / CLAIMS / f"{safe_key(key)}.claim"
+
+
+class Claim:
+    """A held claim; ``release()`` (or the process ending) lets the next pass in."""
+
+    def __init__(self, fd: int) -> None:
+        self._fd: int | None = fd
+
+    def release(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)  # closing the only descriptor drops the flock
+            self._fd = None
+
+
+def claim_take(root: Path, key: str) -> Claim | None:
+    """The claim of session ``key``, or None while another pass holds it."""
+    path = claim_path(root, key)
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        return None
+    except BaseException:
+        os.close(fd)
+        raise
+    return Claim(fd)
