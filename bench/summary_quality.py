@@ -36,7 +36,8 @@ Metrics, per rule family and per group:
   ``optional`` label counts neither as a miss nor, when matched, as a false hit;
 * trap violations: a predicted intent produced by an automation row or a resend
   (all its turns are same-day resends; or unmatched and opened at a resend; or
-  unmatched and worded after an automation row rather than the person). Must be 0.
+  unmatched and worded after an automation row rather than the person). Must be 0;
+* wrong done: of the matched intents the summary calls done, those labelled otherwise.
 
 Every figure is shown next to a naive baseline measured in the same run (one
 intent spanning the whole session, status active), as a ratio.
@@ -351,6 +352,8 @@ class Score:
     c_gold: int = 0
     c_gold_ok: int = 0
     traps: int = 0
+    done_claims: int = 0  # matched intents the summary calls done (completed, verified)
+    done_wrong: int = 0  # ... of which the label is not done
     seconds: float = 0.0
     misses: list[str] = field(default_factory=list)
 
@@ -491,6 +494,9 @@ def score_session(
         got_state = state_of(got.get("status"), got.get("verified"))
         want_state = state_of(want.status, want.verified)
         s.state_ok += got_state == want_state
+        if got_state == "done":
+            s.done_claims += 1
+            s.done_wrong += want_state != "done"
         s.origin_ok += got.get("origin_turn") == want.origin_turn
         if got_state != want_state:
             s.misses.append(f"{session.name}: {want.title!r} state {got_state} != {want_state}")
@@ -669,7 +675,7 @@ def render(report: Report) -> str:
             f" (baseline {_fmt(b.f1).strip()}), state {_fmt(g.state).strip()},"
             f" origin {_fmt(g.origin).strip()}, constraints P/R"
             f" {_fmt(g.c_precision).strip()}/{_fmt(g.c_recall).strip()},"
-            f" trap violations {g.traps}"
+            f" trap violations {g.traps}, wrong done {g.done_wrong}/{g.done_claims}"
         )
     for name in sorted(STRICT_HELD_OUT - set(report.groups)):
         # not labelled yet, or left out with --tuning-only: say so rather than say nothing
