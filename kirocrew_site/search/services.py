@@ -1,0 +1,213 @@
+"""Index writes: rows after the session's mark, a summary replaced, a session forgotten,
+the whole index rebuilt from the files (the truth; the index is derived).
+
+Reads go through ``transcripts.selectors.session_transcript`` (the cursor reader, O(new
+rows)), so an append costs the rows it added. Each session's writes hold its mark row
+locked (``select_for_update``; SQLite's IMMEDIATE transactions serialise writers), so two
+catch-ups of one session never index a row twice.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from django.db import transaction
+
+from summaries.models import IntentSummary, OneLineSummary
+from transcripts.core.errors import SessionNotFound
+from transcripts.core.keys import DASHBOARD_PREFIX
+from transcripts.core.user_turns import is_user_turn
+from transcripts.models import Session, Slot
+from transcripts.selectors import InvalidCursor, session_transcript
+
+from .core.text import chunks, content_text, summary_texts
+from .models import DocKind, SearchDoc, SearchMark
+
+log = logging.getLogger(__name__)
+
+PAGE_ROWS = 500  # rows per cursor read while indexing
+BATCH_DOCS = 2000  # docs per bulk insert
+
+
+def session_for_slot_name(slot_name: str) -> Session | None:
+    """The session a signal's ``slot_name`` names: its slot's, else an imported session's
+    key (``slot_name_for_key`` drops the ``dashboard:`` prefix)."""
+    slot = Slot.objects.select_related("session").filter(name=slot_name).first()
+    if slot is not None:
+        return slot.session
+    return Session.objects.filter(key__in=[slot_name, DASHBOARD_PREFIX + slot_name]).first()
+
+
+def search_index_session(session: Session) -> int:
+    """Index the session's rows after its mark; returns how many rows were read.
+
+    A mark the transcript no longer has (rewritten without our hearing of it) starts
+    the session over."""
+    try:
+        with transaction.atomic():  # a refused cursor rolls back what this read added
+            return _catch_up(session, _locked_mark(session))
+    except InvalidCursor:
+        pass
+    return search_reindex_session(session)
+
+
+def search_reindex_session(session: Session) -> int:
+    """Drop the session's row docs and index its rows from the first (rewind, rotation,
+    purge: rows before the mark may be gone or changed)."""
+    with transaction.atomic():
+        mark = _locked_mark(session)
+        SearchDoc.objects.filter(session=session, kind=DocKind.ROW).delete()
+        mark.cursor, mark.rows, mark.turns = "", 0, 0
+        return _catch_up(session, mark)
+
+
+def search_revise_row(session: Session, target_ts: str) -> int:
+    """A revision changed the row ``target_ts``: index again from the last indexed row
+    before it (rows between have no text, so no turn either). Revisions almost always
+    target the running turn, so this reads a few rows."""
+    try:
+        with transaction.atomic():
+            return _revise(session, target_ts)
+    except InvalidCursor:
+        pass
+    return search_reindex_session(session)
+
+
+def _revise(session: Session, target_ts: str) -> int:
+    mark = _locked_mark(session)
+    target = (
+        SearchDoc.objects.filter(session=session, kind=DocKind.ROW, cursor=target_ts)
+        .order_by("seq")
+        .first()
+    )
+    if target is None:  # not indexed yet (or not a row with text): the append path reads it
+        return _catch_up(session, mark)
+    before = (
+        SearchDoc.objects.filter(session=session, kind=DocKind.ROW, seq__lt=target.seq)
+        .order_by("-seq")
+        .first()
+    )
+    if before is None:
+        mark.cursor, mark.rows, mark.turns = "", 0, 0
+    else:
+        mark.cursor, mark.rows, mark.turns = before.cursor, before.seq + 1, before.turn
+    SearchDoc.objects.filter(session=session, kind=DocKind.ROW, seq__gte=mark.rows).delete()
+    return _catch_up(session, mark)
+
+
+def search_index_summary(session: Session) -> int:
+    """Replace the session's summary docs with the stored summary's words."""
+    intents = IntentSummary.objects.filter(session=session).first()
+    gist = OneLineSummary.objects.filter(session=session).values_list("summary", flat=True)
+    texts = summary_texts(intents.payload if intents else None, next(iter(gist), ""))
+    docs = [
+        SearchDoc(session=session, kind=DocKind.SUMMARY, seq=i, turn=part.turn, text=piece)
+        for i, part in enumerate(texts)
+        for piece in chunks(part.text)
+    ]
+    with transaction.atomic():
+        SearchDoc.objects.filter(session=session, kind=DocKind.SUMMARY).delete()
+        SearchDoc.objects.bulk_create(docs, batch_size=BATCH_DOCS)
+    return len(docs)
+
+
+def search_forget_session(session_id: int) -> None:
+    """The session is gone: its docs and mark go (its row may already be deleted)."""
+    with transaction.atomic():
+        SearchDoc.objects.filter(session_id=session_id).delete()
+        SearchMark.objects.filter(session_id=session_id).delete()
+
+
+@dataclass(slots=True)
+class RebuildReport:
+    sessions: int = 0
+    rows: int = 0
+    missing: int = 0  # sessions whose transcript file is gone
+
+
+def search_rebuild(*, progress: Callable[[int], None] | None = None) -> RebuildReport:
+    """The whole index again from the files: every session's rows and stored summary."""
+    report = RebuildReport()
+    with transaction.atomic():
+        SearchDoc.objects.all().delete()
+        SearchMark.objects.all().delete()
+    for session in Session.objects.order_by("pk").iterator():
+        report.sessions += 1
+        report.rows += search_reindex_session(session)
+        search_index_summary(session)
+        if not SearchMark.objects.filter(session=session, rows__gt=0).exists():
+            report.missing += _missing(session)
+        if progress is not None:
+            progress(report.sessions)
+    return report
+
+
+def _missing(session: Session) -> int:
+    try:
+        session_transcript(key=session.key, limit=1)
+    except SessionNotFound:
+        return 1
+    return 0
+
+
+def _locked_mark(session: Session) -> SearchMark:
+    SearchMark.objects.get_or_create(session=session)
+    return SearchMark.objects.select_for_update().get(session=session)
+
+
+def _catch_up(session: Session, mark: SearchMark) -> int:
+    """Index the rows after ``mark`` and move it; raises ``InvalidCursor``."""
+    read = 0
+    batch: list[SearchDoc] = []
+    for cursor, row in _rows_after(session.key, mark.cursor or None):
+        if is_user_turn(row):
+            mark.turns += 1
+        text = content_text(row.get("content"))
+        role = str(row.get("role") or "")[:64]
+        for piece in chunks(text):
+            batch.append(
+                SearchDoc(
+                    session=session,
+                    kind=DocKind.ROW,
+                    seq=mark.rows,
+                    cursor=cursor,
+                    turn=mark.turns,
+                    role=role,
+                    text=piece,
+                )
+            )
+        mark.rows += 1
+        mark.cursor = cursor
+        read += 1
+        if len(batch) >= BATCH_DOCS:
+            SearchDoc.objects.bulk_create(batch)
+            batch = []
+    if batch:
+        SearchDoc.objects.bulk_create(batch)
+    if read:
+        mark.save()
+    return read
+
+
+def _rows_after(key: str, after: str | None) -> Iterator[tuple[str, dict[str, Any]]]:
+    """``(cursor, row)`` after ``after``: the cursor each row would be continued from
+    (its ts; ``ts#n`` for the nth of rows sharing one, as the reader counts them)."""
+    seen: dict[str, int] = {}
+    if after:
+        ts, _, nth = after.rpartition("#") if "#" in after else (after, "", "1")
+        seen[ts] = int(nth) if nth.isdigit() else 1
+    cursor = after
+    while True:
+        try:
+            page, _report, cursor = session_transcript(key=key, after=cursor, limit=PAGE_ROWS)
+        except SessionNotFound:
+            return
+        for row in page:
+            ts = str(row.get("ts"))
+            seen[ts] = seen.get(ts, 0) + 1
+            yield (ts if seen[ts] == 1 else f"{ts}#{seen[ts]}"), row
+        if not cursor:
+            return

@@ -1,0 +1,108 @@
+"""The one module that knows the two engines: SQLite FTS5 (embedded profile) and
+PostgreSQL full-text search (services profile). Everything above it sees ``RawHit``s.
+
+* SQLite: ``search_fts``, an external-content FTS5 table over ``search_searchdoc.text``
+  (tokenizer ``porter unicode61``), kept in step by triggers; ranked by bm25, snippets by
+  ``snippet()``.
+* PostgreSQL: ``search_searchdoc.vector``, a stored generated ``tsvector``
+  (``to_tsvector('english', text)``) with a GIN index, queried through
+  ``django.contrib.postgres.search``; ranked by ``ts_rank``, snippets by ``ts_headline``.
+
+Both mark matches with ``core.snippet``'s private-use markers, never with HTML.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from django.db import connection
+
+from transcripts.models import App
+
+from .core.query import Terms
+from .core.snippet import ELLIPSIS, MARK_CLOSE, MARK_OPEN
+from .models import DocKind, SearchDoc
+
+SNIPPET_WORDS = 16
+
+Scope = App | Literal[""] | None  # an app's sessions, "" every session, None the unowned
+
+
+@dataclass(frozen=True, slots=True)
+class RawHit:
+    session_id: int
+    kind: str
+    turn: int
+    cursor: str
+    role: str
+    marked: str  # the snippet, matches between MARK_OPEN and MARK_CLOSE
+
+
+def match(scope: Scope, terms: Terms, limit: int, *, rows_only: bool) -> list[RawHit]:
+    if connection.vendor == "postgresql":
+        return _postgres(scope, terms, limit, rows_only)
+    return _sqlite(scope, terms, limit, rows_only)
+
+
+def _sqlite(scope: Scope, terms: Terms, limit: int, rows_only: bool) -> list[RawHit]:
+    where, params = ["search_fts MATCH %s"], [terms.fts5()]
+    if scope is None:
+        where.append("s.app_id IS NULL")
+    elif scope != "":
+        where.append("s.app_id = %s")
+        params.append(scope.pk)
+    if rows_only:
+        where.append("d.kind = %s")
+        params.append(DocKind.ROW.value)
+    # Fixed clauses only; every value is a parameter.
+    sql = (
+        "SELECT d.session_id, d.kind, d.turn, d.cursor, d.role, "  # noqa: S608
+        f"snippet(search_fts, 0, %s, %s, %s, {SNIPPET_WORDS}) "
+        "FROM search_fts "
+        "JOIN search_searchdoc d ON d.id = search_fts.rowid "
+        "JOIN transcripts_session s ON s.id = d.session_id "
+        f"WHERE {' AND '.join(where)} ORDER BY search_fts.rank LIMIT %s"
+    )
+    with connection.cursor() as cur:
+        cur.execute(sql, [MARK_OPEN, MARK_CLOSE, ELLIPSIS, *params, limit])
+        return [RawHit(*row) for row in cur.fetchall()]
+
+
+def _postgres(scope: Scope, terms: Terms, limit: int, rows_only: bool) -> list[RawHit]:
+    from django.contrib.postgres.search import (
+        SearchHeadline,
+        SearchQuery,
+        SearchRank,
+        SearchVectorField,
+    )
+    from django.db.models.expressions import RawSQL
+
+    query = SearchQuery(terms.plain(), search_type="plain", config="english")
+    vector = RawSQL('"search_searchdoc"."vector"', [], output_field=SearchVectorField())
+    docs = SearchDoc.objects.annotate(vector=vector).filter(vector=query)
+    if scope is None:
+        docs = docs.filter(session__app__isnull=True)
+    elif scope != "":
+        docs = docs.filter(session__app=scope)
+    if rows_only:
+        docs = docs.filter(kind=DocKind.ROW)
+    found = (
+        docs.annotate(
+            rank=SearchRank(vector, query),
+            marked=SearchHeadline(
+                "text",
+                query,
+                config="english",
+                start_sel=MARK_OPEN,
+                stop_sel=MARK_CLOSE,
+                max_words=SNIPPET_WORDS * 2,
+                min_words=SNIPPET_WORDS,
+                max_fragments=2,
+                fragment_delimiter=f" {ELLIPSIS} ",
+            ),
+        )
+        .order_by("-rank", "-id")
+        .values_list("session_id", "kind", "turn", "cursor", "role", "marked")[:limit]
+    )
+    return [RawHit(*row) for row in found]
