@@ -22,6 +22,7 @@ class SearchConfig(AppConfig):
             (signals.turn_ended, receivers.on_turn_ended),
             (signals.session_rewritten, receivers.on_session_rewritten),
             (signals.session_deleted, receivers.on_session_deleted),
+            (signals.import_finished, receivers.on_import_finished),
             (summary_stored, receivers.on_summary_stored),
         ):
             signal.connect(receiver, dispatch_uid=f"search.{receiver.__name__}")

@@ -53,3 +53,8 @@ def on_summary_stored(sender: Any, *, slot_name: str, **_: Any) -> None:
     session = services.session_for_slot_name(slot_name)
     if session is not None:
         services.search_index_summary(session)
+
+
+def on_import_finished(sender: Any, **_: Any) -> None:
+    # Imports of kirocrew files announce no rows: read what each session gained.
+    services.search_catch_up()

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.db import transaction
+from django.db.models import F
 
 from summaries.models import IntentSummary, OneLineSummary
 from transcripts.core.errors import SessionNotFound
@@ -119,6 +120,18 @@ def search_forget_session(session_id: int) -> None:
     with transaction.atomic():
         SearchDoc.objects.filter(session_id=session_id).delete()
         SearchMark.objects.filter(session_id=session_id).delete()
+
+
+def search_catch_up() -> int:
+    """Index every session whose mark is behind its mirror's row count (or that has none):
+    writers that announce no rows (``import_transcripts`` of kirocrew files) are caught up
+    when the import finishes. Returns how many sessions were read."""
+    level = SearchMark.objects.filter(session__row_count=F("rows")).values("session_id")
+    caught = 0
+    for session in Session.objects.exclude(pk__in=level).order_by("pk").iterator():
+        search_index_session(session)
+        caught += 1
+    return caught
 
 
 @dataclass(slots=True)

@@ -149,3 +149,25 @@ def test_a_stored_summary_is_searched_while_summaries_are_on(
 
     configure(enabled=False)  # the flag gates reads: no summary text while it is off
     assert {hit["kind"] for hit in alpha.found("narwhal")} == {"row"}
+
+
+def test_a_row_is_found_while_its_turn_still_runs(apps: tuple[Caller, Caller]) -> None:
+    alpha, _ = apps
+    alpha.post("/api/chat/slots/alpha-1/turns", {"content": "Start the lemur job"})
+    alpha.post("/api/chat/slots/alpha-1/rows", {"role": "tool", "content": "lemur job queued"})
+    assert {hit["role"] for hit in alpha.found("lemur")} == {"user", "tool"}
+
+
+def test_imported_sessions_are_searchable_with_their_archived_rows(
+    apps: tuple[Caller, Caller], dashboard: Caller, fixture_tree: Any
+) -> None:
+    call_command("import_transcripts", str(fixture_tree))
+
+    # The original's answer to "why SSE?" lives in a rotation archive of research-notes.
+    hits = dashboard.found("reason SSE WebSocket")
+    assert [(hit["slot"], hit["turn"], hit["role"]) for hit in hits][:1] == [
+        ("research-notes", 1, "user")
+    ]
+    assert dashboard.found("orphan daemon SIGHUP")[0]["slot"] == "triage-demo"
+    alpha, _ = apps
+    assert alpha.found("orphan daemon") == []  # imported without an app: no app's text
