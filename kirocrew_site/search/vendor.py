@@ -25,6 +25,9 @@ from .core.snippet import ELLIPSIS, MARK_CLOSE, MARK_OPEN
 from .models import DocKind, SearchDoc
 
 SNIPPET_WORDS = 16
+# bm25 ranks the newest RANK_WINDOW matches (a rare term has fewer: all of them). Ranking
+# every match of a common word cost O(index): ~0.9 s at 500 MB (bench/bench_search.py).
+RANK_WINDOW = 2000
 
 Scope = App | Literal[""] | None  # an app's sessions, "" every session, None the unowned
 
@@ -46,6 +49,11 @@ def match(scope: Scope, terms: Terms, limit: int, *, rows_only: bool) -> list[Ra
 
 
 def _sqlite(scope: Scope, terms: Terms, limit: int, rows_only: bool) -> list[RawHit]:
+    """Two steps: the best ``limit`` doc ids by bm25, then snippets for those alone.
+
+    In one statement SQLite computes every result column before it sorts, so
+    ``snippet()`` ran for every match (a common word: every row of the index).
+    """
     where, params = ["search_fts MATCH %s"], [terms.fts5()]
     if scope is None:
         where.append("s.app_id IS NULL")
@@ -56,17 +64,29 @@ def _sqlite(scope: Scope, terms: Terms, limit: int, rows_only: bool) -> list[Raw
         where.append("d.kind = %s")
         params.append(DocKind.ROW.value)
     # Fixed clauses only; every value is a parameter.
-    sql = (
-        "SELECT d.session_id, d.kind, d.turn, d.cursor, d.role, "  # noqa: S608
-        f"snippet(search_fts, 0, %s, %s, %s, {SNIPPET_WORDS}) "
+    best = (
+        "SELECT id FROM (SELECT search_fts.rowid AS id, search_fts.rank AS r "  # noqa: S608
         "FROM search_fts "
         "JOIN search_searchdoc d ON d.id = search_fts.rowid "
         "JOIN transcripts_session s ON s.id = d.session_id "
-        f"WHERE {' AND '.join(where)} ORDER BY search_fts.rank LIMIT %s"
+        f"WHERE {' AND '.join(where)} ORDER BY search_fts.rowid DESC LIMIT %s) "
+        "ORDER BY r LIMIT %s"
     )
     with connection.cursor() as cur:
-        cur.execute(sql, [MARK_OPEN, MARK_CLOSE, ELLIPSIS, *params, limit])
-        return [RawHit(*row) for row in cur.fetchall()]
+        cur.execute(best, [*params, RANK_WINDOW, limit])
+        ids = [row[0] for row in cur.fetchall()]
+        if not ids:
+            return []
+        marks = ", ".join(["%s"] * len(ids))
+        cur.execute(
+            "SELECT d.id, d.session_id, d.kind, d.turn, d.cursor, d.role, "  # noqa: S608
+            f"snippet(search_fts, 0, %s, %s, %s, {SNIPPET_WORDS}) "
+            "FROM search_fts JOIN search_searchdoc d ON d.id = search_fts.rowid "
+            f"WHERE search_fts MATCH %s AND search_fts.rowid IN ({marks})",
+            [MARK_OPEN, MARK_CLOSE, ELLIPSIS, terms.fts5(), *ids],
+        )
+        found = {row[0]: RawHit(*row[1:]) for row in cur.fetchall()}
+    return [found[i] for i in ids if i in found]
 
 
 def _postgres(scope: Scope, terms: Terms, limit: int, rows_only: bool) -> list[RawHit]:
