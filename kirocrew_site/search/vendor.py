@@ -14,7 +14,7 @@ Both mark matches with ``core.snippet``'s private-use markers, never with HTML.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from django.db import connection
 
@@ -54,7 +54,8 @@ def _sqlite(scope: Scope, terms: Terms, limit: int, rows_only: bool) -> list[Raw
     In one statement SQLite computes every result column before it sorts, so
     ``snippet()`` ran for every match (a common word: every row of the index).
     """
-    where, params = ["search_fts MATCH %s"], [terms.fts5()]
+    where: list[str] = ["search_fts MATCH %s"]
+    params: list[Any] = [terms.fts5()]
     if scope is None:
         where.append("s.app_id IS NULL")
     elif scope != "":

@@ -9,7 +9,7 @@ from django.core.management import call_command
 from tests.search.conftest import Caller
 
 
-def _snippet(hit: dict) -> str:
+def _snippet(hit: dict[str, Any]) -> str:
     return "".join(part["text"] for part in hit["snippet"])
 
 
@@ -95,14 +95,15 @@ def test_a_deleted_session_leaves_no_hit(apps: tuple[Caller, Caller], dashboard:
 
 def test_bad_queries_get_the_json_envelope(apps: tuple[Caller, Caller]) -> None:
     alpha, _ = apps
-    for params in (
+    cases: list[dict[str, str | int]] = [
         {"q": ""},
         {"q": "  ?! "},
         {"q": "x" * 201},
         {"q": "ok", "limit": 0},
         {"q": "ok", "limit": "many"},
         {"q": " ".join(f"w{i}" for i in range(13))},
-    ):
+    ]
+    for params in cases:
         response = alpha.client.get("/api/chat/search", params)
         assert response.status_code == 422, (params, response.content)
         assert response.json()["code"] == "invalid_request"

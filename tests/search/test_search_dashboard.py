@@ -21,7 +21,8 @@ def test_a_snippet_is_escaped_text_with_marked_matches(
     assert "<mark>zebra</mark>" in hits
     # (PostgreSQL's ts_headline drops what its parser reads as a tag pair; FTS5 keeps it.)
     assert "&lt;img src=x onerror=alert(1)&gt;" in hits
-    assert "<script>alert" not in page and "<img src=x" not in page
+    assert "<script>alert" not in page
+    assert "<img src=x" not in page
     assert 'href="/s/alpha-1/#turn-1"' in hits
 
 
@@ -46,9 +47,11 @@ def test_the_app_filter_scopes_the_text_search(
     every = dashboard.client.get("/", {"q": "marmot"}).content.decode()
     only_beta = dashboard.client.get("/", {"q": "marmot", "app": "beta"}).content.decode()
 
-    assert "/s/alpha-1/" in every and "/s/beta-1/" in every
+    assert "/s/alpha-1/" in every
+    assert "/s/beta-1/" in every
     hits = only_beta[only_beta.index('id="search-hits"') :]
-    assert "/s/beta-1/" in hits and "/s/alpha-1/" not in hits
+    assert "/s/beta-1/" in hits
+    assert "/s/alpha-1/" not in hits
 
 
 def test_text_found_only_in_a_transcript_is_listed_with_no_title_match(
@@ -57,5 +60,6 @@ def test_text_found_only_in_a_transcript_is_listed_with_no_title_match(
     alpha, _ = apps
     alpha.turn("alpha-1", "Where did we decide the capybara rule?", "Here.")
     page = dashboard.client.get("/", {"q": "capybara"}).content.decode()
-    assert "No sessions match" not in page and "No sessions yet" not in page
+    assert "No sessions match" not in page
+    assert "No sessions yet" not in page
     assert "decide the <mark>capybara</mark> rule" in page
