@@ -33,11 +33,18 @@ def on_revision_appended(sender: Any, *, slot_name: str, target_ts: str, **_: An
         services.search_revise_row(session, target_ts)
 
 
-def on_session_rewritten(sender: Any, *, session_key: str, **_: Any) -> None:
+def on_session_rewritten(sender: Any, *, session_key: str, reason: str, **_: Any) -> None:
     from transcripts.models import Session
 
     session = Session.objects.filter(key=session_key).first()
-    if session is not None:
+    if session is None:
+        return
+    if reason == "rotate":
+        # Rotation moves rows into an archive the session still reads: the folded rows,
+        # and the mark's cursor, are unchanged. Re-reading the whole chain at every
+        # rotation (each 10 MiB of appends) would cost O(session) each time.
+        services.search_index_session(session)
+    else:  # rewind, purge: rows are gone
         services.search_reindex_session(session)
 
 

@@ -172,3 +172,25 @@ def test_imported_sessions_are_searchable_with_their_archived_rows(
     assert dashboard.found("orphan daemon SIGHUP")[0]["slot"] == "triage-demo"
     alpha, _ = apps
     assert alpha.found("orphan daemon") == []  # imported without an app: no app's text
+
+
+def test_a_rotation_keeps_the_index_without_rebuilding_it(
+    apps: tuple[Caller, Caller], settings: Any
+) -> None:
+    from kirocrew_site.search.models import SearchDoc
+    from transcripts.models import Slot
+    from transcripts.services import session_rotate
+
+    alpha, _ = apps
+    alpha.turn("alpha-1", "Keep the dingo note", "Dingo note kept.")
+    alpha.turn("alpha-1", "And the emu note", "Emu note kept.")
+    before = set(SearchDoc.objects.values_list("id", flat=True))
+
+    key = Slot.objects.get(name="alpha-1").session.key
+    settings.TRANSCRIPT_KEEP_LINES = 2
+    assert session_rotate(key=key, force=True) > 0  # rows moved into an archive
+
+    assert set(SearchDoc.objects.values_list("id", flat=True)) == before  # not rebuilt
+    assert [hit["turn"] for hit in alpha.found("dingo")] == [1, 1]  # archived rows still found
+    alpha.turn("alpha-1", "Then the koala note", "Koala note kept.")
+    assert {hit["turn"] for hit in alpha.found("koala")} == {3}
