@@ -108,22 +108,37 @@ def _postgres(scope: Scope, terms: Terms, limit: int, rows_only: bool) -> list[R
         docs = docs.filter(session__app=scope)
     if rows_only:
         docs = docs.filter(kind=DocKind.ROW)
-    found = (
-        docs.annotate(
-            rank=SearchRank(vector, query),
-            marked=SearchHeadline(
-                "text",
-                query,
-                config="english",
-                start_sel=MARK_OPEN,
-                stop_sel=MARK_CLOSE,
-                max_words=SNIPPET_WORDS * 2,
-                min_words=SNIPPET_WORDS,
-                max_fragments=2,
-                fragment_delimiter=f" {ELLIPSIS} ",
-            ),
-        )
+    # As on SQLite: ts_rank over the newest RANK_WINDOW matches. For a common word the
+    # planner walks the primary key backwards and stops; for a rare one the GIN index
+    # finds every match (fewer than the window).
+    window = docs.order_by("-id").values("id")[:RANK_WINDOW]
+    best = list(
+        SearchDoc.objects.annotate(vector=vector)
+        .filter(id__in=window)
+        .annotate(rank=SearchRank(vector, query))
         .order_by("-rank", "-id")
-        .values_list("session_id", "kind", "turn", "cursor", "role", "marked")[:limit]
+        .values_list("id", flat=True)[:limit]
     )
-    return [RawHit(*row) for row in found]
+    if not best:
+        return []
+    # Headlines for the chosen docs alone (ts_headline re-parses the whole text).
+    marked = SearchDoc.objects.filter(id__in=best).annotate(
+        marked=SearchHeadline(
+            "text",
+            query,
+            config="english",
+            start_sel=MARK_OPEN,
+            stop_sel=MARK_CLOSE,
+            max_words=SNIPPET_WORDS * 2,
+            min_words=SNIPPET_WORDS,
+            max_fragments=2,
+            fragment_delimiter=f" {ELLIPSIS} ",
+        )
+    )
+    found = {
+        row[0]: RawHit(*row[1:])
+        for row in marked.values_list(
+            "id", "session_id", "kind", "turn", "cursor", "role", "marked"
+        )
+    }
+    return [found[i] for i in best if i in found]
