@@ -100,7 +100,9 @@ def _postgres(scope: Scope, terms: Terms, limit: int, rows_only: bool) -> list[R
     from django.db.models.expressions import RawSQL
 
     query = SearchQuery(terms.plain(), search_type="plain", config="english")
-    vector = RawSQL('"search_searchdoc"."vector"', [], output_field=SearchVectorField())
+    # Unqualified: only search_searchdoc has the column, and inside the window's subquery
+    # (where Django aliases the table) it must name the subquery's own row.
+    vector = RawSQL('"vector"', [], output_field=SearchVectorField())
     docs = SearchDoc.objects.annotate(vector=vector).filter(vector=query)
     if scope is None:
         docs = docs.filter(session__app__isnull=True)

@@ -194,3 +194,18 @@ def test_a_rotation_keeps_the_index_without_rebuilding_it(
     assert [hit["turn"] for hit in alpha.found("dingo")] == [1, 1]  # archived rows still found
     alpha.turn("alpha-1", "Then the koala note", "Koala note kept.")
     assert {hit["turn"] for hit in alpha.found("koala")} == {3}
+
+
+def test_an_old_match_is_found_behind_newer_rows_that_do_not_match(
+    apps: tuple[Caller, Caller], monkeypatch: Any
+) -> None:
+    from kirocrew_site.search import vendor
+
+    # Ranking looks at the newest RANK_WINDOW matches: matches, not rows.
+    monkeypatch.setattr(vendor, "RANK_WINDOW", 2)
+    alpha, _ = apps
+    alpha.turn("alpha-1", "The gecko decision", "Gecko chosen.")
+    for n in range(3):
+        alpha.turn("alpha-1", f"Unrelated {n}", f"Nothing here {n}.")
+    assert {hit["turn"] for hit in alpha.found("gecko")} == {1}
+    assert len(alpha.found("gecko")) == 2
