@@ -2,7 +2,8 @@
 
 The index holds what is stored, nothing else: rows are redacted at the write boundary, so
 their text is indexed as read. Long texts are cut into chunks: PostgreSQL refuses a
-``tsvector`` over 1 MB and a snippet is cheaper to cut from a chunk than from 8 MiB.
+``tsvector`` over 1 MB, and both engines re-read a hit's whole text to cut its snippet
+(``ts_headline`` on twenty 16 000-character chunks took ~105 ms, on 2 000 ~7 ms).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from typing import Any
 
 from .snippet import MARK_CLOSE, MARK_OPEN
 
-CHUNK_CHARS = 16_000  # a chunk's length; cut at the last whitespace in its final 10 %
+CHUNK_CHARS = 4_000  # a chunk's length; cut at the last whitespace in its final 10 %
 _MAX_DEPTH = 64  # the content rule's own bound: nothing stored is deeper
 
 
