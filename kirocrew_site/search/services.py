@@ -10,7 +10,7 @@ catch-ups of one session never index a row twice.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -48,44 +48,40 @@ def search_index_session(session: Session) -> int:
     A mark the transcript no longer has (rewritten without our hearing of it) starts
     the session over."""
     try:
-        with transaction.atomic():  # a refused cursor rolls back what this read added
-            return _catch_up(session, _locked_mark(session))
+        return _catch_up(session)
     except InvalidCursor:
-        pass
-    return search_reindex_session(session)
+        return search_reindex_session(session)
 
 
 def search_reindex_session(session: Session) -> int:
-    """Drop the session's row docs and index its rows from the first (rewind, rotation,
-    purge: rows before the mark may be gone or changed)."""
+    """Drop the session's row docs and index its rows from the first (rewind, purge:
+    rows before the mark may be gone or changed)."""
     with transaction.atomic():
         mark = _locked_mark(session)
         SearchDoc.objects.filter(session=session, kind=DocKind.ROW).delete()
         mark.cursor, mark.rows, mark.turns = "", 0, 0
-        return _catch_up(session, mark)
+        mark.save()
+    return _catch_up(session)
 
 
 def search_revise_row(session: Session, target_ts: str) -> int:
     """A revision changed the row ``target_ts``: index again from the last indexed row
     before it (rows between have no text, so no turn either). Revisions almost always
     target the running turn, so this reads a few rows."""
-    try:
-        with transaction.atomic():
-            return _revise(session, target_ts)
-    except InvalidCursor:
-        pass
-    return search_reindex_session(session)
+    with transaction.atomic():
+        _mark_before(session, target_ts)
+    return search_index_session(session)
 
 
-def _revise(session: Session, target_ts: str) -> int:
+def _mark_before(session: Session, target_ts: str) -> None:
     mark = _locked_mark(session)
     target = (
         SearchDoc.objects.filter(session=session, kind=DocKind.ROW, cursor=target_ts)
         .order_by("seq")
         .first()
     )
-    if target is None:  # not indexed yet (or not a row with text): the append path reads it
-        return _catch_up(session, mark)
+    if target is None:  # not indexed yet (or a row without text): the catch-up reads it
+        return
     before = (
         SearchDoc.objects.filter(session=session, kind=DocKind.ROW, seq__lt=target.seq)
         .order_by("-seq")
@@ -96,7 +92,7 @@ def _revise(session: Session, target_ts: str) -> int:
     else:
         mark.cursor, mark.rows, mark.turns = before.cursor, before.seq + 1, before.turn
     SearchDoc.objects.filter(session=session, kind=DocKind.ROW, seq__gte=mark.rows).delete()
-    return _catch_up(session, mark)
+    mark.save()
 
 
 def search_index_summary(session: Session) -> int:
@@ -171,29 +167,58 @@ def _locked_mark(session: Session) -> SearchMark:
     return SearchMark.objects.select_for_update().get(session=session)
 
 
-def _catch_up(session: Session, mark: SearchMark) -> int:
-    """Index the rows after ``mark`` and move it; raises ``InvalidCursor``."""
+def _catch_up(session: Session) -> int:
+    """Index the rows after the mark, a page per transaction: a long session (an import's
+    first catch-up) never holds the database's write lock for its whole read, which on
+    SQLite would stall every other writer past its busy timeout. Raises ``InvalidCursor``
+    (the page that met it rolls back; the pages before it were read while it was valid)."""
     read = 0
+    while True:
+        with transaction.atomic():
+            count, more = _catch_up_page(session, _locked_mark(session))
+        read += count
+        if not more:
+            return read
+
+
+def _catch_up_page(session: Session, mark: SearchMark) -> tuple[int, bool]:
+    """One page of rows after ``mark``: indexed, the mark moved. ``(rows, more to read)``."""
+    try:
+        page, _report, following = session_transcript(
+            key=session.key, after=mark.cursor or None, limit=PAGE_ROWS
+        )
+    except SessionNotFound:
+        return 0, False
+    seen = _seen_at(mark.cursor)
     batch: list[tuple[Any, ...]] = []
-    for cursor, row in _rows_after(session.key, mark.cursor or None):
+    for row in page:
+        ts = str(row.get("ts"))
+        seen[ts] = seen.get(ts, 0) + 1
+        cursor = ts if seen[ts] == 1 else f"{ts}#{seen[ts]}"  # as the reader counts them
         if is_user_turn(row):
             mark.turns += 1
-        text = content_text(row.get("content"))
         role = str(row.get("role") or "")[:64]
-        for piece in chunks(text):
+        for piece in chunks(content_text(row.get("content"))):
             batch.append(
                 (session.pk, DocKind.ROW.value, mark.rows, cursor, mark.turns, role, piece)
             )
         mark.rows += 1
         mark.cursor = cursor
-        read += 1
         if len(batch) >= BATCH_DOCS:
             _insert(batch)
             batch = []
     _insert(batch)
-    if read:
+    if page:
         mark.save()
-    return read
+    return len(page), bool(page) and bool(following)
+
+
+def _seen_at(cursor: str) -> dict[str, int]:
+    """How many rows bearing the mark's ts were read (``ts#n``: n)."""
+    if not cursor:
+        return {}
+    ts, _, nth = cursor.rpartition("#") if "#" in cursor else (cursor, "", "1")
+    return {ts: int(nth) if nth.isdigit() else 1}
 
 
 # A plain executemany: the ORM's bulk_create spent ~60 % of an index build building model
@@ -209,24 +234,3 @@ def _insert(batch: list[tuple[Any, ...]]) -> None:
     if batch:
         with connection.cursor() as cur:
             cur.executemany(_INSERT, batch)
-
-
-def _rows_after(key: str, after: str | None) -> Iterator[tuple[str, dict[str, Any]]]:
-    """``(cursor, row)`` after ``after``: the cursor each row would be continued from
-    (its ts; ``ts#n`` for the nth of rows sharing one, as the reader counts them)."""
-    seen: dict[str, int] = {}
-    if after:
-        ts, _, nth = after.rpartition("#") if "#" in after else (after, "", "1")
-        seen[ts] = int(nth) if nth.isdigit() else 1
-    cursor = after
-    while True:
-        try:
-            page, _report, cursor = session_transcript(key=key, after=cursor, limit=PAGE_ROWS)
-        except SessionNotFound:
-            return
-        for row in page:
-            ts = str(row.get("ts"))
-            seen[ts] = seen.get(ts, 0) + 1
-            yield (ts if seen[ts] == 1 else f"{ts}#{seen[ts]}"), row
-        if not cursor:
-            return

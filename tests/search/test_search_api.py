@@ -209,3 +209,27 @@ def test_an_old_match_is_found_behind_newer_rows_that_do_not_match(
         alpha.turn("alpha-1", f"Unrelated {n}", f"Nothing here {n}.")
     assert {hit["turn"] for hit in alpha.found("gecko")} == {1}
     assert len(alpha.found("gecko")) == 2
+
+
+def test_a_session_longer_than_a_page_is_indexed_through_its_end(
+    apps: tuple[Caller, Caller],
+) -> None:
+    from kirocrew_site.search.models import SearchMark
+    from kirocrew_site.search.services import PAGE_ROWS, search_index_session
+    from transcripts.models import Session
+    from transcripts.services import session_append_rows
+
+    alpha, _ = apps
+    session = Session.objects.get(key="dashboard:alpha-1")
+    rows: list[dict[str, Any]] = []
+    for n in range(1, PAGE_ROWS + 2):  # every two rows a turn: well past two pages
+        rows.append({"role": "user", "content": f"question {n}"})
+        rows.append(
+            {"role": "assistant", "content": f"answer {n}" + (" jackal" if n == 490 else "")}
+        )
+    session_append_rows(key=session.key, rows=rows)  # one write, announced to nobody
+
+    assert search_index_session(session) == len(rows)
+    assert SearchMark.objects.get(session=session).turns == PAGE_ROWS + 1
+    [hit] = alpha.found("jackal")
+    assert hit["turn"] == 490  # the count carried across page boundaries
