@@ -34,6 +34,7 @@ PROJECT_COMMANDS = (
     "summarize",
     "demo",
     "secure_home",
+    "search_rebuild",
 )
 
 

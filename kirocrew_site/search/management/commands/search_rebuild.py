@@ -12,7 +12,8 @@ from kirocrew_site.search.services import search_rebuild
 class Command(BaseCommand):
     help = (
         "Rebuild the full-text search index from the transcript files and stored summaries "
-        "(the files are the truth; the index is derived)."
+        "(the files are the truth; the index is derived). "
+        "Example: .venv/bin/python manage.py search_rebuild"
     )
 
     def handle(self, *args: Any, **options: Any) -> None:
