@@ -26,6 +26,7 @@ from transcripts.schemas import ErrorOut
 from transcripts.services import InvalidSlotName
 
 from .auth import AppBearer, CsrfRejected, DashboardSession
+from .search.api import router as search_router
 
 log = logging.getLogger(__name__)
 
@@ -44,6 +45,7 @@ api = NinjaAPI(
 api.add_router("/chat/", transcripts_router)
 api.add_router("/chat/", turns_router)
 api.add_router("/chat/", summaries_router)
+api.add_router("/chat/", search_router)
 
 
 class HealthOut(Schema):

@@ -80,6 +80,7 @@ INSTALLED_APPS = [
     # summaries' (an inline pass announces its summary at once). See realtime/apps.py.
     "kirocrew_site.realtime",
     "summaries",
+    "kirocrew_site.search",
     "kirocrew_site.dashboard",
 ]
 

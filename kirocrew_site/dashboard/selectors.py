@@ -18,6 +18,7 @@ from transcripts.models import App, Session
 from transcripts.runtime import get_store
 from transcripts.selectors import InvalidCursor, session_list, session_transcript
 
+from ..search.selectors import QueryRejected, SearchHit, search_query
 from .positions import Gap, Position
 from .present import STATE_LABELS, Item, transcript_items
 
@@ -53,6 +54,26 @@ def dashboard_sessions(
     if source in SOURCE_LABELS:
         sessions = sessions.filter(source=source)
     return sessions
+
+
+SEARCH_HITS = 20  # text matches shown above the list
+
+
+def dashboard_search(*, app: str = "", search: str = "") -> list[SearchHit]:
+    """What was said that matches ``search``, in the sessions the app filter shows (a
+    dashboard user is unrestricted, as in ``dashboard_sessions``). Text with no word to
+    search for matches nothing here (the title search still runs)."""
+    scope: App | Literal[""] | None = ""
+    if app == UNSCOPED:
+        scope = None
+    elif app:
+        scope = App.objects.filter(name=app).first()
+        if scope is None:
+            return []
+    try:
+        return search_query(scope, search, SEARCH_HITS)
+    except QueryRejected:
+        return []
 
 
 def session_rows(key: str) -> tuple[list[dict[str, Any]], FoldReport, bool]:

@@ -40,6 +40,7 @@ from .present import (
 from .selectors import (
     UNSCOPED,
     app_names,
+    dashboard_search,
     dashboard_sessions,
     transcript_gap,
     transcript_live,
@@ -87,6 +88,8 @@ def session_list(request: HttpRequest) -> HttpResponse:
     except InvalidListCursor:
         page = session_page(sessions, limit=PAGE_SIZE)
     rows = [_card(session, enabled) for session in page.items]
+    # What was said, beside the titles: the text index's best matches (kirocrew_site/search).
+    hits = dashboard_search(app=app, search=search) if search else []
     filtered = bool(search or app or state or source)
     query = request.GET.copy()  # the filters, carried by the Older / Newer links
     for cursor in ("page", "after", "before"):
@@ -96,6 +99,7 @@ def session_list(request: HttpRequest) -> HttpResponse:
         "dashboard/session_list.html",
         {
             "rows": rows,
+            "hits": hits,
             "page": page,
             "query": query.urlencode(),
             "search": search,

@@ -1,0 +1,79 @@
+"""``GET /api/chat/search?q=``: the caller's own sessions' matching text, with snippets.
+
+An app sees its own sessions only (a foreign app's text is never matched, counted or
+cut into a snippet); a dashboard user sees every session, as the list does. A ``q``
+with no word, or too long, is 422 ``invalid_request`` in the one envelope."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.http import HttpRequest
+from ninja import Query, Router, Schema
+
+from transcripts.api import ERRORS
+from transcripts.api_support import ApiError
+
+from .selectors import LIMIT_DEFAULT, LIMIT_MAX, QueryRejected, SearchHit, search_query
+
+router = Router(tags=["search"])
+
+
+class SearchQueryIn(Schema):
+    q: str = ""
+    limit: int = LIMIT_DEFAULT
+
+
+class FragmentOut(Schema):
+    text: str
+    hit: bool
+
+
+class SearchHitOut(Schema):
+    slot: str
+    title: str
+    kind: str
+    turn: int
+    ts: str
+    role: str
+    snippet: list[FragmentOut]
+
+
+class SearchOut(Schema):
+    hits: list[SearchHitOut]
+
+
+def hit_payload(hit: SearchHit) -> dict[str, Any]:
+    return {
+        "slot": hit.slot,
+        "title": hit.title,
+        "kind": hit.kind.value,
+        "turn": hit.turn,
+        "ts": hit.cursor,
+        "role": hit.role,
+        "snippet": [{"text": f.text, "hit": f.hit} for f in hit.snippet],
+    }
+
+
+@router.get(
+    "/search",
+    response={200: SearchOut, **ERRORS},
+    operation_id="search",
+    summary="Search transcript text and summaries",
+    description=(
+        "Every word of `q` must match (English stemming). Hits are ranked, at most `limit` "
+        f"(1..{LIMIT_MAX}); each names its slot, the user turn it belongs to and the row's "
+        "`ts`, with a snippet as text fragments (`hit`: a matched word). Only the caller's "
+        "own sessions are searched."
+    ),
+)
+def search(request: HttpRequest, query: Query[SearchQueryIn]) -> dict[str, Any]:
+    caller: Any = request.auth  # type: ignore[attr-defined]  # a kirocrew_site.auth.Caller
+    if not 1 <= query.limit <= LIMIT_MAX:
+        raise ApiError(422, "invalid_request", f"limit must be between 1 and {LIMIT_MAX}")
+    try:
+        hits = search_query(caller.scope, query.q, query.limit)
+    except QueryRejected as exc:
+        raise ApiError(422, "invalid_request", str(exc)) from None
+    # An app's hits are its slots' (a session without a slot has no route to read it by).
+    return {"hits": [hit_payload(hit) for hit in hits if hit.slot or caller.app is None]}

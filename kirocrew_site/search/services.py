@@ -1,0 +1,236 @@
+"""Index writes: rows after the session's mark, a summary replaced, a session forgotten,
+the whole index rebuilt from the files (the truth; the index is derived).
+
+Reads go through ``transcripts.selectors.session_transcript`` (the cursor reader, O(new
+rows)), so an append costs the rows it added. Each session's writes hold its mark row
+locked (``select_for_update``; SQLite's IMMEDIATE transactions serialise writers), so two
+catch-ups of one session never index a row twice.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from django.db import connection, transaction
+from django.db.models import F
+
+from summaries.models import IntentSummary, OneLineSummary
+from transcripts.core.errors import SessionNotFound
+from transcripts.core.keys import DASHBOARD_PREFIX
+from transcripts.core.user_turns import is_user_turn
+from transcripts.models import Session, Slot
+from transcripts.selectors import InvalidCursor, session_transcript
+
+from .core.text import chunks, content_text, summary_texts
+from .models import DocKind, SearchDoc, SearchMark
+
+log = logging.getLogger(__name__)
+
+PAGE_ROWS = 500  # rows per cursor read while indexing
+BATCH_DOCS = 2000  # docs per bulk insert
+
+
+def session_for_slot_name(slot_name: str) -> Session | None:
+    """The session a signal's ``slot_name`` names: its slot's, else an imported session's
+    key (``slot_name_for_key`` drops the ``dashboard:`` prefix)."""
+    slot = Slot.objects.select_related("session").filter(name=slot_name).first()
+    if slot is not None:
+        return slot.session
+    return Session.objects.filter(key__in=[slot_name, DASHBOARD_PREFIX + slot_name]).first()
+
+
+def search_index_session(session: Session) -> int:
+    """Index the session's rows after its mark; returns how many rows were read.
+
+    A mark the transcript no longer has (rewritten without our hearing of it) starts
+    the session over."""
+    try:
+        return _catch_up(session)
+    except InvalidCursor:
+        return search_reindex_session(session)
+
+
+def search_reindex_session(session: Session) -> int:
+    """Drop the session's row docs and index its rows from the first (rewind, purge:
+    rows before the mark may be gone or changed)."""
+    with transaction.atomic():
+        mark = _locked_mark(session)
+        SearchDoc.objects.filter(session=session, kind=DocKind.ROW).delete()
+        mark.cursor, mark.rows, mark.turns = "", 0, 0
+        mark.save()
+    return _catch_up(session)
+
+
+def search_revise_row(session: Session, target_ts: str) -> int:
+    """A revision changed the row ``target_ts``: index again from the last indexed row
+    before it (rows between have no text, so no turn either). Revisions almost always
+    target the running turn, so this reads a few rows."""
+    with transaction.atomic():
+        _mark_before(session, target_ts)
+    return search_index_session(session)
+
+
+def _mark_before(session: Session, target_ts: str) -> None:
+    mark = _locked_mark(session)
+    target = (
+        SearchDoc.objects.filter(session=session, kind=DocKind.ROW, cursor=target_ts)
+        .order_by("seq")
+        .first()
+    )
+    if target is None:  # not indexed yet (or a row without text): the catch-up reads it
+        return
+    before = (
+        SearchDoc.objects.filter(session=session, kind=DocKind.ROW, seq__lt=target.seq)
+        .order_by("-seq")
+        .first()
+    )
+    if before is None:
+        mark.cursor, mark.rows, mark.turns = "", 0, 0
+    else:
+        mark.cursor, mark.rows, mark.turns = before.cursor, before.seq + 1, before.turn
+    SearchDoc.objects.filter(session=session, kind=DocKind.ROW, seq__gte=mark.rows).delete()
+    mark.save()
+
+
+def search_index_summary(session: Session) -> int:
+    """Replace the session's summary docs with the stored summary's words."""
+    intents = IntentSummary.objects.filter(session=session).first()
+    gist = OneLineSummary.objects.filter(session=session).values_list("summary", flat=True)
+    texts = summary_texts(intents.payload if intents else None, next(iter(gist), ""))
+    docs = [
+        SearchDoc(session=session, kind=DocKind.SUMMARY, seq=i, turn=part.turn, text=piece)
+        for i, part in enumerate(texts)
+        for piece in chunks(part.text)
+    ]
+    with transaction.atomic():
+        SearchDoc.objects.filter(session=session, kind=DocKind.SUMMARY).delete()
+        SearchDoc.objects.bulk_create(docs, batch_size=BATCH_DOCS)
+    return len(docs)
+
+
+def search_forget_session(session_id: int) -> None:
+    """The session is gone: its docs and mark go (its row may already be deleted)."""
+    with transaction.atomic():
+        SearchDoc.objects.filter(session_id=session_id).delete()
+        SearchMark.objects.filter(session_id=session_id).delete()
+
+
+def search_catch_up() -> int:
+    """Index every session whose mark is behind its mirror's row count (or that has none):
+    writers that announce no rows (``import_transcripts`` of kirocrew files) are caught up
+    when the import finishes. Returns how many sessions were read."""
+    level = SearchMark.objects.filter(session__row_count=F("rows")).values("session_id")
+    caught = 0
+    for session in Session.objects.exclude(pk__in=level).order_by("pk").iterator():
+        search_index_session(session)
+        caught += 1
+    return caught
+
+
+@dataclass(slots=True)
+class RebuildReport:
+    sessions: int = 0
+    rows: int = 0
+    missing: int = 0  # sessions whose transcript file is gone
+
+
+def search_rebuild(*, progress: Callable[[int], None] | None = None) -> RebuildReport:
+    """The whole index again from the files: every session's rows and stored summary."""
+    report = RebuildReport()
+    with transaction.atomic():
+        SearchDoc.objects.all().delete()
+        SearchMark.objects.all().delete()
+    for session in Session.objects.order_by("pk").iterator():
+        report.sessions += 1
+        report.rows += search_reindex_session(session)
+        search_index_summary(session)
+        if not SearchMark.objects.filter(session=session, rows__gt=0).exists():
+            report.missing += _missing(session)
+        if progress is not None:
+            progress(report.sessions)
+    return report
+
+
+def _missing(session: Session) -> int:
+    try:
+        session_transcript(key=session.key, limit=1)
+    except SessionNotFound:
+        return 1
+    return 0
+
+
+def _locked_mark(session: Session) -> SearchMark:
+    SearchMark.objects.get_or_create(session=session)
+    return SearchMark.objects.select_for_update().get(session=session)
+
+
+def _catch_up(session: Session) -> int:
+    """Index the rows after the mark, a page per transaction: a long session (an import's
+    first catch-up) never holds the database's write lock for its whole read, which on
+    SQLite would stall every other writer past its busy timeout. Raises ``InvalidCursor``
+    (the page that met it rolls back; the pages before it were read while it was valid)."""
+    read = 0
+    while True:
+        with transaction.atomic():
+            count, more = _catch_up_page(session, _locked_mark(session))
+        read += count
+        if not more:
+            return read
+
+
+def _catch_up_page(session: Session, mark: SearchMark) -> tuple[int, bool]:
+    """One page of rows after ``mark``: indexed, the mark moved. ``(rows, more to read)``."""
+    try:
+        page, _report, following = session_transcript(
+            key=session.key, after=mark.cursor or None, limit=PAGE_ROWS
+        )
+    except SessionNotFound:
+        return 0, False
+    seen = _seen_at(mark.cursor)
+    batch: list[tuple[Any, ...]] = []
+    for row in page:
+        ts = str(row.get("ts"))
+        seen[ts] = seen.get(ts, 0) + 1
+        cursor = ts if seen[ts] == 1 else f"{ts}#{seen[ts]}"  # as the reader counts them
+        if is_user_turn(row):
+            mark.turns += 1
+        role = str(row.get("role") or "")[:64]
+        for piece in chunks(content_text(row.get("content"))):
+            batch.append(
+                (session.pk, DocKind.ROW.value, mark.rows, cursor, mark.turns, role, piece)
+            )
+        mark.rows += 1
+        mark.cursor = cursor
+        if len(batch) >= BATCH_DOCS:
+            _insert(batch)
+            batch = []
+    _insert(batch)
+    if page:
+        mark.save()
+    return len(page), bool(page) and bool(following)
+
+
+def _seen_at(cursor: str) -> dict[str, int]:
+    """How many rows bearing the mark's ts were read (``ts#n``: n)."""
+    if not cursor:
+        return {}
+    ts, _, nth = cursor.rpartition("#") if "#" in cursor else (cursor, "", "1")
+    return {ts: int(nth) if nth.isdigit() else 1}
+
+
+# A plain executemany: the ORM's bulk_create spent ~60 % of an index build building model
+# instances and per-value SQL for rows nothing reads back (bench/bench_search.py).
+_INSERT = (
+    f"INSERT INTO {SearchDoc._meta.db_table} "  # noqa: S608  the model's own table name
+    "(session_id, kind, seq, cursor, turn, role, text) "
+    "VALUES (%s, %s, %s, %s, %s, %s, %s)"
+)
+
+
+def _insert(batch: list[tuple[Any, ...]]) -> None:
+    if batch:
+        with connection.cursor() as cur:
+            cur.executemany(_INSERT, batch)
