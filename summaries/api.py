@@ -23,8 +23,8 @@ from transcripts.core.keys import is_valid_slot_name
 from .core.gate import PassOutcome, PassResult, should_summarize
 from .runtime import summary_config
 from .schemas import SummaryOut
-from .selectors import slot_for_summary_read, summary_body
-from .services import CLEARED, slot_view, summary_clear_beyond, summary_generate
+from .selectors import slot_for_summary_read, slot_view, summary_body
+from .services import CLEARED, summary_clear_beyond, summary_generate
 from .tasks import DispatchMode, dispatch_mode, summary_dispatch
 
 router = Router(tags=["turns and summaries"])

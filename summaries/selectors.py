@@ -11,11 +11,12 @@ from django.db.models.functions import Coalesce
 from transcripts.models import Session, Slot
 from transcripts.runtime import get_store
 
-from .core.gate import CLEAN_STOP, generate_state, is_restricted
+from .core.gate import CLEAN_STOP, SlotView, generate_state, is_restricted
 from .core.sidecar import summary_for_panel
+from .marker import pass_pending
 from .models import IntentSummary, SummaryState
 from .runtime import summary_config
-from .services import slot_view
+from .state import summary_turn_mark
 
 
 def _empty(enabled: bool) -> dict[str, Any]:
@@ -187,3 +188,15 @@ def slot_for_summary_read(name: str) -> Slot | None:
         else None,
     )
     return slot
+
+
+def slot_view(slot: Slot) -> SlotView:
+    """The gate's view of ``slot``; ``in_flight``: a pass is queued or running for it (what
+    the panel shows as "generating"; the pass itself is excluded by its claim, not this)."""
+    return SlotView(
+        in_flight=pass_pending(slot),
+        memory_mode=slot.session.memory_mode or "",
+        running=slot.running,
+        last_stop_reason=slot.last_stop_reason or "",
+        summary_turn_mark=summary_turn_mark(slot),
+    )

@@ -33,7 +33,7 @@ from .core.extract import (
     extract_turns_from_lines,
     last_activity_ts,
 )
-from .core.gate import PassOutcome, PassResult, SlotView, is_restricted, should_summarize
+from .core.gate import PassOutcome, PassResult, is_restricted, should_summarize
 from .core.intents import StoredSummary, SummaryPayload
 from .core.open_work import is_open
 from .core.payload import clip_sealed, seal_model
@@ -48,27 +48,16 @@ from .core.sidecar import (
 from .core.transcript_turn import TranscriptTurn
 from .core.window import WINDOW_BYTES, window_turns
 from .generation import summary_previous, summary_reply_generate
-from .marker import pass_done, pass_pending, pass_started
+from .marker import pass_done, pass_started
 from .models import IntentSummary, OneLineSummary
 from .runtime import summary_backend, summary_config
+from .selectors import slot_view
 from .signals import summary_stored
-from .state import summary_turn_mark, summary_turn_mark_set
+from .state import summary_turn_mark_set
 
-__all__ = ["PassOutcome", "PassResult", "one_line_gist", "slot_view", "summary_generate"]
+__all__ = ["PassOutcome", "PassResult", "one_line_gist", "summary_generate"]
 
 log = logging.getLogger(__name__)
-
-
-def slot_view(slot: Slot) -> SlotView:
-    """The gate's view of ``slot``; ``in_flight``: a pass is queued or running for it (what
-    the panel shows as "generating"; the pass itself is excluded by its claim, not this)."""
-    return SlotView(
-        in_flight=pass_pending(slot),
-        memory_mode=slot.session.memory_mode or "",
-        running=slot.running,
-        last_stop_reason=slot.last_stop_reason or "",
-        summary_turn_mark=summary_turn_mark(slot),
-    )
 
 
 def summary_generate(*, slot_name: str, force: bool = False) -> PassOutcome:

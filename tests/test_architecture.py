@@ -3,8 +3,10 @@
 - ``transcripts`` never imports ``summaries`` (summaries subscribes to transcripts' signals);
 - no ``core/`` module imports Django, a web or task framework, or a non-core module of the
   project (the pure cores test on ``tmp_path`` alone; a core may read another app's core);
-- no circle of files among module-level imports (imports inside ``if TYPE_CHECKING:`` are
-  not edges; a function-level import is, because it runs).
+- no circle of files, counting every import: module-level, function-level and those inside
+  ``if TYPE_CHECKING:`` (a circle closed for the type checker is still a circle to read);
+- no private name (``_x``) imported from another module;
+- a selector (a read) never imports a service (a write).
 """
 
 from __future__ import annotations
@@ -40,24 +42,11 @@ def _modules() -> dict[str, Path]:
 MODULES = _modules()
 
 
-def _is_type_checking(node: ast.If) -> bool:
-    test = node.test
-    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
-    )
-
-
 def _import_nodes(tree: ast.AST) -> Iterator[ast.Import | ast.ImportFrom]:
-    """Every import that runs: skips ``if TYPE_CHECKING:`` bodies (their else still runs)."""
-    stack: list[ast.AST] = [tree]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, ast.If) and _is_type_checking(node):
-            stack.extend(node.orelse)
-            continue
+    """Every import of the module, wherever it stands (``if TYPE_CHECKING:`` included)."""
+    for node in ast.walk(tree):
         if isinstance(node, ast.Import | ast.ImportFrom):
             yield node
-        stack.extend(ast.iter_child_nodes(node))
 
 
 def _imports(name: str, path: Path) -> set[str]:
@@ -144,16 +133,30 @@ def test_no_circle_of_files() -> None:
     assert _cycle() is None, " -> ".join(_cycle() or [])
 
 
-MAX_MODULE_LINES = 400
+def _private_imports(name: str, path: Path) -> list[str]:
+    is_package = path.name == "__init__.py"
+    package = name if is_package else name.rpartition(".")[0]
+    found = []
+    for node in _import_nodes(ast.parse(path.read_text(encoding="utf-8"))):
+        if not isinstance(node, ast.ImportFrom):
+            continue
+        base = node.module or ""
+        if node.level:
+            anchor = package.split(".")
+            anchor = anchor[: len(anchor) - (node.level - 1)]
+            base = ".".join([*anchor, base] if base else anchor)
+        if _top(base) not in PACKAGES:
+            continue
+        found += [f"{base}.{a.name}" for a in node.names if a.name.startswith("_")]
+    return found
 
 
-def test_no_module_outside_bench_exceeds_400_lines() -> None:
-    # Small modules with names that explain themselves (issue 10); bench/ scripts are
-    # whole experiments and exempt.
-    long = {
-        str(path.relative_to(ROOT)): lines
-        for folder in (*PACKAGES, "tests")
-        for path in (ROOT / folder).rglob("*.py")
-        if (lines := len(path.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES
-    }
-    assert not long, long
+def test_no_private_name_is_imported_from_another_module() -> None:
+    found = {n: p for n, path in MODULES.items() if (p := _private_imports(n, path))}
+    assert not found, found
+
+
+@pytest.mark.parametrize("name", sorted(n for n in MODULES if n.rpartition(".")[2] == "selectors"))
+def test_a_selector_never_imports_a_service(name: str) -> None:
+    writes = {i for i in GRAPH[name] if i.rpartition(".")[2] == "services" or ".services." in i}
+    assert not writes, f"{name} imports {sorted(writes)}"

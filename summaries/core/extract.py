@@ -168,7 +168,7 @@ class _RowView(msgspec.Struct):
     record_type: Any = msgspec.field(default=None, name="_type")
 
 
-_decode_row = msgspec.json.Decoder(_RowView).decode
+decode_row = msgspec.json.Decoder(_RowView).decode
 
 
 class _ToolMetaView(msgspec.Struct):
@@ -212,7 +212,7 @@ def extract_turns_from_lines(
         line = raw[len(UTF8_BOM) :] if first and raw.startswith(UTF8_BOM) else raw
         first = False
         try:
-            row = _decode_row(line)
+            row = decode_row(line)
         except (msgspec.DecodeError, RecursionError):
             # msgspec refuses some lines the store accepts (lone surrogate escapes from
             # the original's stdlib writer, 1e999); ask the store's own parser. Rare.

@@ -26,7 +26,7 @@ from transcripts.core.fold import fold_lines
 from transcripts.core.reader import RawLine, parse_json_line
 from transcripts.core.user_turns import is_user_turn
 
-from .extract import _decode_row, extract_turns, extract_turns_from_lines
+from .extract import decode_row, extract_turns, extract_turns_from_lines
 from .transcript_turn import TranscriptTurn
 
 WINDOW_BYTES = 4 * 1024 * 1024
@@ -53,7 +53,7 @@ def _is_user_line(item: tuple[int, bytes]) -> bool:
     """``is_user_turn`` of a raw line, decoding only what the rule reads (as extraction)."""
     line = item[1]
     try:
-        row = _decode_row(line)
+        row = decode_row(line)
     except (msgspec.DecodeError, RecursionError):
         obj, bad = parse_json_line(line)
         return not bad and type(obj) is dict and obj.get("_type") is None and is_user_turn(obj)

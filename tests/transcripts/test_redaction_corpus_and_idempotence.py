@@ -33,7 +33,7 @@ from transcripts.core.redaction import (
     redact_value,
 )
 from transcripts.core.redaction.structured import _assign_keys
-from transcripts.core.redaction.views import _View
+from transcripts.core.redaction.views import View
 
 # ── False-positive corpus: ordinary prose and code come through unchanged ────
 
@@ -216,7 +216,7 @@ def test_assignment_keys_found_on_the_lowercased_text_match_the_rule_pattern(tex
             m = rule.pattern.match(text, i)
             if m is not None:
                 expected[m.end()] = m.group().endswith(":")
-        assert dict(_assign_keys(rule.kind, _View(text).lowered())) == expected
+        assert dict(_assign_keys(rule.kind, View(text).lowered())) == expected
 
 
 def test_every_full_text_anchor_is_reached_by_a_fast_anchor_or_a_window() -> None:

@@ -26,9 +26,9 @@ from transcripts.core.redaction import patterns as P
 from transcripts.core.redaction import (
     redact_text,
 )
-from transcripts.core.redaction.bare_secret import _contains_bare_secret
-from transcripts.core.redaction.finders import _credential_spans, _jwt_finder
-from transcripts.core.redaction.views import _View
+from transcripts.core.redaction.bare_secret import contains_bare_secret
+from transcripts.core.redaction.finders import _jwt_finder, credential_spans
+from transcripts.core.redaction.views import View
 
 # ── Faithfulness of the linear-time finders (against the original regexes) ──
 
@@ -107,7 +107,7 @@ def test_pass1_matches_the_reference_alternation(text):
         (m.start(), m.end(), P.RULES[int(str(m.lastgroup)[1:])].kind)
         for m in _REFERENCE.finditer(text)
     ]
-    got = [(s, e, k) for s, e, k, _ in _credential_spans(_View(text), among=_REF_RULES)]
+    got = [(s, e, k) for s, e, k, _ in credential_spans(View(text), among=_REF_RULES)]
     assert got == expected
 
 
@@ -204,7 +204,7 @@ def test_incremental_window_slide_matches_the_naive_slide(run):
     naive = not P.decodes_to_printable_text(run) and any(
         P.looks_like_secret_key(run[i : i + 40]) for i in range(len(run) - 39)
     )
-    assert _contains_bare_secret(run) == naive
+    assert contains_bare_secret(run) == naive
 
 
 # ── Worst cases: bounded cost, no catastrophic backtracking ──────────────────

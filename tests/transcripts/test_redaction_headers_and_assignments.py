@@ -23,8 +23,8 @@ from transcripts.core.redaction import (
     redact_credentials,
     redact_text,
 )
-from transcripts.core.redaction.finders import _credential_spans
-from transcripts.core.redaction.views import _View
+from transcripts.core.redaction.finders import credential_spans
+from transcripts.core.redaction.views import View
 
 # ── Authorization: Basic ──────────────────────────────────────────────────────
 
@@ -218,5 +218,5 @@ def test_a_vendor_token_assigned_to_a_key_reports_the_vendor() -> None:
 
 def test_assignment_span_is_the_value_only() -> None:
     text = "a=1 DB_PASSWORD=" + PASSWORD + " b=2"
-    spans = _credential_spans(_View(text))
+    spans = credential_spans(View(text))
     assert [(text[s:e], k) for s, e, k, _ in spans] == [(PASSWORD, "password_assignment")]

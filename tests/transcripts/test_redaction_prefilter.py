@@ -21,7 +21,7 @@ from tests.transcripts.redaction_rule_samples import SAMPLES
 from tests.transcripts.redaction_samples import COVERAGE_SAMPLES
 from transcripts.core.redaction import patterns as P
 from transcripts.core.redaction import prefilter, redact_value
-from transcripts.core.redaction.views import _might_contain_secret, _View
+from transcripts.core.redaction.views import View, might_contain_secret
 from transcripts.core.rows import redact_row, row_order
 
 POSITIVES = [pos for pos, _ in SAMPLES.values()] + [pos for pos, _ in COVERAGE_SAMPLES.values()]
@@ -52,8 +52,8 @@ text_st = st.text(
 
 def fast_path(text: str) -> bool:
     """The per-literal answer the prefilter replaces (a view built without a scan)."""
-    view = _View(text)
-    return _might_contain_secret(view)
+    view = View(text)
+    return might_contain_secret(view)
 
 
 def slow_answer(text: str) -> bool:
@@ -89,7 +89,7 @@ def test_a_view_filled_from_the_scan_answers_as_a_view_that_looks_itself(text):
     found = prefilter.scan_text(text)
     if not found:
         return  # no view is built for such a text
-    filled, lazy = _View(text, found), _View(text)
+    filled, lazy = View(text, found), View(text)
     for anchor in prefilter.EXACT:
         assert filled.has(anchor) == lazy.has(anchor)
     for anchor in prefilter.CASELESS:

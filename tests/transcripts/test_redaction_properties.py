@@ -29,7 +29,7 @@ from transcripts.core.redaction import (
     redact_text,
     redact_value,
 )
-from transcripts.core.redaction.views import _might_contain_secret, _View
+from transcripts.core.redaction.views import View, might_contain_secret
 
 # ── Order, idempotence and the report ────────────────────────────────────────
 
@@ -54,7 +54,7 @@ def test_plain_prose_takes_the_fast_path():
     out, report = redact_text(text)
     assert out is text
     assert report == {}
-    assert not _might_contain_secret(_View(text))
+    assert not might_contain_secret(View(text))
 
 
 @pytest.mark.parametrize(

@@ -22,8 +22,8 @@ from transcripts.core.redaction.views import (
     _ANY_WINDOWED_ANCHOR,
     _UNANCHORED_WINDOWED,
     _WINDOWED_ANCHOR_GROUPS,
+    View,
     _trie_pattern,
-    _View,
 )
 
 GATED = [i for i in P.WINDOWED_RULES if P.RULES[i].gate is not None]
@@ -57,7 +57,7 @@ def test_gate_occurs_in_every_positive_sample_match():
 
 
 def test_unanchored_rules_are_skipped_on_a_realistic_log_row():
-    view = _View(LOG_ROW)
+    view = View(LOG_ROW)
     assert view.windows is not None  # the row does leave the fast path
     assert not set(view.candidates()) & set(_UNANCHORED_WINDOWED)
     assert redact_text(LOG_ROW) == (LOG_ROW, {})
@@ -66,9 +66,9 @@ def test_unanchored_rules_are_skipped_on_a_realistic_log_row():
 def test_gated_rule_is_a_candidate_when_its_gate_matches():
     token = SAMPLES["telegram_bot_token"][0]
     index = next(i for i in GATED if P.RULES[i].kind == "telegram_bot_token")
-    assert index in _View(LOG_ROW + token).candidates()
-    assert index in _View(LOG_ROW + token).candidates(among=[index])
-    assert index not in _View(LOG_ROW).candidates(among=[index])
+    assert index in View(LOG_ROW + token).candidates()
+    assert index in View(LOG_ROW + token).candidates(among=[index])
+    assert index not in View(LOG_ROW).candidates(among=[index])
 
 
 def test_windowed_anchor_regex_finds_each_anchor_group():
@@ -101,7 +101,7 @@ def test_windowed_anchor_regex_agrees_with_substring_tests(parts: list[str]) -> 
 
 
 def test_keyword_lookups_are_memoised_and_exact():
-    view = _View("The Password is here; COOKIE jar")
+    view = View("The Password is here; COOKIE jar")
     assert view.has_lower(b"pass")
     assert view.has_lower(b"cookie")
     assert not view.has_lower(b"token")

@@ -7,16 +7,14 @@ Which archives belong to the session is ``archive.membership``; each file folds 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .archive import Membership, membership
 from .codec import ARCHIVE, METADATA, generation, may_change_rows
 from .errors import SessionNotFound
 from .fold import FoldReport, fold_stream
 from .lines import first_record, split_lines
-
-if TYPE_CHECKING:
-    from .store import TranscriptStore
+from .storefiles import StoreFiles
 
 
 @dataclass(slots=True)
@@ -30,7 +28,7 @@ class SessionView:
     files: list[str] = field(default_factory=list)
 
 
-def read_session(store: TranscriptStore, key: str) -> SessionView:
+def read_session(store: StoreFiles, key: str) -> SessionView:
     """Archives + current file, each folded, rows in order.
 
     Only this session's own files: a fork holds its seed rows itself (``fork.py``), and
@@ -74,7 +72,7 @@ def read_session(store: TranscriptStore, key: str) -> SessionView:
     return SessionView(key, current.metadata, rows, report, files)
 
 
-def session_lines(store: TranscriptStore, key: str) -> list[bytes] | None:
+def session_lines(store: StoreFiles, key: str) -> list[bytes] | None:
     """The raw lines of the whole session, or None when only the fold can read it.
 
     The files of ``read_session``, chosen by the same ``membership`` rule; each line

@@ -87,7 +87,7 @@ class Folded:
     bad_lines: list[bytes] = field(default_factory=list)  # with keep_raw: skipped lines' bytes
 
 
-class _Fold:
+class FoldState:
     def __init__(self, file: str, keep_raw: bool) -> None:
         self.file = file
         self.report = FoldReport()
@@ -275,7 +275,7 @@ class _Fold:
 
 
 def fold_lines(lines: Iterable[RawLine], *, file: str = "", keep_raw: bool = False) -> Folded:
-    state = _Fold(file, keep_raw)
+    state = FoldState(file, keep_raw)
     terminated = True
     for line in lines:
         state.feed(line)
@@ -296,10 +296,10 @@ def _fold_batches(
 
     The common line, a row after line 0 whose ``ts`` is strictly later than the previous
     record's in the same format, is handled here without a per-line object or call;
-    everything else takes ``_Fold.feed`` (unparsed) or ``_Fold._record`` (parsed).
+    everything else takes ``FoldState.feed`` (unparsed) or ``FoldState._record`` (parsed).
     Behaviour must stay identical to ``fold_lines``: the fold identity tests compare them.
     """
-    state = _Fold(file, keep_raw)
+    state = FoldState(file, keep_raw)
     feed, record = state.feed, state._record
     rows, raw = state.rows, state.raw
     loads, decode_error = orjson.loads, orjson.JSONDecodeError

@@ -11,24 +11,23 @@ provenance only; no reader follows it.
 from __future__ import annotations
 
 import itertools
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from .chain import read_session
 from .codec import METADATA, encode_record
 from .errors import SessionExists, TranscriptWriteError
 from .fold import Folded, FoldReport
 from .fsutil import atomic_write
-from .rewrite import _position_revisions, _reencode, rotate_locked
+from .rewrite import position_revisions, reencode, rotate_locked
+from .storefiles import StoreFiles
 from .timestamps import parse_ts, ts_sort_key, ts_strictly_after
-
-if TYPE_CHECKING:
-    from .store import TranscriptStore
 
 # Line 0 keys a fork writes; the caller's metadata can never override them.
 PROVENANCE = ("forked_from", "fork_parent_sig", "fork_parent_gen", "fork_seed_len")
 
 
 def fork(
-    store: TranscriptStore, parent_key: str, child_key: str, metadata: dict[str, Any] | None = None
+    store: StoreFiles, parent_key: str, child_key: str, metadata: dict[str, Any] | None = None
 ) -> int:
     """Create ``child_key`` holding the parent's rows; returns how many rows it copied.
 
@@ -38,7 +37,7 @@ def fork(
     parent, ``SessionExists`` when the child is already there (nothing is written then).
     """
     with store.locked(parent_key):
-        view = store.read_session(parent_key)
+        view = read_session(store, parent_key)
         parent = store.identity(parent_key)
     provenance = {
         "forked_from": parent_key,
@@ -66,7 +65,7 @@ def _seed_bytes(rows: list[dict[str, Any]], now: Any) -> bytes:
     last line's ts and could repeat an earlier row's ts. So such rows are written in ts
     order and the folded order is re-expressed as position revisions, as rotation does.
     """
-    lines = [_reencode(row)[:-1] for row in rows]
+    lines = [reencode(row)[:-1] for row in rows]
     stamps = [row.get("ts") for row in rows]
     usable = [ts for ts in stamps if isinstance(ts, str) and parse_ts(ts) is not None]
     if len(set(usable)) < len(rows) or all(
@@ -81,10 +80,10 @@ def _seed_bytes(rows: list[dict[str, Any]], now: Any) -> bytes:
         physical[index] = position
     folded = Folded(None, rows, FoldReport(), order=physical)
     body = b"".join(lines[i] + b"\n" for i in by_ts)
-    return body + _position_revisions(folded, by_ts, now)
+    return body + position_revisions(folded, by_ts, now)
 
 
-def _create_exclusive(store: TranscriptStore, key: str, data: bytes) -> None:
+def _create_exclusive(store: StoreFiles, key: str, data: bytes) -> None:
     """Write the whole file under a temp name, then link it in: never over an existing file.
 
     A crash leaves either no child or the complete one, never a half-written seed; the

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .codec import MAX_LINE_BYTES
-from .fold import FoldReport, _Fold
+from .fold import FoldReport, FoldState
 from .reader import RawLine, iter_line_batches
 from .user_turns import is_user_turn
 
@@ -38,7 +38,7 @@ MARK_BYTES = 64  # the bytes just before the indexed end
 DEFAULT_BUDGET = 400_000  # entries: about 60-85 MB
 
 
-class _IndexFold(_Fold):
+class _IndexFold(FoldState):
     """The fold's checks and report for each line, keeping offsets instead of rows."""
 
     def __init__(self, file: str) -> None:

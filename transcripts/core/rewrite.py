@@ -17,7 +17,7 @@ import logging
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from . import locking
 from .archive import ROTATE_REASON, is_unlanded, read_header, write_archive
@@ -41,10 +41,8 @@ from .errors import (
 from .fold import Folded
 from .fsutil import atomic_write, remove_stale_temps
 from .reader import iter_lines, parse_json_line, parse_metadata_line
+from .storefiles import StoreFiles
 from .timestamps import monotonic_ts
-
-if TYPE_CHECKING:
-    from .store import TranscriptStore
 
 log = logging.getLogger(__name__)
 
@@ -57,7 +55,7 @@ def _split_head(data: bytes) -> tuple[dict[str, Any] | None, bytes]:
     return (None, data) if value is None else (value, rest)
 
 
-def _replace(store: TranscriptStore, key: str, data: bytes, mtime_ns: int) -> None:
+def _replace(store: StoreFiles, key: str, data: bytes, mtime_ns: int) -> None:
     path = store.path(key)
     try:
         remove_stale_temps(path.parent, path.name)
@@ -67,7 +65,7 @@ def _replace(store: TranscriptStore, key: str, data: bytes, mtime_ns: int) -> No
 
 
 def _replace_or_unarchive(
-    store: TranscriptStore, key: str, data: bytes, before: os.stat_result, archive: Path | None
+    store: StoreFiles, key: str, data: bytes, before: os.stat_result, archive: Path | None
 ) -> None:
     """``_replace``; when it fails and the old file is still in place, remove ``archive``.
 
@@ -88,7 +86,7 @@ def _replace_or_unarchive(
 
 
 def update_metadata(
-    store: TranscriptStore, key: str, updates: dict[str, Any], *, remove: tuple[str, ...] = ()
+    store: StoreFiles, key: str, updates: dict[str, Any], *, remove: tuple[str, ...] = ()
 ) -> bool:
     """Merge ``updates`` into line 0; unknown keys carried through; mtime and gen unchanged.
 
@@ -111,7 +109,7 @@ def update_metadata(
         return True
 
 
-def rewind(store: TranscriptStore, key: str, after_ts: str) -> int:
+def rewind(store: StoreFiles, key: str, after_ts: str) -> int:
     """Drop every row after the row stamped ``after_ts``; archive them; gen + 1.
 
     Revisions after the cut that target kept rows are kept (they are later than every
@@ -159,7 +157,7 @@ def rewind(store: TranscriptStore, key: str, after_ts: str) -> int:
         metadata = dict(metadata or {"_type": METADATA})
         metadata["rotation_generation"] = generation(metadata) + 1
         archive = _archive_or_fail(store, key, dropped, "rewind", metadata["rotation_generation"])
-        body = _reencode(metadata) + b"".join(raw + b"\n" for raw in kept)
+        body = reencode(metadata) + b"".join(raw + b"\n" for raw in kept)
         _replace_or_unarchive(store, key, body, st, archive)
         return rows_dropped
 
@@ -183,7 +181,7 @@ def _classify(data: bytes | None) -> tuple[str, str | None, str | None]:
     return "other", ts, None
 
 
-def _drop_unlanded_archives(store: TranscriptStore, key: str, current_gen: int) -> None:
+def _drop_unlanded_archives(store: StoreFiles, key: str, current_gen: int) -> None:
     """Remove archives a crashed rewrite left for a generation the file never reached.
 
     Under the lock such an archive's rows are all still in the file; left in place it
@@ -196,7 +194,7 @@ def _drop_unlanded_archives(store: TranscriptStore, key: str, current_gen: int) 
 
 
 def _archive_or_fail(
-    store: TranscriptStore, key: str, lines: list[bytes], reason: str, generation: int
+    store: StoreFiles, key: str, lines: list[bytes], reason: str, generation: int
 ) -> Path:
     _drop_unlanded_archives(store, key, generation - 1)
     try:
@@ -213,7 +211,7 @@ def _archive_or_fail(
         raise ArchiveError(f"could not archive {len(lines)} lines of {key}: {exc}") from exc
 
 
-def _reencode(record: dict[str, Any]) -> bytes:
+def reencode(record: dict[str, Any]) -> bytes:
     """``encode_record``, but a record the original's stdlib writer left on disk stays writable.
 
     A lone surrogate escape (``"\\ud800"``) reads fine, yet orjson refuses to write it; such
@@ -235,15 +233,15 @@ def _row_bytes(folded: Folded, index: int) -> bytes:
     """A row's line: its original bytes when no revision touched it, else re-encoded."""
     if folded.raw is not None and index not in folded.patched:
         return folded.raw[index]
-    return _reencode(folded.rows[index])[:-1]
+    return reencode(folded.rows[index])[:-1]
 
 
-def rotate(store: TranscriptStore, key: str, *, force: bool = False) -> int:
+def rotate(store: StoreFiles, key: str, *, force: bool = False) -> int:
     with store.locked(key):
         return rotate_locked(store, key, force=force)
 
 
-def rotate_locked(store: TranscriptStore, key: str, *, force: bool = False) -> int:
+def rotate_locked(store: StoreFiles, key: str, *, force: bool = False) -> int:
     """The original's ``_maybe_rotate``, folding revisions into their base rows.
 
     Past ``max_bytes``: keep at most ``keep_lines`` newest rows that fit; archive the rest.
@@ -271,7 +269,7 @@ def rotate_locked(store: TranscriptStore, key: str, *, force: bool = False) -> i
     now = store.clock()
     metadata.update(last_consolidated=0, rotated_at=now.isoformat())
     metadata["rotation_generation"] = generation(metadata) + 1
-    meta_bytes = len(_reencode(metadata))
+    meta_bytes = len(reencode(metadata))
     n = len(lines)
     keep = max(min(store.keep_lines, n), 1) if n else 0
     while keep > 1 and meta_bytes + sum(len(x) + 1 for x in lines[n - keep :]) > store.max_bytes:
@@ -292,8 +290,8 @@ def rotate_locked(store: TranscriptStore, key: str, *, force: bool = False) -> i
             log.exception("rotation of %s failed closed", key)
             return 0
     kept_indexes = by_physical[n - keep :]
-    body = _reencode(metadata) + b"".join(x + b"\n" for x in lines[n - keep :])
-    body += _position_revisions(folded, kept_indexes, now)
+    body = reencode(metadata) + b"".join(x + b"\n" for x in lines[n - keep :])
+    body += position_revisions(folded, kept_indexes, now)
     try:
         _replace_or_unarchive(store, key, body, st, archive)
     except TranscriptWriteError:
@@ -312,7 +310,7 @@ def _lines_at(path: Path, offsets: list[int]) -> list[bytes]:
     return out
 
 
-def rotation_blocker(store: TranscriptStore, key: str) -> str | None:
+def rotation_blocker(store: StoreFiles, key: str) -> str | None:
     """Why this transcript is over the size limit and appends cannot rotate it, or None.
 
     Reads the whole file: for ``verify_transcripts`` and the admin, never an append."""
@@ -344,7 +342,7 @@ def _refusal(folded: Folded, *, force: bool) -> str:
     return ""
 
 
-def _position_revisions(folded: Folded, kept: list[int], now: Any) -> bytes:
+def position_revisions(folded: Folded, kept: list[int], now: Any) -> bytes:
     """Re-express the folded order of kept rows as position revisions, if it differs."""
     if folded.order is None:
         return b""
@@ -371,7 +369,7 @@ def _position_revisions(folded: Folded, kept: list[int], now: Any) -> bytes:
     return b"".join(out)
 
 
-def delete(store: TranscriptStore, key: str) -> bool:
+def delete(store: StoreFiles, key: str) -> bool:
     """Permanently remove the transcript, the session's archives and its derived files
     (whatever their registered owners name: ``derived.py``), and the ``.lock`` file when
     this lock is released (``locking.remove_when_released``: a writer waiting on it starts

@@ -14,20 +14,15 @@ fold sees them), ``derived.py`` (derived files a delete reaps).
 from __future__ import annotations
 
 import contextlib
-import errno
 import os
-from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from . import chain, locking
-from .archive import archive_candidates
+from . import chain
 from .chain import SessionView
 from .codec import (
     FORBIDDEN_PATCH_KEYS,
-    MAX_LINE_BYTES,
     METADATA,
     POSITION_HINT,
     REVISION,
@@ -43,21 +38,23 @@ from .errors import (
     SessionNotFound,
     TranscriptWriteError,
 )
-from .fold import Folded, fold_stream
-from .fsutil import FsyncPolicy, write_all
-from .identity import Identity, read_identity
-from .keys import BARE_PREFIX, safe_key
-from .reader import parse_json_line, read_line0
+from .fork import fork as fork_session
+from .fsutil import write_all
+from .identity import Identity
+from .reader import parse_json_line
 from .redaction import RedactionReport, merge_reports, redact_value
+from .rewrite import delete as delete_session
+from .rewrite import rewind as rewind_session
+from .rewrite import rotate as rotate_session
+from .rewrite import rotate_locked
+from .rewrite import update_metadata as update_session_metadata
 from .rows import missing_row, redact_row, row_order
-from .timestamps import monotonic_ts, now_local
+from .storefiles import KEEP_LINES, MAX_BYTES, StoreFiles
+from .timestamps import monotonic_ts
 
 # The public face of the store; these live in their own modules and are re-exported here.
-__all__ = ["Appended", "Identity", "SessionView", "TranscriptStore"]
+__all__ = ["KEEP_LINES", "MAX_BYTES", "Appended", "Identity", "SessionView", "TranscriptStore"]
 
-# The original's rotation limits: past MAX_BYTES keep at most KEEP_LINES newest rows.
-MAX_BYTES = 10 * 1024 * 1024
-KEEP_LINES = 200
 TAIL_WINDOW = 8 * 1024  # grows x4 until a ts is found (huge rows)
 
 
@@ -71,92 +68,7 @@ class Appended:
     prior_size: int = -1
 
 
-class TranscriptStore:
-    def __init__(
-        self,
-        root: Path,
-        *,
-        fsync: FsyncPolicy | str = FsyncPolicy.ROTATE,
-        max_bytes: int = MAX_BYTES,
-        keep_lines: int = KEEP_LINES,
-        lock_timeout: float = locking.DEFAULT_TIMEOUT_S,
-        clock: Callable[[], datetime] = now_local,
-        max_line: int = MAX_LINE_BYTES,
-    ) -> None:
-        self.root = Path(root)
-        self.fsync = FsyncPolicy.parse(fsync)
-        self.max_bytes = max_bytes
-        self.keep_lines = keep_lines
-        self.lock_timeout = lock_timeout
-        self.clock = clock
-        self.max_line = max_line
-        # (st_dev, st_ino) -> size at which a rotation left the file over the limit
-        # (an oversize line, no line 0): retried only once the file has doubled.
-        self._stuck: dict[tuple[int, int], int] = {}
-
-    # ------------------------------------------------------------------ paths
-    @property
-    def archive_dir(self) -> Path:
-        return self.root / "archive"
-
-    def path(self, key: str) -> Path:
-        return self.root / f"{safe_key(key)}.jsonl"
-
-    def lock_path(self, key: str) -> Path:
-        return self.root / f"{safe_key(key)}.jsonl.lock"
-
-    def archive_paths(self, key: str) -> list[Path]:
-        """Archives of this session, oldest first.
-
-        Besides ``<safe_key>__*`` this accepts the bare slot stem the original's seed
-        data used (``research-notes__*`` for ``dashboard_research-notes``) when no
-        transcript of that bare name exists to claim them.
-        """
-        stems = [safe_key(key)]
-        if stems[0].startswith(BARE_PREFIX):
-            bare = stems[0][len(BARE_PREFIX) :]
-            if bare and not (self.root / f"{bare}.jsonl").exists():
-                stems.append(bare)
-        return archive_candidates(self.archive_dir, *stems)
-
-    @contextlib.contextmanager
-    def locked(self, key: str) -> Iterator[None]:
-        self.root.mkdir(parents=True, exist_ok=True)
-        with locking.hold(str(self.lock_path(key)), self.lock_timeout):
-            yield
-
-    # ------------------------------------------------------------------ cheap reads
-    def exists(self, key: str) -> bool:
-        # os.path, not pathlib: a key too long for a file name (ENAMETOOLONG) is False.
-        return os.path.isfile(self.path(key))
-
-    def keys_on_disk(self) -> list[Path]:
-        return sorted(p for p in self.root.glob("*.jsonl") if p.is_file())
-
-    def read_metadata(self, key: str) -> dict[str, Any] | None:
-        try:
-            return read_line0(self.path(key), self.max_line)
-        except OSError as exc:  # no file can have a name over NAME_MAX: none there
-            if exc.errno in (errno.ENOENT, errno.ENAMETOOLONG):
-                return None
-            raise
-
-    def sig(self, key: str) -> int | None:
-        try:
-            return self.path(key).stat().st_mtime_ns
-        except FileNotFoundError:
-            return None
-
-    def identity(self, key: str) -> Identity | None:
-        """Snapshot ``sig`` first, then ``gen`` (the order the summary guard relies on)."""
-        return read_identity(self.path(key), self.max_line)
-
-    def _identity_now(self, key: str) -> Identity:
-        identity = self.identity(key)
-        if identity is None:  # only if someone removed the file behind the lock's back
-            raise SessionNotFound(key)
-        return identity
-
+class TranscriptStore(StoreFiles):
     # ------------------------------------------------------------------ appends
     def create(
         self, key: str, metadata: dict[str, Any] | None = None, *, exist_ok: bool = False
@@ -304,8 +216,6 @@ class TranscriptStore:
         finally:
             os.close(fd)
         if after.st_size > self.max_bytes and self._rotation_due(after):
-            from .rewrite import rotate_locked
-
             rotate_locked(self, key)
             self._note_rotation(path)
             return stamps, self._identity_now(key), size
@@ -354,11 +264,6 @@ class TranscriptStore:
             window *= 4
 
     # ------------------------------------------------------------------ folded reads
-    def read_file(self, key: str, *, keep_raw: bool = False) -> Folded:
-        path = self.path(key)
-        with path.open("rb") as fp:
-            return fold_stream(fp, file=path.name, keep_raw=keep_raw, max_line=self.max_line)
-
     def read_session(self, key: str) -> SessionView:
         """Archives + current file, each folded, rows in order (``chain.read_session``)."""
         return chain.read_session(self, key)
@@ -371,30 +276,25 @@ class TranscriptStore:
     def update_metadata(
         self, key: str, updates: dict[str, Any], *, remove: tuple[str, ...] = ()
     ) -> bool:
-        from .rewrite import update_metadata
 
         check_content(updates, what="metadata")
-        return update_metadata(self, key, updates, remove=remove)
+        return update_session_metadata(self, key, updates, remove=remove)
 
     def set_title(self, key: str, title: str) -> bool:
         return self.update_metadata(key, {"title": title})
 
     def rewind(self, key: str, after_ts: str) -> int:
-        from .rewrite import rewind
 
-        return rewind(self, key, after_ts)
+        return rewind_session(self, key, after_ts)
 
     def rotate(self, key: str, *, force: bool = False) -> int:
-        from .rewrite import rotate
 
-        return rotate(self, key, force=force)
+        return rotate_session(self, key, force=force)
 
     def delete(self, key: str) -> bool:
-        from .rewrite import delete
 
-        return delete(self, key)
+        return delete_session(self, key)
 
     def fork(self, parent_key: str, child_key: str, metadata: dict[str, Any] | None = None) -> int:
-        from .fork import fork
 
-        return fork(self, parent_key, child_key, metadata)
+        return fork_session(self, parent_key, child_key, metadata)

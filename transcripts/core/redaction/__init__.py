@@ -15,7 +15,7 @@ Design, in the order a call meets it:
   built. The store scans a row's ``meta`` as one JSON document the same way. The
   answers fill the view's memo, so the fast path below costs nothing more. Without
   hyperscan (another platform) the fast path runs as described.
-* **Fast path** (:mod:`.views`). :func:`_might_contain_secret` makes a handful of
+* **Fast path** (:mod:`.views`). :func:`might_contain_secret` makes a handful of
   C-speed checks on a latin-1 view of the text (one byte per code point, so offsets
   match). It looks for the literals of ``FAST_PATH_ANCHORS`` (among them "://"),
   case-folded "authorization", and a run of 15+ token characters (a "window"). Plain
@@ -23,8 +23,8 @@ Design, in the order a call meets it:
 * **Pass 1** (:mod:`.finders`, the pattern table) emulates the original's single
   alternation: the leftmost match wins, and on a tie the lower rule index wins. Only
   rules whose literal anchors occur are run, each separately, and
-  :func:`_credential_spans` merges their matches in the order the alternation would.
-  Windowed rules scan only the windows (:class:`_Windows`), which prose barely has.
+  :func:`credential_spans` merges their matches in the order the alternation would.
+  Windowed rules scan only the windows (:class:`Windows`), which prose barely has.
   Some rules are validated (a match counts only if a predicate accepts it: Basic
   credentials decode to ``user:pass``, a Discord token's first segment to a user id),
   and the structured rules (key = value assignments, cookie headers, URI userinfo for

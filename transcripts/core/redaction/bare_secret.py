@@ -29,7 +29,7 @@ _FLAGS = bytes(
 _LOWER_RUN_RE = re.compile(f"[a-z]{{{P.SECRET_MAX_LOWER_RUN + 1},}}")
 
 
-def _contains_bare_secret(run: str) -> bool:
+def contains_bare_secret(run: str) -> bool:
     """Pass 3: some 40-char window of ``run`` passes every gate.
 
     The original slides a window so that a key glued to other base64 characters is

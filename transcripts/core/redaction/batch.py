@@ -17,7 +17,7 @@ sends the caller back to text-by-text redaction, so only "yes" has to be sound):
 * The key = value keywords open only the assignment rules, which need a separator
   (``prefilter.ASSIGNMENT_SEP_ID``): absent, they match nowhere (``rounds._redact``).
 * Windowed rules match inside one window run, with look-arounds of window characters
-  only (the engine's own invariant, :class:`.views._Windows`): a text's runs are runs of
+  only (the engine's own invariant, :class:`.views.Windows`): a text's runs are runs of
   the joined text, with a newline or a string end beside them, which every such class
   fails alike. So their matches in the joined text are the union of each text's.
 * Full-text rules opened by a window-only anchor (the AWS ``aws_secret_access_key``
@@ -31,8 +31,8 @@ sends the caller back to text-by-text redaction, so only "yes" has to be sound):
 from __future__ import annotations
 
 from . import prefilter
-from .finders import _credential_spans
-from .views import _might_contain_secret, _View
+from .finders import credential_spans
+from .views import View, might_contain_secret
 
 _QUIET = prefilter.ASSIGNMENT_ONLY | {prefilter.WINDOW_ID}
 
@@ -51,10 +51,10 @@ def all_unchanged(texts: list[str]) -> bool:
         return False
     if prefilter.WINDOW_ID not in triggers:
         return True  # keywords without a separator: no rule can match (rounds._redact)
-    view = _View(joined, triggers)
-    if not _might_contain_secret(view):
+    view = View(joined, triggers)
+    if not might_contain_secret(view):
         return True
     win = view.windows
     if win is not None and win.long:
         return False  # passes 2 and 3 judge a long run by its neighbours: text by text
-    return not _credential_spans(view, first_only=True)
+    return not credential_spans(view, first_only=True)

@@ -1,7 +1,7 @@
 """Pass 1: the credential pattern table, emulating the original's single alternation.
 
 One finder per candidate rule (windowed, regex, or a linear finder for PEM, JWT and
-URI schemes); :func:`_credential_spans` merges their matches left to right.
+URI schemes); :func:`credential_spans` merges their matches left to right.
 """
 
 from __future__ import annotations
@@ -10,15 +10,15 @@ import re
 from collections.abc import Callable, Iterable
 
 from . import patterns as P
-from .report import _Span
+from .report import Span
 from .structured import any_scheme_finder, assign_finder, cli_finder, cookie_finder
-from .views import _View, _Windows
+from .views import View, Windows
 
 # A pass-1 finder: leftmost (start, end) at or after ``pos``, or None when exhausted.
 _Finder = Callable[[int], tuple[int, int] | None]
 
 
-def _windowed_finder(pattern: re.Pattern[str], win: _Windows) -> _Finder:
+def _windowed_finder(pattern: re.Pattern[str], win: Windows) -> _Finder:
     joined = win.joined
 
     def find(pos: int) -> tuple[int, int] | None:
@@ -139,7 +139,7 @@ def _validated(find: _Finder, text: str, validate: Callable[[str], bool]) -> _Fi
     return find_valid
 
 
-def _finder(index: int, view: _View) -> _Finder:
+def _finder(index: int, view: View) -> _Finder:
     rule = P.RULES[index]
     text = view.text
     if rule.finder == "pem":
@@ -167,9 +167,9 @@ def _finder(index: int, view: _View) -> _Finder:
     return find if rule.validate is None else _validated(find, text, rule.validate)
 
 
-def _credential_spans(
-    view: _View, *, first_only: bool = False, among: Iterable[int] | None = None
-) -> list[_Span]:
+def credential_spans(
+    view: View, *, first_only: bool = False, among: Iterable[int] | None = None
+) -> list[Span]:
     """Pass 1: the matches the original's single alternation would make, left to right.
 
     Each candidate rule keeps its next match (its "head"). The winner has the smallest
@@ -183,7 +183,7 @@ def _credential_spans(
         head = finder(0)
         if head is not None:
             heads.append((head[0], index, head[1], finder))
-    spans: list[_Span] = []
+    spans: list[Span] = []
     pos = 0
     while heads:
         fresh: list[tuple[int, int, int, _Finder]] = []

@@ -1,6 +1,6 @@
 """One C-speed scan that tells which fast-path triggers a text (or a whole row) holds.
 
-The fast path's condition (:func:`.views._might_contain_secret`) is: a run of
+The fast path's condition (:func:`.views.might_contain_secret`) is: a run of
 ``WINDOW_MIN_RUN`` window characters, a ``FAST_PATH_ANCHORS`` literal, or a
 ``FAST_PATH_LOWER_ANCHORS`` literal in any ASCII case. Checked one literal at a time it
 costs ~15 scans of the text, plus a view (latin-1 copy, window map) per string, which

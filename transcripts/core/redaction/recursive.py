@@ -13,7 +13,7 @@ from typing import Any
 
 from .batch import all_unchanged
 from .report import RedactionReport, merge_reports
-from .rounds import _redact_summary_text, redact_text
+from .rounds import redact_summary_text, redact_text
 
 Redact = Callable[[str], tuple[str, RedactionReport]]
 
@@ -116,4 +116,4 @@ def redact_value(value: Any) -> tuple[Any, RedactionReport]:
 
 def redact_payload(value: Any) -> tuple[Any, RedactionReport]:
     """As :func:`redact_value`, in the summaries order: credentials, then URLs (§4.1)."""
-    return _redact_tree(value, _redact_summary_text)
+    return _redact_tree(value, redact_summary_text)

@@ -6,7 +6,7 @@ RedactionReport = dict[str, int]
 """Value-free report: kind name -> number of redactions. Never holds secret text."""
 
 # A found span: (start, end, kind, replacement tag).
-_Span = tuple[int, int, str, str]
+Span = tuple[int, int, str, str]
 
 
 def merge_reports(*reports: RedactionReport) -> RedactionReport:
@@ -18,7 +18,7 @@ def merge_reports(*reports: RedactionReport) -> RedactionReport:
     return merged
 
 
-def _apply(text: str, spans: list[_Span]) -> tuple[str, RedactionReport]:
+def apply_spans(text: str, spans: list[Span]) -> tuple[str, RedactionReport]:
     spans.sort()
     parts: list[str] = []
     report: RedactionReport = {}

@@ -20,7 +20,7 @@ from collections.abc import Callable
 
 from . import patterns as P
 from .patterns import assignments as A
-from .views import _View
+from .views import View
 
 _Finder = Callable[[int], tuple[int, int] | None]
 
@@ -85,7 +85,7 @@ def _assign_keys(kind: str, lowered: str) -> list[tuple[int, bool]]:
     return sorted(found.items())
 
 
-def assign_finder(index: int, view: _View) -> _Finder:
+def assign_finder(index: int, view: View) -> _Finder:
     kind = P.RULES[index].kind
     text, min_len = view.text, A.ASSIGN_MIN_LEN[kind]
     passphrase = kind == "password_assignment"
@@ -196,7 +196,7 @@ def _cli_command_spans(text: str, lowered: str, lo: int, hi: int) -> list[tuple[
     return spans
 
 
-def cli_finder(view: _View) -> _Finder:
+def cli_finder(view: View) -> _Finder:
     """Passwords on a command line (see :data:`.patterns.assignments.CLI_ATTACHED`).
 
     Linear: the text is cut into commands once and each command's words are read once.

@@ -5,9 +5,9 @@ from __future__ import annotations
 from urllib.parse import parse_qs, unquote_plus
 
 from . import patterns as P
-from .credentials import _contains_fixed_credential, _decodes_to_credential
-from .report import RedactionReport, _apply, _Span
-from .views import _View
+from .credentials import contains_fixed_credential, decodes_to_credential
+from .report import RedactionReport, Span, apply_spans
+from .views import View
 
 
 def _is_safe_presigned(domain: str, query: str) -> bool:
@@ -70,14 +70,14 @@ def _url_is_suspicious(
         if nxt == decoded:
             break
         decoded = nxt
-        if P.HARD_CREDENTIAL_RE.search(decoded) or _contains_fixed_credential(_View(decoded)):
+        if P.HARD_CREDENTIAL_RE.search(decoded) or contains_fixed_credential(View(decoded)):
             return True
     else:
         if unquote_plus(decoded) != decoded:
             return True
     if not text_rules:  # pass 1 cannot fire in a substring of this text: only pass 2 can
-        return any(_decodes_to_credential(m.group()) for m in P.B64_CHUNK_RE.finditer(payload))
-    return _contains_fixed_credential(_View(payload), among=text_rules)
+        return any(decodes_to_credential(m.group()) for m in P.B64_CHUNK_RE.finditer(payload))
+    return contains_fixed_credential(View(payload), among=text_rules)
 
 
 # Clean verdicts, keyed on (domain, port, path+query, host exempt). Transcripts repeat
@@ -89,10 +89,10 @@ _CLEAN_URLS_MAX = 4096
 _CLEAN_URL_MAX_LEN = 512
 
 
-def _exfil_round(text: str, view: _View | None = None) -> tuple[str, RedactionReport]:
+def exfil_round(text: str, view: View | None = None) -> tuple[str, RedactionReport]:
     if "://" not in text:
         return text, {}
-    spans: list[_Span] = []
+    spans: list[Span] = []
     text_rules: tuple[int, ...] | None = None
     for m in P.URL_RE.finditer(text):
         domain, port, path_and_query = m.group(1), m.group(2) or "", m.group(3) or ""
@@ -100,7 +100,7 @@ def _exfil_round(text: str, view: _View | None = None) -> tuple[str, RedactionRe
         if key in _CLEAN_URLS:
             continue
         if text_rules is None:
-            text_rules = (view or _View(text)).candidates()
+            text_rules = (view or View(text)).candidates()
         if _url_is_suspicious(domain, port, path_and_query, text_rules):
             spans.append((m.start(), m.end(), P.EXFIL_KIND, f"{P.EXFIL_TAG_PREFIX}{domain}]"))
         elif len(path_and_query) <= _CLEAN_URL_MAX_LEN:
@@ -109,4 +109,4 @@ def _exfil_round(text: str, view: _View | None = None) -> tuple[str, RedactionRe
             _CLEAN_URLS[key] = None
     if not spans:
         return text, {}
-    return _apply(text, spans)
+    return apply_spans(text, spans)

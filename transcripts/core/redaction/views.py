@@ -1,6 +1,6 @@
 """One text as the engine sees it: latin-1 bytes, windows and anchor look-ups.
 
-:func:`_might_contain_secret` is the fast path: a handful of C-speed checks that plain
+:func:`might_contain_secret` is the fast path: a handful of C-speed checks that plain
 prose fails, so it never reaches a regex.
 """
 
@@ -126,7 +126,7 @@ _FULL_TEXT_BY_FAST, _FULL_TEXT_BY_WINDOW = _full_text_rules_by_gate()
 # ── Text views ───────────────────────────────────────────────────────────────
 
 
-class _Windows:
+class Windows:
     """The maximal runs of window characters (≥ WINDOW_MIN_RUN), joined by newlines.
 
     A windowed rule's match always lies inside one run. Scanning ``joined`` finds the
@@ -175,7 +175,7 @@ class _Windows:
         return out
 
 
-class _View:
+class View:
     """One text, its latin-1 bytes, its windows, and memoised anchor look-ups."""
 
     __slots__ = (
@@ -198,7 +198,7 @@ class _View:
         self._present: dict[bytes, bool] = {}
         self._present_lower: dict[bytes, bool] = {}
         self._candidates: tuple[int, ...] | None = None
-        self.windows: _Windows | None = None
+        self.windows: Windows | None = None
         # The fast path's answer, once known (a prefilter scan found a trigger: True).
         self._maybe: bool | None = bool(found) if found is not None else None
         if found is not None:
@@ -217,7 +217,7 @@ class _View:
                 end = len(mapped)
             spans.append((pos, end))
             pos = mapped.find(_WINDOW_NEEDLE, end)
-        self.windows = _Windows(text, spans) if spans else None
+        self.windows = Windows(text, spans) if spans else None
 
     def has(self, anchor: bytes) -> bool:
         found = self._present.get(anchor)
@@ -303,7 +303,7 @@ class _View:
         return False
 
 
-def _might_contain_secret(view: _View) -> bool:
+def might_contain_secret(view: View) -> bool:
     """A sound necessary condition for any redaction (credential or exfil URL).
 
     Every rule's match contains a fast-path anchor or a window run (tests check this

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import Final
 
-from .rule import _KV_VALUE
+from .rule import KV_VALUE
 
 # ── Exfiltration URLs (reference §4.4) ──
 # Host: a DNS name with a letter TLD, a dotted IPv4 or a bracketed IPv6. Path and query
@@ -46,9 +46,9 @@ EXFIL_PERCENT_RE: Final = re.compile(r"%[0-9A-Fa-f]{2}(?:%[0-9A-Fa-f]{2}){20,}",
 HARD_CREDENTIAL_RE: Final = re.compile(
     r"(?:"
     r"(?:AKIA|ASIA)[A-Z0-9]{16}"
-    rf"|(?:SecretAccessKey|aws_secret_access_key){_KV_VALUE}"
-    rf"|(?:SessionToken|aws_session_token){_KV_VALUE}"
-    rf"|(?:AccessKeyId|aws_access_key_id){_KV_VALUE}"
+    rf"|(?:SecretAccessKey|aws_secret_access_key){KV_VALUE}"
+    rf"|(?:SessionToken|aws_session_token){KV_VALUE}"
+    rf"|(?:AccessKeyId|aws_access_key_id){KV_VALUE}"
     r"|(?:ssh-rsa|ssh-ed25519)[\s+%]"
     r"|BEGIN[\s+%](?:RSA|DSA|EC|OPENSSH)[\s+%]PRIVATE[\s+%]KEY"
     r"|xox[bpas]-[0-9a-zA-Z-]+"

@@ -9,44 +9,46 @@ from __future__ import annotations
 import re
 from typing import Final
 
-from .rule import USERINFO_TAIL, Rule, _w
+from .rule import USERINFO_TAIL, Rule, windowed_rule
 
 _URL_SCHEMES = ("http", "https", "ftp", "ftps")
 
 EXTENDED_RULES: Final[tuple[Rule, ...]] = (
-    _w("openai_service_account_key", r"sk-svcacct-[A-Za-z0-9_-]{16,}", "sk-svcacct-"),
-    _w("openai_admin_key", r"sk-admin-[A-Za-z0-9_-]{16,}", "sk-admin-"),
+    windowed_rule("openai_service_account_key", r"sk-svcacct-[A-Za-z0-9_-]{16,}", "sk-svcacct-"),
+    windowed_rule("openai_admin_key", r"sk-admin-[A-Za-z0-9_-]{16,}", "sk-admin-"),
     # Legacy user keys: sk- + 48 alphanumerics with the "T3BlbkFJ" ("OpenAI" in base64)
     # marker in the middle. Without the marker, "sk-" + 48 chars is too generic.
-    _w("openai_legacy_key", r"sk-[A-Za-z0-9]{20}T3BlbkFJ[A-Za-z0-9]{20}", "T3BlbkFJ"),
-    _w("google_api_key", r"AIza[0-9A-Za-z_-]{35}", "AIza"),
-    _w("google_oauth_access_token", r"ya29\.[0-9A-Za-z_-]{20,}", "ya29."),
-    _w("gitlab_deploy_token", r"gldt-[A-Za-z0-9_-]{20,}", "gldt-"),
-    _w("gitlab_runner_token", r"glrt-[A-Za-z0-9_-]{20,}", "glrt-"),
-    _w("gitlab_pipeline_trigger_token", r"glptt-[A-Za-z0-9_-]{20,}", "glptt-"),
-    _w("gitlab_oauth_app_secret", r"gloas-[A-Za-z0-9_-]{20,}", "gloas-"),
+    windowed_rule("openai_legacy_key", r"sk-[A-Za-z0-9]{20}T3BlbkFJ[A-Za-z0-9]{20}", "T3BlbkFJ"),
+    windowed_rule("google_api_key", r"AIza[0-9A-Za-z_-]{35}", "AIza"),
+    windowed_rule("google_oauth_access_token", r"ya29\.[0-9A-Za-z_-]{20,}", "ya29."),
+    windowed_rule("gitlab_deploy_token", r"gldt-[A-Za-z0-9_-]{20,}", "gldt-"),
+    windowed_rule("gitlab_runner_token", r"glrt-[A-Za-z0-9_-]{20,}", "glrt-"),
+    windowed_rule("gitlab_pipeline_trigger_token", r"glptt-[A-Za-z0-9_-]{20,}", "glptt-"),
+    windowed_rule("gitlab_oauth_app_secret", r"gloas-[A-Za-z0-9_-]{20,}", "gloas-"),
     # Hugging Face tokens are exactly 34 letters. The right boundary keeps a longer
     # identifier that happens to start with hf_ intact.
-    _w("huggingface_token", r"hf_[A-Za-z]{34}(?![A-Za-z0-9])", "hf_"),
-    _w("huggingface_org_token", r"api_org_[A-Za-z]{34}(?![A-Za-z0-9])", "api_org_"),
-    _w("groq_api_key", r"gsk_[A-Za-z0-9]{48,}", "gsk_"),
-    _w("xai_api_key", r"xai-[A-Za-z0-9]{70,}", "xai-"),
+    windowed_rule("huggingface_token", r"hf_[A-Za-z]{34}(?![A-Za-z0-9])", "hf_"),
+    windowed_rule("huggingface_org_token", r"api_org_[A-Za-z]{34}(?![A-Za-z0-9])", "api_org_"),
+    windowed_rule("groq_api_key", r"gsk_[A-Za-z0-9]{48,}", "gsk_"),
+    windowed_rule("xai_api_key", r"xai-[A-Za-z0-9]{70,}", "xai-"),
     # "r8_" is short, so require a left boundary ("var8_..." is not a token).
-    _w("replicate_api_token", r"r8_(?<![A-Za-z0-9_]r8_)[A-Za-z0-9]{30,}", "r8_", capital=False),
-    _w("perplexity_api_key", r"pplx-[A-Za-z0-9]{40,}", "pplx-"),
-    _w("slack_app_token", r"xapp-[0-9]+-[A-Za-z0-9-]{20,}", "xapp-"),
-    _w("slack_config_token", r"xoxe\.xox[a-z]-[0-9A-Za-z-]{20,}", "xoxe."),
-    _w("slack_refresh_token", r"xoxe-[0-9]+-[0-9A-Za-z-]{20,}", "xoxe-"),
-    _w(
+    windowed_rule(
+        "replicate_api_token", r"r8_(?<![A-Za-z0-9_]r8_)[A-Za-z0-9]{30,}", "r8_", capital=False
+    ),
+    windowed_rule("perplexity_api_key", r"pplx-[A-Za-z0-9]{40,}", "pplx-"),
+    windowed_rule("slack_app_token", r"xapp-[0-9]+-[A-Za-z0-9-]{20,}", "xapp-"),
+    windowed_rule("slack_config_token", r"xoxe\.xox[a-z]-[0-9A-Za-z-]{20,}", "xoxe."),
+    windowed_rule("slack_refresh_token", r"xoxe-[0-9]+-[0-9A-Za-z-]{20,}", "xoxe-"),
+    windowed_rule(
         "slack_webhook_url",
         r"https?://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/-]{20,}",
         "://hooks.slack.com/",
     ),
-    _w("stripe_webhook_secret", r"whsec_[A-Za-z0-9+/=]{24,}", "whsec_"),
+    windowed_rule("stripe_webhook_secret", r"whsec_[A-Za-z0-9+/=]{24,}", "whsec_"),
     # Twilio API key SID: "SK" + exactly 32 hex. Without the boundaries, "TASK" + a
     # hex digest would match.
-    _w("twilio_api_key", r"SK(?<![A-Za-z0-9]SK)[0-9a-fA-F]{32}(?![0-9a-fA-F])", "SK"),
-    _w(
+    windowed_rule("twilio_api_key", r"SK(?<![A-Za-z0-9]SK)[0-9a-fA-F]{32}(?![0-9a-fA-F])", "SK"),
+    windowed_rule(
         "shopify_token",
         r"shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}",
         "shpat_",
@@ -54,24 +56,28 @@ EXTENDED_RULES: Final[tuple[Rule, ...]] = (
         "shppa_",
         "shpss_",
     ),
-    _w("databricks_token", r"dapi[a-f0-9]{32}(?:-[0-9]+)?", "dapi"),
-    _w("azure_storage_account_key", r"AccountKey=[A-Za-z0-9+/]{40,}={0,2}", "AccountKey="),
-    _w("atlassian_api_token", r"ATATT3[A-Za-z0-9_=-]{150,}", "ATATT3"),
-    _w("linear_api_key", r"lin_api_[A-Za-z0-9]{40}", "lin_api_"),
-    _w("notion_token", r"ntn_[0-9]{11}[A-Za-z0-9]{32,}", "ntn_"),
-    _w("hashicorp_vault_token", r"hv[sb]\.[A-Za-z0-9_-]{24,}", "hvs.", "hvb."),
-    _w("tailscale_key", r"tskey-[A-Za-z0-9-]{20,}", "tskey-"),
-    _w("supabase_token", r"sb(?:p_[a-f0-9]{40}|_secret_[A-Za-z0-9_-]{20,})", "sbp_", "sb_secret_"),
-    _w("sentry_token", r"sntry[su]_[A-Za-z0-9+/=_-]{40,}", "sntrys_", "sntryu_"),
-    _w(
+    windowed_rule("databricks_token", r"dapi[a-f0-9]{32}(?:-[0-9]+)?", "dapi"),
+    windowed_rule(
+        "azure_storage_account_key", r"AccountKey=[A-Za-z0-9+/]{40,}={0,2}", "AccountKey="
+    ),
+    windowed_rule("atlassian_api_token", r"ATATT3[A-Za-z0-9_=-]{150,}", "ATATT3"),
+    windowed_rule("linear_api_key", r"lin_api_[A-Za-z0-9]{40}", "lin_api_"),
+    windowed_rule("notion_token", r"ntn_[0-9]{11}[A-Za-z0-9]{32,}", "ntn_"),
+    windowed_rule("hashicorp_vault_token", r"hv[sb]\.[A-Za-z0-9_-]{24,}", "hvs.", "hvb."),
+    windowed_rule("tailscale_key", r"tskey-[A-Za-z0-9-]{20,}", "tskey-"),
+    windowed_rule(
+        "supabase_token", r"sb(?:p_[a-f0-9]{40}|_secret_[A-Za-z0-9_-]{20,})", "sbp_", "sb_secret_"
+    ),
+    windowed_rule("sentry_token", r"sntry[su]_[A-Za-z0-9+/=_-]{40,}", "sntrys_", "sntryu_"),
+    windowed_rule(
         "grafana_token",
         r"gl(?:sa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}|c_[A-Za-z0-9+/=]{32,})",
         "glsa_",
         "glc_",
     ),
-    _w("postman_api_key", r"PMAK-[a-fA-F0-9]{24}-[a-fA-F0-9]{34}", "PMAK-"),
-    _w("age_secret_key", r"AGE-SECRET-KEY-1[0-9A-Z]{58}", "AGE-SECRET-KEY-1"),
-    _w("onepassword_service_account_token", r"ops_eyJ[A-Za-z0-9+/=_-]{100,}", "ops_eyJ"),
+    windowed_rule("postman_api_key", r"PMAK-[a-fA-F0-9]{24}-[a-fA-F0-9]{34}", "PMAK-"),
+    windowed_rule("age_secret_key", r"AGE-SECRET-KEY-1[0-9A-Z]{58}", "AGE-SECRET-KEY-1"),
+    windowed_rule("onepassword_service_account_token", r"ops_eyJ[A-Za-z0-9+/=_-]{100,}", "ops_eyJ"),
     # URL userinfo is a credential wherever it appears. Same shape as the DB URI rule.
     # A port is never followed by "@" inside the authority, so this does not match
     # plain URLs.

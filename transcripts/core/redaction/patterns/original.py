@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from typing import Final
 
-from .rule import _KV_VALUE, USERINFO_TAIL, Rule, _w
+from .rule import KV_VALUE, USERINFO_TAIL, Rule, windowed_rule
 
 PEM_HEADER_RE: Final = re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----")
 
@@ -42,24 +42,24 @@ ORIGINAL_RULES: Final[tuple[Rule, ...]] = (
     # ── The original's table (reference §4.3), in its order ──
     # (?:AKIA|ASIA) spelled A[KS]IA: same language, and a literal first char lets the
     # regex engine skip ahead instead of trying a branch at every position.
-    _w("aws_access_key_id", r"A[KS]IA[A-Z0-9]{16}", "AKIA", "ASIA"),
+    windowed_rule("aws_access_key_id", r"A[KS]IA[A-Z0-9]{16}", "AKIA", "ASIA"),
     Rule(
         "aws_secret_access_key",
-        re.compile(r"(?:SecretAccessKey|aws_secret_access_key)" + _KV_VALUE),
+        re.compile(r"(?:SecretAccessKey|aws_secret_access_key)" + KV_VALUE),
         "regex",
         False,
         ("SecretAccessKey", "aws_secret_access_key"),
     ),
     Rule(
         "aws_session_token",
-        re.compile(r"(?:SessionToken|aws_session_token)" + _KV_VALUE),
+        re.compile(r"(?:SessionToken|aws_session_token)" + KV_VALUE),
         "regex",
         False,
         ("SessionToken", "aws_session_token"),
     ),
     Rule(
         "aws_access_key_id_assignment",
-        re.compile(r"(?:AccessKeyId|aws_access_key_id)" + _KV_VALUE),
+        re.compile(r"(?:AccessKeyId|aws_access_key_id)" + KV_VALUE),
         "regex",
         False,
         ("AccessKeyId", "aws_access_key_id"),
@@ -77,7 +77,7 @@ ORIGINAL_RULES: Final[tuple[Rule, ...]] = (
         False,
         ("-----BEGIN ",),
     ),
-    _w("slack_token", r"xox[bpas]-[0-9a-zA-Z-]{10,}", "xox"),
+    windowed_rule("slack_token", r"xox[bpas]-[0-9a-zA-Z-]{10,}", "xox"),
     # The original is unanchored on the left. On a long digit run it retries from every
     # digit, which is quadratic (20 KB of digits takes 0.4 s; 1 MB takes minutes). Any
     # match that starts mid-run also matches from the run start, so a left boundary
@@ -89,25 +89,29 @@ ORIGINAL_RULES: Final[tuple[Rule, ...]] = (
     # No anchor: its only literal, ":", occurs in every timestamp and URL. The rule's
     # own search (digits first, skipped in C) would run on every row with windows; the
     # gate (":" and the 30-char secret) rules out timestamps and URLs first.
-    _w(
+    windowed_rule(
         "telegram_bot_token",
         r"[0-9](?<![0-9][0-9])[0-9]{5,}:[A-Za-z0-9_-]{30,}",
         gate=r":[A-Za-z0-9_-]{30}",
     ),
-    _w("github_token", r"gh[opsur]_[A-Za-z0-9]{30,255}", "gho_", "ghp_", "ghs_", "ghu_", "ghr_"),
-    _w("github_fine_grained_pat", r"github_pat_[A-Za-z0-9_]{40,}", "github_pat_"),
-    _w("gitlab_pat", r"glpat-[A-Za-z0-9_-]{16,}", "glpat-"),
-    _w("stripe_secret_key", r"[rs]k_(?:live|test)_[A-Za-z0-9]{16,}", "k_live_", "k_test_"),
-    _w("sendgrid_api_key", r"SG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}", "SG."),
-    _w("openai_project_key", r"sk-proj-[A-Za-z0-9_-]{16,}", "sk-proj-"),
+    windowed_rule(
+        "github_token", r"gh[opsur]_[A-Za-z0-9]{30,255}", "gho_", "ghp_", "ghs_", "ghu_", "ghr_"
+    ),
+    windowed_rule("github_fine_grained_pat", r"github_pat_[A-Za-z0-9_]{40,}", "github_pat_"),
+    windowed_rule("gitlab_pat", r"glpat-[A-Za-z0-9_-]{16,}", "glpat-"),
+    windowed_rule(
+        "stripe_secret_key", r"[rs]k_(?:live|test)_[A-Za-z0-9]{16,}", "k_live_", "k_test_"
+    ),
+    windowed_rule("sendgrid_api_key", r"SG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}", "SG."),
+    windowed_rule("openai_project_key", r"sk-proj-[A-Za-z0-9_-]{16,}", "sk-proj-"),
     # Before the generic sk-ant- rule so an admin key reports its own kind (same start,
     # lower index wins).
-    _w("anthropic_admin_key", r"sk-ant-admin01-[A-Za-z0-9_-]{16,}", "sk-ant-admin01-"),
-    _w("anthropic_api_key", r"sk-ant-[A-Za-z0-9_-]{16,}", "sk-ant-"),
-    _w("npm_token", r"npm_[A-Za-z0-9]{24,}", "npm_"),
-    _w("pypi_token", r"pypi-[A-Za-z0-9_-]{16,}", "pypi-"),
-    _w("digitalocean_token", r"do[opr]_v1_[A-Za-z0-9]{40,}", "_v1_"),
-    _w("google_oauth_client_secret", r"GOCSPX-[A-Za-z0-9_-]{20,}", "GOCSPX-"),
+    windowed_rule("anthropic_admin_key", r"sk-ant-admin01-[A-Za-z0-9_-]{16,}", "sk-ant-admin01-"),
+    windowed_rule("anthropic_api_key", r"sk-ant-[A-Za-z0-9_-]{16,}", "sk-ant-"),
+    windowed_rule("npm_token", r"npm_[A-Za-z0-9]{24,}", "npm_"),
+    windowed_rule("pypi_token", r"pypi-[A-Za-z0-9_-]{16,}", "pypi-"),
+    windowed_rule("digitalocean_token", r"do[opr]_v1_[A-Za-z0-9]{40,}", "_v1_"),
+    windowed_rule("google_oauth_client_secret", r"GOCSPX-[A-Za-z0-9_-]{20,}", "GOCSPX-"),
     # Redacts the ``scheme://user:pass@`` prefix, where the password lives. The user
     # part may be empty (MongoDB Atlas IAM ``mongodb+srv://:secret@``).
     Rule(
@@ -133,7 +137,7 @@ ORIGINAL_RULES: Final[tuple[Rule, ...]] = (
     # The original's own 2-segment dashboard link token: payload.HMAC-SHA256 signature
     # (43 chars, unpadded base64url). It has boundaries on both sides, so identifiers
     # like ``eyJsonSerializer...`` do not match.
-    _w(
+    windowed_rule(
         "link_token",
         r"eyJ(?<![A-Za-z0-9_.-]eyJ)[A-Za-z0-9_-]{96,}\.[A-Za-z0-9_-]{43}(?![A-Za-z0-9_-])",
         "eyJ",

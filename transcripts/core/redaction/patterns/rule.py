@@ -59,7 +59,7 @@ class Rule(NamedTuple):
     gate: re.Pattern[str] | None = None
 
 
-def _w(
+def windowed_rule(
     kind: str,
     pattern: str,
     *anchors: str,
@@ -94,7 +94,7 @@ def _w(
 
 # The AWS key=value forms tolerate JSON quoting. The value stops at JSON delimiters
 # so compact JSON ``{"aws_secret_access_key":"S","region":"x"}`` keeps its other fields.
-_KV_VALUE = r"""["']?\s*[:=]\s*["']?[^\s"',}]+"""
+KV_VALUE = r"""["']?\s*[:=]\s*["']?[^\s"',}]+"""
 
 # ``scheme://user:pass@``: the tail after "://" of both URI-credential rules.
 USERINFO_TAIL: Final = r"[^\s:/@]*:[^\s/@]+@"
