@@ -178,7 +178,8 @@ def _verified_citing_the_run(rows: list[dict[str, Any]]) -> bool | None:
         ]
     }
     out, _ = _checked(reply, index, user_turns=1)
-    return out["intents"][0]["verified"]
+    verified: bool | None = out["intents"][0]["verified"]
+    return verified
 
 
 def test_a_cited_run_that_succeeded_after_the_change_verifies_whatever_its_runner() -> None:
