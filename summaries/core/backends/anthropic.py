@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import logging
-import math
 import time
 from collections.abc import Sequence
 from typing import Any, Final, Protocol
@@ -29,18 +28,16 @@ from summaries.core.backends.base import (
 )
 from summaries.core.backends.http import (
     MAX_REPLY_BYTES,
-    MAX_REPLY_TEXT_BYTES,
     MAX_RETRY_AFTER,
-    MAX_STREAM_BYTES,
-    check_max_tokens,
-    check_timeout,
-    endpoint_url,
+    HTTPBackend,
+    StreamedText,
     http_client,
     names_overflow,
     read_capped,
     read_error_body,
     retry_after,
     safe_code,
+    stream_lines,
     transport_errors,
 )
 from summaries.core.backends.openai import SYSTEM_LINE
@@ -71,7 +68,7 @@ class _Retryable(BackendHTTPError):
     wait: float = 0.0
 
 
-class AnthropicBackend:
+class AnthropicBackend(HTTPBackend):
     """Messages API client for the background summarizer role.
 
     Retry policy (one retry at most): a refused or dropped connection; an overloaded
@@ -86,6 +83,10 @@ class AnthropicBackend:
     body, key never in ``repr`` or messages.
     """
 
+    KIND = "anthropic"
+    ENDPOINT = "/v1/messages"
+    URL_SETTING = "KIROCREW_ANTHROPIC_BASE_URL"
+
     def __init__(
         self,
         model: str,
@@ -97,25 +98,7 @@ class AnthropicBackend:
         *,
         retry_backoff: float = DEFAULT_RETRY_BACKOFF,
     ) -> None:
-        model = model.strip()
-        if not model:
-            raise ValueError("AnthropicBackend needs a model name")
-        if not (math.isfinite(retry_backoff) and retry_backoff >= 0):
-            raise ValueError(f"retry_backoff must be >= 0 seconds, got {retry_backoff!r}")
-        self.name = f"anthropic:{model}"
-        self.model = model
-        self.url = endpoint_url(base_url, "/v1/messages", setting="KIROCREW_ANTHROPIC_BASE_URL")
-        self.timeout = check_timeout(timeout)
-        self.max_tokens = check_max_tokens(max_tokens)
-        self.retry_backoff = float(retry_backoff)
-        self._transport = transport
-        self._api_key = (api_key or "").strip()
-
-    def __repr__(self) -> str:
-        return (
-            f"AnthropicBackend(model={self.model!r}, url={self.url!r}, timeout={self.timeout}, "
-            f"max_tokens={self.max_tokens}, api_key={'set' if self._api_key else 'unset'})"
-        )
+        self._configure(model, base_url, api_key, timeout, max_tokens, transport, retry_backoff)
 
     def generate(self, prompt: str, turns: Sequence[TranscriptTurn]) -> str:
         body = {
@@ -262,52 +245,38 @@ def _read_events(
     ``MAX_STREAM_BYTES``, is a runaway). An ``error`` event
     (``overloaded_error`` mid-stream) ends it: transient ones as ``BackendUnavailable``.
     """
-    parts: list[str] = []
+    text = StreamedText()
     stop: str | None = None
-    size, text_size, pending, done = 0, 0, b"", False
-    for chunk in response.iter_bytes():
-        size += len(chunk)
-        if size > MAX_STREAM_BYTES:
-            raise BackendRunaway(f"reply stream exceeds the {MAX_STREAM_BYTES}-byte cap")
-        if time.monotonic() > deadline:
-            raise httpx.ReadTimeout(f"reply still streaming after {timeout:g} s")
-        pending += chunk
-        *lines, pending = pending.split(b"\n")
-        for line in lines:
-            line = line.strip()
-            if not line.startswith(b"data:"):
-                continue  # "event:" names repeat the data's own "type"
-            try:
-                event = json.loads(line[5:])
-            except ValueError as exc:
-                raise BackendBadReply("reply stream event is not JSON") from exc
-            kind = event.get("type") if isinstance(event, dict) else None
-            if kind == "content_block_delta":
-                delta = event.get("delta")
-                if isinstance(delta, dict) and isinstance(delta.get("text"), str):
-                    text_size += len(delta["text"].encode())
-                    if text_size > MAX_REPLY_TEXT_BYTES:
-                        raise BackendRunaway(
-                            f"reply text exceeds the {MAX_REPLY_TEXT_BYTES}-byte cap"
-                        )
-                    parts.append(delta["text"])
-            elif kind == "message_delta":
-                delta = event.get("delta")
-                reason = delta.get("stop_reason") if isinstance(delta, dict) else None
-                stop = reason if isinstance(reason, str) else stop
-            elif kind == "message_stop":
-                done = True
-            elif kind == "error":
-                error = event.get("error")
-                code = safe_code(error.get("type")) if isinstance(error, dict) else None
-                if code in _TRANSIENT_STREAM_ERRORS:
-                    raise BackendUnavailable(f"reply stream ended with {code}")
-                raise BackendBadReply(f"reply stream ended with {code or 'an error'}")
-        if done:
+    done = False
+    for raw in stream_lines(response, deadline, timeout):
+        line = raw.strip()
+        if not line.startswith(b"data:"):
+            continue  # "event:" names repeat the data's own "type"
+        try:
+            event = json.loads(line[5:])
+        except ValueError as exc:
+            raise BackendBadReply("reply stream event is not JSON") from exc
+        kind = event.get("type") if isinstance(event, dict) else None
+        if kind == "content_block_delta":
+            delta = event.get("delta")
+            if isinstance(delta, dict) and isinstance(delta.get("text"), str):
+                text.add(delta["text"])
+        elif kind == "message_delta":
+            delta = event.get("delta")
+            reason = delta.get("stop_reason") if isinstance(delta, dict) else None
+            stop = reason if isinstance(reason, str) else stop
+        elif kind == "message_stop":
+            done = True
             break
+        elif kind == "error":
+            error = event.get("error")
+            code = safe_code(error.get("type")) if isinstance(error, dict) else None
+            if code in _TRANSIENT_STREAM_ERRORS:
+                raise BackendUnavailable(f"reply stream ended with {code}")
+            raise BackendBadReply(f"reply stream ended with {code or 'an error'}")
     if not done:
         raise BackendUnavailable("model server ended the reply stream before message_stop")
-    text = "".join(parts)
-    if not text.strip() and stop != "max_tokens":
+    joined = text.text()
+    if not joined.strip() and stop != "max_tokens":
         raise BackendBadReply("reply message has no text")
-    return text, stop
+    return joined, stop

@@ -20,7 +20,8 @@ import math
 import re
 import time
 from collections.abc import Iterator
-from typing import Any, Final
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Final
 from urllib.parse import urlsplit
 
 import httpx
@@ -178,3 +179,87 @@ def transport_errors(url: str, timeout: float) -> Iterator[None]:
         raise BackendUnavailable(
             f"model server at {url} dropped the connection ({type(exc).__name__})"
         ) from exc
+
+
+class HTTPBackend:
+    """What every HTTP model backend holds and how it shows itself: the model, a validated
+    endpoint (no userinfo, query or fragment: safe in logs and messages), the timeout, the
+    reply's token limit, the retry back-off and the key, which ``repr`` never prints."""
+
+    KIND: ClassVar[str]  # the spec's prefix: "openai", "anthropic"
+    ENDPOINT: ClassVar[str]  # the path under the base URL
+    URL_SETTING: ClassVar[str]  # named in a bad base URL's error
+
+    name: str
+    model: str
+    url: str
+    timeout: float
+    max_tokens: int
+    retry_backoff: float
+
+    def _configure(
+        self,
+        model: str,
+        base_url: str,
+        api_key: str | None,
+        timeout: float,
+        max_tokens: int,
+        transport: httpx.BaseTransport | None,
+        retry_backoff: float,
+    ) -> None:
+        model = model.strip()
+        if not model:
+            raise ValueError(f"{type(self).__name__} needs a model name")
+        if not (math.isfinite(retry_backoff) and retry_backoff >= 0):
+            raise ValueError(f"retry_backoff must be >= 0 seconds, got {retry_backoff!r}")
+        self.name = f"{self.KIND}:{model}"
+        self.model = model
+        self.url = endpoint_url(base_url, self.ENDPOINT, setting=self.URL_SETTING)
+        self.timeout = check_timeout(timeout)
+        self.max_tokens = check_max_tokens(max_tokens)
+        self.retry_backoff = float(retry_backoff)
+        self._transport = transport
+        # A key copied from an env file often carries a trailing newline, which httpx
+        # would reject as an illegal header value; blank means "no key".
+        self._api_key = (api_key or "").strip()
+
+    def __repr__(self) -> str:
+        # Spelled out so the key can never reach a log through repr().
+        return (
+            f"{type(self).__name__}(model={self.model!r}, url={self.url!r}, "
+            f"timeout={self.timeout}, max_tokens={self.max_tokens}, "
+            f"api_key={'set' if self._api_key else 'unset'})"
+        )
+
+
+def stream_lines(response: httpx.Response, deadline: float, timeout: float) -> Iterator[bytes]:
+    """The lines of a streamed body as they come, under ``MAX_STREAM_BYTES`` (a runaway
+    past it) and ``deadline``. The caller stops reading when its protocol says done;
+    leaving its ``with`` closes the connection, which stops a real server's generation."""
+    size, pending = 0, b""
+    for chunk in response.iter_bytes():
+        size += len(chunk)
+        if size > MAX_STREAM_BYTES:
+            raise BackendRunaway(f"reply stream exceeds the {MAX_STREAM_BYTES}-byte cap")
+        if time.monotonic() > deadline:
+            raise httpx.ReadTimeout(f"reply still streaming after {timeout:g} s")
+        pending += chunk
+        *lines, pending = pending.split(b"\n")
+        yield from lines
+
+
+@dataclass(slots=True)
+class StreamedText:
+    """A reply's text deltas, under ``MAX_REPLY_TEXT_BYTES`` (a runaway past it)."""
+
+    parts: list[str] = field(default_factory=list)
+    size: int = 0
+
+    def add(self, text: str) -> None:
+        self.size += len(text.encode())
+        if self.size > MAX_REPLY_TEXT_BYTES:
+            raise BackendRunaway(f"reply text exceeds the {MAX_REPLY_TEXT_BYTES}-byte cap")
+        self.parts.append(text)
+
+    def text(self) -> str:
+        return "".join(self.parts)

@@ -7,7 +7,6 @@ Works with api.openai.com and with local OpenAI-compatible servers (Ollama, llam
 from __future__ import annotations
 
 import logging
-import math
 import time
 from collections.abc import Sequence
 from typing import Any, Final, Protocol
@@ -23,9 +22,7 @@ from summaries.core.backends.base import (
 )
 from summaries.core.backends.http import (
     MAX_REPLY_BYTES,
-    check_max_tokens,
-    check_timeout,
-    endpoint_url,
+    HTTPBackend,
     http_client,
     names_overflow,
     read_capped,
@@ -80,7 +77,7 @@ class OpenAISettings(Protocol):
     KIROCREW_OPENAI_MAX_TOKENS: int
 
 
-class OpenAIBackend:
+class OpenAIBackend(HTTPBackend):
     """Chat-completions client for the background summarizer role.
 
     One ``generate`` call is one streamed ``POST {base_url}/chat/completions``
@@ -113,6 +110,10 @@ class OpenAIBackend:
     never appears in ``repr`` or in exception messages.
     """
 
+    KIND = "openai"
+    ENDPOINT = "/chat/completions"
+    URL_SETTING = "the OpenAI base URL"
+
     def __init__(
         self,
         model: str,
@@ -124,29 +125,7 @@ class OpenAIBackend:
         *,
         retry_backoff: float = DEFAULT_RETRY_BACKOFF,
     ) -> None:
-        model = model.strip()
-        if not model:
-            raise ValueError("OpenAIBackend needs a model name")
-        if not (math.isfinite(retry_backoff) and retry_backoff >= 0):
-            raise ValueError(f"retry_backoff must be >= 0 seconds, got {retry_backoff!r}")
-        self.name = f"openai:{model}"
-        self.model = model
-        # Validated to carry no userinfo, query or fragment: safe in logs and messages.
-        self.url = endpoint_url(base_url, "/chat/completions", setting="the OpenAI base URL")
-        self.timeout = check_timeout(timeout)
-        self.max_tokens = check_max_tokens(max_tokens)
-        self.retry_backoff = float(retry_backoff)
-        self._transport = transport
-        # A key copied from an env file often carries a trailing newline, which httpx
-        # would reject as an illegal header value; blank means "no key".
-        self._api_key = (api_key or "").strip()
-
-    def __repr__(self) -> str:
-        # Spelled out so the key can never reach a log through repr().
-        return (
-            f"OpenAIBackend(model={self.model!r}, url={self.url!r}, timeout={self.timeout}, "
-            f"max_tokens={self.max_tokens}, api_key={'set' if self._api_key else 'unset'})"
-        )
+        self._configure(model, base_url, api_key, timeout, max_tokens, transport, retry_backoff)
 
     @property
     def output_format(self) -> OutputFormat:

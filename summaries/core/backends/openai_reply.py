@@ -4,12 +4,11 @@
 from __future__ import annotations
 
 import json
-import time
 
 import httpx
 
-from summaries.core.backends.base import BackendBadReply, BackendRunaway, BackendUnavailable
-from summaries.core.backends.http import MAX_REPLY_TEXT_BYTES, MAX_STREAM_BYTES, safe_code
+from summaries.core.backends.base import BackendBadReply, BackendUnavailable
+from summaries.core.backends.http import StreamedText, safe_code, stream_lines
 
 
 def read_stream(
@@ -21,37 +20,22 @@ def read_stream(
     ``MAX_STREAM_BYTES``) is a runaway, and leaving (the caller's ``with``) closes the
     connection, which stops a real server's generation.
     """
-    parts: list[str] = []
+    text = StreamedText()
     finish_reason: str | None = None
-    size = text_size = 0
-    pending = b""
     done = False
-    for chunk in response.iter_bytes():
-        size += len(chunk)
-        if size > MAX_STREAM_BYTES:
-            raise BackendRunaway(f"reply stream exceeds the {MAX_STREAM_BYTES}-byte cap")
-        if time.monotonic() > deadline:
-            raise httpx.ReadTimeout(f"reply still streaming after {timeout:g} s")
-        pending += chunk
-        *lines, pending = pending.split(b"\n")
-        for line in lines:
-            event = _stream_event(line)
-            if event is None:
-                continue
-            if isinstance(event, str):  # "done"
-                done = True
-                break
-            text, reason = event
-            text_size += len(text.encode())
-            if text_size > MAX_REPLY_TEXT_BYTES:
-                raise BackendRunaway(f"reply text exceeds the {MAX_REPLY_TEXT_BYTES}-byte cap")
-            parts.append(text)
-            finish_reason = reason or finish_reason
-        if done:
+    for line in stream_lines(response, deadline, timeout):
+        event = _stream_event(line)
+        if event is None:
+            continue
+        if isinstance(event, str):  # "done"
+            done = True
             break
+        delta, reason = event
+        text.add(delta)
+        finish_reason = reason or finish_reason
     if not done and finish_reason is None:
         raise BackendUnavailable("model server ended the reply stream before it was complete")
-    content = "".join(parts)
+    content = text.text()
     if not content.strip():
         raise BackendBadReply("reply stream content is empty")
     return content, finish_reason
