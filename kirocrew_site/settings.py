@@ -282,7 +282,8 @@ KIROCREW_SUMMARY_CONTEXT_TOKENS = env_int("KIROCREW_SUMMARY_CONTEXT_TOKENS", 0, 
 # After a runaway or unusable model reply, a slot's turn-end passes wait this long (a
 # forced pass, the Summarize button or `manage.py summarize`, does not).
 KIROCREW_SUMMARY_BACKOFF = env_duration("KIROCREW_SUMMARY_BACKOFF", 600, minimum=0)
-# Seconds a pass's in-flight marker lives: a worker killed mid-pass holds it no longer.
+# Seconds a slot reads "generating" at most after a pass that was killed before it said it
+# ended (summaries/marker.py: display only; one pass per slot is the claim's file lock).
 KIROCREW_SUMMARY_IN_FLIGHT_TTL = env_duration("KIROCREW_SUMMARY_IN_FLIGHT_TTL", 600, minimum=1)
 # Seconds a slot write's dirty lease lasts: longer than any write (lock wait + append +
 # rotation); a writer killed mid-write blocks summaries of its slot at most this long.
