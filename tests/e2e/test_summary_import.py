@@ -159,6 +159,9 @@ HANDED_OFF = (
 )
 
 
+TO_THE_SERVER = "earlier sessions still need a summary: the running server is summarizing them"
+
+
 def test_a_rerun_after_an_import_killed_in_its_summary_phase_waits_only_for_its_own_sessions(
     tmp_path: Path,
 ) -> None:
@@ -212,8 +215,7 @@ def test_a_rerun_while_a_server_runs_hands_the_backlog_to_the_server(tmp_path: P
 
                 out = import_run(env, source)
                 assert "Imported 0, unchanged 4" in out, out
-                assert f"{SESSIONS} earlier sessions still need a summary: the running server "
-                "is summarizing them" in out, out
+                assert f"{SESSIONS} {TO_THE_SERVER}" in out, out
                 wait_for(
                     "every session summarized by the server",
                     lambda: summarized(home) == SESSIONS,
