@@ -125,14 +125,22 @@ def import_run(env: dict[str, str], source: Path) -> str:
 
 
 def killed_in_its_summary_phase(
-    env: dict[str, str], model: HeldModel, source: Path, logs: Path
+    env: dict[str, str], model: HeldModel, home: Path, source: Path, logs: Path
 ) -> None:
-    """An import killed with SIGKILL while its passes wait on the held model."""
+    """An import killed with SIGKILL while its first pass waits on the held model; then
+    the model answers. The killed run's worker process (its own session) outlives it and
+    stores that one pass: waited for, so ``LEFT`` sessions are left, every time."""
     first = start_import(env, source, logs, "import1")
     try:
         in_summary_phase(first, model)
     finally:
         first.kill(signal.SIGKILL)
+    assert summarized(home) == 0
+    model.release_all()  # the orphaned pass, and every one from now on
+    wait_for("the orphaned pass", lambda: summarized(home) == 1, within=60, procs=[])
+
+
+LEFT = SESSIONS - 1
 
 
 def served_until_summarized(env: dict[str, str], home: Path, logs: Path, count: int) -> None:
@@ -172,21 +180,19 @@ def test_a_rerun_after_an_import_killed_in_its_summary_phase_waits_only_for_its_
     with held_model() as model:
         env = env_for(home, model)
         manage(env, "migrate", "--noinput")
-        killed_in_its_summary_phase(env, model, source, logs)
-        assert summarized(home) == 0
-        model.release_all()  # the killed run's pass, and every one from now on
+        killed_in_its_summary_phase(env, model, home, source, logs)
 
         out = import_run(env, source)
         assert "Imported 0, unchanged 4" in out, out  # nothing new: the backlog is earlier
-        assert f"{SESSIONS} {HANDED_OFF}" in out, out
+        assert f"{LEFT} {HANDED_OFF}" in out, out
         assert "Summarizing: waiting" not in out, out
-        assert summarized(home) == 0  # returned without running them
+        assert summarized(home) == 1  # returned without running them
 
         claude_sessions(tmp_path / "claude", 1, first=SESSIONS)  # one new session
         out = import_run(env, source)
         assert "Imported 1, unchanged 4" in out, out
-        assert f"{SESSIONS} {HANDED_OFF}" in out, out
-        assert summarized(home) == 1  # its own session's pass ran before it returned
+        assert f"{LEFT} {HANDED_OFF}" in out, out
+        assert summarized(home) == 2  # its own session's pass ran before it returned
 
         served_until_summarized(env, home, logs, SESSIONS + 1)
 
@@ -209,13 +215,11 @@ def test_a_rerun_while_a_server_runs_hands_the_backlog_to_the_server(tmp_path: P
                 # Its first request swept an empty backlog: only the re-run's request
                 # tells it about the killed run's sessions.
                 wait_for("daphne", lambda: health(api), within=30, procs=[daphne])
-                killed_in_its_summary_phase(env, model, source, logs)
-                model.release_all()
-                assert summarized(home) == 0
+                killed_in_its_summary_phase(env, model, home, source, logs)
 
                 out = import_run(env, source)
                 assert "Imported 0, unchanged 4" in out, out
-                assert f"{SESSIONS} {TO_THE_SERVER}" in out, out
+                assert f"{LEFT} {TO_THE_SERVER}" in out, out
                 wait_for(
                     "every session summarized by the server",
                     lambda: summarized(home) == SESSIONS,
@@ -264,7 +268,6 @@ def test_a_server_started_after_a_killed_import_summarizes_what_it_left(tmp_path
     with held_model() as model:
         env = env_for(home, model)
         manage(env, "migrate", "--noinput")
-        killed_in_its_summary_phase(env, model, source, logs)
-        model.release_all()
+        killed_in_its_summary_phase(env, model, home, source, logs)
         # Its first request queues the backlog; nothing else asks for a pass.
         served_until_summarized(env, home, logs, SESSIONS)
