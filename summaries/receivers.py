@@ -8,11 +8,15 @@ transcripts never imports summaries. (WebSocket frames are the realtime app's re
 from __future__ import annotations
 
 import logging
+import time
 from typing import Any
 
+from .core.sweep_request import sweep_request, sweeper_alive
+from .selectors import summary_backlog
 from .state import summary_state_reap, summary_turn_mark_clamp
+from .sweeper import summary_sweeper_start, sweep_folder
 from .tasks import DispatchMode, dispatch_mode, summary_backlog_dispatch, summary_dispatch
-from .worker import summary_worker_cancel, summary_worker_settle
+from .worker import summary_worker_asked, summary_worker_cancel, summary_worker_settle
 
 log = logging.getLogger(__name__)
 
@@ -60,21 +64,47 @@ def on_session_deleted(sender: Any, *, slot_name: str, **_: Any) -> None:
 
 def on_import_finished(sender: Any, *, interrupted: bool, **_: Any) -> None:
     """``import_transcripts`` is returning. Interrupted: the passes it queued stop now
-    (a re-run or the server queues them again). Else: queue a pass for every session
-    without a current summary, this run's and any a killed run left (its re-run imports
-    nothing, so no turn end would), and, on the embedded executor, run them before the
-    command returns; a Ctrl-C meanwhile stops them at once and is re-raised."""
+    (a re-run or the server queues them again). Else, on the embedded executor: wait for
+    the passes of the sessions THIS run imported or changed (a Ctrl-C meanwhile stops them
+    at once and is re-raised), and hand the rest of the backlog (what an earlier, killed
+    run left) on without waiting: to this home's running server, asked to sweep now, or
+    else to the server's first request or the next import (one line says so). Celery:
+    queue the whole backlog (queuing there never waits for a pass)."""
     mode = dispatch_mode()
     if interrupted:
         summary_worker_cancel()
         return
     if mode is DispatchMode.INLINE:
         return  # every turn end's pass already ran in the import itself
-    queued = summary_backlog_dispatch(wait=True)
-    if queued:
-        log.debug("Summary backlog: %d pass(es) queued", queued)
-    if mode is DispatchMode.PROCESS:
-        summary_worker_settle(interrupted=False)
+    if mode is DispatchMode.CELERY:
+        summary_backlog_dispatch(wait=False)
+        return
+    mine = summary_worker_asked()
+    # A turn end's pass dropped by a full queue is queued again here, waiting for room.
+    summary_backlog_dispatch(wait=True, only=mine)
+    summary_worker_settle(interrupted=False)
+    # After this run's passes: a server's sweep would otherwise run them a second time.
+    _backlog_hand_off(exclude=mine)
+
+
+def _backlog_hand_off(*, exclude: frozenset[str]) -> None:
+    """The backlog this run did not touch goes to whoever runs next, never waited on."""
+    earlier = [name for name in summary_backlog() if name not in exclude]
+    if not earlier:
+        return
+    count = len(earlier)
+    sessions = "session still needs" if count == 1 else "sessions still need"
+    folder = sweep_folder()
+    if sweeper_alive(folder, time.time()):
+        sweep_request(folder)
+        log.info("%d earlier %s a summary: the running server is summarizing them", count, sessions)
+        return
+    log.info(
+        "%d earlier %s a summary: they will be summarized when the server runs or by the "
+        "next import",
+        count,
+        sessions,
+    )
 
 
 def on_first_request(sender: Any, **_: Any) -> None:
@@ -86,6 +116,7 @@ def on_first_request(sender: Any, **_: Any) -> None:
     if dispatch_mode() is not DispatchMode.PROCESS:
         return  # Celery: a worker's redelivery and the imports' sweep; inline: tests
     try:
+        summary_sweeper_start()  # answers an import's request to sweep, from now on
         summary_backlog_dispatch(wait=False)
     except Exception:
         log.warning("Summary backlog sweep failed", exc_info=True)

@@ -13,6 +13,7 @@ No request thread ever runs a pass outside ``inline``; no route knows it queues 
 from __future__ import annotations
 
 import logging
+from collections.abc import Collection
 from enum import StrEnum
 from functools import partial
 
@@ -91,13 +92,16 @@ def _enqueue_now(mode: DispatchMode, slot_name: str, force: bool, wait: bool) ->
     summary_enqueue(app_id, slot_name, force=force, wait=wait)
 
 
-def summary_backlog_dispatch(*, wait: bool) -> int:
+def summary_backlog_dispatch(*, wait: bool, only: Collection[str] | None = None) -> int:
     """Queue a pass for every slot whose summary is not current and that an automatic
     pass would summarize (``selectors.summary_backlog``): what a killed import, a killed
-    worker or a full queue left behind. How many were queued."""
+    worker or a full queue left behind; ``only``: of these slots alone. How many were
+    queued."""
     from .selectors import summary_backlog
 
     names = summary_backlog()
+    if only is not None:
+        names = [name for name in names if name in only]
     for name in names:
         summary_dispatch(name, wait=wait)
     return len(names)

@@ -44,6 +44,7 @@ log = logging.getLogger(__name__)
 _cond = threading.Condition()
 _queue = FairQueue()
 _running: set[str] = set()  # slots whose pass a child runs now
+_asked: set[str] = set()  # every slot a pass was asked for in this process (queued or not)
 _workers: list[_Worker] = []
 _epoch = 0  # bumped by summary_worker_cancel: a job of an older epoch is not reported
 
@@ -148,6 +149,7 @@ def summary_enqueue(app: Hashable, slot_name: str, *, force: bool = False, wait:
     already queued, or dropped because the queue is full (``wait``: wait for room first)."""
     _ensure_workers()
     with _cond:
+        _asked.add(slot_name)
         if slot_name not in _queue:
             limit = max(1, settings.KIROCREW_SUMMARY_QUEUE)
             if len(_queue) >= limit and not (
@@ -158,6 +160,13 @@ def summary_enqueue(app: Hashable, slot_name: str, *, force: bool = False, wait:
         queued = _queue.push(app, slot_name, force=force)
         _cond.notify_all()
     return queued
+
+
+def summary_worker_asked() -> frozenset[str]:
+    """Every slot a pass was asked for in this process, a dropped one too (a command:
+    the sessions this run imported or changed)."""
+    with _cond:
+        return frozenset(_asked)
 
 
 def summary_worker_pending() -> int:
@@ -219,6 +228,7 @@ atexit.register(_stop_children)
 
 __all__ = [
     "summary_enqueue",
+    "summary_worker_asked",
     "summary_worker_cancel",
     "summary_worker_drain",
     "summary_worker_pending",

@@ -8,25 +8,36 @@ from __future__ import annotations
 import json
 import os
 import signal
+import subprocess
 from pathlib import Path
 
 import httpx
 import pytest
 
 from tests.e2e.held_model import HeldModel, held_model
-from tests.e2e.processes import BIN, Proc, daphne_start, embedded_env, health, manage, wait_for
+from tests.e2e.processes import (
+    BIN,
+    ROOT,
+    Proc,
+    daphne_start,
+    embedded_env,
+    health,
+    manage,
+    wait_for,
+)
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(180)]
 
 SESSIONS = 4
 
 
-def claude_sessions(folder: Path, count: int) -> Path:
-    """``count`` Claude Code sessions of two clean turns each; session n's user turns
-    carry ``tag-import-<n>`` (the held model records which session a request is about)."""
+def claude_sessions(folder: Path, count: int, first: int = 0) -> Path:
+    """``count`` Claude Code sessions of two clean turns each (numbered from ``first``);
+    session n's user turns carry ``tag-import-<n>`` (the held model records which session
+    a request is about)."""
     project = folder / "projects" / "-home-dev-proj"
-    project.mkdir(parents=True)
-    for n in range(count):
+    project.mkdir(parents=True, exist_ok=True)
+    for n in range(first, first + count):
         sid = f"00000000-0000-4000-8000-{n:012d}"
         base = {"isSidechain": False, "userType": "external", "cwd": "/home/dev/proj"}
         base |= {"sessionId": sid, "version": "2.1.1", "gitBranch": "main"}
@@ -95,7 +106,71 @@ def in_summary_phase(proc: Proc, model: HeldModel) -> None:
     )
 
 
-def test_a_rerun_after_an_import_killed_in_its_summary_phase_summarizes_every_session(
+def import_run(env: dict[str, str], source: Path) -> str:
+    """A foreground ``import_transcripts`` that must succeed; what it wrote (both streams:
+    the summary phase's lines are log lines)."""
+    argv = [str(BIN / "python"), "manage.py", "import_transcripts", "--format", "claude-code"]
+    result = subprocess.run(
+        [*argv, str(source)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output
+    return output
+
+
+def killed_in_its_summary_phase(
+    env: dict[str, str], model: HeldModel, home: Path, source: Path, logs: Path
+) -> None:
+    """An import killed with SIGKILL while its first pass waits on the held model; then
+    the model answers. The killed run's worker process (its own session) outlives it and
+    stores that one pass: waited for, so ``LEFT`` sessions are left, every time."""
+    first = start_import(env, source, logs, "import1")
+    try:
+        in_summary_phase(first, model)
+    finally:
+        first.kill(signal.SIGKILL)
+    assert summarized(home) == 0
+    model.release_all()  # the orphaned pass, and every one from now on
+    wait_for("the orphaned pass", lambda: summarized(home) == 1, within=60, procs=[])
+
+
+LEFT = SESSIONS - 1
+
+
+def served_until_summarized(env: dict[str, str], home: Path, logs: Path, count: int) -> None:
+    """A server of this home, started now, summarizes ``count`` sessions in all."""
+    token = manage(env, "create_app", f"viewer{count}").strip().splitlines()[-1]
+    daphne, port = daphne_start(env, logs)
+    bearer = {"Authorization": f"Bearer {token}"}
+    try:
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=30, headers=bearer) as api:
+            wait_for("daphne", lambda: health(api), within=30, procs=[daphne])
+            wait_for(
+                "every session summarized",
+                lambda: summarized(home) == count,
+                within=90,
+                procs=[daphne],
+            )
+    finally:
+        daphne.stop()
+
+
+HANDED_OFF = (
+    "earlier sessions still need a summary: they will be summarized when the server "
+    "runs or by the next import"
+)
+
+
+TO_THE_SERVER = "earlier sessions still need a summary: the running server is summarizing them"
+
+
+def test_a_rerun_after_an_import_killed_in_its_summary_phase_waits_only_for_its_own_sessions(
     tmp_path: Path,
 ) -> None:
     logs = tmp_path / "logs"
@@ -105,20 +180,57 @@ def test_a_rerun_after_an_import_killed_in_its_summary_phase_summarizes_every_se
     with held_model() as model:
         env = env_for(home, model)
         manage(env, "migrate", "--noinput")
-        first = start_import(env, source, logs, "import1")
+        killed_in_its_summary_phase(env, model, home, source, logs)
+
+        out = import_run(env, source)
+        assert "Imported 0, unchanged 4" in out, out  # nothing new: the backlog is earlier
+        assert f"{LEFT} {HANDED_OFF}" in out, out
+        assert "Summarizing: waiting" not in out, out
+        assert summarized(home) == 1  # returned without running them
+
+        claude_sessions(tmp_path / "claude", 1, first=SESSIONS)  # one new session
+        out = import_run(env, source)
+        assert "Imported 1, unchanged 4" in out, out
+        assert f"{LEFT} {HANDED_OFF}" in out, out
+        assert summarized(home) == 2  # its own session's pass ran before it returned
+
+        served_until_summarized(env, home, logs, SESSIONS + 1)
+
+
+def test_a_rerun_while_a_server_runs_hands_the_backlog_to_the_server(tmp_path: Path) -> None:
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    home = tmp_path / "home"
+    source = claude_sessions(tmp_path / "claude", SESSIONS)
+    with held_model() as model:
+        env = env_for(home, model)
+        manage(env, "migrate", "--noinput")
+        token = manage(env, "create_app", "viewer").strip().splitlines()[-1]
+        daphne, port = daphne_start(env, logs)
+        bearer = {"Authorization": f"Bearer {token}"}
         try:
-            in_summary_phase(first, model)
+            with httpx.Client(
+                base_url=f"http://127.0.0.1:{port}", timeout=30, headers=bearer
+            ) as api:
+                # Its first request swept an empty backlog: only the re-run's request
+                # tells it about the killed run's sessions.
+                wait_for("daphne", lambda: health(api), within=30, procs=[daphne])
+                killed_in_its_summary_phase(env, model, home, source, logs)
+
+                out = import_run(env, source)
+                assert "Imported 0, unchanged 4" in out, out
+                assert f"{LEFT} {TO_THE_SERVER}" in out, out
+                wait_for(
+                    "every session summarized by the server",
+                    lambda: summarized(home) == SESSIONS,
+                    within=90,
+                    procs=[daphne],
+                )
         finally:
-            first.kill(signal.SIGKILL)
-        assert summarized(home) == 0
-        model.release_all()  # the killed run's pass, and every one from now on
-
-        out = manage(env, "import_transcripts", "--format", "claude-code", "-v", "2", str(source))
-        assert "unchanged" in out  # nothing to import: only the sweep queues the passes
-        assert summarized(home) == SESSIONS
+            daphne.stop()
 
 
-def test_ctrl_c_in_the_summary_phase_stops_with_one_line_and_a_rerun_finishes(
+def test_ctrl_c_in_the_summary_phase_stops_with_one_line_and_a_server_finishes(
     tmp_path: Path,
 ) -> None:
     logs = tmp_path / "logs"
@@ -144,8 +256,8 @@ def test_ctrl_c_in_the_summary_phase_stops_with_one_line_and_a_rerun_finishes(
         assert summarized(home) == 0
 
         model.release_all()
-        manage(env, "import_transcripts", "--format", "claude-code", str(source))
-        assert summarized(home) == SESSIONS
+        assert f"{SESSIONS} {HANDED_OFF}" in import_run(env, source)
+        served_until_summarized(env, home, logs, SESSIONS)
 
 
 def test_a_server_started_after_a_killed_import_summarizes_what_it_left(tmp_path: Path) -> None:
@@ -156,26 +268,6 @@ def test_a_server_started_after_a_killed_import_summarizes_what_it_left(tmp_path
     with held_model() as model:
         env = env_for(home, model)
         manage(env, "migrate", "--noinput")
-        first = start_import(env, source, logs, "import")
-        try:
-            in_summary_phase(first, model)
-        finally:
-            first.kill(signal.SIGKILL)
-        model.release_all()
-        token = manage(env, "create_app", "viewer").strip().splitlines()[-1]
-        daphne, port = daphne_start(env, logs)
-        bearer = {"Authorization": f"Bearer {token}"}
-        try:
-            with httpx.Client(
-                base_url=f"http://127.0.0.1:{port}", timeout=30, headers=bearer
-            ) as api:
-                wait_for("daphne", lambda: health(api), within=30, procs=[daphne])
-                # Its first request queued the backlog; nothing else asks for a pass.
-                wait_for(
-                    "every session summarized",
-                    lambda: summarized(home) == SESSIONS,
-                    within=90,
-                    procs=[daphne],
-                )
-        finally:
-            daphne.stop()
+        killed_in_its_summary_phase(env, model, home, source, logs)
+        # Its first request queues the backlog; nothing else asks for a pass.
+        served_until_summarized(env, home, logs, SESSIONS)

@@ -1,0 +1,60 @@
+"""Asking a running server to sweep the summary backlog now (PURE: paths and mtimes).
+
+An import leaves the sessions it did not touch (an earlier, killed run's) to the server
+when one runs: it touches the request file, and the server's sweeper, which beats its
+own heartbeat here every ``TICK_S``, takes the request and queues the backlog without
+anyone waiting. The sweeper's heartbeat, not the frame relay's: what must be alive is the
+thread that answers the request (and summaries never imports the project package).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from pathlib import Path
+
+TICK_S = 1.0  # how often a server's sweeper looks for a request (and beats)
+FRESH_S = 5.0  # a heartbeat older than this: no sweeper is running
+HEARTBEAT = ".sweeper"
+REQUEST = "sweep"
+
+
+def sweeper_beat(folder: Path) -> None:
+    """The sweeper is alive: bump the heartbeat's mtime (created at first)."""
+    folder.mkdir(mode=0o700, exist_ok=True)
+    path = folder / HEARTBEAT
+    try:
+        os.utime(path, follow_symlinks=False)
+    except FileNotFoundError:
+        path.touch(mode=0o600)
+
+
+def sweeper_alive(folder: Path, now: float) -> bool:
+    """A sweeper beat within ``FRESH_S`` (either way: clocks step)."""
+    try:
+        mtime = os.lstat(folder / HEARTBEAT).st_mtime
+    except OSError:
+        return False
+    return abs(now - mtime) < FRESH_S
+
+
+def sweeper_gone(folder: Path) -> None:
+    """At the server's exit: an import run now hands nothing to a sweeper that is gone."""
+    with contextlib.suppress(OSError):
+        (folder / HEARTBEAT).unlink()
+
+
+def sweep_request(folder: Path) -> None:
+    """Ask the running sweeper to sweep (requests coalesce: one file)."""
+    folder.mkdir(mode=0o700, exist_ok=True)
+    (folder / REQUEST).touch(mode=0o600)
+
+
+def sweep_request_take(folder: Path) -> bool:
+    """True once per request: the sweeper removes it before it sweeps, so a request made
+    during the sweep is answered by the next one."""
+    try:
+        (folder / REQUEST).unlink()
+    except FileNotFoundError:
+        return False
+    return True
