@@ -56,7 +56,15 @@ def intent(title: str, status: str, ranges: list[list[int]], **more: Any) -> dic
 
 
 def question(turn: int, text: str) -> dict[str, Any]:
+    """A pending decision the summary cites (the checks keep only evidence a reply cites
+    from a row that holds its quote): the person's turn ``turn`` asks ``text``."""
     return {"turn": turn, "ts": None, "kind": "pending_decision", "quote": text}
+
+
+def asked(intent: dict[str, Any]) -> dict[int, str]:
+    """The turn texts an intent's question needs the session to hold."""
+    evidence = intent.get("evidence") or {}
+    return {evidence["turn"]: evidence["quote"]} if evidence else {}
 
 
 @pytest.fixture
@@ -71,9 +79,16 @@ def project_session(make_session: Callable[..., Slot], scripted: Scripted) -> Ca
         turns: int = 4,
         app: App | None = None,
     ) -> Slot:
+        said = {n: text for i in intents for n, text in asked(i).items()}
         rows: list[tuple[str, Any]] = []
         for n in range(1, turns + 1):
-            rows += [("user", f"Step {n} of {name}, please."), ("assistant", f"Did step {n}.")]
+            rows += [
+                ("user", said.get(n, f"Step {n} of {name}, please.")),
+                ("assistant", f"Did step {n}."),
+            ]
+        for i in intents:
+            if i.get("evidence"):
+                i.setdefault("cites", [f"U{i['evidence']['turn']}"])
         slot = make_session(name, rows, title=f"Session {name}", app=app)
         if project:
             session_update_metadata(key=slot.session.key, updates={"cwd": project})

@@ -29,7 +29,7 @@ def database_label(settings_dict: Mapping[str, Any]) -> str:
     password (``postgresql://kiro@db.local:5432/kirocrew``)."""
     name = str(settings_dict.get("NAME") or "")
     engine = str(settings_dict.get("ENGINE") or "")
-    if engine.endswith("sqlite3"):
+    if "sqlite" in engine:  # Django's backend or the project's (kirocrew_site/sqlite_home)
         return name
     scheme = engine.rsplit(".", 1)[-1]
     user = str(settings_dict.get("USER") or "")
