@@ -77,12 +77,19 @@ async def connect(token: str) -> WebsocketCommunicator:
 
 async def test_a_group_send_through_redis_reaches_the_socket(layer, redis_db, app_token):
     app_id, token = app_token
+
+    def own_slot() -> str:  # a socket relays frames only about its app's own slots
+        from transcripts.models import App
+
+        return session_create(name="owned", app=App.objects.get(pk=app_id)).name
+
+    own = await sync_to_async(own_slot)()
     comm = await connect(token)
     try:
         group = app_group(app_id)
         # The membership lives in Redis, not in this process.
         assert redis_db.zcard(f"{layer.prefix}:group:{group}") == 1
-        frame = {"type": "notification", "data": {"key": "s", "title": "über ✓", "ts": "t"}}
+        frame = {"type": "notification", "data": {"key": own, "title": "über ✓", "ts": "t"}}
 
         await layer.group_send(group, {"type": "frame.send", "frame": frame})
 
