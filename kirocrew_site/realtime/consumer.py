@@ -160,7 +160,7 @@ class DashboardConsumer(AsyncJsonWebsocketConsumer):
         try:
             wire = frame_validate(frame)
         except ValueError as exc:
-            self._dropped("a malformed frame", str(exc).splitlines()[0][:200])
+            self._dropped("a malformed frame", str(exc)[:200])
             return None
         slot = frame_slot(wire)
         if slot is None:
@@ -182,7 +182,7 @@ class DashboardConsumer(AsyncJsonWebsocketConsumer):
         # Once per socket: a flood of forged messages must not become a flood of log lines.
         level = logging.DEBUG if self.dropped else logging.WARNING
         self.dropped = True
-        log.log(level, "socket in %s dropped %s: %s", self.group, what, detail)
+        log.log(level, "socket in %s dropped %s: %r", self.group, what, detail)
 
     def _named(self, event: dict[str, Any]) -> bool:
         """Whether a revocation names this socket's credential: its login session, its
@@ -192,7 +192,7 @@ class DashboardConsumer(AsyncJsonWebsocketConsumer):
         try:
             names = auth_accepted(event)
         except ValueError as exc:
-            log.warning("socket in %s ignored a revocation: %s", self.group, exc)
+            self._dropped("a revocation naming no credential", str(exc)[:200])
             return False
         if "session" in names:
             return bool(self.session_key) and names["session"] == session_tag(self.session_key)
