@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from importlib import import_module
 from typing import Any, Literal, cast
 
@@ -22,16 +23,22 @@ from channels.auth import get_user
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.conf import settings
 
-from .core.auth import session_tag
-from .frames import HelloData, HelloFrame, PongFrame
-from .groups import DASHBOARD_GROUP, app_group
+from .core.auth import auth_accepted, session_tag
+from .frames import HelloData, HelloFrame, PongFrame, frame_slot, frame_validate
+from .groups import DASHBOARD_GROUP, app_group, group_sees_slot
 from .origin import header, origin_allowed
+
+log = logging.getLogger(__name__)
 
 CLOSE_UNAUTHENTICATED = 4401  # documented in README: no session and no valid app token
 CLOSE_FORBIDDEN_ORIGIN = 4403
 # At most this long between two checks of a socket's credential, counted when a frame is
 # due: a query per frame would cost a thread hop per socket under an import's bursts.
 REVALIDATE_SECONDS = 5.0
+
+
+_group_sees_slot = sync_to_async(group_sees_slot)
+SEEN_SLOTS_MAX = 256  # slots a socket remembers it may see, between credential checks
 
 
 @sync_to_async
@@ -56,8 +63,11 @@ class DashboardConsumer(AsyncJsonWebsocketConsumer):
     user_id: str = ""
     checked_at = 0.0  # the event loop's clock at the last credential check
     revoked = False
+    seen_slots: set[str]  # slots this socket's group was found to see (cleared at each check)
+    dropped = False  # a frame was dropped already: logged once per socket, not per frame
 
     async def connect(self) -> None:
+        self.seen_slots = set()
         if not origin_allowed(self.scope):
             await self.close(code=CLOSE_FORBIDDEN_ORIGIN)
             return
@@ -102,6 +112,7 @@ class DashboardConsumer(AsyncJsonWebsocketConsumer):
     async def _credential_holds(self) -> bool:
         """The credential the socket connected with still authenticates the same caller."""
         self.checked_at = asyncio.get_running_loop().time()
+        self.seen_slots.clear()  # a slot moved to another app stops reaching this one
         if self.app_id is not None:
             app = await _app_for_token(self.token)
             return app is not None and app.pk == self.app_id
@@ -138,18 +149,56 @@ class DashboardConsumer(AsyncJsonWebsocketConsumer):
         if due and not await self._credential_holds():
             await self._revoke()
             return
-        await self.send_json(event["frame"])
+        frame = await self._frame_for_me(event.get("frame"))
+        if frame is not None:
+            await self.send_json(frame)
+
+    async def _frame_for_me(self, frame: object) -> dict[str, Any] | None:
+        """The frame to relay, or None: one that is not a typed frame, or about a slot this
+        socket's group does not see. Checked here whatever layer delivered it: whoever can
+        write to Redis can send any message to any group."""
+        try:
+            wire = frame_validate(frame)
+        except ValueError as exc:
+            self._dropped("a malformed frame", str(exc)[:200])
+            return None
+        slot = frame_slot(wire)
+        if slot is None:
+            self._dropped("a frame naming no slot", str(wire.get("type")))
+            return None
+        group = self.group
+        if group is None:
+            return None
+        if group != DASHBOARD_GROUP and slot not in self.seen_slots:
+            if not await _group_sees_slot(group, slot):
+                self._dropped("a frame about another group's slot", slot[:80])
+                return None
+            if len(self.seen_slots) >= SEEN_SLOTS_MAX:
+                self.seen_slots.clear()
+            self.seen_slots.add(slot)
+        return wire
+
+    def _dropped(self, what: str, detail: str) -> None:
+        # Once per socket: a flood of forged messages must not become a flood of log lines.
+        level = logging.DEBUG if self.dropped else logging.WARNING
+        self.dropped = True
+        log.log(level, "socket in %s dropped %s: %r", self.group, what, detail)
 
     def _named(self, event: dict[str, Any]) -> bool:
-        """Whether a revocation names this socket's credential: its login session or its
-        user. One naming no one concerns every socket of its group (an app's)."""
+        """Whether a revocation names this socket's credential: its login session, its
+        user or its app. One that names nothing, or is malformed, concerns no one."""
         if self.revoked or self.group is None:
             return False
-        if "session" in event:
-            return bool(self.session_key) and event["session"] == session_tag(self.session_key)
-        if "user" in event:
-            return bool(self.user_id) and event["user"] == self.user_id
-        return True
+        try:
+            names = auth_accepted(event)
+        except ValueError as exc:
+            self._dropped("a revocation naming no credential", str(exc)[:200])
+            return False
+        if "session" in names:
+            return bool(self.session_key) and names["session"] == session_tag(self.session_key)
+        if "user" in names:
+            return bool(self.user_id) and names["user"] == self.user_id
+        return self.app_id is not None and names.get("app") == str(self.app_id)
 
     async def auth_revoked(self, event: dict[str, Any]) -> None:
         if self._named(event):

@@ -6,9 +6,14 @@ messages under load by design). A new frame type is one model here, one receiver
 
 from __future__ import annotations
 
+import json
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
+
+# The largest frame a socket relays (its compact JSON). Real frames are a few hundred
+# bytes; anything bigger was not built by frame_send (a forged layer message).
+MAX_FRAME_BYTES = 4096
 
 
 class _Strict(BaseModel):
@@ -90,3 +95,36 @@ class PongFrame(Frame):
 
     type: Literal["pong"] = "pong"
     data: Empty = Empty()
+
+
+_SOCKET_ONLY = (HelloFrame, PongFrame)  # one socket's own answers, never sent to a group
+
+
+def frame_validate(frame: object) -> dict[str, Any]:
+    """The frame rebuilt through its model (the wire form ``frame_send`` builds), or
+    ``ValueError`` (pydantic's ``ValidationError`` is one): an unknown type, a bad field,
+    or over ``MAX_FRAME_BYTES``. The one check every frame passes before a socket, whichever
+    way it came (the embedded relay's spool files, the Redis channel layer)."""
+    if not isinstance(frame, dict):
+        raise ValueError("a frame is an object")
+    kind = frame.get("type")
+    # Looked up at each use: a frame model added here is relayed with no other change.
+    models = {
+        cls.model_fields["type"].default: cls
+        for cls in Frame.__subclasses__()
+        if cls not in _SOCKET_ONLY and "type" in cls.model_fields
+    }
+    model = models.get(kind) if isinstance(kind, str) else None
+    if model is None:
+        raise ValueError(f"unknown frame type {str(kind)[:40]!r}")
+    wire = model.model_validate(frame).wire()
+    if len(json.dumps(wire, separators=(",", ":"))) > MAX_FRAME_BYTES:
+        raise ValueError(f"frame over {MAX_FRAME_BYTES} bytes")
+    return wire
+
+
+def frame_slot(wire: dict[str, Any]) -> str | None:
+    """The slot a validated frame is about (every group frame names one), else None."""
+    data = wire.get("data")
+    key = data.get("key") if isinstance(data, dict) else None
+    return key if isinstance(key, str) else None

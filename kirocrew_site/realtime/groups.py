@@ -19,3 +19,10 @@ def slot_groups(slot_name: str) -> list[str]:
     if app_id is not None:
         groups.append(app_group(app_id))
     return groups
+
+
+def group_sees_slot(group: str, slot_name: str) -> bool:
+    """Whether ``slot_groups`` sends ``slot_name``'s frames to ``group``: what a socket
+    checks of a frame it received, since anyone who can write to the channel layer (Redis)
+    can send any frame to any group."""
+    return group == DASHBOARD_GROUP or group in slot_groups(slot_name)

@@ -40,14 +40,13 @@ from .core.spool import (
     spool_prepare,
     spool_take,
 )
-from .frames import Frame, HelloFrame, PongFrame
+from .frames import frame_validate
 from .groups import DASHBOARD_GROUP, app_group
 
 log = logging.getLogger(__name__)
 
 TICK_S = 0.25  # the latency a relayed frame adds, at most, on top of the writer's own
 _APP_PREFIX = app_group(0).removesuffix("0")  # "app-": the form's only varying part is the id
-_SOCKET_ONLY = (HelloFrame, PongFrame)  # one socket's own answers, never sent to a group
 
 
 class _State:
@@ -85,19 +84,9 @@ def frame_accepted(frame: dict[str, Any]) -> dict[str, Any]:
 
     A revocation (``revocation.py``: ``create_app --rotate`` or ``changepassword`` in a
     terminal) rides the same files, as its own message: it can only close sockets."""
-    kind = frame.get("type")
-    if kind in AUTH_KINDS:
+    if frame.get("type") in AUTH_KINDS:
         return auth_accepted(frame)
-    # Looked up at each use: a frame model added to frames.py is relayed with no change here.
-    models = {
-        cls.model_fields["type"].default: cls
-        for cls in Frame.__subclasses__()
-        if cls not in _SOCKET_ONLY and "type" in cls.model_fields
-    }
-    model = models.get(kind) if isinstance(kind, str) else None
-    if model is None:
-        raise ValueError(f"unknown frame type {str(kind)[:40]!r}")
-    return model.model_validate(frame).wire()
+    return frame_validate(frame)  # the consumer checks the same, whatever layer delivered
 
 
 def frame_spool(

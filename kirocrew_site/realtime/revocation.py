@@ -9,7 +9,7 @@ their own: one socket, one group), naming whose credential they concern:
     ``session_tag``: logout, flush, expiry cleanup) or a user (deleted).
 ``auth.recheck``
     re-validate the credential against the database and close if it no longer holds.
-    To ``app-<id>`` naming no one (its token was rotated: a socket opened with the new
+    To ``app-<id>`` naming the app (its token was rotated: a socket opened with the new
     token in the instant after the commit stays open), to ``dashboard`` naming a user
     (saved: a new password rotates the session auth hash; ``is_active`` off refuses the user).
 
@@ -57,7 +57,7 @@ def _after_commit(kind: str, **names: str) -> None:
 
 def on_app_token_rotated(sender: Any, *, app_id: int, **_: Any) -> None:
     """Sent after commit by ``app_token_rotate`` (``transcripts.signals``)."""
-    auth_send(app_group(app_id), AUTH_RECHECK)
+    auth_send(app_group(app_id), AUTH_RECHECK, app=str(app_id))
 
 
 def on_user_logged_out(sender: Any, request: Any = None, **_: Any) -> None:

@@ -45,6 +45,7 @@ async def test_spooled_frames_reach_the_groups_sockets_and_bad_files_are_dropped
 ) -> None:
     assert alice.app is not None
     assert bob.app is not None
+    await alice.create_slot("a1")  # a socket relays frames only about its own app's slots
     folder = relay.spool_folder()
     writer = SpoolWriter()
     async with (
@@ -79,6 +80,7 @@ async def test_frame_spool_hands_frames_to_a_live_relay_and_the_server_sends_loc
 ) -> None:
     assert alice.app is not None
     group = [app_group(alice.app.pk)]
+    await alice.create_slot("a1")
     async with greeted(alice.headers) as a:
         assert relay._state.token  # the connection made this process the relay's
         assert not relay.frame_spool(layer, group, [row("a1", "t1")])
@@ -174,10 +176,20 @@ def test_every_frame_a_slot_group_receives_is_accepted_as_sent() -> None:
         {"type": "auth.revoked", "session": "zz"},
         {"type": "auth.revoked", "user": "1", "session": "0" * 32},
         {"type": "auth.recheck", "user": "-1"},
-        {"type": "auth.recheck", "app": "1"},
+        {"type": "auth.recheck", "app": "x"},
+        {"type": "auth.recheck"},  # names no one: would close every socket of its group
+        {"type": "auth.revoked"},
     ],
 )
-def test_only_well_formed_revocations_are_relayed(message: dict[str, Any]) -> None:
+def test_only_revocations_naming_one_credential_are_relayed(message: dict[str, Any]) -> None:
     with pytest.raises(ValueError, match="revocation"):
         relay.frame_accepted(message)
-    assert relay.frame_accepted({"type": "auth.recheck"}) == {"type": "auth.recheck"}
+
+
+def test_a_revocation_naming_a_session_user_or_app_is_relayed_as_sent() -> None:
+    for message in (
+        {"type": "auth.revoked", "session": "0" * 32},
+        {"type": "auth.revoked", "user": "7"},
+        {"type": "auth.recheck", "app": "3"},
+    ):
+        assert relay.frame_accepted(message) == message

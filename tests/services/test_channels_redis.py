@@ -8,22 +8,13 @@ before and after each test (CI gives the suite a database number of its own).
 
 from __future__ import annotations
 
-import secrets
-from collections.abc import AsyncIterator, Iterator
-from typing import Any
-
 import pytest
-import redis
 from asgiref.sync import sync_to_async
-from channels.layers import channel_layers, get_channel_layer
-from channels.testing import WebsocketCommunicator
-from channels_redis.core import RedisChannelLayer
-from django.conf import settings
 
-from kirocrew_site.asgi import application
 from kirocrew_site.realtime.groups import DASHBOARD_GROUP, app_group
 from summaries.signals import summary_stored
-from transcripts.services import app_create, session_create
+from tests.services.conftest import connect
+from transcripts.services import session_create
 
 pytestmark = [
     pytest.mark.services,
@@ -31,58 +22,22 @@ pytestmark = [
     pytest.mark.timeout(60),
 ]
 
-WS_PATH = "/ws/dashboard/"
-
-
-@pytest.fixture
-def redis_db() -> Iterator[redis.Redis]:
-    client = redis.Redis.from_url(settings.REDIS_URL)
-    client.flushdb()
-    yield client
-    client.flushdb()
-    client.close()
-
-
-@pytest.fixture
-async def layer(redis_db: redis.Redis, services_home: Any, on_postgres: None) -> AsyncIterator[Any]:
-    """The configured layer, fresh for this test's event loop (its pools are per loop)."""
-    channel_layers.backends.pop("default", None)
-    channel_layer = get_channel_layer()
-    assert isinstance(channel_layer, RedisChannelLayer)
-    yield channel_layer
-    await channel_layer.flush()
-    await channel_layer.close_pools()
-    channel_layers.backends.pop("default", None)
-
-
-@pytest.fixture
-def app_token(services_home: Any, on_postgres: None) -> tuple[int, str]:
-    app, token = app_create(name=f"ws-{secrets.token_hex(3)}")
-    return app.pk, token
-
-
-async def connect(token: str) -> WebsocketCommunicator:
-    headers = [
-        (b"origin", b"http://localhost:8000"),
-        (b"host", b"localhost"),
-        (b"authorization", f"Bearer {token}".encode()),
-    ]
-    comm = WebsocketCommunicator(application, WS_PATH, headers=headers)
-    connected, detail = await comm.connect(timeout=10)
-    assert connected, detail
-    hello = await comm.receive_json_from(timeout=10)
-    assert hello == {"type": "hello", "data": {"scope": "app"}}
-    return comm
-
 
 async def test_a_group_send_through_redis_reaches_the_socket(layer, redis_db, app_token):
     app_id, token = app_token
+
+    def own_slot() -> str:  # a socket relays frames only about its app's own slots
+        from transcripts.models import App
+
+        return session_create(name="owned", app=App.objects.get(pk=app_id)).name
+
+    own = await sync_to_async(own_slot)()
     comm = await connect(token)
     try:
         group = app_group(app_id)
         # The membership lives in Redis, not in this process.
         assert redis_db.zcard(f"{layer.prefix}:group:{group}") == 1
-        frame = {"type": "notification", "data": {"key": "s", "title": "über ✓", "ts": "t"}}
+        frame = {"type": "notification", "data": {"key": own, "title": "über ✓", "ts": "t"}}
 
         await layer.group_send(group, {"type": "frame.send", "frame": frame})
 

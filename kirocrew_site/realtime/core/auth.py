@@ -10,6 +10,7 @@ from typing import Any
 AUTH_REVOKED = "auth.revoked"
 AUTH_RECHECK = "auth.recheck"
 AUTH_KINDS = frozenset({AUTH_REVOKED, AUTH_RECHECK})
+PK_NAMES = frozenset({"user", "app"})  # named by their primary key, in decimal
 _TAG = re.compile(r"[0-9a-f]{32}")  # session_tag's form
 
 
@@ -20,15 +21,17 @@ def session_tag(session_key: str) -> str:
 
 
 def auth_accepted(message: dict[str, Any]) -> dict[str, Any]:
-    """A revocation as ``revocation.py`` sends it (the relay checks a spooled one), or
-    ``ValueError``: its kind, and at most one name, a session tag or a user's pk."""
+    """A revocation as ``revocation.py`` sends it (the relay checks a spooled one, the
+    consumer every one it receives), or ``ValueError``: its kind and exactly one name, a
+    session tag, a user's pk or an app's pk. A name-less message would concern every
+    socket that receives it: whoever can write to the channel layer could close them all."""
     names = {k: v for k, v in message.items() if k != "type"}
-    if message.get("type") not in AUTH_KINDS or len(names) > 1:
-        raise ValueError("not a revocation")
+    if message.get("type") not in AUTH_KINDS or len(names) != 1:
+        raise ValueError("not a revocation naming one credential")
     for name, value in names.items():
         if name == "session" and isinstance(value, str) and _TAG.fullmatch(value):
             continue
-        if name == "user" and isinstance(value, str) and value.isascii() and value.isdigit():
+        if name in PK_NAMES and isinstance(value, str) and value.isascii() and value.isdigit():
             continue
-        raise ValueError(f"bad revocation name {name[:20]!r}")
+        raise ValueError(f"bad revocation name {str(name)[:20]!r}")
     return {"type": message["type"], **names}
