@@ -11,7 +11,9 @@ from dataclasses import dataclass
 
 from .backends import BackendError, SummaryBackend
 
-CHECK_PROMPT = 'This is a connection test. Reply with exactly this JSON and nothing else: {"ok": true}'
+CHECK_PROMPT = (
+    'This is a connection test. Reply with exactly this JSON and nothing else: {"ok": true}'
+)
 
 
 @dataclass(frozen=True, slots=True)
