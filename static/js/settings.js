@@ -26,7 +26,7 @@ for (const form of document.querySelectorAll("form.backend-form")) {
     buttons.forEach((b) => { b.disabled = true; });
     out.className = "backend-result small";
     out.textContent = use ? "Saving…" : "Testing…";
-    const result = await post(use ? form.dataset.use : form.action, form);
+    const result = await post(use ? form.dataset.use : form.getAttribute("action"), form);
     buttons.forEach((b) => { b.disabled = false; });
     out.textContent = result.text;
     out.classList.add(result.ok ? "ok" : "warn");
