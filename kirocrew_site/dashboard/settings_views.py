@@ -62,11 +62,20 @@ def settings_page(request: HttpRequest) -> HttpResponse:
             "env_override": os.environ.get(ENV_ENABLED),
             "env_name": ENV_ENABLED,
             "model": chosen.spec if chosen else settings.KIROCREW_SUMMARY_MODEL,
+            "in_use_note": _in_use_note(chosen is not None),
             "configured": settings.KIROCREW_SUMMARY_MODEL,
             "chosen": chosen,
             "options": backend_options(),
         },
     )
+
+
+def _in_use_note(picked: bool) -> str:
+    """Where the backend in use comes from: a pick here, or the environment's default."""
+    configured = settings.KIROCREW_SUMMARY_MODEL
+    if picked:
+        return f"picked here; KIROCREW_SUMMARY_MODEL is {configured}"
+    return "KIROCREW_SUMMARY_MODEL; nothing picked here yet"
 
 
 def _staff_post(request: HttpRequest) -> JsonResponse | None:
@@ -136,4 +145,12 @@ def settings_backend_use(request: HttpRequest) -> JsonResponse:
     )
     if not enabled:
         text += " Session summaries are off, so nothing is written until you turn them on."
-    return JsonResponse({"ok": True, "model": spec, "enabled": enabled, "text": text})
+    return JsonResponse(
+        {
+            "ok": True,
+            "model": spec,
+            "note": _in_use_note(choice is not None),
+            "enabled": enabled,
+            "text": text,
+        }
+    )

@@ -32,6 +32,7 @@ for (const form of document.querySelectorAll("form.backend-form")) {
     out.classList.add(result.ok ? "ok" : "warn");
     if (use && result.ok && result.body) {
       document.getElementById("backend-in-use").textContent = result.body.model;
+      document.getElementById("backend-in-use-note").textContent = result.body.note;
     }
   });
 }

@@ -136,7 +136,9 @@ def discover_backends(
     """The options the settings page lists: the configured backend first, then every model
     of every local server that answered, the agent CLIs found on PATH (``cli_commands``:
     ``(spec, program)``), and ``anthropic:`` when its key is set. Sends no prompt."""
-    options = [BackendOption(configured, OptionKind.CONFIGURED, "configured now")]
+    options = [
+        BackendOption(configured, OptionKind.CONFIGURED, "KIROCREW_SUMMARY_MODEL, the default")
+    ]
     for server in probe_servers(local_urls, timeout=timeout, budget=budget, transport=transport):
         for model in server.models:
             options.append(

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from tests.browser.conftest import ADMIN_PASSWORD, ADMIN_USER, ROOT, Server, intent
+from tests.browser.conftest import ADMIN_PASSWORD, ADMIN_USER, ROOT, Server, intent, screenshot
 from tests.summaries.django.conftest import VALID_REPLY
 from tests.summaries.fake_openai_server import Behaviour, FakeOpenAIServer
 
@@ -112,6 +112,8 @@ def test_staff_test_and_use_a_local_server_then_its_summaries_say_so(
     row.get_by_role("button", name="Use this backend").click()
     result.get_by_text("Summaries are now written by openai:fake-llama.").wait_for()
     assert tab.locator("#backend-in-use").inner_text() == "openai:fake-llama"
+    assert "picked here" in tab.locator("#backend-in-use-note").inner_text()
+    screenshot(tab, "settings-backend-picked")
 
     picked = srv.new_slot("picked", "After the pick", turns=2)
     srv.api("POST", f"/slots/{picked}/summary", expect=202)  # a pass, by the picked backend
