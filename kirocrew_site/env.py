@@ -140,6 +140,21 @@ def env_url(
     return value
 
 
+def env_url_list(
+    name: str, default: str, *, schemes: Iterable[str], env: Mapping[str, str] | None = None
+) -> list[str]:
+    """Comma-separated URLs, each as :func:`env_url` reads one; ``off`` is none."""
+    value = _raw(name, env)
+    if value is not None and value.lower() == "off":
+        return []
+    text = default if value is None else value
+    urls = [item.strip() for item in text.split(",") if item.strip()]
+    allowed = tuple(schemes)
+    for url in urls:
+        env_url(name, "", schemes=allowed, env={name: url})
+    return urls
+
+
 def env_choice(
     name: str, default: str, choices: Iterable[str], env: Mapping[str, str] | None = None
 ) -> str:

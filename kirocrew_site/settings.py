@@ -31,6 +31,7 @@ from kirocrew_site.env import (
     env_proxy_header,
     env_str,
     env_url,
+    env_url_list,
 )
 from kirocrew_site.home.core.modes import private_umask
 from kirocrew_site.secret_key import secret_key_load
@@ -259,6 +260,14 @@ KIROCREW_OPENAI_BASE_URL = env_url(
     "KIROCREW_OPENAI_BASE_URL", "http://127.0.0.1:11434/v1", schemes=("http", "https")
 )
 KIROCREW_OPENAI_API_KEY = env_str("KIROCREW_OPENAI_API_KEY", "")
+# Where the settings page looks for a local OpenAI-compatible server to offer (GET
+# <url>/models, ~1 s each, in parallel; never a prompt): Ollama's and llama.cpp's usual
+# addresses. `off`: look nowhere.
+KIROCREW_LOCAL_MODEL_URLS = env_url_list(
+    "KIROCREW_LOCAL_MODEL_URLS",
+    "http://127.0.0.1:11434/v1,http://127.0.0.1:8080/v1",
+    schemes=("http", "https"),
+)
 KIROCREW_OPENAI_TIMEOUT = env_float("KIROCREW_OPENAI_TIMEOUT", 60.0, minimum=0.001)
 KIROCREW_OPENAI_MAX_TOKENS = env_int("KIROCREW_OPENAI_MAX_TOKENS", 2000, minimum=1)
 # With a valid previous summary a model pass sends it, the turns since and their tool facts

@@ -12,6 +12,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from summaries.core.backends import HEURISTIC
 from summaries.core.payload import intent_state
 from transcripts.core.fold import FoldReport
 from transcripts.core.paging import parse_cursor
@@ -74,6 +75,18 @@ EVIDENCE_LABELS = {
     "pending_decision": "Waiting on your answer",
 }
 NO_EVIDENCE = "No test run or confirmation seen"
+OFFLINE_ESTIMATE = "Offline estimate"
+
+
+def written_by(model: object) -> dict[str, Any]:
+    """Who wrote a stored summary, for the panel's byline: the backend its ``model`` field
+    names, or, for the offline heuristic, an estimate (the panel offers staff a link to
+    pick a model). ``label`` is "" when the summary records no model."""
+    if model == HEURISTIC:
+        return {"label": OFFLINE_ESTIMATE, "estimate": True}
+    if isinstance(model, str) and model.strip():
+        return {"label": f"Written by {model.strip()}", "estimate": False}
+    return {"label": "", "estimate": False}
 
 
 @dataclass(slots=True)

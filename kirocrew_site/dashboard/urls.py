@@ -1,7 +1,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from . import project_views, views
+from . import project_views, settings_views, views
 from .login import LoginView
 
 app_name = "dashboard"
@@ -15,7 +15,11 @@ urlpatterns = [
     path("s/<str:slot>/timeline/", views.session_timeline_partial, name="session-timeline"),
     path("projects/", project_views.project_index, name="projects"),
     path("project/", project_views.project_detail, name="project"),
-    path("settings/", views.settings_page, name="settings"),
+    path("settings/", settings_views.settings_page, name="settings"),
+    path(
+        "settings/backend/test/", settings_views.settings_backend_test, name="settings-backend-test"
+    ),
+    path("settings/backend/use/", settings_views.settings_backend_use, name="settings-backend-use"),
     path("login/", LoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     # Pages without our <link rel="icon"> (the admin, the API docs) still ask for this.

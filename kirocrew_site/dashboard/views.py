@@ -2,21 +2,16 @@
 
 from __future__ import annotations
 
-import json
-import os
 from typing import Any
 
 from django.conf import settings
-from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.template.loader import render_to_string
 from django.templatetags.static import static
-from django.views.decorators.http import require_GET, require_http_methods
+from django.views.decorators.http import require_GET
 
-from summaries.core.config import ENV_ENABLED, ConfigWriteError, write_enabled
 from summaries.core.gate import is_restricted
 from summaries.runtime import summary_config
 from summaries.selectors import summary_behind, summary_body
@@ -36,6 +31,7 @@ from .present import (
     panel_intents,
     panel_texts,
     state_chips,
+    written_by,
 )
 from .selectors import (
     UNSCOPED,
@@ -199,7 +195,12 @@ def _panel_body(found: Any) -> dict[str, Any]:
     intent with the state its badge shows."""
     body = summary_body(found)
     intents = panel_intents(list(body.get("intents") or []))
-    return {**body, "intents": intents, "rendered": rendered_texts(panel_texts(body))}
+    return {
+        **body,
+        "intents": intents,
+        "rendered": rendered_texts(panel_texts(body)),
+        "written_by": written_by(body.get("model")),
+    }
 
 
 @login_required
@@ -297,36 +298,3 @@ def _timeline(found: Any, body: dict[str, Any]) -> Timeline | None:
 @require_GET
 def favicon(request: HttpRequest) -> HttpResponse:
     return redirect(static("favicon.svg"), permanent=True)
-
-
-@login_required
-@require_http_methods(["GET", "POST"])
-def settings_page(request: HttpRequest) -> HttpResponse:
-    user: Any = request.user
-    if not user.is_staff:
-        raise PermissionDenied("staff only")
-    path = settings.KIROCREW_CONFIG_PATH
-    if request.method == "POST":
-        wanted = request.POST.get("enabled")
-        if wanted not in {"on", "off"}:
-            messages.error(request, "Choose on or off.")
-        else:
-            try:
-                write_enabled(path, wanted == "on")
-            except (ConfigWriteError, OSError) as exc:
-                messages.error(request, f"config.json was not changed: {exc}")
-            else:
-                messages.success(request, f"Session summaries turned {wanted} in {path.name}.")
-        return redirect("dashboard:settings")
-    cfg = summary_config()
-    return render(
-        request,
-        "dashboard/settings.html",
-        {
-            "config": [(key, json.dumps(value)) for key, value in cfg.to_dict().items()],
-            "enabled": cfg.enabled,
-            "env_override": os.environ.get(ENV_ENABLED),
-            "env_name": ENV_ENABLED,
-            "model": settings.KIROCREW_SUMMARY_MODEL,
-        },
-    )

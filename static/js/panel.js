@@ -120,10 +120,16 @@ function intentCard(intent, open) {
         evidenceLine(intent.evidence))), body);
 }
 
-// Which summarizer wrote it: the offline heuristic, or the model server's model.
-function summarizer(model) {
-  if (!model) return "Summarized ";
-  return model === "heuristic" ? "Summarized by heuristic (offline) " : `Summarized by ${model} `;
+// Which summarizer wrote it, in the server's words (present.py written_by); an offline
+// estimate offers staff the settings page, where a model is picked.
+function summarizer(by, staff) {
+  const label = by && typeof by.label === "string" ? by.label : "";
+  const parts = [el("span", { class: "written-by" }, label || "Summarized")];
+  if (by && by.estimate && staff) {
+    parts.push(" (", el("a", { href: "/settings/#backends", class: "pick-model" }, "pick a model"), ")");
+  }
+  parts.push(" · ");
+  return parts;
 }
 
 export function summaryPanel(state, setRunning) {
@@ -227,7 +233,7 @@ export function summaryPanel(state, setRunning) {
         ontoggle: (e) => { P.notesOpen = e.currentTarget.open; } },
       el("summary", {}, `How this project works (${notes.children.length})`), notes));
     }
-    out.push(el("p", { class: "byline" }, summarizer(b.model),
+    out.push(el("p", { class: "byline" }, ...summarizer(b.written_by, state.staff),
       timeEl(b.generated_at),
       Number.isInteger(b.covers_through_turn) ? ` · covers turns 1–${b.covers_through_turn}` : ""));
     return out;

@@ -11,7 +11,7 @@ import logging
 import math
 import os
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -200,6 +200,21 @@ def write_enabled(path: Path, enabled: bool) -> None:
     Raises ConfigWriteError when the existing file is not a JSON object: a hand-edited
     file with a typo must be fixed by a person, not silently replaced.
     """
+
+    def change(data: dict[str, Any]) -> None:
+        section = data.get(SECTION)
+        if not isinstance(section, dict):
+            section = {}
+        section["enabled"] = bool(enabled)
+        data[SECTION] = section
+
+    update_config(path, change)
+
+
+def update_config(path: Path, change: Callable[[dict[str, Any]], None]) -> None:
+    """Read config.json, let ``change`` edit the object in place, write it back atomically
+    (one writer at a time in this process). Raises ConfigWriteError when the existing
+    file is not a JSON object."""
     path = Path(path)
     with _write_lock:
         try:
@@ -210,11 +225,7 @@ def write_enabled(path: Path, enabled: bool) -> None:
             raise ConfigWriteError(f"{path} is not valid JSON: {exc}") from None
         if not isinstance(data, dict):
             raise ConfigWriteError(f"{path} does not hold a JSON object")
-        section = data.get(SECTION)
-        if not isinstance(section, dict):
-            section = {}
-        section["enabled"] = bool(enabled)
-        data[SECTION] = section
+        change(data)
         _atomic_write(path, (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode())
 
 

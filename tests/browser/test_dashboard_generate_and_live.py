@@ -79,7 +79,7 @@ def test_generate_makes_exactly_one_post_and_updates_the_panel(page: Any, server
     assert len(posts) == 1, posts
     assert "Summarizing…:true" in page.evaluate("window.__labels")
     expect(page.locator("#summarize")).to_be_focused()  # focus stays on the button
-    assert "Summarized by heuristic (offline)" in panel.locator(".byline").inner_text()
+    assert "Offline estimate" in panel.locator(".byline").inner_text()
 
 
 def test_summary_from_another_process_arrives_via_the_frame(page: Any, server: Server) -> None:

@@ -198,7 +198,7 @@ def test_panel_renders_each_intent_state(page: Any, server: Server) -> None:
     assert items.count() == 3
     assert items.nth(0).inner_text().startswith("Run the export suite")  # needs-you first
     assert "How this project works (2)" in panel.locator("details.notes").inner_text()
-    assert "Summarized by test-model" in panel.locator(".byline").inner_text()
+    assert "Written by test-model" in panel.locator(".byline").inner_text()
     assert panel.locator("#summary-stale").count() == 0
     screenshot(page, "session-desktop")
     page.emulate_media(color_scheme="dark")

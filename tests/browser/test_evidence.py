@@ -82,7 +82,7 @@ def test_evidence_shows_under_the_badge_and_links_to_its_row(page: Any, server: 
     none = strict.locator("summary .evidence-none")
     assert none.inner_text() == "No test run or confirmation seen"
     assert strict.locator("summary .evidence a").count() == 0
-    assert "Summarized by heuristic (offline)" in panel.locator(".byline").inner_text()
+    assert "Offline estimate" in panel.locator(".byline").inner_text()
 
 
 def summary_written(server: Server, slot: str, *, covering: int) -> Any:

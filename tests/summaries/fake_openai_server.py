@@ -82,6 +82,7 @@ class _State:
     slot: threading.Lock = field(default_factory=threading.Lock)
     generations: list[Generation] = field(default_factory=list)
     generated: threading.Condition = field(default_factory=threading.Condition)
+    models: tuple[str, ...] | None = None  # answered at GET .../models when set
 
 
 _UNSCRIPTED = Behaviour.error(500, code="fake_server_unscripted", message="no behaviour scripted")
@@ -124,7 +125,10 @@ class _Handler(BaseHTTPRequestHandler):
                 )
             )
             refusal = state.profile.refusal(parsed, state.requests[-1].headers)
-            if refusal is not None:
+            if self.command == "GET" and self.path.endswith("/models") and state.models:
+                listed = [{"id": m, "object": "model", "owned_by": "fake"} for m in state.models]
+                behaviour = Behaviour.json({"object": "list", "data": listed})
+            elif refusal is not None:
                 behaviour = refusal  # refused before any scripted generation
             elif state.queue:
                 behaviour = state.queue.popleft()
@@ -333,6 +337,17 @@ class FakeOpenAIServer:
             ):
                 raise AssertionError(f"fewer than {count} generations ended")
             return list(self._state.generations)
+
+    @property
+    def models(self) -> tuple[str, ...] | None:
+        """The model ids a ``GET .../models`` lists, as Ollama and llama.cpp answer it
+        (None: that request is scripted like any other)."""
+        return self._state.models
+
+    @models.setter
+    def models(self, models: tuple[str, ...] | None) -> None:
+        with self._state.lock:
+            self._state.models = models
 
     @property
     def unscripted(self) -> int:

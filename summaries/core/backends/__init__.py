@@ -39,6 +39,7 @@ from summaries.core.backends.openai import OpenAIBackend, openai_backend
 
 __all__ = [
     "BACKENDS",
+    "HEURISTIC",
     "AnthropicBackend",
     "BackendBadReply",
     "BackendContextOverflow",
@@ -60,6 +61,9 @@ __all__ = [
 #: ``ValueError`` naming the setting that is wrong. The settings are ``Any`` here: each
 #: factory types what it reads (e.g. ``openai.OpenAISettings``).
 BackendFactory = Callable[[str, Any], SummaryBackend]
+
+#: The offline summarizer's name: its spec and the ``model`` its summaries record.
+HEURISTIC = "heuristic"
 
 #: Name or ``prefix:`` -> factory. Filled by :func:`register_backend` below.
 BACKENDS: dict[str, BackendFactory] = {}
@@ -103,7 +107,7 @@ def heuristic_backend(rest: str, settings: Any) -> SummaryBackend:
 
 
 # The registrations: one line per backend.
-register_backend("heuristic", heuristic_backend)
+register_backend(HEURISTIC, heuristic_backend)
 register_backend("openai:", openai_backend)
 register_backend("anthropic:", anthropic_backend)
 # The agent CLIs, with their own default model or a named one (claude-cli:sonnet).

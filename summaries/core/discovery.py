@@ -1,0 +1,171 @@
+"""Which summary backends this machine can reach, for the settings page to offer.
+
+Listing never sends a prompt (nothing spends tokens until a person picks and tests one):
+a local OpenAI-compatible server is asked ``GET {base}/models`` only, an agent CLI is
+looked up on PATH, the Anthropic API is offered when its key is set. The server probes run
+in parallel with a short timeout each, and the whole listing is bounded by ``budget``
+seconds: a server that trickles its answer is dropped from the list, not waited for.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor, wait
+from dataclasses import dataclass
+
+import httpx
+
+from .backends import HEURISTIC
+from .backends.http import endpoint_url, http_client, read_capped
+
+#: Seconds one server probe may take (connect + answer).
+PROBE_TIMEOUT = 1.0
+#: Seconds the whole listing may take, whatever the servers do.
+LISTING_BUDGET = 1.5
+#: A model list is a few KB; more is not a model server's answer.
+MAX_MODELS_BYTES = 256 * 1024
+#: Models shown per server.
+MAX_MODELS = 50
+
+
+class OptionKind(enum.Enum):
+    CONFIGURED = "configured"  # KIROCREW_SUMMARY_MODEL or the stored choice
+    LOCAL_SERVER = "local_server"  # an OpenAI-compatible server that answered /models
+    CLI = "cli"  # claude / codex on PATH
+    API = "api"  # a hosted API whose key is set (the model is typed in)
+
+
+@dataclass(frozen=True, slots=True)
+class BackendOption:
+    spec: str  # what KIROCREW_SUMMARY_MODEL would say; "anthropic:" wants a model typed in
+    kind: OptionKind
+    label: str  # how the page names where it comes from
+    base_url: str = ""  # a local server's address (its /v1 base)
+
+    @property
+    def needs_model(self) -> bool:
+        return self.spec.endswith(":")
+
+
+@dataclass(frozen=True, slots=True)
+class ServerModels:
+    base_url: str
+    models: tuple[str, ...]
+
+
+def probe_models(
+    base_url: str,
+    *,
+    timeout: float = PROBE_TIMEOUT,
+    transport: httpx.BaseTransport | None = None,
+) -> ServerModels | None:
+    """The model ids an OpenAI-compatible server lists at ``{base_url}/models``; None when
+    nothing answers there in ``timeout`` seconds or the answer is not a model list."""
+    try:
+        url = endpoint_url(base_url, "/models", setting="KIROCREW_LOCAL_MODEL_URLS")
+    except ValueError:
+        return None
+    deadline = time.monotonic() + timeout
+    try:
+        with (
+            http_client(timeout, transport) as client,
+            client.stream("GET", url, headers={"Accept": "application/json"}) as response,
+        ):
+            if response.status_code != 200:
+                return None
+            raw = read_capped(response, MAX_MODELS_BYTES, deadline, timeout)
+    except Exception:  # refused, timed out, oversize, broken: not a server to offer
+        return None
+    return _model_list(base_url, raw)
+
+
+def _model_list(base_url: str, raw: bytes) -> ServerModels | None:
+    try:
+        body = json.loads(raw)
+    except ValueError:
+        return None
+    data = body.get("data") if isinstance(body, dict) else None
+    if not isinstance(data, list):
+        return None
+    ids = [item.get("id") for item in data if isinstance(item, dict)]
+    names = [i for i in ids if isinstance(i, str) and i.strip() and _printable(i)]
+    return ServerModels(base_url.rstrip("/"), tuple(dict.fromkeys(names))[:MAX_MODELS])
+
+
+def _printable(text: str) -> bool:
+    return len(text) <= 200 and text.isprintable() and text == text.strip()
+
+
+def probe_servers(
+    base_urls: Sequence[str],
+    *,
+    timeout: float = PROBE_TIMEOUT,
+    budget: float = LISTING_BUDGET,
+    transport: httpx.BaseTransport | None = None,
+) -> list[ServerModels]:
+    """Every server in ``base_urls`` that answered, in the given order; all probed at once,
+    and whatever has not answered after ``budget`` seconds is left out."""
+    urls = list(dict.fromkeys(u.strip() for u in base_urls if u.strip()))
+    if not urls:
+        return []
+    pool = ThreadPoolExecutor(max_workers=len(urls), thread_name_prefix="model-probe")
+    try:
+        futures = [pool.submit(probe_models, u, timeout=timeout, transport=transport) for u in urls]
+        wait(futures, timeout=budget)
+        found = [f.result() for f in futures if f.done() and not f.cancelled()]
+    finally:
+        # Never joined: a late probe ends by its own timeout, the page does not wait.
+        pool.shutdown(wait=False, cancel_futures=True)
+    return [server for server in found if server is not None]
+
+
+def discover_backends(
+    configured: str,
+    *,
+    local_urls: Sequence[str],
+    which: Callable[[str], str | None],
+    cli_commands: Sequence[tuple[str, str]],
+    anthropic_key_set: bool,
+    timeout: float = PROBE_TIMEOUT,
+    budget: float = LISTING_BUDGET,
+    transport: httpx.BaseTransport | None = None,
+) -> list[BackendOption]:
+    """The options the settings page lists: the configured backend first, then every model
+    of every local server that answered, the agent CLIs found on PATH (``cli_commands``:
+    ``(spec, program)``), and ``anthropic:`` when its key is set. Sends no prompt."""
+    options = [
+        BackendOption(configured, OptionKind.CONFIGURED, "KIROCREW_SUMMARY_MODEL, the default")
+    ]
+    for server in probe_servers(local_urls, timeout=timeout, budget=budget, transport=transport):
+        for model in server.models:
+            options.append(
+                BackendOption(
+                    f"openai:{model}",
+                    OptionKind.LOCAL_SERVER,
+                    f"local server at {server.base_url}",
+                    base_url=server.base_url,
+                )
+            )
+    for spec, program in cli_commands:
+        path = which(program)
+        if path:
+            options.append(BackendOption(spec, OptionKind.CLI, f"{program} on PATH ({path})"))
+    if anthropic_key_set:
+        options.append(BackendOption("anthropic:", OptionKind.API, "ANTHROPIC_API_KEY is set"))
+    if configured != HEURISTIC:
+        options.append(BackendOption(HEURISTIC, OptionKind.CONFIGURED, "offline, no model"))
+    return _unique(options)
+
+
+def _unique(options: list[BackendOption]) -> list[BackendOption]:
+    seen: set[tuple[str, str]] = set()
+    out = []
+    for option in options:
+        key = (option.spec, option.base_url)
+        if key not in seen:
+            seen.add(key)
+            out.append(option)
+    return out
