@@ -123,11 +123,11 @@ def test_login_and_sessions_list(browser_context: Any, server: Server) -> None:
     screenshot(page, "sessions-phone")
     page.set_viewport_size(DESKTOP)
 
-    page.get_by_label("Search titles").fill("glob")
+    page.get_by_label("Search", exact=True).fill("glob")
     page.get_by_role("button", name="Filter").click()
     page.wait_for_url("**/?q=glob*")
     expect(page.locator(".session-card")).to_have_count(1)
-    page.get_by_label("Search titles").fill("no such title anywhere")
+    page.get_by_label("Search", exact=True).fill("no such title anywhere")
     page.get_by_role("button", name="Filter").click()
     expect(page.get_by_text("No sessions match")).to_be_visible()
     page.close()

@@ -69,22 +69,30 @@ def claude_session(folder: Path) -> Path:
 
 
 def settle(server: Server, slot: str) -> None:
-    """Until no pass for ``slot`` runs: a forced pass answers 200 only then."""
+    """Until no pass for ``slot`` is queued or running (GET: ``generate_state`` ready)."""
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
-        body = server.api("POST", f"/slots/{slot}/summary")
-        if isinstance(body, dict) and "intents" in body:
+        body = server.api("GET", f"/slots/{slot}/summary", expect=200)
+        if body.get("generate_state") != "generating":
             return
         time.sleep(0.2)
     raise AssertionError(f"{slot}: a summary pass never finished")
+
+
+def mirrored(server: Server, slot: str, titles: list[str]) -> None:
+    """A forced pass over the sidecar written for the transcript as it is mirrors it (the
+    POST queues it: 202); the GET then reads our intents."""
+    server.api("POST", f"/slots/{slot}/summary", expect=202)
+    settle(server, slot)
+    body = server.api("GET", f"/slots/{slot}/summary", expect=200)
+    assert [i["title"] for i in body["intents"]] == titles
 
 
 def store_summary(server: Server, slot: str, intents: list[dict[str, Any]], turns: int) -> None:
     """Our summary as the session page's stored one (the sidecar it reads)."""
     settle(server, slot)  # the turns' own passes are over: nothing overwrites ours
     server.write_summary(slot, intents, user_turns=turns)
-    body = server.api("POST", f"/slots/{slot}/summary", expect=200)
-    assert [i["title"] for i in body["intents"]] == [i["title"] for i in intents]
+    mirrored(server, slot, [i["title"] for i in intents])
 
 
 @pytest.fixture(scope="module")
@@ -107,8 +115,7 @@ def shop_slot(server: Server, tmp_path_factory: pytest.TempPathFactory) -> str:
     ]
     # An agent import's slot is named by its transcript key.
     server.write_summary(slot, intents, user_turns=5, key=slot)
-    body = server.api("POST", f"/slots/{slot}/summary", expect=200)  # current: mirrored
-    assert [i["title"] for i in body["intents"]] == [i["title"] for i in intents]
+    mirrored(server, slot, [i["title"] for i in intents])
     return slot
 
 
