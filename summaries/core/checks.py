@@ -41,7 +41,9 @@ _NOT_VERIFIED = frozenset(
 _REF = re.compile(r"^\s*([UF])(\d+)(?:\.(\d+))?\s*$", re.IGNORECASE)
 # Tokens that name something exactly (a flag, a path, a version): one shared is support.
 _WORD = re.compile(r"[a-z0-9][a-z0-9_-]*")
-_EXACT = re.compile(r"(?<!\w)(?:--?[\w-]{2,}|[\w.-]*[/.:=@][\w./:=@-]+|\w*\d\w*)")
+# A token starts where its run starts (not inside a run of its own characters), so a long
+# run is scanned once (tests/test_pattern_linearity.py).
+_EXACT = re.compile(r"(?<![\w./:=@-])(?:--?[\w-]{2,}|[\w.-]*[/.:=@][\w./:=@-]+|\w*\d\w*)")
 
 
 def cut_title(title: str, limit: int = TITLE_MAX) -> str:

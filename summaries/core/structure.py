@@ -48,8 +48,10 @@ _SENTENCE_KINDS: tuple[tuple[re.Pattern[str], FactKind | None], ...] = (
     # A failed deploy or publish is no check of the work (a missing credential, a
     # registry refusing): it closes nothing and verifies nothing.
     (re.compile(r"The deploy failed\.$"), None),
-    (re.compile(r".*\bpassed\.$|The run passed\.$"), FactKind.CHECK_PASSED),
-    (re.compile(r".*\bfailed\.$"), FactKind.CHECK_FAILED),
+    # Anchored at the start (they are used with match): from anywhere else they fail at
+    # once, so a long sentence costs one scan (tests/test_pattern_linearity.py).
+    (re.compile(r"\A(?:.*\bpassed\.|The run passed\.)$"), FactKind.CHECK_PASSED),
+    (re.compile(r"\A.*\bfailed\.$"), FactKind.CHECK_FAILED),
     (re.compile(r"Committed\.$"), FactKind.COMMIT),
     (re.compile(r"Pushed\.$|Tagged\b"), FactKind.PUSH),
     (re.compile(r"Opened PR\b"), FactKind.PR_OPENED),
@@ -71,7 +73,8 @@ _TALLY = re.compile(
     r"\b\d+ (?:failed|passed|errors?|error\(s\)|skipped|xfailed|xpassed|warnings?|failures?)\b"
 )
 _HASH = re.compile(r"^\[[^\]\s]+(?: \([^)]*\))? ([0-9a-f]{7,40})\]", re.MULTILINE)
-_URL = re.compile(r"https?://\S+/(?:pull|merge_requests)/\d+")
+# Entered only where a URL starts, not inside another (a run of "http://" is one start).
+_URL = re.compile(r"(?<![\w/:.])https?://\S+/(?:pull|merge_requests)/\d+")
 _HTTP = re.compile(r"^HTTP/[\d.]+ \d{3}\b.*$", re.MULTILINE)
 
 
