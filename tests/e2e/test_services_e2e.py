@@ -157,6 +157,9 @@ def stack(
         KIROCREW_OPENAI_TIMEOUT=str(HOLD),
         KIROCREW_SUMMARY_IN_FLIGHT_TTL=str(MARKER_TTL),
         KIROCREW_CELERY_VISIBILITY_TIMEOUT=str(VISIBILITY),
+        # One scripted reply per pass: every pass reads the whole session (no update pass
+        # that the checks could send back for a second, unscripted call).
+        KIROCREW_SUMMARY_FULL_PASS_EVERY="1",
     )
     manage(env, "migrate", "--noinput")
     built = Stack(env, logs)
@@ -255,7 +258,12 @@ def _scenario(
 
     # --- 2. the next pass is SIGKILLed while it waits for the model ----------------------
     fake_openai.enqueue(Behaviour.sleep(HOLD, Behaviour.reply(NEVER)))
-    drive_turn(api, slot, "Now paginate the export, please.", "Paginated; 50 rows a page.")
+    drive_turn(
+        api,
+        slot,
+        "Now paginate the export, please. Exports stay under 10 MB, always.",
+        "Paginated; 50 rows a page.",
+    )
     recv_until(ws, lambda f: f["type"] == "turn" and not f["data"]["running"], within=10)
     wait_for(
         "the worker's model call",

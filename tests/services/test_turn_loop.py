@@ -78,7 +78,11 @@ def test_a_turn_through_the_api_stores_a_summary_and_its_mirror_rows(api):
     assert identity is not None
 
     mirror = IntentSummary.objects.get(session=slot.session)
-    assert mirror.payload == {"intents": data["intents"], "constraints": data["constraints"]}
+    assert mirror.payload == {
+        "intents": data["intents"],
+        "constraints": data["constraints"],
+        "checks": data["checks"],
+    }
     assert (mirror.sig, mirror.gen, mirror.user_turns) == (identity.sig, identity.gen, 1)
     assert mirror.intent_count == len(data["intents"]) >= 1
     one_line = OneLineSummary.objects.get(session=slot.session)

@@ -43,6 +43,9 @@ def _before_write() -> None:
         mirror_resync_deferred()
 
 
+MIRROR_ATTEMPTS = 3
+
+
 def _mirror_landed(key: str, update: Callable[[], object]) -> None:
     """Run the mirror update of a write that is already on disk.
 
@@ -52,10 +55,18 @@ def _mirror_landed(key: str, update: Callable[[], object]) -> None:
     if transaction.get_connection().in_atomic_block:
         update()
         return
-    try:
-        update()
-    except DatabaseError as exc:
-        mirror_defer(key, exc)
+    for attempt in range(MIRROR_ATTEMPTS):
+        try:
+            update()
+            return
+        except IntegrityError as exc:
+            # A row another app's index (search) added for this session while the delete
+            # collected what to cascade: the next attempt collects it too.
+            if attempt + 1 == MIRROR_ATTEMPTS:
+                mirror_defer(key, exc)
+        except DatabaseError as exc:
+            mirror_defer(key, exc)
+            return
 
 
 def _claim_name(name: str) -> str:
