@@ -192,6 +192,8 @@ class Server:
         """A sidecar for the transcript exactly as it is now (what a worker would write);
         ``key=`` names a transcript whose key is not ``dashboard:<slot>`` (an import's)."""
         key = extra.pop("key", None) or transcript_key_for_slot(slot)
+        if self.proc is not None:  # a turn end's own pass, still queued, would overwrite ours
+            self.settle(slot)
         identity = self.store.identity(key)
         assert identity is not None
         payload = {
@@ -204,6 +206,14 @@ class Server:
             "duration_ms": 5,
         }
         assert write_guarded(self.store, key, INTENTS, payload, sig=identity.sig, gen=identity.gen)
+
+    def settle(self, slot: str) -> None:
+        """Until no summary pass is queued or running for ``slot`` (the passes run in
+        worker processes, after the turn end answered)."""
+        deadline = time.monotonic() + 60
+        while self.api("GET", f"/slots/{slot}/summary").get("generate_state") == "generating":
+            assert time.monotonic() < deadline, f"{slot}: a summary pass never finished"
+            time.sleep(0.1)
 
     def set_in_flight(self, slot: str, on: bool) -> None:
         with sqlite3.connect(self.home / "kirocrew.sqlite3", timeout=10) as db:
