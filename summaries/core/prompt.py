@@ -95,8 +95,9 @@ with "verified": false.
 6. A question is not a work order ("How hard would it be to...", "do not change \
 anything yet"). Record it as the next intent's origin_turn, not as work that was asked \
 for. A feasibility question that led to no work is NOT an intent: leave it out. A side \
-question asked while other work runs stays inside that work's intent unless it leads to \
-work of its own.
+question about the work in hand stays inside that work's intent unless it leads to work \
+of its own. A question on another subject ("unrelated: how many workers by default?") \
+is its own intent even in one turn: "completed" once answered, "verified": null.
 7. Facts go stale inside one session. When two statements disagree, prefer the latest.
 8. A context reset or compaction mid-session is not a topic boundary.
 9. The session's own title covers only its beginning. Do not anchor on it.
