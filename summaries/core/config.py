@@ -31,8 +31,8 @@ FLOORS: Mapping[str, int] = {
     "max_constraints": 0,  # 0 is meaningful: suppress the notes section
     "assistant_excerpt_chars": 80,
 }
-TRUE_WORDS = frozenset({"1", "true", "yes", "on"})
-FALSE_WORDS = frozenset({"0", "false", "no", "off"})
+_TRUTHY = frozenset({"1", "true", "yes", "on"})
+_FALSY = frozenset({"0", "false", "no", "off"})
 
 
 class ConfigWriteError(ValueError):
@@ -119,9 +119,9 @@ def bool_word(value: object) -> bool | None:
         return value
     if isinstance(value, str):
         word = value.strip().lower()
-        if word in TRUE_WORDS:
+        if word in _TRUTHY:
             return True
-        if word in FALSE_WORDS:
+        if word in _FALSY:
             return False
     return None
 
