@@ -72,6 +72,7 @@ BLIND_REPLAYS = {
     "held-out-22": (0.79, 0.77, 0.92, 0.90, 1.00),
     "held-out-23": (0.94, 0.92, 0.97, 0.86, 0.95),
     "held-out-24": (0.83, 0.88, 0.91, 0.90, 1.00),
+    "held-out-25": (1.00, 0.98, 1.00, 0.94, 0.95),
 }
 REPLAY_ROOT = Path(__file__).resolve().parents[2] / "bench" / "replay"
 
