@@ -68,6 +68,13 @@ def row(cursor: str, text: str, id_: str = "") -> str:
     return f'<li class="row" data-cursor="{cursor}"{anchor}><p>{text}</p></li>'
 
 
+def gap_item(token: str) -> str:
+    return (
+        f'<li class="gap" data-gap="{token}"><span class="gap-text">Served gap</span>'
+        ' <button type="button" class="gap-load">Load these turns</button></li>'
+    )
+
+
 class ServedAnswers:
     """Playwright routes that answer the session page's reads in the server's stead."""
 
@@ -149,23 +156,26 @@ def test_the_session_page_shows_what_the_server_sends(page: Any, server: Server)
     served.gap_answers.append(
         {
             "gap": token,
-            "html": row("served-g", "Served gap row", "served-gap-row")
-            + '<li class="gap" data-gap="opaque-gap-2"><span class="gap-text">Served gap</span>'
-            ' <button type="button" class="gap-load">Load these turns</button></li>',
+            "html": gap_item("opaque-gap-2")
+            + row("served-g", "Served gap row", "served-gap-row")
+            + gap_item("opaque-gap-3"),
         }
     )
     gap.get_by_role("button").click()
     expect(page.locator("#served-gap-row")).to_have_text("Served gap row")
-    expect(transcript.locator("li.gap")).to_have_count(1)
-    expect(transcript.locator("li.gap")).to_have_text(re.compile("Served gap"))
+    expect(transcript.locator("li.gap")).to_have_text([re.compile("Served gap")] * 2)
     assert served.gaps == [{"gap": [token]}]
 
-    # A link to an element not on the page asks the server which gap holds it.
+    # A link to an element not on the page asks the server which gap holds it, with every
+    # gap's token; the markup replaces the gap the answer names, not another.
     served.gap_answers.append(
-        {"gap": "opaque-gap-2", "html": row("served-t", "Served target", "served-target")}
+        {"gap": "opaque-gap-3", "html": row("served-t", "Served target", "served-target")}
     )
     page.evaluate("location.hash = '#served-target'")
     page.locator("#served-target").wait_for(state="attached")
     page.wait_for_function(IN_VIEW, arg="served-target")
-    expect(transcript.locator("li.gap")).to_have_count(0)
-    assert served.gaps[1] == {"target": ["served-target"], "gap": ["opaque-gap-2"]}
+    assert served.gaps[1] == {"target": ["served-target"], "gap": ["opaque-gap-2", "opaque-gap-3"]}
+    assert transcript.locator("li.gap").get_attribute("data-gap") == "opaque-gap-2"
+    served_ids = "els => els.map(e => e.id).filter(id => id.startsWith('served'))"
+    order = page.eval_on_selector_all("#transcript > li", served_ids)
+    assert order == ["served-gap-row", "served-target"]
