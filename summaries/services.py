@@ -48,7 +48,7 @@ from .core.sidecar import (
 from .core.transcript_turn import TranscriptTurn
 from .core.window import WINDOW_BYTES, window_turns
 from .generation import summary_previous, summary_reply_generate
-from .marker import pass_done, pass_started
+from .marker import pass_done, pass_started, pass_superseded
 from .models import IntentSummary, OneLineSummary
 from .runtime import summary_backend, summary_config
 from .selectors import slot_view
@@ -60,8 +60,15 @@ __all__ = ["PassOutcome", "PassResult", "one_line_gist", "summary_generate"]
 log = logging.getLogger(__name__)
 
 
-def summary_generate(*, slot_name: str, force: bool = False) -> PassOutcome:
-    """One summary pass for a slot. ``force`` lifts exactly stop_reason and cadence."""
+def summary_generate(
+    *, slot_name: str, force: bool = False, asked: dt.datetime | None = None
+) -> PassOutcome:
+    """One summary pass for a slot. ``force`` lifts exactly stop_reason and cadence.
+    ``asked``: the stamp of the request this pass answers (``marker.pass_requested``); a
+    later request pending supersedes it, whichever worker holds that one."""
+    if asked is not None and pass_superseded(slot_name, asked):
+        log.info("Session summary skipped for %s: superseded", slot_name)
+        return PassOutcome(PassResult.SUPERSEDED)
     cfg = summary_config()
     slot = Slot.objects.select_related("session").filter(name=slot_name).first()
     if slot is None:
