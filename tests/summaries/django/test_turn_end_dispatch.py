@@ -318,3 +318,28 @@ def test_a_dispatch_that_blows_up_never_fails_the_turn_end(
         r.levelname == "WARNING" and "s1" in r.getMessage() and "dispatch" in r.getMessage()
         for r in caplog.records
     )
+
+
+@pytest.mark.django_db
+def test_a_turn_end_pass_gives_way_to_a_later_turn_ends_pass(
+    enabled_summaries, make_slot, backend, store
+):
+    """Whichever worker runs them: the earlier request's pass spends nothing and leaves
+    "generating" on; the later one's stores the summary and clears it."""
+    from summaries.marker import pass_requested
+    from summaries.tasks import summarize_slot
+
+    slot = make_slot(turns=2)
+    first, later = pass_requested("s1"), pass_requested("s1")
+    assert first is not None
+    assert later is not None
+
+    assert summarize_slot("s1", False, first.isoformat()) == "superseded"
+    assert backend.calls == 0
+    assert summary_in_flight_until(slot_row()) is not None
+    assert read_strict(store, slot.session.key) is None
+
+    assert summarize_slot("s1", False, later.isoformat()) == "stored"
+    assert backend.calls == 1
+    assert summary_in_flight_until(slot_row()) is None
+    assert read_strict(store, slot.session.key) is not None
