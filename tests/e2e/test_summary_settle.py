@@ -103,7 +103,7 @@ def test_two_workers_summarize_back_to_back_turns_once(
 
         def summarized() -> bool:
             body = api.get(f"{base}/summary").json()
-            return body.get("user_turns") == 3 and body.get("generate_state") != "generating"
+            return bool(body["user_turns"] == 3 and body["generate_state"] != "generating")
 
         wait_for("the summary of all three turns", summarized, within=90, procs=started)
 
