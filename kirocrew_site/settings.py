@@ -275,6 +275,9 @@ KIROCREW_LOCAL_MODEL_URLS = env_url_list(
 )
 KIROCREW_OPENAI_TIMEOUT = env_float("KIROCREW_OPENAI_TIMEOUT", 60.0, minimum=0.001)
 KIROCREW_OPENAI_MAX_TOKENS = env_int("KIROCREW_OPENAI_MAX_TOKENS", 2000, minimum=1)
+# Seconds before the one retry of a failed model request (a dropped connection, a 5xx).
+# A setting so tests retry at once; not read from the environment (no operator asked).
+KIROCREW_OPENAI_RETRY_BACKOFF = 0.5
 # With a valid previous summary a model pass sends it, the turns since and their tool facts
 # (an incremental pass); every this-many passes, and whenever the checks reject the update,
 # the pass reads the whole session again. 1 = always a full pass.
@@ -317,6 +320,9 @@ KIROCREW_SUMMARY_DISPATCH = env_choice(
 )
 if KIROCREW_SUMMARY_DISPATCH == "worker":
     KIROCREW_SUMMARY_DISPATCH = "process"
+# Seconds a turn end's Celery pass waits before it runs; a later turn end of the same
+# slot within them supersedes it (summaries/tasks.py). Not read from the environment yet.
+KIROCREW_SUMMARY_SETTLE = 2.0
 
 # ---------------------------------------------------------------- logging
 _LOG_LEVEL = env_choice(

@@ -41,10 +41,6 @@ def _write(path: Path, data: object) -> Path:
     return path
 
 
-def test_defaults() -> None:
-    assert SessionSummaryConfig().to_dict() == DEFAULTS
-
-
 @pytest.mark.parametrize(
     ("name", "value", "floor", "message"),
     [

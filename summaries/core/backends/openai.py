@@ -64,6 +64,7 @@ class OpenAISettings(Protocol):
     KIROCREW_OPENAI_API_KEY: str
     KIROCREW_OPENAI_TIMEOUT: float
     KIROCREW_OPENAI_MAX_TOKENS: int
+    KIROCREW_OPENAI_RETRY_BACKOFF: float
 
 
 class OpenAIBackend(HTTPBackend):
@@ -217,6 +218,7 @@ def openai_backend(model: str, settings: OpenAISettings) -> OpenAIBackend:
         settings.KIROCREW_OPENAI_API_KEY,
         timeout=settings.KIROCREW_OPENAI_TIMEOUT,
         max_tokens=settings.KIROCREW_OPENAI_MAX_TOKENS,
+        retry_backoff=settings.KIROCREW_OPENAI_RETRY_BACKOFF,
     )
 
 
