@@ -321,8 +321,8 @@ KIROCREW_SUMMARY_DISPATCH = env_choice(
 if KIROCREW_SUMMARY_DISPATCH == "worker":
     KIROCREW_SUMMARY_DISPATCH = "process"
 # Seconds a turn end's Celery pass waits before it runs; a later turn end of the same
-# slot within them supersedes it (summaries/tasks.py). Not read from the environment yet.
-KIROCREW_SUMMARY_SETTLE = 2.0
+# slot within them supersedes it (summaries/tasks.py).
+KIROCREW_SUMMARY_SETTLE = env_float("KIROCREW_SUMMARY_SETTLE", 2.0, minimum=0.0)
 
 # ---------------------------------------------------------------- logging
 _LOG_LEVEL = env_choice(

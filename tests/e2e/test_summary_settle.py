@@ -60,7 +60,9 @@ def procs(
         tmp_path / "home",
         pg_url,
         redis_urls,
-        DJANGO_SETTINGS_MODULE="tests.e2e.settle_settings",
+        # Far longer than the test's three turns take: each turn end's pass is still
+        # waiting when the next turn ends, whatever the machine's load.
+        KIROCREW_SUMMARY_SETTLE="20",
         KIROCREW_SUMMARY_ENABLED="1",
         KIROCREW_SUMMARY_MIN_USER_TURNS="1",
         KIROCREW_SUMMARY_MODEL="openai:test-model",
