@@ -16,7 +16,7 @@ from summaries.core.extract import (
     render_input,
 )
 from summaries.core.transcript_turn import TranscriptTurn
-from tests.summaries.extract_helpers import a, both, u
+from tests.summaries.extract_helpers import a, u
 
 # --- counting, last activity, rendering ----------------------------------------------
 
@@ -37,12 +37,12 @@ def test_count_agrees_with_extract_on_mixed_input() -> None:
 
 def test_last_activity_ts() -> None:
     assert last_activity_ts([]) is None
-    turns = both([u("a", "t1"), a("b", "t2"), u("c", ""), a("d")])
+    turns = extract_turns([u("a", "t1"), a("b", "t2"), u("c", ""), a("d")])
     assert last_activity_ts(turns) == "t2"
 
 
 def test_render_input_format() -> None:
-    turns = both(
+    turns = extract_turns(
         [
             u("hello", "2026-08-10T10:00:00+00:00"),
             a("hi"),
