@@ -25,8 +25,6 @@ from collections.abc import Iterable, Sequence
 from dataclasses import replace
 
 from transcripts.core.redaction import redact_text
-from transcripts.core.user_turns import INJECTED_PREFIXES as INJECTED_PREFIXES  # re-exported
-from transcripts.core.user_turns import is_injected as is_injected  # re-exported
 from transcripts.core.user_turns import is_user_turn
 
 from .transcript_turn import ToolRow, TranscriptTurn
@@ -106,9 +104,10 @@ def extract_turns(
         if role != "user":
             text = excerpt(clean, assistant_excerpt_chars)
             turn = TranscriptTurn(index, "assistant", text, stamp, None, truncated=text != clean)
-        elif is_injected(content):
-            # Neither counted nor remembered: a resend on either side of an automation
-            # row is still a resend.
+        elif not is_user_turn(rec):
+            # A non-blank user row that is no person's turn: automation (the mirror's count
+            # and the dashboard apply the same rule). Neither counted nor remembered: a
+            # resend on either side of an automation row is still a resend.
             text = clean[:max_user_chars]
             turn = TranscriptTurn(
                 index, "user", text, stamp, None, injected=True, truncated=len(clean) > len(text)
@@ -137,11 +136,6 @@ def extract_turns(
 
 def count_user_turns(turns: Iterable[TranscriptTurn]) -> int:
     return sum(1 for t in turns if t.role == "user" and not t.injected)
-
-
-def count_user_turns_in_records(records: Iterable[object]) -> int:
-    """Genuine user turns straight from records; the same rule ``extract_turns`` applies."""
-    return sum(1 for rec in records if is_user_turn(rec))
 
 
 def last_activity_ts(turns: Sequence[TranscriptTurn]) -> str | None:

@@ -6,14 +6,13 @@ from __future__ import annotations
 import pytest
 
 from summaries.core.extract import (
-    INJECTED_PREFIXES,
     count_user_turns,
-    count_user_turns_in_records,
     excerpt,
     extract_turns,
     render_input,
 )
 from tests.summaries.extract_helpers import a, u
+from transcripts.core.user_turns import INJECTED_PREFIXES, is_user_turn
 
 # --- excerpting ----------------------------------------------------------------------
 
@@ -75,7 +74,7 @@ def test_each_prefix_is_injected(prefix: str, shape: str) -> None:
     assert injected.repeat_of is None
     assert [t.user_turn for t in turns] == [1, None, None, 2]
     assert count_user_turns(turns) == 2
-    assert count_user_turns_in_records(records) == 2
+    assert sum(map(is_user_turn, records)) == 2
     assert "[automation, not the user]\n" + text in render_input(turns)
 
 

@@ -8,7 +8,6 @@ from typing import Any
 from summaries.core.extract import (
     MAX_INPUT_CHARS,
     count_user_turns,
-    count_user_turns_in_records,
     excerpt,
     extract_turns,
     last_activity_ts,
@@ -17,6 +16,7 @@ from summaries.core.extract import (
 )
 from summaries.core.transcript_turn import TranscriptTurn
 from tests.summaries.extract_helpers import a, u
+from transcripts.core.user_turns import is_user_turn
 
 # --- counting, last activity, rendering ----------------------------------------------
 
@@ -32,7 +32,7 @@ def test_count_agrees_with_extract_on_mixed_input() -> None:
         a("reply"),
         u("b"),
     ]
-    assert count_user_turns(extract_turns(records)) == count_user_turns_in_records(records) == 2
+    assert count_user_turns(extract_turns(records)) == sum(map(is_user_turn, records)) == 2
 
 
 def test_last_activity_ts() -> None:

@@ -11,10 +11,10 @@ import pytest
 from summaries.core.extract import (
     READ_ROLES,
     count_user_turns,
-    count_user_turns_in_records,
     extract_turns,
 )
 from tests.summaries.extract_helpers import a, turns_of_bytes, u
+from transcripts.core.user_turns import is_user_turn
 
 # --- role filtering ------------------------------------------------------------------
 
@@ -58,7 +58,7 @@ def test_roles_and_indexes() -> None:
 )
 def test_skipped_records(record: Any) -> None:
     assert extract_turns([record]) == []
-    assert count_user_turns_in_records([record]) == 0
+    assert sum(map(is_user_turn, [record])) == 0
 
 
 def test_ts_kept_only_if_str() -> None:
@@ -102,7 +102,7 @@ def test_meta_is_never_read() -> None:
     turns = extract_turns([user, rec])
     assert [t.text for t in turns] == ["go", "done"]
     assert set(rec.seen) <= {"role", "content", "ts"}
-    assert count_user_turns_in_records([user]) == 1
+    assert sum(map(is_user_turn, [user])) == 1
     assert set(user.seen) <= {"role", "content", "ts"}
 
 
@@ -144,7 +144,7 @@ def test_resends_and_counts_on_a_realistic_session() -> None:
             records.append(u(" same  ", f"t{i}r"))  # a resend across automation rows
     turns = extract_turns(records, assistant_excerpt_chars=120, max_user_chars=10)
     assert count_user_turns(turns) == 33
-    assert count_user_turns_in_records(records) == 33
+    assert sum(map(is_user_turn, records)) == 33
     assert any(t.repeat_of for t in turns)
 
 
