@@ -24,7 +24,7 @@ from .reader import UTF8_BOM, RawLine, iter_lines
 from .storefiles import StoreFiles
 from .tail import read_tail
 
-HEADER_BLOCK = 64 * 1024  # an archive's header is its first line: never read the whole file
+HEADER_BLOCK = 8 * 1024  # an archive's header is its first line: never read the whole file
 _HINT = f'"{POSITION_HINT}"'.encode()
 
 
