@@ -33,6 +33,7 @@ def _revision_patch(record: dict[str, Any]) -> Any:
 # (which keeps changes of kept rows) and rotation (which folds them into their rows).
 ROW_CHANGES: dict[str, Callable[[dict[str, Any]], Any]] = {REVISION: _revision_patch}
 
+
 def generation(metadata: dict[str, Any] | None) -> int:
     """Line 0's ``rotation_generation`` (``gen``); absent or unusable reads as 0."""
     try:
