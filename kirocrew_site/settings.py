@@ -35,6 +35,7 @@ from kirocrew_site.env import (
 )
 from kirocrew_site.home.core.modes import private_umask
 from kirocrew_site.secret_key import secret_key_load
+from summaries.envconfig import summary_overrides_read
 
 django_stubs_ext.monkeypatch()
 
@@ -256,6 +257,10 @@ KIROCREW_IMPORT_WORKERS = env_int("KIROCREW_IMPORT_WORKERS", 0, minimum=0)
 
 # ---------------------------------------------------------------- summaries
 KIROCREW_SUMMARY_MODEL = env_str("KIROCREW_SUMMARY_MODEL", "heuristic")
+# KIROCREW_SUMMARY_ENABLED and the count keys' overrides of config.json (summaries/
+# envconfig.py): read here only so that a bad value stops start-up; each summary_config()
+# reads them again through the same reader.
+summary_overrides_read()
 KIROCREW_OPENAI_BASE_URL = env_url(
     "KIROCREW_OPENAI_BASE_URL", "http://127.0.0.1:11434/v1", schemes=("http", "https")
 )
