@@ -18,7 +18,7 @@ from tests.transcripts.helpers import make_store
 from transcripts.core.archive import write_archive
 from transcripts.core.store import TranscriptStore
 
-KEY = "dashboard_fast"
+KEY = "dashboard_whole"
 
 
 def fold_path(store: TranscriptStore, key: str = KEY) -> list[TranscriptTurn]:
@@ -36,7 +36,7 @@ def exchange(store: TranscriptStore, i: int, key: str = KEY) -> None:
                 "meta": {"tool_calls": [{"name": "shell", "output": "x" * 300}], "i": i},
             },
         ],
-        metadata={"title": "fast path"} if i == 0 else None,
+        metadata={"title": "whole read"} if i == 0 else None,
     )
 
 

@@ -7,8 +7,8 @@ change?" is one ``stat``.
 
 This is the store's public face (paths, locks, appends, the rewrites' entry points); the
 parts live beside it: ``identity.py`` (sig + gen), ``rows.py`` (a row as written and the
-revision target check), ``chain.py`` (whole-session and tail reads), ``lines.py`` (raw lines as the
-fold sees them), ``derived.py`` (derived files a delete reaps).
+revision target check), ``chain.py`` (whole-session and tail reads), ``lines.py`` (raw
+lines as the fold sees them), ``derived.py`` (derived files a delete reaps).
 """
 
 from __future__ import annotations
