@@ -18,13 +18,7 @@ import fcntl
 import os
 from pathlib import Path
 
-from transcripts.core.keys import safe_key
-
-CLAIMS = ".intents"  # beside the intents sidecar; a session delete reaps it
-
-
-def claim_path(root: Path, key: str) -> Path:
-    return root / CLAIMS / f"{safe_key(key)}.claim"
+from .sidecar import claim_path
 
 
 class Claim:
