@@ -10,8 +10,6 @@ realistic user/assistant content, ~95 % of the bytes in ``meta``) through the st
 
 * generate (baseline): the sidecars are deleted first, so the pass reads the session,
   runs the heuristic backend, writes both sidecars and the mirror rows;
-* generate, fold: the same with ``session_lines`` declining (None), i.e. the pass folds
-  the whole session as it did before the raw-lines fast path (report only);
 * current: a valid sidecar is in place, so the outcome is "current" and no model runs.
 
 Before each arm (outside the clock) the slot's turn mark (``SummaryState.turn_mark``) is
@@ -77,7 +75,6 @@ def main(argv: list[str] | None = None) -> int:
         from summaries.core.sidecar import INTENTS, ONE_LINE, sidecar_path
         from summaries.services import PassOutcome, PassResult, summary_generate
         from summaries.state import summary_turn_mark_set
-        from transcripts.core.store import TranscriptStore
         from transcripts.models import Slot
         from transcripts.runtime import get_store
         from transcripts.services import session_create, session_sync
@@ -103,12 +100,6 @@ def main(argv: list[str] | None = None) -> int:
             for kind in (INTENTS, ONE_LINE):
                 sidecar_path(store.root, key, kind).unlink(missing_ok=True)
 
-        real_lines = TranscriptStore.session_lines
-        fold = {"on": False}  # the "generate, fold" arm: session_lines declines
-
-        def lines_or_fold(self: TranscriptStore, key: str) -> list[bytes] | None:
-            return None if fold["on"] else real_lines(self, key)
-
         def run(expected: str) -> None:
             outcome = summary_generate(slot_name=SLOT)
             assert outcome == PassOutcome(PassResult(expected)), outcome
@@ -117,30 +108,23 @@ def main(argv: list[str] | None = None) -> int:
             unmark()
             if name != "current":
                 drop_sidecars()
-            fold["on"] = name == "generate, fold"
 
-        expected = {"generate": "stored", "generate, fold": "stored", "current": "current"}
+        expected = {"generate": "stored", "current": "current"}
         timings: dict[str, list[float]] = {name: [] for name in expected}
-        TranscriptStore.session_lines = lines_or_fold  # type: ignore[method-assign]
-        try:
-            for name in expected:  # warm-up: imports, the backend, the connection
-                setup(name)
-                run(expected[name])
-            for _ in range(args.runs):
-                for name in expected:
-                    setup(name)  # outside the clock
-                    timings[name].append(common.timed(partial(run, expected[name]))[0])
-            setup("current")
-            moved = common.io_delta(lambda: run("current"))
-        finally:
-            TranscriptStore.session_lines = real_lines  # type: ignore[method-assign]
+        for name in expected:  # warm-up: imports, the backend, the connection
+            setup(name)
+            run(expected[name])
+        for _ in range(args.runs):
+            for name in expected:
+                setup(name)  # outside the clock
+                timings[name].append(common.timed(partial(run, expected[name]))[0])
+        setup("current")
+        moved = common.io_delta(lambda: run("current"))
 
     t = {name: common.Timing(name, samples) for name, samples in timings.items()}
     common.print_arms(t, width=16)
     base = t["generate"]
     ratio = t["current"].best / base.best
-    fold_ratio = t["generate, fold"].best / base.best
-    print(f"ratio generate, fold / generate (time, best): {fold_ratio:.2f}x")
     if moved is not None:
         print(
             f"bytes read by one current pass: {moved[0]:,} ({moved[0] / size:.1%} of the session)"

@@ -11,15 +11,12 @@ import datetime as dt
 import logging
 import time
 from functools import partial
-from pathlib import Path
 
 from django.db import transaction
 
 from transcripts.core import words
-from transcripts.core.archive import Membership, membership, read_header
 from transcripts.core.errors import SessionNotFound
 from transcripts.core.store import Identity, TranscriptStore
-from transcripts.core.tail import read_tail
 from transcripts.models import Session, Slot
 from transcripts.runtime import get_store
 
@@ -27,12 +24,7 @@ from .backoff import summary_backoff_active, summary_backoff_clear, summary_back
 from .core.backends import BackendBadReply, BackendError
 from .core.claim import claim_take, pass_wanted_mark, pass_wanted_take
 from .core.config import SessionSummaryConfig
-from .core.extract import (
-    count_user_turns,
-    extract_turns,
-    extract_turns_from_lines,
-    last_activity_ts,
-)
+from .core.extract import count_user_turns, extract_turns, last_activity_ts
 from .core.gate import PassOutcome, PassResult, is_restricted, should_summarize
 from .core.intents import StoredSummary, SummaryPayload
 from .core.open_work import is_open
@@ -321,41 +313,16 @@ def _read_window(
     mirror = Session.objects.filter(key=key).values_list("sig", "gen", "size", "user_turns").first()
     if mirror is None or tuple(mirror[:3]) != (identity.sig, identity.gen, identity.size):
         return None
-    paths = _chain(store, key, identity.gen)
-    try:
-        if sum(p.stat().st_size for p in paths) <= WINDOW_BYTES:
-            return None
-        tails = read_tail(paths, WINDOW_BYTES, store.max_line, identity.size)
-    except OSError:
-        return None  # an archive rotated away meanwhile: the full read decides
-    turns = window_turns([t.lines for t in tails], mirror[3], assistant_excerpt_chars=excerpt_chars)
+    rows = store.read_session_tail(key, identity, WINDOW_BYTES)
+    if rows is None:
+        return None
+    turns = window_turns(rows, mirror[3], assistant_excerpt_chars=excerpt_chars)
     return None if turns is None else (turns, mirror[3])
 
 
-def _chain(store: TranscriptStore, key: str, gen: int) -> list[Path]:
-    """The files of the session, oldest first, chosen by the rules of ``read_session``."""
-    paths: list[Path] = []
-    for archive in store.archive_paths(key):
-        if membership(read_header(archive), gen) is not Membership.SESSION:
-            continue
-        paths.append(archive)
-    paths.append(store.path(key))
-    return paths
-
-
 def _read_all(store: TranscriptStore, key: str, excerpt_chars: int) -> list[TranscriptTurn]:
-    """The session's turns; the raw lines' fast path whenever the fold has nothing to do.
-
-    Still one fold: ``session_lines`` answers only for a session without revision records
-    (a fork too: its seed rows are in its own file), where the fold is the identity (every
-    row as written, in file order), so extracting from the raw lines yields exactly the
-    rows ``read_session`` would, minus the cost of building ``meta`` (most of a transcript's bytes). Anything
-    else is folded. A helper, so neither the lines nor the folded rows outlive the read
-    (the model call that follows can take seconds).
-    """
-    lines = store.session_lines(key)
-    if lines is not None:
-        return extract_turns_from_lines(lines, assistant_excerpt_chars=excerpt_chars)
+    """The whole session's turns. A helper, so the folded rows do not outlive the read (the
+    model call that follows can take seconds)."""
     return extract_turns(store.read_session(key).rows, assistant_excerpt_chars=excerpt_chars)
 
 

@@ -28,7 +28,7 @@ from typing import Any
 
 from .heuristic.words import STOPWORDS, content_words
 from .intents import SummaryChecks
-from .payload import evidence_quote
+from .payload import evidence_quote, is_json_int
 from .structure import CHECKS, CLOSING, Fact, FactKind, StructureIndex, UserRow
 
 __all__ = ["TITLE_MAX", "check_reply", "cut_title", "supports"]
@@ -90,10 +90,6 @@ class _Cited:
     prose: list[tuple[int, int, str, str]] = field(default_factory=list)  # order, turn, ts, text
 
 
-def _is_int(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
 class _Checker:
     def __init__(self, index: StructureIndex, total: int, known: frozenset[str]) -> None:
         self.index = index
@@ -113,11 +109,11 @@ class _Checker:
         out: list[list[int]] = []
         had = False
         for item in raw:
-            pair = [item, item] if _is_int(item) else item
+            pair = [item, item] if is_json_int(item) else item
             if not (isinstance(pair, list | tuple) and len(pair) == 2):
                 continue
             start, end = pair
-            if not (_is_int(start) and _is_int(end)) or start > end:
+            if not (is_json_int(start) and is_json_int(end)) or start > end:
                 continue
             had = True
             lo, hi = max(1, start), min(self.total, end)
@@ -199,7 +195,7 @@ class _Checker:
             return None
         out["ranges"] = ranges
         origin = raw.get("origin_turn")
-        if isinstance(origin, int) and _is_int(origin) and not 1 <= origin <= self.total:
+        if is_json_int(origin) and not 1 <= origin <= self.total:
             out["origin_turn"] = None
             self.count("origins_cleared")
         cited = self.cite(raw.get("cites"), raw.get("evidence"))

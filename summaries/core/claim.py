@@ -18,17 +18,7 @@ import fcntl
 import os
 from pathlib import Path
 
-from transcripts.core.keys import safe_key
-
-CLAIMS = ".intents"  # beside the intents sidecar; a session delete reaps it
-
-
-def claim_path(root: Path, key: str) -> Path:
-    return root / CLAIMS / f"{safe_key(key)}.claim"
-
-
-def wanted_path(root: Path, key: str) -> Path:
-    return root / CLAIMS / f"{safe_key(key)}.wanted"
+from .sidecar import claim_path, wanted_path
 
 
 def pass_wanted_mark(root: Path, key: str) -> None:

@@ -1,9 +1,11 @@
 """Reduce transcript rows to the bounded input the summarizer reads.
 
-Only ``role``, ``content`` and ``ts`` are ever read, plus ``meta.tool`` and
-``meta.exit_code`` of tool rows. The rest of ``meta`` is most of a transcript's bytes
-(14.65 MB of a 15.6 MB session in the original) and holds nothing about intent, so
-ignoring it is the single largest saving, and both entry points below prove it.
+One path: the session's folded rows (``read_session``, or a bounded pass's tail window,
+``window.py``) go through ``extract_turns``. Only ``role``, ``content`` and ``ts`` are
+read, plus ``meta.tool`` and ``meta.exit_code`` of tool rows: the rest of ``meta`` is most
+of a transcript's bytes and holds nothing about intent. (A raw-line twin that skipped
+decoding ``meta`` saved 8-14 % CPU against the fold, under the 1.2x that would keep it:
+docs/notes/extract.md.)
 
 Tool rows (``tool_call``, ``tool_result``, legacy ``tool``) are attached, redacted and
 excerpted, to the kept row before them (``TranscriptTurn.tools``). Only the heuristic
@@ -21,15 +23,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
-from typing import Any
 
-import msgspec
-
-from transcripts.core.codec import MAX_LINE_BYTES
-from transcripts.core.reader import UTF8_BOM, parse_json_line
 from transcripts.core.redaction import redact_text
-from transcripts.core.user_turns import INJECTED_PREFIXES as INJECTED_PREFIXES  # re-exported
-from transcripts.core.user_turns import is_injected as is_injected  # re-exported
 from transcripts.core.user_turns import is_user_turn
 
 from .transcript_turn import ToolRow, TranscriptTurn
@@ -54,88 +49,16 @@ def excerpt(content: str, keep: int) -> str:
     return f"{content[:keep]}\n[... {dropped} characters omitted ...]\n{tail}"
 
 
-class _Extractor:
-    """The one extraction rule, fed by both the dict path and the bytes fast path."""
-
-    def __init__(self, assistant_excerpt_chars: int, max_user_chars: int) -> None:
-        self.keep = assistant_excerpt_chars
-        self.max_user = max_user_chars
-        self.turns: list[TranscriptTurn] = []
-        self.user_count = 0
-        self.prev_norm: str | None = None
-        self.prev_turn = 0
-        self.tools: list[ToolRow] = []
-
-    def _flush_tools(self) -> None:
-        if self.tools and self.turns:
-            self.turns[-1] = replace(self.turns[-1], tools=tuple(self.tools))
-        self.tools = []
-
-    def _feed_tool(self, kind: str, content: str, meta: object, ts: object = None) -> None:
-        if not self.turns:
-            return  # nothing to attach it to: no person turn has asked for anything yet
-        info = meta if isinstance(meta, dict) else {}
-        tool, code = info.get("tool"), info.get("exit_code")
-        self.tools.append(
-            ToolRow(
-                kind,
-                excerpt(redact_text(content)[0], TOOL_EXCERPT_CHARS),
-                tool if isinstance(tool, str) else None,
-                code if type(code) is int else None,
-                ts if isinstance(ts, str) else None,
-            )
-        )
-
-    def finish(self) -> list[TranscriptTurn]:
-        self._flush_tools()
-        return self.turns
-
-    def feed(self, role: object, content: object, ts: object, meta: object = None) -> None:
-        if not isinstance(role, str) or not isinstance(content, str):
-            return
-        if role in TOOL_ROLES:
-            # an empty output is still a result: its exit code says how the call went
-            # ("git checkout -- f" prints nothing)
-            self._feed_tool(TOOL_ROLES[role], content, meta, ts)
-            return
-        if not content.strip():
-            return
-        if role not in READ_ROLES:
-            return
-        self._flush_tools()
-        stamp = ts if isinstance(ts, str) else None
-        index = len(self.turns) + 1
-        # Redacted whole, then cut (see the module docstring). Plain prose takes the
-        # redactor's fast path and comes back as the same object.
-        clean = redact_text(content)[0]
-        if role != "user":
-            text = excerpt(clean, self.keep)
-            turn = TranscriptTurn(index, "assistant", text, stamp, None, truncated=text != clean)
-        elif is_injected(content):
-            # Neither counted nor remembered: a resend on either side of an automation
-            # row is still a resend.
-            text = clean[: self.max_user]
-            turn = TranscriptTurn(
-                index, "user", text, stamp, None, injected=True, truncated=len(clean) > len(text)
-            )
-        else:
-            text = clean[: self.max_user]
-            self.user_count += 1
-            # Compared before redaction: two different pasted tokens redact to the same
-            # tag, and "use token A" then "use token B" is not a resend.
-            norm = " ".join(content[: self.max_user].split())
-            repeat = self.prev_turn if norm == self.prev_norm else None
-            self.prev_norm, self.prev_turn = norm, self.user_count
-            turn = TranscriptTurn(
-                index,
-                "user",
-                text,
-                stamp,
-                self.user_count,
-                repeat_of=repeat,
-                truncated=len(clean) > len(text),
-            )
-        self.turns.append(turn)
+def _tool_row(kind: str, content: str, meta: object, ts: object) -> ToolRow:
+    info = meta if isinstance(meta, dict) else {}
+    tool, code = info.get("tool"), info.get("exit_code")
+    return ToolRow(
+        kind,
+        excerpt(redact_text(content)[0], TOOL_EXCERPT_CHARS),
+        tool if isinstance(tool, str) else None,
+        code if type(code) is int else None,
+        ts if isinstance(ts, str) else None,
+    )
 
 
 def extract_turns(
@@ -144,96 +67,75 @@ def extract_turns(
     assistant_excerpt_chars: int = 400,
     max_user_chars: int = MAX_USER_CHARS,
 ) -> list[TranscriptTurn]:
-    """Kept user/assistant rows of folded transcript records, in order."""
-    ex = _Extractor(assistant_excerpt_chars, max_user_chars)
+    """Kept user/assistant rows of folded transcript records, in order: THE rule of what a
+    turn is and which rows it holds (a bounded pass reads a slice of the same records)."""
+    turns: list[TranscriptTurn] = []
+    tools: list[ToolRow] = []
+    user_count = 0
+    prev_norm: str | None = None
+    prev_turn = 0
+
+    def flush_tools() -> None:
+        if tools and turns:
+            turns[-1] = replace(turns[-1], tools=tuple(tools))
+        tools.clear()
+
     for rec in records:
-        if isinstance(rec, dict):
-            role = rec.get("role")
-            meta = rec.get("meta") if isinstance(role, str) and role in TOOL_ROLES else None
-            ex.feed(role, rec.get("content"), rec.get("ts"), meta)
-    return ex.finish()
-
-
-class _MetaView(msgspec.Struct):
-    tool: Any = None
-    exit_code: Any = None
-
-
-class _RowView(msgspec.Struct):
-    # Any, not str: a row whose ts is a number must be kept with ts None, exactly as the
-    # dict path does, instead of failing validation and vanishing.
-    role: Any = None
-    content: Any = None
-    ts: Any = None
-    record_type: Any = msgspec.field(default=None, name="_type")
-
-
-decode_row = msgspec.json.Decoder(_RowView).decode
-
-
-class _ToolMetaView(msgspec.Struct):
-    meta: _MetaView | None = None
-
-
-_decode_tool_meta = msgspec.json.Decoder(_ToolMetaView).decode
-
-
-def _tool_meta(row: _RowView, line: bytes) -> dict[str, Any] | None:
-    """``meta.tool`` and ``meta.exit_code`` of a tool row, decoded again for those rows only
-    (two keys of it): user and assistant rows never have ``meta`` decoded at all."""
-    if not isinstance(row.role, str) or row.role not in TOOL_ROLES:
-        return None
-    try:
-        meta = _decode_tool_meta(line).meta
-    except (msgspec.DecodeError, RecursionError):
-        return None  # not an object, or not one msgspec reads: no tool or exit code
-    return None if meta is None else {"tool": meta.tool, "exit_code": meta.exit_code}
-
-
-def extract_turns_from_lines(
-    lines: Iterable[bytes],
-    *,
-    assistant_excerpt_chars: int = 400,
-    max_user_chars: int = MAX_USER_CHARS,
-) -> list[TranscriptTurn]:
-    """``extract_turns`` straight from JSONL lines, without materialising ``meta``.
-
-    msgspec skips unknown fields without building them, so a row costs roughly its
-    role/content/ts. Only for transcripts with no revision records (nothing to fold).
-    Keeps exactly the rows the store's fold keeps: records with a ``_type`` (metadata,
-    revision, archive) and blank, malformed, non-object or oversize lines are skipped.
-    """
-    ex = _Extractor(assistant_excerpt_chars, max_user_chars)
-    first = True
-    for raw in lines:
-        if len(raw) - raw.endswith(b"\n") > MAX_LINE_BYTES:
-            first = False
-            continue  # the store's reader never yields these
-        line = raw[len(UTF8_BOM) :] if first and raw.startswith(UTF8_BOM) else raw
-        first = False
-        try:
-            row = decode_row(line)
-        except (msgspec.DecodeError, RecursionError):
-            # msgspec refuses some lines the store accepts (lone surrogate escapes from
-            # the original's stdlib writer, 1e999); ask the store's own parser. Rare.
-            obj, bad = parse_json_line(line)
-            if not bad and type(obj) is dict and obj.get("_type") is None:
-                role = obj.get("role")
-                meta = obj.get("meta") if isinstance(role, str) and role in TOOL_ROLES else None
-                ex.feed(role, obj.get("content"), obj.get("ts"), meta)
+        if not isinstance(rec, dict):
             continue
-        if row.record_type is None:
-            ex.feed(row.role, row.content, row.ts, _tool_meta(row, line))
-    return ex.finish()
+        role, content, ts = rec.get("role"), rec.get("content"), rec.get("ts")
+        if not isinstance(role, str) or not isinstance(content, str):
+            continue
+        if role in TOOL_ROLES:
+            # An empty output is still a result: its exit code says how the call went
+            # ("git checkout -- f" prints nothing). Before any kept row there is nothing
+            # to attach it to: no person turn has asked for anything yet.
+            if turns:
+                tools.append(_tool_row(TOOL_ROLES[role], content, rec.get("meta"), ts))
+            continue
+        if not content.strip() or role not in READ_ROLES:
+            continue
+        flush_tools()
+        stamp = ts if isinstance(ts, str) else None
+        index = len(turns) + 1
+        # Redacted whole, then cut (see the module docstring). Plain prose takes the
+        # redactor's fast path and comes back as the same object.
+        clean = redact_text(content)[0]
+        if role != "user":
+            text = excerpt(clean, assistant_excerpt_chars)
+            turn = TranscriptTurn(index, "assistant", text, stamp, None, truncated=text != clean)
+        elif not is_user_turn(rec):
+            # A non-blank user row that is no person's turn: automation (the mirror's count
+            # and the dashboard apply the same rule). Neither counted nor remembered: a
+            # resend on either side of an automation row is still a resend.
+            text = clean[:max_user_chars]
+            turn = TranscriptTurn(
+                index, "user", text, stamp, None, injected=True, truncated=len(clean) > len(text)
+            )
+        else:
+            text = clean[:max_user_chars]
+            user_count += 1
+            # Compared before redaction: two different pasted tokens redact to the same
+            # tag, and "use token A" then "use token B" is not a resend.
+            norm = " ".join(content[:max_user_chars].split())
+            repeat = prev_turn if norm == prev_norm else None
+            prev_norm, prev_turn = norm, user_count
+            turn = TranscriptTurn(
+                index,
+                "user",
+                text,
+                stamp,
+                user_count,
+                repeat_of=repeat,
+                truncated=len(clean) > len(text),
+            )
+        turns.append(turn)
+    flush_tools()
+    return turns
 
 
 def count_user_turns(turns: Iterable[TranscriptTurn]) -> int:
     return sum(1 for t in turns if t.role == "user" and not t.injected)
-
-
-def count_user_turns_in_records(records: Iterable[object]) -> int:
-    """Genuine user turns straight from records; the same rule ``extract_turns`` applies."""
-    return sum(1 for rec in records if is_user_turn(rec))
 
 
 def last_activity_ts(turns: Sequence[TranscriptTurn]) -> str | None:

@@ -29,10 +29,6 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-STATE_DONE = "done"
-STATE_NEEDS_YOU = "needs-you"
-STATE_IN_PROGRESS = "in-progress"
-STATE_DROPPED = "dropped"
 STATUSES = frozenset(get_args(Status))
 # Why an intent has its state (``evidence.kind``, declared in intents.py); a summary
 # without one says nothing either way, and the panel says so instead of presenting the
@@ -43,8 +39,9 @@ _EVIDENCE_TS_MAX = 64
 _Model = TypeVar("_Model", bound=BaseModel)
 
 
-def _is_int(value: object) -> TypeGuard[int]:
-    # JSON true/false are not turn numbers (the original let them through as 1/0).
+def is_json_int(value: object) -> TypeGuard[int]:
+    """A JSON integer: true/false are not turn numbers (the original let them through as
+    1/0). The normalizer and the reply checks both ask this."""
     return isinstance(value, int) and not isinstance(value, bool)
 
 
@@ -83,11 +80,11 @@ def _ranges(value: object) -> list[list[int]]:
         return []
     ranges: list[list[int]] = []
     for item in value:
-        if _is_int(item) and item >= 1:
+        if is_json_int(item) and item >= 1:
             ranges.append([item, item])  # a bare turn number is a one-turn range
         elif isinstance(item, list | tuple) and len(item) == 2:
             start, end = item
-            if _is_int(start) and _is_int(end) and 1 <= start <= end:
+            if is_json_int(start) and is_json_int(end) and 1 <= start <= end:
                 ranges.append([start, end])
     return ranges  # overlaps are kept: nested and resumed intents are real
 
@@ -103,7 +100,7 @@ def evidence_of(value: object) -> dict[str, Any] | None:
     if not isinstance(value, dict):
         return None
     turn, ts, kind, quote = (value.get(k) for k in ("turn", "ts", "kind", "quote"))
-    if kind not in EVIDENCE_KINDS or not _is_int(turn) or turn < 1:
+    if kind not in EVIDENCE_KINDS or not is_json_int(turn) or turn < 1:
         return None
     if not isinstance(quote, str) or not quote.strip():
         return None
@@ -141,7 +138,7 @@ def _coerce_intent(raw: object) -> dict[str, Any] | None:
         "verified": verified,
         "state": derive_state(status, verified, evidence["kind"] if evidence else None),
         "last_touched_turn": max((r[-1] for r in ranges), default=0),
-        "origin_turn": origin if _is_int(origin) and origin >= 1 else None,
+        "origin_turn": origin if is_json_int(origin) and origin >= 1 else None,
         "evidence": evidence,
     }
 

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 from .extract import MAX_INPUT_CHARS, render_bounded_input, render_input
 from .intents import SummaryPayload
-from .structure import STRUCTURE_SHARE, build_index, render_structure
+from .structure import STRUCTURE_SHARE, StructureIndex, build_index, render_structure
 from .transcript_turn import TranscriptTurn
 
 PROMPT = """\
@@ -110,9 +110,10 @@ TRANSCRIPT
 FACTS_HEADING = "\n\nTOOL FACTS (reference, then what the row recorded)\n"
 
 
-def render_facts(turns: Sequence[TranscriptTurn], max_chars: int) -> str:
-    """The TOOL FACTS section (empty when the turns have no tool or automation row)."""
-    facts = render_structure(build_index(turns), max(0, max_chars - len(FACTS_HEADING)))
+def render_facts(index: StructureIndex, max_chars: int) -> str:
+    """The TOOL FACTS section of ``index``, heading included, in ``max_chars`` (empty when
+    it holds no fact): both prompts append it."""
+    facts = render_structure(index, max(0, max_chars - len(FACTS_HEADING)))
     return FACTS_HEADING + facts if facts else ""
 
 
@@ -120,7 +121,7 @@ def build_prompt(turns: Sequence[TranscriptTurn], max_chars: int = MAX_INPUT_CHA
     """The instructions, the bounded transcript, then its tool facts: the facts get what
     the turns leave of the budget, and at least a ``STRUCTURE_SHARE``-th of it."""
     room = max_chars - len(render_input(turns))
-    facts = render_facts(turns, max(max_chars // STRUCTURE_SHARE, room))
+    facts = render_facts(build_index(turns), max(max_chars // STRUCTURE_SHARE, room))
     return PROMPT + render_bounded_input(turns, max_chars - len(facts)) + facts
 
 
@@ -185,6 +186,5 @@ def build_incremental_prompt(
     head = INCREMENTAL_PROMPT.format(since=since, previous=body)
     index = build_index(turns)
     index.facts = [f for f in index.facts if f.turn > since]
-    facts = render_structure(index, max(0, max_chars // STRUCTURE_SHARE - len(FACTS_HEADING)))
-    tail = FACTS_HEADING + facts if facts else ""
+    tail = render_facts(index, max_chars // STRUCTURE_SHARE)
     return head + render_bounded_input(new, max_chars - len(tail)) + tail

@@ -30,7 +30,6 @@ from transcripts.core.fsutil import atomic_write, remove_stale_temps
 from transcripts.core.keys import safe_key
 from transcripts.core.store import Identity, TranscriptStore
 
-from .claim import claim_path, wanted_path
 from .intents import Intent, StoredSummary
 from .payload import evidence_of
 
@@ -48,6 +47,16 @@ _ENVELOPE = frozenset(StoredSummary.model_fields) - {"intents", "constraints"}
 def sidecar_path(root: Path, key: str, kind: str) -> Path:
     """Where the ``kind`` sidecar of the session ``key`` lives under the sessions ``root``."""
     return root / SIDECAR_DIRS[kind] / f"{safe_key(key)}.json"
+
+
+def claim_path(root: Path, key: str) -> Path:
+    """The pass claim's file (``claim.py``), beside the intents sidecar: a delete reaps it."""
+    return root / SIDECAR_DIRS[INTENTS] / f"{safe_key(key)}.claim"
+
+
+def wanted_path(root: Path, key: str) -> Path:
+    """The "another pass is wanted" mark (``claim.pass_wanted_mark``), beside the claim."""
+    return root / SIDECAR_DIRS[INTENTS] / f"{safe_key(key)}.wanted"
 
 
 def sidecar_paths(root: Path, key: str) -> list[Path]:

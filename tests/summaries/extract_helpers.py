@@ -6,8 +6,9 @@ from typing import Any
 
 import orjson
 
-from summaries.core.extract import extract_turns, extract_turns_from_lines
+from summaries.core.extract import extract_turns
 from summaries.core.transcript_turn import TranscriptTurn
+from transcripts.core.fold import fold_bytes
 
 
 def u(content: Any, ts: Any = None, **extra: Any) -> dict[str, Any]:
@@ -22,8 +23,6 @@ def lines_of(records: list[Any]) -> list[bytes]:
     return [orjson.dumps(r) + b"\n" for r in records]
 
 
-def both(records: list[Any], **kw: Any) -> list[TranscriptTurn]:
-    """Run both entry points and insist they agree."""
-    turns = extract_turns(records, **kw)
-    assert extract_turns_from_lines(lines_of(records), **kw) == turns
-    return turns
+def turns_of_bytes(data: bytes, **kw: Any) -> list[TranscriptTurn]:
+    """The turns of a transcript file's bytes as a pass reads them: folded, then extracted."""
+    return extract_turns(fold_bytes(data).rows, **kw)

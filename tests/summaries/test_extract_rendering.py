@@ -8,7 +8,6 @@ from typing import Any
 from summaries.core.extract import (
     MAX_INPUT_CHARS,
     count_user_turns,
-    count_user_turns_in_records,
     excerpt,
     extract_turns,
     last_activity_ts,
@@ -16,7 +15,8 @@ from summaries.core.extract import (
     render_input,
 )
 from summaries.core.transcript_turn import TranscriptTurn
-from tests.summaries.extract_helpers import a, both, u
+from tests.summaries.extract_helpers import a, u
+from transcripts.core.user_turns import is_user_turn
 
 # --- counting, last activity, rendering ----------------------------------------------
 
@@ -32,17 +32,17 @@ def test_count_agrees_with_extract_on_mixed_input() -> None:
         a("reply"),
         u("b"),
     ]
-    assert count_user_turns(extract_turns(records)) == count_user_turns_in_records(records) == 2
+    assert count_user_turns(extract_turns(records)) == sum(map(is_user_turn, records)) == 2
 
 
 def test_last_activity_ts() -> None:
     assert last_activity_ts([]) is None
-    turns = both([u("a", "t1"), a("b", "t2"), u("c", ""), a("d")])
+    turns = extract_turns([u("a", "t1"), a("b", "t2"), u("c", ""), a("d")])
     assert last_activity_ts(turns) == "t2"
 
 
 def test_render_input_format() -> None:
-    turns = both(
+    turns = extract_turns(
         [
             u("hello", "2026-08-10T10:00:00+00:00"),
             a("hi"),

@@ -1,10 +1,8 @@
 """extract_turns and friends: which records and roles the summarizer reads (never meta),
-and the fast line path agreeing with the dict path and the store fold."""
+and which lines of a transcript file reach it (those the store's fold keeps as rows)."""
 
 from __future__ import annotations
 
-import io
-import json
 from typing import Any
 
 import orjson
@@ -13,11 +11,10 @@ import pytest
 from summaries.core.extract import (
     READ_ROLES,
     count_user_turns,
-    count_user_turns_in_records,
     extract_turns,
-    extract_turns_from_lines,
 )
-from tests.summaries.extract_helpers import a, both, lines_of, u
+from tests.summaries.extract_helpers import a, turns_of_bytes, u
+from transcripts.core.user_turns import is_user_turn
 
 # --- role filtering ------------------------------------------------------------------
 
@@ -34,7 +31,7 @@ def test_roles_and_indexes() -> None:
         {"role": "merged_summary", "content": "child fork result"},
         {"role": "USER", "content": "wrong case"},
     ]
-    turns = both(records)
+    turns = extract_turns(records)
     assert [(t.index, t.role, t.text, t.user_turn) for t in turns] == [
         (1, "user", "first", 1),
         (2, "assistant", "answer", None),
@@ -61,13 +58,13 @@ def test_roles_and_indexes() -> None:
 )
 def test_skipped_records(record: Any) -> None:
     assert extract_turns([record]) == []
-    assert count_user_turns_in_records([record]) == 0
-    if isinstance(record, dict):
-        assert extract_turns_from_lines(lines_of([record])) == []
+    assert sum(map(is_user_turn, [record])) == 0
 
 
 def test_ts_kept_only_if_str() -> None:
-    turns = both([u("a", "2026-08-10T10:00:00+00:00"), u("b", 1760000000), a("c", {"x": 1})])
+    turns = extract_turns(
+        [u("a", "2026-08-10T10:00:00+00:00"), u("b", 1760000000), a("c", {"x": 1})]
+    )
     assert [t.ts for t in turns] == ["2026-08-10T10:00:00+00:00", None, None]
 
 
@@ -105,44 +102,34 @@ def test_meta_is_never_read() -> None:
     turns = extract_turns([user, rec])
     assert [t.text for t in turns] == ["go", "done"]
     assert set(rec.seen) <= {"role", "content", "ts"}
-    assert count_user_turns_in_records([user]) == 1
+    assert sum(map(is_user_turn, [user])) == 1
     assert set(user.seen) <= {"role", "content", "ts"}
 
 
-def test_fast_path_never_decodes_meta() -> None:
-    # Invalid UTF-8 and a float overflow inside meta: json.loads refuses the line, so a
-    # reader that decoded meta could not have produced this row.
-    line = b'{"role":"assistant","content":"kept","ts":"t","meta":{"b":"\xff\xfe","n":1e999}}\n'
-    with pytest.raises(UnicodeDecodeError):
-        json.loads(line)
-    turns = extract_turns_from_lines([line])
-    assert [(t.role, t.text, t.ts) for t in turns] == [("assistant", "kept", "t")]
-
-
-def test_fast_path_skips_what_the_reader_skips() -> None:
+def test_a_file_yields_only_the_rows_the_fold_keeps() -> None:
     lines = [
         b"\xef\xbb\xbf" + orjson.dumps({"_type": "metadata", "created_at": "x"}) + b"\n",
         b"\n",
         b"   \n",
-        b"{torn",
+        b"{torn\n",
         b"[1, 2]\n",
         b'"just a string"\n',
         b"[" * 5000 + b"]" * 5000 + b"\n",
-        orjson.dumps({"_type": "revision", "target_ts": "t", "patch": {"role": "user"}}),
-        orjson.dumps({"_type": "archive", "reason": "rotate", "count": 1}),
-        orjson.dumps(u("real", "t1")),
+        orjson.dumps({"_type": "revision", "target_ts": "t", "patch": {"role": "user"}}) + b"\n",
+        orjson.dumps({"_type": "archive", "reason": "rotate", "count": 1}) + b"\n",
+        orjson.dumps(u("real", "t1")) + b"\n",
         b'{"role":"user","content":"deep","meta":' + b"[" * 5000 + b"]" * 5000 + b"}\n",
     ]
-    turns = extract_turns_from_lines(lines)
+    turns = turns_of_bytes(b"".join(lines))
     assert [t.text for t in turns] == ["real"]
 
 
-def test_fast_path_strips_bom_on_a_row() -> None:
-    turns = extract_turns_from_lines([b"\xef\xbb\xbf" + orjson.dumps(u("hello"))])
+def test_a_bom_before_the_first_row_is_not_part_of_it() -> None:
+    turns = turns_of_bytes(b"\xef\xbb\xbf" + orjson.dumps(u("hello")))
     assert [t.text for t in turns] == ["hello"]
 
 
-def test_fast_path_matches_dict_path_on_a_realistic_session() -> None:
+def test_resends_and_counts_on_a_realistic_session() -> None:
     big_meta = {"file_changes": [{"path": f"f{i}.py", "diff": "x" * 500} for i in range(40)]}
     records: list[Any] = []
     for i in range(1, 30):
@@ -155,16 +142,13 @@ def test_fast_path_matches_dict_path_on_a_realistic_session() -> None:
             records.append({"role": "merged_summary", "content": "merged fork", "ts": 5})
         if i % 7 == 0:
             records.append(u(" same  ", f"t{i}r"))  # a resend across automation rows
-    turns = both(records, assistant_excerpt_chars=120, max_user_chars=10)
+    turns = extract_turns(records, assistant_excerpt_chars=120, max_user_chars=10)
     assert count_user_turns(turns) == 33
-    assert count_user_turns_in_records(records) == 33
+    assert sum(map(is_user_turn, records)) == 33
     assert any(t.repeat_of for t in turns)
 
 
-def test_fast_path_matches_the_store_fold_on_edge_lines() -> None:
-    # Whatever the store's fold keeps, the fast path keeps, line for line.
-    from transcripts.core.fold import fold_bytes
-
+def test_edge_lines_reach_the_summarizer_as_the_fold_reads_them() -> None:
     data = b"".join(
         [
             b"\xef\xbb\xbf" + orjson.dumps({"_type": "metadata", "created_at": "x"}) + b"\n",
@@ -184,10 +168,7 @@ def test_fast_path_matches_the_store_fold_on_edge_lines() -> None:
             orjson.dumps(a("unterminated last line")),
         ]
     )
-    folded = fold_bytes(data)
-    expected = extract_turns(folded.rows)
-    assert extract_turns_from_lines(io.BytesIO(data)) == expected
-    assert [t.text for t in expected] == [
+    assert [t.text for t in turns_of_bytes(data)] == [
         "plain",
         "lone \ud800 surrogate",
         "meta surrogate",

@@ -13,9 +13,9 @@ import pytest
 
 from bench import fit_boundaries
 from bench import summary_quality as sq
-from summaries.core.extract import extract_turns_from_lines
 from summaries.core.heuristic import boundary, summarize_turns
 from summaries.core.heuristic.draft import Draft
+from tests.summaries.extract_helpers import turns_of_bytes
 
 T0 = datetime(2026, 10, 7, 9, 0, 0).astimezone()
 
@@ -39,7 +39,7 @@ def write(path: Path, turns: list[tuple[str, str]]) -> Path:
 
 
 def ranges(path: Path) -> list[list[list[int]]]:
-    turns = extract_turns_from_lines(path.read_bytes().splitlines(keepends=True))
+    turns = turns_of_bytes(path.read_bytes())
     out: dict[str, Any] = summarize_turns(turns)
     return [i["ranges"] for i in out["intents"]]
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from summaries.core.extract import extract_turns_from_lines
 from summaries.core.heuristic import summarize_turns
+from tests.summaries.extract_helpers import turns_of_bytes
 from tests.summaries.test_heuristic_boundary import write
 
 WORK = "the integration test TestStockSync fails every third run in CI, look into it"
@@ -21,7 +21,7 @@ def constraints(tmp_path: Path, said: str) -> list[str]:
         tmp_path / "s.jsonl",
         [("user", WORK), ("assistant", LOOKED), ("user", said), ("assistant", "Noted.")],
     )
-    turns = extract_turns_from_lines(path.read_bytes().splitlines(keepends=True))
+    turns = turns_of_bytes(path.read_bytes())
     found = summarize_turns(turns)["constraints"]
     assert isinstance(found, list)
     return [str(c) for c in found]

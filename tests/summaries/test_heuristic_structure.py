@@ -14,11 +14,12 @@ from typing import Any
 
 import pytest
 
-from summaries.core.extract import extract_turns, extract_turns_from_lines, render_input
+from summaries.core.extract import render_input
 from summaries.core.heuristic import summarize_turns
 from summaries.core.heuristic.compose import fit_phrase, title_for
 from summaries.core.payload import derive_state
 from summaries.core.transcript_turn import TranscriptTurn
+from tests.summaries.extract_helpers import turns_of_bytes
 
 T0 = datetime(2026, 10, 7, 9, 0, 0).astimezone()
 
@@ -50,11 +51,7 @@ def write(tmp_path: Path, rows: list[Row]) -> Path:
 
 
 def turns_of(path: Path) -> list[TranscriptTurn]:
-    raw = path.read_bytes().splitlines(keepends=True)
-    fast = extract_turns_from_lines(raw)
-    records = [json.loads(line) for line in raw]
-    assert extract_turns(records) == fast  # both entry points read tool rows alike
-    return fast
+    return turns_of_bytes(path.read_bytes())
 
 
 def summary(tmp_path: Path, rows: list[Row]) -> dict[str, Any]:

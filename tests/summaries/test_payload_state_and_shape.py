@@ -8,14 +8,7 @@ import copy
 import pytest
 
 from summaries.core.intents import Intent, SummaryPayload
-from summaries.core.payload import (
-    STATE_DONE,
-    STATE_DROPPED,
-    STATE_IN_PROGRESS,
-    STATE_NEEDS_YOU,
-    derive_state,
-    normalize_payload,
-)
+from summaries.core.payload import derive_state, normalize_payload
 from tests.summaries.payload_helpers import KEYS, normalized
 
 # --- derive_state --------------------------------------------------------------------
@@ -24,18 +17,18 @@ from tests.summaries.payload_helpers import KEYS, normalized
 @pytest.mark.parametrize(
     ("status", "verified", "state"),
     [
-        ("abandoned", True, STATE_DROPPED),
-        ("abandoned", False, STATE_DROPPED),
-        ("abandoned", None, STATE_DROPPED),
-        ("completed", False, STATE_NEEDS_YOU),
-        ("completed", True, STATE_DONE),
-        ("completed", None, STATE_DONE),
-        ("active", True, STATE_IN_PROGRESS),
-        ("active", False, STATE_IN_PROGRESS),
-        ("active", None, STATE_IN_PROGRESS),
-        ("weird", False, STATE_IN_PROGRESS),
-        (None, None, STATE_IN_PROGRESS),
-        ("completed", 0, STATE_DONE),  # only a real False means "never confirmed"
+        ("abandoned", True, "dropped"),
+        ("abandoned", False, "dropped"),
+        ("abandoned", None, "dropped"),
+        ("completed", False, "needs-you"),
+        ("completed", True, "done"),
+        ("completed", None, "done"),
+        ("active", True, "in-progress"),
+        ("active", False, "in-progress"),
+        ("active", None, "in-progress"),
+        ("weird", False, "in-progress"),
+        (None, None, "in-progress"),
+        ("completed", 0, "done"),  # only a real False means "never confirmed"
     ],
 )
 def test_derive_state(status: object, verified: object, state: str) -> None:

@@ -1,7 +1,6 @@
 """Secrets never reach a summarizer (issue 11, item 1), at the pure core.
 
-Extraction redacts every kept row, user rows included, on both entry points (the dict
-path and the msgspec fast path), and before it caps or excerpts: a cut must not leave
+Extraction redacts every kept row, user rows included, and before it caps or excerpts: a cut must not leave
 half a secret that no pattern matches. The stored one-liner is redacted around its cut,
 and whatever the pass adds to the payload is sealed too.
 """
@@ -13,7 +12,7 @@ from typing import Any
 import orjson
 import pytest
 
-from summaries.core.extract import extract_turns, extract_turns_from_lines
+from summaries.core.extract import extract_turns
 from summaries.core.intents import Intent, StoredSummary, SummaryPayload
 from summaries.core.payload import clip_sealed, normalize_payload, seal_model, seal_payload
 from summaries.core.transcript_turn import TranscriptTurn
@@ -33,21 +32,13 @@ def rows_with(token: str) -> list[dict[str, Any]]:
     ]
 
 
-def both(records: list[dict[str, Any]], **kw: Any) -> list[TranscriptTurn]:
-    """Both entry points, which must agree."""
-    turns = extract_turns(records, **kw)
-    lines = [orjson.dumps(r) + b"\n" for r in records]
-    assert extract_turns_from_lines(lines, **kw) == turns
-    return turns
-
-
 def leaks(secret: Secret, turns: list[TranscriptTurn]) -> list[str]:
     return secret.leaks_into("\n".join(t.text for t in turns))
 
 
 @pytest.mark.parametrize("secret", SECRETS, ids=lambda s: s.id)
-def test_every_kept_row_is_redacted_on_both_paths(secret: Secret) -> None:
-    turns = both(rows_with(secret.token))
+def test_every_kept_row_is_redacted(secret: Secret) -> None:
+    turns = extract_turns(rows_with(secret.token))
     assert [t.role for t in turns] == ["user", "assistant", "user", "assistant"]
     assert leaks(secret, turns) == []
     assert all("[REDACTED" in t.text for t in turns)
@@ -57,7 +48,7 @@ def test_a_secret_across_the_user_cap_leaves_no_piece() -> None:
     # The cap falls 12 characters into the token: cut first, "ghp_" + 8 characters would
     # be left, which no pattern matches.
     content = "x " * 1994 + GITHUB.token + " and more"
-    (turn,) = both([{"role": "user", "content": content}], max_user_chars=4000)
+    (turn,) = extract_turns([{"role": "user", "content": content}], max_user_chars=4000)
     assert turn.truncated
     assert leaks(GITHUB, [turn]) == []
     assert len(turn.text) <= 4000
@@ -67,7 +58,9 @@ def test_a_secret_across_the_assistant_excerpt_leaves_no_piece() -> None:
     # A row written before the store redacted, or imported: the excerpt's head ends
     # inside the token.
     content = "y " * 194 + GITHUB.token + " " + "z " * 600
-    (turn,) = both([{"role": "assistant", "content": content}], assistant_excerpt_chars=400)
+    (turn,) = extract_turns(
+        [{"role": "assistant", "content": content}], assistant_excerpt_chars=400
+    )
     assert turn.truncated
     assert leaks(GITHUB, [turn]) == []
 
@@ -75,7 +68,7 @@ def test_a_secret_across_the_assistant_excerpt_leaves_no_piece() -> None:
 def test_two_different_pasted_tokens_are_not_a_resend() -> None:
     """Both redact to the same tag; the resend check still compares what was typed."""
     other = next(s for s in SECRETS if s.kind == "github_token" and s.case == "capitalized")
-    turns = both(
+    turns = extract_turns(
         [
             {"role": "user", "content": f"use token {GITHUB.token}"},
             {"role": "user", "content": f"use token {other.token}"},

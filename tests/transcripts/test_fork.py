@@ -10,7 +10,6 @@ import errno
 from pathlib import Path
 from typing import Any
 
-import orjson
 import pytest
 
 from tests.transcripts.helpers import (
@@ -35,12 +34,6 @@ CHILD = "dashboard:child"
 def own_rows(store: TranscriptStore, key: str) -> list[dict[str, Any]]:
     """The rows of the key's current file alone (no archive, no other file)."""
     return store.read_file(key).rows
-
-
-def rows_of_lines(lines: list[bytes]) -> list[dict[str, Any]]:
-    """What a fast-path reader keeps: objects without ``_type``."""
-    values = [orjson.loads(raw) for raw in lines]
-    return [v for v in values if isinstance(v, dict) and "_type" not in v]
 
 
 def test_the_child_file_holds_the_seed_and_line_zero_records_provenance(tmp_path: Path) -> None:
@@ -83,7 +76,6 @@ def test_deleting_or_replacing_the_parent_never_changes_the_fork(
     store.append_row(later, "user", "my password is hunter2", metadata={"app": "other"})
     assert store.path(later) == store.path(parent_key)
     assert store.read_session(CHILD).rows == before
-    assert "hunter2" not in str(store.session_lines(CHILD))
 
 
 def test_the_fork_keeps_the_parents_position_order_and_its_ts_keep_growing(
@@ -129,20 +121,6 @@ def test_an_original_style_fork_reads_only_its_own_rows(tmp_path: Path) -> None:
             meta_line(forked_from=KEY, **extra) + b"".join(line(r) for r in own)
         )
         assert contents(store.read_session(CHILD).rows) == ["mine", "answer"]
-        lines = store.session_lines(CHILD)
-        assert lines is not None  # the summary's fast path answers for a fork too
-        assert rows_of_lines(lines) == store.read_session(CHILD).rows
-
-
-def test_the_summary_fast_path_reads_a_fork_like_the_fold(tmp_path: Path) -> None:
-    store = ticking_store(tmp_path)
-    fill_session(store, 4)
-    store.fork(KEY, CHILD)
-    store.append_row(CHILD, "user", "child own")
-    lines = store.session_lines(CHILD)
-    assert lines is not None
-    assert rows_of_lines(lines) == store.read_session(CHILD).rows
-    assert len(rows_of_lines(lines)) == 5
 
 
 def test_a_failed_fork_write_leaves_no_child_and_no_temp_file(

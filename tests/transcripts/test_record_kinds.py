@@ -2,8 +2,8 @@
 
 A dummy kind, ``retitle`` (``{"_type": "retitle", "target_ts", "title", "ts"}``: sets the
 target row's ``title``), is declared for each test. Each path that must notice a
-row-changing record is then checked against it: the fast path that skips the fold, the
-fold, the page reader (offset index), rotation and rewind. A path that hard-codes
+row-changing record is then checked against it: the fold, the tail read of a long
+session (a summary pass's window), the page reader (offset index), rotation and rewind. A path that hard-codes
 ``"revision"`` again reads the dummy record as something else and fails here.
 """
 
@@ -17,7 +17,7 @@ import pytest
 
 from tests.transcripts.helpers import KEY, fold_data, json_lines, ticking_store
 from transcripts.core import codec
-from transcripts.core.codec import encode_record, may_change_rows
+from transcripts.core.codec import encode_record
 from transcripts.core.paging import read_page
 from transcripts.core.store import TranscriptStore
 
@@ -49,13 +49,6 @@ def titles(rows: list[dict[str, Any]]) -> list[Any]:
     return [row.get("title") for row in rows]
 
 
-def test_the_substring_test_matches_every_declared_kind_in_either_spacing() -> None:
-    assert may_change_rows(b'{"_type":"retitle","target_ts":"x"}')
-    assert may_change_rows(b'{"_type": "retitle", "target_ts": "x"}')
-    assert may_change_rows(b'{"_type":"revision","target_ts":"x"}')
-    assert not may_change_rows(b'{"_type":"metadata"}\n{"role":"user","content":"retitle"}')
-
-
 def test_undeclared_the_kind_is_a_stray_record(monkeypatch: pytest.MonkeyPatch) -> None:
     # What the declaration changes: without it the fold neither applies nor counts it.
     monkeypatch.delitem(codec.ROW_CHANGES, KIND)
@@ -66,7 +59,6 @@ def test_undeclared_the_kind_is_a_stray_record(monkeypatch: pytest.MonkeyPatch) 
     assert titles(folded.rows) == [None]
     assert folded.report.revisions == 0
     assert folded.report.counts() == {"stray_record": 1}
-    assert not may_change_rows(data)
 
 
 def test_the_fold_applies_a_declared_kind_and_reports_an_orphan() -> None:
@@ -82,15 +74,19 @@ def test_the_fold_applies_a_declared_kind_and_reports_an_orphan() -> None:
     assert folded.report.counts() == {"orphan_revision": 1}
 
 
-def test_the_fast_path_declines_a_session_holding_a_declared_kind(tmp_path: Path) -> None:
+def test_the_tail_read_applies_a_declared_kind(tmp_path: Path) -> None:
     store, stamps = session(tmp_path)
-    assert store.session_lines(KEY) is not None  # nothing to fold: the raw lines
-    append(store, retitle(stamps[1], "T"))
-    assert store.session_lines(KEY) is None  # the fold has work to do: it must read
-    assert titles(store.read_session(KEY).rows)[:3] == [None, "T", None]
+    append(store, retitle(stamps[4], "T"))
+    budget = store.path(KEY).stat().st_size - 1  # all but line 0's first byte
+    identity = store.identity(KEY)
+    assert identity is not None
+    rows = store.read_session_tail(KEY, identity, budget)
+    assert rows is not None
+    assert titles(rows) == [None, None, None, None, "T", None]
+    assert rows == store.read_session(KEY).rows
 
 
-def test_the_fast_path_declines_an_archive_holding_a_declared_kind(tmp_path: Path) -> None:
+def test_the_tail_read_applies_a_declared_kind_in_an_archive(tmp_path: Path) -> None:
     store, _ = session(tmp_path)
     header = {"_type": "archive", "reason": "rotate", "archived_at": "2026-03-01T00:00:00"}
     earlier = {"role": "user", "content": "old", "ts": "2026-01-01T00:00:00.000001+00:00"}
@@ -98,8 +94,13 @@ def test_the_fast_path_declines_an_archive_holding_a_declared_kind(tmp_path: Pat
     store.archive_dir.mkdir()
     archive = store.archive_dir / f"{store.path(KEY).stem}__20260101-000000.jsonl"
     archive.write_bytes(b"".join(encode_record(r) for r in (header, earlier, change)))
-    assert store.session_lines(KEY) is None
-    assert titles(store.read_session(KEY).rows)[:2] == ["T", None]
+    budget = archive.stat().st_size + store.path(KEY).stat().st_size - 1
+    identity = store.identity(KEY)
+    assert identity is not None
+    rows = store.read_session_tail(KEY, identity, budget)
+    assert rows is not None
+    assert titles(rows)[:2] == ["T", None]
+    assert rows == store.read_session(KEY).rows
 
 
 def test_a_page_applies_a_declared_kind(tmp_path: Path) -> None:

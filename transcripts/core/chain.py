@@ -1,20 +1,31 @@
-"""The session's chain of files, read whole: rotate archives oldest first, then the current file.
+"""The session's chain of files: rotate archives oldest first, then the current file.
 
-Which archives belong to the session is ``archive.membership``; each file folds on its own
-(a revision never crosses files).
+Read whole (``read_session``) or by its end (``read_session_tail``).
+Which archives belong to the session is ``archive.membership`` on the archive's header as
+the fold reads it (its first object); each file folds on its own (a revision never
+crosses files).
 """
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from .archive import Membership, membership
-from .codec import ARCHIVE, METADATA, generation, may_change_rows
+from .codec import ARCHIVE, POSITION_HINT, generation
 from .errors import SessionNotFound
-from .fold import FoldReport, fold_stream
-from .lines import first_record, split_lines
+from .fold import FoldReport, fold_lines, fold_stream
+from .fsutil import open_regular
+from .identity import Identity
+from .lines import first_record
+from .reader import UTF8_BOM, RawLine, iter_lines
 from .storefiles import StoreFiles
+from .tail import read_tail
+
+HEADER_BLOCK = 8 * 1024  # an archive's header is its first line: never read the whole file
+_HINT = f'"{POSITION_HINT}"'.encode()
 
 
 @dataclass(slots=True)
@@ -72,44 +83,64 @@ def read_session(store: StoreFiles, key: str) -> SessionView:
     return SessionView(key, current.metadata, rows, report, files)
 
 
-def session_lines(store: StoreFiles, key: str) -> list[bytes] | None:
-    """The raw lines of the whole session, or None when only the fold can read it.
+def _archive_header(path: Path, max_line: int) -> dict[str, Any] | None:
+    """The header of an archive as the fold reads it (its first object, a BOM at byte 0
+    removed), reading only up to that object; None when it is no archive header."""
+    fd, _ = open_regular(path)  # never blocks on a FIFO planted in the folder
+    with os.fdopen(fd, "rb") as fp:
+        for line in iter_lines(fp, max_line=max_line, block_size=HEADER_BLOCK):
+            if line.data is None:
+                continue
+            data = line.data.removeprefix(UTF8_BOM) if line.offset == 0 else line.data
+            first = first_record([data])
+            if first is not None:
+                return first if first.get("_type") == ARCHIVE else None
+    return None
 
-    The files of ``read_session``, chosen by the same ``membership`` rule; each line
-    without its ``\\n``, line 0 included, oversize lines dropped and a leading BOM
-    removed, as the fold does (``lines.split_lines``). None when any of those files may
-    hold a row-changing record (``codec.may_change_rows``: one regex pass per file). A
-    fork is no exception: its seed rows are lines of its own file.
 
-    This does not bypass the one fold, it is a case of it: a file without row-changing
-    records folds to exactly its rows in file order (the fold identity), so a reader
-    that keeps the lines the fold keeps as rows (objects without ``_type``) sees the
-    same rows as ``read_session(key).rows``, without building the ``meta`` dicts the
-    fold would build. Anything else goes through ``read_session``.
+def session_files(store: StoreFiles, key: str, gen: int) -> list[Path]:
+    """The session's files, oldest first: the archives whose rows belong to it now
+    (``membership`` against the file's generation ``gen``), then the current file."""
+    paths = [
+        archive
+        for archive in store.archive_paths(key)
+        if membership(_archive_header(archive, store.max_line), gen) is Membership.SESSION
+    ]
+    paths.append(store.path(key))
+    return paths
+
+
+def read_session_tail(
+    store: StoreFiles, key: str, identity: Identity, budget: int
+) -> list[dict[str, Any]] | None:
+    """The folded rows of the session's last ``budget`` bytes, oldest first, or None when
+    only ``read_session`` can answer.
+
+    The chain is the one ``identity`` (a snapshot taken before) names: its generation picks
+    the archives, its size caps the current file (rows appended since are not read). Whole
+    lines only (``tail.read_tail``); each file's window folds on its own: a revision is
+    appended after its target, so every revision that targets a row of the window is in
+    it, and one whose target lies before it targets nothing the window keeps. None when
+    the chain fits in ``budget`` (read it whole), when a file vanished or changed type
+    meanwhile, or when a position hint is in the window: it can move a row across the
+    window's start.
     """
-    path = store.path(key)
-    if not path.is_file():
-        raise SessionNotFound(key)
     try:
-        data = path.read_bytes()
-    except FileNotFoundError:  # deleted since the check
-        raise SessionNotFound(key) from None
-    if may_change_rows(data):
-        return None
-    current = split_lines(data, store.max_line)
-    first = first_record(current)
-    metadata = first if first is not None and first.get("_type") == METADATA else None
-    current_gen = generation(metadata)
-    lines: list[bytes] = []
-    for archive in store.archive_paths(key):
-        data = archive.read_bytes()
-        archived = split_lines(data, store.max_line)
-        first = first_record(archived)
-        header = first if first is not None and first.get("_type") == ARCHIVE else None
-        if membership(header, current_gen) is not Membership.SESSION:
-            continue
-        if may_change_rows(data):
+        paths = session_files(store, key, identity.gen)
+        if sum(p.stat().st_size for p in paths) <= budget:
             return None
-        lines.extend(archived)
-    lines.extend(current)
-    return lines
+        tails = read_tail(paths, budget, store.max_line, identity.size)
+    except OSError:
+        return None
+    if any(_HINT in line for tail in tails for line in tail.lines):
+        return None
+    rows: list[dict[str, Any]] = []
+    for tail in tails:
+        # Never 0: read_tail already removed line 0's BOM (offsets only label anomalies).
+        offset = tail.start or 1
+        raw: list[RawLine] = []
+        for line in tail.lines:
+            raw.append(RawLine(offset, line, True))
+            offset += len(line) + 1
+        rows.extend(fold_lines(raw, file=tail.path.name).rows)
+    return rows

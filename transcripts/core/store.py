@@ -7,8 +7,8 @@ change?" is one ``stat``.
 
 This is the store's public face (paths, locks, appends, the rewrites' entry points); the
 parts live beside it: ``identity.py`` (sig + gen), ``rows.py`` (a row as written and the
-revision target check), ``chain.py`` (whole-session reads), ``lines.py`` (raw lines as the
-fold sees them), ``derived.py`` (derived files a delete reaps).
+revision target check), ``chain.py`` (whole-session and tail reads), ``lines.py`` (raw
+lines as the fold sees them), ``derived.py`` (derived files a delete reaps).
 """
 
 from __future__ import annotations
@@ -268,9 +268,11 @@ class TranscriptStore(StoreFiles):
         """Archives + current file, each folded, rows in order (``chain.read_session``)."""
         return chain.read_session(self, key)
 
-    def session_lines(self, key: str) -> list[bytes] | None:
-        """The session's raw lines, or None when only the fold can read it (``chain``)."""
-        return chain.session_lines(self, key)
+    def read_session_tail(
+        self, key: str, identity: Identity, budget: int
+    ) -> list[dict[str, Any]] | None:
+        """The folded rows of the session's last ``budget`` bytes, or None (``chain``)."""
+        return chain.read_session_tail(self, key, identity, budget)
 
     # ------------------------------------------------------------------ rewrites
     def update_metadata(

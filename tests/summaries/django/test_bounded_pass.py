@@ -25,6 +25,7 @@ from summaries.core.window import window_turns
 from summaries.services import PassOutcome, PassResult, summary_generate
 from summaries.state import summary_turn_mark_set
 from tests.summaries.django.conftest import must
+from transcripts.core import chain
 from transcripts.core.errors import RowNotFound
 from transcripts.core.store import TranscriptStore
 from transcripts.core.tail import read_tail
@@ -49,23 +50,20 @@ def rotating(offline_home: Path, settings: Any) -> TranscriptStore:
 def reads(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
     """Bytes the pass read through each reader: the whole-session readers and the tail."""
     seen = {"whole": 0, "tail": 0}
-    for name in ("session_lines", "read_session"):
-        real = getattr(TranscriptStore, name)
+    real = TranscriptStore.read_session
 
-        def spy(self: TranscriptStore, key: str, _real: Any = real) -> Any:
-            seen["whole"] += sum(
-                p.stat().st_size for p in [*self.archive_paths(key), self.path(key)]
-            )
-            return _real(self, key)
+    def spy(self: TranscriptStore, key: str) -> Any:
+        seen["whole"] += sum(p.stat().st_size for p in [*self.archive_paths(key), self.path(key)])
+        return real(self, key)
 
-        monkeypatch.setattr(TranscriptStore, name, spy)
+    monkeypatch.setattr(TranscriptStore, "read_session", spy)
 
     def tail_spy(*args: Any, **kw: Any) -> Any:
         tails = read_tail(*args, **kw)
         seen["tail"] += sum(len(line) + 1 for t in tails for line in t.lines)
         return tails
 
-    monkeypatch.setattr(services, "read_tail", tail_spy)
+    monkeypatch.setattr(chain, "read_tail", tail_spy)
     return seen
 
 

@@ -106,17 +106,15 @@ def test_a_delete_between_the_snapshot_and_the_read_is_a_quiet_refusal(
 ):
     slot, _ = summarized
     key = slot.session.key
-    # The pass reads through session_lines (raw lines, nothing to fold here) or, when
-    # that declines, read_session: the delete lands before whichever read comes first.
-    for name in ("session_lines", "read_session"):
-        real_read = getattr(type(store), name)
+    # The delete lands just before the pass reads the session.
+    real_read = type(store).read_session
 
-        def delete_then_read(self, key, _real=real_read, **kwargs):
-            if self.exists(key):
-                session_delete(key=key)
-            return _real(self, key, **kwargs)
+    def delete_then_read(self, key, **kwargs):
+        if self.exists(key):
+            session_delete(key=key)
+        return real_read(self, key, **kwargs)
 
-        monkeypatch.setattr(type(store), name, delete_then_read)
+    monkeypatch.setattr(type(store), "read_session", delete_then_read)
 
     with caplog.at_level("INFO", logger="summaries.services"):
         outcome = summary_generate(slot_name="s1", force=True)
@@ -195,17 +193,14 @@ def test_a_row_appended_after_the_read_is_not_missed(summarized, store, backend,
     """The snapshot precedes the read, so a row landing right after the read refuses the
     write instead of blessing a summary that does not contain it."""
     _slot, previous = summarized
-    # Whichever read the pass uses: session_lines (raw lines) or, when it declines, the fold.
-    for name in ("session_lines", "read_session"):
-        real_read = getattr(type(store), name)
+    real_read = type(store).read_session
 
-        def read_then_append(self, key, _real=real_read, **kwargs):
-            view = _real(self, key, **kwargs)
-            if view is not None:
-                self.append_row(key, "assistant", "landed just after the read")
-            return view
+    def read_then_append(self, key, **kwargs):
+        view = real_read(self, key, **kwargs)
+        self.append_row(key, "assistant", "landed just after the read")
+        return view
 
-        monkeypatch.setattr(type(store), name, read_then_append)
+    monkeypatch.setattr(type(store), "read_session", read_then_append)
 
     assert summary_generate(slot_name="s1", force=True) == PassOutcome(PassResult.WRITE_REFUSED)
     assert previous.unchanged()
