@@ -16,24 +16,24 @@ from summaries.core.backends import HEURISTIC
 from summaries.core.payload import intent_state
 from transcripts.core.fold import FoldReport
 from transcripts.core.paging import parse_cursor
+from transcripts.core.roles import TOOL_ROLES, Role
 from transcripts.core.timestamps import parse_ts, source_ts
 from transcripts.core.user_turns import is_injected, is_user_turn
 
 from .markdown import render_block, render_code
 
-TOOL_ROLES = frozenset({"tool", "tool_call", "tool_result"})
-ROLE_LABELS = {
-    "user": "You",
-    "assistant": "Agent",
-    "merged_summary": "Merged result",
-    "tool": "Tool",
-    "tool_call": "Tool call",
-    "tool_result": "Tool result",
-    "system": "System",
-    "error": "Error",
-    "notice": "Notice",
-    "nudge": "Nudge",
-    "inject": "Injected",
+ROLE_LABELS: dict[str, str] = {
+    Role.USER: "You",
+    Role.ASSISTANT: "Agent",
+    Role.MERGED_SUMMARY: "Merged result",
+    Role.TOOL: "Tool",
+    Role.TOOL_CALL: "Tool call",
+    Role.TOOL_RESULT: "Tool result",
+    Role.SYSTEM: "System",
+    Role.ERROR: "Error",
+    Role.NOTICE: "Notice",
+    Role.NUDGE: "Nudge",
+    Role.INJECT: "Injected",
 }
 # Anomalies whose row is still shown (its ts or its nesting is odd); every other kind is a
 # skipped line.
@@ -150,13 +150,13 @@ def _meta_kind(row: dict[str, Any]) -> Any:
 
 def row_kind(row: dict[str, Any]) -> str:
     role = row.get("role")
-    if role == "user":
+    if role == Role.USER:
         return "user" if is_user_turn(row) else "note"
-    if role in {"assistant", "merged_summary"}:
+    if role in {Role.ASSISTANT, Role.MERGED_SUMMARY}:
         return "assistant"
     if role in TOOL_ROLES:
         return "tool"
-    return "error" if role == "error" else "note"
+    return "error" if role == Role.ERROR else "note"
 
 
 def transcript_items(
@@ -190,7 +190,7 @@ def transcript_items(
         kind = row_kind(row)
         role = str(row.get("role") or "row")
         label = ROLE_LABELS.get(role, role.replace("_", " ").capitalize())
-        if role == "user" and kind == "note":
+        if role == Role.USER and kind == "note":
             label = "Automation" if is_injected(text) else "Empty message"
         command = role == "notice" and _meta_kind(row) == "command"  # an agent's /clear
         if command:

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .archive import Membership, membership
-from .codec import ARCHIVE, METADATA, generation, may_change_rows
+from .codec import RecordKind, generation, may_change_rows
 from .errors import SessionNotFound
 from .fold import FoldReport, fold_stream
 from .lines import first_record, split_lines
@@ -98,14 +98,14 @@ def session_lines(store: StoreFiles, key: str) -> list[bytes] | None:
         return None
     current = split_lines(data, store.max_line)
     first = first_record(current)
-    metadata = first if first is not None and first.get("_type") == METADATA else None
+    metadata = first if first is not None and first.get("_type") == RecordKind.METADATA else None
     current_gen = generation(metadata)
     lines: list[bytes] = []
     for archive in store.archive_paths(key):
         data = archive.read_bytes()
         archived = split_lines(data, store.max_line)
         first = first_record(archived)
-        header = first if first is not None and first.get("_type") == ARCHIVE else None
+        header = first if first is not None and first.get("_type") == RecordKind.ARCHIVE else None
         if membership(header, current_gen) is not Membership.SESSION:
             continue
         if may_change_rows(data):

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from enum import StrEnum
 from typing import Any
 
 import orjson
@@ -16,9 +17,17 @@ from .errors import RecordRejected
 # byte; the reader reports longer lines as ``oversize`` without holding them in memory.
 MAX_LINE_BYTES = 8 * 1024 * 1024
 
-METADATA = "metadata"
-REVISION = "revision"
-ARCHIVE = "archive"
+
+class RecordKind(StrEnum):
+    """A line's ``_type``: what a record that is not a row is."""
+
+    METADATA = "metadata"  # line 0 of a live file
+    REVISION = "revision"  # a change to an earlier row
+    ARCHIVE = "archive"  # line 0 of an archive
+
+
+# The bare names, as the agent importer and the benches import them.
+METADATA, REVISION, ARCHIVE = RecordKind.METADATA, RecordKind.REVISION, RecordKind.ARCHIVE
 POSITION_HINT = "_after_ts"  # a revision patch key: place the target after this row ("" = first)
 FORBIDDEN_PATCH_KEYS = ("ts", "_type")  # a revision never changes these
 TARGET = "target_ts"  # a row-changing record's field naming the row it changes
@@ -33,7 +42,7 @@ def _revision_patch(record: dict[str, Any]) -> Any:
 # Every path that must notice such a record derives from this one mapping: the fold, the
 # fast path that skips the fold when a file holds none (``may_change_rows``), rewind
 # (which keeps changes of kept rows) and rotation (which folds them into their rows).
-ROW_CHANGES: dict[str, Callable[[dict[str, Any]], Any]] = {REVISION: _revision_patch}
+ROW_CHANGES: dict[str, Callable[[dict[str, Any]], Any]] = {RecordKind.REVISION: _revision_patch}
 
 _marks: dict[tuple[str, ...], re.Pattern[bytes]] = {}
 

@@ -21,15 +21,7 @@ from typing import Any
 
 from . import locking
 from .archive import ROTATE_REASON, is_unlanded, read_header, write_archive
-from .codec import (
-    MAX_LINE_BYTES,
-    METADATA,
-    REVISION,
-    ROW_CHANGES,
-    TARGET,
-    encode_record,
-    generation,
-)
+from .codec import MAX_LINE_BYTES, ROW_CHANGES, TARGET, RecordKind, encode_record, generation
 from .derived import reap_derived
 from .errors import (
     ArchiveError,
@@ -154,7 +146,7 @@ def rewind(store: StoreFiles, key: str, after_ts: str) -> int:
                 dropped.append(raw)
         if not dropped:
             return 0
-        metadata = dict(metadata or {"_type": METADATA})
+        metadata = dict(metadata or {"_type": RecordKind.METADATA})
         metadata["rotation_generation"] = generation(metadata) + 1
         archive = _archive_or_fail(store, key, dropped, "rewind", metadata["rotation_generation"])
         body = reencode(metadata) + b"".join(raw + b"\n" for raw in kept)
@@ -359,7 +351,7 @@ def position_revisions(folded: Folded, kept: list[int], now: Any) -> bytes:
         out.append(
             encode_record(
                 {
-                    "_type": REVISION,
+                    "_type": RecordKind.REVISION,
                     "target_ts": folded.rows[wanted[pos]].get("ts"),
                     "patch": {"_after_ts": anchor},
                     "ts": previous,
