@@ -9,6 +9,7 @@ from collections.abc import Callable
 from enum import StrEnum
 from typing import Any
 
+import msgspec
 import orjson
 
 from .errors import RecordRejected
@@ -31,6 +32,24 @@ METADATA, REVISION, ARCHIVE = RecordKind.METADATA, RecordKind.REVISION, RecordKi
 POSITION_HINT = "_after_ts"  # a revision patch key: place the target after this row ("" = first)
 FORBIDDEN_PATCH_KEYS = ("ts", "_type")  # a revision never changes these
 TARGET = "target_ts"  # a row-changing record's field naming the row it changes
+
+
+class Revision(msgspec.Struct, frozen=True, kw_only=True):
+    """A change to an earlier row: ``patch`` shallow-merged into the last earlier row whose
+    ts is ``target_ts`` (the fold's rules); ``ts`` is stamped when it is appended."""
+
+    target_ts: str
+    patch: dict[str, Any]
+    ts: str | None = None
+
+    def record(self) -> dict[str, Any]:
+        """The line's object, keys in their order on disk."""
+        return {
+            "_type": RecordKind.REVISION,
+            TARGET: self.target_ts,
+            "patch": self.patch,
+            "ts": self.ts,
+        }
 
 
 def _revision_patch(record: dict[str, Any]) -> Any:

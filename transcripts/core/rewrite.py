@@ -21,7 +21,16 @@ from typing import Any
 
 from . import locking
 from .archive import ROTATE_REASON, is_unlanded, read_header, write_archive
-from .codec import MAX_LINE_BYTES, ROW_CHANGES, TARGET, RecordKind, encode_record, generation
+from .codec import (
+    MAX_LINE_BYTES,
+    POSITION_HINT,
+    ROW_CHANGES,
+    TARGET,
+    RecordKind,
+    Revision,
+    encode_record,
+    generation,
+)
 from .derived import reap_derived
 from .errors import (
     ArchiveError,
@@ -348,14 +357,14 @@ def position_revisions(folded: Folded, kept: list[int], now: Any) -> bytes:
     for pos in range(first_diff, len(wanted)):
         anchor = "" if pos == 0 else str(folded.rows[wanted[pos - 1]].get("ts"))
         previous = monotonic_ts(previous, now)
+        target: Any = folded.rows[wanted[pos]].get("ts")  # written as the row bears it
         out.append(
             encode_record(
-                {
-                    "_type": RecordKind.REVISION,
-                    "target_ts": folded.rows[wanted[pos]].get("ts"),
-                    "patch": {"_after_ts": anchor},
-                    "ts": previous,
-                }
+                Revision(
+                    target_ts=target,
+                    patch={POSITION_HINT: anchor},
+                    ts=previous,
+                ).record()
             )
         )
     return b"".join(out)

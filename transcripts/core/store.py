@@ -21,7 +21,14 @@ from typing import Any
 
 from . import chain
 from .chain import SessionView
-from .codec import FORBIDDEN_PATCH_KEYS, POSITION_HINT, RecordKind, encode_record, generation
+from .codec import (
+    FORBIDDEN_PATCH_KEYS,
+    POSITION_HINT,
+    RecordKind,
+    Revision,
+    encode_record,
+    generation,
+)
 from .content import check_content
 from .errors import (
     RecordRejected,
@@ -138,7 +145,7 @@ class TranscriptStore(StoreFiles):
         if POSITION_HINT in patch and not isinstance(anchor, str):
             raise RevisionRejected(f'{POSITION_HINT} must be a row ts or ""')
         clean, report = redact_value(patch)
-        record = {"_type": RecordKind.REVISION, "target_ts": target_ts, "patch": clean, "ts": None}
+        record = Revision(target_ts=target_ts, patch=clean).record()
         with self.locked(key):
             path = self.path(key)
             if not path.is_file():
