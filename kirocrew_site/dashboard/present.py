@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any
 
 from summaries.core.backends import HEURISTIC
@@ -89,11 +90,21 @@ def written_by(model: object) -> dict[str, Any]:
     return {"label": "", "estimate": False}
 
 
+class RowKind(StrEnum):
+    """How the page shows a row (a person's turn, the agent's words, tool output, …)."""
+
+    USER = "user"
+    NOTE = "note"  # automation under role user, an empty message, any other role
+    ASSISTANT = "assistant"
+    TOOL = "tool"
+    ERROR = "error"
+
+
 @dataclass(slots=True)
 class Item:
     """One transcript row as the template shows it."""
 
-    kind: str  # user | assistant | tool | note | error
+    kind: RowKind  # its CSS class: row-<kind>
     label: str
     cursor: str
     ts: str
@@ -148,15 +159,15 @@ def _meta_kind(row: dict[str, Any]) -> Any:
     return meta.get("kind") if isinstance(meta, dict) else None
 
 
-def row_kind(row: dict[str, Any]) -> str:
+def row_kind(row: dict[str, Any]) -> RowKind:
     role = row.get("role")
     if role == Role.USER:
-        return "user" if is_user_turn(row) else "note"
+        return RowKind.USER if is_user_turn(row) else RowKind.NOTE
     if role in {Role.ASSISTANT, Role.MERGED_SUMMARY}:
-        return "assistant"
+        return RowKind.ASSISTANT
     if role in TOOL_ROLES:
-        return "tool"
-    return "error" if role == Role.ERROR else "note"
+        return RowKind.TOOL
+    return RowKind.ERROR if role == Role.ERROR else RowKind.NOTE
 
 
 def transcript_items(
@@ -190,20 +201,20 @@ def transcript_items(
         kind = row_kind(row)
         role = str(row.get("role") or "row")
         label = ROLE_LABELS.get(role, role.replace("_", " ").capitalize())
-        if role == Role.USER and kind == "note":
+        if role == Role.USER and kind is RowKind.NOTE:
             label = "Automation" if is_injected(text) else "Empty message"
-        command = role == "notice" and _meta_kind(row) == "command"  # an agent's /clear
+        command = role == Role.NOTICE and _meta_kind(row) == "command"  # an agent's /clear
         if command:
             label = "Command"
         # Tool output and JSON payloads are shown as code, never read as Markdown.
-        structured = kind == "tool" or command or not isinstance(row.get("content"), str)
+        structured = kind is RowKind.TOOL or command or not isinstance(row.get("content"), str)
         html = render_code(text) if structured else render_block(text)
         at, shown, stored = happened(row)
         item = Item(kind, label, cursor, at, shown, html, stored=stored)
-        if kind == "user":
+        if kind is RowKind.USER:
             turn += 1
             item.turn = turn
-        if kind in {"tool", "note"}:
+        if kind in {RowKind.TOOL, RowKind.NOTE}:
             item.collapsed = True
             item.preview = preview(text)
         items.append(item)
