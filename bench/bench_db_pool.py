@@ -34,19 +34,6 @@ SLOTS = 8
 BENCH_DB = "kirocrew_bench_pool"
 
 
-def _cpu_seconds(pids: list[int]) -> float:
-    """utime + stime of ``pids`` (seconds), from /proc; a process gone counts 0."""
-    tick = os.sysconf("SC_CLK_TCK")
-    total = 0
-    for pid in pids:
-        try:
-            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        total += int(fields[11]) + int(fields[12])  # utime, stime (fields 14, 15)
-    return total / tick
-
-
 def _postgres_pids() -> list[int]:
     pids = []
     for entry in Path("/proc").iterdir():
@@ -154,11 +141,11 @@ def main(argv: list[str] | None = None) -> int:
                 order = ("pooled", "unpooled") if i % 2 == 0 else ("unpooled", "pooled")
                 for arm in order:
                     server = servers[arm]
-                    before = _cpu_seconds([server.proc.pid]) + _postgres_cpu()
+                    before = common.cpu_seconds([server.proc.pid]) + _postgres_cpu()
                     t0 = time.perf_counter()
                     done = asyncio.run(_drive(server.base, token, args.duration))
                     elapsed = time.perf_counter() - t0
-                    spent = _cpu_seconds([server.proc.pid]) + _postgres_cpu() - before
+                    spent = common.cpu_seconds([server.proc.pid]) + _postgres_cpu() - before
                     rps[arm].append(done / elapsed)
                     cpu[arm].append(spent / done * 1000)
     for arm in ("pooled", "unpooled"):

@@ -477,6 +477,39 @@ def cpu_note() -> str:
     return f"{os.cpu_count()} CPU(s), Python {sys.version.split()[0]}"
 
 
+def cpu_seconds(pids: list[int], *, reaped: bool = False) -> float:
+    """utime + stime of ``pids`` (seconds), from /proc; a process gone counts 0.
+    ``reaped``: with the children each has waited for (cutime + cstime)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += int(fields[11]) + int(fields[12])  # utime, stime (fields 14, 15)
+        if reaped:
+            total += int(fields[13]) + int(fields[14])
+    return total / tick
+
+
+def process_tree(root: int) -> list[int]:
+    """``root`` and every live descendant (a Celery worker's pool children)."""
+    parents: dict[int, int] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            parents[int(entry.name)] = int(stat[1])
+    tree, frontier = [root], [root]
+    while frontier:
+        frontier = [pid for pid, ppid in parents.items() if ppid in frontier]
+        tree += frontier
+    return tree
+
+
 # ---------------------------------------------------------------------- Django and daphne
 # For benchmarks that run the application: a private KIROCREW_HOME (SQLite there), no
 # outside database; the Redis channel layer only when a bench asks for it.

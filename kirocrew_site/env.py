@@ -3,6 +3,11 @@
 An unset or empty variable gives the default; any other value must parse, or the
 reader raises ``ImproperlyConfigured`` naming the variable. A typo in a deployment's
 environment must stop the site at start-up, not silently run it with a default.
+
+The one reader of the environment: ``summaries/envconfig.py`` reads config.json's
+overrides through it too. django-environ was measured against it and refused
+(docs/notes/stock.md): it reads ``ture`` as False and ``1,5`` as 1.5, raises a bare
+ValueError that names no variable, and has no minimum or duration.
 """
 
 from __future__ import annotations
@@ -11,12 +16,15 @@ import math
 import os
 import re
 from collections.abc import Iterable, Mapping
+from typing import TypeVar
 from urllib.parse import urlsplit
 
 from django.core.exceptions import ImproperlyConfigured
 
-TRUE = frozenset({"1", "true", "yes", "on"})
-FALSE = frozenset({"0", "false", "no", "off"})
+# config.json's ``enabled`` and the environment's flags read the same yes/no words.
+from summaries.core.config import bool_word
+
+D = TypeVar("D")  # a default: a value of the reader's type, or None for "not set"
 _DURATION = re.compile(r"(\d+)\s*([smhd]?)")
 _UNIT_SECONDS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
 # Schemes whose URL names a file or socket path instead of a host.
@@ -40,20 +48,19 @@ def env_str(name: str, default: str, env: Mapping[str, str] | None = None) -> st
     return default if value is None else value
 
 
-def env_bool(name: str, default: bool, env: Mapping[str, str] | None = None) -> bool:
+def env_bool(name: str, default: D, env: Mapping[str, str] | None = None) -> bool | D:
     value = _raw(name, env)
     if value is None:
         return default
-    if value.lower() in TRUE:
-        return True
-    if value.lower() in FALSE:
-        return False
-    raise _bad(name, value, "one of 1/true/yes/on or 0/false/no/off")
+    parsed = bool_word(value)
+    if parsed is None:
+        raise _bad(name, value, "one of 1/true/yes/on or 0/false/no/off")
+    return parsed
 
 
 def env_int(
-    name: str, default: int, *, minimum: int = 0, env: Mapping[str, str] | None = None
-) -> int:
+    name: str, default: D, *, minimum: int = 0, env: Mapping[str, str] | None = None
+) -> int | D:
     value = _raw(name, env)
     if value is None:
         return default

@@ -35,6 +35,7 @@ from kirocrew_site.env import (
 )
 from kirocrew_site.home.core.modes import private_umask
 from kirocrew_site.secret_key import secret_key_load
+from summaries.envconfig import summary_overrides_read
 
 django_stubs_ext.monkeypatch()
 
@@ -256,6 +257,10 @@ KIROCREW_IMPORT_WORKERS = env_int("KIROCREW_IMPORT_WORKERS", 0, minimum=0)
 
 # ---------------------------------------------------------------- summaries
 KIROCREW_SUMMARY_MODEL = env_str("KIROCREW_SUMMARY_MODEL", "heuristic")
+# KIROCREW_SUMMARY_ENABLED and the count keys' overrides of config.json (summaries/
+# envconfig.py): read here only so that a bad value stops start-up; each summary_config()
+# reads them again through the same reader.
+summary_overrides_read()
 KIROCREW_OPENAI_BASE_URL = env_url(
     "KIROCREW_OPENAI_BASE_URL", "http://127.0.0.1:11434/v1", schemes=("http", "https")
 )
@@ -270,6 +275,9 @@ KIROCREW_LOCAL_MODEL_URLS = env_url_list(
 )
 KIROCREW_OPENAI_TIMEOUT = env_float("KIROCREW_OPENAI_TIMEOUT", 60.0, minimum=0.001)
 KIROCREW_OPENAI_MAX_TOKENS = env_int("KIROCREW_OPENAI_MAX_TOKENS", 2000, minimum=1)
+# Seconds before the one retry of a failed model request (a dropped connection, a 5xx).
+# A setting so tests retry at once; not read from the environment (no operator asked).
+KIROCREW_OPENAI_RETRY_BACKOFF = 0.5
 # With a valid previous summary a model pass sends it, the turns since and their tool facts
 # (an incremental pass); every this-many passes, and whenever the checks reject the update,
 # the pass reads the whole session again. 1 = always a full pass.
@@ -312,6 +320,9 @@ KIROCREW_SUMMARY_DISPATCH = env_choice(
 )
 if KIROCREW_SUMMARY_DISPATCH == "worker":
     KIROCREW_SUMMARY_DISPATCH = "process"
+# Seconds a turn end's Celery pass waits before it runs; a later turn end of the same
+# slot within them supersedes it (summaries/tasks.py).
+KIROCREW_SUMMARY_SETTLE = env_float("KIROCREW_SUMMARY_SETTLE", 2.0, minimum=0.0)
 
 # ---------------------------------------------------------------- logging
 _LOG_LEVEL = env_choice(

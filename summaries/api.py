@@ -59,6 +59,8 @@ _MODEL_FAILED: Refusal = (409, "summary_model_failed", "the summary model failed
 REFUSALS: Mapping[PassResult, Refusal] = {
     PassResult.DISABLED: (409, "summary_disabled", "session summaries are switched off"),
     PassResult.IN_FLIGHT: (409, "summary_in_flight", "a summary is already being written"),
+    # Only a turn end's pass is ever superseded, never the POST's forced one.
+    PassResult.SUPERSEDED: (409, "summary_in_flight", "a summary is already being written"),
     PassResult.MEMORY_MODE: (
         409,
         "summary_unavailable",

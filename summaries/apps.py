@@ -27,6 +27,11 @@ class SummariesConfig(AppConfig):
         signals.import_finished.connect(
             receivers.on_import_finished, dispatch_uid="summaries-import-finished"
         )
+        from . import signals as own_signals
+
+        own_signals.summary_wanted.connect(
+            receivers.on_summary_wanted, dispatch_uid="summaries-summary-wanted"
+        )
         from django.core.signals import request_started
 
         # A server queues what a killed import or worker left unsummarized, once.

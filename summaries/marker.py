@@ -23,13 +23,21 @@ from .models import SummaryState
 from .state import summary_in_flight_until, summary_state_write
 
 
-def pass_requested(slot_name: str) -> None:
-    """A pass for the slot was queued: "generating" from now on (no slot: nothing)."""
+def pass_requested(slot_name: str) -> datetime | None:
+    """A pass for the slot was queued: "generating" from now on (no slot: nothing). The
+    stamp it returns is this request's: a later request's is greater (``pass_superseded``)."""
     slot_id = Slot.objects.filter(name=slot_name).values_list("id", flat=True).first()
     if slot_id is None:
-        return
+        return None
     until = timezone.now() + timedelta(seconds=settings.KIROCREW_SUMMARY_IN_FLIGHT_TTL)
     summary_state_write(slot_id, in_flight_until=until)
+    return until
+
+
+def pass_superseded(slot_name: str, asked: datetime) -> bool:
+    """A request made after the one stamped ``asked`` is still pending: its pass, queued
+    later, reads the transcript this one would and more, and clears the flag."""
+    return SummaryState.objects.filter(slot__name=slot_name, in_flight_until__gt=asked).exists()
 
 
 def pass_request_drop(slot_name: str) -> None:

@@ -36,6 +36,14 @@ def on_turn_ended(sender: Any, *, slot_name: str, **_: Any) -> None:
         log.warning("Session summary dispatch failed for %s", slot_name, exc_info=True)
 
 
+def on_summary_wanted(sender: Any, *, slot_name: str, **_: Any) -> None:
+    """A pass refused while another ran: queued again now that that one has ended."""
+    try:
+        summary_dispatch(slot_name)
+    except Exception:
+        log.warning("Session summary dispatch failed for %s", slot_name, exc_info=True)
+
+
 def on_session_rewritten(sender: Any, *, slot_name: str | None, reason: str, **_: Any) -> None:
     """A rewind removed turns: a turn mark ahead of the count (cadence would hold every
     automatic pass back until the count caught up) is reset, and a pass is queued: it

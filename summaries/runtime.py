@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import threading
 from pathlib import Path
 
@@ -13,6 +12,7 @@ from .core.backend_choice import BackendChoice, effective_spec, read_choice
 from .core.backends import SummaryBackend, resolve_backend
 from .core.budget import input_budget
 from .core.config import ConfigCache, SessionSummaryConfig
+from .envconfig import summary_overrides_read
 
 #: The longest a settings-page test request may wait for its answer (a CLI's own
 #: timeout is minutes long; a person is watching this one).
@@ -23,7 +23,8 @@ _caches_lock = threading.Lock()
 
 
 def summary_config() -> SessionSummaryConfig:
-    """The ``session_summary`` section of ``$KIROCREW_HOME/config.json`` + env overrides.
+    """The ``session_summary`` section of ``$KIROCREW_HOME/config.json`` + the
+    environment's overrides (strict: settings.py has refused a bad one at start-up).
 
     Re-read when the file changes, so turning summaries on or off needs no restart.
     """
@@ -32,7 +33,7 @@ def summary_config() -> SessionSummaryConfig:
         cache = _caches.get(path)
         if cache is None:
             cache = _caches[path] = ConfigCache(path)
-    return cache.get(os.environ)
+    return cache.get(summary_overrides_read())
 
 
 def summary_backend_choice() -> BackendChoice | None:

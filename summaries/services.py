@@ -25,7 +25,7 @@ from transcripts.runtime import get_store
 
 from .backoff import summary_backoff_active, summary_backoff_clear, summary_backoff_start
 from .core.backends import BackendBadReply, BackendError
-from .core.claim import claim_take
+from .core.claim import claim_take, pass_wanted_mark, pass_wanted_take
 from .core.config import SessionSummaryConfig
 from .core.extract import (
     count_user_turns,
@@ -48,11 +48,11 @@ from .core.sidecar import (
 from .core.transcript_turn import TranscriptTurn
 from .core.window import WINDOW_BYTES, window_turns
 from .generation import summary_previous, summary_reply_generate
-from .marker import pass_done, pass_started
+from .marker import pass_done, pass_started, pass_superseded
 from .models import IntentSummary, OneLineSummary
 from .runtime import summary_backend, summary_config
 from .selectors import slot_view
-from .signals import summary_stored
+from .signals import summary_stored, summary_wanted
 from .state import summary_turn_mark_set
 
 __all__ = ["PassOutcome", "PassResult", "one_line_gist", "summary_generate"]
@@ -60,8 +60,15 @@ __all__ = ["PassOutcome", "PassResult", "one_line_gist", "summary_generate"]
 log = logging.getLogger(__name__)
 
 
-def summary_generate(*, slot_name: str, force: bool = False) -> PassOutcome:
-    """One summary pass for a slot. ``force`` lifts exactly stop_reason and cadence."""
+def summary_generate(
+    *, slot_name: str, force: bool = False, asked: dt.datetime | None = None
+) -> PassOutcome:
+    """One summary pass for a slot. ``force`` lifts exactly stop_reason and cadence.
+    ``asked``: the stamp of the request this pass answers (``marker.pass_requested``); a
+    later request pending supersedes it, whichever worker holds that one."""
+    if asked is not None and pass_superseded(slot_name, asked):
+        log.info("Session summary skipped for %s: superseded", slot_name)
+        return PassOutcome(PassResult.SUPERSEDED)
     cfg = summary_config()
     slot = Slot.objects.select_related("session").filter(name=slot_name).first()
     if slot is None:
@@ -78,10 +85,15 @@ def summary_generate(*, slot_name: str, force: bool = False) -> PassOutcome:
         pass_done(slot.pk, started)
         log.info("Session summary skipped for %s: backing_off", slot_name)
         return PassOutcome(PassResult.BACKING_OFF)
-    claim = claim_take(get_store().root, slot.session.key)
+    root, key = get_store().root, slot.session.key
+    # Marked before the claim is tried: a pass refused below is run again by the holder,
+    # which may have read the transcript before this request's turn end (it was lost).
+    pass_wanted_mark(root, key)
+    claim = claim_take(root, key)
     if claim is None:  # another pass runs for this session; it clears the flag when done
         log.info("Session summary skipped for %s: in_flight", slot_name)
         return PassOutcome(PassResult.IN_FLIGHT)
+    pass_wanted_take(root, key)  # this pass reads the transcript after every mark so far
     try:
         outcome = _run_pass(slot, cfg, force=force)
         if outcome.reason is PassResult.TOO_FEW_TURNS and summary_clear_beyond(slot):
@@ -104,6 +116,12 @@ def summary_generate(*, slot_name: str, force: bool = False) -> PassOutcome:
             pass_done(slot.pk, started)
         finally:
             claim.release()
+    if pass_wanted_take(root, key):
+        # Asked for while this pass ran, after its read: one more pass, queued as a turn
+        # end's (under Celery: superseded by a later one, after the settle).
+        transaction.on_commit(
+            partial(summary_wanted.send_robust, sender=IntentSummary, slot_name=slot_name)
+        )
     if outcome.announce:
         # After the flag is cleared: a client refetching on this frame must not see the
         # pass still "generating".

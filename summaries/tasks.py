@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Collection
+from datetime import datetime
 from enum import StrEnum
 from functools import partial
 
@@ -42,12 +43,14 @@ def dispatch_mode() -> DispatchMode:
 
 
 @shared_task(name="summaries.summarize_slot", acks_late=True, ignore_result=True)
-def summarize_slot(slot_name: str, force: bool = False) -> str:
-    """Idempotent: an unchanged transcript is a free cache hit, so a redelivery is safe."""
-    return summary_run(slot_name, force=force)
+def summarize_slot(slot_name: str, force: bool = False, asked: str | None = None) -> str:
+    """Idempotent: an unchanged transcript is a free cache hit, so a redelivery is safe.
+    ``asked``: the request's stamp (ISO 8601), for a pass a later one may supersede."""
+    stamp = datetime.fromisoformat(asked) if asked else None
+    return summary_run(slot_name, force=force, asked=stamp)
 
 
-def summary_run(slot_name: str, *, force: bool = False) -> str:
+def summary_run(slot_name: str, *, force: bool = False, asked: datetime | None = None) -> str:
     """One queued pass, wherever it runs; its outcome's label. The gate's config-only rule
     comes first, as in ``should_summarize``: switched off, the pass ends there, clearing
     only its "generating" flag (logged at DEBUG only: the operator already knows)."""
@@ -56,7 +59,7 @@ def summary_run(slot_name: str, *, force: bool = False) -> str:
         log.debug("Session summary skipped for %s: %s", slot_name, refusal.label)
         pass_request_drop(slot_name)  # switched off after it was queued: not "generating"
         return refusal.label
-    return summary_generate(slot_name=slot_name, force=force).label
+    return summary_generate(slot_name=slot_name, force=force, asked=asked).label
 
 
 def summary_dispatch(slot_name: str, *, force: bool = False, wait: bool = False) -> None:
@@ -82,9 +85,17 @@ def _enqueue(mode: DispatchMode, slot_name: str, force: bool, wait: bool) -> Non
 def _enqueue_now(mode: DispatchMode, slot_name: str, force: bool, wait: bool) -> None:
     if switched_off(summary_config()) is not None:
         return  # the pass would end at its first rule: queue nothing, flag nothing
-    pass_requested(slot_name)  # the GET says "generating" until this pass has run
+    asked = pass_requested(slot_name)  # the GET says "generating" until this pass has run
     if mode is DispatchMode.CELERY:
-        summarize_slot.delay(slot_name, force)
+        if force or asked is None:
+            summarize_slot.delay(slot_name, force)  # a person asked: at once, never superseded
+            return
+        # A turn end's pass waits out the settle, and a later turn end of the slot within
+        # it supersedes it: passes collapse per slot whatever the number of workers (one
+        # worker's backlog used to collapse them by accident; two stored 1.5x as often).
+        summarize_slot.apply_async(
+            (slot_name, False, asked.isoformat()), countdown=settings.KIROCREW_SUMMARY_SETTLE
+        )
         return
     from .worker import summary_enqueue
 

@@ -155,6 +155,8 @@ def _load_settings(tmp_path: Path, **extra: str) -> subprocess.CompletedProcess[
         ("KIROCREW_SLOT_DIRTY_TTL", "1 minute"),  # duration
         ("DJANGO_ALLOWED_HOSTS", ","),  # list: no host at all
         ("REDIS_URL", "127.0.0.1:6379"),  # URL without a scheme
+        ("KIROCREW_SUMMARY_ENABLED", "perhaps"),  # config.json's override: was ignored
+        ("KIROCREW_SUMMARY_MAX_INTENTS", "lots"),  # likewise
     ],
 )
 def test_settings_refuse_a_bad_environment_value(tmp_path: Path, variable: str, bad: str) -> None:

@@ -24,7 +24,8 @@ from summaries.backend_picker import (
     backend_test,
 )
 from summaries.core.backend_check import CheckResult
-from summaries.core.config import ENV_ENABLED, ConfigWriteError, write_enabled
+from summaries.core.config import ConfigWriteError, write_enabled
+from summaries.envconfig import ENV_ENABLED
 from summaries.runtime import summary_backend_choice, summary_config
 
 

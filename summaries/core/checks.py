@@ -168,10 +168,14 @@ class _Checker:
         if not isinstance(ts, str) or not isinstance(quote, str):
             return False
         row = self.index.by_ts.get(ts)
-        if row is None or not _quoted_in(quote, row[2]):
+        if row is None:
             return False
-        order, turn, _ = row
+        order, turn, text = row
         fact = next((f for f in self.index.facts if f.ts == ts), None)
+        # Evidence the checks wrote quotes the fact's line (``_evidence``): a stored
+        # summary checked again (an incremental pass keeps unchanged intents) must hold.
+        if not _quoted_in(quote, text if fact is None else f"{text}\n{fact.line}"):
+            return False
         user = self.index.users.get(turn)
         if fact is not None:
             found.facts.append(fact)

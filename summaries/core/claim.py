@@ -27,6 +27,28 @@ def claim_path(root: Path, key: str) -> Path:
     return root / CLAIMS / f"{safe_key(key)}.claim"
 
 
+def wanted_path(root: Path, key: str) -> Path:
+    return root / CLAIMS / f"{safe_key(key)}.wanted"
+
+
+def pass_wanted_mark(root: Path, key: str) -> None:
+    """Record that a pass for session ``key`` is wanted: made by every pass before it
+    tries the claim, so one refused while another holds it is not lost (the holder, or
+    whoever takes the claim next, answers it)."""
+    path = wanted_path(root, key)
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600))
+
+
+def pass_wanted_take(root: Path, key: str) -> bool:
+    """Whether a pass was wanted since the last take; the record is gone afterwards."""
+    try:
+        wanted_path(root, key).unlink()
+    except FileNotFoundError:
+        return False
+    return True
+
+
 class Claim:
     """A held claim; ``release()`` (or the process ending) lets the next pass in."""
 

@@ -1,7 +1,9 @@
-"""The ``session_summary`` section of config.json, its clamps and environment overrides.
+"""The ``session_summary`` section of config.json, its clamps and its overrides.
 
 A hand-edited config.json must never stop the server: every malformed value degrades to
 its default and every out-of-range value is clamped with a WARNING instead of raising.
+The overrides come already parsed (``summaries/envconfig.py`` reads the environment with
+the site's one strict reader, so a typo there stops start-up instead of being ignored).
 """
 
 from __future__ import annotations
@@ -9,7 +11,6 @@ from __future__ import annotations
 import json
 import logging
 import math
-import os
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
@@ -21,13 +22,14 @@ from transcripts.core.fsutil import atomic_write
 logger = logging.getLogger(__name__)
 
 SECTION = "session_summary"
-ENV_ENABLED = "KIROCREW_SUMMARY_ENABLED"
-ENV_INTS: Mapping[str, str] = {
-    "min_user_turns": "KIROCREW_SUMMARY_MIN_USER_TURNS",
-    "regenerate_after_turns": "KIROCREW_SUMMARY_REGENERATE_AFTER_TURNS",
-    "max_intents": "KIROCREW_SUMMARY_MAX_INTENTS",
-    "max_constraints": "KIROCREW_SUMMARY_MAX_CONSTRAINTS",
-    "assistant_excerpt_chars": "KIROCREW_SUMMARY_ASSISTANT_EXCERPT_CHARS",
+#: The count keys and the least each may be (below it: clamped with a WARNING when read
+#: from config.json; refused at start-up when set in the environment).
+FLOORS: Mapping[str, int] = {
+    "min_user_turns": 1,
+    "regenerate_after_turns": 1,
+    "max_intents": 1,
+    "max_constraints": 0,  # 0 is meaningful: suppress the notes section
+    "assistant_excerpt_chars": 80,
 }
 _TRUTHY = frozenset({"1", "true", "yes", "on"})
 _FALSY = frozenset({"0", "false", "no", "off"})
@@ -48,11 +50,8 @@ class SessionSummaryConfig:
     assistant_excerpt_chars: int = 400
 
     def __post_init__(self) -> None:
-        self._clamp("min_user_turns", 1)
-        self._clamp("regenerate_after_turns", 1)
-        self._clamp("max_intents", 1)
-        self._clamp("max_constraints", 0)  # 0 is meaningful: suppress the notes section
-        self._clamp("assistant_excerpt_chars", 80)
+        for name, floor in FLOORS.items():
+            self._clamp(name, floor)
 
     def _clamp(self, name: str, floor: int) -> None:
         value = getattr(self, name)
@@ -69,7 +68,20 @@ class SessionSummaryConfig:
         return asdict(self)
 
 
-_DEFAULTS: dict[str, int] = {name: getattr(SessionSummaryConfig(), name) for name in ENV_INTS}
+@dataclass(frozen=True)
+class SummaryOverrides:
+    """Values that beat config.json's, already parsed; None: not overridden."""
+
+    enabled: bool | None = None
+    min_user_turns: int | None = None
+    regenerate_after_turns: int | None = None
+    max_intents: int | None = None
+    max_constraints: int | None = None
+    assistant_excerpt_chars: int | None = None
+
+
+NO_OVERRIDES = SummaryOverrides()
+_DEFAULTS: dict[str, int] = {name: getattr(SessionSummaryConfig(), name) for name in FLOORS}
 
 
 def _opt_int(value: object) -> int | None:
@@ -97,10 +109,11 @@ def _safe_int(value: object, default: int) -> int:
     return default if parsed is None else parsed
 
 
-def _parse_bool(value: object) -> bool | None:
+def bool_word(value: object) -> bool | None:
     """True/False for a real bool or a recognised word; None for anything else.
 
     Deliberately not ``bool(value)``: the original read the string "false" as True.
+    The site's environment reader takes its words from here too.
     """
     if isinstance(value, bool):
         return value
@@ -117,26 +130,13 @@ def _section_kwargs(obj: object) -> dict[str, Any]:
     if not isinstance(obj, dict):
         return {}
     kwargs: dict[str, Any] = {}
-    enabled = _parse_bool(obj.get("enabled"))
+    enabled = bool_word(obj.get("enabled"))
     if enabled is not None:
         kwargs["enabled"] = enabled
-    for name in ENV_INTS:
+    for name in FLOORS:
         if name in obj:
             kwargs[name] = _safe_int(obj[name], _DEFAULTS[name])
     return kwargs
-
-
-def _apply_env(kwargs: dict[str, Any], env: Mapping[str, str]) -> None:
-    enabled = _parse_bool(env.get(ENV_ENABLED))
-    if enabled is not None:
-        kwargs["enabled"] = enabled
-    for name, var in ENV_INTS.items():
-        raw = env.get(var)
-        if raw is None:
-            continue
-        value = _opt_int(raw)
-        if value is not None:  # an unparseable override is ignored, not a reset
-            kwargs[name] = value
 
 
 def _read_section(path: Path) -> object:
@@ -150,15 +150,11 @@ def _read_section(path: Path) -> object:
     return data.get(SECTION) if isinstance(data, dict) else None
 
 
-def load_config(path: Path, env: Mapping[str, str]) -> SessionSummaryConfig:
-    """Read the section from ``path`` and apply environment overrides; never raises."""
+def load_config(path: Path, overrides: SummaryOverrides = NO_OVERRIDES) -> SessionSummaryConfig:
+    """Read the section from ``path`` and apply ``overrides``; never raises."""
     kwargs = _section_kwargs(_read_section(path))
-    _apply_env(kwargs, env)
+    kwargs.update((k, v) for k, v in asdict(overrides).items() if v is not None)
     return SessionSummaryConfig(**kwargs)
-
-
-def _env_key(env: Mapping[str, str]) -> tuple[str | None, ...]:
-    return tuple(env.get(var) for var in (ENV_ENABLED, *ENV_INTS.values()))
 
 
 class ConfigCache:
@@ -179,14 +175,13 @@ class ConfigCache:
         # within one mtime tick would otherwise look unchanged.
         return (st.st_mtime_ns, st.st_size, st.st_ino)
 
-    def get(self, env: Mapping[str, str] | None = None) -> SessionSummaryConfig:
-        env = os.environ if env is None else env
+    def get(self, overrides: SummaryOverrides = NO_OVERRIDES) -> SessionSummaryConfig:
         # Stat before reading: a change landing mid-read then shows up as a new key
         # on the next call instead of being cached under the old one.
-        key = (self._file_key(), _env_key(env))
+        key = (self._file_key(), overrides)
         with self._lock:
             if self._value is None or key != self._key:
-                self._value = load_config(self.path, env)
+                self._value = load_config(self.path, overrides)
                 self._key = key
             return self._value
 

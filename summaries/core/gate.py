@@ -29,6 +29,7 @@ class PassResult(StrEnum):
     CURRENT = "current"  # the stored summary already describes the transcript
     # the gate, in its fixed order
     DISABLED = "disabled"
+    SUPERSEDED = "superseded"  # a later turn end's pass, queued after this one, covers it
     IN_FLIGHT = "in_flight"
     MEMORY_MODE = "memory_mode"
     RUNNING = "running"

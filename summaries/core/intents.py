@@ -147,7 +147,7 @@ class CitedReplyIntent(ReplyIntent):
 
 
 class ReplyConstraint(_Part):
-    text: str = Field(min_length=1, description="A recurring operational fact.")
+    text: str = Field(min_length=1, description="A rule the person set for this project's work.")
     cite: str | None = Field(default=None, description="U<turn>: the person's turn that said it.")
 
 
@@ -156,7 +156,8 @@ class ReplyPayload(_Part):
 
     intents: list[CitedReplyIntent]
     constraints: list[ReplyConstraint | str] = Field(
-        default_factory=list, description="Recurring operational facts about the project."
+        default_factory=list,
+        description="Rules the person set that later work on the project follows.",
     )
 
 

@@ -22,7 +22,9 @@ coming back: they need why they asked, what actually happened, and what is left 
 without re-reading the transcript.
 
 An INTENT is a goal the person pursued. It can span many turns. It is NOT one message and \
-NOT a topic label. A session where the person pivoted has several intents. Every turn \
+NOT a topic label. A session where the person pivoted has several intents: when they \
+scrap one approach for a different one, the scrapped approach is its own intent \
+(abandoned) and the new one starts at the turn that asked for it. Every turn \
 number you write is a USER turn number, as printed in "USER (turn N)".
 
 Return ONLY a JSON object, no prose around it, in exactly this shape:
@@ -32,8 +34,8 @@ Return ONLY a JSON object, no prose around it, in exactly this shape:
   "progress": ["what is actually true now", ...],
   "next_steps": [{"what": "...", "why": "...", "expect": "..."}],
   "cites": ["F12.3", "U14"]}],
- "constraints": [{"text": "how this project has to be run -- a recurring operational \
-fact", "cite": "U3"}]}
+ "constraints": [{"text": "a rule the person set for this project's work", \
+"cite": "U3"}]}
 
 FIELD RULES
 - "title": the goal, short, in the person's own terms.
@@ -50,10 +52,12 @@ fixed, merged but never run; null = not applicable.
 this up needs. Its value is inversely proportional to its length.
 - "next_steps" are YOUR inferences about what remains: only genuinely open steps, each \
 with what to do, why, and what to expect. An empty list if nothing is needed.
-- "constraints" are recurring operational facts about how THIS project has to be run: a \
-required flag, a step that has to happen after a change, a name they corrected you on. \
-Not general preferences. At most a handful, or leave it empty. Each one cites ("cite") \
-the USER turn that stated it, as U<turn>; a rule nobody stated is not a constraint.
+- "constraints" are RULES the person set that all later work on THIS project has to \
+follow: a required flag, a step that has to happen after a change, something not to \
+touch, whose sign-off is needed, a name they corrected you on. Not a description of where \
+things are or how things work today, not a preference, not a choice made once for this \
+task. At most a handful, or leave it empty. Each one cites ("cite") the USER turn that \
+stated it, as U<turn>; a rule nobody stated is not a constraint.
 - "cites": the references of the rows behind "status" and "verified": the check that \
 passed after the intent's last change (F<turn>.<n> from TOOL FACTS), the commit, merge \
 or deploy, the person's confirmation or the person dropping it (U<turn>). "verified": \
@@ -82,7 +86,8 @@ and never a request.
 2. A row labelled as a resend of an earlier turn is not insistence and not evidence that \
 the request was ignored; the earlier request may well have succeeded.
 3. A later message can RETRACT an earlier one. The retraction is the truth; do not \
-report the retracted claim.
+report the retracted claim. A request the person withdraws before any work was done on \
+it is not an intent.
 4. Option lines ("I could do A, B or C") are offers from the assistant, mostly DECLINED. \
 They are not requests.
 5. Work being merged is not work being verified: merged but never run is "completed" \
@@ -90,8 +95,9 @@ with "verified": false.
 6. A question is not a work order ("How hard would it be to...", "do not change \
 anything yet"). Record it as the next intent's origin_turn, not as work that was asked \
 for. A feasibility question that led to no work is NOT an intent: leave it out. A side \
-question asked while other work runs stays inside that work's intent unless it leads to \
-work of its own.
+question about the work in hand stays inside that work's intent unless it leads to work \
+of its own. A question on another subject ("unrelated: how many workers by default?") \
+is its own intent even in one turn: "completed" once answered, "verified": null.
 7. Facts go stale inside one session. When two statements disagree, prefer the latest.
 8. A context reset or compaction mid-session is not a topic boundary.
 9. The session's own title covers only its beginning. Do not anchor on it.

@@ -30,7 +30,7 @@ from transcripts.core.fsutil import atomic_write, remove_stale_temps
 from transcripts.core.keys import safe_key
 from transcripts.core.store import Identity, TranscriptStore
 
-from .claim import claim_path
+from .claim import claim_path, wanted_path
 from .intents import Intent, StoredSummary
 from .payload import evidence_of
 
@@ -51,8 +51,9 @@ def sidecar_path(root: Path, key: str, kind: str) -> Path:
 
 
 def sidecar_paths(root: Path, key: str) -> list[Path]:
-    """Both sidecars of ``key`` and its pass claim file: what a session delete reaps."""
-    return [*(sidecar_path(root, key, kind) for kind in SIDECAR_DIRS), claim_path(root, key)]
+    """Both sidecars of ``key`` and its pass claim files: what a session delete reaps."""
+    claims = [claim_path(root, key), wanted_path(root, key)]
+    return [*(sidecar_path(root, key, kind) for kind in SIDECAR_DIRS), *claims]
 
 
 def _load(path: Path) -> dict[str, Any] | None:

@@ -11,7 +11,6 @@ from collections.abc import Callable
 
 import pytest
 
-from summaries.core.backends import OpenAIBackend
 from summaries.core.sidecar import INTENTS, ONE_LINE, sidecar_path
 from summaries.models import IntentSummary, OneLineSummary
 from summaries.state import summary_turn_mark
@@ -52,12 +51,12 @@ class Previous:
 
 
 @pytest.fixture
-def openai_model(settings, fake_openai: FakeOpenAIServer, monkeypatch) -> FakeOpenAIServer:
+def openai_model(settings, fake_openai: FakeOpenAIServer) -> FakeOpenAIServer:
     settings.KIROCREW_SUMMARY_MODEL = "openai:local"
     settings.KIROCREW_OPENAI_BASE_URL = fake_openai.base_url
     settings.KIROCREW_OPENAI_API_KEY = ""
     settings.KIROCREW_OPENAI_TIMEOUT = 5.0
-    monkeypatch.setitem(OpenAIBackend.__init__.__kwdefaults__, "retry_backoff", 0.0)
+    settings.KIROCREW_OPENAI_RETRY_BACKOFF = 0.0  # the one retry at once
     return fake_openai
 
 

@@ -81,54 +81,6 @@ def test_the_post_answers_each_refusal_from_its_row(
 
 
 @pytest.mark.parametrize(
-    ("result", "code", "message"),
-    [
-        (PassResult.DISABLED, "summary_disabled", "session summaries are switched off"),
-        (PassResult.IN_FLIGHT, "summary_in_flight", "a summary is already being written"),
-        (
-            PassResult.MEMORY_MODE,
-            "summary_unavailable",
-            "this session's memory mode does not allow summaries",
-        ),
-        (PassResult.RUNNING, "summary_turn_running", "this session has a turn in progress"),
-        (
-            PassResult.DISCARDED_RUNNING,
-            "summary_turn_running",
-            "this session has a turn in progress",
-        ),
-        (PassResult.DIRTY, "summary_busy", "a write to this session is in progress; try again"),
-        (
-            PassResult.DISCARDED_DIRTY,
-            "summary_busy",
-            "a write to this session is in progress; try again",
-        ),
-        (PassResult.NO_TRANSCRIPT, "summary_unavailable", "no conversation log"),
-        (
-            PassResult.TOO_FEW_TURNS,
-            "summary_too_few_turns",
-            "the session has too few user turns to summarize yet",
-        ),
-        (PassResult.BACKEND_ERROR, "summary_model_failed", "the summary model failed"),
-        (
-            PassResult.UNUSABLE_REPLY,
-            "summary_bad_reply",
-            "the model's reply was not a usable summary; the previous summary is kept",
-        ),
-        (
-            PassResult.ERROR,
-            "summary_unavailable",
-            "could not summarize this session (see the server log)",
-        ),
-    ],
-    ids=lambda v: getattr(v, "name", None),
-)
-def test_the_answers_are_the_ones_clients_know(result: PassResult, code: str, message: str) -> None:
-    """Each cause its own code or message: too few turns is not "try again in a moment",
-    and a model failure is not a bug."""
-    assert summaries_api.REFUSALS[result] == (409, code, message)
-
-
-@pytest.mark.parametrize(
     ("detail", "words"),
     [
         ("BackendTimeout", "did not answer in time"),

@@ -9,6 +9,8 @@ from pathlib import Path
 import pytest
 
 from kirocrew_site.dashboard.positions import Position
+from kirocrew_site.dashboard.present import EVIDENCE_LABELS
+from summaries.core.payload import EVIDENCE_KINDS
 from summaries.services import summary_generate
 from transcripts.services import session_append_row
 
@@ -92,6 +94,12 @@ def test_the_panel_read_renders_summary_texts(make_session, client_in, enabled_s
     rendered = body["rendered"]
     assert any("<strong>CSV</strong>" in html for html in rendered.values()), rendered
     assert all("<script" not in html for html in rendered.values())
+
+
+def test_every_evidence_kind_has_one_label() -> None:
+    """The panel shows a kind without a label as "no evidence" (panel.js takes the table
+    from the page state): every kind the summarizer can give must have one."""
+    assert set(EVIDENCE_LABELS) == set(EVIDENCE_KINDS)
 
 
 # --- 11. pages -----------------------------------------------------------------------------------

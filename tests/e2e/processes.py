@@ -144,6 +144,15 @@ def daphne_start(env: dict[str, str], logs: Path) -> tuple[Proc, int]:
     return Proc("daphne", argv, env, logs), port
 
 
+def celery_worker_start(env: dict[str, str], logs: Path, name: str) -> Proc:
+    """A real Celery worker (solo pool, one task at a time), returned once it is ready."""
+    argv = [str(BIN / "celery"), "-A", "kirocrew_site", "worker", "--pool", "solo"]
+    argv += ["--concurrency", "1", "-l", "info", "-n", f"{name}-{os.getpid()}@%h"]
+    proc = Proc(name, argv, env, logs)
+    wait_for("the worker to be ready", lambda: " ready." in proc.output(), within=45, procs=[proc])
+    return proc
+
+
 def append_prompt_and_tool_call(path: Path, tag: str) -> None:
     """Append to a Claude Code fixture session a new prompt and a reply still using a tool
     (so no clean turn end comes with them); ``tag`` makes their ids new."""

@@ -34,6 +34,7 @@ from websockets.sync.client import connect as ws_connect
 from tests.e2e.processes import (
     BIN,
     Proc,
+    celery_worker_start,
     free_port,
     health,
     manage,
@@ -107,29 +108,10 @@ class Stack:
 
     def start_worker(self) -> Proc:
         self.workers += 1
-        proc = Proc(
-            f"worker{self.workers}",
-            [
-                str(BIN / "celery"),
-                "-A",
-                "kirocrew_site",
-                "worker",
-                "--pool",
-                "solo",
-                "--concurrency",
-                "1",
-                "-l",
-                "info",
-                "-n",
-                f"e2e{self.workers}-{secrets.token_hex(3)}@%h",
-            ],
-            self.env,
-            self.logs,
+        proc = celery_worker_start(
+            self.env, self.logs, f"worker{self.workers}-{secrets.token_hex(3)}"
         )
         self.procs.append(proc)
-        wait_for(
-            "the worker to be ready", lambda: " ready." in proc.output(), within=45, procs=[proc]
-        )
         return proc
 
     def close(self) -> None:

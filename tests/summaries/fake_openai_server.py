@@ -76,6 +76,7 @@ class _State:
     queue: deque[Behaviour] = field(default_factory=deque)
     requests: list[RecordedRequest] = field(default_factory=list)
     stopping: threading.Event = field(default_factory=threading.Event)
+    released: threading.Event = field(default_factory=threading.Event)  # held requests go on
     default: Behaviour | None = None
     unscripted: int = 0
     profile: Any = field(default_factory=ServerProfile)  # .refusal(request, headers)
@@ -145,6 +146,11 @@ class _Handler(BaseHTTPRequestHandler):
             if behaviour.delay and state.stopping.wait(behaviour.delay):
                 self.close_connection = True
                 return
+            if behaviour.held:
+                state.released.wait()  # stop() sets it too
+                if state.stopping.is_set():
+                    self.close_connection = True
+                    return
             try:
                 if behaviour.content is not None and behaviour.token_delay:
                     self._generate(behaviour, stream)
@@ -277,8 +283,13 @@ class FakeOpenAIServer:
         self._thread.start()
         return self
 
+    def release(self) -> None:
+        """Let every held request (``Behaviour.hold``) answer, now and from now on."""
+        self._state.released.set()
+
     def stop(self) -> None:
         self._state.stopping.set()
+        self._state.released.set()
         self._httpd.shutdown()
         self._httpd.server_close()
         if self._thread is not None:
@@ -327,6 +338,14 @@ class FakeOpenAIServer:
     def profile(self, profile: Any) -> None:
         with self._state.lock:
             self._state.profile = profile
+
+    def wait_requests(self, count: int, timeout: float = 30.0) -> list[RecordedRequest]:
+        """Every request received, once there are at least ``count`` (a client may give up
+        before the server's thread has read its request); a bound, not a measurement."""
+        deadline = time.monotonic() + timeout
+        while len(requests := self.requests) < count and time.monotonic() < deadline:
+            time.sleep(0.01)
+        return requests
 
     def wait_generations(self, count: int, timeout: float = 30.0) -> list[Generation]:
         """Block until ``count`` generations have ended (the server stopped working on

@@ -17,6 +17,7 @@ class Behaviour:
     body: bytes = b""
     content_type: str = "application/json"
     delay: float = 0.0  # seconds to wait before answering (or dropping)
+    held: bool = False  # answer only once the test calls ``release()`` on the server
     drop: bool = False  # close the connection without sending any response
     chunked: bool = False  # send the body with chunked encoding, no Content-Length
     headers: tuple[tuple[str, str], ...] = ()
@@ -105,6 +106,13 @@ class Behaviour:
         """Wait ``seconds`` before answering (with ``then``, by default a reply)."""
         base = then if then is not None else cls.reply('{"intents": []}')
         return replace(base, delay=seconds)
+
+    @classmethod
+    def hold(cls, then: Behaviour | None = None) -> Behaviour:
+        """Answer (with ``then``, by default a reply) only after the test's ``release()``:
+        a server slower than any timeout, whatever the machine's load."""
+        base = then if then is not None else cls.reply('{"intents": []}')
+        return replace(base, held=True)
 
     @classmethod
     def close(cls, *, delay: float = 0.0) -> Behaviour:

@@ -120,7 +120,7 @@ def test_a_pick_is_stored_beside_the_summary_switch_and_forgotten_on_reset(
     write_choice(path, choice)
     assert read_choice(path) == choice
     assert effective_spec(read_choice(path), "heuristic") == "openai:llama3"
-    assert load_config(path, {}).enabled is True  # the switch is untouched
+    assert load_config(path).enabled is True  # the switch is untouched
     write_choice(path, None)
     assert read_choice(path) is None
     assert effective_spec(None, "heuristic") == "heuristic"

@@ -40,6 +40,7 @@ class Settings:
         self.KIROCREW_OPENAI_API_KEY = API_KEY
         self.KIROCREW_OPENAI_TIMEOUT = 12.5
         self.KIROCREW_OPENAI_MAX_TOKENS = 777
+        self.KIROCREW_OPENAI_RETRY_BACKOFF = 0.5
         self.KIROCREW_ANTHROPIC_BASE_URL = "https://api.anthropic.com"
         self.ANTHROPIC_API_KEY = ""
         self.KIROCREW_ANTHROPIC_TIMEOUT = 30.0

@@ -108,6 +108,33 @@ def test_the_turn_that_opened_the_work_is_no_confirmation() -> None:
     assert report.verified_downgraded == 1
 
 
+def test_a_verified_intent_checked_again_keeps_its_cited_run() -> None:
+    """An incremental pass checks the unchanged intents again: the evidence the checks
+    wrote (the line of a run no runner list names) must still hold."""
+    rows = _rows()
+    rows[4]["content"] = "nix develop -c cabal test export-spec"
+    rows[5]["content"] = "Test suite export-spec: PASS, 0 failures"
+    turns = extract_turns(rows)
+    index = build_index(turns)
+    reply = {
+        "intents": [
+            {
+                "title": "t",
+                "ranges": [[1, 1]],
+                "status": "completed",
+                "verified": True,
+                "cites": ["F1.2"],
+            }
+        ]
+    }
+    first, _ = _checked(reply, index, user_turns=2)
+    assert first["intents"][0]["evidence"]["kind"] == "test_passed"
+    again, report = _checked(first, index, user_turns=2)
+    assert report.total() == 0, report.describe()
+    assert again["intents"][0]["verified"] is True
+    assert again["intents"][0]["evidence"] == first["intents"][0]["evidence"]
+
+
 def test_the_heuristics_evidence_is_checked_against_its_row() -> None:
     turns = extract_turns(_rows())
     index = build_index(turns)

@@ -1,4 +1,5 @@
-"""SessionSummaryConfig: defaults, clamps, disk parsing, env overrides, reload, toggle."""
+"""SessionSummaryConfig: defaults, clamps, disk parsing, overrides, reload, toggle; the
+environment's overrides read strictly."""
 
 from __future__ import annotations
 
@@ -12,15 +13,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from django.core.exceptions import ImproperlyConfigured
 
 from summaries.core.config import (
     ConfigCache,
     ConfigWriteError,
     SessionSummaryConfig,
+    SummaryOverrides,
     _safe_int,
     load_config,
     write_enabled,
 )
+from summaries.envconfig import summary_overrides_read
 
 DEFAULTS = {
     "enabled": False,
@@ -35,10 +39,6 @@ DEFAULTS = {
 def _write(path: Path, data: object) -> Path:
     path.write_text(json.dumps(data))
     return path
-
-
-def test_defaults() -> None:
-    assert SessionSummaryConfig().to_dict() == DEFAULTS
 
 
 @pytest.mark.parametrize(
@@ -173,7 +173,7 @@ def test_clamp_applies_to_parsed_values(caplog: pytest.LogCaptureFixture) -> Non
 
 
 def test_load_missing_file_is_defaults(tmp_path: Path) -> None:
-    assert load_config(tmp_path / "config.json", {}).to_dict() == DEFAULTS
+    assert load_config(tmp_path / "config.json").to_dict() == DEFAULTS
 
 
 @pytest.mark.parametrize(
@@ -183,13 +183,13 @@ def test_load_missing_file_is_defaults(tmp_path: Path) -> None:
 def test_load_garbage_is_defaults(tmp_path: Path, content: bytes) -> None:
     path = tmp_path / "config.json"
     path.write_bytes(content)
-    assert load_config(path, {}).to_dict() == DEFAULTS
+    assert load_config(path).to_dict() == DEFAULTS
 
 
 def test_load_unreadable_is_defaults(tmp_path: Path) -> None:
     path = tmp_path / "config.json"
     path.mkdir()  # reading a directory raises IsADirectoryError
-    assert load_config(path, {}).to_dict() == DEFAULTS
+    assert load_config(path).to_dict() == DEFAULTS
 
 
 def test_load_reads_section(tmp_path: Path) -> None:
@@ -197,14 +197,14 @@ def test_load_reads_section(tmp_path: Path) -> None:
         tmp_path / "config.json",
         {"other": {"x": 1}, "session_summary": {"enabled": "yes", "max_intents": 4}},
     )
-    cfg = load_config(path, {})
+    cfg = load_config(path)
     assert cfg.enabled is True
     assert cfg.max_intents == 4
 
 
 def test_load_non_dict_section(tmp_path: Path) -> None:
     path = _write(tmp_path / "config.json", {"session_summary": ["enabled"]})
-    assert load_config(path, {}).to_dict() == DEFAULTS
+    assert load_config(path).to_dict() == DEFAULTS
 
 
 @pytest.mark.parametrize(
@@ -216,23 +216,24 @@ def test_load_non_dict_section(tmp_path: Path) -> None:
         ("0", True, False),
         ("off", True, False),
         ("false", True, False),
-        ("perhaps", True, True),  # unrecognised: ignored, the file decides
-        ("", False, False),
+        ("", False, False),  # blank: not set, the file decides
+        ("", True, True),
     ],
 )
 def test_env_enabled_override(
     tmp_path: Path, env_value: str, file_value: bool, expected: bool
 ) -> None:
     path = _write(tmp_path / "config.json", {"session_summary": {"enabled": file_value}})
-    cfg = load_config(path, {"KIROCREW_SUMMARY_ENABLED": env_value})
-    assert cfg.enabled is expected
+    overrides = summary_overrides_read({"KIROCREW_SUMMARY_ENABLED": env_value})
+    assert load_config(path, overrides).enabled is expected
 
 
 def test_env_enabled_without_file(tmp_path: Path) -> None:
-    assert load_config(tmp_path / "missing.json", {"KIROCREW_SUMMARY_ENABLED": "true"}).enabled
+    overrides = summary_overrides_read({"KIROCREW_SUMMARY_ENABLED": "true"})
+    assert load_config(tmp_path / "missing.json", overrides).enabled
 
 
-def test_env_int_overrides(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+def test_env_int_overrides(tmp_path: Path) -> None:
     path = _write(
         tmp_path / "config.json",
         {"session_summary": {"min_user_turns": 5, "max_intents": 7, "max_constraints": 3}},
@@ -240,12 +241,11 @@ def test_env_int_overrides(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> 
     env = {
         "KIROCREW_SUMMARY_MIN_USER_TURNS": "3",
         "KIROCREW_SUMMARY_REGENERATE_AFTER_TURNS": "2",
-        "KIROCREW_SUMMARY_MAX_INTENTS": "not a number",  # ignored: the file's 7 stays
-        "KIROCREW_SUMMARY_MAX_CONSTRAINTS": "-5",  # clamped like a file value
+        "KIROCREW_SUMMARY_MAX_INTENTS": "",  # blank: not set, the file's 7 stays
+        "KIROCREW_SUMMARY_MAX_CONSTRAINTS": "0",  # its floor: suppress the notes
         "KIROCREW_SUMMARY_ASSISTANT_EXCERPT_CHARS": " 120 ",
     }
-    with caplog.at_level(logging.WARNING):
-        cfg = load_config(path, env)
+    cfg = load_config(path, summary_overrides_read(env))
     assert cfg.to_dict() == {
         "enabled": False,
         "min_user_turns": 3,
@@ -254,7 +254,29 @@ def test_env_int_overrides(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> 
         "max_constraints": 0,
         "assistant_excerpt_chars": 120,
     }
-    assert "max_constraints -5 < 0, using 0" in caplog.text
+
+
+@pytest.mark.parametrize(
+    ("variable", "bad"),
+    [
+        ("KIROCREW_SUMMARY_ENABLED", "perhaps"),  # was ignored: the file decided
+        ("KIROCREW_SUMMARY_MAX_INTENTS", "not a number"),  # was ignored
+        ("KIROCREW_SUMMARY_MIN_USER_TURNS", "2.0"),  # was read as 2
+        ("KIROCREW_SUMMARY_MAX_CONSTRAINTS", "-5"),  # was clamped to 0
+        ("KIROCREW_SUMMARY_ASSISTANT_EXCERPT_CHARS", "10"),  # below its floor of 80
+    ],
+)
+def test_a_bad_env_override_is_refused_naming_it(variable: str, bad: str) -> None:
+    # One policy for every environment value: a typo is an error, never a silent default
+    # (config.json, edited by hand at run time, keeps degrading instead).
+    with pytest.raises(ImproperlyConfigured, match=f"{variable}={bad!r} is not valid"):
+        summary_overrides_read({variable: bad})
+
+
+def test_env_overrides_default_to_process_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("KIROCREW_SUMMARY_ENABLED", "on")
+    monkeypatch.delenv("KIROCREW_SUMMARY_MAX_INTENTS", raising=False)
+    assert summary_overrides_read() == SummaryOverrides(enabled=True)
 
 
 def test_cache_rereads_only_on_change(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -264,43 +286,38 @@ def test_cache_rereads_only_on_change(tmp_path: Path, monkeypatch: pytest.Monkey
     calls: list[Path] = []
     real = config_mod.load_config
 
-    def counting(p: Path, env: object) -> SessionSummaryConfig:
+    def counting(p: Path, overrides: SummaryOverrides) -> SessionSummaryConfig:
         calls.append(p)
-        return real(p, env)  # type: ignore[arg-type]
+        return real(p, overrides)
 
     monkeypatch.setattr(config_mod, "load_config", counting)
     cache = ConfigCache(path)
-    first = cache.get({})
+    first = cache.get()
     assert first.enabled is False
-    assert cache.get({}) is first
+    assert cache.get() is first
     assert len(calls) == 1
 
     write_enabled(path, True)  # turning the feature on takes effect without a restart
-    assert cache.get({}).enabled is True
+    assert cache.get().enabled is True
     assert len(calls) == 2
 
     st = path.stat()
     path.write_text(json.dumps({"session_summary": {"enabled": False, "max_intents": 3}}))
     os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))
-    cfg = cache.get({})
+    cfg = cache.get()
     assert (cfg.enabled, cfg.max_intents) == (False, 3)
     assert len(calls) == 3
 
 
-def test_cache_tracks_env_and_missing_file(tmp_path: Path) -> None:
+def test_cache_tracks_overrides_and_missing_file(tmp_path: Path) -> None:
     path = tmp_path / "config.json"
     cache = ConfigCache(path)
-    assert cache.get({}).enabled is False
-    assert cache.get({"KIROCREW_SUMMARY_ENABLED": "1"}).enabled is True
+    assert cache.get().enabled is False
+    assert cache.get(SummaryOverrides(enabled=True)).enabled is True
     _write(path, {"session_summary": {"enabled": True}})
-    assert cache.get({}).enabled is True
+    assert cache.get().enabled is True
     path.unlink()
-    assert cache.get({}).enabled is False
-
-
-def test_cache_defaults_to_process_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("KIROCREW_SUMMARY_ENABLED", "on")
-    assert ConfigCache(tmp_path / "config.json").get().enabled is True
+    assert cache.get().enabled is False
 
 
 def test_write_enabled_creates_file(tmp_path: Path) -> None:
@@ -325,8 +342,8 @@ def test_write_enabled_preserves_everything_else(tmp_path: Path) -> None:
     assert list(after) == list(data)  # key order kept for the person who edits the file
     assert stat.S_IMODE(path.stat().st_mode) == 0o644
     write_enabled(path, False)
-    assert load_config(path, {}).enabled is False
-    assert load_config(path, {}).max_intents == 9
+    assert load_config(path).enabled is False
+    assert load_config(path).max_intents == 9
 
 
 def test_write_enabled_replaces_non_dict_section(tmp_path: Path) -> None:

@@ -45,21 +45,6 @@ def test_excerpt_zero_keep_is_only_the_marker() -> None:
 # --- injected automation -------------------------------------------------------------
 
 
-def test_nine_prefixes() -> None:
-    assert len(INJECTED_PREFIXES) == 9
-    assert set(INJECTED_PREFIXES) == {
-        "[cron notification",
-        "[subagent completion event]",
-        "[subagent batch completion event]",
-        "[auto-nudge cycle",
-        "[monitor wake]",
-        "[tool refusal",
-        "[tool stall",
-        "=== restored context",
-        "[system]",
-    }
-
-
 @pytest.mark.parametrize("prefix", INJECTED_PREFIXES)
 @pytest.mark.parametrize("shape", ["plain", "upper", "leading"])
 def test_each_prefix_is_injected(prefix: str, shape: str) -> None:

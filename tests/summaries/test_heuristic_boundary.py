@@ -163,6 +163,12 @@ _BLIND_FLOORS = {
     # blind 2026-12-06 (the stop-20 code): F1 0.72, state 0.59, constraint recall 0.77,
     # precision 0.90; the model path's replay was tuned on it, the heuristic never
     "held-out-22": (0.69, 0.56, 0.74, 0.87),
+    # blind 2026-12-06 (the stop-21 code, never tuned on): F1 0.68, state 0.48, constraint
+    # recall 0.75, precision 0.94
+    "held-out-23": (0.65, 0.45, 0.72, 0.91),
+    # blind 2026-12-06 (the stop-21 code, never tuned on): F1 0.75, state 0.54, constraint
+    # recall 0.45, precision 0.82
+    "held-out-24": (0.72, 0.51, 0.42, 0.79),
 }
 
 

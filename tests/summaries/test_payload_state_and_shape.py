@@ -42,15 +42,6 @@ def test_derive_state(status: object, verified: object, state: str) -> None:
     assert derive_state(status, verified) == state
 
 
-def test_state_constants() -> None:
-    assert (STATE_DONE, STATE_NEEDS_YOU, STATE_IN_PROGRESS, STATE_DROPPED) == (
-        "done",
-        "needs-you",
-        "in-progress",
-        "dropped",
-    )
-
-
 # --- top level -----------------------------------------------------------------------
 
 

@@ -33,16 +33,6 @@ def store(tmp_path: Path) -> TranscriptStore:
     return ticking_store(root)
 
 
-def test_there_are_four_fixture_transcripts_and_one_archive() -> None:
-    assert [p.name for p in FIXTURE_TRANSCRIPTS] == [
-        "dashboard_coder-demo.jsonl",
-        "dashboard_research-notes.jsonl",
-        "dashboard_starter.jsonl",
-        "dashboard_triage-demo.jsonl",
-    ]
-    assert FIXTURE_ARCHIVE.is_file()
-
-
 @pytest.mark.parametrize("path", FIXTURE_TRANSCRIPTS, ids=lambda p: p.stem)
 def test_fold_identity_on_every_fixture(path: Path) -> None:
     """No revisions: the fold is exactly the stdlib parse of every row line."""

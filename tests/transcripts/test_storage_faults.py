@@ -80,11 +80,3 @@ def test_an_error_raised_while_handling_a_storage_fault_is_not_one() -> None:
         fails_in_its_error_path()
     assert caught.value.__context__ is not None
     assert storage_fault(caught.value) is None
-
-
-def test_faults_answer_507_and_503() -> None:
-    assert (StorageFault.FULL.status, StorageFault.FULL.value) == (507, "storage_full")
-    assert (StorageFault.UNAVAILABLE.status, StorageFault.UNAVAILABLE.value) == (
-        503,
-        "storage_unavailable",
-    )

@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import json
 import logging
-import time
-from collections.abc import Sequence
 from typing import Any, Final, Protocol
 
 import httpx
@@ -23,25 +21,19 @@ from summaries.core.backends.base import (
     BackendContextOverflow,
     BackendError,
     BackendHTTPError,
-    BackendRunaway,
     BackendUnavailable,
 )
 from summaries.core.backends.http import (
-    MAX_REPLY_BYTES,
     MAX_RETRY_AFTER,
     HTTPBackend,
     StreamedText,
-    http_client,
     names_overflow,
-    read_capped,
     read_error_body,
     retry_after,
     safe_code,
     stream_lines,
-    transport_errors,
 )
 from summaries.core.backends.openai import SYSTEM_LINE
-from summaries.core.transcript_turn import TranscriptTurn
 
 log = logging.getLogger(__name__)
 
@@ -49,7 +41,6 @@ log = logging.getLogger(__name__)
 API_VERSION: Final = "2023-06-01"
 DEFAULT_BASE_URL: Final = "https://api.anthropic.com"
 DEFAULT_RETRY_BACKOFF: Final = 1.0
-ATTEMPTS: Final = 2
 #: Statuses worth one more attempt: overloaded (529), the server's own failures, and a
 #: rate limit (429) only when it says how long to wait.
 _RETRIED: Final = frozenset({500, 502, 503, 504, 529})
@@ -100,7 +91,7 @@ class AnthropicBackend(HTTPBackend):
     ) -> None:
         self._configure(model, base_url, api_key, timeout, max_tokens, transport, retry_backoff)
 
-    def generate(self, prompt: str, turns: Sequence[TranscriptTurn]) -> str:
+    def _request(self, prompt: str) -> tuple[dict[str, Any], dict[str, str]]:
         body = {
             "model": self.model,
             "max_tokens": self.max_tokens,
@@ -117,27 +108,15 @@ class AnthropicBackend(HTTPBackend):
             "accept": "text/event-stream, application/json",
             "accept-encoding": "identity",
         }
-        client = http_client(self.timeout, self._transport)
-        try:
-            for attempt in range(1, ATTEMPTS + 1):
-                try:
-                    return self._attempt(client, body, headers)
-                except BackendError as exc:
-                    wait = self._retry_wait(exc)
-                    if attempt == ATTEMPTS or wait is None:
-                        raise _public(exc) from exc
-                    log.info(
-                        "summary backend %s: attempt %d failed (%s); retrying in %.1f s",
-                        self.name,
-                        attempt,
-                        exc,
-                        wait,
-                    )
-                    time.sleep(wait)
-            raise AssertionError("unreachable: the last attempt returns or raises")
-        finally:
-            if self._transport is None:
-                client.close()
+        return body, headers
+
+    CUT_OFF = "max_tokens"
+
+    def _read_stream(self, response: httpx.Response, deadline: float) -> tuple[str, str | None]:
+        return _read_events(response, deadline, self.timeout)
+
+    def _read_body(self, raw: bytes) -> tuple[str, str | None]:
+        return _message_text(raw)
 
     def _retry_wait(self, exc: BackendError) -> float | None:
         if isinstance(exc, BackendUnavailable):
@@ -146,22 +125,11 @@ class AnthropicBackend(HTTPBackend):
             return exc.wait
         return None
 
-    def _attempt(self, client: httpx.Client, body: dict[str, Any], headers: dict[str, str]) -> str:
-        deadline = time.monotonic() + self.timeout
-        with (
-            transport_errors(self.url, self.timeout),
-            client.stream("POST", self.url, json=body, headers=headers) as response,
-        ):
-            if not response.is_success:
-                raise self._http_error(response)
-            if "text/event-stream" in response.headers.get("content-type", ""):
-                text, stop_reason = _read_events(response, deadline, self.timeout)
-            else:
-                raw = read_capped(response, MAX_REPLY_BYTES, deadline, self.timeout)
-                text, stop_reason = _message_text(raw)
-        if stop_reason == "max_tokens":
-            raise BackendRunaway(f"reply cut off at max_tokens={self.max_tokens}")
-        return text
+    def _public(self, exc: BackendError) -> BackendError:
+        """A retryable HTTP error is, to the caller, an HTTP error like any other."""
+        if isinstance(exc, _Retryable):
+            return BackendHTTPError(exc.status, code=exc.code)
+        return exc
 
     def _http_error(self, response: httpx.Response) -> BackendHTTPError:
         raw, payload = read_error_body(response)
@@ -178,13 +146,6 @@ class AnthropicBackend(HTTPBackend):
                 retryable.wait = wait
                 return retryable
         return BackendHTTPError(status, code=code)
-
-
-def _public(exc: BackendError) -> BackendError:
-    """The error the caller sees: a retryable HTTP error is an HTTP error like any other."""
-    if isinstance(exc, _Retryable):
-        return BackendHTTPError(exc.status, code=exc.code)
-    return exc
 
 
 def anthropic_backend(model: str, settings: AnthropicSettings) -> AnthropicBackend:

@@ -15,8 +15,7 @@ from collections.abc import Sequence
 from typing import Any, Final, Protocol
 
 from .base import BackendBadReply
-from .cli import CliRun, command_words
-from .http import check_timeout
+from .cli import CliBackend, CliRun, command_words
 
 #: Print mode, one JSON result object, and no session file left in ~/.claude/projects
 #: (which ``import_transcripts`` reads).
@@ -28,15 +27,8 @@ class ClaudeCliSettings(Protocol):
     KIROCREW_CLI_TIMEOUT: float
 
 
-class ClaudeCliBackend:
-    def __init__(self, command: Sequence[str], model: str = "", *, timeout: float) -> None:
-        self.command = list(command)
-        self.model = model.strip()
-        self.timeout = check_timeout(timeout)
-        self.name = f"claude-cli:{self.model}" if self.model else "claude-cli"
-
-    def __repr__(self) -> str:
-        return f"ClaudeCliBackend(command={self.command!r}, model={self.model!r})"
+class ClaudeCliBackend(CliBackend):
+    KIND = "claude-cli"
 
     def argv(self) -> list[str]:
         model = ["--model", self.model] if self.model else []

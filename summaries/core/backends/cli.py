@@ -29,12 +29,12 @@ from collections.abc import Mapping, Sequence
 from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Final
+from typing import IO, ClassVar, Final
 
 from transcripts.core.redaction import redact_text
 
 from .base import BackendRunaway, BackendTimeout, BackendUnavailable
-from .http import MAX_REPLY_BYTES
+from .http import MAX_REPLY_BYTES, check_timeout
 
 log = logging.getLogger(__name__)
 
@@ -221,3 +221,18 @@ class CliRun:
     def _log_stderr(self, err: list[bytes], what: str) -> None:
         excerpt = stderr_excerpt(err[0] if err else b"")
         log.warning("summary backend %s %s; stderr tail: %s", self.name, what, excerpt or "(empty)")
+
+
+class CliBackend:
+    """An agent CLI as a backend: its command words, an optional model, the timeout."""
+
+    KIND: ClassVar[str]  # the spec's prefix: "claude-cli", "codex-cli"
+
+    def __init__(self, command: Sequence[str], model: str = "", *, timeout: float) -> None:
+        self.command = list(command)
+        self.model = model.strip()
+        self.timeout = check_timeout(timeout)
+        self.name = f"{self.KIND}:{self.model}" if self.model else self.KIND
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(command={self.command!r}, model={self.model!r})"

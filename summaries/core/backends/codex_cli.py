@@ -14,8 +14,8 @@ from collections.abc import Sequence
 from typing import Any, Final, Protocol
 
 from .base import BackendBadReply, BackendRunaway
-from .cli import CliRun, command_words
-from .http import MAX_REPLY_BYTES, check_timeout
+from .cli import CliBackend, CliRun, command_words
+from .http import MAX_REPLY_BYTES
 
 FLAGS: Final = ("exec", "--ephemeral", "--skip-git-repo-check", "--sandbox", "read-only")
 LAST_MESSAGE: Final = "last-message.txt"
@@ -26,15 +26,8 @@ class CodexCliSettings(Protocol):
     KIROCREW_CLI_TIMEOUT: float
 
 
-class CodexCliBackend:
-    def __init__(self, command: Sequence[str], model: str = "", *, timeout: float) -> None:
-        self.command = list(command)
-        self.model = model.strip()
-        self.timeout = check_timeout(timeout)
-        self.name = f"codex-cli:{self.model}" if self.model else "codex-cli"
-
-    def __repr__(self) -> str:
-        return f"CodexCliBackend(command={self.command!r}, model={self.model!r})"
+class CodexCliBackend(CliBackend):
+    KIND = "codex-cli"
 
     def argv(self, last_message: str) -> list[str]:
         model = ["-m", self.model] if self.model else []

@@ -16,10 +16,11 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import math
 import re
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Final
 from urllib.parse import urlsplit
@@ -28,10 +29,15 @@ import httpx
 
 from summaries.core.backends.base import (
     BackendBadReply,
+    BackendError,
+    BackendHTTPError,
     BackendRunaway,
     BackendTimeout,
     BackendUnavailable,
 )
+from summaries.core.transcript_turn import TranscriptTurn
+
+log = logging.getLogger(__name__)
 
 #: Largest reply body accepted. A summary is a few KB of JSON; anything near this size is
 #: a misbehaving server (or a runaway generation).
@@ -48,6 +54,9 @@ MAX_CONNECT_TIMEOUT: Final = 10.0
 #: A reply's output limit is clamped to this many tokens: a summary is about a thousand;
 #: a larger limit only lets a runaway generation hold a single-slot server longer.
 MAX_OUTPUT_TOKENS: Final = 4096
+#: Attempts per ``generate`` call: the first plus exactly one retry (a format step-down
+#: is not an attempt: it is bounded by the ladder's length).
+ATTEMPTS: Final = 2
 #: The longest ``Retry-After`` honoured before one retry; a longer wait is not worth
 #: holding a worker for: the pass fails and the next turn end tries again.
 MAX_RETRY_AFTER: Final = 30.0
@@ -230,6 +239,87 @@ class HTTPBackend:
             f"timeout={self.timeout}, max_tokens={self.max_tokens}, "
             f"api_key={'set' if self._api_key else 'unset'})"
         )
+
+    # --- one request, the same way for every protocol ------------------------------------
+
+    def generate(self, prompt: str, turns: Sequence[TranscriptTurn]) -> str:
+        """One streamed POST, retried at most once when ``_retry_wait`` allows it."""
+        client = http_client(self.timeout, self._transport)
+        try:
+            attempt = 1
+            while True:
+                body, headers = self._request(prompt)
+                try:
+                    return self._attempt(client, body, headers)
+                except BackendError as exc:
+                    if self._stepped_down(exc):
+                        continue
+                    wait = self._retry_wait(exc)
+                    if attempt >= ATTEMPTS or wait is None:
+                        raise self._public(exc) from exc
+                    log.info(
+                        "summary backend %s: attempt %d failed (%s: %s); retrying in %.1f s",
+                        self.name,
+                        attempt,
+                        type(exc).__name__,
+                        exc,
+                        wait,
+                    )
+                    attempt += 1
+                    time.sleep(wait)
+        finally:
+            # A caller-owned transport outlives this call; closing the client would close it.
+            if self._transport is None:
+                client.close()
+
+    def _attempt(self, client: httpx.Client, body: dict[str, Any], headers: dict[str, str]) -> str:
+        deadline = time.monotonic() + self.timeout
+        with (
+            transport_errors(self.url, self.timeout),
+            client.stream("POST", self.url, json=body, headers=headers) as response,
+        ):
+            if not response.is_success:
+                raise self._http_error(response)
+            if "text/event-stream" in response.headers.get("content-type", ""):
+                text, stop = self._read_stream(response, deadline)
+            else:
+                text, stop = self._read_body(
+                    read_capped(response, MAX_REPLY_BYTES, deadline, self.timeout)
+                )
+        if stop == self.CUT_OFF:
+            raise BackendRunaway(f"reply cut off at max_tokens={self.max_tokens}")
+        return text
+
+    # What each protocol says for itself.
+    CUT_OFF: ClassVar[str]  # the stop reason of a reply cut at the token limit
+
+    def _request(self, prompt: str) -> tuple[dict[str, Any], dict[str, str]]:
+        """The body and headers of one attempt."""
+        raise NotImplementedError
+
+    def _read_stream(self, response: httpx.Response, deadline: float) -> tuple[str, str | None]:
+        """A streamed reply's text and stop reason."""
+        raise NotImplementedError
+
+    def _read_body(self, raw: bytes) -> tuple[str, str | None]:
+        """A whole (non-streamed) reply's text and stop reason."""
+        raise NotImplementedError
+
+    def _http_error(self, response: httpx.Response) -> BackendHTTPError:
+        raise NotImplementedError
+
+    def _retry_wait(self, exc: BackendError) -> float | None:
+        """Seconds to wait before the one retry, or None: not retried."""
+        raise NotImplementedError
+
+    def _stepped_down(self, exc: BackendError) -> bool:
+        """Whether the refusal ``exc`` made the next request ask differently (and so is
+        tried again without counting as an attempt)."""
+        return False
+
+    def _public(self, exc: BackendError) -> BackendError:
+        """The error the caller sees."""
+        return exc
 
 
 def stream_lines(response: httpx.Response, deadline: float, timeout: float) -> Iterator[bytes]:

@@ -7,8 +7,6 @@ Works with api.openai.com and with local OpenAI-compatible servers (Ollama, llam
 from __future__ import annotations
 
 import logging
-import time
-from collections.abc import Sequence
 from typing import Any, Final, Protocol
 
 import httpx
@@ -17,18 +15,14 @@ from summaries.core.backends.base import (
     BackendContextOverflow,
     BackendError,
     BackendHTTPError,
-    BackendRunaway,
     BackendUnavailable,
 )
 from summaries.core.backends.http import (
     MAX_REPLY_BYTES,
     HTTPBackend,
-    http_client,
     names_overflow,
-    read_capped,
     read_error_body,
     safe_code,
-    transport_errors,
 )
 from summaries.core.backends.openai_format import (
     FORMAT_NAMES,
@@ -42,7 +36,6 @@ from summaries.core.backends.openai_format import (
     format_remember,
 )
 from summaries.core.backends.openai_reply import extract_content, read_stream
-from summaries.core.transcript_turn import TranscriptTurn
 
 __all__ = [
     "JSON_OBJECT_FORMAT",
@@ -59,10 +52,6 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 DEFAULT_RETRY_BACKOFF: Final = 0.5
-#: Attempts per ``generate`` call: the first plus exactly one retry (format step-downs
-#: are not attempts: they are bounded by the ladder's length).
-ATTEMPTS: Final = 2
-
 SYSTEM_LINE: Final = (
     "You summarize chat transcripts by intent. Reply with one JSON object and nothing else."
 )
@@ -75,6 +64,7 @@ class OpenAISettings(Protocol):
     KIROCREW_OPENAI_API_KEY: str
     KIROCREW_OPENAI_TIMEOUT: float
     KIROCREW_OPENAI_MAX_TOKENS: int
+    KIROCREW_OPENAI_RETRY_BACKOFF: float
 
 
 class OpenAIBackend(HTTPBackend):
@@ -131,7 +121,7 @@ class OpenAIBackend(HTTPBackend):
     def output_format(self) -> OutputFormat:
         return format_learned(self.url, self.model)
 
-    def generate(self, prompt: str, turns: Sequence[TranscriptTurn]) -> str:
+    def _request(self, prompt: str) -> tuple[dict[str, Any], dict[str, str]]:
         headers = {
             "Accept": "text/event-stream, application/json",
             # An unencoded body, so the size cap counts what the server really sends.
@@ -139,37 +129,7 @@ class OpenAIBackend(HTTPBackend):
         }
         if self._api_key:
             headers["Authorization"] = f"Bearer {self._api_key}"
-        fmt = self.output_format
-        client = http_client(self.timeout, self._transport)
-        try:
-            attempt = 1
-            while True:
-                try:
-                    return self._attempt(client, self._body(prompt, fmt), headers)
-                except BackendError as exc:
-                    lower = self._format_refused(exc, fmt)
-                    if lower is not None:
-                        fmt = lower
-                        continue
-                    if attempt >= ATTEMPTS or not _is_transient(exc):
-                        raise
-                    log.info(
-                        "summary backend %s: attempt %d failed (%s: %s); retrying in %.1f s",
-                        self.name,
-                        attempt,
-                        type(exc).__name__,
-                        exc,
-                        self.retry_backoff,
-                    )
-                    attempt += 1
-                    time.sleep(self.retry_backoff)
-        finally:
-            # A caller-owned transport outlives this call; closing the client would close it.
-            if self._transport is None:
-                client.close()
-
-    def _body(self, prompt: str, fmt: OutputFormat) -> dict[str, Any]:
-        return {
+        body = {
             "model": self.model,
             "messages": [
                 {"role": "system", "content": SYSTEM_LINE},
@@ -178,22 +138,35 @@ class OpenAIBackend(HTTPBackend):
             "temperature": 0,
             "max_tokens": self.max_tokens,
             "stream": True,
-            "response_format": fmt.body,
+            "response_format": self.output_format.body,
         }
+        return body, headers
 
-    def _format_refused(self, exc: BackendError, fmt: OutputFormat) -> OutputFormat | None:
-        """The next format down the ladder when the server refused ``fmt`` (and remember
-        it for this URL and model), else None."""
+    CUT_OFF = "length"
+
+    def _read_stream(self, response: httpx.Response, deadline: float) -> tuple[str, str | None]:
+        return read_stream(response, deadline, self.timeout)
+
+    def _read_body(self, raw: bytes) -> tuple[str, str | None]:
+        return extract_content(raw)
+
+    def _retry_wait(self, exc: BackendError) -> float | None:
+        return self.retry_backoff if _is_transient(exc) else None
+
+    def _stepped_down(self, exc: BackendError) -> bool:
+        """The next format down the ladder when the server refused the current one,
+        remembered for this URL and model (so the next request and pass ask for it)."""
         if not (
             isinstance(exc, BackendHTTPError)
             and not isinstance(exc, BackendContextOverflow)
             and exc.status in FORMAT_REFUSALS
             and exc.about_format
         ):
-            return None
+            return False
+        fmt = self.output_format
         lower = fmt.fallback
         if lower is None:
-            return None
+            return False
         log.warning(
             "summary backend %s: server refused response_format %s (HTTP %d); "
             "asking for %s from now on",
@@ -203,24 +176,26 @@ class OpenAIBackend(HTTPBackend):
             lower.value,
         )
         format_remember(self.url, self.model, lower)
-        return lower
+        return True
 
-    def _attempt(self, client: httpx.Client, body: dict[str, Any], headers: dict[str, str]) -> str:
-        deadline = time.monotonic() + self.timeout
-        with (
-            transport_errors(self.url, self.timeout),
-            client.stream("POST", self.url, json=body, headers=headers) as response,
-        ):
-            if not response.is_success:
-                raise _http_error(response)
-            if "text/event-stream" in response.headers.get("content-type", ""):
-                content, finish_reason = read_stream(response, deadline, self.timeout)
-            else:
-                raw = read_capped(response, MAX_REPLY_BYTES, deadline, self.timeout)
-                content, finish_reason = extract_content(raw)
-        if finish_reason == "length":
-            raise BackendRunaway(f"reply cut off at max_tokens={self.max_tokens}")
-        return content
+    def _http_error(self, response: httpx.Response) -> BackendHTTPError:
+        """The typed error for a non-success answer.
+
+        OpenAI sends ``{"error": {"message", "type", "code", "param"}}``; compatible
+        servers vary. Only identifier-like codes are kept; the message is read for the
+        format and overflow words alone, never copied.
+        """
+        raw, payload = read_error_body(response)
+        error = payload.get("error") if isinstance(payload, dict) else None
+        code = None
+        if isinstance(error, dict):
+            code = safe_code(error.get("code")) or safe_code(error.get("type"))
+        status = response.status_code
+        if code == "context_length_exceeded" or (status in (400, 413, 422) and names_overflow(raw)):
+            return BackendContextOverflow(status, code=code or "context_length_exceeded")
+        return BackendHTTPError(
+            status, code=code, about_format=FORMAT_NAMES.search(raw) is not None
+        )
 
 
 def openai_backend(model: str, settings: OpenAISettings) -> OpenAIBackend:
@@ -243,6 +218,7 @@ def openai_backend(model: str, settings: OpenAISettings) -> OpenAIBackend:
         settings.KIROCREW_OPENAI_API_KEY,
         timeout=settings.KIROCREW_OPENAI_TIMEOUT,
         max_tokens=settings.KIROCREW_OPENAI_MAX_TOKENS,
+        retry_backoff=settings.KIROCREW_OPENAI_RETRY_BACKOFF,
     )
 
 
@@ -254,21 +230,3 @@ def _is_transient(exc: BackendError) -> bool:
         and not isinstance(exc, BackendContextOverflow)
         and exc.status >= 500
     )
-
-
-def _http_error(response: httpx.Response) -> BackendHTTPError:
-    """The typed error for a non-success answer.
-
-    OpenAI sends ``{"error": {"message", "type", "code", "param"}}``; compatible servers
-    vary. Only identifier-like codes are kept; the message is read for the format and
-    overflow words alone, never copied.
-    """
-    raw, payload = read_error_body(response)
-    error = payload.get("error") if isinstance(payload, dict) else None
-    code = None
-    if isinstance(error, dict):
-        code = safe_code(error.get("code")) or safe_code(error.get("type"))
-    status = response.status_code
-    if code == "context_length_exceeded" or (status in (400, 413, 422) and names_overflow(raw)):
-        return BackendContextOverflow(status, code=code or "context_length_exceeded")
-    return BackendHTTPError(status, code=code, about_format=FORMAT_NAMES.search(raw) is not None)

@@ -6,8 +6,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
 
-from summaries.core.config import ENV_ENABLED
 from summaries.core.gate import PassResult
+from summaries.envconfig import ENV_ENABLED
 from summaries.services import summary_generate
 from transcripts.management.migrated import ensure_migrated
 

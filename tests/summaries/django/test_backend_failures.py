@@ -185,26 +185,28 @@ def test_the_runtime_builds_the_openai_backend_from_its_own_settings(settings):
     settings.KIROCREW_OPENAI_BASE_URL = "http://127.0.0.1:9/v1"
     settings.KIROCREW_OPENAI_TIMEOUT = 3.5
     settings.KIROCREW_OPENAI_MAX_TOKENS = 321
+    settings.KIROCREW_OPENAI_RETRY_BACKOFF = 0.25
     backend = summary_backend()
     assert isinstance(backend, OpenAIBackend)
     assert (backend.name, backend.url) == (
         "openai:llama3.1:8b",
         "http://127.0.0.1:9/v1/chat/completions",
     )
-    assert (backend.timeout, backend.max_tokens) == (3.5, 321)
+    assert (backend.timeout, backend.max_tokens, backend.retry_backoff) == (3.5, 321, 0.25)
 
 
 # --- the real OpenAI-compatible client against a loopback server ----------------------------------
 
 
 @pytest.fixture
-def openai_model(settings, fake_openai: FakeOpenAIServer, monkeypatch) -> FakeOpenAIServer:
+def openai_model(settings, fake_openai: FakeOpenAIServer) -> FakeOpenAIServer:
     settings.KIROCREW_SUMMARY_MODEL = "openai:test-model"
     settings.KIROCREW_OPENAI_BASE_URL = fake_openai.base_url
     settings.KIROCREW_OPENAI_API_KEY = ""
-    settings.KIROCREW_OPENAI_TIMEOUT = 0.5
+    # Never reached by a server that answers: only a held request times out.
+    settings.KIROCREW_OPENAI_TIMEOUT = 60.0
     # The one retry happens at once (production waits half a second before it).
-    monkeypatch.setitem(OpenAIBackend.__init__.__kwdefaults__, "retry_backoff", 0.0)
+    settings.KIROCREW_OPENAI_RETRY_BACKOFF = 0.0
     return fake_openai
 
 
@@ -282,14 +284,21 @@ def test_a_malformed_openai_reply_keeps_the_previous_summary(
     assert len(openai_model.requests) == 2  # a 2xx is never retried
 
 
-def test_an_openai_timeout_keeps_the_previous_summary(openai_previous, openai_model):
-    slow = Behaviour.sleep(3.0, Behaviour.reply(VALID_REPLY))
-    openai_model.enqueue(slow, slow)
+def test_an_openai_timeout_keeps_the_previous_summary(openai_previous, openai_model, settings):
+    # The server holds the request until released: slower than any timeout, under any load.
+    held = Behaviour.hold(Behaviour.reply(VALID_REPLY))
+    openai_model.enqueue(held, held)
+    settings.KIROCREW_OPENAI_TIMEOUT = 0.2
 
-    outcome = summary_generate(slot_name="s1", force=True)
+    try:
+        outcome = summary_generate(slot_name="s1", force=True)
+    finally:
+        openai_model.release()
 
     assert_contained(outcome, openai_previous, "backend_error:BackendTimeout")
-    assert len(openai_model.requests) == 2  # the first pass, then one attempt: no retry
+    # The first pass, then one attempt: no retry (a retry would take the second hold).
+    assert len(openai_model.wait_requests(2)) == 2
+    assert openai_model.pending == 1
 
 
 def test_a_refused_openai_connection_keeps_the_previous_summary(openai_previous, settings):

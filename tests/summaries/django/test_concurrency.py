@@ -286,6 +286,32 @@ def test_two_concurrent_passes_spend_one_model_call(enabled_summaries, make_slot
 
 
 @pytest.mark.django_db(transaction=True)
+def test_a_turn_end_refused_while_another_pass_ran_is_summarized_after_it(
+    enabled_summaries, make_slot, store, backend
+):
+    """The running pass read the session before the turn ended; the pass that turn end
+    asked for was refused (in_flight). The holder runs one more when it is done."""
+    slot = make_slot(turns=2)
+    backend.gate = threading.Event()
+    results: list[PassOutcome] = []
+    first = _in_thread(lambda: summary_generate(slot_name="s1"), results)
+    assert backend.entered.wait(10)  # the first pass read two turns, waits on the model
+
+    add_exchanges(slot, 1, start=2)
+    assert summary_generate(slot_name="s1") == PassOutcome(PassResult.IN_FLIGHT)
+
+    backend.gate.set()
+    first.join(20)
+    assert not first.is_alive()
+    data = read_strict(store, slot.session.key)
+    assert data is not None
+    assert data["user_turns"] == 3  # the third turn is in the summary
+    assert backend.calls == 2
+    assert not claimed(store)
+    assert summary_in_flight_until(slot_row()) is None
+
+
+@pytest.mark.django_db(transaction=True)
 def test_passes_released_together_spend_one_model_call(
     enabled_summaries, make_slot, backend, monkeypatch
 ):

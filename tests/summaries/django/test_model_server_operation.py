@@ -10,7 +10,6 @@ from io import StringIO
 import pytest
 from django.core.management import call_command
 
-from summaries.core.backends import OpenAIBackend
 from summaries.core.budget import input_budget
 from summaries.core.prompt import build_prompt
 from summaries.services import PassOutcome, PassResult, summary_generate
@@ -31,13 +30,13 @@ INSTRUCTIONS = len(build_prompt((), 0))
 
 
 @pytest.fixture
-def model(settings, fake_openai: FakeOpenAIServer, monkeypatch) -> FakeOpenAIServer:
+def model(settings, fake_openai: FakeOpenAIServer) -> FakeOpenAIServer:
     settings.KIROCREW_SUMMARY_MODEL = "openai:local"
     settings.KIROCREW_OPENAI_BASE_URL = fake_openai.base_url
     settings.KIROCREW_OPENAI_API_KEY = ""
     settings.KIROCREW_OPENAI_TIMEOUT = 5.0
     settings.KIROCREW_OPENAI_MAX_TOKENS = 1000
-    monkeypatch.setitem(OpenAIBackend.__init__.__kwdefaults__, "retry_backoff", 0.0)
+    settings.KIROCREW_OPENAI_RETRY_BACKOFF = 0.0  # the one retry at once
     return fake_openai
 
 

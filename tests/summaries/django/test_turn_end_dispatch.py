@@ -78,9 +78,14 @@ def test_a_clean_turn_end_dispatches_exactly_one_pass_on_commit(
     settings,
 ):
     slot = make_slot(turns=1)
-    queued: list[tuple[str, bool]] = []
+    queued: list[tuple[object, ...]] = []
     settings.KIROCREW_SUMMARY_DISPATCH = "celery"
-    monkeypatch.setattr("summaries.tasks.summarize_slot.delay", lambda *a: queued.append(a))
+    settings.KIROCREW_SUMMARY_SETTLE = 2.0
+
+    def apply_async(args: tuple[object, ...], *, countdown: float) -> None:
+        queued.append((*args[:2], countdown))
+
+    monkeypatch.setattr("summaries.tasks.summarize_slot.apply_async", apply_async)
     slot_turn_start(slot=slot, content=exchange(1)[0])
 
     with django_capture_on_commit_callbacks() as callbacks:
@@ -90,7 +95,8 @@ def test_a_clean_turn_end_dispatches_exactly_one_pass_on_commit(
     with django_capture_on_commit_callbacks(execute=True):  # the dispatch's own, after it
         for callback in callbacks:
             callback()
-    assert (dispatched, queued) == (["s1"], [("s1", False)])
+    # Queued to run after the settle (a later turn end within it supersedes it).
+    assert (dispatched, queued) == (["s1"], [("s1", False, 2.0)])
 
 
 @pytest.mark.django_db
@@ -269,7 +275,7 @@ def test_a_dispatch_that_blows_up_never_fails_the_turn_end(
     where,
     settings,
 ):
-    """A broker that is down (``delay`` raises) or a database error before the pass's own
+    """A broker that is down (``apply_async`` raises) or a database error before the pass's own
     containment (eager tasks run inside the commit callback) must not surface as a failed
     turn end, nor stop the other after-commit work (the turn frame, a receiver connected
     after summaries' own) from running."""
@@ -280,7 +286,7 @@ def test_a_dispatch_that_blows_up_never_fails_the_turn_end(
 
     if where == "broker":
         settings.KIROCREW_SUMMARY_DISPATCH = "celery"
-        monkeypatch.setattr("summaries.tasks.summarize_slot.delay", boom)
+        monkeypatch.setattr("summaries.tasks.summarize_slot.apply_async", boom)
     else:
         monkeypatch.setattr("summaries.services.claim_take", boom)
     frames: list[str] = []
@@ -312,3 +318,28 @@ def test_a_dispatch_that_blows_up_never_fails_the_turn_end(
         r.levelname == "WARNING" and "s1" in r.getMessage() and "dispatch" in r.getMessage()
         for r in caplog.records
     )
+
+
+@pytest.mark.django_db
+def test_a_turn_end_pass_gives_way_to_a_later_turn_ends_pass(
+    enabled_summaries, make_slot, backend, store
+):
+    """Whichever worker runs them: the earlier request's pass spends nothing and leaves
+    "generating" on; the later one's stores the summary and clears it."""
+    from summaries.marker import pass_requested
+    from summaries.tasks import summarize_slot
+
+    slot = make_slot(turns=2)
+    first, later = pass_requested("s1"), pass_requested("s1")
+    assert first is not None
+    assert later is not None
+
+    assert summarize_slot("s1", False, first.isoformat()) == "superseded"
+    assert backend.calls == 0
+    assert summary_in_flight_until(slot_row()) is not None
+    assert read_strict(store, slot.session.key) is None
+
+    assert summarize_slot("s1", False, later.isoformat()) == "stored"
+    assert backend.calls == 1
+    assert summary_in_flight_until(slot_row()) is None
+    assert read_strict(store, slot.session.key) is not None

@@ -57,7 +57,7 @@ class Command(BaseCommand):
         result = session_import_paths(paths=[SAMPLES_DIR])
         self._say(f"sample sessions: {samples_told(result)}")
         config_path = settings.KIROCREW_CONFIG_PATH
-        if not config_path.exists() or not load_config(config_path, {}).enabled:
+        if not config_path.exists() or not load_config(config_path).enabled:
             write_enabled(config_path, True)
             self._say("session summaries turned on in config.json")
         keys = [o.key for o in result.with_status("imported", "unchanged") if o.key]

@@ -1,0 +1,37 @@
+"""The environment's overrides of config.json's ``session_summary`` keys.
+
+Read with the site's one strict reader (``kirocrew_site/env.py``): settings.py reads them
+once so that a bad value stops start-up naming the variable; ``runtime.summary_config``
+reads them again on each call (the config cache keys on what it gets), so a process
+whose environment changes, as a test's or a bench's does, sees the change.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from kirocrew_site.env import env_bool, env_int
+
+from .core.config import FLOORS, SummaryOverrides
+
+ENV_ENABLED = "KIROCREW_SUMMARY_ENABLED"
+
+
+def summary_overrides_read(env: Mapping[str, str] | None = None) -> SummaryOverrides:
+    """The overrides ``env`` (default: the process environment) sets; unset is None."""
+
+    def count(field: str, name: str) -> int | None:
+        return env_int(name, None, minimum=FLOORS[field], env=env)
+
+    return SummaryOverrides(
+        enabled=env_bool(ENV_ENABLED, None, env=env),
+        min_user_turns=count("min_user_turns", "KIROCREW_SUMMARY_MIN_USER_TURNS"),
+        regenerate_after_turns=count(
+            "regenerate_after_turns", "KIROCREW_SUMMARY_REGENERATE_AFTER_TURNS"
+        ),
+        max_intents=count("max_intents", "KIROCREW_SUMMARY_MAX_INTENTS"),
+        max_constraints=count("max_constraints", "KIROCREW_SUMMARY_MAX_CONSTRAINTS"),
+        assistant_excerpt_chars=count(
+            "assistant_excerpt_chars", "KIROCREW_SUMMARY_ASSISTANT_EXCERPT_CHARS"
+        ),
+    )
