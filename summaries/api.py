@@ -16,6 +16,7 @@ from typing import Any
 from django.http import HttpRequest
 from ninja import Router
 
+from kirocrew_site.auth import caller_of
 from transcripts.api import ERRORS
 from transcripts.api_support import ApiError, slot_for_caller, slot_gone, slot_not_found
 from transcripts.core.keys import is_valid_slot_name
@@ -30,15 +31,11 @@ from .tasks import DispatchMode, dispatch_mode, summary_dispatch
 router = Router(tags=["turns and summaries"])
 
 
-def _caller(request: HttpRequest) -> Any:
-    return request.auth  # type: ignore[attr-defined]  # a kirocrew_site.auth.Caller
-
-
 @router.get(
     "/slots/{slot}/summary", response={200: SummaryOut, **ERRORS}, operation_id="summary_get"
 )
 def get_summary(request: HttpRequest, slot: str) -> dict[str, Any]:
-    caller = _caller(request)
+    caller = caller_of(request)
     # The polled read: one precompiled query, then the shared ownership check on what it
     # read (a bad name, a missing or foreign slot: its 400 or its audited 404).
     found = slot_for_summary_read(slot) if is_valid_slot_name(slot) else None
@@ -149,7 +146,7 @@ def refusal_for(outcome: PassOutcome) -> Refusal:
     operation_id="summary_generate",
 )
 def generate_summary(request: HttpRequest, slot: str) -> Any:
-    found = slot_for_caller(_caller(request), slot, operation="slot_summary_generate")
+    found = slot_for_caller(caller_of(request), slot, operation="slot_summary_generate")
     if dispatch_mode() is not DispatchMode.INLINE:
         # What the slot's state already decides (switched off, incognito, a turn running,
         # too few turns) is answered now, by the gate the pass asks; the rest is the pass's.

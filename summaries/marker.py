@@ -20,7 +20,7 @@ from django.utils import timezone
 from transcripts.models import Slot
 
 from .models import SummaryState
-from .state import summary_in_flight_until, summary_state_ensure
+from .state import summary_in_flight_until, summary_state_write
 
 
 def pass_requested(slot_name: str) -> datetime | None:
@@ -29,9 +29,8 @@ def pass_requested(slot_name: str) -> datetime | None:
     slot_id = Slot.objects.filter(name=slot_name).values_list("id", flat=True).first()
     if slot_id is None:
         return None
-    summary_state_ensure(slot_id)
     until = timezone.now() + timedelta(seconds=settings.KIROCREW_SUMMARY_IN_FLIGHT_TTL)
-    SummaryState.objects.filter(slot_id=slot_id).update(in_flight_until=until)
+    summary_state_write(slot_id, in_flight_until=until)
     return until
 
 

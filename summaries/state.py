@@ -1,9 +1,10 @@
 """Summaries' own state of a slot (``SummaryState``): the turn mark and the in-flight marker.
 
-One row per slot, created on first need by ``summary_state_ensure``: an ``INSERT …
-SELECT`` from the slot row with ``ON CONFLICT DO NOTHING``, so concurrent passes create
-it once and a slot already deleted gets none. One racing the delete itself may outlive
-its slot: ``summary_state_reap`` removes it when the deletion is announced.
+One row per slot, created on first need by ``summary_state_write``: one upsert
+(``bulk_create(update_conflicts=…)``, ``INSERT … ON CONFLICT DO UPDATE`` on both SQLite
+and PostgreSQL) of the fields it sets, so concurrent passes create it once, and only
+while the slot exists, so a slot already deleted gets none. One racing the delete itself
+may outlive its slot: ``summary_state_reap`` removes it when the deletion is announced.
 A slot without a row reads as mark 0 with no pass in flight.
 """
 
@@ -11,7 +12,6 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from django.db import connections, router
 from django.db.models import Exists, OuterRef
 
 from transcripts.models import Slot
@@ -19,20 +19,24 @@ from transcripts.models import Slot
 from .models import SummaryState
 
 
-def summary_state_ensure(slot_id: int) -> None:
-    alias = router.db_for_write(SummaryState)
-    qn = connections[alias].ops.quote_name
-    state = SummaryState._meta
-    mark = state.get_field("turn_mark").column
-    pk = state.get_field("slot").column
-    # Identifiers from the models' own meta, quoted; the id is a bound parameter.
-    sql = (
-        f"INSERT INTO {qn(state.db_table)} ({qn(pk)}, {qn(mark)}) "  # noqa: S608
-        f"SELECT {qn('id')}, 0 FROM {qn(Slot._meta.db_table)} WHERE {qn('id')} = %s "
-        f"ON CONFLICT DO NOTHING"
+def summary_state_write(
+    slot_id: int, *, turn_mark: int | None = None, in_flight_until: datetime | None = None
+) -> None:
+    """Set the given fields (``None``: left as they are) on the slot's state row, creating
+    it with the other fields' defaults; nothing for a slot that is gone."""
+    values: dict[str, object] = {}
+    if turn_mark is not None:
+        values["turn_mark"] = turn_mark
+    if in_flight_until is not None:
+        values["in_flight_until"] = in_flight_until
+    if not values or not Slot.objects.filter(pk=slot_id).exists():
+        return
+    SummaryState.objects.bulk_create(
+        [SummaryState(slot_id=slot_id, **values)],
+        update_conflicts=True,
+        unique_fields=["slot"],
+        update_fields=list(values),
     )
-    with connections[alias].cursor() as cursor:
-        cursor.execute(sql, [slot_id])
 
 
 def summary_state_reap() -> int:
@@ -64,8 +68,7 @@ def summary_in_flight_until(slot: Slot) -> datetime | None:
 
 def summary_turn_mark_set(slot_id: int, user_turns: int) -> None:
     """Record that the stored summary covers ``user_turns`` (the gate's cadence base)."""
-    summary_state_ensure(slot_id)
-    SummaryState.objects.filter(slot_id=slot_id).update(turn_mark=user_turns)
+    summary_state_write(slot_id, turn_mark=user_turns)
 
 
 def summary_turn_mark_clamp(slot_name: str) -> None:

@@ -11,6 +11,8 @@ from django.http import HttpRequest, HttpResponse
 from ninja import Query, Router, Schema
 from ninja.responses import Status
 
+from kirocrew_site.auth import caller_of
+
 from .api_support import (
     ApiError,
     permission_required,
@@ -66,18 +68,14 @@ def slot_payload(slot: Slot) -> dict[str, Any]:
     }
 
 
-def _caller(request: HttpRequest) -> Any:
-    return request.auth  # type: ignore[attr-defined]  # a kirocrew_site.auth.Caller
-
-
 @router.get("/slots/{slot}", response={200: SlotOut, **ERRORS}, operation_id="slot_get")
 def get_slot(request: HttpRequest, slot: str) -> dict[str, Any]:
-    return slot_payload(slot_for_caller(_caller(request), slot, operation="slot_read"))
+    return slot_payload(slot_for_caller(caller_of(request), slot, operation="slot_read"))
 
 
 @router.patch("/slots/{slot}", response={200: SlotOut, **ERRORS}, operation_id="slot_update")
 def update_slot(request: HttpRequest, slot: str, body: SlotPatchIn) -> dict[str, Any]:
-    found = slot_for_caller(_caller(request), slot, operation="slot_update")
+    found = slot_for_caller(caller_of(request), slot, operation="slot_update")
     if body.title is not None:
         if not session_set_title(key=found.session.key, title=body.title) and slot_gone(found):
             raise slot_not_found()  # a DELETE won the race: nothing was written
@@ -88,7 +86,7 @@ def update_slot(request: HttpRequest, slot: str, body: SlotPatchIn) -> dict[str,
 
 @router.delete("/slots/{slot}", response={204: None, **ERRORS}, operation_id="slot_delete")
 def delete_slot(request: HttpRequest, slot: str) -> HttpResponse:
-    caller = _caller(request)
+    caller = caller_of(request)
     permission_required(caller, "transcripts.delete_session", operation="slot_delete", name=slot)
     found = slot_for_caller(caller, slot, operation="slot_delete")
     session_delete(key=found.session.key)
@@ -108,7 +106,7 @@ class TranscriptQuery(Schema):
 def get_transcript(
     request: HttpRequest, slot: str, query: Query[TranscriptQuery]
 ) -> dict[str, Any]:
-    found = slot_for_caller(_caller(request), slot, operation="slot_transcript_read")
+    found = slot_for_caller(caller_of(request), slot, operation="slot_transcript_read")
     if not 1 <= query.limit <= 1000:
         raise ApiError(422, "invalid_request", "limit must be between 1 and 1000")
     try:
@@ -122,7 +120,7 @@ def get_transcript(
 
 @router.post("/slots/{slot}/rewind", response={200: SlotOut, **ERRORS}, operation_id="slot_rewind")
 def rewind_slot(request: HttpRequest, slot: str, body: RewindIn) -> dict[str, Any]:
-    caller = _caller(request)
+    caller = caller_of(request)
     permission_required(caller, "transcripts.rewind_session", operation="slot_rewind", name=slot)
     found = slot_for_caller(caller, slot, operation="slot_rewind")
     try:
@@ -139,7 +137,7 @@ def rewind_slot(request: HttpRequest, slot: str, body: RewindIn) -> dict[str, An
 
 @router.post("/slots/{slot}/fork", response={201: SlotOut, **ERRORS}, operation_id="slot_fork")
 def fork_slot(request: HttpRequest, slot: str, body: ForkIn) -> Status[Any]:
-    found = slot_for_caller(_caller(request), slot, operation="slot_fork")
+    found = slot_for_caller(caller_of(request), slot, operation="slot_fork")
     try:
         child = session_fork(key=found.session.key, name=body.name)
     except SlotExists:

@@ -8,15 +8,17 @@ same statements and take the same time (no timing oracle, CWE-208).
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import Any
 
 from django.http import HttpRequest
 from ninja.parser import Parser
 
+from kirocrew_site.auth import Caller
+
 from .core.content import loads_checked
 from .core.errors import SessionNotFound
 from .core.keys import is_valid_slot_name
-from .models import App, Session, Slot
+from .models import Session, Slot
 from .runtime import get_store
 from .services import security_event_record
 
@@ -40,16 +42,6 @@ class ContentParser(Parser):
         return loads_checked(request.body)
 
 
-class CallerLike(Protocol):
-    @property
-    def app(self) -> App | None: ...
-
-    @property
-    def label(self) -> str: ...
-
-    def may(self, perm: str) -> bool: ...
-
-
 def slot_not_found() -> ApiError:
     return ApiError(404, "slot_not_found", "not found")
 
@@ -70,13 +62,13 @@ def slot_gone(slot: Slot) -> bool:
     return not get_store().exists(slot.session.key) or not Slot.objects.filter(pk=slot.pk).exists()
 
 
-def _reaches(caller: CallerLike, slot: Slot) -> bool:
+def _reaches(caller: Caller, slot: Slot) -> bool:
     """A dashboard user reaches every slot; an app only its own."""
     return caller.app is None or slot.app_id == caller.app.pk
 
 
 def slot_for_caller(
-    caller: CallerLike, name: str, *, operation: str, found: Slot | None = None
+    caller: Caller, name: str, *, operation: str, found: Slot | None = None
 ) -> Slot:
     """The slot ``name`` if ``caller`` may reach it; else the one 404 for missing and denied.
 
@@ -112,7 +104,7 @@ def slot_for_caller(
     raise slot_not_found()
 
 
-def permission_required(caller: CallerLike, perm: str, *, operation: str, name: str) -> None:
+def permission_required(caller: Caller, perm: str, *, operation: str, name: str) -> None:
     """Destructive routes: a dashboard user needs staff or ``perm`` (an app needs ownership,
     which ``slot_for_caller`` checks). Refused before any lookup: 403 for every name."""
     if caller.may(perm):

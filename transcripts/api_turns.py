@@ -17,6 +17,8 @@ from django.http import HttpRequest
 from ninja import Query, Router, Schema
 from ninja.responses import Status
 
+from kirocrew_site.auth import caller_of
+
 from .api import ERRORS, slot_payload
 from .api_support import ApiError, slot_for_caller
 from .core.errors import RowNotFound
@@ -37,16 +39,12 @@ from .services import (
 router = Router(tags=["turns and summaries"])
 
 
-def _caller(request: HttpRequest) -> Any:
-    return request.auth  # type: ignore[attr-defined]  # a kirocrew_site.auth.Caller
-
-
 # Filed with the other slot routes in the API docs.
 @router.post(
     "/slots", response={201: SlotOut, **ERRORS}, operation_id="slot_create", tags=["slots"]
 )
 def create_slot(request: HttpRequest, body: SlotCreateIn) -> Status[Any]:
-    caller = _caller(request)
+    caller = caller_of(request)
     # Names are one global namespace (a 409 tells that a name is taken, by anyone): a
     # generated name carries 128 random bits, so nobody can guess or probe it.
     name = body.name or f"s-{secrets.token_urlsafe(16)}"
@@ -81,7 +79,7 @@ class SlotListQuery(Schema):
     ),
 )
 def list_slots(request: HttpRequest, query: Query[SlotListQuery]) -> dict[str, Any]:
-    caller = _caller(request)
+    caller = caller_of(request)
     if not 1 <= query.limit <= PAGE_MAX:
         raise ApiError(422, "invalid_request", f"limit must be between 1 and {PAGE_MAX}")
     try:
@@ -93,7 +91,7 @@ def list_slots(request: HttpRequest, query: Query[SlotListQuery]) -> dict[str, A
 
 @router.post("/slots/{slot}/turns", response={201: TsOut, **ERRORS}, operation_id="turn_start")
 def start_turn(request: HttpRequest, slot: str, body: TurnIn) -> Status[Any]:
-    found = slot_for_caller(_caller(request), slot, operation="turn_start")
+    found = slot_for_caller(caller_of(request), slot, operation="turn_start")
     try:
         appended = slot_turn_start(slot=found, content=body.content)
     except TurnRunning:
@@ -103,7 +101,7 @@ def start_turn(request: HttpRequest, slot: str, body: TurnIn) -> Status[Any]:
 
 @router.post("/slots/{slot}/rows", response={201: TsOut, **ERRORS}, operation_id="row_append")
 def append_row(request: HttpRequest, slot: str, body: RowIn) -> Status[Any]:
-    found = slot_for_caller(_caller(request), slot, operation="row_append")
+    found = slot_for_caller(caller_of(request), slot, operation="row_append")
     appended = slot_append_row(slot=found, role=body.role, content=body.content, meta=body.meta)
     return Status(201, {"ts": appended.ts[0]})
 
@@ -114,7 +112,7 @@ def append_row(request: HttpRequest, slot: str, body: RowIn) -> Status[Any]:
     operation_id="row_revise",
 )
 def revise_row(request: HttpRequest, slot: str, ts: str, body: RevisionIn) -> Status[Any]:
-    found = slot_for_caller(_caller(request), slot, operation="row_revise")
+    found = slot_for_caller(caller_of(request), slot, operation="row_revise")
     try:
         appended = slot_append_revision(slot=found, target_ts=ts, patch=body.patch)
     except RowNotFound:  # a vanished transcript (SessionNotFound) is slot_not_found
@@ -126,5 +124,5 @@ def revise_row(request: HttpRequest, slot: str, ts: str, body: RevisionIn) -> St
 
 @router.post("/slots/{slot}/turns/end", response={200: SlotOut, **ERRORS}, operation_id="turn_end")
 def end_turn(request: HttpRequest, slot: str, body: TurnEndIn) -> dict[str, Any]:
-    found = slot_for_caller(_caller(request), slot, operation="turn_end")
+    found = slot_for_caller(caller_of(request), slot, operation="turn_end")
     return slot_payload(slot_turn_end(slot=found, stop_reason=body.stop_reason))

@@ -7,6 +7,7 @@ from typing import Any, Literal
 from ninja import Field, Schema
 
 from .core.content import MAX_TEXT_CHARS
+from .core.roles import Role
 
 MemoryMode = Literal["", "persistent", "default", "incognito", "temporary"]
 SlotName = Field(
@@ -65,22 +66,6 @@ class ForkIn(Schema):
 # ------------------------------------------------------------------ the turn loop's bodies
 class TurnIn(Schema):
     content: str = Field(min_length=1, max_length=MAX_TEXT_CHARS)
-
-
-# Roles a transcript keeps (the original's); transient UI roles are never persisted.
-Role = Literal[
-    "user",
-    "assistant",
-    "system",
-    "error",
-    "tool",
-    "tool_call",
-    "tool_result",
-    "inject",
-    "notice",
-    "nudge",
-    "merged_summary",
-]
 
 
 class RowIn(Schema):

@@ -10,30 +10,31 @@ from __future__ import annotations
 import json
 from collections import Counter
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any
 
 from summaries.core.backends import HEURISTIC
 from summaries.core.payload import intent_state
 from transcripts.core.fold import FoldReport
 from transcripts.core.paging import parse_cursor
+from transcripts.core.roles import TOOL_ROLES, Role
 from transcripts.core.timestamps import parse_ts, source_ts
 from transcripts.core.user_turns import is_injected, is_user_turn
 
 from .markdown import render_block, render_code
 
-TOOL_ROLES = frozenset({"tool", "tool_call", "tool_result"})
-ROLE_LABELS = {
-    "user": "You",
-    "assistant": "Agent",
-    "merged_summary": "Merged result",
-    "tool": "Tool",
-    "tool_call": "Tool call",
-    "tool_result": "Tool result",
-    "system": "System",
-    "error": "Error",
-    "notice": "Notice",
-    "nudge": "Nudge",
-    "inject": "Injected",
+ROLE_LABELS: dict[str, str] = {
+    Role.USER: "You",
+    Role.ASSISTANT: "Agent",
+    Role.MERGED_SUMMARY: "Merged result",
+    Role.TOOL: "Tool",
+    Role.TOOL_CALL: "Tool call",
+    Role.TOOL_RESULT: "Tool result",
+    Role.SYSTEM: "System",
+    Role.ERROR: "Error",
+    Role.NOTICE: "Notice",
+    Role.NUDGE: "Nudge",
+    Role.INJECT: "Injected",
 }
 # Anomalies whose row is still shown (its ts or its nesting is odd); every other kind is a
 # skipped line.
@@ -89,11 +90,21 @@ def written_by(model: object) -> dict[str, Any]:
     return {"label": "", "estimate": False}
 
 
+class RowKind(StrEnum):
+    """How the page shows a row (a person's turn, the agent's words, tool output, …)."""
+
+    USER = "user"
+    NOTE = "note"  # automation under role user, an empty message, any other role
+    ASSISTANT = "assistant"
+    TOOL = "tool"
+    ERROR = "error"
+
+
 @dataclass(slots=True)
 class Item:
     """One transcript row as the template shows it."""
 
-    kind: str  # user | assistant | tool | note | error
+    kind: RowKind  # its CSS class: row-<kind>
     label: str
     cursor: str
     ts: str
@@ -148,15 +159,15 @@ def _meta_kind(row: dict[str, Any]) -> Any:
     return meta.get("kind") if isinstance(meta, dict) else None
 
 
-def row_kind(row: dict[str, Any]) -> str:
+def row_kind(row: dict[str, Any]) -> RowKind:
     role = row.get("role")
-    if role == "user":
-        return "user" if is_user_turn(row) else "note"
-    if role in {"assistant", "merged_summary"}:
-        return "assistant"
+    if role == Role.USER:
+        return RowKind.USER if is_user_turn(row) else RowKind.NOTE
+    if role in {Role.ASSISTANT, Role.MERGED_SUMMARY}:
+        return RowKind.ASSISTANT
     if role in TOOL_ROLES:
-        return "tool"
-    return "error" if role == "error" else "note"
+        return RowKind.TOOL
+    return RowKind.ERROR if role == Role.ERROR else RowKind.NOTE
 
 
 def transcript_items(
@@ -190,20 +201,20 @@ def transcript_items(
         kind = row_kind(row)
         role = str(row.get("role") or "row")
         label = ROLE_LABELS.get(role, role.replace("_", " ").capitalize())
-        if role == "user" and kind == "note":
+        if role == Role.USER and kind is RowKind.NOTE:
             label = "Automation" if is_injected(text) else "Empty message"
-        command = role == "notice" and _meta_kind(row) == "command"  # an agent's /clear
+        command = role == Role.NOTICE and _meta_kind(row) == "command"  # an agent's /clear
         if command:
             label = "Command"
         # Tool output and JSON payloads are shown as code, never read as Markdown.
-        structured = kind == "tool" or command or not isinstance(row.get("content"), str)
+        structured = kind is RowKind.TOOL or command or not isinstance(row.get("content"), str)
         html = render_code(text) if structured else render_block(text)
         at, shown, stored = happened(row)
         item = Item(kind, label, cursor, at, shown, html, stored=stored)
-        if kind == "user":
+        if kind is RowKind.USER:
             turn += 1
             item.turn = turn
-        if kind in {"tool", "note"}:
+        if kind in {RowKind.TOOL, RowKind.NOTE}:
             item.collapsed = True
             item.preview = preview(text)
         items.append(item)

@@ -11,6 +11,7 @@ from typing import Any
 from django.http import HttpRequest
 from ninja import Query, Router, Schema
 
+from kirocrew_site.auth import caller_of
 from transcripts.api import ERRORS
 from transcripts.api_support import ApiError
 
@@ -68,7 +69,7 @@ def hit_payload(hit: SearchHit) -> dict[str, Any]:
     ),
 )
 def search(request: HttpRequest, query: Query[SearchQueryIn]) -> dict[str, Any]:
-    caller: Any = request.auth  # type: ignore[attr-defined]  # a kirocrew_site.auth.Caller
+    caller = caller_of(request)
     if not 1 <= query.limit <= LIMIT_MAX:
         raise ApiError(422, "invalid_request", f"limit must be between 1 and {LIMIT_MAX}")
     try:

@@ -12,9 +12,8 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
-from django.db import connection, transaction
+from django.db import transaction
 from django.db.models import F
 
 from summaries.models import IntentSummary, OneLineSummary
@@ -190,7 +189,7 @@ def _catch_up_page(session: Session, mark: SearchMark) -> tuple[int, bool]:
     except SessionNotFound:
         return 0, False
     seen = _seen_at(mark.cursor)
-    batch: list[tuple[Any, ...]] = []
+    batch: list[SearchDoc] = []
     for row in page:
         ts = str(row.get("ts"))
         seen[ts] = seen.get(ts, 0) + 1
@@ -200,14 +199,22 @@ def _catch_up_page(session: Session, mark: SearchMark) -> tuple[int, bool]:
         role = str(row.get("role") or "")[:64]
         for piece in chunks(content_text(row.get("content"))):
             batch.append(
-                (session.pk, DocKind.ROW.value, mark.rows, cursor, mark.turns, role, piece)
+                SearchDoc(
+                    session_id=session.pk,
+                    kind=DocKind.ROW,
+                    seq=mark.rows,
+                    cursor=cursor,
+                    turn=mark.turns,
+                    role=role,
+                    text=piece,
+                )
             )
         mark.rows += 1
         mark.cursor = cursor
         if len(batch) >= BATCH_DOCS:
-            _insert(batch)
+            SearchDoc.objects.bulk_create(batch)
             batch = []
-    _insert(batch)
+    SearchDoc.objects.bulk_create(batch)
     if page:
         mark.save()
     return len(page), bool(page) and bool(following)
@@ -219,18 +226,3 @@ def _seen_at(cursor: str) -> dict[str, int]:
         return {}
     ts, _, nth = cursor.rpartition("#") if "#" in cursor else (cursor, "", "1")
     return {ts: int(nth) if nth.isdigit() else 1}
-
-
-# A plain executemany: the ORM's bulk_create spent ~60 % of an index build building model
-# instances and per-value SQL for rows nothing reads back (bench/bench_search.py).
-_INSERT = (
-    f"INSERT INTO {SearchDoc._meta.db_table} "  # noqa: S608  the model's own table name
-    "(session_id, kind, seq, cursor, turn, role, text) "
-    "VALUES (%s, %s, %s, %s, %s, %s, %s)"
-)
-
-
-def _insert(batch: list[tuple[Any, ...]]) -> None:
-    if batch:
-        with connection.cursor() as cur:
-            cur.executemany(_INSERT, batch)

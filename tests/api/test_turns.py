@@ -189,9 +189,9 @@ class PassCounter:
         self.calls: list[str] = []
         self.outcomes: list[Any] = []
 
-    def __call__(self, *, slot_name: str, force: bool = False) -> Any:
+    def __call__(self, *, slot_name: str, force: bool = False, **kw: Any) -> Any:
         self.calls.append(slot_name)
-        outcome = self.real(slot_name=slot_name, force=force)
+        outcome = self.real(slot_name=slot_name, force=force, **kw)
         self.outcomes.append(outcome)
         return outcome
 

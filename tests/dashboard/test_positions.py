@@ -12,11 +12,11 @@ from kirocrew_site.dashboard.positions import (
     gap_request,
     target_turn,
 )
-from kirocrew_site.dashboard.present import Item
+from kirocrew_site.dashboard.present import Item, RowKind
 
 
 def item(cursor: str, turn: int | None = None) -> Item:
-    return Item("user" if turn else "assistant", "", cursor, cursor, "", "", turn=turn)
+    return Item(RowKind.USER if turn else RowKind.ASSISTANT, "", cursor, cursor, "", "", turn=turn)
 
 
 def test_tokens_round_trip_and_are_opaque_text() -> None:

@@ -18,7 +18,7 @@ from typing import Any
 
 import orjson
 
-from .codec import ARCHIVE
+from .codec import RecordKind
 from .fsutil import fsync_dir, open_regular, regular_files, write_all
 from .reader import parse_json_line
 from .timestamps import parse_ts
@@ -77,7 +77,7 @@ def write_archive(
     """
     archive_dir.mkdir(parents=True, exist_ok=True)
     header: dict[str, object] = {
-        "_type": ARCHIVE,
+        "_type": RecordKind.ARCHIVE,
         "reason": reason,
         "archived_at": now.astimezone().replace(tzinfo=None).isoformat(),
         "count": len(lines),
@@ -124,7 +124,7 @@ def read_header(path: Path) -> dict[str, Any] | None:
     except OSError:
         return None
     header, bad = parse_json_line(first.rstrip(b"\n"))
-    if bad or not isinstance(header, dict) or header.get("_type") != ARCHIVE:
+    if bad or not isinstance(header, dict) or header.get("_type") != RecordKind.ARCHIVE:
         return None
     return header
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from .archive import Membership, membership
-from .codec import ARCHIVE, POSITION_HINT, generation
+from .codec import POSITION_HINT, RecordKind, generation
 from .errors import SessionNotFound
 from .fold import FoldReport, fold_lines, fold_stream
 from .fsutil import open_regular
@@ -94,7 +94,7 @@ def _archive_header(path: Path, max_line: int) -> dict[str, Any] | None:
             data = line.data.removeprefix(UTF8_BOM) if line.offset == 0 else line.data
             first = first_record([data])
             if first is not None:
-                return first if first.get("_type") == ARCHIVE else None
+                return first if first.get("_type") == RecordKind.ARCHIVE else None
     return None
 
 

@@ -5,8 +5,10 @@ the record kinds a line can be, and which of them change an earlier row.
 from __future__ import annotations
 
 from collections.abc import Callable
+from enum import StrEnum
 from typing import Any
 
+import msgspec
 import orjson
 
 from .errors import RecordRejected
@@ -15,12 +17,38 @@ from .errors import RecordRejected
 # byte; the reader reports longer lines as ``oversize`` without holding them in memory.
 MAX_LINE_BYTES = 8 * 1024 * 1024
 
-METADATA = "metadata"
-REVISION = "revision"
-ARCHIVE = "archive"
+
+class RecordKind(StrEnum):
+    """A line's ``_type``: what a record that is not a row is."""
+
+    METADATA = "metadata"  # line 0 of a live file
+    REVISION = "revision"  # a change to an earlier row
+    ARCHIVE = "archive"  # line 0 of an archive
+
+
+# The bare names, as the agent importer and the benches import them.
+METADATA, REVISION, ARCHIVE = RecordKind.METADATA, RecordKind.REVISION, RecordKind.ARCHIVE
 POSITION_HINT = "_after_ts"  # a revision patch key: place the target after this row ("" = first)
 FORBIDDEN_PATCH_KEYS = ("ts", "_type")  # a revision never changes these
 TARGET = "target_ts"  # a row-changing record's field naming the row it changes
+
+
+class Revision(msgspec.Struct, frozen=True, kw_only=True):
+    """A change to an earlier row: ``patch`` shallow-merged into the last earlier row whose
+    ts is ``target_ts`` (the fold's rules); ``ts`` is stamped when it is appended."""
+
+    target_ts: str
+    patch: dict[str, Any]
+    ts: str | None = None
+
+    def record(self) -> dict[str, Any]:
+        """The line's object, keys in their order on disk."""
+        return {
+            "_type": RecordKind.REVISION,
+            TARGET: self.target_ts,
+            "patch": self.patch,
+            "ts": self.ts,
+        }
 
 
 def _revision_patch(record: dict[str, Any]) -> Any:
@@ -31,7 +59,7 @@ def _revision_patch(record: dict[str, Any]) -> Any:
 # record applies to the row named by its ``target_ts`` (validated and merged by the fold).
 # Every path that must notice such a record derives from this one mapping: the fold, rewind
 # (which keeps changes of kept rows) and rotation (which folds them into their rows).
-ROW_CHANGES: dict[str, Callable[[dict[str, Any]], Any]] = {REVISION: _revision_patch}
+ROW_CHANGES: dict[str, Callable[[dict[str, Any]], Any]] = {RecordKind.REVISION: _revision_patch}
 
 
 def generation(metadata: dict[str, Any] | None) -> int:

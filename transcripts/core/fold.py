@@ -27,13 +27,12 @@ from typing import IO, Any
 import orjson
 
 from .codec import (
-    ARCHIVE,
     FORBIDDEN_PATCH_KEYS,
     MAX_LINE_BYTES,
-    METADATA,
     POSITION_HINT,
     ROW_CHANGES,
     TARGET,
+    RecordKind,
 )
 from .reader import (
     BLOCK_SIZE,
@@ -158,9 +157,9 @@ class FoldState:
             self._row(obj, data, offset)
         elif record_type in ROW_CHANGES:
             self._change(obj, ROW_CHANGES[record_type](obj), offset)
-        elif record_type == METADATA and first:
+        elif record_type == RecordKind.METADATA and first:
             self.metadata = obj
-        elif record_type == ARCHIVE and first:
+        elif record_type == RecordKind.ARCHIVE and first:
             self.header = obj
         else:
             self.report.add("stray_record", offset, self.file, str(record_type)[:40])

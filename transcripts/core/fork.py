@@ -14,7 +14,7 @@ import itertools
 from typing import Any
 
 from .chain import read_session
-from .codec import METADATA, encode_record
+from .codec import RecordKind, encode_record
 from .errors import SessionExists, TranscriptWriteError
 from .fold import Folded, FoldReport
 from .fsutil import atomic_write
@@ -46,7 +46,11 @@ def fork(
         "fork_seed_len": len(view.rows),
     }
     now = store.clock()
-    head = {"_type": METADATA, "created_at": now.astimezone().isoformat(), "last_consolidated": 0}
+    head = {
+        "_type": RecordKind.METADATA,
+        "created_at": now.astimezone().isoformat(),
+        "last_consolidated": 0,
+    }
     extra = {k: v for k, v in (metadata or {}).items() if k not in PROVENANCE and k != "_type"}
     body = encode_record({**head, **extra, **provenance}, max_line=store.max_line)
     body += _seed_bytes(view.rows, now)

@@ -15,7 +15,7 @@ from typing import IO, Any
 
 import orjson
 
-from .codec import MAX_LINE_BYTES, METADATA
+from .codec import MAX_LINE_BYTES, RecordKind
 
 BLOCK_SIZE = 4 * 1024 * 1024
 UTF8_BOM = b"\xef\xbb\xbf"
@@ -124,7 +124,7 @@ def parse_json_line(data: bytes) -> tuple[Any, str]:
 def parse_metadata_line(line: bytes) -> dict[str, Any] | None:
     """Line 0 (with or without its ``\\n``) when it is a metadata record (BOM tolerated)."""
     value, bad = parse_json_line(line.rstrip(b"\n").removeprefix(UTF8_BOM))
-    if bad or not isinstance(value, dict) or value.get("_type") != METADATA:
+    if bad or not isinstance(value, dict) or value.get("_type") != RecordKind.METADATA:
         return None
     return value
 

@@ -23,10 +23,11 @@ from . import locking
 from .archive import ROTATE_REASON, is_unlanded, read_header, write_archive
 from .codec import (
     MAX_LINE_BYTES,
-    METADATA,
-    REVISION,
+    POSITION_HINT,
     ROW_CHANGES,
     TARGET,
+    RecordKind,
+    Revision,
     encode_record,
     generation,
 )
@@ -154,7 +155,7 @@ def rewind(store: StoreFiles, key: str, after_ts: str) -> int:
                 dropped.append(raw)
         if not dropped:
             return 0
-        metadata = dict(metadata or {"_type": METADATA})
+        metadata = dict(metadata or {"_type": RecordKind.METADATA})
         metadata["rotation_generation"] = generation(metadata) + 1
         archive = _archive_or_fail(store, key, dropped, "rewind", metadata["rotation_generation"])
         body = reencode(metadata) + b"".join(raw + b"\n" for raw in kept)
@@ -356,14 +357,14 @@ def position_revisions(folded: Folded, kept: list[int], now: Any) -> bytes:
     for pos in range(first_diff, len(wanted)):
         anchor = "" if pos == 0 else str(folded.rows[wanted[pos - 1]].get("ts"))
         previous = monotonic_ts(previous, now)
+        target: Any = folded.rows[wanted[pos]].get("ts")  # written as the row bears it
         out.append(
             encode_record(
-                {
-                    "_type": REVISION,
-                    "target_ts": folded.rows[wanted[pos]].get("ts"),
-                    "patch": {"_after_ts": anchor},
-                    "ts": previous,
-                }
+                Revision(
+                    target_ts=target,
+                    patch={POSITION_HINT: anchor},
+                    ts=previous,
+                ).record()
             )
         )
     return b"".join(out)

@@ -12,6 +12,7 @@ import orjson
 from .reader import parse_json_line
 from .redaction import RedactionReport, merge_reports, redact_text, redact_value
 from .redaction.prefilter import value_may_hold_secret
+from .roles import Role
 
 
 def row_order(row: dict[str, Any]) -> dict[str, Any]:
@@ -27,7 +28,7 @@ def redact_row(row: dict[str, Any]) -> tuple[dict[str, Any], RedactionReport]:
     prefiltered by one scan (:mod:`.redaction.prefilter`), so a clean ``meta`` costs no
     per-string work.
     """
-    if row.get("role") == "user":
+    if row.get("role") == Role.USER:
         return row, {}
     changed: dict[str, Any] = {}
     reports: list[RedactionReport] = []

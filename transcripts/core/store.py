@@ -23,9 +23,9 @@ from . import chain
 from .chain import SessionView
 from .codec import (
     FORBIDDEN_PATCH_KEYS,
-    METADATA,
     POSITION_HINT,
-    REVISION,
+    RecordKind,
+    Revision,
     encode_record,
     generation,
 )
@@ -114,8 +114,11 @@ class TranscriptStore(StoreFiles):
         """
         prepared, reports = [], []
         for row in rows:
-            if not isinstance(row.get("role"), str):
+            role = row.get("role")
+            if not isinstance(role, str):
                 raise RecordRejected("a row needs a string role")
+            if type(role) is not str:  # a Role member: the content rule takes plain JSON only
+                row = {**row, "role": str(role)}
             if "_type" in row:  # it would read back as metadata, a revision or a stray record
                 raise RecordRejected("a row may not carry _type")
             check_content(row, what="row")  # nesting, numbers, NUL, text size: one rule
@@ -142,7 +145,7 @@ class TranscriptStore(StoreFiles):
         if POSITION_HINT in patch and not isinstance(anchor, str):
             raise RevisionRejected(f'{POSITION_HINT} must be a row ts or ""')
         clean, report = redact_value(patch)
-        record = {"_type": REVISION, "target_ts": target_ts, "patch": clean, "ts": None}
+        record = Revision(target_ts=target_ts, patch=clean).record()
         with self.locked(key):
             path = self.path(key)
             if not path.is_file():
@@ -178,7 +181,7 @@ class TranscriptStore(StoreFiles):
                 if metadata is None:
                     raise SessionNotFound(key)
                 created = now.astimezone().isoformat()
-                head = {"_type": METADATA, "created_at": created, "last_consolidated": 0}
+                head = {"_type": RecordKind.METADATA, "created_at": created, "last_consolidated": 0}
                 parts.append(encode_record({**head, **metadata}, max_line=self.max_line))
             else:
                 ends_clean, previous = self._tail(fd, size)

@@ -19,6 +19,7 @@ from typing import Any
 
 from django.db import DatabaseError
 
+from ..core.roles import Role
 from ..core.store import Appended
 from ..models import Slot
 from ..signals import revision_appended, rows_appended, turn_ended, turn_started
@@ -50,7 +51,7 @@ def slot_turn_start(*, slot: Slot, content: str) -> Appended:
         raise TurnRunning(slot.name)
     try:
         with slot_dirty(slot.pk):
-            appended = session_append_row(key=slot.session.key, role="user", content=content)
+            appended = session_append_row(key=slot.session.key, role=Role.USER, content=content)
     except BaseException:
         # Nothing was written: give the turn back. When the database refuses that too (the
         # error being raised is usually why), the slot stays running until a turn end.
@@ -60,7 +61,7 @@ def slot_turn_start(*, slot: Slot, content: str) -> Appended:
             log.warning("slot %s left running after a failed turn start", slot.name)
         raise
     announce(turn_started, Slot, slot_name=slot.name)
-    _announce_rows(slot, appended, "user")
+    _announce_rows(slot, appended, Role.USER)
     return appended
 
 

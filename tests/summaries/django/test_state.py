@@ -54,3 +54,16 @@ def test_the_state_goes_with_its_slot_and_a_late_row_is_reaped(
         session_delete(key=gone.session.key)
 
     assert list(SummaryState.objects.values_list("slot_id", flat=True)) == [kept.pk]
+
+
+@pytest.mark.django_db
+def test_a_pass_request_keeps_the_turn_mark_and_a_mark_keeps_the_request(store):
+    # Each write sets its own field: the cadence base survives a queued pass, and a
+    # stored summary's mark does not clear "generating" for a pass still to come.
+    slot = session_create(name="s1", app=None)
+    summary_turn_mark_set(slot.pk, 5)
+    pass_requested("s1")
+    summary_turn_mark_set(slot.pk, 6)
+    slot.refresh_from_db()
+    assert (summary_turn_mark(slot), pass_pending(slot)) == (6, True)
+    assert SummaryState.objects.count() == 1
