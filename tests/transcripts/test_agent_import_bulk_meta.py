@@ -117,7 +117,7 @@ def test_bulk_import_with_real_meta_writes_what_the_ordinary_path_writes(
     Session.objects.all().delete()
     ordinary = get_store()
     fix_clock(ordinary)
-    monkeypatch.setattr(agent_import, "BULK_MIN_FILES", 10**9)
+    monkeypatch.setattr(agent_import, "PARALLEL_MIN_FILES", 10**9)
     assert outcomes(src) == bulk
     assert files_of(ordinary) == bulk_files  # byte for byte, redaction included
 

@@ -5,24 +5,34 @@ goes through the store's append path, so write-boundary redaction and the conten
 apply as to any other row. Per source file a small state file under the store
 (``.agent-imports/``) holds its identity (device, inode), the byte offset read so far and
 the converter's state, so a re-run reads only what was appended since (``agent_sources``).
-The source files are only ever opened read-only. This is the per-file path; a run with
-many new sources imports those through ``agent_import_bulk`` first (same bytes, same
-mirror, both cores) and leaves here whatever that path hands back.
+The source files are only ever opened read-only.
+
+One path for every source: under the source's lock, a batch is written ahead (the state it
+leads to), appended, mirrored, and its state recorded. A run with many new sources has
+them read, converted, redacted and encoded by worker processes first
+(``core/agents/prepare.py`` in a ``ProcessPoolExecutor``, both cores); each result then
+takes that same path, which only writes its bytes instead of converting the source here.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+import signal
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from functools import partial
+from multiprocessing import get_context
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from django.db import DatabaseError, transaction
 
 from ..core.agents.common import Tally
 from ..core.agents.detect import detect_lines
 from ..core.agents.fingerprint import prefix_crc, tail_digest
+from ..core.agents.prepare import Job, Prepared, prepare
 from ..core.agents.source import (
     CONVERTERS,
     Batch,
@@ -37,14 +47,14 @@ from ..core.agents.source import (
     session_title,
 )
 from ..core.errors import LockTimeout, TranscriptError
-from ..core.fsutil import NotRegularFile, open_regular
+from ..core.fsutil import NotRegularFile, atomic_write, open_regular
 from ..core.importfiles import ImportRefused, check_size
+from ..core.redaction import prefilter
 from ..core.store import Appended
 from ..core.timestamps import newest_activity
 from ..core.user_turns import is_user_turn
 from ..models import App
 from ..runtime import get_store
-from .agent_import_bulk import BULK_MIN_FILES, bulk_import_new, journal_replay
 from .agent_sources import (
     announce_rows,
     announce_turn_end,
@@ -63,6 +73,7 @@ from .importing import (
     FileOutcome,
     ImportResult,
     import_max_bytes,
+    import_workers,
     session_import_paths,
     session_index,
 )
@@ -120,6 +131,7 @@ def _write(
     fresh: bool,
     app: App | None,
     announce: bool,
+    frames: bool,
 ) -> list[str]:
     """One store write of the batch's rows and one transaction for the mirror.
 
@@ -135,20 +147,60 @@ def _write(
             _, warnings = session_index(key=key, app=app, state=state)
         else:
             appended = session_append_rows(key=key, rows=batch.rows)
-        if announce and appended.ts:
-            roles = [r["role"] for r in batch.rows]
-            transaction.on_commit(partial(announce_rows, key, appended.ts, roles))
-        if batch.turn_ends:
-            # The turn API's turn end: the slot records a clean stop (the summary gate's
-            # stop_reason check), then the gated pass runs after commit. It reads the
-            # current state, so one pass per batch covers every turn the batch ended.
-            mark_clean_stop(key)
-            transaction.on_commit(partial(announce_turn_end, key, True))
+        roles = [r["role"] for r in batch.rows] if announce else []
+        _announce(key, appended.ts, roles, bool(batch.turn_ends), announce, frames)
     return list(warnings)
 
 
+def _create(prepared: Prepared, app: App | None, announce: bool, frames: bool) -> list[str]:
+    """A new session a worker encoded: its bytes linked into place (never over a file of
+    that key: ``FileExistsError``), and its mirror from what was written."""
+    store = get_store()
+    key, target = prepared.key, store.path(prepared.key)
+    atomic_write(target, prepared.blob, fsync=store.fsync.on_append, exclusive=True)
+    st = os.stat(target)
+    state = DiskState(
+        key=key,
+        metadata=prepared.metadata,
+        sig=st.st_mtime_ns,
+        gen=0,
+        size=st.st_size,
+        inode=st.st_ino,
+        row_count=prepared.row_count,
+        user_turns=prepared.user_turns,
+        last_activity=prepared.last_activity,
+        anomaly_counts={},
+    )
+    with transaction.atomic():
+        _, warnings = session_index(key=key, app=app, state=state)
+        ended = bool(prepared.turn_ends)
+        _announce(key, prepared.stamps, prepared.roles, ended, announce, frames)
+    return list(warnings)
+
+
+def _announce(
+    key: str, stamps: list[str], roles: list[str], ended: bool, announce: bool, frames: bool
+) -> None:
+    """After commit: the rows (``--follow``) and a turn end. The turn API's turn end: the
+    slot records a clean stop (the summary gate's stop_reason check), then the gated pass
+    runs after commit. It reads the current state, so one pass per batch covers every
+    turn the batch ended."""
+    if announce and stamps:
+        transaction.on_commit(partial(announce_rows, key, stamps, roles))
+    if ended:
+        mark_clean_stop(key)
+        transaction.on_commit(partial(announce_turn_end, key, frames))
+
+
 def _import_file(
-    path: Path, fmt: str, app: App | None, dry_run: bool, announce: bool, kiro: list[Path]
+    path: Path,
+    fmt: str,
+    app: App | None,
+    dry_run: bool,
+    announce: bool,
+    kiro: list[Path],
+    prepared: Prepared | None = None,
+    frames: bool = True,
 ) -> FileOutcome:
     label = str(path)
     try:
@@ -162,7 +214,7 @@ def _import_file(
         # One importer per source at a time (a --follow and a manual run): each reads the
         # offset the other left, never the same records twice.
         with source_lock(fd):
-            return _import_open(path, fd, st, fmt, app, dry_run, announce, kiro)
+            return _import_open(path, fd, st, fmt, app, dry_run, announce, kiro, prepared, frames)
     except ImportRefused as exc:
         return FileOutcome(label, "bad", reason=str(exc))
     except LockTimeout:
@@ -198,6 +250,8 @@ def _import_open(
     dry_run: bool,
     announce: bool,
     kiro: list[Path],
+    prepared: Prepared | None = None,
+    frames: bool = True,
 ) -> FileOutcome:
     label = str(path)
     _settle_pending(path, app)
@@ -224,6 +278,19 @@ def _import_open(
             reason = "its session was deleted from the store; not re-imported"
             return FileOutcome(label, "unchanged", state["key"], reason)
         fmt = state["format"]
+    elif prepared is not None and _still_as_read(prepared, st):
+        # Read, converted and encoded by a worker: only its bytes are written here.
+        key, ended = prepared.key, bool(prepared.turn_ends)
+        write = partial(_create, prepared, app, announce, frames)
+        try:
+            warnings = _record(path, prepared.state, ended, write)
+        except OSError:  # its key taken meanwhile, a full disk: read here, which says why
+            drop_pending(path)
+            return _import_open(path, fd, st, fmt, app, dry_run, announce, kiro, None, frames)
+        if isinstance(warnings, str):
+            return FileOutcome(label, "bad", key, warnings)
+        notes = tuple(prepared.warnings) + tuple(warnings)
+        return FileOutcome(label, "imported", key, anomalies=prepared.counts, warnings=notes)
     else:
         head = head_lines(fd, st.st_size)
         found = detect_lines(head)
@@ -273,9 +340,8 @@ def _import_open(
     if other is not None:
         # Imported from this very file, and its state is gone (cleared, or a backup
         # restored without it): how far it was read is unknown, and reading it again from
-        # the start would append every record a second time. A killed run's batch lands
-        # here only while its bulk journal waits for a replay that failed: the next run's
-        # replay writes its state (a per-file write-ahead record is settled first).
+        # the start would append every record a second time. A killed run's batch never
+        # lands here: its write-ahead record is settled first.
         return FileOutcome(label, "bad", key, LOST_STATE)
     if dry_run or batch.offset == state["offset"]:
         status = "unchanged" if batch.offset == state["offset"] else "imported"
@@ -291,20 +357,41 @@ def _import_open(
     state.update(
         key=key, offset=batch.offset, tally=counts, mtime_ns=st.st_mtime_ns, tail=tail, crc=crc
     )
-    # Write-ahead: the state this batch leads to, and the store file as it was before it.
-    # Killed between the append and the state (or failing in the database after the
-    # append), the next run finds it and settles it instead of appending the batch again.
-    size, inode = _store_mark(key)
-    ended = bool(batch.turn_ends)
+    write = partial(_write, key, batch, meta, new, app, announce, frames)
+    written = _record(path, state, bool(batch.turn_ends), write)
+    if isinstance(written, str):
+        return FileOutcome(label, "bad", key, written)
+    warnings += written
+    return FileOutcome(label, "imported", key, anomalies=this_run, warnings=tuple(warnings))
+
+
+def _record(
+    path: Path, state: dict[str, Any], ended: bool, write: Callable[[], list[str]]
+) -> list[str] | str:
+    """``write`` the batch that leads the source to ``state``, then record that state;
+    the write's warnings, or why it was not written (this file only; the run goes on).
+
+    Write-ahead: the state this batch leads to, and the store file as it was before it.
+    Killed between the write and the state (or failing in the database after the
+    write), the next run finds it and settles it instead of writing the batch again."""
+    size, inode = _store_mark(state["key"])
     save_pending(path, {"next": state, "store_size": size, "store_ino": inode, "ended": ended})
     try:
-        warnings += _write(key, batch, meta, new, app, announce)
-    except (TranscriptError, DatabaseError) as exc:  # this file only; the run goes on
+        warnings = write()
+    except (TranscriptError, DatabaseError) as exc:
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-        return FileOutcome(label, "bad", key, f"not written: {first}")
+        return f"not written: {first}"
     save_state(path, state)
     drop_pending(path)
-    return FileOutcome(label, "imported", key, anomalies=this_run, warnings=tuple(warnings))
+    return warnings
+
+
+def _still_as_read(prepared: Prepared, st: os.stat_result) -> bool:
+    """The source the worker read (same file; appends since are read by the next run)
+    and whose key no session has: anything else is read here, which decides it."""
+    state = prepared.state
+    same = (st.st_dev, st.st_ino) == (state["dev"], state["ino"])
+    return same and st.st_size >= state["offset"] and not get_store().exists(prepared.key)
 
 
 def _rewritten_in_place(fd: int, st: os.stat_result, state: dict[str, Any]) -> bool:
@@ -354,7 +441,7 @@ def _settle_pending(path: Path, app: App | None) -> None:
         drop_pending(path)
         return
     if current is not None and current.get("offset", 0) >= target.get("offset", 0):
-        drop_pending(path)  # a later run (the bulk path, say) recorded it already
+        drop_pending(path)  # a later run recorded it already
         return
     size, inode = _store_mark(target["key"])
     landed = inode is not None and (
@@ -382,21 +469,24 @@ def agent_import_paths(
     """
     result = ImportResult(dry_run=dry_run)
     found = [f for source in paths for f in walk(Path(source), result)]
-    if not dry_run:
-        journal_replay()  # what a killed bulk import left, before anything reads a state
     directory, limit = state_dir(), import_max_bytes()
     states = {path: load_state(path, directory) for path, _ in found}
     new = [path for path, _ in found if states[path] is None]
-    bulk: dict[Path, FileOutcome] = {}
-    if not dry_run and len(new) >= BULK_MIN_FILES:
-        bulk = bulk_import_new(new, fmt, app, announce)
+    many = not dry_run and len(new) >= PARALLEL_MIN_FILES
+    # A one-off import of many new sessions pushes no turn frame per session (a dashboard
+    # learns of them on its next read); a --follow, or a run of a few, does.
+    frames = announce or not many
     kiro: list[Path] = []
+    early: dict[Path, FileOutcome] = {}
+    for prepared in _prepared_in_workers(new, fmt, app, announce) if many else ():
+        path = prepared.path
+        early[path] = _import_file(path, fmt, app, dry_run, announce, kiro, prepared, frames)
     files = [path for path, _ in found]
     for done, (path, st) in enumerate(found, 1):
         outcome = (
-            bulk.get(path)
+            early.get(path)
             or _unchanged(path, st, states[path], limit)
-            or _import_file(path, fmt, app, dry_run, announce, kiro)
+            or _import_file(path, fmt, app, dry_run, announce, kiro, None, frames)
         )
         if outcome.status != "delegated":
             result.outcomes.append(outcome)
@@ -405,3 +495,69 @@ def agent_import_paths(
     if kiro:
         result.outcomes += session_import_paths(paths=kiro, app=app, dry_run=dry_run).outcomes
     return result
+
+
+PARALLEL_MIN_FILES = 8  # fewer new sources: the workers' start-up is not worth it
+
+
+def _prepared_in_workers(
+    files: list[Path], fmt: str, app: App | None, announce: bool
+) -> Iterator[Prepared]:
+    """``prepare`` of each new source in worker processes (``import_workers``), each
+    result as it comes. A source the worker declined (not a clean new session), whose
+    reading raised, or whose worker died is missing: the caller reads it itself."""
+    store = get_store()
+    job = Job(
+        fmt=fmt,
+        limit=import_max_bytes(),
+        max_bytes=store.max_bytes,
+        max_line=store.max_line,
+        app_name=app.name if app is not None else None,
+        clock=store.clock,
+        stamps=announce,
+    )
+    prefilter.available()  # compiled once here, inherited by every forked worker
+    # Forked: the job (a test's clock too) and the settings are inherited, not pickled;
+    # only a path goes down and a Prepared comes back.
+    pool = ProcessPoolExecutor(
+        max_workers=min(import_workers(), len(files)),
+        mp_context=get_context("fork"),
+        initializer=_worker_start,
+        initargs=(job, os.getpid()),
+    )
+    try:
+        for future in as_completed([pool.submit(_prepare, path) for path in files]):
+            # An exception: the reading raised, or its worker died (BrokenProcessPool).
+            prepared = future.result() if future.exception() is None else None
+            if prepared is not None:
+                yield prepared
+    finally:
+        # On any error of the caller's too: nothing queued starts, the workers end.
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+_job: Job | None = None  # a worker's, set once as it starts
+
+
+def _worker_start(job: Job, importer: int) -> None:
+    global _job
+    _job = job
+    # Ctrl-C reaches the whole process group: the importer alone answers it (and stops
+    # its workers), so the terminal shows one interruption, not one per worker.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    threading.Thread(target=_end_with, args=(importer,), daemon=True).start()
+
+
+ORPHAN_CHECK_S = 0.5
+
+
+def _end_with(importer: int) -> None:
+    """A worker whose importer died (SIGKILL: no shutdown reached it) would wait for work
+    forever on a queue it holds both ends of: it ends once it is reparented."""
+    while os.getppid() == importer:
+        time.sleep(ORPHAN_CHECK_S)
+    os._exit(0)
+
+
+def _prepare(path: Path) -> Prepared | None:
+    return prepare(path, cast(Job, _job))  # set by _worker_start

@@ -1,6 +1,5 @@
-"""What both agent-import paths share: the source walk, the per-source state files and
-the after-commit announcements (``agent_import.py`` one file at a time, and
-``agent_import_bulk.py`` for many new files at once).
+"""The agent import's sources: the walk, the per-source state files, the source lock and
+the after-commit announcements (``agent_import.py``).
 
 Per source file a small state file under the store (``.agent-imports/``) holds its
 identity (device, inode), the byte offset read so far and the converter's state, so a
@@ -130,15 +129,6 @@ def source_lock(fd: int) -> Iterator[None]:
         fcntl.flock(fd, fcntl.LOCK_UN)
 
 
-def open_source(path: Path) -> int | None:
-    """A read-only fd of the source for its lock, or None when it is gone or not regular."""
-    try:
-        fd, _ = open_regular(path)
-    except OSError:
-        return None
-    return fd
-
-
 def load_state(path: Path, directory: Path | None = None) -> dict[str, Any] | None:
     return _read_dict(_state_file(path, directory))
 
@@ -199,9 +189,9 @@ def mark_clean_stop(key: str) -> None:
 def landed_batch_settle(
     source: Path, key: str, state: dict[str, Any], ended: bool, app: App | None = None
 ) -> None:
-    """A batch found in the store whose run died before recording it (a bulk journal's
-    entry, a per-file write-ahead record): the mirror indexed from the file, the clean
-    turn end it would have recorded and announced, then its state."""
+    """A batch found in the store whose run died before recording it (its write-ahead
+    record): the mirror indexed from the file, the clean turn end it would have recorded
+    and announced, then its state."""
     with transaction.atomic():
         session_index(key=key, app=app)
         if ended:

@@ -82,7 +82,7 @@ MAX_IMPORT_WORKERS = 8  # past this the importer's own share (~1 ms a session) b
 def import_workers() -> int:
     """``KIROCREW_IMPORT_WORKERS``, or (0, the default) one worker per core this process
     may run on (its CPU affinity: a container's quota of cores, not the host's), at most
-    ``MAX_IMPORT_WORKERS``. The bulk import's work is CPU-bound and scales with them."""
+    ``MAX_IMPORT_WORKERS``. The import's work on new sources is CPU-bound and scales with them."""
     asked = int(settings.KIROCREW_IMPORT_WORKERS)
     if asked > 0:
         return asked

@@ -1,22 +1,21 @@
 """A whole new source session, read, converted, redacted and encoded in one go (pure).
 
-The bulk first import runs this in worker processes: everything CPU-bound about a new
-session happens here, and the importer's main process only writes the bytes and the
-database. The bytes are exactly those ``TranscriptStore.append_rows(key, rows,
+The import runs this in worker processes for a run's new sources: everything CPU-bound
+about a new session happens here, and the importer's main process only writes the bytes,
+the database and the state, as for any other source. The bytes are exactly those ``TranscriptStore.append_rows(key, rows,
 metadata=...)`` writes for a new session: line 0 (the store's head, then the metadata),
 then every row checked by the content rule, redacted at the write boundary, in the
 store's key order, stamped ``now``, ``now + 1µs``, … (``monotonic_ts`` from no previous
 row with one clock reading), each line within the line cap.
 
 Anything but a clean new session (unreadable, over the size limit, no complete line yet,
-another format, a row the store would refuse) answers None: the ordinary per-file path
-handles it and says why, so both paths report the same outcome.
+another format, a row the store would refuse) answers None: the importer reads it
+itself and says why.
 """
 
 from __future__ import annotations
 
 import os
-import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -28,7 +27,7 @@ import orjson
 from ..codec import METADATA, encode_record
 from ..content import MAX_TEXT_CHARS, check_content
 from ..errors import RecordRejected
-from ..fsutil import open_regular, write_all
+from ..fsutil import open_regular
 from ..redaction import RedactionReport, redact_text
 from ..redaction.batch import all_unchanged
 from ..rows import redact_row, row_order
@@ -57,7 +56,7 @@ ONE_MICROSECOND = timedelta(microseconds=1)
 
 @dataclass(frozen=True, slots=True)
 class Job:
-    """What every file of one bulk run shares (set once per worker process)."""
+    """What every file of one run shares (pickled with each file for its worker)."""
 
     fmt: str  # asked for: claude-code | codex | auto
     limit: int  # KIROCREW_IMPORT_MAX_BYTES
@@ -66,21 +65,15 @@ class Job:
     app_name: str | None
     clock: Callable[[], datetime]
     stamps: bool  # return every row's ts (--follow announces them)
-    spool: Path  # where the worker leaves the session file and the state, to be linked in
-    fsync: bool  # the store's policy for appends
 
 
 @dataclass(slots=True)
 class Prepared:
     path: Path
     key: str
-    session_tmp: Path  # line 0 and every row, as the store would write them
-    state_tmp: Path  # the source's state once this import is recorded
-    sig: int  # the session file's mtime_ns, size and inode (a link keeps all three)
-    size: int
-    inode: int
+    blob: bytes  # line 0 and every row, as the store would write them
     metadata: dict[str, Any]  # line 0 as written
-    state: dict[str, Any]
+    state: dict[str, Any]  # the source's state once this import is recorded
     counts: dict[str, int]  # the tally of every source record
     row_count: int
     user_turns: int
@@ -89,10 +82,6 @@ class Prepared:
     warnings: list[str] = field(default_factory=list)
     stamps: list[str] = field(default_factory=list)
     roles: list[str] = field(default_factory=list)
-
-    def discard(self) -> None:
-        self.session_tmp.unlink(missing_ok=True)
-        self.state_tmp.unlink(missing_ok=True)
 
 
 def prepare(path: Path, job: Job) -> Prepared | None:
@@ -107,7 +96,7 @@ def prepare(path: Path, job: Job) -> Prepared | None:
         head = head_lines(fd, st.st_size) if data is None else head_lines_of(data)
         found = detect_lines(head)
         if found is None and job.fmt in CONVERTERS and head:
-            found = job.fmt  # as the ordinary path: only bookkeeping so far
+            found = job.fmt  # as the importer does: only bookkeeping so far
         if found not in CONVERTERS or (job.fmt != "auto" and found != job.fmt):
             return None
         state = new_state(found, path, st)
@@ -120,11 +109,11 @@ def prepare(path: Path, job: Job) -> Prepared | None:
     finally:
         os.close(fd)
     if batch.offset == 0 or not has_conversation(batch):
-        return None  # no turn in it: the per-file path says why and stores nothing
+        return None  # no turn in it: the importer says why and stores nothing
     prov = state["conv"]["prov"]
     key = session_key(found, path, prov, bool(state["conv"].get("sidechain")))
     if key_refusal(key) is not None:
-        return None  # a name no file system takes: the per-file path reports why
+        return None  # a name no file system takes: the importer reports why
     title = session_title(batch.rows, prov, state["conv"].get("titles"))
     meta = session_metadata(key, found, path, prov, title, job.app_name)
     try:
@@ -135,25 +124,10 @@ def prepare(path: Path, job: Job) -> Prepared | None:
         return None
     counts = dict(sorted(Tally(batch.tally).items()))
     state.update(key=key, offset=batch.offset, tally=counts)
-    # The worker writes both files (the costly creates run on both cores); the importer
-    # only links and renames them into place.
-    stem = job.spool / f".{os.getpid()}-{secrets.token_hex(8)}"
-    session_tmp, state_tmp = Path(f"{stem}.session.tmp"), Path(f"{stem}.state.tmp")
-    try:
-        written = _spool(session_tmp, blob, job.fsync)
-        _spool(state_tmp, orjson.dumps(state), False)
-    except OSError:  # a full disk, say: the ordinary path meets it and reports it
-        session_tmp.unlink(missing_ok=True)
-        state_tmp.unlink(missing_ok=True)
-        return None
     return Prepared(
         path=path,
         key=key,
-        session_tmp=session_tmp,
-        state_tmp=state_tmp,
-        sig=written.st_mtime_ns,
-        size=written.st_size,
-        inode=written.st_ino,
+        blob=blob,
         metadata=line0,
         state=state,
         counts=counts,
@@ -165,17 +139,6 @@ def prepare(path: Path, job: Job) -> Prepared | None:
         stamps=stamps if job.stamps else [],
         roles=[row["role"] for row in batch.rows] if job.stamps else [],
     )
-
-
-def _spool(path: Path, data: bytes, fsync: bool) -> os.stat_result:
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
-    try:
-        write_all(fd, data)
-        if fsync:
-            os.fsync(fd)
-        return os.fstat(fd)
-    finally:
-        os.close(fd)
 
 
 def encode_session(

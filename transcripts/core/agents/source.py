@@ -1,8 +1,8 @@
 """One source session file, read and converted (pure: the importer's edges own the writes).
 
-Shared by the ordinary import (``services/agent_import.py``, one file at a time) and the
-bulk first import (``services/agent_import_bulk.py``, whose worker processes run this on
-whole files), so both read, key and describe a source exactly the same way.
+Shared by the importer (``services/agent_import.py``) and its worker processes
+(``prepare.py``, new sources read whole), so both read, key and describe a source
+exactly the same way.
 """
 
 from __future__ import annotations
