@@ -29,8 +29,6 @@ from typing import Any, cast
 
 from django.db import DatabaseError, transaction
 
-from ..core.agents.common import Tally
-from ..core.agents.detect import detect_lines
 from ..core.agents.fingerprint import prefix_crc, tail_digest
 from ..core.agents.prepare import Job, Prepared, prepare
 from ..core.agents.source import (
@@ -45,6 +43,8 @@ from ..core.agents.source import (
     session_key,
     session_metadata,
     session_title,
+    source_format,
+    state_after,
 )
 from ..core.errors import LockTimeout, TranscriptError
 from ..core.fsutil import NotRegularFile, atomic_write, open_regular
@@ -293,10 +293,7 @@ def _import_open(
         return FileOutcome(label, "imported", key, anomalies=prepared.counts, warnings=notes)
     else:
         head = head_lines(fd, st.st_size)
-        found = detect_lines(head)
-        detected = found is not None
-        if found is None and fmt in CONVERTERS and head:
-            found = fmt  # only bookkeeping so far: the format asked for is taken at its word
+        found, detected = source_format(head, fmt)
         if found is None:
             if not head:
                 return FileOutcome(label, "unchanged", reason="no complete line yet")
@@ -326,12 +323,10 @@ def _import_open(
     if refusal is not None:
         return FileOutcome(label, "bad", reason=refusal)
     warnings = format_warning(batch, fmt)
-    tally = Tally(state["tally"])
-    tally.update(batch.tally)
-    counts = dict(sorted(tally.items()))  # every record so far: the state keeps it
+    after = state_after(state, key, batch, fd, st)
     # The report tallies this run's records ("imported=2" for a run that added two); an
     # unchanged file's line (-v 2) shows the running total.
-    this_run = dict(sorted(batch.tally.items())) if batch.tally else counts
+    this_run = dict(sorted(batch.tally.items())) if batch.tally else after["tally"]
     other = get_store().read_metadata(key) if new else None
     if other is not None and other.get("source_path") != str(path.absolute()):
         return FileOutcome(
@@ -348,17 +343,8 @@ def _import_open(
         return FileOutcome(label, status, key, anomalies=this_run, warnings=tuple(warnings))
     title = session_title(batch.rows, prov, state["conv"].get("titles"))
     meta = session_metadata(key, fmt, path, prov, title, app.name if app else None)
-    # The fingerprint of the bytes this state says were read (appends never change them,
-    # so a file growing meanwhile leaves it right; the mtime is the stat the read went by).
-    tail = tail_digest(fd, batch.offset)
-    # Extended over the new bytes only; a state without one (older importer) starts at 0.
-    start, crc = (state["offset"], state["crc"]) if "crc" in state else (0, 0)
-    crc = prefix_crc(fd, start, batch.offset, crc)
-    state.update(
-        key=key, offset=batch.offset, tally=counts, mtime_ns=st.st_mtime_ns, tail=tail, crc=crc
-    )
     write = partial(_write, key, batch, meta, new, app, announce, frames)
-    written = _record(path, state, bool(batch.turn_ends), write)
+    written = _record(path, after, bool(batch.turn_ends), write)
     if isinstance(written, str):
         return FileOutcome(label, "bad", key, written)
     warnings += written

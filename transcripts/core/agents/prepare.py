@@ -33,9 +33,6 @@ from ..redaction.batch import all_unchanged
 from ..rows import redact_row, row_order
 from ..timestamps import newest_activity
 from ..user_turns import is_user_turn
-from .common import Tally
-from .detect import detect_lines
-from .fingerprint import prefix_crc, tail_digest
 from .source import (
     CONVERTERS,
     convert_range,
@@ -49,6 +46,8 @@ from .source import (
     session_key,
     session_metadata,
     session_title,
+    source_format,
+    state_after,
 )
 
 ONE_MICROSECOND = timedelta(microseconds=1)
@@ -94,26 +93,20 @@ def prepare(path: Path, job: Job) -> Prepared | None:
             return None
         data = read_whole(fd, st.st_size)  # read once for detection and conversion
         head = head_lines(fd, st.st_size) if data is None else head_lines_of(data)
-        found = detect_lines(head)
-        if found is None and job.fmt in CONVERTERS and head:
-            found = job.fmt  # as the importer does: only bookkeeping so far
+        found, _ = source_format(head, job.fmt)
         if found not in CONVERTERS or (job.fmt != "auto" and found != job.fmt):
             return None
         state = new_state(found, path, st)
         batch = convert_range(fd, 0, st.st_size, found, state["conv"], data)
-        state.update(
-            mtime_ns=st.st_mtime_ns,
-            tail=tail_digest(fd, batch.offset, data),
-            crc=prefix_crc(fd, 0, batch.offset, data=data),
-        )
+        if batch.offset == 0 or not has_conversation(batch):
+            return None  # no turn in it: the importer says why and stores nothing
+        prov = state["conv"]["prov"]
+        key = session_key(found, path, prov, bool(state["conv"].get("sidechain")))
+        if key_refusal(key) is not None:
+            return None  # a name no file system takes: the importer reports why
+        state = state_after(state, key, batch, fd, st, data)
     finally:
         os.close(fd)
-    if batch.offset == 0 or not has_conversation(batch):
-        return None  # no turn in it: the importer says why and stores nothing
-    prov = state["conv"]["prov"]
-    key = session_key(found, path, prov, bool(state["conv"].get("sidechain")))
-    if key_refusal(key) is not None:
-        return None  # a name no file system takes: the importer reports why
     title = session_title(batch.rows, prov, state["conv"].get("titles"))
     meta = session_metadata(key, found, path, prov, title, job.app_name)
     try:
@@ -122,15 +115,13 @@ def prepare(path: Path, job: Job) -> Prepared | None:
         return None
     if len(blob) > job.max_bytes:
         return None
-    counts = dict(sorted(Tally(batch.tally).items()))
-    state.update(key=key, offset=batch.offset, tally=counts)
     return Prepared(
         path=path,
         key=key,
         blob=blob,
         metadata=line0,
         state=state,
-        counts=counts,
+        counts=state["tally"],
         row_count=len(batch.rows),
         user_turns=sum(1 for row in batch.rows if is_user_turn(row)),
         last_activity=newest_activity(batch.rows, stamps, agent=True),

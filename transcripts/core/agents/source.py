@@ -18,6 +18,8 @@ import orjson
 from ..keys import safe_key
 from . import claude_code, codex
 from .common import FOREIGN, REDACTED_TAG, UNKNOWN, Step, Tally, clean_text, digest, redacted
+from .detect import detect_lines
+from .fingerprint import prefix_crc, tail_digest
 from .lines import BLOCK, complete_lines
 
 CONVERTERS: dict[str, Callable[[Any, dict[str, Any]], Step]] = {
@@ -62,6 +64,43 @@ def new_state(fmt: str, path: Path, st: os.stat_result) -> dict[str, Any]:
         "key": "",
         "conv": new_conv_state(fmt, path),
         "tally": {},
+    }
+
+
+def source_format(head: list[bytes], fmt: str) -> tuple[str | None, bool]:
+    """The format a new source is read in (``fmt``: the one asked for, or auto), and
+    whether its records said so. Records that do not tell yet (only bookkeeping so far)
+    are read in the format asked for, taken at its word."""
+    found = detect_lines(head)
+    if found is None and fmt in CONVERTERS and head:
+        return fmt, False
+    return found, found is not None
+
+
+def state_after(
+    state: dict[str, Any],
+    key: str,
+    batch: Batch,
+    fd: int,
+    st: os.stat_result,
+    data: bytes | None = None,
+) -> dict[str, Any]:
+    """The source's state once ``batch`` is recorded: its key, the offset past the batch,
+    the tally of every record so far, and the fingerprint of every byte read (appends
+    never change those bytes, so a file growing meanwhile leaves it right; the mtime is
+    the stat the read went by). The CRC is extended over the new bytes only; a state
+    without one (an older importer's) starts at 0. ``data``: the file's bytes from 0."""
+    tally = Tally(state["tally"])
+    tally.update(batch.tally)
+    start, crc = (state["offset"], state["crc"]) if "crc" in state else (0, 0)
+    return {
+        **state,
+        "key": key,
+        "offset": batch.offset,
+        "tally": dict(sorted(tally.items())),
+        "mtime_ns": st.st_mtime_ns,
+        "tail": tail_digest(fd, batch.offset, data),
+        "crc": prefix_crc(fd, start, batch.offset, crc, data),
     }
 
 
