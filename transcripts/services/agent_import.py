@@ -72,6 +72,7 @@ from .agent_sources import (
 from .importing import (
     FileOutcome,
     ImportResult,
+    ImportStatus,
     import_max_bytes,
     import_workers,
     session_import_paths,
@@ -206,9 +207,9 @@ def _import_file(
     try:
         fd, st = open_regular(path)
     except NotRegularFile as exc:
-        return FileOutcome(label, "bad", reason=exc.reason)
+        return FileOutcome(label, ImportStatus.BAD, reason=exc.reason)
     except OSError as exc:
-        return FileOutcome(label, "bad", reason=f"unreadable: {exc.strerror or exc}")
+        return FileOutcome(label, ImportStatus.BAD, reason=f"unreadable: {exc.strerror or exc}")
     try:
         check_size(st.st_size, import_max_bytes())
         # One importer per source at a time (a --follow and a manual run): each reads the
@@ -216,9 +217,11 @@ def _import_file(
         with source_lock(fd):
             return _import_open(path, fd, st, fmt, app, dry_run, announce, kiro, prepared, frames)
     except ImportRefused as exc:
-        return FileOutcome(label, "bad", reason=str(exc))
+        return FileOutcome(label, ImportStatus.BAD, reason=str(exc))
     except LockTimeout:
-        return FileOutcome(label, "unchanged", reason="another import of this file is running")
+        return FileOutcome(
+            label, ImportStatus.UNCHANGED, reason="another import of this file is running"
+        )
     finally:
         os.close(fd)
 
@@ -238,7 +241,11 @@ def _unchanged(
         return None
     if state.get("mtime_ns") != st.st_mtime_ns:
         return None
-    return FileOutcome(str(path), "unchanged", key) if st.st_size == state.get("offset") else None
+    return (
+        FileOutcome(str(path), ImportStatus.UNCHANGED, key)
+        if st.st_size == state.get("offset")
+        else None
+    )
 
 
 def _import_open(
@@ -259,24 +266,24 @@ def _import_open(
     detected = True
     if state is not None:
         if (state.get("dev"), state.get("ino")) != (st.st_dev, st.st_ino):
-            return FileOutcome(label, "bad", state.get("key", ""), REPLACED)
+            return FileOutcome(label, ImportStatus.BAD, state.get("key", ""), REPLACED)
         if st.st_size < state["offset"]:
             return FileOutcome(
-                label, "bad", state["key"], "the source file shrank; not re-imported"
+                label, ImportStatus.BAD, state["key"], "the source file shrank; not re-imported"
             )
         fingerprint = _fingerprint(fd, st, state)
         if fingerprint is None:  # the bytes already read changed: not this file any more
-            return FileOutcome(label, "bad", state["key"], REPLACED)
+            return FileOutcome(label, ImportStatus.BAD, state["key"], REPLACED)
         if st.st_size == state["offset"]:
             if _rewritten_in_place(fd, st, state):
-                return FileOutcome(label, "bad", state["key"], REPLACED)
+                return FileOutcome(label, ImportStatus.BAD, state["key"], REPLACED)
             if fingerprint != {k: state.get(k) for k in fingerprint} and not dry_run:
                 # Touched, or a state from before fingerprints: the next run is stat-only.
                 save_state(path, {**state, **fingerprint})
-            return FileOutcome(label, "unchanged", state["key"])
+            return FileOutcome(label, ImportStatus.UNCHANGED, state["key"])
         if not get_store().exists(state["key"]):  # deleted here on purpose: not brought back
             reason = "its session was deleted from the store; not re-imported"
-            return FileOutcome(label, "unchanged", state["key"], reason)
+            return FileOutcome(label, ImportStatus.UNCHANGED, state["key"], reason)
         fmt = state["format"]
     elif prepared is not None and _still_as_read(prepared, st):
         # Read, converted and encoded by a worker: only its bytes are written here.
@@ -288,25 +295,31 @@ def _import_open(
             drop_pending(path)
             return _import_open(path, fd, st, fmt, app, dry_run, announce, kiro, None, frames)
         if isinstance(warnings, str):
-            return FileOutcome(label, "bad", key, warnings)
+            return FileOutcome(label, ImportStatus.BAD, key, warnings)
         notes = tuple(prepared.warnings) + tuple(warnings)
-        return FileOutcome(label, "imported", key, anomalies=prepared.counts, warnings=notes)
+        return FileOutcome(
+            label, ImportStatus.IMPORTED, key, anomalies=prepared.counts, warnings=notes
+        )
     else:
         head = head_lines(fd, st.st_size)
         found, detected = source_format(head, fmt)
         if found is None:
             if not head:
-                return FileOutcome(label, "unchanged", reason="no complete line yet")
-            return FileOutcome(label, "bad", reason="format not recognised")
+                return FileOutcome(label, ImportStatus.UNCHANGED, reason="no complete line yet")
+            return FileOutcome(label, ImportStatus.BAD, reason="format not recognised")
         if fmt == "auto" and found == "kirocrew":
             kiro.append(path)
-            return FileOutcome(label, "delegated")
+            return FileOutcome(label, ImportStatus.DELEGATED)
         if found not in CONVERTERS:  # this project's own format, under --format claude-code
             hint = "import it without --format, or with --format auto"
-            return FileOutcome(label, "bad", reason=f"looks like {found}, not {fmt} ({hint})")
+            return FileOutcome(
+                label, ImportStatus.BAD, reason=f"looks like {found}, not {fmt} ({hint})"
+            )
         if fmt != "auto" and found != fmt:
             hint = f"use --format {found} or auto"
-            return FileOutcome(label, "bad", reason=f"looks like {found}, not {fmt} ({hint})")
+            return FileOutcome(
+                label, ImportStatus.BAD, reason=f"looks like {found}, not {fmt} ({hint})"
+            )
         fmt = found
         state = new_state(fmt, path, st)
     batch = convert_range(fd, state["offset"], st.st_size, fmt, state["conv"])
@@ -316,12 +329,12 @@ def _import_open(
     if empty is not None:  # junk or not a session yet: nothing stored, no state kept
         status, reason = empty
         return FileOutcome(
-            label, status, reason=reason, anomalies=dict(sorted(batch.tally.items()))
+            label, ImportStatus(status), reason=reason, anomalies=dict(sorted(batch.tally.items()))
         )
     key = state["key"] or session_key(fmt, path, prov, bool(state["conv"].get("sidechain")))
     refusal = key_refusal(key) if new else None
     if refusal is not None:
-        return FileOutcome(label, "bad", reason=refusal)
+        return FileOutcome(label, ImportStatus.BAD, reason=refusal)
     warnings = format_warning(batch, fmt)
     after = state_after(state, key, batch, fd, st)
     # The report tallies this run's records ("imported=2" for a run that added two); an
@@ -330,25 +343,32 @@ def _import_open(
     other = get_store().read_metadata(key) if new else None
     if other is not None and other.get("source_path") != str(path.absolute()):
         return FileOutcome(
-            label, "bad", key, f"{key} was already imported from {other.get('source_path')}"
+            label,
+            ImportStatus.BAD,
+            key,
+            f"{key} was already imported from {other.get('source_path')}",
         )
     if other is not None:
         # Imported from this very file, and its state is gone (cleared, or a backup
         # restored without it): how far it was read is unknown, and reading it again from
         # the start would append every record a second time. A killed run's batch never
         # lands here: its write-ahead record is settled first.
-        return FileOutcome(label, "bad", key, LOST_STATE)
+        return FileOutcome(label, ImportStatus.BAD, key, LOST_STATE)
     if dry_run or batch.offset == state["offset"]:
-        status = "unchanged" if batch.offset == state["offset"] else "imported"
+        status = (
+            ImportStatus.UNCHANGED if batch.offset == state["offset"] else ImportStatus.IMPORTED
+        )
         return FileOutcome(label, status, key, anomalies=this_run, warnings=tuple(warnings))
     title = session_title(batch.rows, prov, state["conv"].get("titles"))
     meta = session_metadata(key, fmt, path, prov, title, app.name if app else None)
     write = partial(_write, key, batch, meta, new, app, announce, frames)
     written = _record(path, after, bool(batch.turn_ends), write)
     if isinstance(written, str):
-        return FileOutcome(label, "bad", key, written)
+        return FileOutcome(label, ImportStatus.BAD, key, written)
     warnings += written
-    return FileOutcome(label, "imported", key, anomalies=this_run, warnings=tuple(warnings))
+    return FileOutcome(
+        label, ImportStatus.IMPORTED, key, anomalies=this_run, warnings=tuple(warnings)
+    )
 
 
 def _record(
@@ -474,7 +494,7 @@ def agent_import_paths(
             or _unchanged(path, st, states[path], limit)
             or _import_file(path, fmt, app, dry_run, announce, kiro, None, frames)
         )
-        if outcome.status != "delegated":
+        if outcome.status != ImportStatus.DELEGATED:
             result.outcomes.append(outcome)
             if progress is not None:
                 progress(done, len(files), outcome)

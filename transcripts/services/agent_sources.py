@@ -33,7 +33,7 @@ from ..models import App, Slot
 from ..runtime import get_store
 from ..signals import rows_appended, turn_ended
 from .errors import ImportSourceError
-from .importing import FileOutcome, ImportResult, import_max_bytes, session_index
+from .importing import FileOutcome, ImportResult, ImportStatus, import_max_bytes, session_index
 
 STATE_DIR = ".agent-imports"
 LOCK_TIMEOUT_S = locking.DEFAULT_TIMEOUT_S  # waiting for another importer of a source
@@ -60,11 +60,15 @@ def walk(source: Path, result: ImportResult) -> Iterator[tuple[Path, os.stat_res
                     continue  # removed since the listing (an agent's own cleanup): nothing to import
                 except OSError as exc:
                     reason = f"unreadable: {exc.strerror or exc}"
-                    result.outcomes.append(FileOutcome(_label(path), "bad", reason=reason))
+                    result.outcomes.append(
+                        FileOutcome(_label(path), ImportStatus.BAD, reason=reason)
+                    )
                     continue
                 if not stat.S_ISREG(st.st_mode):  # lstat: a link is not a regular file
                     reason = f"not a regular file: {kind_of(st.st_mode)}"
-                    result.outcomes.append(FileOutcome(_label(path), "bad", reason=reason))
+                    result.outcomes.append(
+                        FileOutcome(_label(path), ImportStatus.BAD, reason=reason)
+                    )
                 elif _named_in_utf8(path, result):
                     yield path, st
 
@@ -76,7 +80,7 @@ def _named_in_utf8(path: Path, result: ImportResult) -> bool:
         os.fspath(path).encode()
     except UnicodeEncodeError:
         reason = "its path is not valid UTF-8; rename it to import it"
-        result.outcomes.append(FileOutcome(_label(path), "bad", reason=reason))
+        result.outcomes.append(FileOutcome(_label(path), ImportStatus.BAD, reason=reason))
         return False
     return True
 
