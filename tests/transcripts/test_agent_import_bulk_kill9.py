@@ -96,7 +96,7 @@ def _expected_rows(path: Path) -> int:
     try:
         st = os.fstat(fd)
         state = new_state("claude-code", path, st)
-        return len(convert_range(fd, 0, st.st_size, "claude-code", state["conv"]).rows)
+        return len(convert_range(fd, 0, st.st_size, "claude-code", state.conv).rows)
     finally:
         os.close(fd)
 

@@ -22,6 +22,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import replace
 from functools import partial
 from multiprocessing import get_context
 from pathlib import Path
@@ -46,6 +47,7 @@ from ..core.agents.source import (
     source_format,
     state_after,
 )
+from ..core.agents.state import Pending, SourceState
 from ..core.errors import LockTimeout, TranscriptError
 from ..core.fsutil import NotRegularFile, atomic_write, open_regular
 from ..core.importfiles import ImportRefused, check_size
@@ -227,7 +229,7 @@ def _import_file(
 
 
 def _unchanged(
-    path: Path, st: os.stat_result | None, state: dict[str, Any] | None, limit: int
+    path: Path, st: os.stat_result | None, state: SourceState | None, limit: int
 ) -> FileOutcome | None:
     """A source read to its end already, judged from the walk's ``lstat`` and its state
     read without the lock: a re-run over an unchanged tree costs no open of the source.
@@ -236,16 +238,11 @@ def _unchanged(
     without one (written before fingerprints: it gains one there)."""
     if st is None or state is None or st.st_size > limit:
         return None
-    key = state.get("key")
-    if (state.get("dev"), state.get("ino")) != (st.st_dev, st.st_ino) or not isinstance(key, str):
+    if (state.dev, state.ino, state.mtime_ns) != (st.st_dev, st.st_ino, st.st_mtime_ns):
         return None
-    if state.get("mtime_ns") != st.st_mtime_ns:
+    if st.st_size != state.offset:
         return None
-    return (
-        FileOutcome(str(path), ImportStatus.UNCHANGED, key)
-        if st.st_size == state.get("offset")
-        else None
-    )
+    return FileOutcome(str(path), ImportStatus.UNCHANGED, state.key)
 
 
 def _import_open(
@@ -265,26 +262,26 @@ def _import_open(
     state = load_state(path)
     detected = True
     if state is not None:
-        if (state.get("dev"), state.get("ino")) != (st.st_dev, st.st_ino):
-            return FileOutcome(label, ImportStatus.BAD, state.get("key", ""), REPLACED)
-        if st.st_size < state["offset"]:
-            return FileOutcome(
-                label, ImportStatus.BAD, state["key"], "the source file shrank; not re-imported"
-            )
-        fingerprint = _fingerprint(fd, st, state)
-        if fingerprint is None:  # the bytes already read changed: not this file any more
-            return FileOutcome(label, ImportStatus.BAD, state["key"], REPLACED)
-        if st.st_size == state["offset"]:
+        key = state.key
+        if (state.dev, state.ino) != (st.st_dev, st.st_ino):
+            return FileOutcome(label, ImportStatus.BAD, key, REPLACED)
+        if st.st_size < state.offset:
+            reason = "the source file shrank; not re-imported"
+            return FileOutcome(label, ImportStatus.BAD, key, reason)
+        fingerprinted = _fingerprint(fd, st, state)
+        if fingerprinted is None:  # the bytes already read changed: not this file any more
+            return FileOutcome(label, ImportStatus.BAD, key, REPLACED)
+        if st.st_size == state.offset:
             if _rewritten_in_place(fd, st, state):
-                return FileOutcome(label, ImportStatus.BAD, state["key"], REPLACED)
-            if fingerprint != {k: state.get(k) for k in fingerprint} and not dry_run:
+                return FileOutcome(label, ImportStatus.BAD, key, REPLACED)
+            if fingerprinted != state and not dry_run:
                 # Touched, or a state from before fingerprints: the next run is stat-only.
-                save_state(path, {**state, **fingerprint})
-            return FileOutcome(label, ImportStatus.UNCHANGED, state["key"])
-        if not get_store().exists(state["key"]):  # deleted here on purpose: not brought back
+                save_state(path, fingerprinted)
+            return FileOutcome(label, ImportStatus.UNCHANGED, key)
+        if not get_store().exists(key):  # deleted here on purpose: not brought back
             reason = "its session was deleted from the store; not re-imported"
-            return FileOutcome(label, ImportStatus.UNCHANGED, state["key"], reason)
-        fmt = state["format"]
+            return FileOutcome(label, ImportStatus.UNCHANGED, key, reason)
+        fmt = state.format
     elif prepared is not None and _still_as_read(prepared, st):
         # Read, converted and encoded by a worker: only its bytes are written here.
         key, ended = prepared.key, bool(prepared.turn_ends)
@@ -322,16 +319,16 @@ def _import_open(
             )
         fmt = found
         state = new_state(fmt, path, st)
-    batch = convert_range(fd, state["offset"], st.st_size, fmt, state["conv"])
-    prov = state["conv"]["prov"]
-    new = not state["key"]
+    batch = convert_range(fd, state.offset, st.st_size, fmt, state.conv)
+    prov = state.conv.prov
+    new = not state.key
     empty = no_conversation_outcome(fd, st.st_size, batch, fmt, detected) if new else None
     if empty is not None:  # junk or not a session yet: nothing stored, no state kept
         status, reason = empty
         return FileOutcome(
             label, ImportStatus(status), reason=reason, anomalies=dict(sorted(batch.tally.items()))
         )
-    key = state["key"] or session_key(fmt, path, prov, bool(state["conv"].get("sidechain")))
+    key = state.key or session_key(fmt, path, prov, state.conv.sidechain)
     refusal = key_refusal(key) if new else None
     if refusal is not None:
         return FileOutcome(label, ImportStatus.BAD, reason=refusal)
@@ -339,7 +336,7 @@ def _import_open(
     after = state_after(state, key, batch, fd, st)
     # The report tallies this run's records ("imported=2" for a run that added two); an
     # unchanged file's line (-v 2) shows the running total.
-    this_run = dict(sorted(batch.tally.items())) if batch.tally else after["tally"]
+    this_run = dict(sorted(batch.tally.items())) if batch.tally else after.tally
     other = get_store().read_metadata(key) if new else None
     if other is not None and other.get("source_path") != str(path.absolute()):
         return FileOutcome(
@@ -354,12 +351,10 @@ def _import_open(
         # the start would append every record a second time. A killed run's batch never
         # lands here: its write-ahead record is settled first.
         return FileOutcome(label, ImportStatus.BAD, key, LOST_STATE)
-    if dry_run or batch.offset == state["offset"]:
-        status = (
-            ImportStatus.UNCHANGED if batch.offset == state["offset"] else ImportStatus.IMPORTED
-        )
+    if dry_run or batch.offset == state.offset:
+        status = ImportStatus.UNCHANGED if batch.offset == state.offset else ImportStatus.IMPORTED
         return FileOutcome(label, status, key, anomalies=this_run, warnings=tuple(warnings))
-    title = session_title(batch.rows, prov, state["conv"].get("titles"))
+    title = session_title(batch.rows, prov, state.conv.titles)
     meta = session_metadata(key, fmt, path, prov, title, app.name if app else None)
     write = partial(_write, key, batch, meta, new, app, announce, frames)
     written = _record(path, after, bool(batch.turn_ends), write)
@@ -372,7 +367,7 @@ def _import_open(
 
 
 def _record(
-    path: Path, state: dict[str, Any], ended: bool, write: Callable[[], list[str]]
+    path: Path, state: SourceState, ended: bool, write: Callable[[], list[str]]
 ) -> list[str] | str:
     """``write`` the batch that leads the source to ``state``, then record that state;
     the write's warnings, or why it was not written (this file only; the run goes on).
@@ -380,8 +375,8 @@ def _record(
     Write-ahead: the state this batch leads to, and the store file as it was before it.
     Killed between the write and the state (or failing in the database after the
     write), the next run finds it and settles it instead of writing the batch again."""
-    size, inode = _store_mark(state["key"])
-    save_pending(path, {"next": state, "store_size": size, "store_ino": inode, "ended": ended})
+    size, inode = _store_mark(state.key)
+    save_pending(path, Pending(state, size, inode, ended))
     try:
         warnings = write()
     except (TranscriptError, DatabaseError) as exc:
@@ -396,31 +391,31 @@ def _still_as_read(prepared: Prepared, st: os.stat_result) -> bool:
     """The source the worker read (same file; appends since are read by the next run)
     and whose key no session has: anything else is read here, which decides it."""
     state = prepared.state
-    same = (st.st_dev, st.st_ino) == (state["dev"], state["ino"])
-    return same and st.st_size >= state["offset"] and not get_store().exists(prepared.key)
+    same = (st.st_dev, st.st_ino) == (state.dev, state.ino)
+    return same and st.st_size >= state.offset and not get_store().exists(prepared.key)
 
 
-def _rewritten_in_place(fd: int, st: os.stat_result, state: dict[str, Any]) -> bool:
+def _rewritten_in_place(fd: int, st: os.stat_result, state: SourceState) -> bool:
     """A source of the size its state read whose mtime moved: whether any byte it read
     differs now (a same-size edit of an earlier record), by the state's ``crc`` of all
     of them. One read of the file, only in this case; a touch reads it once and then its
     state takes the new mtime. A file that also grew is judged by the 4 KiB ``tail``
     alone (reading every grown file whole on every poll would make a follow O(file))."""
-    if state.get("mtime_ns") == st.st_mtime_ns or "crc" not in state:
+    if state.mtime_ns == st.st_mtime_ns or state.crc is None:
         return False
-    return bool(prefix_crc(fd, 0, state["offset"]) != state["crc"])
+    return prefix_crc(fd, 0, state.offset) != state.crc
 
 
-def _fingerprint(fd: int, st: os.stat_result, state: dict[str, Any]) -> dict[str, Any] | None:
-    """The source's fingerprint at the state's offset, or None when the state has one and
+def _fingerprint(fd: int, st: os.stat_result, state: SourceState) -> SourceState | None:
+    """The state with the source's fingerprint at its offset, or None when it has one and
     the bytes before its offset are no longer those it digested (rewritten in place,
     re-created on a reused inode, truncated and regrown: reading on would start
     mid-stream). A state without one (written before fingerprints) trusts its offset, as
     every state did, and gains it here. One pread of at most ``TAIL_BYTES``."""
-    tail = tail_digest(fd, state["offset"])
-    if "tail" in state and state["tail"] != tail:
+    tail = tail_digest(fd, state.offset)
+    if state.tail is not None and state.tail != tail:
         return None
-    return {"mtime_ns": st.st_mtime_ns, "tail": tail}
+    return replace(state, mtime_ns=st.st_mtime_ns, tail=tail)
 
 
 def _store_mark(key: str) -> tuple[int, int | None]:
@@ -439,22 +434,17 @@ def _settle_pending(path: Path, app: App | None) -> None:
     otherwise nothing of it landed and the batch is read again. Under the source lock, and
     imported sessions are appended only by their importer, so growth is this batch's."""
     pending = load_pending(path)
-    if pending is None:
-        return
-    target = pending.get("next")
-    current = load_state(path)
-    if not isinstance(target, dict) or not isinstance(target.get("key"), str):
+    if pending is None:  # none, or not one (torn): nothing to settle
         drop_pending(path)
         return
-    if current is not None and current.get("offset", 0) >= target.get("offset", 0):
+    target, current = pending.next, load_state(path)
+    if current is not None and current.offset >= target.offset:
         drop_pending(path)  # a later run recorded it already
         return
-    size, inode = _store_mark(target["key"])
-    landed = inode is not None and (
-        inode != pending.get("store_ino") or size > int(pending.get("store_size") or 0)
-    )
+    size, inode = _store_mark(target.key)
+    landed = inode is not None and (inode != pending.store_ino or size > pending.store_size)
     if landed:
-        landed_batch_settle(path, target["key"], target, bool(pending.get("ended")), app)
+        landed_batch_settle(path, target.key, target, pending.ended, app)
     drop_pending(path)
 
 

@@ -26,6 +26,7 @@ from django.db import transaction
 from ..core import locking
 from ..core.agents.detect import detect_lines
 from ..core.agents.source import CONVERTERS, head_lines
+from ..core.agents.state import Pending, SourceState, pending_record, source_state
 from ..core.errors import LockTimeout
 from ..core.fsutil import atomic_write, kind_of, open_regular
 from ..core.keys import slot_name_for_key
@@ -133,12 +134,12 @@ def source_lock(fd: int) -> Iterator[None]:
         fcntl.flock(fd, fcntl.LOCK_UN)
 
 
-def load_state(path: Path, directory: Path | None = None) -> dict[str, Any] | None:
-    return _read_dict(_state_file(path, directory))
+def load_state(path: Path, directory: Path | None = None) -> SourceState | None:
+    return source_state(_read_dict(_state_file(path, directory)))
 
 
-def save_state(path: Path, state: dict[str, Any], directory: Path | None = None) -> None:
-    _write_dict(state_path(path, directory), state)
+def save_state(path: Path, state: SourceState, directory: Path | None = None) -> None:
+    _write(state_path(path, directory), state)
 
 
 def _read_dict(name: str) -> dict[str, Any] | None:
@@ -156,7 +157,7 @@ def _read_dict(name: str) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
-def _write_dict(target: Path, value: dict[str, Any]) -> None:
+def _write(target: Path, value: SourceState | Pending) -> None:
     target.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(target, orjson.dumps(value), fsync=False)
 
@@ -172,12 +173,12 @@ def pending_path(path: Path, directory: Path | None = None) -> Path:
     return Path(_state_file(path, directory) + PENDING_SUFFIX)
 
 
-def save_pending(path: Path, record: dict[str, Any]) -> None:
-    _write_dict(pending_path(path), record)
+def save_pending(path: Path, record: Pending) -> None:
+    _write(pending_path(path), record)
 
 
-def load_pending(path: Path) -> dict[str, Any] | None:
-    return _read_dict(_state_file(path, None) + PENDING_SUFFIX)
+def load_pending(path: Path) -> Pending | None:
+    return pending_record(_read_dict(_state_file(path, None) + PENDING_SUFFIX))
 
 
 def drop_pending(path: Path) -> None:
@@ -191,7 +192,7 @@ def mark_clean_stop(key: str) -> None:
 
 
 def landed_batch_settle(
-    source: Path, key: str, state: dict[str, Any], ended: bool, app: App | None = None
+    source: Path, key: str, state: SourceState, ended: bool, app: App | None = None
 ) -> None:
     """A batch found in the store whose run died before recording it (its write-ahead
     record): the mirror indexed from the file, the clean turn end it would have recorded

@@ -1,7 +1,7 @@
 """Claude Code session records (``~/.claude/projects/<dir>/<sessionId>.jsonl``) → rows.
 
-Facts: /work/shared/reference/agent-formats.md §1. The state is a plain dict so an
-incremental import can store it next to the byte offset and resume mid-session.
+Facts: /work/shared/reference/agent-formats.md §1. The state (``ConvState``) is stored
+next to the byte offset, so an incremental import resumes mid-session.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from .common import (
     row,
     take_pending,
 )
+from .state import ConvState
 
 FORMAT = "claude-code"
 
@@ -103,9 +104,9 @@ PROVENANCE = (
 )
 
 
-def provenance(rec: dict[str, Any], state: dict[str, Any]) -> None:
+def provenance(rec: dict[str, Any], state: ConvState) -> None:
     """The first non-empty value of each field wins (every record carries them again)."""
-    prov = state["prov"]
+    prov = state.prov
     if len(prov) == len(PROVENANCE):  # all taken: the usual case after the first lines
         return
     if len(prov) == len(PROVENANCE) - 1 and "agent_id" not in prov and "agentId" not in rec:
@@ -135,14 +136,14 @@ def call_text(name: str, data: Any) -> str:
     return head_tail(f"{name} {compact_json(data)}", CALL_CHARS // 2, CALL_CHARS // 2)
 
 
-def duplicate(state: dict[str, Any], message_id: Any, block: dict[str, Any]) -> bool:
+def duplicate(state: ConvState, message_id: Any, block: dict[str, Any]) -> bool:
     """A streaming snapshot repeating a block already taken (same message id, same block).
 
     The state keeps digests of the message id and of the mark, never their text: it is
     written beside the store without write-boundary redaction."""
     if not isinstance(message_id, str):
         return False
-    seen: dict[str, list[str]] = state["seen"]
+    seen = state.seen
     # The first MARK_BYTES of the block's compact JSON tell a repeated block; only their
     # digest is kept.
     try:
@@ -165,8 +166,8 @@ def nothing_taken(dupes: int, thinking: int) -> str:
     return f"{DROPPED}:thinking" if thinking else f"{DROPPED}:empty"
 
 
-def new_state(*, sidechain: bool = False) -> dict[str, Any]:
-    return {"pending": {}, "open": False, "seen": {}, "sidechain": sidechain, "prov": {}}
+def new_state(*, sidechain: bool = False) -> ConvState:
+    return ConvState(sidechain=sidechain)
 
 
 def _text_of(content: Any) -> str:
@@ -180,7 +181,7 @@ def _text_of(content: Any) -> str:
     return ""
 
 
-def _user(rec: dict[str, Any], state: dict[str, Any], ts: Any) -> Step:
+def _user(rec: dict[str, Any], state: ConvState, ts: Any) -> Step:
     if rec.get("isCompactSummary"):
         text = _text_of((rec.get("message") or {}).get("content"))
         return Step([row("notice", text, kind="compact_summary", source_ts=ts)])
@@ -201,9 +202,9 @@ def _user(rec: dict[str, Any], state: dict[str, Any], ts: Any) -> Step:
                 shown = command_shown(text)
                 step.rows.append(row("notice", shown, kind="command", source_ts=ts))
             else:
-                if state["open"]:  # the previous turn never said end_turn (#20222)
+                if state.open:  # the previous turn never said end_turn (#20222)
                     step.turn_end = True
-                    state["open"] = False
+                    state.open = False
                 step.rows.append(row("user", text, source_ts=ts))
         elif kind == "tool_result":
             step.rows.append(_result(block, rec, state, ts))
@@ -213,10 +214,10 @@ def _user(rec: dict[str, Any], state: dict[str, Any], ts: Any) -> Step:
 
 
 def _result(
-    block: dict[str, Any], rec: dict[str, Any], state: dict[str, Any], ts: Any
+    block: dict[str, Any], rec: dict[str, Any], state: ConvState, ts: Any
 ) -> dict[str, Any]:
     call_id = block.get("tool_use_id")
-    tool = take_pending(state["pending"], call_id) if isinstance(call_id, str) else None
+    tool = take_pending(state.pending, call_id) if isinstance(call_id, str) else None
     text = _text_of(block.get("content"))
     is_error = bool(block.get("is_error"))
     code = exit_code_in(text) if is_error else None
@@ -235,7 +236,7 @@ def _result(
     )
 
 
-def _assistant(rec: dict[str, Any], state: dict[str, Any], ts: Any) -> Step:
+def _assistant(rec: dict[str, Any], state: ConvState, ts: Any) -> Step:
     message = rec.get("message") or {}
     if rec.get("isApiErrorMessage") or message.get("model") == "<synthetic>":
         return Step(
@@ -259,7 +260,7 @@ def _assistant(rec: dict[str, Any], state: dict[str, Any], ts: Any) -> Step:
             name = as_text(block.get("name") or "")
             call_id = block.get("id")
             if isinstance(call_id, str):
-                put_pending(state["pending"], call_id, name)
+                put_pending(state.pending, call_id, name)
             called = True
             step.rows.append(
                 row(
@@ -273,27 +274,22 @@ def _assistant(rec: dict[str, Any], state: dict[str, Any], ts: Any) -> Step:
         elif kind in ("thinking", "redacted_thinking"):
             thinking += 1  # dropped by rule: private reasoning, often long, never evidence
     if step.rows:
-        state["open"] = True
-    if (
-        message.get("stop_reason") == "end_turn"
-        and not called
-        and not state["pending"]
-        and state["open"]
-    ):
+        state.open = True
+    if message.get("stop_reason") == "end_turn" and not called and not state.pending and state.open:
         step.turn_end = True
-        state["open"] = False
+        state.open = False
     if not step.rows:
         step.bucket = nothing_taken(dupes, thinking)
     return step
 
 
-def _system(rec: dict[str, Any], state: dict[str, Any], ts: Any) -> Step:
+def _system(rec: dict[str, Any], state: ConvState, ts: Any) -> Step:
     sub = rec.get("subtype")
     if sub in SYSTEM_BOOKKEEPING:
         step = Step(bucket=f"{DROPPED}:bookkeeping")
-        if sub == "turn_duration" and state["open"] and not state["pending"]:
+        if sub == "turn_duration" and state.open and not state.pending:
             step.turn_end = True  # follows a turn whose assistant record had no stop_reason
-            state["open"] = False
+            state.open = False
         return step
     if sub in SYSTEM_NOTICES:
         text = rec.get("content") if isinstance(rec.get("content"), str) else ""
@@ -303,7 +299,7 @@ def _system(rec: dict[str, Any], state: dict[str, Any], ts: Any) -> Step:
     return Step(bucket=f"{UNKNOWN}:system/{label(sub)}")
 
 
-def convert(rec: Any, state: dict[str, Any]) -> Step:
+def convert(rec: Any, state: ConvState) -> Step:
     """One parsed Claude Code line → a ``Step``; never raises on a well-formed JSON value."""
     if not isinstance(rec, dict):
         return Step(bucket=f"{UNKNOWN}:not-an-object")
@@ -314,7 +310,7 @@ def convert(rec: Any, state: dict[str, Any]) -> Step:
     # Only a string or a plain number becomes meta.source_ts (``meta_value``): a nested
     # array there was refused by the store, batch and all, on every run.
     ts = meta_value(rec.get("timestamp"))
-    if kind in ("user", "assistant") and bool(rec.get("isSidechain")) != state["sidechain"]:
+    if kind in ("user", "assistant") and bool(rec.get("isSidechain")) != state.sidechain:
         return Step(bucket=f"{DROPPED}:other_thread")  # subagents live in their own session
     if kind == "user":
         return _user(rec, state, ts)
@@ -333,7 +329,7 @@ def convert(rec: Any, state: dict[str, Any]) -> Step:
     if kind in OWN_TITLES:  # the session's name, for its title (the last one wins)
         value = rec.get("customTitle") or rec.get("aiTitle") or rec.get("title")
         if isinstance(value, str) and value.strip():
-            state.setdefault("titles", {})[kind] = clean_text(value, TITLE_SOURCE_CHARS)
+            state.titles[kind] = clean_text(value, TITLE_SOURCE_CHARS)
     if kind in BOOKKEEPING:
         return Step(bucket=f"{DROPPED}:bookkeeping")
     return Step(bucket=f"{UNKNOWN}:{label(kind)}")

@@ -49,6 +49,7 @@ from .source import (
     source_format,
     state_after,
 )
+from .state import SourceState
 
 ONE_MICROSECOND = timedelta(microseconds=1)
 
@@ -72,7 +73,7 @@ class Prepared:
     key: str
     blob: bytes  # line 0 and every row, as the store would write them
     metadata: dict[str, Any]  # line 0 as written
-    state: dict[str, Any]  # the source's state once this import is recorded
+    state: SourceState  # the source's state once this import is recorded
     counts: dict[str, int]  # the tally of every source record
     row_count: int
     user_turns: int
@@ -97,17 +98,17 @@ def prepare(path: Path, job: Job) -> Prepared | None:
         if found not in CONVERTERS or (job.fmt != "auto" and found != job.fmt):
             return None
         state = new_state(found, path, st)
-        batch = convert_range(fd, 0, st.st_size, found, state["conv"], data)
+        batch = convert_range(fd, 0, st.st_size, found, state.conv, data)
         if batch.offset == 0 or not has_conversation(batch):
             return None  # no turn in it: the importer says why and stores nothing
-        prov = state["conv"]["prov"]
-        key = session_key(found, path, prov, bool(state["conv"].get("sidechain")))
+        prov = state.conv.prov
+        key = session_key(found, path, prov, state.conv.sidechain)
         if key_refusal(key) is not None:
             return None  # a name no file system takes: the importer reports why
         state = state_after(state, key, batch, fd, st, data)
     finally:
         os.close(fd)
-    title = session_title(batch.rows, prov, state["conv"].get("titles"))
+    title = session_title(batch.rows, prov, state.conv.titles)
     meta = session_metadata(key, found, path, prov, title, job.app_name)
     try:
         blob, line0, stamps = encode_session(batch.rows, meta, job.clock(), job.max_line)
@@ -121,7 +122,7 @@ def prepare(path: Path, job: Job) -> Prepared | None:
         blob=blob,
         metadata=line0,
         state=state,
-        counts=state["tally"],
+        counts=state.tally,
         row_count=len(batch.rows),
         user_turns=sum(1 for row in batch.rows if is_user_turn(row)),
         last_activity=newest_activity(batch.rows, stamps, agent=True),

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -21,8 +21,9 @@ from .common import FOREIGN, REDACTED_TAG, UNKNOWN, Step, Tally, clean_text, dig
 from .detect import detect_lines
 from .fingerprint import prefix_crc, tail_digest
 from .lines import BLOCK, complete_lines
+from .state import ConvState, SourceState
 
-CONVERTERS: dict[str, Callable[[Any, dict[str, Any]], Step]] = {
+CONVERTERS: dict[str, Callable[[Any, ConvState], Step]] = {
     "claude-code": claude_code.convert,
     "codex": codex.convert,
 }
@@ -48,23 +49,15 @@ def head_lines(fd: int, size: int) -> list[bytes]:
     return lines
 
 
-def new_conv_state(fmt: str, path: Path) -> dict[str, Any]:
+def new_conv_state(fmt: str, path: Path) -> ConvState:
     if fmt == "claude-code":
         return claude_code.new_state(sidechain=path.name.startswith("agent-"))
     return codex.new_state()
 
 
-def new_state(fmt: str, path: Path, st: os.stat_result) -> dict[str, Any]:
+def new_state(fmt: str, path: Path, st: os.stat_result) -> SourceState:
     """The per-source state a first import starts from (stored beside the offset)."""
-    return {
-        "format": fmt,
-        "dev": st.st_dev,
-        "ino": st.st_ino,
-        "offset": 0,
-        "key": "",
-        "conv": new_conv_state(fmt, path),
-        "tally": {},
-    }
+    return SourceState(fmt, st.st_dev, st.st_ino, new_conv_state(fmt, path))
 
 
 def source_format(head: list[bytes], fmt: str) -> tuple[str | None, bool]:
@@ -78,30 +71,30 @@ def source_format(head: list[bytes], fmt: str) -> tuple[str | None, bool]:
 
 
 def state_after(
-    state: dict[str, Any],
+    state: SourceState,
     key: str,
     batch: Batch,
     fd: int,
     st: os.stat_result,
     data: bytes | None = None,
-) -> dict[str, Any]:
+) -> SourceState:
     """The source's state once ``batch`` is recorded: its key, the offset past the batch,
     the tally of every record so far, and the fingerprint of every byte read (appends
     never change those bytes, so a file growing meanwhile leaves it right; the mtime is
     the stat the read went by). The CRC is extended over the new bytes only; a state
     without one (an older importer's) starts at 0. ``data``: the file's bytes from 0."""
-    tally = Tally(state["tally"])
+    tally = Tally(state.tally)
     tally.update(batch.tally)
-    start, crc = (state["offset"], state["crc"]) if "crc" in state else (0, 0)
-    return {
-        **state,
-        "key": key,
-        "offset": batch.offset,
-        "tally": dict(sorted(tally.items())),
-        "mtime_ns": st.st_mtime_ns,
-        "tail": tail_digest(fd, batch.offset, data),
-        "crc": prefix_crc(fd, start, batch.offset, crc, data),
-    }
+    start, crc = (state.offset, state.crc) if state.crc is not None else (0, 0)
+    return replace(
+        state,
+        key=key,
+        offset=batch.offset,
+        tally=dict(sorted(tally.items())),
+        mtime_ns=st.st_mtime_ns,
+        tail=tail_digest(fd, batch.offset, data),
+        crc=prefix_crc(fd, start, batch.offset, crc, data),
+    )
 
 
 def head_lines_of(data: bytes) -> list[bytes]:
@@ -131,7 +124,7 @@ def read_whole(fd: int, size: int) -> bytes | None:
 
 
 def convert_range(
-    fd: int, start: int, end: int, fmt: str, conv: dict[str, Any], data: bytes | None = None
+    fd: int, start: int, end: int, fmt: str, conv: ConvState, data: bytes | None = None
 ) -> Batch:
     """Every complete line in [start, end) converted; a torn last line waits (``offset``).
 
