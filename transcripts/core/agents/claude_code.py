@@ -18,6 +18,8 @@ from .common import (
     UNKNOWN,
     Step,
     as_text,
+    call_row,
+    called_tool,
     clean_text,
     compact_json,
     digest,
@@ -25,11 +27,10 @@ from .common import (
     exit_code_in,
     head_tail,
     label,
-    meta_value,
     provenance_value,
-    put_pending,
+    result_row,
     row,
-    take_pending,
+    source_ts,
 )
 from .state import ConvState
 
@@ -217,7 +218,7 @@ def _result(
     block: dict[str, Any], rec: dict[str, Any], state: ConvState, ts: Any
 ) -> dict[str, Any]:
     call_id = block.get("tool_use_id")
-    tool = take_pending(state.pending, call_id) if isinstance(call_id, str) else None
+    tool = called_tool(state, call_id)
     text = _text_of(block.get("content"))
     is_error = bool(block.get("is_error"))
     code = exit_code_in(text) if is_error else None
@@ -225,15 +226,7 @@ def _result(
     interrupted = isinstance(extra, dict) and bool(extra.get("interrupted"))
     if tool == "Bash" and not is_error and not interrupted:
         code = 0  # Claude Code writes no code on success; a failure says "Exit code N"
-    return row(
-        "tool_result",
-        head_tail(text),
-        tool=tool or "",
-        exit_code=code,
-        is_error=is_error,
-        call_id=meta_value(call_id),
-        source_ts=ts,
-    )
+    return result_row(text, tool, code, is_error, call_id, ts)
 
 
 def _assistant(rec: dict[str, Any], state: ConvState, ts: Any) -> Step:
@@ -258,19 +251,9 @@ def _assistant(rec: dict[str, Any], state: ConvState, ts: Any) -> Step:
             step.rows.append(row("assistant", block["text"], source_ts=ts))
         elif kind == "tool_use":
             name = as_text(block.get("name") or "")
-            call_id = block.get("id")
-            if isinstance(call_id, str):
-                put_pending(state.pending, call_id, name)
             called = True
-            step.rows.append(
-                row(
-                    "tool_call",
-                    call_text(name, block.get("input")),
-                    tool=name,
-                    call_id=meta_value(call_id),
-                    source_ts=ts,
-                )
-            )
+            text = call_text(name, block.get("input"))
+            step.rows.append(call_row(state, name, block.get("id"), text, ts))
         elif kind in ("thinking", "redacted_thinking"):
             thinking += 1  # dropped by rule: private reasoning, often long, never evidence
     if step.rows:
@@ -307,9 +290,7 @@ def convert(rec: Any, state: ConvState) -> Step:
     if "payload" in rec and "sessionId" not in rec:
         return Step(bucket=f"{FOREIGN}:{label(kind)}")
     provenance(rec, state)
-    # Only a string or a plain number becomes meta.source_ts (``meta_value``): a nested
-    # array there was refused by the store, batch and all, on every run.
-    ts = meta_value(rec.get("timestamp"))
+    ts = source_ts(rec)
     if kind in ("user", "assistant") and bool(rec.get("isSidechain")) != state.sidechain:
         return Step(bucket=f"{DROPPED}:other_thread")  # subagents live in their own session
     if kind == "user":

@@ -19,15 +19,16 @@ from .common import (
     UNKNOWN,
     Step,
     as_text,
+    call_row,
+    called_tool,
     compact_json,
     exit_code_in,
     head_tail,
     label,
-    meta_value,
     provenance_value,
-    put_pending,
+    result_row,
     row,
-    take_pending,
+    source_ts,
 )
 from .state import ConvState
 
@@ -115,24 +116,13 @@ def _call(payload: dict[str, Any], state: ConvState, ts: Any) -> Step:
         shown = args if isinstance(args, str) else compact_json(args)
         text = f"{name} {shown}"
     call_id = payload.get("call_id") or payload.get("id")
-    if isinstance(call_id, str):
-        put_pending(state.pending, call_id, name)
-    return Step(
-        [
-            row(
-                "tool_call",
-                head_tail(text, CALL_CHARS // 2, CALL_CHARS // 2),
-                tool=name,
-                call_id=meta_value(call_id),
-                source_ts=ts,
-            )
-        ]
-    )
+    text = head_tail(text, CALL_CHARS // 2, CALL_CHARS // 2)
+    return Step([call_row(state, name, call_id, text, ts)])
 
 
 def _output(payload: dict[str, Any], state: ConvState, ts: Any) -> Step:
     call_id = payload.get("call_id")
-    tool = take_pending(state.pending, call_id) if isinstance(call_id, str) else None
+    tool = called_tool(state, call_id)
     output = payload.get("output")
     code: int | None = None
     if isinstance(output, dict):  # some builds write {content, success}
@@ -153,19 +143,7 @@ def _output(payload: dict[str, Any], state: ConvState, ts: Any) -> Step:
         code = exit_code_in(text)
     if code is not None and "Process running" in text[:400]:
         code = None  # the real code comes in a later write_stdin output
-    return Step(
-        [
-            row(
-                "tool_result",
-                head_tail(text),
-                tool=tool or "",
-                exit_code=code,
-                is_error=code not in (None, 0),
-                call_id=meta_value(call_id),
-                source_ts=ts,
-            )
-        ]
-    )
+    return Step([result_row(text, tool, code, code not in (None, 0), call_id, ts)])
 
 
 def _message(payload: dict[str, Any], state: ConvState, ts: Any) -> Step:
@@ -256,9 +234,7 @@ def convert(rec: Any, state: ConvState) -> Step:
     if not isinstance(rec, dict):
         return Step(bucket=f"{UNKNOWN}:not-an-object")
     kind, payload = rec.get("type"), rec.get("payload")
-    # Only a string or a plain number becomes meta.source_ts (``meta_value``): a nested
-    # array there was refused by the store, batch and all, on every run.
-    ts = meta_value(rec.get("timestamp"))
+    ts = source_ts(rec)
     if not isinstance(payload, dict):
         return Step(bucket=f"{FOREIGN}:{label(kind)}")
     if kind == "session_meta":
