@@ -31,7 +31,7 @@ from typing import Any, cast
 from django.db import DatabaseError, transaction
 
 from ..core.agents.fingerprint import prefix_crc, tail_digest
-from ..core.agents.prepare import Job, Prepared, prepare
+from ..core.agents.prepare import Job, Prepared, encoded, prepare
 from ..core.agents.source import (
     CONVERTERS,
     Batch,
@@ -52,9 +52,6 @@ from ..core.errors import LockTimeout, TranscriptError
 from ..core.fsutil import NotRegularFile, atomic_write, open_regular
 from ..core.importfiles import ImportRefused, check_size
 from ..core.redaction import prefilter
-from ..core.store import Appended
-from ..core.timestamps import newest_activity
-from ..core.user_turns import is_user_turn
 from ..models import App
 from ..runtime import get_store
 from .agent_sources import (
@@ -91,45 +88,10 @@ LOST_STATE = (
 )
 
 
-def _fresh_state(
-    key: str, rows: list[dict[str, Any]], appended: Appended, source_path: str
-) -> DiskState | None:
-    """The mirror of a session this import just created, from the rows it wrote.
-
-    Replaces a full fold of the file just written. None (the caller folds) unless the
-    file is exactly that write: line 0 ours (nobody created the key first), generation 0
-    (no rotation moved rows to an archive) and the stat equal to the append's identity
-    (no writer came in since). The counts are the fold's: every written row is a row
-    (the content rule was checked before the write), redaction leaves user rows alone.
-    """
-    store = get_store()
-    ident = appended.identity
-    metadata = store.read_metadata(key)
-    if metadata is None or metadata.get("source_path") != source_path or ident.gen != 0:
-        return None
-    try:
-        st = os.stat(store.path(key))
-    except FileNotFoundError:
-        return None
-    if (st.st_mtime_ns, st.st_size) != (ident.sig, ident.size):
-        return None
-    return DiskState(
-        key=key,
-        metadata=metadata,
-        sig=ident.sig,
-        gen=ident.gen,
-        size=ident.size,
-        inode=st.st_ino,
-        row_count=len(rows),
-        user_turns=sum(1 for row in rows if is_user_turn(row)),
-        last_activity=newest_activity(rows, appended.ts, agent=True),
-        anomaly_counts={},
-    )
-
-
 def _write(
-    key: str,
+    path: Path,
     batch: Batch,
+    state: SourceState,
     meta: dict[str, Any],
     fresh: bool,
     app: App | None,
@@ -138,16 +100,22 @@ def _write(
 ) -> list[str]:
     """One store write of the batch's rows and one transaction for the mirror.
 
-    ``fresh``: the key has no transcript yet, so line 0 and every row go out in one
-    append and the mirror is built from those rows (no re-read of the file).
+    ``fresh``: the key has no transcript yet, so line 0 and every row are encoded as one
+    new session file (``_create``, as a worker's), and the mirror is built from what was
+    written. Past the store's rotation size the store's own append writes it (it rotates
+    at once) and the mirror is folded from disk.
     """
     store = get_store()
+    key = state.key
+    if fresh:
+        prepared = encoded(path, state, batch, meta, store.clock(), store.max_line, announce)
+        if len(prepared.blob) <= store.max_bytes:
+            return _create(prepared, app, announce, frames)
     warnings: tuple[str, ...] = ()
     with transaction.atomic():
         if fresh:
             appended = store.append_rows(key, batch.rows, metadata=meta)
-            state = _fresh_state(key, batch.rows, appended, meta["source_path"])
-            _, warnings = session_index(key=key, app=app, state=state)
+            _, warnings = session_index(key=key, app=app)
         else:
             appended = session_append_rows(key=key, rows=batch.rows)
         roles = [r["role"] for r in batch.rows] if announce else []
@@ -156,23 +124,28 @@ def _write(
 
 
 def _create(prepared: Prepared, app: App | None, announce: bool, frames: bool) -> list[str]:
-    """A new session a worker encoded: its bytes linked into place (never over a file of
+    """A new session encoded whole: its bytes linked into place (never over a file of
     that key: ``FileExistsError``), and its mirror from what was written."""
     store = get_store()
     key, target = prepared.key, store.path(prepared.key)
     atomic_write(target, prepared.blob, fsync=store.fsync.on_append, exclusive=True)
     st = os.stat(target)
-    state = DiskState(
-        key=key,
-        metadata=prepared.metadata,
-        sig=st.st_mtime_ns,
-        gen=0,
-        size=st.st_size,
-        inode=st.st_ino,
-        row_count=prepared.row_count,
-        user_turns=prepared.user_turns,
-        last_activity=prepared.last_activity,
-        anomaly_counts={},
+    # The file as written, or folded: another writer may have appended since the link.
+    state = (
+        None
+        if st.st_size != len(prepared.blob)
+        else DiskState(
+            key=key,
+            metadata=prepared.metadata,
+            sig=st.st_mtime_ns,
+            gen=0,
+            size=st.st_size,
+            inode=st.st_ino,
+            row_count=prepared.row_count,
+            user_turns=prepared.user_turns,
+            last_activity=prepared.last_activity,
+            anomaly_counts={},
+        )
     )
     with transaction.atomic():
         _, warnings = session_index(key=key, app=app, state=state)
@@ -286,11 +259,7 @@ def _import_open(
         # Read, converted and encoded by a worker: only its bytes are written here.
         key, ended = prepared.key, bool(prepared.turn_ends)
         write = partial(_create, prepared, app, announce, frames)
-        try:
-            warnings = _record(path, prepared.state, ended, write)
-        except OSError:  # its key taken meanwhile, a full disk: read here, which says why
-            drop_pending(path)
-            return _import_open(path, fd, st, fmt, app, dry_run, announce, kiro, None, frames)
+        warnings = _record(path, prepared.state, ended, write)
         if isinstance(warnings, str):
             return FileOutcome(label, ImportStatus.BAD, key, warnings)
         notes = tuple(prepared.warnings) + tuple(warnings)
@@ -356,7 +325,7 @@ def _import_open(
         return FileOutcome(label, status, key, anomalies=this_run, warnings=tuple(warnings))
     title = session_title(batch.rows, prov, state.conv.titles)
     meta = session_metadata(key, fmt, path, prov, title, app.name if app else None)
-    write = partial(_write, key, batch, meta, new, app, announce, frames)
+    write = partial(_write, path, batch, after, meta, new, app, announce, frames)
     written = _record(path, after, bool(batch.turn_ends), write)
     if isinstance(written, str):
         return FileOutcome(label, ImportStatus.BAD, key, written)
@@ -382,6 +351,9 @@ def _record(
     except (TranscriptError, DatabaseError) as exc:
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
         return f"not written: {first}"
+    except OSError as exc:  # a new session's file not created (its key taken meanwhile)
+        drop_pending(path)  # nothing of it landed: a file there now is another's
+        return f"not written: {exc.strerror or exc}"
     save_state(path, state)
     drop_pending(path)
     return warnings

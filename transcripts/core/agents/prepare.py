@@ -35,6 +35,7 @@ from ..timestamps import newest_activity
 from ..user_turns import is_user_turn
 from .source import (
     CONVERTERS,
+    Batch,
     convert_range,
     format_warning,
     has_conversation,
@@ -111,25 +112,39 @@ def prepare(path: Path, job: Job) -> Prepared | None:
     title = session_title(batch.rows, prov, state.conv.titles)
     meta = session_metadata(key, found, path, prov, title, job.app_name)
     try:
-        blob, line0, stamps = encode_session(batch.rows, meta, job.clock(), job.max_line)
+        prepared = encoded(path, state, batch, meta, job.clock(), job.max_line, job.stamps)
     except RecordRejected:
         return None
-    if len(blob) > job.max_bytes:
-        return None
+    return prepared if len(prepared.blob) <= job.max_bytes else None
+
+
+def encoded(
+    path: Path,
+    state: SourceState,
+    batch: Batch,
+    meta: dict[str, Any],
+    now: datetime,
+    max_line: int,
+    stamps: bool,
+) -> Prepared:
+    """A new session of ``batch``'s rows, encoded as the store writes it (``state``: the
+    source's once it is recorded); ``RecordRejected`` for a row the store would refuse.
+    ``stamps``: keep every row's ts and role (--follow announces them)."""
+    blob, line0, ts = encode_session(batch.rows, meta, now, max_line)
     return Prepared(
         path=path,
-        key=key,
+        key=state.key,
         blob=blob,
         metadata=line0,
         state=state,
         counts=state.tally,
         row_count=len(batch.rows),
         user_turns=sum(1 for row in batch.rows if is_user_turn(row)),
-        last_activity=newest_activity(batch.rows, stamps, agent=True),
+        last_activity=newest_activity(batch.rows, ts, agent=True),
         turn_ends=batch.turn_ends,
-        warnings=format_warning(batch, found),
-        stamps=stamps if job.stamps else [],
-        roles=[row["role"] for row in batch.rows] if job.stamps else [],
+        warnings=format_warning(batch, state.format),
+        stamps=ts if stamps else [],
+        roles=[row["role"] for row in batch.rows] if stamps else [],
     )
 
 
