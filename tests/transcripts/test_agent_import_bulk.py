@@ -4,6 +4,7 @@ between its steps loses nothing and duplicates nothing on the next run."""
 
 from __future__ import annotations
 
+import concurrent.futures
 import fcntl
 import json
 import os
@@ -149,7 +150,7 @@ def test_sessions_read_by_workers_are_what_one_process_writes(
     bulk_calls: list[int] = []
     real = agent_import._prepared_in_workers
     forked: list[int] = []
-    real_pool = agent_import.ProcessPoolExecutor
+    real_pool = concurrent.futures.ProcessPoolExecutor
 
     def pool(max_workers: int, **kwargs: Any) -> Any:
         forked.append(max_workers)

@@ -19,6 +19,7 @@ from tests.transcripts.agents.helpers import (
     CODEX_ID,
     copy_tree,
 )
+from transcripts.core import fsutil
 from transcripts.core.store import TranscriptStore
 from transcripts.models import Session, Slot
 from transcripts.runtime import get_store
@@ -45,7 +46,7 @@ def spy(monkeypatch: pytest.MonkeyPatch) -> dict[str, Counter[str]]:
     created whole) and whole-session reads."""
     calls: dict[str, Counter[str]] = {"writes": Counter(), "folds": Counter()}
     append, read = TranscriptStore._append_locked, TranscriptStore.read_session
-    create = agent_import.atomic_write
+    create = fsutil.atomic_write
 
     def counted_create(path: Path, *args: Any, **kwargs: Any) -> Any:
         keys = [key for key in KEYS if get_store().path(key) == path]
@@ -125,7 +126,7 @@ def test_a_file_written_to_after_its_creation_is_folded_not_guessed(
 ) -> None:
     """Another writer between the new session's write and its index: the file is no
     longer what was written, so the mirror is folded from it."""
-    real = agent_import.atomic_write
+    real = fsutil.atomic_write
 
     def with_interloper(path: Path, *args: Any, **kwargs: Any) -> Any:
         real(path, *args, **kwargs)
