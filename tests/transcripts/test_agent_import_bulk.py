@@ -25,7 +25,7 @@ from transcripts.core.agents.prepare import prepare
 from transcripts.core.store import TranscriptStore
 from transcripts.models import Session, Slot
 from transcripts.runtime import get_store
-from transcripts.services import agent_import, agent_sources, app_create
+from transcripts.services import agent_import, agent_sources, agent_workers, app_create
 from transcripts.services.agent_import import agent_import_paths
 from transcripts.services.importing import MAX_IMPORT_WORKERS, import_workers
 from transcripts.services.sync import disk_state
@@ -148,7 +148,7 @@ def test_sessions_read_by_workers_are_what_one_process_writes(
     src = make_tree(tmp_path / "src")
     before = {p: p.read_bytes() for p in src.rglob("*.jsonl")}
     bulk_calls: list[int] = []
-    real = agent_import._prepared_in_workers
+    real = agent_workers.prepared_in_workers
     forked: list[int] = []
     real_pool = concurrent.futures.ProcessPoolExecutor
 
@@ -156,14 +156,14 @@ def test_sessions_read_by_workers_are_what_one_process_writes(
         forked.append(max_workers)
         return real_pool(max_workers, **kwargs)
 
-    monkeypatch.setattr(agent_import, "ProcessPoolExecutor", pool)
+    monkeypatch.setattr(agent_workers, "ProcessPoolExecutor", pool)
 
     def counted(files: list[Path], *args: Any) -> Any:
         answer = list(real(files, *args))
         bulk_calls.append(len(answer))
         return answer
 
-    monkeypatch.setattr(agent_import, "_prepared_in_workers", counted)
+    monkeypatch.setattr(agent_workers, "prepared_in_workers", counted)
     fix_clock(store)
     owner, _ = app_create(name="importer")  # --app: both paths give it every session
     bulk = outcomes(src, app=owner)
@@ -185,7 +185,7 @@ def test_sessions_read_by_workers_are_what_one_process_writes(
     ordinary_store = get_store()
     assert ordinary_store.root != store.root
     fix_clock(ordinary_store)
-    monkeypatch.setattr(agent_import, "PARALLEL_MIN_FILES", 10**9)
+    monkeypatch.setattr(agent_workers, "PARALLEL_MIN_FILES", 10**9)
     bulk_calls.clear()
     assert outcomes(src, app=owner) == bulk
     assert bulk_calls == []
@@ -360,7 +360,7 @@ def test_a_file_that_kills_its_worker_is_read_by_the_importer(
             os._exit(137)  # as SIGKILL would: no answer, no clean-up
         return prepare(path, job)
 
-    monkeypatch.setattr(agent_import, "prepare", dies_on_poison)
+    monkeypatch.setattr(agent_workers, "prepare", dies_on_poison)
     results = agent_import_paths(paths=[src], fmt="auto").outcomes
     statuses = {Path(o.file): o.status for o in results}
     assert set(statuses.values()) == {"imported"}, statuses

@@ -9,29 +9,24 @@ The source files are only ever opened read-only.
 
 One path for every source: under the source's lock, a batch is written ahead (the state it
 leads to), appended, mirrored, and its state recorded. A run with many new sources has
-them read, converted, redacted and encoded by worker processes first
-(``core/agents/prepare.py`` in a ``ProcessPoolExecutor``, both cores); each result then
-takes that same path, which only writes its bytes instead of converting the source here.
+them read, converted, redacted and encoded by worker processes first (``agent_workers``);
+each result then takes that same path, which only writes its bytes instead of converting
+the source here.
 """
 
 from __future__ import annotations
 
 import os
-import signal
-import threading
-import time
-from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from functools import partial
-from multiprocessing import get_context
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 from django.db import DatabaseError, transaction
 
 from ..core.agents.fingerprint import prefix_crc, tail_digest
-from ..core.agents.prepare import Job, Prepared, encoded, prepare
+from ..core.agents.prepare import Prepared, encoded
 from ..core.agents.source import (
     CONVERTERS,
     Batch,
@@ -51,9 +46,9 @@ from ..core.agents.state import Pending, SourceState
 from ..core.errors import LockTimeout, TranscriptError
 from ..core.fsutil import NotRegularFile, atomic_write, open_regular
 from ..core.importfiles import ImportRefused, check_size
-from ..core.redaction import prefilter
 from ..models import App
 from ..runtime import get_store
+from . import agent_workers
 from .agent_sources import (
     announce_rows,
     announce_turn_end,
@@ -73,7 +68,6 @@ from .importing import (
     ImportResult,
     ImportStatus,
     import_max_bytes,
-    import_workers,
     session_import_paths,
     session_index,
 )
@@ -440,13 +434,13 @@ def agent_import_paths(
     directory, limit = state_dir(), import_max_bytes()
     states = {path: load_state(path, directory) for path, _ in found}
     new = [path for path, _ in found if states[path] is None]
-    many = not dry_run and len(new) >= PARALLEL_MIN_FILES
+    many = not dry_run and len(new) >= agent_workers.PARALLEL_MIN_FILES
     # A one-off import of many new sessions pushes no turn frame per session (a dashboard
     # learns of them on its next read); a --follow, or a run of a few, does.
     frames = announce or not many
     kiro: list[Path] = []
     early: dict[Path, FileOutcome] = {}
-    for prepared in _prepared_in_workers(new, fmt, app, announce) if many else ():
+    for prepared in agent_workers.prepared_in_workers(new, fmt, app, announce) if many else ():
         path = prepared.path
         early[path] = _import_file(path, fmt, app, dry_run, announce, kiro, prepared, frames)
     files = [path for path, _ in found]
@@ -463,69 +457,3 @@ def agent_import_paths(
     if kiro:
         result.outcomes += session_import_paths(paths=kiro, app=app, dry_run=dry_run).outcomes
     return result
-
-
-PARALLEL_MIN_FILES = 8  # fewer new sources: the workers' start-up is not worth it
-
-
-def _prepared_in_workers(
-    files: list[Path], fmt: str, app: App | None, announce: bool
-) -> Iterator[Prepared]:
-    """``prepare`` of each new source in worker processes (``import_workers``), each
-    result as it comes. A source the worker declined (not a clean new session), whose
-    reading raised, or whose worker died is missing: the caller reads it itself."""
-    store = get_store()
-    job = Job(
-        fmt=fmt,
-        limit=import_max_bytes(),
-        max_bytes=store.max_bytes,
-        max_line=store.max_line,
-        app_name=app.name if app is not None else None,
-        clock=store.clock,
-        stamps=announce,
-    )
-    prefilter.available()  # compiled once here, inherited by every forked worker
-    # Forked: the job (a test's clock too) and the settings are inherited, not pickled;
-    # only a path goes down and a Prepared comes back.
-    pool = ProcessPoolExecutor(
-        max_workers=min(import_workers(), len(files)),
-        mp_context=get_context("fork"),
-        initializer=_worker_start,
-        initargs=(job, os.getpid()),
-    )
-    try:
-        for future in as_completed([pool.submit(_prepare, path) for path in files]):
-            # An exception: the reading raised, or its worker died (BrokenProcessPool).
-            prepared = future.result() if future.exception() is None else None
-            if prepared is not None:
-                yield prepared
-    finally:
-        # On any error of the caller's too: nothing queued starts, the workers end.
-        pool.shutdown(wait=True, cancel_futures=True)
-
-
-_job: Job | None = None  # a worker's, set once as it starts
-
-
-def _worker_start(job: Job, importer: int) -> None:
-    global _job
-    _job = job
-    # Ctrl-C reaches the whole process group: the importer alone answers it (and stops
-    # its workers), so the terminal shows one interruption, not one per worker.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    threading.Thread(target=_end_with, args=(importer,), daemon=True).start()
-
-
-ORPHAN_CHECK_S = 0.5
-
-
-def _end_with(importer: int) -> None:
-    """A worker whose importer died (SIGKILL: no shutdown reached it) would wait for work
-    forever on a queue it holds both ends of: it ends once it is reparented."""
-    while os.getppid() == importer:
-        time.sleep(ORPHAN_CHECK_S)
-    os._exit(0)
-
-
-def _prepare(path: Path) -> Prepared | None:
-    return prepare(path, cast(Job, _job))  # set by _worker_start
