@@ -229,34 +229,18 @@ def child(source: Path, home: Path) -> None:
     )
 
 
-def scaling(files: list[Path], spool: Path) -> tuple[float, float]:
+def scaling(files: list[Path]) -> tuple[float, float]:
     """Seconds for the workers' own work (``prepare``, no database) over ``files`` with
     one forked worker and with two: how much of a second core this machine gives."""
-    from transcripts.core.agents.prepare import Job, prepare
-    from transcripts.core.fanout import fan_out
-    from transcripts.runtime import get_store
+    from django.test import override_settings
 
-    store = get_store()
-    job = Job(
-        fmt="claude-code",
-        limit=10**12,
-        max_bytes=store.max_bytes,
-        max_line=store.max_line,
-        app_name=None,
-        clock=store.clock,
-        stamps=False,
-        spool=spool,
-        fsync=False,
-    )
+    from transcripts.services.agent_workers import prepared_in_workers
 
     def run(workers: int) -> float:
-        elapsed, results = common.timed(
-            lambda: list(fan_out(partial(prepare, job=job), files, workers))
-        )
-        for _, prepared in results:
-            if prepared is not None:
-                prepared.discard()
-        return elapsed
+        with override_settings(KIROCREW_IMPORT_WORKERS=workers):
+            return common.timed(
+                lambda: sum(1 for _ in prepared_in_workers(files, "claude-code", None, False))
+            )[0]
 
     seconds: dict[int, list[float]] = {
         1: [],
@@ -312,7 +296,7 @@ def main(argv: list[str] | None = None) -> int:
         convert_s, converted = common.timed(lambda: convert_all(files))
         redact_s, row_count = common.timed(partial(redact_all, converted))
         converted.clear()  # 48k rows: not held through the imports
-        one_s, two_s = scaling(files, tmp / "spool")
+        one_s, two_s = scaling(files)
         runs = []
         for n in range(args.runs):
             home = tmp / f"home-{n}"

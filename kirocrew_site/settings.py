@@ -251,7 +251,7 @@ TRANSCRIPT_KEEP_LINES = env_int("KIROCREW_TRANSCRIPT_KEEP_LINES", 200, minimum=1
 KIROCREW_ARCHIVE_RETENTION_DAYS = env_int("KIROCREW_ARCHIVE_RETENTION_DAYS", 30)
 # import_transcripts skips a file larger than this (apparent size: a sparse file counts whole).
 KIROCREW_IMPORT_MAX_BYTES = env_int("KIROCREW_IMPORT_MAX_BYTES", 512 * 1024 * 1024)
-# Worker processes of a bulk first import (import_transcripts --format claude-code|codex|
+# Worker processes that read a run's new sources (import_transcripts --format claude-code|codex|
 # auto): 0 = one per core this process may run on, at most 8.
 KIROCREW_IMPORT_WORKERS = env_int("KIROCREW_IMPORT_WORKERS", 0, minimum=0)
 

@@ -57,7 +57,7 @@ class _State:
 
 _state = _State()
 _writer = SpoolWriter()
-os.register_at_fork(after_in_child=_writer.forget)  # the bulk import forks its workers
+os.register_at_fork(after_in_child=_writer.forget)  # the agent import forks its workers
 
 
 def spool_folder() -> Path:

@@ -1,9 +1,10 @@
-"""The bulk first import (many new agent sessions: worker processes, batched commits)
-writes exactly what the ordinary per-file path writes, keeps its guarantees, and a run
-that dies between its steps loses nothing and duplicates nothing on the next run."""
+"""A first import of many new agent sessions (read by worker processes) writes exactly
+what an import read in one process writes, keeps its guarantees, and a run that dies
+between its steps loses nothing and duplicates nothing on the next run."""
 
 from __future__ import annotations
 
+import concurrent.futures
 import fcntl
 import json
 import os
@@ -20,12 +21,11 @@ from django.core.management import call_command
 from tests.transcripts.agents.helpers import CLAUDE_FILE, CLAUDE_SID, CODEX_FILE, copy_tree
 from tests.transcripts.helpers import live_children
 from transcripts import signals
-from transcripts.core import fanout
 from transcripts.core.agents.prepare import prepare
 from transcripts.core.store import TranscriptStore
 from transcripts.models import Session, Slot
 from transcripts.runtime import get_store
-from transcripts.services import agent_import, agent_import_bulk, agent_sources, app_create
+from transcripts.services import agent_import, agent_sources, agent_workers, app_create
 from transcripts.services.agent_import import agent_import_paths
 from transcripts.services.importing import MAX_IMPORT_WORKERS, import_workers
 from transcripts.services.sync import disk_state
@@ -93,7 +93,7 @@ def run(*args: str) -> str:
 def make_tree(root: Path, copies: int = 9) -> Path:
     """The fixtures (Claude session, its subagent, Codex), plus ``copies`` more Claude
     sessions under new ids, one of them ending with secrets: enough new files for the
-    bulk path (``BULK_MIN_FILES``)."""
+    worker processes (``PARALLEL_MIN_FILES``)."""
     src = copy_tree(root)
     original = (src / CLAUDE_FILE).read_text()
     for n in range(copies):
@@ -137,7 +137,7 @@ def outcomes(src: Path, **kwargs: Any) -> list[tuple[Any, ...]]:
 
 
 @pytest.mark.parametrize("workers", [1, 3])
-def test_a_bulk_import_writes_what_the_ordinary_path_writes(
+def test_sessions_read_by_workers_are_what_one_process_writes(
     tmp_path: Path,
     settings: Any,
     store: TranscriptStore,
@@ -148,26 +148,26 @@ def test_a_bulk_import_writes_what_the_ordinary_path_writes(
     src = make_tree(tmp_path / "src")
     before = {p: p.read_bytes() for p in src.rglob("*.jsonl")}
     bulk_calls: list[int] = []
-    real = agent_import_bulk.bulk_import_new
+    real = agent_workers.prepared_in_workers
     forked: list[int] = []
-    real_fan_out = fanout.fan_out
+    real_pool = concurrent.futures.ProcessPoolExecutor
 
-    def fan_out(fn: Any, items: Any, count: int) -> Any:
-        forked.append(count)
-        return real_fan_out(fn, items, count)
+    def pool(max_workers: int, **kwargs: Any) -> Any:
+        forked.append(max_workers)
+        return real_pool(max_workers, **kwargs)
 
-    monkeypatch.setattr(agent_import_bulk, "fan_out", fan_out)
+    monkeypatch.setattr(agent_workers, "ProcessPoolExecutor", pool)
 
     def counted(files: list[Path], *args: Any) -> Any:
-        answer = real(files, *args)
+        answer = list(real(files, *args))
         bulk_calls.append(len(answer))
         return answer
 
-    monkeypatch.setattr(agent_import, "bulk_import_new", counted)
+    monkeypatch.setattr(agent_workers, "prepared_in_workers", counted)
     fix_clock(store)
     owner, _ = app_create(name="importer")  # --app: both paths give it every session
     bulk = outcomes(src, app=owner)
-    assert bulk_calls == [12]  # every file went through the bulk path
+    assert bulk_calls == [12]  # every file was read by a worker
     assert forked == [workers]  # KIROCREW_IMPORT_WORKERS worker processes
     bulk_files, bulk_states = files_of(store), states_of(store)
     keys = [row[2] for row in bulk]
@@ -179,13 +179,13 @@ def test_a_bulk_import_writes_what_the_ordinary_path_writes(
         session = Session.objects.get(key=key)
         assert {n: getattr(session, n) for n in state.fields()} == state.fields()
 
-    # The same tree through the ordinary path, into a second store and database.
+    # The same tree read in this process, into a second store and database.
     settings.KIROCREW_SESSIONS_DIR = tmp_path / "ordinary"
     Session.objects.all().delete()
     ordinary_store = get_store()
     assert ordinary_store.root != store.root
     fix_clock(ordinary_store)
-    monkeypatch.setattr(agent_import, "BULK_MIN_FILES", 10**9)
+    monkeypatch.setattr(agent_workers, "PARALLEL_MIN_FILES", 10**9)
     bulk_calls.clear()
     assert outcomes(src, app=owner) == bulk
     assert bulk_calls == []
@@ -201,7 +201,7 @@ def test_a_bulk_import_writes_what_the_ordinary_path_writes(
     assert {p: p.read_bytes() for p in src.rglob("*.jsonl")} == before
 
 
-def test_by_default_a_bulk_import_runs_a_worker_per_core_it_may_use(settings: Any) -> None:
+def test_by_default_an_import_runs_a_worker_per_core_it_may_use(settings: Any) -> None:
     settings.KIROCREW_IMPORT_WORKERS = 0
     cores = sorted(os.sched_getaffinity(0))
     assert import_workers() == min(len(cores), MAX_IMPORT_WORKERS)
@@ -217,7 +217,7 @@ def test_by_default_a_bulk_import_runs_a_worker_per_core_it_may_use(settings: An
     assert pinned == [1]
 
 
-def test_appended_records_after_a_bulk_import_are_imported_once(
+def test_appended_records_after_a_first_import_of_many_are_imported_once(
     tmp_path: Path, store: TranscriptStore
 ) -> None:
     src = make_tree(tmp_path / "src")
@@ -252,28 +252,28 @@ def test_a_source_another_importer_holds_is_left_to_it(
     assert Session.objects.filter(source="codex").count() == 1
 
 
-def test_a_batch_cut_short_after_its_files_is_finished_by_the_next_run(
+def test_a_run_cut_short_after_a_session_file_is_finished_by_the_next_run(
     tmp_path: Path, store: TranscriptStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The process dies after the batch's session files are in place, before their
-    database rows and states: the next run indexes them from the journal, once."""
+    """The process dies after a new session's file is in place, before its database rows
+    and its state: the next run settles it from its write-ahead record, once."""
     src = make_tree(tmp_path / "src")
 
-    def die(*_: Any) -> None:
+    def die(*_: Any, **__: Any) -> None:
         raise SystemExit("killed")  # a BaseException: nothing after it runs
 
-    monkeypatch.setattr(agent_import_bulk, "_mirror", die)
+    monkeypatch.setattr(agent_import, "session_index", die)
     with pytest.raises(SystemExit):
         run("--format", "auto", str(src))
-    assert len(store.keys_on_disk()) == 12  # linked...
+    assert len(store.keys_on_disk()) == 1  # linked...
     assert not Session.objects.exists()
     assert not states_of(store)
     monkeypatch.undo()
     out = run("--format", "auto", str(src))
-    assert "Imported 0, unchanged 12, bad 0" in out  # the journal's replay did it all
+    assert "Imported 11, unchanged 1, bad 0" in out  # the first one settled, not re-read
     assert Session.objects.count() == 12
     assert len(states_of(store)) == 12
-    assert not list((store.root / agent_sources.STATE_DIR / "journal").iterdir())
+    assert not list((store.root / agent_sources.STATE_DIR).glob("*.pending"))
     for session in Session.objects.all():
         rows = store.read_session(session.key).rows
         assert session.row_count == len(rows) == len({row["ts"] for row in rows})
@@ -339,20 +339,19 @@ def test_an_error_while_committing_stops_the_workers_at_once(
     def failing(*_: Any) -> Any:
         raise RuntimeError("the database went away")
 
-    monkeypatch.setattr(agent_import_bulk, "BATCH_FILES", 1)
-    monkeypatch.setattr(agent_import_bulk, "_commit", failing)
+    monkeypatch.setattr(agent_import, "_create", failing)
     with pytest.raises(RuntimeError, match="went away") as raised:
         agent_import_paths(paths=[src], fmt="auto")
     assert raised.traceback  # held: its frames (the importer's generator too) still live
     assert live_children() - before == set()
 
 
-def test_a_file_that_kills_its_worker_is_imported_by_the_per_file_path(
+def test_a_file_that_kills_its_worker_is_read_by_the_importer(
     tmp_path: Path, store: TranscriptStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A source whose reading kills the worker process outright (a crash, the OOM killer)
-    is missing from the bulk results; the worker's queued files go to the other one, and
-    the per-file path imports what is left: every session once."""
+    is missing from the workers' results (and so are those the broken pool never read):
+    the importer reads what is left itself: every session once."""
     src = make_tree(tmp_path / "src", copies=20)
     poison = sorted(src.rglob("*.jsonl"))[3]
 
@@ -361,7 +360,7 @@ def test_a_file_that_kills_its_worker_is_imported_by_the_per_file_path(
             os._exit(137)  # as SIGKILL would: no answer, no clean-up
         return prepare(path, job)
 
-    monkeypatch.setattr(agent_import_bulk, "prepare", dies_on_poison)
+    monkeypatch.setattr(agent_workers, "prepare", dies_on_poison)
     results = agent_import_paths(paths=[src], fmt="auto").outcomes
     statuses = {Path(o.file): o.status for o in results}
     assert set(statuses.values()) == {"imported"}, statuses

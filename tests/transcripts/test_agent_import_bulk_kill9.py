@@ -96,7 +96,7 @@ def _expected_rows(path: Path) -> int:
     try:
         st = os.fstat(fd)
         state = new_state("claude-code", path, st)
-        return len(convert_range(fd, 0, st.st_size, "claude-code", state["conv"]).rows)
+        return len(convert_range(fd, 0, st.st_size, "claude-code", state.conv).rows)
     finally:
         os.close(fd)
 
@@ -177,4 +177,4 @@ def test_killed_bulk_imports_lose_nothing_and_duplicate_nothing(tmp_path: Path) 
         assert len({row["ts"] for row in rows}) == len(rows)
     states = home / "sessions" / ".agent-imports"
     assert _count(states, ".json") == len(sources)
-    assert not [n for n in os.listdir(states / "journal") if not n.startswith(".")]
+    assert not [n for n in os.listdir(states) if n.endswith(".pending")]  # all settled

@@ -152,8 +152,8 @@ def test_a_lost_state_file_never_duplicates_the_session(
 def test_lost_state_files_of_many_sources_never_duplicate_them(
     tmp_path: Path, store: TranscriptStore
 ) -> None:
-    """The bulk path hands a source whose key is in the store to the per-file path,
-    which reports it as above: nothing appended twice, nothing lost."""
+    """A run of many new sources (the workers read them) whose keys are in the store
+    reports each as above: nothing appended twice, nothing lost."""
     src, sids = bulk_tree(tmp_path)
     assert run("--format", "claude-code", str(src))[0] == 0
     for state in (store.root / ".agent-imports").glob("*.json"):
@@ -213,28 +213,27 @@ def test_a_torn_line_over_many_blocks_lands_once_when_completed(
     assert contents(store, f"claude:{SID}") == ["hello", "long " + "x" * 2000, "after"]
 
 
-def test_records_appended_while_a_bulk_import_commits_land_once_under_follow(
+def test_records_appended_while_new_sessions_are_written_land_once_under_follow(
     tmp_path: Path, store: TranscriptStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """What held: a record appended after the workers read a file (while the importer
-    commits their batch) lands on the next poll, exactly once; a torn line appended then
+    """What held: a record appended after a worker read a file (while the importer
+    writes its session) lands on the next poll, exactly once; a torn line appended then
     and completed later lands once too."""
-    from transcripts.services import agent_import_bulk
+    from transcripts.services import agent_import
 
     src, sids = bulk_tree(tmp_path)
-    real_commit = agent_import_bulk._commit
+    real_create = agent_import._create
     commits: list[int] = []
 
-    def appending_commit(batch: list[Any], *args: Any) -> Any:
-        commits.append(len(batch))
-        for item in batch:
-            sid = item.path.stem
-            with item.path.open("a") as fp:
-                fp.write(jl(prompt(3, f"late {sid}", sid)))
-                fp.write(json.dumps(reply(4, f"torn {sid}", sid))[:30])
-        return real_commit(batch, *args)
+    def appending_create(item: Any, *args: Any) -> Any:
+        commits.append(1)
+        sid = item.path.stem
+        with item.path.open("a") as fp:
+            fp.write(jl(prompt(3, f"late {sid}", sid)))
+            fp.write(json.dumps(reply(4, f"torn {sid}", sid))[:30])
+        return real_create(item, *args)
 
-    monkeypatch.setattr(agent_import_bulk, "_commit", appending_commit)
+    monkeypatch.setattr(agent_import, "_create", appending_create)
     code, out = run(
         "--format", "claude-code", "--follow", "--polls", "2", "--interval", "0.01", str(src)
     )

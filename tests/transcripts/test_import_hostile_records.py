@@ -256,17 +256,17 @@ def test_an_older_states_raw_pending_call_is_still_answered() -> None:
     from transcripts.core.agents import claude_code, codex
 
     state = codex.new_state()
-    state["pending"]["c1"] = "shell"
+    state.pending["c1"] = "shell"
     out = {"type": "function_call_output", "call_id": "c1", "output": "Exit code: 0"}
     step = codex.convert(codex_item(out), state)
     assert step.rows[0]["meta"]["tool"] == "shell"
-    assert not state["pending"]
+    assert not state.pending
     state = claude_code.new_state()
-    state["pending"]["toolu_1"] = "Bash"
+    state.pending["toolu_1"] = "Bash"
     step = claude_code.convert(bash_result(3, "toolu_1", "ok", False), state)
     assert step.rows[0]["meta"]["tool"] == "Bash"
     assert step.rows[0]["meta"]["exit_code"] == 0
-    assert not state["pending"]
+    assert not state.pending
 
 
 def test_hostile_records_in_a_bulk_import_neither_stall_nor_leak(

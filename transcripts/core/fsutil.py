@@ -107,13 +107,6 @@ def atomic_write(
         fsync_dir(path.parent)
 
 
-def publish(tmp: Path, path: Path) -> None:
-    """Rename a temp file someone else wrote completely (a bulk import's worker, a journal
-    locked before it is visible) into place in the same directory: ``atomic_write``'s last
-    step, for writers that cannot hand it their bytes."""
-    os.rename(tmp, path)
-
-
 def remove_stale_temps(directory: Path, name: str) -> None:
     """Remove temp files a killed writer left behind for ``name`` (never the data file)."""
     for stale in directory.glob(f".{name}.tmp-*"):

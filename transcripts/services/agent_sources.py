@@ -1,6 +1,5 @@
-"""What both agent-import paths share: the source walk, the per-source state files and
-the after-commit announcements (``agent_import.py`` one file at a time, and
-``agent_import_bulk.py`` for many new files at once).
+"""The agent import's sources: the walk, the per-source state files, the source lock and
+the after-commit announcements (``agent_import.py``).
 
 Per source file a small state file under the store (``.agent-imports/``) holds its
 identity (device, inode), the byte offset read so far and the converter's state, so a
@@ -27,6 +26,7 @@ from django.db import transaction
 from ..core import locking
 from ..core.agents.detect import detect_lines
 from ..core.agents.source import CONVERTERS, head_lines
+from ..core.agents.state import Pending, SourceState, pending_record, source_state
 from ..core.errors import LockTimeout
 from ..core.fsutil import atomic_write, kind_of, open_regular
 from ..core.keys import slot_name_for_key
@@ -34,7 +34,7 @@ from ..models import App, Slot
 from ..runtime import get_store
 from ..signals import rows_appended, turn_ended
 from .errors import ImportSourceError
-from .importing import FileOutcome, ImportResult, import_max_bytes, session_index
+from .importing import FileOutcome, ImportResult, ImportStatus, import_max_bytes, session_index
 
 STATE_DIR = ".agent-imports"
 LOCK_TIMEOUT_S = locking.DEFAULT_TIMEOUT_S  # waiting for another importer of a source
@@ -61,11 +61,15 @@ def walk(source: Path, result: ImportResult) -> Iterator[tuple[Path, os.stat_res
                     continue  # removed since the listing (an agent's own cleanup): nothing to import
                 except OSError as exc:
                     reason = f"unreadable: {exc.strerror or exc}"
-                    result.outcomes.append(FileOutcome(_label(path), "bad", reason=reason))
+                    result.outcomes.append(
+                        FileOutcome(_label(path), ImportStatus.BAD, reason=reason)
+                    )
                     continue
                 if not stat.S_ISREG(st.st_mode):  # lstat: a link is not a regular file
                     reason = f"not a regular file: {kind_of(st.st_mode)}"
-                    result.outcomes.append(FileOutcome(_label(path), "bad", reason=reason))
+                    result.outcomes.append(
+                        FileOutcome(_label(path), ImportStatus.BAD, reason=reason)
+                    )
                 elif _named_in_utf8(path, result):
                     yield path, st
 
@@ -77,7 +81,7 @@ def _named_in_utf8(path: Path, result: ImportResult) -> bool:
         os.fspath(path).encode()
     except UnicodeEncodeError:
         reason = "its path is not valid UTF-8; rename it to import it"
-        result.outcomes.append(FileOutcome(_label(path), "bad", reason=reason))
+        result.outcomes.append(FileOutcome(_label(path), ImportStatus.BAD, reason=reason))
         return False
     return True
 
@@ -130,21 +134,12 @@ def source_lock(fd: int) -> Iterator[None]:
         fcntl.flock(fd, fcntl.LOCK_UN)
 
 
-def open_source(path: Path) -> int | None:
-    """A read-only fd of the source for its lock, or None when it is gone or not regular."""
-    try:
-        fd, _ = open_regular(path)
-    except OSError:
-        return None
-    return fd
+def load_state(path: Path, directory: Path | None = None) -> SourceState | None:
+    return source_state(_read_dict(_state_file(path, directory)))
 
 
-def load_state(path: Path, directory: Path | None = None) -> dict[str, Any] | None:
-    return _read_dict(_state_file(path, directory))
-
-
-def save_state(path: Path, state: dict[str, Any], directory: Path | None = None) -> None:
-    _write_dict(state_path(path, directory), state)
+def save_state(path: Path, state: SourceState, directory: Path | None = None) -> None:
+    _write(state_path(path, directory), state)
 
 
 def _read_dict(name: str) -> dict[str, Any] | None:
@@ -162,7 +157,7 @@ def _read_dict(name: str) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
-def _write_dict(target: Path, value: dict[str, Any]) -> None:
+def _write(target: Path, value: SourceState | Pending) -> None:
     target.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(target, orjson.dumps(value), fsync=False)
 
@@ -178,12 +173,12 @@ def pending_path(path: Path, directory: Path | None = None) -> Path:
     return Path(_state_file(path, directory) + PENDING_SUFFIX)
 
 
-def save_pending(path: Path, record: dict[str, Any]) -> None:
-    _write_dict(pending_path(path), record)
+def save_pending(path: Path, record: Pending) -> None:
+    _write(pending_path(path), record)
 
 
-def load_pending(path: Path) -> dict[str, Any] | None:
-    return _read_dict(_state_file(path, None) + PENDING_SUFFIX)
+def load_pending(path: Path) -> Pending | None:
+    return pending_record(_read_dict(_state_file(path, None) + PENDING_SUFFIX))
 
 
 def drop_pending(path: Path) -> None:
@@ -197,11 +192,11 @@ def mark_clean_stop(key: str) -> None:
 
 
 def landed_batch_settle(
-    source: Path, key: str, state: dict[str, Any], ended: bool, app: App | None = None
+    source: Path, key: str, state: SourceState, ended: bool, app: App | None = None
 ) -> None:
-    """A batch found in the store whose run died before recording it (a bulk journal's
-    entry, a per-file write-ahead record): the mirror indexed from the file, the clean
-    turn end it would have recorded and announced, then its state."""
+    """A batch found in the store whose run died before recording it (its write-ahead
+    record): the mirror indexed from the file, the clean turn end it would have recorded
+    and announced, then its state."""
     with transaction.atomic():
         session_index(key=key, app=app)
         if ended:

@@ -13,6 +13,7 @@ import stat
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from enum import StrEnum
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -35,12 +36,22 @@ from .errors import ImportSourceError
 from .sync import DiskState, disk_state, key_for_file, session_sync
 
 
+class ImportStatus(StrEnum):
+    """What an import did with one file (equal to its word: reports print it as is)."""
+
+    IMPORTED = "imported"
+    UNCHANGED = "unchanged"
+    BAD = "bad"
+    CONFLICT = "conflict"
+    COPIED = "copied"  # an archive
+    PRESENT = "present"  # an archive already in the store
+    DELEGATED = "delegated"  # an agent import's file in this project's format: imported here
+
+
 @dataclass(frozen=True, slots=True)
 class FileOutcome:
-    """``status``: imported | unchanged | bad | conflict (transcripts); copied | present (archives)."""
-
     file: str
-    status: str
+    status: ImportStatus
     key: str = ""
     reason: str = ""
     anomalies: dict[str, int] = field(default_factory=dict)
@@ -82,7 +93,7 @@ MAX_IMPORT_WORKERS = 8  # past this the importer's own share (~1 ms a session) b
 def import_workers() -> int:
     """``KIROCREW_IMPORT_WORKERS``, or (0, the default) one worker per core this process
     may run on (its CPU affinity: a container's quota of cores, not the host's), at most
-    ``MAX_IMPORT_WORKERS``. The bulk import's work is CPU-bound and scales with them."""
+    ``MAX_IMPORT_WORKERS``. The import's work on new sources is CPU-bound and scales with them."""
     asked = int(settings.KIROCREW_IMPORT_WORKERS)
     if asked > 0:
         return asked
@@ -95,7 +106,9 @@ def import_workers() -> int:
 
 def _skipped(result: ImportResult, entries: list[Skipped], prefix: str = "") -> None:
     for entry in entries:
-        result.outcomes.append(FileOutcome(prefix + entry.path.name, "bad", reason=entry.reason))
+        result.outcomes.append(
+            FileOutcome(prefix + entry.path.name, ImportStatus.BAD, reason=entry.reason)
+        )
 
 
 def _gather(
@@ -117,7 +130,7 @@ def _gather(
             _skipped(result, skipped, "archive/")
         elif mode is not None:
             reason = f"not a directory: {kind_of(mode)}"
-            result.outcomes.append(FileOutcome("archive", "bad", reason=reason))
+            result.outcomes.append(FileOutcome("archive", ImportStatus.BAD, reason=reason))
     elif source.suffix == ".jsonl" and os.path.lexists(source):
         transcripts = [source]  # opened without following a link, like every other file
     else:
@@ -128,7 +141,9 @@ def _gather(
         dest = root / path.name
         status = _try_copy(result, path.name, path, dest, dry_run=dry_run, limit=limit)
         if status == "conflict":
-            result.outcomes.append(FileOutcome(path.name, "conflict", reason=_reason(status)))
+            result.outcomes.append(
+                FileOutcome(path.name, ImportStatus.CONFLICT, reason=_reason(status))
+            )
         elif status:
             read = dest if dest.exists() else path
             candidates.append(_Candidate(path.name, read, dest, copied=status == "copied"))
@@ -142,7 +157,7 @@ def _gather(
         dest = store.archive_dir / archive.name
         status = _try_copy(result, label, archive, dest, dry_run, limit, refuse)
         if status:
-            result.outcomes.append(FileOutcome(label, status, reason=_reason(status)))
+            result.outcomes.append(FileOutcome(label, ImportStatus(status), reason=_reason(status)))
         if status == "copied":
             brought.setdefault(owner, []).append(dest)
     return [replace(c, archives=tuple(brought.get(c.target.name, ()))) for c in candidates]
@@ -166,7 +181,7 @@ def _try_copy(
         reason = str(exc)
     except OSError as exc:
         reason = f"unreadable: {exc.strerror or exc}"
-    result.outcomes.append(FileOutcome(label, "bad", reason=reason))
+    result.outcomes.append(FileOutcome(label, ImportStatus.BAD, reason=reason))
     return ""
 
 
@@ -221,16 +236,18 @@ def _index(
     try:
         st = os.lstat(path)
     except OSError as exc:
-        return FileOutcome(label, "bad", reason=f"unreadable: {exc.strerror or exc}")
+        return FileOutcome(label, ImportStatus.BAD, reason=f"unreadable: {exc.strerror or exc}")
     same = row is not None and tuple(row[:3]) == (st.st_mtime_ns, st.st_size, st.st_ino)
     if row is not None and same and path == candidate.target:
         claim = not dry and app is not None and row[3] != app.pk
         warnings = _claim_owner(row[4], app) if claim and app is not None else ()
-        return FileOutcome(label, "unchanged", warnings=warnings)
+        return FileOutcome(label, ImportStatus.UNCHANGED, warnings=warnings)
     if not stat.S_ISREG(st.st_mode):  # the lstat above, not a second one
-        return FileOutcome(label, "bad", reason=f"not a regular file: {kind_of(st.st_mode)}")
+        return FileOutcome(
+            label, ImportStatus.BAD, reason=f"not a regular file: {kind_of(st.st_mode)}"
+        )
     if st.st_size == 0:
-        return FileOutcome(label, "bad", reason="empty file")
+        return FileOutcome(label, ImportStatus.BAD, reason="empty file")
     try:
         check_size(st.st_size, limit)
         fd, _ = open_regular(path)
@@ -238,26 +255,30 @@ def _index(
             metadata = parse_metadata_line(fp.readline(MAX_LINE_BYTES))
             other = None if metadata is not None else _agent_format(fp)
             if other is not None:  # stored as ours it is rows of nothing: say what fits
-                return FileOutcome(label, "bad", reason=other)
+                return FileOutcome(label, ImportStatus.BAD, reason=other)
             key = key_for_file(candidate.target, metadata)
             if safe_key(key) != candidate.target.name.removesuffix(".jsonl"):
-                return FileOutcome(label, "bad", key, "the file name is not <safe_key>.jsonl")
+                return FileOutcome(
+                    label, ImportStatus.BAD, key, "the file name is not <safe_key>.jsonl"
+                )
             if dry:
                 fp.seek(0)
                 folded = fold_stream(fp, file=label)
                 if metadata is None and not folded.rows:
-                    return FileOutcome(label, "bad", key, "line 0 is not metadata and no rows")
+                    return FileOutcome(
+                        label, ImportStatus.BAD, key, "line 0 is not metadata and no rows"
+                    )
                 counts = folded.report.counts()
-                return FileOutcome(label, "imported", key, anomalies=counts)
+                return FileOutcome(label, ImportStatus.IMPORTED, key, anomalies=counts)
         state = disk_state(key)
     except NotRegularFile as exc:
-        return FileOutcome(label, "bad", reason=exc.reason)
+        return FileOutcome(label, ImportStatus.BAD, reason=exc.reason)
     except ImportRefused as exc:
-        return FileOutcome(label, "bad", reason=str(exc))
+        return FileOutcome(label, ImportStatus.BAD, reason=str(exc))
     except OSError as exc:
-        return FileOutcome(label, "bad", reason=f"unreadable: {exc.strerror or exc}")
+        return FileOutcome(label, ImportStatus.BAD, reason=f"unreadable: {exc.strerror or exc}")
     if state.metadata is None and state.row_count == 0:
-        return FileOutcome(label, "bad", key, "line 0 is not metadata and no rows")
+        return FileOutcome(label, ImportStatus.BAD, key, "line 0 is not metadata and no rows")
     notes = nul_warnings(metadata)
     try:
         with transaction.atomic():  # a refused write rolls back alone; the run goes on
@@ -265,9 +286,9 @@ def _index(
     except (DatabaseError, OverflowError) as exc:  # e.g. PostgreSQL's DataError
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
         reason = f"the database refused it: {first}"
-        return FileOutcome(label, "bad", key, reason)
+        return FileOutcome(label, ImportStatus.BAD, key, reason)
     return FileOutcome(
-        label, "imported", key, anomalies=state.anomaly_counts, warnings=notes + warnings
+        label, ImportStatus.IMPORTED, key, anomalies=state.anomaly_counts, warnings=notes + warnings
     )
 
 

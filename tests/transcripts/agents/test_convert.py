@@ -56,8 +56,8 @@ def test_claude_every_record_accounted_for_and_turns_match_hand_count() -> None:
     roles = [r["role"] for r in rows]
     assert roles.count("tool_call") == 4
     assert roles.count("tool_result") == 4
-    assert state["prov"]["cwd"] == "/home/ann/src/dateparse"
-    assert state["prov"]["git_branch"] == "fix/dates"
+    assert state.prov["cwd"] == "/home/ann/src/dateparse"
+    assert state.prov["git_branch"] == "fix/dates"
 
 
 def test_claude_tool_rows_follow_the_convention() -> None:
@@ -85,7 +85,7 @@ def test_claude_subagent_file_is_its_own_thread() -> None:
     assert tally == Tally({"imported": 4})
     assert total == 4
     assert ends == [4]
-    assert state["prov"]["agent_id"] == "a1b2c3"
+    assert state.prov["agent_id"] == "a1b2c3"
 
 
 def test_codex_every_record_accounted_for_and_turns_match_hand_count() -> None:
@@ -95,7 +95,7 @@ def test_codex_every_record_accounted_for_and_turns_match_hand_count() -> None:
     assert tally.total_records() == total == 33
     assert sum(1 for r in rows if is_user_turn(r)) == 3
     assert ends == [20, 30]
-    prov = state["prov"]
+    prov = state.prov
     assert (prov["cwd"], prov["git_branch"]) == ("/home/ann/src/tinycli", "main")
     calls = [r for r in rows if r["role"] == "tool_call"]
     results = [r["meta"] for r in rows if r["role"] == "tool_result"]

@@ -19,9 +19,11 @@ from tests.transcripts.agents.helpers import (
     CODEX_ID,
     copy_tree,
 )
+from transcripts.core import fsutil
 from transcripts.core.store import TranscriptStore
 from transcripts.models import Session, Slot
 from transcripts.runtime import get_store
+from transcripts.services import agent_import
 from transcripts.services.sync import disk_state
 
 pytestmark = pytest.mark.django_db
@@ -40,9 +42,16 @@ def src(tmp_path: Path, store: TranscriptStore) -> Path:
 
 @pytest.fixture
 def spy(monkeypatch: pytest.MonkeyPatch) -> dict[str, Counter[str]]:
-    """Counts, per key, the store's file writes (``_append_locked``) and whole-session reads."""
+    """Counts, per key, the store's file writes (an append, or a new session's file
+    created whole) and whole-session reads."""
     calls: dict[str, Counter[str]] = {"writes": Counter(), "folds": Counter()}
     append, read = TranscriptStore._append_locked, TranscriptStore.read_session
+    create = fsutil.atomic_write
+
+    def counted_create(path: Path, *args: Any, **kwargs: Any) -> Any:
+        keys = [key for key in KEYS if get_store().path(key) == path]
+        calls["writes"].update(keys or [str(path)])
+        return create(path, *args, **kwargs)
 
     def counted_append(self: TranscriptStore, key: str, *args: Any) -> Any:
         calls["writes"][key] += 1
@@ -54,6 +63,7 @@ def spy(monkeypatch: pytest.MonkeyPatch) -> dict[str, Counter[str]]:
 
     monkeypatch.setattr(TranscriptStore, "_append_locked", counted_append)
     monkeypatch.setattr(TranscriptStore, "read_session", counted_read)
+    monkeypatch.setattr(agent_import, "atomic_write", counted_create)
     return calls
 
 
@@ -111,19 +121,18 @@ def test_a_first_write_that_rotates_still_mirrors_the_whole_session(
     assert_mirrors_disk(key)
 
 
-def test_a_file_written_to_after_the_append_is_folded_not_guessed(
+def test_a_file_written_to_after_its_creation_is_folded_not_guessed(
     src: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Another writer between the append and the index: the identity no longer matches."""
-    from transcripts.services import agent_import
+    """Another writer between the new session's write and its index: the file is no
+    longer what was written, so the mirror is folded from it."""
+    real = fsutil.atomic_write
 
-    real = agent_import._fresh_state
+    def with_interloper(path: Path, *args: Any, **kwargs: Any) -> Any:
+        real(path, *args, **kwargs)
+        get_store().append_row(KEYS[1], "assistant", "written by someone else")
 
-    def with_interloper(key: str, *args: Any) -> Any:
-        get_store().append_row(key, "assistant", "written by someone else")
-        return real(key, *args)
-
-    monkeypatch.setattr(agent_import, "_fresh_state", with_interloper)
+    monkeypatch.setattr(agent_import, "atomic_write", with_interloper)
     run("--format", "claude-code", str(src / CLAUDE_AGENT))
     key = KEYS[1]
     assert_mirrors_disk(key)

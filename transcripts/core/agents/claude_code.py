@@ -1,38 +1,38 @@
 """Claude Code session records (``~/.claude/projects/<dir>/<sessionId>.jsonl``) → rows.
 
-Facts: /work/shared/reference/agent-formats.md §1. The state is a plain dict so an
-incremental import can store it next to the byte offset and resume mid-session.
+Facts: /work/shared/reference/agent-formats.md §1. The state (``ConvState``) is stored
+next to the byte offset, so an incremental import resumes mid-session.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
-from .claude_code_fast import assistant_fast, user_fast
-from .claude_code_records import (
-    call_text,
-    command_shown,
-    duplicate,
-    is_wrapper,
-    nothing_taken,
-    provenance,
-)
+import orjson
+
 from .common import (
+    CALL_CHARS,
     DROPPED,
     FOREIGN,
     UNKNOWN,
     Step,
     as_text,
+    call_row,
+    called_tool,
     clean_text,
     compact_json,
+    digest,
+    digest_bytes,
     exit_code_in,
     head_tail,
     label,
-    meta_value,
-    put_pending,
+    provenance_value,
+    result_row,
     row,
-    take_pending,
+    source_ts,
 )
+from .state import ConvState
 
 FORMAT = "claude-code"
 
@@ -54,9 +54,121 @@ SYSTEM_BOOKKEEPING = frozenset({"turn_duration", "stop_hook_summary"})
 OWN_TITLES = ("custom-title", "ai-title")
 TITLE_SOURCE_CHARS = 400  # what the state keeps of one (a title shows 80)
 
+# ``type:user`` text that is not the person: slash commands and their output, hooks,
+# interruptions, reminders (shown as notices, never counted as a turn).
+WRAPPERS = (
+    "<command-name>",
+    "<command-message>",
+    "<command-args>",
+    "<local-command-stdout>",
+    "<local-command-stderr>",
+    "<local-command-caveat>",
+    "[request interrupted by user",
+    "<task-notification>",
+    "<system-reminder>",
+    "<bash-input>",
+    "<bash-stdout>",
+    "<bash-stderr>",
+    "<user-prompt-submit-hook>",
+)
+SUBAGENT_TOOLS = frozenset({"Task", "Agent"})  # Claude Code's subagent tool (renamed)
+SEEN_MESSAGES = 16  # message ids remembered for duplicate snapshots
+MARK_BYTES = 2048  # of a block's JSON, what tells a repeated block
 
-def new_state(*, sidechain: bool = False) -> dict[str, Any]:
-    return {"pending": {}, "open": False, "seen": {}, "sidechain": sidechain, "prov": {}}
+
+def is_wrapper(text: str) -> bool:
+    return text.lstrip().lower().startswith(WRAPPERS)
+
+
+_COMMAND = re.compile(r"\s*<command-name>\s*(/?[^<\s]*)\s*</command-name>", re.S)
+_COMMAND_ARGS = re.compile(r"<command-args>(.*?)</command-args>", re.S)
+
+
+def command_shown(text: str) -> str:
+    """A slash command as the person typed it (``/clear``, ``/model opus``) from Claude
+    Code's ``<command-name>`` wrapper; any other wrapper text as it is."""
+    found = _COMMAND.match(text)
+    if found is None or not found.group(1):
+        return text
+    name = found.group(1) if found.group(1).startswith("/") else "/" + found.group(1)
+    args = _COMMAND_ARGS.search(text)
+    extra = " ".join(args.group(1).split()) if args else ""
+    return f"{name} {extra}" if extra else name
+
+
+PROVENANCE = (
+    ("sessionId", "source_session_id"),
+    ("cwd", "cwd"),
+    ("gitBranch", "git_branch"),
+    ("version", "source_version"),
+    ("agentId", "agent_id"),
+)
+
+
+def provenance(rec: dict[str, Any], state: ConvState) -> None:
+    """The first non-empty value of each field wins (every record carries them again)."""
+    prov = state.prov
+    if len(prov) == len(PROVENANCE):  # all taken: the usual case after the first lines
+        return
+    if len(prov) == len(PROVENANCE) - 1 and "agent_id" not in prov and "agentId" not in rec:
+        return  # a main thread: all but the agent id taken, and none offered here
+    for src, dst in PROVENANCE:
+        value = rec.get(src)
+        if isinstance(value, str) and value and dst not in prov:
+            prov[dst] = provenance_value(value)  # bounded and redacted: line 0, state
+
+
+def call_text(name: str, data: Any) -> str:
+    """The command for Bash, ``<Tool> <path>`` for file tools, a subagent's task as text
+    (its description, then its prompt), else the tool and its input."""
+    data = data if isinstance(data, dict) else {}
+    if name == "Bash" and isinstance(data.get("command"), str):
+        return head_tail(data["command"], CALL_CHARS // 2, CALL_CHARS // 2)
+    if name in SUBAGENT_TOOLS and isinstance(data.get("prompt"), str):
+        kind = data.get("subagent_type")
+        what = data.get("description")
+        head = f"{name} ({kind})" if isinstance(kind, str) and kind else name
+        if isinstance(what, str) and what.strip():
+            head += f": {what.strip()}"
+        return head_tail(f"{head}\n\n{data['prompt']}", CALL_CHARS // 2, CALL_CHARS // 2)
+    path = data.get("file_path") or data.get("notebook_path") or data.get("path")
+    if isinstance(path, str) and name in ("Edit", "Write", "MultiEdit", "NotebookEdit", "Read"):
+        return f"{name} {path}"
+    return head_tail(f"{name} {compact_json(data)}", CALL_CHARS // 2, CALL_CHARS // 2)
+
+
+def duplicate(state: ConvState, message_id: Any, block: dict[str, Any]) -> bool:
+    """A streaming snapshot repeating a block already taken (same message id, same block).
+
+    The state keeps digests of the message id and of the mark, never their text: it is
+    written beside the store without write-boundary redaction."""
+    if not isinstance(message_id, str):
+        return False
+    seen = state.seen
+    # The first MARK_BYTES of the block's compact JSON tell a repeated block; only their
+    # digest is kept.
+    try:
+        mark = digest_bytes(orjson.dumps(block)[:MARK_BYTES])
+    except TypeError:
+        mark = digest(compact_json(block)[:MARK_BYTES])
+    marks = seen.setdefault(digest(message_id), [])
+    if mark in marks:
+        return True
+    marks.append(mark)
+    while len(seen) > SEEN_MESSAGES:
+        seen.pop(next(iter(seen)))
+    return False
+
+
+def nothing_taken(dupes: int, thinking: int) -> str:
+    """The bucket of an assistant record none of whose blocks became a row."""
+    if dupes:
+        return f"{DROPPED}:duplicate"
+    return f"{DROPPED}:thinking" if thinking else f"{DROPPED}:empty"
+
+
+def new_state(*, sidechain: bool = False) -> ConvState:
+    return ConvState(sidechain=sidechain)
 
 
 def _text_of(content: Any) -> str:
@@ -70,7 +182,7 @@ def _text_of(content: Any) -> str:
     return ""
 
 
-def _user(rec: dict[str, Any], state: dict[str, Any], ts: Any) -> Step:
+def _user(rec: dict[str, Any], state: ConvState, ts: Any) -> Step:
     if rec.get("isCompactSummary"):
         text = _text_of((rec.get("message") or {}).get("content"))
         return Step([row("notice", text, kind="compact_summary", source_ts=ts)])
@@ -91,9 +203,9 @@ def _user(rec: dict[str, Any], state: dict[str, Any], ts: Any) -> Step:
                 shown = command_shown(text)
                 step.rows.append(row("notice", shown, kind="command", source_ts=ts))
             else:
-                if state["open"]:  # the previous turn never said end_turn (#20222)
+                if state.open:  # the previous turn never said end_turn (#20222)
                     step.turn_end = True
-                    state["open"] = False
+                    state.open = False
                 step.rows.append(row("user", text, source_ts=ts))
         elif kind == "tool_result":
             step.rows.append(_result(block, rec, state, ts))
@@ -103,10 +215,10 @@ def _user(rec: dict[str, Any], state: dict[str, Any], ts: Any) -> Step:
 
 
 def _result(
-    block: dict[str, Any], rec: dict[str, Any], state: dict[str, Any], ts: Any
+    block: dict[str, Any], rec: dict[str, Any], state: ConvState, ts: Any
 ) -> dict[str, Any]:
     call_id = block.get("tool_use_id")
-    tool = take_pending(state["pending"], call_id) if isinstance(call_id, str) else None
+    tool = called_tool(state, call_id)
     text = _text_of(block.get("content"))
     is_error = bool(block.get("is_error"))
     code = exit_code_in(text) if is_error else None
@@ -114,18 +226,10 @@ def _result(
     interrupted = isinstance(extra, dict) and bool(extra.get("interrupted"))
     if tool == "Bash" and not is_error and not interrupted:
         code = 0  # Claude Code writes no code on success; a failure says "Exit code N"
-    return row(
-        "tool_result",
-        head_tail(text),
-        tool=tool or "",
-        exit_code=code,
-        is_error=is_error,
-        call_id=meta_value(call_id),
-        source_ts=ts,
-    )
+    return result_row(text, tool, code, is_error, call_id, ts)
 
 
-def _assistant(rec: dict[str, Any], state: dict[str, Any], ts: Any) -> Step:
+def _assistant(rec: dict[str, Any], state: ConvState, ts: Any) -> Step:
     message = rec.get("message") or {}
     if rec.get("isApiErrorMessage") or message.get("model") == "<synthetic>":
         return Step(
@@ -147,43 +251,28 @@ def _assistant(rec: dict[str, Any], state: dict[str, Any], ts: Any) -> Step:
             step.rows.append(row("assistant", block["text"], source_ts=ts))
         elif kind == "tool_use":
             name = as_text(block.get("name") or "")
-            call_id = block.get("id")
-            if isinstance(call_id, str):
-                put_pending(state["pending"], call_id, name)
             called = True
-            step.rows.append(
-                row(
-                    "tool_call",
-                    call_text(name, block.get("input")),
-                    tool=name,
-                    call_id=meta_value(call_id),
-                    source_ts=ts,
-                )
-            )
+            text = call_text(name, block.get("input"))
+            step.rows.append(call_row(state, name, block.get("id"), text, ts))
         elif kind in ("thinking", "redacted_thinking"):
             thinking += 1  # dropped by rule: private reasoning, often long, never evidence
     if step.rows:
-        state["open"] = True
-    if (
-        message.get("stop_reason") == "end_turn"
-        and not called
-        and not state["pending"]
-        and state["open"]
-    ):
+        state.open = True
+    if message.get("stop_reason") == "end_turn" and not called and not state.pending and state.open:
         step.turn_end = True
-        state["open"] = False
+        state.open = False
     if not step.rows:
         step.bucket = nothing_taken(dupes, thinking)
     return step
 
 
-def _system(rec: dict[str, Any], state: dict[str, Any], ts: Any) -> Step:
+def _system(rec: dict[str, Any], state: ConvState, ts: Any) -> Step:
     sub = rec.get("subtype")
     if sub in SYSTEM_BOOKKEEPING:
         step = Step(bucket=f"{DROPPED}:bookkeeping")
-        if sub == "turn_duration" and state["open"] and not state["pending"]:
+        if sub == "turn_duration" and state.open and not state.pending:
             step.turn_end = True  # follows a turn whose assistant record had no stop_reason
-            state["open"] = False
+            state.open = False
         return step
     if sub in SYSTEM_NOTICES:
         text = rec.get("content") if isinstance(rec.get("content"), str) else ""
@@ -193,39 +282,16 @@ def _system(rec: dict[str, Any], state: dict[str, Any], ts: Any) -> Step:
     return Step(bucket=f"{UNKNOWN}:system/{label(sub)}")
 
 
-def convert(rec: Any, state: dict[str, Any]) -> Step:
-    """One parsed Claude Code line → a ``Step``; never raises on a well-formed JSON value.
-
-    The common records (a main-thread ``user`` or ``assistant`` record whose message is a
-    plain dict, with block lists or a string prompt) take a fused path: the same rules,
-    rows built at once with each record's ``source_ts`` cleaned once. Anything else, and
-    any block it does not know, goes to the general path (``_convert_general``), which
-    alone decides those; the result is the same either way (tests compare both)."""
-    if type(rec) is dict and "payload" not in rec:
-        kind = rec.get("type")
-        if kind == "assistant":
-            step = assistant_fast(rec, state)
-            if step is not None:
-                return step
-        elif kind == "user":
-            step = user_fast(rec, state)
-            if step is not None:
-                return step
-    return _convert_general(rec, state)
-
-
-def _convert_general(rec: Any, state: dict[str, Any]) -> Step:
-    """``convert`` for every record (the fused path's reference)."""
+def convert(rec: Any, state: ConvState) -> Step:
+    """One parsed Claude Code line → a ``Step``; never raises on a well-formed JSON value."""
     if not isinstance(rec, dict):
         return Step(bucket=f"{UNKNOWN}:not-an-object")
     kind = rec.get("type")
     if "payload" in rec and "sessionId" not in rec:
         return Step(bucket=f"{FOREIGN}:{label(kind)}")
     provenance(rec, state)
-    # Only a string or a plain number becomes meta.source_ts (``meta_value``): a nested
-    # array there was refused by the store, batch and all, on every run.
-    ts = meta_value(rec.get("timestamp"))
-    if kind in ("user", "assistant") and bool(rec.get("isSidechain")) != state["sidechain"]:
+    ts = source_ts(rec)
+    if kind in ("user", "assistant") and bool(rec.get("isSidechain")) != state.sidechain:
         return Step(bucket=f"{DROPPED}:other_thread")  # subagents live in their own session
     if kind == "user":
         return _user(rec, state, ts)
@@ -244,7 +310,7 @@ def _convert_general(rec: Any, state: dict[str, Any]) -> Step:
     if kind in OWN_TITLES:  # the session's name, for its title (the last one wins)
         value = rec.get("customTitle") or rec.get("aiTitle") or rec.get("title")
         if isinstance(value, str) and value.strip():
-            state.setdefault("titles", {})[kind] = clean_text(value, TITLE_SOURCE_CHARS)
+            state.titles[kind] = clean_text(value, TITLE_SOURCE_CHARS)
     if kind in BOOKKEEPING:
         return Step(bucket=f"{DROPPED}:bookkeeping")
     return Step(bucket=f"{UNKNOWN}:{label(kind)}")

@@ -19,16 +19,18 @@ from .common import (
     UNKNOWN,
     Step,
     as_text,
+    call_row,
+    called_tool,
     compact_json,
     exit_code_in,
     head_tail,
     label,
-    meta_value,
     provenance_value,
-    put_pending,
+    result_row,
     row,
-    take_pending,
+    source_ts,
 )
+from .state import ConvState
 
 FORMAT = "codex"
 
@@ -50,8 +52,8 @@ EVENT_BOOKKEEPING = frozenset({"token_count", "task_started"})
 ITEM_BOOKKEEPING = frozenset({"ghost_snapshot", "compaction"})
 
 
-def new_state() -> dict[str, Any]:
-    return {"pending": {}, "open": False, "prov": {}}
+def new_state() -> ConvState:
+    return ConvState()
 
 
 def is_context(text: str) -> bool:
@@ -94,7 +96,7 @@ def _patched(patch: str) -> str:
     return shown + (f" and {len(files) - 5} more" if len(files) > 5 else "")
 
 
-def _call(payload: dict[str, Any], state: dict[str, Any], ts: Any) -> Step:
+def _call(payload: dict[str, Any], state: ConvState, ts: Any) -> Step:
     kind = payload.get("type")
     name = as_text(payload.get("name") or ("local_shell" if kind == "local_shell_call" else kind))
     raw = payload.get("arguments", payload.get("input", payload.get("action")))
@@ -114,24 +116,13 @@ def _call(payload: dict[str, Any], state: dict[str, Any], ts: Any) -> Step:
         shown = args if isinstance(args, str) else compact_json(args)
         text = f"{name} {shown}"
     call_id = payload.get("call_id") or payload.get("id")
-    if isinstance(call_id, str):
-        put_pending(state["pending"], call_id, name)
-    return Step(
-        [
-            row(
-                "tool_call",
-                head_tail(text, CALL_CHARS // 2, CALL_CHARS // 2),
-                tool=name,
-                call_id=meta_value(call_id),
-                source_ts=ts,
-            )
-        ]
-    )
+    text = head_tail(text, CALL_CHARS // 2, CALL_CHARS // 2)
+    return Step([call_row(state, name, call_id, text, ts)])
 
 
-def _output(payload: dict[str, Any], state: dict[str, Any], ts: Any) -> Step:
+def _output(payload: dict[str, Any], state: ConvState, ts: Any) -> Step:
     call_id = payload.get("call_id")
-    tool = take_pending(state["pending"], call_id) if isinstance(call_id, str) else None
+    tool = called_tool(state, call_id)
     output = payload.get("output")
     code: int | None = None
     if isinstance(output, dict):  # some builds write {content, success}
@@ -152,22 +143,10 @@ def _output(payload: dict[str, Any], state: dict[str, Any], ts: Any) -> Step:
         code = exit_code_in(text)
     if code is not None and "Process running" in text[:400]:
         code = None  # the real code comes in a later write_stdin output
-    return Step(
-        [
-            row(
-                "tool_result",
-                head_tail(text),
-                tool=tool or "",
-                exit_code=code,
-                is_error=code not in (None, 0),
-                call_id=meta_value(call_id),
-                source_ts=ts,
-            )
-        ]
-    )
+    return Step([result_row(text, tool, code, code not in (None, 0), call_id, ts)])
 
 
-def _message(payload: dict[str, Any], state: dict[str, Any], ts: Any) -> Step:
+def _message(payload: dict[str, Any], state: ConvState, ts: Any) -> Step:
     role = payload.get("role")
     if role != "assistant":  # user: read from event_msg; developer: instructions
         return Step(bucket=f"{DROPPED}:{'duplicate_layer' if role == 'user' else 'context'}")
@@ -180,18 +159,18 @@ def _message(payload: dict[str, Any], state: dict[str, Any], ts: Any) -> Step:
     text = "\n".join(t for t in texts if isinstance(t, str) and t.strip())
     if not text:
         return Step(bucket=f"{DROPPED}:empty")
-    state["open"] = True
+    state.open = True
     return Step([row("assistant", text, source_ts=ts)])
 
 
-def _close(step: Step, state: dict[str, Any]) -> Step:
-    if state["open"] and not state["pending"]:
+def _close(step: Step, state: ConvState) -> Step:
+    if state.open and not state.pending:
         step.turn_end = True
-    state["open"] = False
+    state.open = False
     return step
 
 
-def _event(payload: dict[str, Any], state: dict[str, Any], ts: Any) -> Step:
+def _event(payload: dict[str, Any], state: ConvState, ts: Any) -> Step:
     kind = payload.get("type")
     if kind == "user_message":
         text = payload.get("message")
@@ -203,7 +182,7 @@ def _event(payload: dict[str, Any], state: dict[str, Any], ts: Any) -> Step:
     if kind == "task_complete":
         return _close(Step(bucket=f"{DROPPED}:bookkeeping"), state)
     if kind == "turn_aborted":
-        state["open"] = False  # not a clean end: no summary pass
+        state.open = False  # not a clean end: no summary pass
         reason = as_text(payload.get("reason") or "aborted")
         return Step([row("notice", f"Turn aborted: {reason}", kind="turn_aborted", source_ts=ts)])
     if kind in ("agent_reasoning", "agent_reasoning_raw_content"):
@@ -215,7 +194,7 @@ def _event(payload: dict[str, Any], state: dict[str, Any], ts: Any) -> Step:
     return Step(bucket=f"{UNKNOWN}:event_msg/{label(kind)}")
 
 
-def _item(payload: dict[str, Any], state: dict[str, Any], ts: Any) -> Step:
+def _item(payload: dict[str, Any], state: ConvState, ts: Any) -> Step:
     kind = payload.get("type")
     if kind == "message":
         return _message(payload, state, ts)
@@ -230,8 +209,8 @@ def _item(payload: dict[str, Any], state: dict[str, Any], ts: Any) -> Step:
     return Step(bucket=f"{UNKNOWN}:response_item/{label(kind)}")
 
 
-def _meta(payload: dict[str, Any], state: dict[str, Any]) -> Step:
-    prov = state["prov"]
+def _meta(payload: dict[str, Any], state: ConvState) -> Step:
+    prov = state.prov
     if prov.get("source_session_id"):  # a later session_meta (resume, fork): the first counts
         return Step(bucket=f"{DROPPED}:bookkeeping")
     raw_git = payload.get("git")
@@ -250,14 +229,12 @@ def _meta(payload: dict[str, Any], state: dict[str, Any]) -> Step:
     return Step(bucket=f"{DROPPED}:line0")
 
 
-def convert(rec: Any, state: dict[str, Any]) -> Step:
+def convert(rec: Any, state: ConvState) -> Step:
     """One parsed rollout line → a ``Step``; never raises on a well-formed JSON value."""
     if not isinstance(rec, dict):
         return Step(bucket=f"{UNKNOWN}:not-an-object")
     kind, payload = rec.get("type"), rec.get("payload")
-    # Only a string or a plain number becomes meta.source_ts (``meta_value``): a nested
-    # array there was refused by the store, batch and all, on every run.
-    ts = meta_value(rec.get("timestamp"))
+    ts = source_ts(rec)
     if not isinstance(payload, dict):
         return Step(bucket=f"{FOREIGN}:{label(kind)}")
     if kind == "session_meta":
@@ -268,8 +245,8 @@ def convert(rec: Any, state: dict[str, Any]) -> Step:
         return _event(payload, state, ts)
     if kind == "turn_context":
         cwd = payload.get("cwd")
-        if isinstance(cwd, str) and cwd and not state["prov"].get("cwd"):
-            state["prov"]["cwd"] = provenance_value(cwd)
+        if isinstance(cwd, str) and cwd and not state.prov.get("cwd"):
+            state.prov["cwd"] = provenance_value(cwd)
         return Step(bucket=f"{DROPPED}:bookkeeping")
     if kind == "compacted":
         text = payload.get("message") if isinstance(payload.get("message"), str) else ""

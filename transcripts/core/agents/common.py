@@ -14,6 +14,7 @@ import orjson
 from ..codec import MAX_LINE_BYTES
 from ..content import MAX_TEXT_CHARS
 from ..redaction import redact_text
+from .state import ConvState
 
 # Tool output kept per result: the head says what ran, the tail how it ended.
 HEAD_CHARS = 2000
@@ -155,17 +156,45 @@ def digest_bytes(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()[:DIGEST_CHARS]
 
 
-def take_pending(pending: dict[str, str], call_id: str) -> str | None:
-    """The pending call's tool name, removed. A state written before digests keeps the
-    raw id: it is still answered (and removed) by it, so its turn can end."""
-    tool = pending.pop(digest(call_id), None)
-    if tool is None and pending:
-        tool = pending.pop(call_id, None)
+def source_ts(rec: dict[str, Any]) -> Any:
+    """A record's ``timestamp`` as its rows' ``meta.source_ts``: only a string or a plain
+    number (``meta_value``); a nested array there was refused by the store, batch and
+    all, on every run."""
+    return meta_value(rec.get("timestamp"))
+
+
+def call_row(state: ConvState, name: str, call_id: Any, text: str, ts: Any) -> dict[str, Any]:
+    """A tool call's row; its id (digested) awaits the result that will name the tool."""
+    if isinstance(call_id, str):
+        state.pending[digest(call_id)] = redacted(meta_text(name))
+    return row("tool_call", text, tool=name, call_id=meta_value(call_id), source_ts=ts)
+
+
+def called_tool(state: ConvState, call_id: Any) -> str | None:
+    """The tool whose call a result answers; the call leaves ``pending``. A state written
+    before digests keeps the raw id: it is still answered (and removed) by it, so its
+    turn can end."""
+    if not isinstance(call_id, str):
+        return None
+    tool = state.pending.pop(digest(call_id), None)
+    if tool is None and state.pending:
+        tool = state.pending.pop(call_id, None)
     return tool
 
 
-def put_pending(pending: dict[str, str], call_id: str, name: str) -> None:
-    pending[digest(call_id)] = redacted(meta_text(name))
+def result_row(
+    text: str, tool: str | None, code: int | None, is_error: bool, call_id: Any, ts: Any
+) -> dict[str, Any]:
+    """A tool result's row: the output's head and tail, the tool it answers, its code."""
+    return row(
+        "tool_result",
+        head_tail(text),
+        tool=tool or "",
+        exit_code=code,
+        is_error=is_error,
+        call_id=meta_value(call_id),
+        source_ts=ts,
+    )
 
 
 def row(role: str, content: str, **meta: Any) -> dict[str, Any]:

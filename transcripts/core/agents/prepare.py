@@ -1,22 +1,21 @@
 """A whole new source session, read, converted, redacted and encoded in one go (pure).
 
-The bulk first import runs this in worker processes: everything CPU-bound about a new
-session happens here, and the importer's main process only writes the bytes and the
-database. The bytes are exactly those ``TranscriptStore.append_rows(key, rows,
+The import runs this in worker processes for a run's new sources: everything CPU-bound
+about a new session happens here, and the importer's main process only writes the bytes,
+the database and the state, as for any other source. The bytes are exactly those ``TranscriptStore.append_rows(key, rows,
 metadata=...)`` writes for a new session: line 0 (the store's head, then the metadata),
 then every row checked by the content rule, redacted at the write boundary, in the
 store's key order, stamped ``now``, ``now + 1µs``, … (``monotonic_ts`` from no previous
 row with one clock reading), each line within the line cap.
 
 Anything but a clean new session (unreadable, over the size limit, no complete line yet,
-another format, a row the store would refuse) answers None: the ordinary per-file path
-handles it and says why, so both paths report the same outcome.
+another format, a row the store would refuse) answers None: the importer reads it
+itself and says why.
 """
 
 from __future__ import annotations
 
 import os
-import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -28,17 +27,15 @@ import orjson
 from ..codec import METADATA, encode_record
 from ..content import MAX_TEXT_CHARS, check_content
 from ..errors import RecordRejected
-from ..fsutil import open_regular, write_all
+from ..fsutil import open_regular
 from ..redaction import RedactionReport, redact_text
 from ..redaction.batch import all_unchanged
 from ..rows import redact_row, row_order
 from ..timestamps import newest_activity
 from ..user_turns import is_user_turn
-from .common import Tally
-from .detect import detect_lines
-from .fingerprint import prefix_crc, tail_digest
 from .source import (
     CONVERTERS,
+    Batch,
     convert_range,
     format_warning,
     has_conversation,
@@ -50,14 +47,17 @@ from .source import (
     session_key,
     session_metadata,
     session_title,
+    source_format,
+    state_after,
 )
+from .state import SourceState
 
 ONE_MICROSECOND = timedelta(microseconds=1)
 
 
 @dataclass(frozen=True, slots=True)
 class Job:
-    """What every file of one bulk run shares (set once per worker process)."""
+    """What every file of one run shares (pickled with each file for its worker)."""
 
     fmt: str  # asked for: claude-code | codex | auto
     limit: int  # KIROCREW_IMPORT_MAX_BYTES
@@ -66,21 +66,15 @@ class Job:
     app_name: str | None
     clock: Callable[[], datetime]
     stamps: bool  # return every row's ts (--follow announces them)
-    spool: Path  # where the worker leaves the session file and the state, to be linked in
-    fsync: bool  # the store's policy for appends
 
 
 @dataclass(slots=True)
 class Prepared:
     path: Path
     key: str
-    session_tmp: Path  # line 0 and every row, as the store would write them
-    state_tmp: Path  # the source's state once this import is recorded
-    sig: int  # the session file's mtime_ns, size and inode (a link keeps all three)
-    size: int
-    inode: int
+    blob: bytes  # line 0 and every row, as the store would write them
     metadata: dict[str, Any]  # line 0 as written
-    state: dict[str, Any]
+    state: SourceState  # the source's state once this import is recorded
     counts: dict[str, int]  # the tally of every source record
     row_count: int
     user_turns: int
@@ -89,10 +83,6 @@ class Prepared:
     warnings: list[str] = field(default_factory=list)
     stamps: list[str] = field(default_factory=list)
     roles: list[str] = field(default_factory=list)
-
-    def discard(self) -> None:
-        self.session_tmp.unlink(missing_ok=True)
-        self.state_tmp.unlink(missing_ok=True)
 
 
 def prepare(path: Path, job: Job) -> Prepared | None:
@@ -105,77 +95,57 @@ def prepare(path: Path, job: Job) -> Prepared | None:
             return None
         data = read_whole(fd, st.st_size)  # read once for detection and conversion
         head = head_lines(fd, st.st_size) if data is None else head_lines_of(data)
-        found = detect_lines(head)
-        if found is None and job.fmt in CONVERTERS and head:
-            found = job.fmt  # as the ordinary path: only bookkeeping so far
+        found, _ = source_format(head, job.fmt)
         if found not in CONVERTERS or (job.fmt != "auto" and found != job.fmt):
             return None
         state = new_state(found, path, st)
-        batch = convert_range(fd, 0, st.st_size, found, state["conv"], data)
-        state.update(
-            mtime_ns=st.st_mtime_ns,
-            tail=tail_digest(fd, batch.offset, data),
-            crc=prefix_crc(fd, 0, batch.offset, data=data),
-        )
+        batch = convert_range(fd, 0, st.st_size, found, state.conv, data)
+        if batch.offset == 0 or not has_conversation(batch):
+            return None  # no turn in it: the importer says why and stores nothing
+        prov = state.conv.prov
+        key = session_key(found, path, prov, state.conv.sidechain)
+        if key_refusal(key) is not None:
+            return None  # a name no file system takes: the importer reports why
+        state = state_after(state, key, batch, fd, st, data)
     finally:
         os.close(fd)
-    if batch.offset == 0 or not has_conversation(batch):
-        return None  # no turn in it: the per-file path says why and stores nothing
-    prov = state["conv"]["prov"]
-    key = session_key(found, path, prov, bool(state["conv"].get("sidechain")))
-    if key_refusal(key) is not None:
-        return None  # a name no file system takes: the per-file path reports why
-    title = session_title(batch.rows, prov, state["conv"].get("titles"))
+    title = session_title(batch.rows, prov, state.conv.titles)
     meta = session_metadata(key, found, path, prov, title, job.app_name)
     try:
-        blob, line0, stamps = encode_session(batch.rows, meta, job.clock(), job.max_line)
+        prepared = encoded(path, state, batch, meta, job.clock(), job.max_line, job.stamps)
     except RecordRejected:
         return None
-    if len(blob) > job.max_bytes:
-        return None
-    counts = dict(sorted(Tally(batch.tally).items()))
-    state.update(key=key, offset=batch.offset, tally=counts)
-    # The worker writes both files (the costly creates run on both cores); the importer
-    # only links and renames them into place.
-    stem = job.spool / f".{os.getpid()}-{secrets.token_hex(8)}"
-    session_tmp, state_tmp = Path(f"{stem}.session.tmp"), Path(f"{stem}.state.tmp")
-    try:
-        written = _spool(session_tmp, blob, job.fsync)
-        _spool(state_tmp, orjson.dumps(state), False)
-    except OSError:  # a full disk, say: the ordinary path meets it and reports it
-        session_tmp.unlink(missing_ok=True)
-        state_tmp.unlink(missing_ok=True)
-        return None
+    return prepared if len(prepared.blob) <= job.max_bytes else None
+
+
+def encoded(
+    path: Path,
+    state: SourceState,
+    batch: Batch,
+    meta: dict[str, Any],
+    now: datetime,
+    max_line: int,
+    stamps: bool,
+) -> Prepared:
+    """A new session of ``batch``'s rows, encoded as the store writes it (``state``: the
+    source's once it is recorded); ``RecordRejected`` for a row the store would refuse.
+    ``stamps``: keep every row's ts and role (--follow announces them)."""
+    blob, line0, ts = encode_session(batch.rows, meta, now, max_line)
     return Prepared(
         path=path,
-        key=key,
-        session_tmp=session_tmp,
-        state_tmp=state_tmp,
-        sig=written.st_mtime_ns,
-        size=written.st_size,
-        inode=written.st_ino,
+        key=state.key,
+        blob=blob,
         metadata=line0,
         state=state,
-        counts=counts,
+        counts=state.tally,
         row_count=len(batch.rows),
         user_turns=sum(1 for row in batch.rows if is_user_turn(row)),
-        last_activity=newest_activity(batch.rows, stamps, agent=True),
+        last_activity=newest_activity(batch.rows, ts, agent=True),
         turn_ends=batch.turn_ends,
-        warnings=format_warning(batch, found),
-        stamps=stamps if job.stamps else [],
-        roles=[row["role"] for row in batch.rows] if job.stamps else [],
+        warnings=format_warning(batch, state.format),
+        stamps=ts if stamps else [],
+        roles=[row["role"] for row in batch.rows] if stamps else [],
     )
-
-
-def _spool(path: Path, data: bytes, fsync: bool) -> os.stat_result:
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
-    try:
-        write_all(fd, data)
-        if fsync:
-            os.fsync(fd)
-        return os.fstat(fd)
-    finally:
-        os.close(fd)
 
 
 def encode_session(

@@ -1,15 +1,15 @@
 """One source session file, read and converted (pure: the importer's edges own the writes).
 
-Shared by the ordinary import (``services/agent_import.py``, one file at a time) and the
-bulk first import (``services/agent_import_bulk.py``, whose worker processes run this on
-whole files), so both read, key and describe a source exactly the same way.
+Shared by the importer (``services/agent_import.py``) and its worker processes
+(``prepare.py``, new sources read whole), so both read, key and describe a source
+exactly the same way.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -18,9 +18,12 @@ import orjson
 from ..keys import safe_key
 from . import claude_code, codex
 from .common import FOREIGN, REDACTED_TAG, UNKNOWN, Step, Tally, clean_text, digest, redacted
+from .detect import detect_lines
+from .fingerprint import prefix_crc, tail_digest
 from .lines import BLOCK, complete_lines
+from .state import ConvState, SourceState
 
-CONVERTERS: dict[str, Callable[[Any, dict[str, Any]], Step]] = {
+CONVERTERS: dict[str, Callable[[Any, ConvState], Step]] = {
     "claude-code": claude_code.convert,
     "codex": codex.convert,
 }
@@ -46,23 +49,52 @@ def head_lines(fd: int, size: int) -> list[bytes]:
     return lines
 
 
-def new_conv_state(fmt: str, path: Path) -> dict[str, Any]:
+def new_conv_state(fmt: str, path: Path) -> ConvState:
     if fmt == "claude-code":
         return claude_code.new_state(sidechain=path.name.startswith("agent-"))
     return codex.new_state()
 
 
-def new_state(fmt: str, path: Path, st: os.stat_result) -> dict[str, Any]:
+def new_state(fmt: str, path: Path, st: os.stat_result) -> SourceState:
     """The per-source state a first import starts from (stored beside the offset)."""
-    return {
-        "format": fmt,
-        "dev": st.st_dev,
-        "ino": st.st_ino,
-        "offset": 0,
-        "key": "",
-        "conv": new_conv_state(fmt, path),
-        "tally": {},
-    }
+    return SourceState(fmt, st.st_dev, st.st_ino, new_conv_state(fmt, path))
+
+
+def source_format(head: list[bytes], fmt: str) -> tuple[str | None, bool]:
+    """The format a new source is read in (``fmt``: the one asked for, or auto), and
+    whether its records said so. Records that do not tell yet (only bookkeeping so far)
+    are read in the format asked for, taken at its word."""
+    found = detect_lines(head)
+    if found is None and fmt in CONVERTERS and head:
+        return fmt, False
+    return found, found is not None
+
+
+def state_after(
+    state: SourceState,
+    key: str,
+    batch: Batch,
+    fd: int,
+    st: os.stat_result,
+    data: bytes | None = None,
+) -> SourceState:
+    """The source's state once ``batch`` is recorded: its key, the offset past the batch,
+    the tally of every record so far, and the fingerprint of every byte read (appends
+    never change those bytes, so a file growing meanwhile leaves it right; the mtime is
+    the stat the read went by). The CRC is extended over the new bytes only; a state
+    without one (an older importer's) starts at 0. ``data``: the file's bytes from 0."""
+    tally = Tally(state.tally)
+    tally.update(batch.tally)
+    start, crc = (state.offset, state.crc) if state.crc is not None else (0, 0)
+    return replace(
+        state,
+        key=key,
+        offset=batch.offset,
+        tally=dict(sorted(tally.items())),
+        mtime_ns=st.st_mtime_ns,
+        tail=tail_digest(fd, batch.offset, data),
+        crc=prefix_crc(fd, start, batch.offset, crc, data),
+    )
 
 
 def head_lines_of(data: bytes) -> list[bytes]:
@@ -92,7 +124,7 @@ def read_whole(fd: int, size: int) -> bytes | None:
 
 
 def convert_range(
-    fd: int, start: int, end: int, fmt: str, conv: dict[str, Any], data: bytes | None = None
+    fd: int, start: int, end: int, fmt: str, conv: ConvState, data: bytes | None = None
 ) -> Batch:
     """Every complete line in [start, end) converted; a torn last line waits (``offset``).
 
