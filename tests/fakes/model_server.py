@@ -123,11 +123,12 @@ class _Handler(BaseHTTPRequestHandler):
             else:
                 state.unscripted += 1
                 behaviour = _UNSCRIPTED
+            # taken with the recording, so tickets follow the order of ``requests``
+            ticket = state.tickets
+            state.tickets += behaviour.hold
 
         if behaviour.hold:
             with state.held:
-                ticket = state.tickets
-                state.tickets += 1
                 state.held.wait_for(lambda: state.released > ticket)
 
         stream = isinstance(parsed, dict) and parsed.get("stream") is True

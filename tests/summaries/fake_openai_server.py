@@ -123,6 +123,12 @@ class FakeOpenAIServer:
         self._listening.close()
         shutil.rmtree(self._logs, ignore_errors=True)
 
+    def kill(self) -> None:
+        """SIGKILL the server process, as a crashed model server dies: its connections
+        close, and its port refuses from then on."""
+        if self._proc is not None:
+            self._proc.kill()
+
     def __enter__(self) -> FakeOpenAIServer:
         return self.start()
 
