@@ -36,6 +36,9 @@ class Behaviour:
     # Held until the test releases it (``FakeOpenAIServer.release``): which pass reaches
     # the model next is then a matter of order, not timing.
     hold: bool = False
+    # Relayed to a real server at this base (``http://host:port``), its answer streamed
+    # back as it comes: the fake then records what a client sent a real model.
+    forward: str | None = None
 
     @classmethod
     def reply(
@@ -119,6 +122,11 @@ class Behaviour:
     def close(cls, *, delay: float = 0.0) -> Behaviour:
         """Read the request, then close the connection without answering."""
         return cls(drop=True, delay=delay)
+
+    @classmethod
+    def forward_to(cls, upstream: str) -> Behaviour:
+        """Relay the request to the real server at ``upstream`` (scheme, host, port)."""
+        return cls(forward=upstream.rstrip("/"))
 
     @classmethod
     def held(cls, then: Behaviour) -> Behaviour:

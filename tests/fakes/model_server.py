@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import base64
 import contextlib
+import http.client
 import json
 import socket
 import sys
@@ -100,16 +101,17 @@ class _Handler(BaseHTTPRequestHandler):
             return
         state = self.server.state
         headers = {k.lower(): v for k, v in self.headers.items()}
+        record: dict[str, Any] = {
+            "method": self.command,
+            "path": self.path,
+            "headers": headers,
+            "body": base64.b64encode(body).decode(),
+            "received_at": time.monotonic(),  # CLOCK_MONOTONIC: system-wide
+            "upstream_status": None,
+            "upstream_error": None,
+        }
         with state.lock:
-            state.requests.append(
-                {
-                    "method": self.command,
-                    "path": self.path,
-                    "headers": headers,
-                    "body": base64.b64encode(body).decode(),
-                    "received_at": time.monotonic(),  # CLOCK_MONOTONIC: system-wide
-                }
-            )
+            state.requests.append(record)
             refusal = state.profile.refusal(parsed, headers)
             if self.command == "GET" and self.path.endswith("/models") and state.models:
                 listed = [{"id": m, "object": "model", "owned_by": "fake"} for m in state.models]
@@ -137,7 +139,9 @@ class _Handler(BaseHTTPRequestHandler):
             if behaviour.delay:
                 time.sleep(behaviour.delay)
             try:
-                if behaviour.content is not None and behaviour.token_delay:
+                if behaviour.forward is not None:
+                    self._forward(behaviour.forward, body, record)
+                elif behaviour.content is not None and behaviour.token_delay:
                     self._generate(behaviour, stream)
                 elif behaviour.content is not None and stream:
                     self._stream(behaviour, tokens_of(behaviour.content))
@@ -196,6 +200,38 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
         self.wfile.write(data)
+
+    def _forward(self, upstream: str, body: bytes, record: dict[str, Any]) -> None:
+        """Relay to the real server and stream its answer back as it comes (chunked), so
+        the client's read timeouts see the real server's pace."""
+        target = urlsplit(upstream)
+        conn = http.client.HTTPConnection(target.hostname or "", target.port, timeout=900)
+        skip = {"host", "content-length", "connection", "accept-encoding"}
+        try:
+            headers = {k: v for k, v in self.headers.items() if k.lower() not in skip}
+            conn.request(self.command, target.path + self.path, body or None, headers)
+            answer = conn.getresponse()
+            with self.server.state.lock:
+                record["upstream_status"] = answer.status
+            if answer.status >= 400:  # an error body is small: kept for the test to read
+                error = answer.read(64 * 1024)
+                with self.server.state.lock:
+                    record["upstream_error"] = error.decode("utf-8", "replace")
+                self._respond(Behaviour.raw(error, status=answer.status))
+                return
+            self.send_response(answer.status)
+            for name, value in answer.getheaders():
+                if name.lower() not in ("content-length", "transfer-encoding", "connection"):
+                    self.send_header(name, value)
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            while piece := answer.read1(64 * 1024):
+                self.wfile.write(f"{len(piece):x}\r\n".encode() + piece + b"\r\n")
+                self.wfile.flush()
+            self.wfile.write(b"0\r\n\r\n")
+            self.wfile.flush()
+        finally:
+            conn.close()
 
     def _generate(self, behaviour: Behaviour, stream: bool) -> None:
         """Token by token; streamed, each token is sent as it is made."""

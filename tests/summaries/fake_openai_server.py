@@ -72,6 +72,8 @@ class RecordedRequest:
     body: bytes
     json: Any  # parsed body, or None when it is not JSON
     received_at: float  # time.monotonic() when the request was fully read
+    upstream_status: int | None  # what the real server answered a forwarded request
+    upstream_error: str | None  # and its error body, when it refused
 
     @classmethod
     def from_wire(cls, wire: dict[str, Any]) -> RecordedRequest:
@@ -87,6 +89,8 @@ class RecordedRequest:
             body=body,
             json=parsed,
             received_at=wire["received_at"],
+            upstream_status=wire["upstream_status"],
+            upstream_error=wire["upstream_error"],
         )
 
 
