@@ -6,6 +6,7 @@ requirements-smoke.txt installed (the Makefile target does it)."""
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
 import tempfile
@@ -72,9 +73,7 @@ class LlamaServer:
 @pytest.fixture(scope="session")
 def llama_server() -> Iterator[LlamaServer]:
     """``python -m llama_cpp.server`` on a free loopback port, in its own process group."""
-    try:
-        import llama_cpp  # noqa: F401  (only asks whether it is installed)
-    except ImportError:
+    if importlib.util.find_spec("llama_cpp") is None:
         pytest.fail("llama-cpp-python is not installed: run `make model-smoke`")
     model = model_path()
     port = free_port()

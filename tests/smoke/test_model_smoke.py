@@ -13,9 +13,8 @@ from typing import Any
 
 import pytest
 
-from summaries.core.backends import OpenAIBackend
 from summaries.core.gate import PassResult
-from summaries.selectors import summary_for_panel
+from summaries.core.sidecar import summary_for_panel
 from summaries.services import summary_generate
 from tests.smoke.conftest import API_KEY, MODEL_ALIAS, SERVER_CONTEXT, LlamaServer, Report
 from tests.summaries.fake_openai_server import Behaviour, FakeOpenAIServer, RecordedRequest
@@ -144,7 +143,6 @@ def test_a_session_longer_than_the_servers_window_ends_cleanly(
     settings: Any,
     caplog: pytest.LogCaptureFixture,
     smoke_report: Report,
-    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     slot = make_slot(turns=2)
     for i in range(30):
@@ -156,7 +154,6 @@ def test_a_session_longer_than_the_servers_window_ends_cleanly(
         session_append_row(key=slot.session.key, role="assistant", content=f"Refactored {i}.")
     session_append_row(key=slot.session.key, role="user", content=PLANTED[0])
     before = heuristic_first(slot, settings)
-    monkeypatch.setitem(OpenAIBackend.__init__.__kwdefaults__, "retry_backoff", 0.0)
     caplog.set_level(logging.INFO)
 
     started = time.monotonic()
