@@ -109,6 +109,7 @@ class _Handler(BaseHTTPRequestHandler):
             "received_at": time.monotonic(),  # CLOCK_MONOTONIC: system-wide
             "upstream_status": None,
             "upstream_error": None,
+            "upstream_bytes": 0,
         }
         with state.lock:
             state.requests.append(record)
@@ -228,6 +229,8 @@ class _Handler(BaseHTTPRequestHandler):
             while piece := answer.read1(64 * 1024):
                 self.wfile.write(f"{len(piece):x}\r\n".encode() + piece + b"\r\n")
                 self.wfile.flush()
+                with self.server.state.lock:
+                    record["upstream_bytes"] += len(piece)
             self.wfile.write(b"0\r\n\r\n")
             self.wfile.flush()
         finally:

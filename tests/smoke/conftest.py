@@ -81,7 +81,7 @@ def llama_server() -> Iterator[LlamaServer]:
     argv = [
         str(BIN / "python"),
         "-m",
-        "llama_cpp.server",
+        "tests.smoke.llama_server",  # the stock server, AMX off (see that module)
         "--model",
         str(model),
         "--model_alias",

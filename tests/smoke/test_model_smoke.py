@@ -55,7 +55,7 @@ def relay(
 
 def heuristic_first(slot: Slot, settings: Any) -> Any:
     """A summary already stored (by the heuristic), so a refused model pass can be seen
-    to keep it."""
+    to keep it. The caller then adds turns, or the model pass finds it current."""
     settings.KIROCREW_SUMMARY_MODEL = "heuristic"
     assert summary_generate(slot_name=slot.name, force=True).reason is PassResult.STORED
     before, _ = summary_for_panel(get_store(), slot.session.key)
@@ -105,10 +105,10 @@ def test_a_real_pass_is_accepted_and_its_reply_stored_or_cleanly_refused(
     smoke_report: Report,
 ) -> None:
     slot = make_slot(turns=3)
-    for line in PLANTED:
+    before = heuristic_first(slot, settings)
+    for line in PLANTED:  # new turns: the stored summary no longer covers the transcript
         session_append_row(key=slot.session.key, role="user", content=line)
         session_append_row(key=slot.session.key, role="assistant", content="Done, deployed.")
-    before = heuristic_first(slot, settings)
     caplog.set_level(logging.INFO)
 
     started = time.monotonic()
@@ -145,6 +145,7 @@ def test_a_session_longer_than_the_servers_window_ends_cleanly(
     smoke_report: Report,
 ) -> None:
     slot = make_slot(turns=2)
+    before = heuristic_first(slot, settings)
     for i in range(30):
         session_append_row(
             key=slot.session.key,
@@ -153,7 +154,6 @@ def test_a_session_longer_than_the_servers_window_ends_cleanly(
         )
         session_append_row(key=slot.session.key, role="assistant", content=f"Refactored {i}.")
     session_append_row(key=slot.session.key, role="user", content=PLANTED[0])
-    before = heuristic_first(slot, settings)
     caplog.set_level(logging.INFO)
 
     started = time.monotonic()
@@ -168,16 +168,30 @@ def test_a_session_longer_than_the_servers_window_ends_cleanly(
         requests,
         took,
     )
-    assert requests[0].upstream_status == 400, "the server did not refuse the long prompt"
-    assert "context_length_exceeded" in (requests[0].upstream_error or "")
-    smoke_report.add(f"  the server's refusal: {requests[0].upstream_error}")
-    assert len(requests) <= 3  # the first and at most two shorter ones
+    # The server refuses the over-long prompt in one of two ways: a 400
+    # context_length_exceeded, or (llama-cpp-python 0.3.36 asked to stream) a 200 whose
+    # event stream closes before its first event (its ValueError is raised in the stream).
+    first = next(r for r in requests if r.upstream_status != 500)  # past the format step
+    refused_400 = first.upstream_status == 400
+    assert refused_400 or (first.upstream_status == 200 and first.upstream_bytes == 0), first
+    if refused_400:
+        assert "context_length_exceeded" in (first.upstream_error or "")
+        smoke_report.add(f"  the server refused with 400: {first.upstream_error}")
+    else:
+        smoke_report.add(
+            "  the server refused by a 200 whose stream closed with no event "
+            f"(bytes relayed per request: {[r.upstream_bytes for r in requests]})"
+        )
+    # bounded: a format step-down, then the first and at most two shorter prompts (an
+    # overflow) or one retry (a broken stream reads as a dropped connection)
+    assert len(requests) <= 4
     sizes = [len(r.json["messages"][-1]["content"]) for r in requests]
     assert sizes == sorted(sizes, reverse=True)
-    assert len(set(sizes)) == len(sizes)
     no_secret_sent(requests)
     clean_logs(caplog)
     assert outcome.reason in CLEAN, outcome
+    logged = [r.getMessage() for r in caplog.records if slot.name in r.getMessage()]
+    smoke_report.add(f"  logged: {logged[-1][:200] if logged else '(nothing)'}")
     if outcome.reason is not PassResult.STORED:
         after, _ = summary_for_panel(get_store(), slot.session.key)
         assert after is not None

@@ -74,6 +74,7 @@ class RecordedRequest:
     received_at: float  # time.monotonic() when the request was fully read
     upstream_status: int | None  # what the real server answered a forwarded request
     upstream_error: str | None  # and its error body, when it refused
+    upstream_bytes: int  # how many body bytes it relayed back
 
     @classmethod
     def from_wire(cls, wire: dict[str, Any]) -> RecordedRequest:
@@ -91,6 +92,7 @@ class RecordedRequest:
             received_at=wire["received_at"],
             upstream_status=wire["upstream_status"],
             upstream_error=wire["upstream_error"],
+            upstream_bytes=wire["upstream_bytes"],
         )
 
 
