@@ -29,6 +29,7 @@ import base64
 import contextlib
 import http.client
 import json
+import os
 import socket
 import sys
 import threading
@@ -329,7 +330,17 @@ class _Server(ThreadingHTTPServer):
         super().handle_error(request, client_address)
 
 
+def _exit_with_parent() -> None:
+    """Its own session keeps it out of the test's signals, so a test process that dies
+    (a timeout, a kill -9) would leave it serving forever: it leaves with its parent."""
+    parent = os.getppid()
+    while os.getppid() == parent:
+        time.sleep(0.5)
+    os._exit(0)
+
+
 def serve(listening: socket.socket) -> None:
+    threading.Thread(target=_exit_with_parent, daemon=True).start()
     server = _Server(listening.getsockname(), _Handler, bind_and_activate=False)
     server.socket.close()
     server.socket = listening
