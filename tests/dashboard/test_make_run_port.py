@@ -8,10 +8,8 @@ import shutil
 import socket
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from io import StringIO
 from pathlib import Path
 from typing import Any
@@ -21,6 +19,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from kirocrew_site.demo import check_port, port_problem
+from tests.summaries.fake_openai_server import Behaviour, FakeOpenAIServer
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -77,47 +76,26 @@ def test_make_run_on_a_held_port_stops_before_migrate(held_port: int, tmp_path: 
     assert time.monotonic() - started < 30
 
 
-class Foreign(BaseHTTPRequestHandler):
-    """Some other local service: 404 for what it does not know, records every request."""
-
-    seen: list[tuple[str, str, str | None]] = []
-
-    def _answer(self) -> None:
-        self.seen.append((self.command, self.path, self.headers.get("Authorization")))
-        self.send_response(404)
-        self.end_headers()
-
-    do_GET = _answer
-    do_POST = _answer
-
-    def log_message(self, *args: Any) -> None:
-        pass
-
-
 @pytest.fixture
-def foreign_server() -> Iterator[str]:
-    Foreign.seen = []
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Foreign)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
+def foreign_server(fake_openai: FakeOpenAIServer) -> FakeOpenAIServer:
+    """Some other local service: 404 for what it does not know, records every request."""
+    fake_openai.default = Behaviour.raw(b"", status=404, content_type="text/plain")
+    return fake_openai
 
 
 @pytest.mark.django_db
 def test_the_demo_sends_nothing_to_a_server_that_is_not_kiro_crew(
-    store: Any, foreign_server: str
+    store: Any, foreign_server: FakeOpenAIServer
 ) -> None:
     out = StringIO()
+    url = f"http://127.0.0.1:{foreign_server.port}"
     with pytest.raises(CommandError) as info:
-        call_command("demo", url=foreign_server, pause=0, wait=5, stdout=out, stderr=StringIO())
+        call_command("demo", url=url, pause=0, wait=5, stdout=out, stderr=StringIO())
 
     assert info.value.returncode == 1
     message = str(info.value)
     assert "not Kiro Crew" in message
     assert "make run PORT=" in message
-    assert Foreign.seen == [("GET", "/api/openapi.json", None)]  # no token, no POST
+    seen = [(r.method, r.path, r.headers.get("authorization")) for r in foreign_server.requests]
+    assert seen == [("GET", "/api/openapi.json", None)]  # no token, no POST
     assert "Password:" in out.getvalue()  # the one-time password is still shown

@@ -39,7 +39,14 @@ def free_port() -> int:
 class Proc:
     """A child in its own process group, output to a log file."""
 
-    def __init__(self, name: str, argv: list[str], env: dict[str, str], logs: Path) -> None:
+    def __init__(
+        self,
+        name: str,
+        argv: list[str],
+        env: dict[str, str],
+        logs: Path,
+        pass_fds: tuple[int, ...] = (),
+    ) -> None:
         self.name = name
         self.log_path = logs / f"{name}.log"
         self._log = self.log_path.open("wb")
@@ -51,6 +58,7 @@ class Proc:
             stdout=self._log,
             stderr=subprocess.STDOUT,
             start_new_session=True,
+            pass_fds=pass_fds,
         )
 
     def output(self) -> str:

@@ -3,21 +3,17 @@
 Replies and errors in the documented shapes: a ``message`` object whose ``content`` is a
 list of blocks and whose ``stop_reason`` says why it stopped; errors as
 ``{"type": "error", "error": {"type": ..., "message": ...}}`` with ``retry-after`` on 429
-and 529. Like the real API it refuses a request without ``x-api-key`` (401
-``authentication_error``), without ``anthropic-version`` or ``max_tokens`` (400
-``invalid_request_error``), and a prompt over its context window (400 "prompt is too
-long").
+and 529. What the real API refuses before generating is :class:`AnthropicRules`.
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterator
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 import pytest
 
+from tests.fakes.behaviour import AnthropicRules, messages_error
 from tests.summaries.fake_openai_server import Behaviour, FakeOpenAIServer
 
 __all__ = ["AnthropicRules", "fake_anthropic", "generate", "message", "messages_error"]
@@ -51,55 +47,11 @@ def generate(text: str, *, token_delay: float, stop_reason: str = "end_turn") ->
     return replace(message(text, stop_reason=stop_reason), token_delay=token_delay)
 
 
-def messages_error(
-    status: int, kind: str, *, message_text: str = "fake error", retry_after: str | None = None
-) -> Behaviour:
-    body = json.dumps(
-        {
-            "type": "error",
-            "error": {"type": kind, "message": message_text},
-            "request_id": "req_fake",
-        }
-    ).encode()
-    headers = (("retry-after", retry_after),) if retry_after is not None else ()
-    return Behaviour(status=status, body=body, headers=headers)
-
-
-@dataclass(frozen=True)
-class AnthropicRules:
-    """What the real API refuses before generating (a fake_openai_server profile)."""
-
-    api_key: str
-    context_chars: int | None = None
-
-    def refusal(self, request: Any, headers: dict[str, str]) -> Behaviour | None:
-        if headers.get("x-api-key") != self.api_key:
-            return messages_error(401, "authentication_error", message_text="invalid x-api-key")
-        if "anthropic-version" not in headers:
-            return messages_error(
-                400, "invalid_request_error", message_text="anthropic-version: header is required"
-            )
-        body = request if isinstance(request, dict) else {}
-        if not isinstance(body.get("max_tokens"), int):
-            return messages_error(
-                400, "invalid_request_error", message_text="max_tokens: Field required"
-            )
-        prompt = json.dumps(body.get("messages", ""))
-        if self.context_chars is not None and len(prompt) > self.context_chars:
-            return messages_error(
-                400,
-                "invalid_request_error",
-                message_text=f"prompt is too long: {len(prompt)} tokens > {self.context_chars} maximum",
-            )
-        return None
-
-
 @pytest.fixture
-def fake_anthropic() -> Iterator[FakeOpenAIServer]:
+def fake_anthropic(fake_openai: FakeOpenAIServer) -> FakeOpenAIServer:
     """A started loopback server with the Messages API's rules; its key is ``KEY``."""
-    with FakeOpenAIServer() as server:
-        server.profile = AnthropicRules(api_key=KEY)
-        yield server
+    fake_openai.profile = AnthropicRules(api_key=KEY)
+    return fake_openai
 
 
 KEY = "sk-ant-api03-TESTKEYdoNotLeak-abcdefghijklmnopqrstuvwxyz0123456789"

@@ -1,9 +1,10 @@
-"""A real HTTP server on loopback that speaks (enough of) OpenAI chat completions.
+"""A real HTTP server on loopback that speaks (enough of) OpenAI chat completions, in a
+process of its own (``tests.fakes.model_server``): this is the test's handle on it.
 
 Tests script what each incoming request gets and then assert on what the client
-actually sent, over a real socket: timeouts, refused and dropped connections and
-oversize bodies behave as they do in production, which a mocked function or an
-``httpx.MockTransport`` cannot show.
+actually sent, over a real socket between two processes: timeouts, refused and dropped
+connections and oversize bodies behave as they do in production, which a mocked function
+or an ``httpx.MockTransport`` cannot show.
 
 Usage::
 
@@ -25,27 +26,30 @@ root conftest's ``pytest_plugins``.
 
 from __future__ import annotations
 
-import contextlib
+import base64
+import http.client
 import json
+import shutil
 import socket
 import sys
-import threading
+import tempfile
 import time
-from collections import deque
 from collections.abc import Iterator
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.summaries.fake_server_behaviour import (
-    DIALECTS,
+from tests.e2e.processes import Proc
+from tests.fakes.behaviour import (
     LLAMA_CPP,
     Behaviour,
     Generation,
+    Profile,
     ServerProfile,
-    tokens_of,
+    profile_from_wire,
+    profile_to_wire,
 )
 
 __all__ = [
@@ -56,6 +60,7 @@ __all__ = [
     "RecordedRequest",
     "ServerProfile",
     "closed_port",
+    "fake_model_spares",
     "fake_openai",
 ]
 
@@ -68,232 +73,68 @@ class RecordedRequest:
     body: bytes
     json: Any  # parsed body, or None when it is not JSON
     received_at: float  # time.monotonic() when the request was fully read
+    upstream_status: int | None  # what the real server answered a forwarded request
+    upstream_error: str | None  # and its error body, when it refused
+    upstream_bytes: int  # how many body bytes it relayed back
 
-
-@dataclass
-class _State:
-    lock: threading.Lock = field(default_factory=threading.Lock)
-    queue: deque[Behaviour] = field(default_factory=deque)
-    requests: list[RecordedRequest] = field(default_factory=list)
-    stopping: threading.Event = field(default_factory=threading.Event)
-    released: threading.Event = field(default_factory=threading.Event)  # held requests go on
-    default: Behaviour | None = None
-    unscripted: int = 0
-    profile: Any = field(default_factory=ServerProfile)  # .refusal(request, headers)
-    slot: threading.Lock = field(default_factory=threading.Lock)
-    generations: list[Generation] = field(default_factory=list)
-    generated: threading.Condition = field(default_factory=threading.Condition)
-    models: tuple[str, ...] | None = None  # answered at GET .../models when set
-
-
-_UNSCRIPTED = Behaviour.error(500, code="fake_server_unscripted", message="no behaviour scripted")
-
-
-class _Handler(BaseHTTPRequestHandler):
-    # HTTP/1.1 so chunked replies are legal; every other reply sets Content-Length.
-    protocol_version = "HTTP/1.1"
-    # An idle keep-alive connection must not pin a handler thread forever.
-    timeout = 10
-    server: _Server
-
-    def log_message(self, format: str, *args: Any) -> None:
-        # The default handler writes every request to stderr.
-        pass
-
-    def do_POST(self) -> None:
-        self._handle()
-
-    def do_GET(self) -> None:
-        self._handle()
-
-    def _handle(self) -> None:
-        length = int(self.headers.get("Content-Length") or 0)
-        body = self.rfile.read(length) if length else b""
+    @classmethod
+    def from_wire(cls, wire: dict[str, Any]) -> RecordedRequest:
+        body = base64.b64decode(wire["body"])
         try:
             parsed: Any = json.loads(body)
         except ValueError:
             parsed = None
-        state = self.server.state
-        with state.lock:
-            state.requests.append(
-                RecordedRequest(
-                    method=self.command,
-                    path=self.path,
-                    headers={k.lower(): v for k, v in self.headers.items()},
-                    body=body,
-                    json=parsed,
-                    received_at=time.monotonic(),
-                )
-            )
-            refusal = state.profile.refusal(parsed, state.requests[-1].headers)
-            if self.command == "GET" and self.path.endswith("/models") and state.models:
-                listed = [{"id": m, "object": "model", "owned_by": "fake"} for m in state.models]
-                behaviour = Behaviour.json({"object": "list", "data": listed})
-            elif refusal is not None:
-                behaviour = refusal  # refused before any scripted generation
-            elif state.queue:
-                behaviour = state.queue.popleft()
-            elif state.default is not None:
-                behaviour = state.default
-            else:
-                state.unscripted += 1
-                behaviour = _UNSCRIPTED
-
-        stream = isinstance(parsed, dict) and parsed.get("stream") is True
-        single = getattr(state.profile, "single_slot", False)
-        with state.slot if single else contextlib.nullcontext():
-            # Interruptible, so stopping the server does not wait out a long delay.
-            if behaviour.delay and state.stopping.wait(behaviour.delay):
-                self.close_connection = True
-                return
-            if behaviour.held:
-                state.released.wait()  # stop() sets it too
-                if state.stopping.is_set():
-                    self.close_connection = True
-                    return
-            try:
-                if behaviour.content is not None and behaviour.token_delay:
-                    self._generate(behaviour, stream)
-                elif behaviour.content is not None and stream:
-                    self._stream(behaviour, tokens_of(behaviour.content))
-                else:
-                    self._respond(behaviour)
-            except (BrokenPipeError, ConnectionResetError):
-                # The client gave up (its timeout) while we were delaying: expected.
-                self.close_connection = True
-
-    def _generate(self, behaviour: Behaviour, stream: bool) -> None:
-        """Token by token; streamed, each token is sent as it is made."""
-        tokens = tokens_of(behaviour.content or "")
-        state = self.server.state
-        generated, client_left = 0, False
-        try:
-            if stream:
-                generated = self._stream(behaviour, tokens, count=True)
-            else:
-                for _ in tokens:
-                    if state.stopping.wait(behaviour.token_delay):
-                        break
-                    generated += 1
-                self._respond(behaviour)
-        except (BrokenPipeError, ConnectionResetError):
-            client_left = True
-            self.close_connection = True
-        finally:
-            with state.generated:
-                state.generations.append(Generation(len(tokens), generated, client_left))
-                state.generated.notify_all()
-
-    def _stream(self, behaviour: Behaviour, tokens: list[str], *, count: bool = False) -> int:
-        """Server-sent events as the behaviour's API sends them (OpenAI: one delta chunk per
-        token, the finish reason, ``[DONE]``; Anthropic: ``message_start`` ...
-        ``content_block_delta`` per token ... ``message_delta`` with the stop reason,
-        ``message_stop``). Returns how many tokens were sent; raises when the client has
-        gone."""
-        self.send_response(200)
-        self.send_header("Content-Type", "text/event-stream")
-        self.send_header("Transfer-Encoding", "chunked")
-        self.end_headers()
-        sent = 0
-
-        def event(name: str | None, payload: Any) -> None:
-            data = b"event: " + name.encode() + b"\n" if name else b""
-            data += b"data: " + (
-                payload if isinstance(payload, bytes) else json.dumps(payload).encode()
-            )
-            data += b"\n\n"
-            self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
-            self.wfile.flush()
-
-        opening, token_event, closing = DIALECTS[behaviour.dialect](behaviour.finish_reason)
-        for name, payload in opening:
-            event(name, payload)
-        for token in tokens:
-            if count and self.server.state.stopping.wait(behaviour.token_delay):
-                return sent
-            event(*token_event(token))
-            sent += 1
-        for name, payload in closing:
-            event(name, payload)
-        self.wfile.write(b"0\r\n\r\n")
-        self.wfile.flush()
-        return sent
-
-    def _respond(self, behaviour: Behaviour) -> None:
-        if behaviour.drop:
-            self.close_connection = True
-            with contextlib.suppress(OSError):
-                self.connection.shutdown(socket.SHUT_RDWR)
-            return
-        self.send_response(behaviour.status)
-        self.send_header("Content-Type", behaviour.content_type)
-        for name, value in behaviour.headers:
-            self.send_header(name, value)
-        if behaviour.chunked:
-            self.send_header("Transfer-Encoding", "chunked")
-            self.end_headers()
-            step = 64 * 1024
-            for start in range(0, len(behaviour.body), step):
-                piece = behaviour.body[start : start + step]
-                self.wfile.write(f"{len(piece):x}\r\n".encode() + piece + b"\r\n")
-            self.wfile.write(b"0\r\n\r\n")
-        else:
-            self.send_header("Content-Length", str(len(behaviour.body)))
-            self.end_headers()
-            self.wfile.write(behaviour.body)
-        self.wfile.flush()
-
-
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    state: _State
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        # Clients that time out or refuse an oversize body hang up mid-exchange;
-        # that is the scenario under test, not a server fault worth a traceback.
-        if isinstance(sys.exc_info()[1], ConnectionError):
-            return
-        super().handle_error(request, client_address)
+        return cls(
+            method=wire["method"],
+            path=wire["path"],
+            headers=wire["headers"],
+            body=body,
+            json=parsed,
+            received_at=wire["received_at"],
+            upstream_status=wire["upstream_status"],
+            upstream_error=wire["upstream_error"],
+            upstream_bytes=wire["upstream_bytes"],
+        )
 
 
 class FakeOpenAIServer:
-    """The scriptable server; ``base_url`` ends in ``/v1`` like a real one."""
+    """The scriptable server; ``base_url`` ends in ``/v1`` like a real one.
+
+    The listening socket is bound here and handed to the child, so the port is known
+    (and connections wait in its backlog) before the child has even started."""
 
     def __init__(self) -> None:
-        self._state = _State()
-        self._httpd = _Server(("127.0.0.1", 0), _Handler)
-        self._httpd.state = self._state
-        self._thread: threading.Thread | None = None
-
-    @property
-    def port(self) -> int:
-        return int(self._httpd.server_address[1])
+        self._listening = socket.create_server(("127.0.0.1", 0))
+        self.port = int(self._listening.getsockname()[1])
+        self._logs = Path(tempfile.mkdtemp(prefix="fake-model-"))
+        self._proc: Proc | None = None
+        self._default: Behaviour | None = None
+        self._profile: Profile = ServerProfile()
+        self._models: tuple[str, ...] | None = None
 
     @property
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}/v1"
 
     def start(self) -> FakeOpenAIServer:
-        self._thread = threading.Thread(
-            target=self._httpd.serve_forever,
-            kwargs={"poll_interval": 0.05},
-            name=f"fake-openai:{self.port}",
-            daemon=True,
-        )
-        self._thread.start()
+        fd = self._listening.fileno()
+        argv = [sys.executable, "-m", "tests.fakes.model_server", "--fd", str(fd)]
+        self._proc = Proc("model-server", argv, {"PYTHONUNBUFFERED": "1"}, self._logs, (fd,))
+        self._listening.close()  # the child holds it now
         return self
 
-    def release(self) -> None:
-        """Let every held request (``Behaviour.hold``) answer, now and from now on."""
-        self._state.released.set()
-
     def stop(self) -> None:
-        self._state.stopping.set()
-        self._state.released.set()
-        self._httpd.shutdown()
-        self._httpd.server_close()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
+        """Kill the server process (a held or slow request ends with it)."""
+        if self._proc is not None:
+            self._proc.kill()
+        self._listening.close()
+        shutil.rmtree(self._logs, ignore_errors=True)
+
+    def kill(self) -> None:
+        """SIGKILL the server process, as a crashed model server dies: its connections
+        close, and its port refuses from then on."""
+        if self._proc is not None:
+            self._proc.kill()
 
     def __enter__(self) -> FakeOpenAIServer:
         return self.start()
@@ -301,78 +142,99 @@ class FakeOpenAIServer:
     def __exit__(self, *exc_info: object) -> None:
         self.stop()
 
+    def _control(self, action: str, payload: Any = None, *, timeout: float = 30.0) -> Any:
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
+        try:
+            body = None if payload is None else json.dumps(payload)
+            conn.request("GET" if body is None else "POST", f"/_fake/{action}", body)
+            response = conn.getresponse()
+            data = response.read()
+        finally:
+            conn.close()
+        if response.status != 200:
+            output = self._proc.output() if self._proc else ""
+            raise AssertionError(f"fake model server: {action} -> {response.status}\n{output}")
+        return json.loads(data)
+
     def enqueue(self, *behaviours: Behaviour) -> None:
         """Append behaviours; each request consumes one, in order."""
-        with self._state.lock:
-            self._state.queue.extend(behaviours)
+        self._control("enqueue", {"behaviours": [b.to_wire() for b in behaviours]})
 
     @property
     def default(self) -> Behaviour | None:
         """Served once the queue is empty (``None``: an "unscripted" 500)."""
-        return self._state.default
+        return self._default
 
     @default.setter
     def default(self, behaviour: Behaviour | None) -> None:
-        with self._state.lock:
-            self._state.default = behaviour
+        self._control("default", {"behaviour": behaviour and behaviour.to_wire()})
+        self._default = behaviour
+
+    def _state(self) -> dict[str, Any]:
+        return dict(self._control("state"))
 
     @property
     def requests(self) -> list[RecordedRequest]:
         """A snapshot of every request received so far, oldest first."""
-        with self._state.lock:
-            return list(self._state.requests)
+        return [RecordedRequest.from_wire(r) for r in self._state()["requests"]]
 
     @property
     def pending(self) -> int:
         """Scripted behaviours not consumed yet."""
-        with self._state.lock:
-            return len(self._state.queue)
+        return int(self._state()["pending"])
 
     @property
-    def profile(self) -> Any:
-        """What the server refuses before generating (a :class:`ServerProfile`, or any
-        object with ``refusal(request_json, headers) -> Behaviour | None``)."""
-        return self._state.profile
+    def unscripted(self) -> int:
+        """Requests that found neither a scripted behaviour nor a default."""
+        return int(self._state()["unscripted"])
 
-    @profile.setter
-    def profile(self, profile: Any) -> None:
-        with self._state.lock:
-            self._state.profile = profile
+    @property
+    def answered(self) -> int:
+        """Held requests answered so far."""
+        return int(self._state()["answered"])
 
     def wait_requests(self, count: int, timeout: float = 30.0) -> list[RecordedRequest]:
-        """Every request received, once there are at least ``count`` (a client may give up
-        before the server's thread has read its request); a bound, not a measurement."""
+        """The requests once at least ``count`` have arrived (or all there are at the
+        timeout): a client may give up before the server has read its request."""
         deadline = time.monotonic() + timeout
-        while len(requests := self.requests) < count and time.monotonic() < deadline:
-            time.sleep(0.01)
-        return requests
+        while len(got := self.requests) < count and time.monotonic() < deadline:
+            time.sleep(0.05)
+        return got
+
+    def release(self, count: int = 1) -> None:
+        """Let the next ``count`` held requests (in arrival order, arrived or not) answer."""
+        self._control("release", {"count": count})
+
+    @property
+    def profile(self) -> Profile:
+        """What the server refuses before generating (a :class:`ServerProfile` or an
+        ``AnthropicRules``)."""
+        return self._profile
+
+    @profile.setter
+    def profile(self, profile: Profile) -> None:
+        self._control("profile", profile_to_wire(profile))
+        self._profile = profile_from_wire(profile_to_wire(profile))
 
     def wait_generations(self, count: int, timeout: float = 30.0) -> list[Generation]:
         """Block until ``count`` generations have ended (the server stopped working on
         them, finished or abandoned); a bound for a broken test, not a measurement."""
-        with self._state.generated:
-            if not self._state.generated.wait_for(
-                lambda: len(self._state.generations) >= count, timeout
-            ):
-                raise AssertionError(f"fewer than {count} generations ended")
-            return list(self._state.generations)
+        query = f"generations?count={count}&timeout={timeout}"
+        ended = [Generation(**g) for g in self._control(query, timeout=timeout + 10)["generations"]]
+        if len(ended) < count:
+            raise AssertionError(f"fewer than {count} generations ended")
+        return ended
 
     @property
     def models(self) -> tuple[str, ...] | None:
         """The model ids a ``GET .../models`` lists, as Ollama and llama.cpp answer it
         (None: that request is scripted like any other)."""
-        return self._state.models
+        return self._models
 
     @models.setter
     def models(self, models: tuple[str, ...] | None) -> None:
-        with self._state.lock:
-            self._state.models = models
-
-    @property
-    def unscripted(self) -> int:
-        """Requests that found neither a scripted behaviour nor a default."""
-        with self._state.lock:
-            return self._state.unscripted
+        self._control("models", {"models": None if models is None else list(models)})
+        self._models = models
 
 
 def closed_port() -> int:
@@ -382,8 +244,36 @@ def closed_port() -> int:
         return int(sock.getsockname()[1])
 
 
+class _Spares:
+    """One server started ahead: its process boots (about a second on a loaded machine)
+    while the test before runs, so a test pays for no boot. Each test still gets a new
+    process of its own."""
+
+    def __init__(self) -> None:
+        self._next: FakeOpenAIServer | None = None
+
+    def take(self) -> FakeOpenAIServer:
+        server = self._next if self._next is not None else FakeOpenAIServer().start()
+        self._next = FakeOpenAIServer().start()
+        return server
+
+    def close(self) -> None:
+        if self._next is not None:
+            self._next.stop()
+
+
+@pytest.fixture(scope="session")
+def fake_model_spares() -> Iterator[_Spares]:
+    spares = _Spares()
+    yield spares
+    spares.close()
+
+
 @pytest.fixture
-def fake_openai() -> Iterator[FakeOpenAIServer]:
+def fake_openai(fake_model_spares: _Spares) -> Iterator[FakeOpenAIServer]:
     """A started :class:`FakeOpenAIServer` on 127.0.0.1, stopped after the test."""
-    with FakeOpenAIServer() as server:
+    server = fake_model_spares.take()
+    try:
         yield server
+    finally:
+        server.stop()

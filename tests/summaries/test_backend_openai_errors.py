@@ -4,6 +4,8 @@ timeouts and dropped or refused connections."""
 from __future__ import annotations
 
 import pickle
+import time
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -123,6 +125,22 @@ def test_dropped_connection_is_unavailable_after_one_retry(fake_openai):
     with pytest.raises(BackendUnavailable) as info:
         make_backend(fake_openai).generate(PROMPT, TURNS)
     assert len(fake_openai.requests) == 2
+    assert_secret_free(info.value)
+
+
+def test_a_server_killed_mid_request_is_unavailable_not_a_wait_for_the_timeout(fake_openai):
+    """The server process dies (SIGKILL) while the client waits on a reply it would have
+    waited 300 s for: the closed socket ends the wait, and the one retry finds the port
+    dead. Unavailable, so the pass tries again later."""
+    fake_openai.enqueue(Behaviour.sleep(600.0))
+    backend = make_backend(fake_openai, timeout=300.0)
+    with ThreadPoolExecutor(1) as pool:
+        waiting = pool.submit(backend.generate, PROMPT, TURNS)
+        while not fake_openai.requests:
+            time.sleep(0.02)
+        fake_openai.kill()
+        with pytest.raises(BackendUnavailable) as info:
+            waiting.result(timeout=60)  # a bound for a broken test, not a measurement
     assert_secret_free(info.value)
 
 

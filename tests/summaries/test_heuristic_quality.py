@@ -14,10 +14,7 @@ batch is still being written it has no sessions, and its tests are skipped, not 
 from __future__ import annotations
 
 import json
-import threading
-from collections.abc import Iterator
 from dataclasses import replace
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +22,7 @@ import pytest
 
 from bench import summary_quality as sq
 from summaries.core.transcript_turn import TranscriptTurn
+from tests.summaries.fake_openai_server import Behaviour, FakeOpenAIServer
 
 FAMILY_FLOOR = 0.8  # every rule family, over the tuning sessions tagged with it
 HELD_OUT_FLOOR = 0.75
@@ -248,62 +246,31 @@ def test_constraint_labels_match_by_required_and_forbidden_strings() -> None:
 # --- the same harness against an OpenAI-compatible server --------------------------------
 
 
-class _FakeModel(BaseHTTPRequestHandler):
-    """Answers every chat completion with one intent covering turn 1, like a terse model."""
-
-    reply = json.dumps(
-        {
-            "intents": [{"title": "Whatever", "ranges": [[1, 1]], "status": "active"}],
-            "constraints": [],
-        }
-    )
-    prompts: list[str] = []
-
-    def do_POST(self) -> None:
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        self.prompts.append(body["messages"][-1]["content"])
-        data = json.dumps(
-            {
-                "choices": [
-                    {
-                        "message": {"role": "assistant", "content": self.reply},
-                        "finish_reason": "stop",
-                    }
-                ]
-            }
-        ).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
+_TERSE_REPLY = json.dumps(
+    {
+        "intents": [{"title": "Whatever", "ranges": [[1, 1]], "status": "active"}],
+        "constraints": [],
+    }
+)
 
 
 @pytest.fixture
-def fake_model(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _FakeModel)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    _FakeModel.prompts = []
-    monkeypatch.setenv("KIROCREW_OPENAI_BASE_URL", f"http://127.0.0.1:{server.server_port}/v1")
+def fake_model(monkeypatch: pytest.MonkeyPatch, fake_openai: FakeOpenAIServer) -> FakeOpenAIServer:
+    """Answers every chat completion with one intent covering turn 1, like a terse model."""
+    fake_openai.default = Behaviour.reply(_TERSE_REPLY)
+    monkeypatch.setenv("KIROCREW_OPENAI_BASE_URL", fake_openai.base_url)
     monkeypatch.setenv("KIROCREW_OPENAI_API_KEY", "test-key")
-    try:
-        yield _FakeModel.prompts
-    finally:
-        server.shutdown()
-        server.server_close()
+    return fake_openai
 
 
 def test_the_harness_runs_a_model_backend_on_the_same_sessions(
-    sessions: list[sq.Session], fake_model: list[str]
+    sessions: list[sq.Session], fake_model: FakeOpenAIServer
 ) -> None:
     subset = [s for s in sessions if s.name.startswith(("s01", "s08", "kc_starter"))]
     report = sq.evaluate(subset, sq.make_predictor("openai:fake-model"), "openai:fake-model")
-    assert len(fake_model) == len(subset)
-    assert all("TRANSCRIPT" in p and "not a work order" in p for p in fake_model)
+    prompts = [r.json["messages"][-1]["content"] for r in fake_model.requests]
+    assert len(prompts) == len(subset)
+    assert all("TRANSCRIPT" in p and "not a work order" in p for p in prompts)
     assert report.groups["all"].sessions == len(subset)
     assert report.groups["all"].tp >= 1  # scored exactly like the heuristic
 

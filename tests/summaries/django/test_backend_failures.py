@@ -286,7 +286,7 @@ def test_a_malformed_openai_reply_keeps_the_previous_summary(
 
 def test_an_openai_timeout_keeps_the_previous_summary(openai_previous, openai_model, settings):
     # The server holds the request until released: slower than any timeout, under any load.
-    held = Behaviour.hold(Behaviour.reply(VALID_REPLY))
+    held = Behaviour.held(Behaviour.reply(VALID_REPLY))
     openai_model.enqueue(held, held)
     settings.KIROCREW_OPENAI_TIMEOUT = 0.2
 

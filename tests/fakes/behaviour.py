@@ -1,11 +1,17 @@
 """What the loopback model server does with a request: scripted :class:`Behaviour`s,
-and a :class:`ServerProfile` of what a real server refuses before it generates anything
-(llama.cpp's habits). Re-exported by ``fake_openai_server``."""
+and a profile of what a real server refuses before it generates anything (llama.cpp's
+habits in :class:`ServerProfile`, the Messages API's in :class:`AnthropicRules`).
+
+Shared by the server process (``tests.fakes.model_server``) and the test that scripts it
+(``tests.summaries.fake_openai_server``): both sides speak the JSON of :func:`to_wire`.
+Standard library only, so the server process starts fast.
+"""
 
 from __future__ import annotations
 
+import base64
 import json
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
 
@@ -17,7 +23,6 @@ class Behaviour:
     body: bytes = b""
     content_type: str = "application/json"
     delay: float = 0.0  # seconds to wait before answering (or dropping)
-    held: bool = False  # answer only once the test calls ``release()`` on the server
     drop: bool = False  # close the connection without sending any response
     chunked: bool = False  # send the body with chunked encoding, no Content-Length
     headers: tuple[tuple[str, str], ...] = ()
@@ -28,6 +33,12 @@ class Behaviour:
     finish_reason: str = "stop"
     token_delay: float = 0.0
     dialect: str = "openai"  # whose stream format: "openai" or "anthropic"
+    # Held until the test releases it (``FakeOpenAIServer.release``): which pass reaches
+    # the model next is then a matter of order, not timing.
+    hold: bool = False
+    # Relayed to a real server at this base (``http://host:port``), its answer streamed
+    # back as it comes: the fake then records what a client sent a real model.
+    forward: str | None = None
 
     @classmethod
     def reply(
@@ -108,16 +119,35 @@ class Behaviour:
         return replace(base, delay=seconds)
 
     @classmethod
-    def hold(cls, then: Behaviour | None = None) -> Behaviour:
-        """Answer (with ``then``, by default a reply) only after the test's ``release()``:
-        a server slower than any timeout, whatever the machine's load."""
-        base = then if then is not None else cls.reply('{"intents": []}')
-        return replace(base, held=True)
-
-    @classmethod
     def close(cls, *, delay: float = 0.0) -> Behaviour:
         """Read the request, then close the connection without answering."""
         return cls(drop=True, delay=delay)
+
+    @classmethod
+    def forward_to(cls, upstream: str) -> Behaviour:
+        """Relay the request to the real server at ``upstream`` (scheme, host, port)."""
+        return cls(forward=upstream.rstrip("/"))
+
+    @classmethod
+    def held(cls, then: Behaviour) -> Behaviour:
+        """``then``, once the test has released this request (requests are released in the
+        order they arrived)."""
+        return replace(then, hold=True)
+
+    def to_wire(self) -> dict[str, Any]:
+        wire = asdict(self)
+        wire["body"] = base64.b64encode(self.body).decode()
+        return wire
+
+    @classmethod
+    def from_wire(cls, wire: dict[str, Any]) -> Behaviour:
+        return cls(
+            **{
+                **wire,
+                "body": base64.b64decode(wire["body"]),
+                "headers": tuple((str(k), str(v)) for k, v in wire["headers"]),
+            }
+        )
 
 
 @dataclass(frozen=True)
@@ -180,6 +210,70 @@ class ServerProfile:
 
 #: A local llama.cpp server (llama_cpp.server) as a real one behaves.
 LLAMA_CPP = ServerProfile(json_schema_500=True, single_slot=True)
+
+
+def messages_error(
+    status: int, kind: str, *, message_text: str = "fake error", retry_after: str | None = None
+) -> Behaviour:
+    """An error as Anthropic's Messages API sends it (``retry-after`` on 429 and 529)."""
+    body = json.dumps(
+        {
+            "type": "error",
+            "error": {"type": kind, "message": message_text},
+            "request_id": "req_fake",
+        }
+    ).encode()
+    headers = (("retry-after", retry_after),) if retry_after is not None else ()
+    return Behaviour(status=status, body=body, headers=headers)
+
+
+@dataclass(frozen=True)
+class AnthropicRules:
+    """What the Messages API refuses before generating: a request without ``x-api-key``
+    (401 ``authentication_error``), without ``anthropic-version`` or ``max_tokens`` (400
+    ``invalid_request_error``), and a prompt over its context window (400 "prompt is too
+    long")."""
+
+    api_key: str
+    context_chars: int | None = None
+
+    def refusal(self, request: Any, headers: dict[str, str]) -> Behaviour | None:
+        if headers.get("x-api-key") != self.api_key:
+            return messages_error(401, "authentication_error", message_text="invalid x-api-key")
+        if "anthropic-version" not in headers:
+            return messages_error(
+                400, "invalid_request_error", message_text="anthropic-version: header is required"
+            )
+        body = request if isinstance(request, dict) else {}
+        if not isinstance(body.get("max_tokens"), int):
+            return messages_error(
+                400, "invalid_request_error", message_text="max_tokens: Field required"
+            )
+        prompt = json.dumps(body.get("messages", ""))
+        if self.context_chars is not None and len(prompt) > self.context_chars:
+            return messages_error(
+                400,
+                "invalid_request_error",
+                message_text=f"prompt is too long: {len(prompt)} tokens > {self.context_chars} maximum",
+            )
+        return None
+
+
+Profile = ServerProfile | AnthropicRules
+_PROFILES: dict[str, type[ServerProfile] | type[AnthropicRules]] = {
+    "server": ServerProfile,
+    "anthropic": AnthropicRules,
+}
+
+
+def profile_to_wire(profile: Profile) -> dict[str, Any]:
+    kind = next(k for k, cls in _PROFILES.items() if isinstance(profile, cls))
+    return {"kind": kind, **asdict(profile)}
+
+
+def profile_from_wire(wire: dict[str, Any]) -> Profile:
+    cls = _PROFILES[wire["kind"]]
+    return cls(**{f.name: wire[f.name] for f in fields(cls) if f.name in wire})
 
 
 # --- how a generated reply is streamed, per API ---
