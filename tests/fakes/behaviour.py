@@ -170,12 +170,15 @@ class ServerProfile:
     ``json_schema_500``: ``response_format: json_schema`` fails with an HTTP 500 naming
     the field (llama_cpp.server); ``context_chars``: a prompt longer than this is refused
     with 400 ``context_length_exceeded`` (its message and code as llama_cpp.server sends
-    them); ``single_slot``: one generation at a time, later requests wait for the slot.
+    them); ``single_slot``: one generation at a time, later requests wait for the slot;
+    ``empty_stream_overflow``: an over-long prompt asked to stream gets a 200 event stream
+    that ends before its first event (llama_cpp.server 0.3.36; unstreamed it gets the 400).
     """
 
     json_schema_500: bool = False
     context_chars: int | None = None
     single_slot: bool = False
+    empty_stream_overflow: bool = False
 
     def refusal(self, request: Any, headers: dict[str, str]) -> Behaviour | None:
         body = request if isinstance(request, dict) else {}
@@ -197,6 +200,8 @@ class ServerProfile:
             else ""
         )
         if self.context_chars is not None and len(prompt) > self.context_chars:
+            if self.empty_stream_overflow and body.get("stream") is True:
+                return Behaviour(status=200, content_type="text/event-stream")
             error = {
                 "message": f"This model's maximum context length is {self.context_chars // 4} "
                 f"tokens. However, you requested {len(prompt) // 4} tokens.",
@@ -209,7 +214,7 @@ class ServerProfile:
 
 
 #: A local llama.cpp server (llama_cpp.server) as a real one behaves.
-LLAMA_CPP = ServerProfile(json_schema_500=True, single_slot=True)
+LLAMA_CPP = ServerProfile(json_schema_500=True, single_slot=True, empty_stream_overflow=True)
 
 
 def messages_error(

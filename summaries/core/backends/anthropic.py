@@ -91,7 +91,7 @@ class AnthropicBackend(HTTPBackend):
     ) -> None:
         self._configure(model, base_url, api_key, timeout, max_tokens, transport, retry_backoff)
 
-    def _request(self, prompt: str) -> tuple[dict[str, Any], dict[str, str]]:
+    def _request(self, prompt: str, *, stream: bool) -> tuple[dict[str, Any], dict[str, str]]:
         body = {
             "model": self.model,
             "max_tokens": self.max_tokens,
@@ -100,7 +100,7 @@ class AnthropicBackend(HTTPBackend):
             "temperature": 0,
             # Streamed, so giving up (timeout, size cap) closes the connection and ends
             # the generation instead of leaving it running, and billed, for nobody.
-            "stream": True,
+            "stream": stream,
         }
         headers = {
             "x-api-key": self._api_key,

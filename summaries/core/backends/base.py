@@ -56,6 +56,12 @@ class BackendUnavailable(BackendError):
     """
 
 
+class BackendEmptyStream(BackendUnavailable):
+    """A 200 event stream that ended before its first event. llama_cpp.server answers a
+    streamed prompt longer than its context window this way (the same request unstreamed
+    gets 400 ``context_length_exceeded``), so the request is asked once more unstreamed."""
+
+
 class BackendHTTPError(BackendError):
     """The model server answered with a non-success HTTP status.
 

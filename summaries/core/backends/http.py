@@ -29,6 +29,7 @@ import httpx
 
 from summaries.core.backends.base import (
     BackendBadReply,
+    BackendEmptyStream,
     BackendError,
     BackendHTTPError,
     BackendRunaway,
@@ -245,13 +246,20 @@ class HTTPBackend:
     def generate(self, prompt: str, turns: Sequence[TranscriptTurn]) -> str:
         """One streamed POST, retried at most once when ``_retry_wait`` allows it."""
         client = http_client(self.timeout, self._transport)
+        stream = True
         try:
             attempt = 1
             while True:
-                body, headers = self._request(prompt)
+                body, headers = self._request(prompt, stream=stream)
                 try:
                     return self._attempt(client, body, headers)
                 except BackendError as exc:
+                    if isinstance(exc, BackendEmptyStream) and stream:
+                        stream = False  # its refusal comes whole; the next pass streams
+                        log.info(
+                            "summary backend %s: empty reply stream; asking unstreamed", self.name
+                        )
+                        continue
                     if self._stepped_down(exc):
                         continue
                     wait = self._retry_wait(exc)
@@ -293,8 +301,8 @@ class HTTPBackend:
     # What each protocol says for itself.
     CUT_OFF: ClassVar[str]  # the stop reason of a reply cut at the token limit
 
-    def _request(self, prompt: str) -> tuple[dict[str, Any], dict[str, str]]:
-        """The body and headers of one attempt."""
+    def _request(self, prompt: str, *, stream: bool) -> tuple[dict[str, Any], dict[str, str]]:
+        """The body and headers of one attempt (``stream``: ask for server-sent events)."""
         raise NotImplementedError
 
     def _read_stream(self, response: httpx.Response, deadline: float) -> tuple[str, str | None]:

@@ -121,7 +121,7 @@ class OpenAIBackend(HTTPBackend):
     def output_format(self) -> OutputFormat:
         return format_learned(self.url, self.model)
 
-    def _request(self, prompt: str) -> tuple[dict[str, Any], dict[str, str]]:
+    def _request(self, prompt: str, *, stream: bool) -> tuple[dict[str, Any], dict[str, str]]:
         headers = {
             "Accept": "text/event-stream, application/json",
             # An unencoded body, so the size cap counts what the server really sends.
@@ -137,7 +137,7 @@ class OpenAIBackend(HTTPBackend):
             ],
             "temperature": 0,
             "max_tokens": self.max_tokens,
-            "stream": True,
+            "stream": stream,
             "response_format": self.output_format.body,
         }
         return body, headers

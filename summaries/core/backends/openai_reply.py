@@ -7,7 +7,11 @@ import json
 
 import httpx
 
-from summaries.core.backends.base import BackendBadReply, BackendUnavailable
+from summaries.core.backends.base import (
+    BackendBadReply,
+    BackendEmptyStream,
+    BackendUnavailable,
+)
 from summaries.core.backends.http import StreamedText, safe_code, stream_lines
 
 
@@ -23,10 +27,12 @@ def read_stream(
     text = StreamedText()
     finish_reason: str | None = None
     done = False
+    events = 0
     for line in stream_lines(response, deadline, timeout):
         event = _stream_event(line)
         if event is None:
             continue
+        events += 1
         if isinstance(event, str):  # "done"
             done = True
             break
@@ -34,6 +40,8 @@ def read_stream(
         text.add(delta)
         finish_reason = reason or finish_reason
     if not done and finish_reason is None:
+        if not events:
+            raise BackendEmptyStream("model server ended the reply stream before any event")
         raise BackendUnavailable("model server ended the reply stream before it was complete")
     content = text.text()
     if not content.strip():

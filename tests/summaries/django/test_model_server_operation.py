@@ -68,6 +68,23 @@ def test_a_context_overflow_is_answered_with_a_shorter_transcript(long_session, 
     assert sent[2] <= INSTRUCTIONS + 12_000
 
 
+def test_an_overflow_refused_as_an_empty_stream_is_asked_unstreamed_then_shrunk(
+    long_session, model
+):
+    """llama_cpp.server answers a streamed over-long prompt with a 200 stream that ends
+    before any event (found by ``make model-smoke``): the request is asked once more
+    unstreamed, gets the 400, and the pass shrinks the transcript as for any overflow."""
+    model.profile = ServerProfile(context_chars=INSTRUCTIONS + 12_000, empty_stream_overflow=True)
+    model.default = Behaviour.reply(VALID_REPLY)
+
+    assert summary_generate(slot_name="s1", force=True) == STORED
+
+    streamed = [r.json["stream"] for r in model.requests]
+    assert streamed[:2] == [True, False]  # the empty stream, then its refusal whole
+    assert streamed[-1] is True  # the shorter prompt streams again
+    assert len(prompts(model)[-1]) <= INSTRUCTIONS + 12_000
+
+
 def test_an_overflow_that_no_shrink_cures_ends_as_a_model_failure(long_session, model):
     model.profile = ServerProfile(context_chars=INSTRUCTIONS)  # nothing fits
     outcome = summary_generate(slot_name="s1", force=True)
