@@ -74,10 +74,3 @@ class DashboardSession(APIKeyCookie):
 
     def authenticate(self, request: HttpRequest, key: str | None) -> Caller | None:
         return None  # unused: __call__ decides from request.user
-
-
-def caller_of(request: HttpRequest) -> Caller:
-    auth = getattr(request, "auth", None)
-    if not isinstance(auth, Caller):  # routes are never mounted without auth
-        raise TypeError("request has no authenticated caller")
-    return auth
