@@ -280,9 +280,6 @@ class TranscriptStore(StoreFiles):
         check_content(updates, what="metadata")
         return update_session_metadata(self, key, updates, remove=remove)
 
-    def set_title(self, key: str, title: str) -> bool:
-        return self.update_metadata(key, {"title": title})
-
     def rewind(self, key: str, after_ts: str) -> int:
 
         return rewind_session(self, key, after_ts)
