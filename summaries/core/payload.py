@@ -29,10 +29,6 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-STATE_DONE = "done"
-STATE_NEEDS_YOU = "needs-you"
-STATE_IN_PROGRESS = "in-progress"
-STATE_DROPPED = "dropped"
 STATUSES = frozenset(get_args(Status))
 # Why an intent has its state (``evidence.kind``, declared in intents.py); a summary
 # without one says nothing either way, and the panel says so instead of presenting the

@@ -9,10 +9,6 @@ import pytest
 
 from summaries.core.intents import Intent, SummaryPayload
 from summaries.core.payload import (
-    STATE_DONE,
-    STATE_DROPPED,
-    STATE_IN_PROGRESS,
-    STATE_NEEDS_YOU,
     derive_state,
     normalize_payload,
 )
@@ -24,31 +20,22 @@ from tests.summaries.payload_helpers import KEYS, normalized
 @pytest.mark.parametrize(
     ("status", "verified", "state"),
     [
-        ("abandoned", True, STATE_DROPPED),
-        ("abandoned", False, STATE_DROPPED),
-        ("abandoned", None, STATE_DROPPED),
-        ("completed", False, STATE_NEEDS_YOU),
-        ("completed", True, STATE_DONE),
-        ("completed", None, STATE_DONE),
-        ("active", True, STATE_IN_PROGRESS),
-        ("active", False, STATE_IN_PROGRESS),
-        ("active", None, STATE_IN_PROGRESS),
-        ("weird", False, STATE_IN_PROGRESS),
-        (None, None, STATE_IN_PROGRESS),
-        ("completed", 0, STATE_DONE),  # only a real False means "never confirmed"
+        ("abandoned", True, "dropped"),
+        ("abandoned", False, "dropped"),
+        ("abandoned", None, "dropped"),
+        ("completed", False, "needs-you"),
+        ("completed", True, "done"),
+        ("completed", None, "done"),
+        ("active", True, "in-progress"),
+        ("active", False, "in-progress"),
+        ("active", None, "in-progress"),
+        ("weird", False, "in-progress"),
+        (None, None, "in-progress"),
+        ("completed", 0, "done"),  # only a real False means "never confirmed"
     ],
 )
 def test_derive_state(status: object, verified: object, state: str) -> None:
     assert derive_state(status, verified) == state
-
-
-def test_state_constants() -> None:
-    assert (STATE_DONE, STATE_NEEDS_YOU, STATE_IN_PROGRESS, STATE_DROPPED) == (
-        "done",
-        "needs-you",
-        "in-progress",
-        "dropped",
-    )
 
 
 # --- top level -----------------------------------------------------------------------
