@@ -36,15 +36,15 @@ class Turn:
     assistant: tuple[Row, ...]
 
 
-def ran(command: str, output: str, exit_code: int = 0) -> tuple[Row, Row]:
-    """A shell command and its result, as an agent's tool rows: the summary's evidence (a
+def ran(command: str, output: str) -> tuple[Row, Row]:
+    """A shell command that succeeded and its result, as an agent's tool rows: the summary's evidence (a
     reply that only says "tests pass" verifies nothing)."""
     return (
         {"role": "tool_call", "content": command, "meta": {"tool": "bash"}},
         {
             "role": "tool_result",
             "content": output,
-            "meta": {"tool": "bash", "exit_code": exit_code},
+            "meta": {"tool": "bash", "exit_code": 0},
         },
     )
 
@@ -241,9 +241,9 @@ def port_problem(host: str, port: int) -> str | None:
     return None
 
 
-def free_port_after(host: str, port: int, tries: int = 20) -> int | None:
-    """The first port above ``port`` that ``host`` can listen on (None: none of ``tries``)."""
-    for candidate in range(port + 1, min(port + 1 + tries, 65536)):
+def free_port_after(host: str, port: int) -> int | None:
+    """The first port above ``port`` that ``host`` can listen on (None: none of the next 20)."""
+    for candidate in range(port + 1, min(port + 21, 65536)):
         if port_problem(host, candidate) is None:
             return candidate
     return None

@@ -62,17 +62,6 @@ def test_metadata_edit_restores_the_exact_mtime_and_keeps_gen(tmp_path: Path) ->
     assert store.read_metadata(KEY) is not None
 
 
-def test_update_metadata_can_remove_keys(tmp_path: Path) -> None:
-    store = ticking_store(tmp_path)
-    fill_session(store, 1, closed=True, closed_at="x")
-    store.update_metadata(KEY, {"title": "t"}, remove=("closed", "closed_at"))
-    meta = store.read_metadata(KEY)
-    assert meta is not None
-    assert "closed" not in meta
-    assert "closed_at" not in meta
-    assert meta["title"] == "t"
-
-
 def test_metadata_edit_of_a_missing_session_creates_nothing(tmp_path: Path) -> None:
     store = ticking_store(tmp_path)
     assert store.update_metadata(KEY, {"title": "T"}) is False

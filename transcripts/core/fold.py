@@ -274,8 +274,8 @@ class FoldState:
         )
 
 
-def fold_lines(lines: Iterable[RawLine], *, file: str = "", keep_raw: bool = False) -> Folded:
-    state = FoldState(file, keep_raw)
+def fold_lines(lines: Iterable[RawLine], *, file: str = "") -> Folded:
+    state = FoldState(file, keep_raw=False)
     terminated = True
     for line in lines:
         state.feed(line)

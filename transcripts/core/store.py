@@ -273,12 +273,10 @@ class TranscriptStore(StoreFiles):
         return chain.session_lines(self, key)
 
     # ------------------------------------------------------------------ rewrites
-    def update_metadata(
-        self, key: str, updates: dict[str, Any], *, remove: tuple[str, ...] = ()
-    ) -> bool:
+    def update_metadata(self, key: str, updates: dict[str, Any]) -> bool:
 
         check_content(updates, what="metadata")
-        return update_session_metadata(self, key, updates, remove=remove)
+        return update_session_metadata(self, key, updates)
 
     def rewind(self, key: str, after_ts: str) -> int:
 
