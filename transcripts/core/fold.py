@@ -36,7 +36,6 @@ from .codec import (
     TARGET,
 )
 from .reader import (
-    BLOCK_SIZE,
     UTF8_BOM,
     Anomaly,
     RawLine,
@@ -286,12 +285,6 @@ def fold_lines(lines: Iterable[RawLine], *, file: str = "") -> Folded:
 def fold_stream(
     fp: IO[bytes], *, file: str = "", keep_raw: bool = False, max_line: int = MAX_LINE_BYTES
 ) -> Folded:
-    return _fold_batches(fp, file, keep_raw, max_line, BLOCK_SIZE)
-
-
-def _fold_batches(
-    fp: IO[bytes], file: str, keep_raw: bool, max_line: int, block_size: int
-) -> Folded:
     """``fold_lines(iter_lines(fp))`` with the common case inlined (same result, same report).
 
     The common line, a row after line 0 whose ``ts`` is strictly later than the previous
@@ -305,7 +298,7 @@ def _fold_batches(
     loads, decode_error = orjson.loads, orjson.JSONDecodeError
     terminated = True
     fast = 0  # lines counted here rather than in feed()
-    for item in iter_line_batches(fp, max_line=max_line, block_size=block_size):
+    for item in iter_line_batches(fp, max_line=max_line):
         if isinstance(item, RawLine):
             feed(item)
             terminated = item.terminated
