@@ -80,7 +80,6 @@ class Folded:
     # With keep_raw: each row's original line, and the indexes of rows a revision changed.
     raw: list[bytes] | None = None
     patched: set[int] = field(default_factory=set)
-    trailing_newline: bool = True
     # Physical (file) index of each folded row; None when no position hint moved a row.
     order: list[int] | None = None
     bad_lines: list[bytes] = field(default_factory=list)  # with keep_raw: skipped lines' bytes
@@ -258,7 +257,7 @@ class FoldState:
             i = nxt[i]
         return order
 
-    def result(self, trailing_newline: bool) -> Folded:
+    def result(self) -> Folded:
         self._apply_moves()
         return Folded(
             self.metadata,
@@ -267,7 +266,6 @@ class FoldState:
             self.header,
             self.raw,
             self.patched,
-            trailing_newline,
             self.order,
             self.bad_lines,
         )
@@ -275,11 +273,9 @@ class FoldState:
 
 def fold_lines(lines: Iterable[RawLine], *, file: str = "") -> Folded:
     state = FoldState(file, keep_raw=False)
-    terminated = True
     for line in lines:
         state.feed(line)
-        terminated = line.terminated
-    return state.result(terminated)
+    return state.result()
 
 
 def fold_stream(
@@ -296,15 +292,12 @@ def fold_stream(
     feed, record = state.feed, state._record
     rows, raw = state.rows, state.raw
     loads, decode_error = orjson.loads, orjson.JSONDecodeError
-    terminated = True
     fast = 0  # lines counted here rather than in feed()
     for item in iter_line_batches(fp, max_line=max_line):
         if isinstance(item, RawLine):
             feed(item)
-            terminated = item.terminated
             continue
         offset, parts = item
-        terminated = True
         for data in parts:
             if state.first or len(data) > max_line:
                 # Line 0 (BOM, metadata, archive header) and oversize lines: the full path.
@@ -345,7 +338,7 @@ def fold_stream(
                 record(obj, data, offset, True)
             offset += len(data) + 1
     state.report.lines += fast
-    return state.result(terminated)
+    return state.result()
 
 
 def fold_bytes(data: bytes, *, file: str = "", keep_raw: bool = False) -> Folded:
