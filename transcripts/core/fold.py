@@ -341,7 +341,7 @@ def fold_stream(
     return state.result()
 
 
-def fold_bytes(data: bytes, *, file: str = "", keep_raw: bool = False) -> Folded:
+def fold_bytes(data: bytes, *, file: str = "") -> Folded:
     import io
 
-    return fold_stream(io.BytesIO(data), file=file, keep_raw=keep_raw)
+    return fold_stream(io.BytesIO(data), file=file)
