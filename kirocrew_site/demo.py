@@ -36,15 +36,15 @@ class Turn:
     assistant: tuple[Row, ...]
 
 
-def ran(command: str, output: str, exit_code: int = 0) -> tuple[Row, Row]:
-    """A shell command and its result, as an agent's tool rows: the summary's evidence (a
+def ran(command: str, output: str) -> tuple[Row, Row]:
+    """A shell command that succeeded and its result, as an agent's tool rows: the summary's evidence (a
     reply that only says "tests pass" verifies nothing)."""
     return (
         {"role": "tool_call", "content": command, "meta": {"tool": "bash"}},
         {
             "role": "tool_result",
             "content": output,
-            "meta": {"tool": "bash", "exit_code": exit_code},
+            "meta": {"tool": "bash", "exit_code": 0},
         },
     )
 
@@ -113,21 +113,21 @@ class DemoClient:
         self.base_url = base_url.rstrip("/")
         self.token = token
 
-    def call(self, method: str, path: str, body: dict[str, Any] | None = None) -> Any:
+    def post(self, path: str, body: dict[str, Any]) -> Any:
         request = urllib.request.Request(  # noqa: S310 - the URL is the local server
             self.base_url + path,
-            data=json.dumps(body).encode() if body is not None else None,
+            data=json.dumps(body).encode(),
             headers={"Authorization": f"Bearer {self.token}", "Content-Type": "application/json"},
-            method=method,
+            method="POST",
         )
         try:
             with urllib.request.urlopen(request, timeout=30) as response:  # noqa: S310
                 raw = response.read()
         except urllib.error.HTTPError as exc:
-            raise DemoError(f"{method} {path} answered {exc.code} {error_text(exc)}") from None
+            raise DemoError(f"POST {path} answered {exc.code} {error_text(exc)}") from None
         except (urllib.error.URLError, OSError) as exc:
             reason = getattr(exc, "reason", exc)
-            raise DemoError(f"{method} {path} failed: {reason}") from None
+            raise DemoError(f"POST {path} failed: {reason}") from None
         return json.loads(raw) if raw else None
 
 
@@ -195,15 +195,15 @@ def replay(client: DemoClient, *, pause: float, say: Callable[[str], None]) -> N
     The caller removes an earlier run's slot first (in-process, whoever owns it), so a
     re-run never meets a 409 here.
     """
-    client.call("POST", "/api/chat/slots", {"name": REPLAY_SLOT, "title": "CSV export fixes"})
+    client.post("/api/chat/slots", {"name": REPLAY_SLOT, "title": "CSV export fixes"})
     say(f"replaying {len(REPLAY)} turns into slot {REPLAY_SLOT!r}")
     for number, turn in enumerate(REPLAY, start=1):
-        client.call("POST", f"/api/chat/slots/{REPLAY_SLOT}/turns", {"content": turn.user})
+        client.post(f"/api/chat/slots/{REPLAY_SLOT}/turns", {"content": turn.user})
         for row in turn.assistant:
             time.sleep(pause)
             body = {"role": "assistant", "content": row} if isinstance(row, str) else row
-            client.call("POST", f"/api/chat/slots/{REPLAY_SLOT}/rows", body)
-        client.call("POST", f"/api/chat/slots/{REPLAY_SLOT}/turns/end", {"stop_reason": "end_turn"})
+            client.post(f"/api/chat/slots/{REPLAY_SLOT}/rows", body)
+        client.post(f"/api/chat/slots/{REPLAY_SLOT}/turns/end", {"stop_reason": "end_turn"})
         say(f"turn {number} of {len(REPLAY)} done")
         time.sleep(pause)
 
@@ -241,9 +241,9 @@ def port_problem(host: str, port: int) -> str | None:
     return None
 
 
-def free_port_after(host: str, port: int, tries: int = 20) -> int | None:
-    """The first port above ``port`` that ``host`` can listen on (None: none of ``tries``)."""
-    for candidate in range(port + 1, min(port + 1 + tries, 65536)):
+def free_port_after(host: str, port: int) -> int | None:
+    """The first port above ``port`` that ``host`` can listen on (None: none of the next 20)."""
+    for candidate in range(port + 1, min(port + 21, 65536)):
         if port_problem(host, candidate) is None:
             return candidate
     return None

@@ -8,7 +8,7 @@ from pathlib import Path
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
-from .core.backend_choice import BackendChoice, effective_spec, read_choice
+from .core.backend_choice import BackendChoice, read_choice
 from .core.backends import SummaryBackend, resolve_backend
 from .core.budget import input_budget
 from .core.config import ConfigCache, SessionSummaryConfig
@@ -39,11 +39,6 @@ def summary_config() -> SessionSummaryConfig:
 def summary_backend_choice() -> BackendChoice | None:
     """The backend staff picked on the settings page (config.json), if any."""
     return read_choice(Path(settings.KIROCREW_CONFIG_PATH))
-
-
-def summary_backend_spec() -> str:
-    """What writes summaries now: the picked backend, else ``KIROCREW_SUMMARY_MODEL``."""
-    return effective_spec(summary_backend_choice(), settings.KIROCREW_SUMMARY_MODEL)
 
 
 def summary_backend() -> SummaryBackend:

@@ -37,10 +37,6 @@ def slot_extra_register(extra: SlotExtra) -> None:
     _extras[extra.name] = extra
 
 
-def slot_extra_unregister(name: str) -> None:
-    _extras.pop(name, None)
-
-
 def slot_extra_related() -> tuple[str, ...]:
     return tuple(rel for extra in _extras.values() for rel in extra.related)
 

@@ -24,6 +24,7 @@ from summaries.backend_picker import (
     backend_test,
 )
 from summaries.core.backend_check import CheckResult
+from summaries.core.backend_choice import effective_spec
 from summaries.core.config import ConfigWriteError, write_enabled
 from summaries.envconfig import ENV_ENABLED
 from summaries.runtime import summary_backend_choice, summary_config
@@ -62,7 +63,7 @@ def settings_page(request: HttpRequest) -> HttpResponse:
             "enabled": cfg.enabled,
             "env_override": os.environ.get(ENV_ENABLED),
             "env_name": ENV_ENABLED,
-            "model": chosen.spec if chosen else settings.KIROCREW_SUMMARY_MODEL,
+            "model": effective_spec(chosen, settings.KIROCREW_SUMMARY_MODEL),
             "in_use_note": _in_use_note(chosen is not None),
             "configured": settings.KIROCREW_SUMMARY_MODEL,
             "chosen": chosen,
@@ -137,7 +138,7 @@ def settings_backend_use(request: HttpRequest) -> JsonResponse:
         backend_choice_store(choice)
     except (ConfigWriteError, OSError) as exc:
         return _json_error(409, "config_not_written", f"config.json was not changed: {exc}")
-    spec = choice.spec if choice else settings.KIROCREW_SUMMARY_MODEL
+    spec = effective_spec(choice, settings.KIROCREW_SUMMARY_MODEL)
     enabled = summary_config().enabled
     text = (
         f"Summaries are now written by {spec}."

@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from itertools import pairwise
 from typing import Any
 
-TRACK_HEIGHT = 12  # viewBox units; the CSS fixes the pixel height
 MIN_BAR_SHARE = 0.012  # a one-turn range of a long session still gets a bar a finger can hit
 
 

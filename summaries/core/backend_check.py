@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from .backends import BackendError, SummaryBackend
@@ -26,16 +25,14 @@ class CheckResult:
     json_reply: bool = False  # the reply parsed as JSON (a model that follows the format)
 
 
-def backend_check(
-    backend: SummaryBackend, *, clock: Callable[[], float] = time.monotonic
-) -> CheckResult:
-    started = clock()
+def backend_check(backend: SummaryBackend) -> CheckResult:
+    started = time.monotonic()
     try:
         reply = backend.generate(CHECK_PROMPT, [])
     except BackendError as exc:
-        elapsed = int((clock() - started) * 1000)
+        elapsed = int((time.monotonic() - started) * 1000)
         return CheckResult(False, backend.name, elapsed, type(exc).__name__, str(exc))
-    elapsed = int((clock() - started) * 1000)
+    elapsed = int((time.monotonic() - started) * 1000)
     return CheckResult(True, backend.name, elapsed, json_reply=_is_json(reply))
 
 

@@ -46,8 +46,9 @@ _WORD = re.compile(r"[a-z0-9][a-z0-9_-]*")
 _EXACT = re.compile(r"(?<![\w./:=@-])(?:--?[\w-]{2,}|[\w.-]*[/.:=@][\w./:=@-]+|\w*\d\w*)")
 
 
-def cut_title(title: str, limit: int = TITLE_MAX) -> str:
-    """``title`` in at most ``limit`` characters, cut at a word when there is one."""
+def cut_title(title: str) -> str:
+    """``title`` in at most ``TITLE_MAX`` characters, cut at a word when there is one."""
+    limit = TITLE_MAX
     flat = " ".join(title.split())
     if len(flat) <= limit:
         return flat

@@ -128,7 +128,6 @@ class StructureIndex:
     # heuristic cites rows by ts
     by_ts: dict[str, tuple[int, int, str]] = field(default_factory=dict)
     first_turn: int = 0  # the first user turn the turns hold (a window starts later)
-    last_turn: int = 0
 
     def add_fact(self, fact: Fact) -> None:
         self.facts.append(fact)
@@ -205,7 +204,6 @@ def build_index(turns: Sequence[TranscriptTurn]) -> StructureIndex:
             current = turn.user_turn
             if not index.first_turn:
                 index.first_turn = current
-            index.last_turn = current
             index.users[current] = UserRow(f"U{current}", current, order, turn.ts, turn.text)
             add(turn.ts, current, turn.text)
         elif turn.injected:

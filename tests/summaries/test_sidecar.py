@@ -171,7 +171,7 @@ def test_a_metadata_only_edit_does_not_invalidate(store):
     identity = write_now(store)
     write_now(store, ONE_LINE)
 
-    assert store.set_title(KEY, "Renamed")
+    assert store.update_metadata(KEY, {"title": "Renamed"})
 
     after = store.identity(KEY)
     assert (after.sig, after.gen) == (identity.sig, identity.gen)

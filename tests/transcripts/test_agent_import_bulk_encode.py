@@ -21,7 +21,7 @@ from tests.transcripts.redaction_rule_samples import AWS_KEY_ID
 from tests.transcripts.redaction_samples import COVERAGE_SAMPLES
 from transcripts.core.agents.prepare import _plain_meta, _stamps, encode_session
 from transcripts.core.codec import METADATA, encode_record
-from transcripts.core.content import check_content, content_problem
+from transcripts.core.content import check_content
 from transcripts.core.errors import RecordRejected
 from transcripts.core.rows import redact_row, row_order
 
@@ -139,4 +139,4 @@ def test_random_rows_encode_as_the_reference(rows: list[dict[str, Any]]) -> None
 @given(META)
 def test_the_meta_check_never_passes_what_the_rule_refuses(meta: Any) -> None:
     if _plain_meta(meta):
-        assert content_problem({"role": "r", "content": "c", "meta": meta}) is None
+        check_content({"role": "r", "content": "c", "meta": meta})  # raises when refused

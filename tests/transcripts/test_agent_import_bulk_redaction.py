@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from transcripts.core.agents.prepare import _plainly_valid
-from transcripts.core.content import content_problem
+from transcripts.core.content import check_content
 from transcripts.core.redaction import patterns as P
 from transcripts.core.redaction import prefilter, redact_text
 from transcripts.core.redaction.patterns import assignments as A
@@ -129,4 +129,4 @@ SCALARS = st.one_of(
 def test_the_bulk_content_check_never_passes_what_the_rule_refuses(row: dict[str, object]) -> None:
     """The worker's unrolled check of a converted row: True only where the rule agrees."""
     if _plainly_valid(row):
-        assert content_problem(row) is None
+        check_content(row)  # raises ContentRejected on a row the rule refuses

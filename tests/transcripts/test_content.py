@@ -17,7 +17,7 @@ from transcripts.core.content import (
     ContentRejected,
     bound_row,
     bound_rows,
-    content_problem,
+    check_content,
     loads_checked,
 )
 from transcripts.core.errors import RevisionRejected
@@ -128,8 +128,9 @@ def test_loads_checked_accepts_json_and_refuses_non_json() -> None:
     }
     with pytest.raises(ValueError, match="Expecting"):
         loads_checked(b"{nope")
-    assert content_problem(nested(MAX_DEPTH)) is None
-    assert content_problem(nested(MAX_DEPTH + 1)) is not None
+    check_content(nested(MAX_DEPTH))  # at the limit: accepted
+    with pytest.raises(ContentRejected):
+        check_content(nested(MAX_DEPTH + 1))
 
 
 def test_bound_rows_marks_each_deep_field_and_reports_it() -> None:

@@ -119,7 +119,7 @@ def test_set_title_on_a_fixture_keeps_every_other_key_and_every_row(
     key = "dashboard:triage-demo"
     before = raw_lines(store.path(key))
     sig = store.sig(key)
-    store.set_title(key, "Renamed")
+    store.update_metadata(key, {"title": "Renamed"})
     after = raw_lines(store.path(key))
     assert after[1:] == before[1:]
     assert json.loads(after[0]) == {**json.loads(before[0]), "title": "Renamed"}

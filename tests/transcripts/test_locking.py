@@ -61,7 +61,7 @@ def test_store_operations_nest_inside_a_held_lock(tmp_path: Path) -> None:
     with store.locked(KEY):
         first = store.append_row(KEY, "user", "q").ts[0]
         store.append_revision(KEY, first, {"cls": "x"})
-        store.set_title(KEY, "T")
+        store.update_metadata(KEY, {"title": "T"})
         for i in range(10):
             store.append_row(KEY, "assistant", f"a{i} " + "x" * 50)  # rotates inside
         store.rotate(KEY, force=True)
@@ -111,7 +111,7 @@ def test_the_lock_survives_the_data_file_being_replaced(tmp_path: Path) -> None:
     store = make_store(tmp_path)
     store.append_row(KEY, "user", "q")
     with store.locked(KEY):
-        store.set_title(KEY, "T")  # replaces the transcript's inode
+        store.update_metadata(KEY, {"title": "T"})  # replaces the transcript's inode
         assert _try_lock_in_another_process(store.lock_path(KEY), 0.3) == 3
 
 

@@ -143,7 +143,7 @@ def apply(store: TranscriptStore, op: tuple[str, int, int], serial: int) -> None
         with store.path(KEY).open("ab") as fp:
             fp.write(b'{"role": "assistant", "content": "half')
     elif name == "title":
-        store.set_title(KEY, f"title {a}")
+        store.update_metadata(KEY, {"title": f"title {a}"})
     elif name == "rewind" and len(mine) > 1:
         store.rewind(KEY, mine[a % len(mine)])
 

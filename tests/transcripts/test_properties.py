@@ -291,7 +291,7 @@ class StoreMachine(RuleBasedStateMachine):
     @rule(title=texts)
     def set_title(self, title: str) -> None:
         before = self.store.identity(KEY)
-        assert self.store.set_title(KEY, title)
+        assert self.store.update_metadata(KEY, {"title": title})
         self.title = title
         after = self.store.identity(KEY)
         assert before is not None

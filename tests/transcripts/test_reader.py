@@ -91,7 +91,6 @@ def test_torn_tail_is_one_torn_tail_anomaly_and_every_complete_line_is_read(tail
     assert folded.metadata == orjson.loads(META)
     assert folded.rows == [orjson.loads(ROW1), orjson.loads(ROW2)]
     assert kinds(folded) == [("torn_tail", TAIL_AT)]
-    assert folded.trailing_newline is False
 
 
 def test_valid_object_without_newline_is_kept_as_a_row_flagged_unterminated() -> None:

@@ -38,7 +38,7 @@ def test_set_title_rewrites_only_line_zero_and_keeps_unknown_keys(tmp_path: Path
     fill_session(store, 4, future_key={"nested": [1, 2]}, tab_id="t-9")
     store.append_revision(KEY, file_ts(store.path(KEY))[0], {"cls": "x"})
     before = raw_lines(store.path(KEY))
-    assert store.set_title(KEY, "New title") is True
+    assert store.update_metadata(KEY, {"title": "New title"}) is True
     after = raw_lines(store.path(KEY))
     assert after[1:] == before[1:]
     meta = json.loads(after[0])
@@ -53,7 +53,7 @@ def test_metadata_edit_restores_the_exact_mtime_and_keeps_gen(tmp_path: Path) ->
     fill_session(store, 3)
     set_mtime_ns(store.path(KEY), ODD_MTIME)
     gen = store.identity(KEY).gen  # type: ignore[union-attr]
-    store.set_title(KEY, "T")
+    store.update_metadata(KEY, {"title": "T"})
     store.update_metadata(KEY, {"pinned": True, "app": "crm"})
     identity = store.identity(KEY)
     assert identity is not None
@@ -62,20 +62,9 @@ def test_metadata_edit_restores_the_exact_mtime_and_keeps_gen(tmp_path: Path) ->
     assert store.read_metadata(KEY) is not None
 
 
-def test_update_metadata_can_remove_keys(tmp_path: Path) -> None:
-    store = ticking_store(tmp_path)
-    fill_session(store, 1, closed=True, closed_at="x")
-    store.update_metadata(KEY, {"title": "t"}, remove=("closed", "closed_at"))
-    meta = store.read_metadata(KEY)
-    assert meta is not None
-    assert "closed" not in meta
-    assert "closed_at" not in meta
-    assert meta["title"] == "t"
-
-
 def test_metadata_edit_of_a_missing_session_creates_nothing(tmp_path: Path) -> None:
     store = ticking_store(tmp_path)
-    assert store.set_title(KEY, "T") is False
+    assert store.update_metadata(KEY, {"title": "T"}) is False
     assert not store.path(KEY).exists()
 
 
@@ -84,7 +73,7 @@ def test_metadata_edit_never_clobbers_a_line_zero_it_cannot_read(tmp_path: Path)
     for first in (b"garbage\n", line(row("user", "q", ts_at(1))), b'{"_type": "metadata", "tit'):
         data = first + line(row("user", "r", ts_at(2)))
         store.path(KEY).write_bytes(data)
-        assert store.set_title(KEY, "T") is False
+        assert store.update_metadata(KEY, {"title": "T"}) is False
         assert store.path(KEY).read_bytes() == data
 
 
@@ -95,7 +84,7 @@ def test_metadata_edit_of_an_original_system_file_keeps_its_rows_byte_identical(
     meta = {"_type": "metadata", "created_at": ts_at(0), "last_consolidated": 3, "pinned": True}
     body = "".join(json.dumps(row("user", f"é{i}", ts_at(i))) + "\n" for i in range(1, 4))
     store.path(KEY).write_text(json.dumps(meta) + "\n" + body)
-    store.set_title(KEY, "T")
+    store.update_metadata(KEY, {"title": "T"})
     data = store.path(KEY).read_text()
     assert data.split("\n", 1)[1] == body
     assert json.loads(data.split("\n", 1)[0]) == {**meta, "title": "T"}
@@ -107,7 +96,7 @@ def test_metadata_edit_does_not_fence_or_drop_a_torn_tail(tmp_path: Path) -> Non
     with store.path(KEY).open("ab") as fp:
         fp.write(b'{"role":"assi')
     tail = store.path(KEY).read_bytes().split(b"\n", 1)[1]
-    store.set_title(KEY, "T")
+    store.update_metadata(KEY, {"title": "T"})
     assert store.path(KEY).read_bytes().split(b"\n", 1)[1] == tail
 
 

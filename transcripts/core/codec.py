@@ -81,13 +81,3 @@ def encode_record(record: dict[str, Any], *, max_line: int = MAX_LINE_BYTES) -> 
             f"record is {len(line)} bytes; the maximum line size is {max_line} bytes"
         )
     return line
-
-
-def decode_line(line: bytes) -> Any:
-    """Parse one line; raises ValueError (incl. RecursionError mapped) on any bad content."""
-    try:
-        return orjson.loads(line)
-    except orjson.JSONDecodeError:
-        raise
-    except RecursionError:
-        raise ValueError("nesting too deep") from None

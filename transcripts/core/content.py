@@ -1,7 +1,7 @@
 """The one rule for JSON content that enters a transcript, and its read-side counterpart.
 
 Every way content enters (an API body, a row, a revision patch, a row's ``meta``, line 0's
-metadata on create and on a title edit) passes :func:`content_problem` before a byte is
+metadata on create and on a title edit) passes :func:`check_content` before a byte is
 written. The rule, with its reasons:
 
 * **Nesting**: at most ``MAX_DEPTH`` (64) objects/arrays inside one another, counted
@@ -88,11 +88,6 @@ def _problem(value: Any, depth: int) -> str | None:
     if value is None or kind is bool:
         return None
     return NOT_JSON
-
-
-def content_problem(value: Any) -> str | None:
-    """Why ``value`` may not enter a transcript (a short message that never quotes it), or None."""
-    return _problem(value, 0)
 
 
 def check_content(value: Any, *, what: str = "record") -> None:

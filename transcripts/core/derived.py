@@ -25,10 +25,6 @@ def register_derived(name: str, paths_for_key: DerivedPaths) -> None:
     _OWNERS[name] = paths_for_key
 
 
-def unregister_derived(name: str) -> None:
-    _OWNERS.pop(name, None)
-
-
 def derived_paths(root: Path, key: str) -> list[Path]:
     """Every registered owner's files for ``key``, owners in registration order."""
     return [path for paths_for_key in _OWNERS.values() for path in paths_for_key(root, key)]

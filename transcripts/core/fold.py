@@ -35,7 +35,6 @@ from .codec import (
     RecordKind,
 )
 from .reader import (
-    BLOCK_SIZE,
     UTF8_BOM,
     Anomaly,
     RawLine,
@@ -80,7 +79,6 @@ class Folded:
     # With keep_raw: each row's original line, and the indexes of rows a revision changed.
     raw: list[bytes] | None = None
     patched: set[int] = field(default_factory=set)
-    trailing_newline: bool = True
     # Physical (file) index of each folded row; None when no position hint moved a row.
     order: list[int] | None = None
     bad_lines: list[bytes] = field(default_factory=list)  # with keep_raw: skipped lines' bytes
@@ -258,7 +256,7 @@ class FoldState:
             i = nxt[i]
         return order
 
-    def result(self, trailing_newline: bool) -> Folded:
+    def result(self) -> Folded:
         self._apply_moves()
         return Folded(
             self.metadata,
@@ -267,29 +265,20 @@ class FoldState:
             self.header,
             self.raw,
             self.patched,
-            trailing_newline,
             self.order,
             self.bad_lines,
         )
 
 
-def fold_lines(lines: Iterable[RawLine], *, file: str = "", keep_raw: bool = False) -> Folded:
-    state = FoldState(file, keep_raw)
-    terminated = True
+def fold_lines(lines: Iterable[RawLine], *, file: str = "") -> Folded:
+    state = FoldState(file, keep_raw=False)
     for line in lines:
         state.feed(line)
-        terminated = line.terminated
-    return state.result(terminated)
+    return state.result()
 
 
 def fold_stream(
     fp: IO[bytes], *, file: str = "", keep_raw: bool = False, max_line: int = MAX_LINE_BYTES
-) -> Folded:
-    return _fold_batches(fp, file, keep_raw, max_line, BLOCK_SIZE)
-
-
-def _fold_batches(
-    fp: IO[bytes], file: str, keep_raw: bool, max_line: int, block_size: int
 ) -> Folded:
     """``fold_lines(iter_lines(fp))`` with the common case inlined (same result, same report).
 
@@ -302,15 +291,12 @@ def _fold_batches(
     feed, record = state.feed, state._record
     rows, raw = state.rows, state.raw
     loads, decode_error = orjson.loads, orjson.JSONDecodeError
-    terminated = True
     fast = 0  # lines counted here rather than in feed()
-    for item in iter_line_batches(fp, max_line=max_line, block_size=block_size):
+    for item in iter_line_batches(fp, max_line=max_line):
         if isinstance(item, RawLine):
             feed(item)
-            terminated = item.terminated
             continue
         offset, parts = item
-        terminated = True
         for data in parts:
             if state.first or len(data) > max_line:
                 # Line 0 (BOM, metadata, archive header) and oversize lines: the full path.
@@ -351,10 +337,10 @@ def _fold_batches(
                 record(obj, data, offset, True)
             offset += len(data) + 1
     state.report.lines += fast
-    return state.result(terminated)
+    return state.result()
 
 
-def fold_bytes(data: bytes, *, file: str = "", keep_raw: bool = False) -> Folded:
+def fold_bytes(data: bytes, *, file: str = "") -> Folded:
     import io
 
-    return fold_stream(io.BytesIO(data), file=file, keep_raw=keep_raw)
+    return fold_stream(io.BytesIO(data), file=file)

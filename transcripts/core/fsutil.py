@@ -177,8 +177,8 @@ class Skipped:
     reason: str
 
 
-def regular_files(directory: Path, suffix: str = ".jsonl") -> tuple[list[Path], list[Skipped]]:
-    """``directory``'s visible entries ending in ``suffix``, sorted: regular files, and the rest
+def regular_files(directory: Path) -> tuple[list[Path], list[Skipped]]:
+    """``directory``'s visible ``*.jsonl`` entries, sorted: regular files, and the rest
     with the reason each is skipped (judged by ``lstat``: links are never followed).
 
     Open what is listed with ``open_regular`` where an entry may be swapped in between.
@@ -186,7 +186,7 @@ def regular_files(directory: Path, suffix: str = ".jsonl") -> tuple[list[Path], 
     found: list[Path] = []
     skipped: list[Skipped] = []
     for entry in _scan(directory):
-        if entry.name.startswith(".") or not entry.name.endswith(suffix):
+        if entry.name.startswith(".") or not entry.name.endswith(".jsonl"):
             continue  # as ``glob("*.jsonl")``: hidden names are temp files, never data
         try:
             mode = entry.stat(follow_symlinks=False).st_mode

@@ -45,7 +45,7 @@ def session_project(metadata: dict[str, Any] | None) -> str:
     return ""
 
 
-def short_project(path: str, *, home: str | None = None, width: int = SHORT_PROJECT) -> str:
+def short_project(path: str, *, home: str | None = None) -> str:
     """``/home/ann/src/dateparse`` → ``~/src/dateparse``; a long path keeps its tail."""
     home = os.path.expanduser("~") if home is None else home
     short = path
@@ -54,8 +54,8 @@ def short_project(path: str, *, home: str | None = None, width: int = SHORT_PROJ
         short = "~/" + "/".join(parts[2:])  # any user's home, not only the server's
     elif home and home != "/" and (path == home or path.startswith(home.rstrip("/") + "/")):
         short = "~" + path[len(home.rstrip("/")) :]
-    if len(short) <= width:
+    if len(short) <= SHORT_PROJECT:
         return short
     tail = short.rsplit("/", 2)[-2:] if "/" in short else [short]
     cut = "…/" + "/".join(tail)
-    return cut if len(cut) <= width else "…" + short[-(width - 1) :]
+    return cut if len(cut) <= SHORT_PROJECT else "…" + short[-(SHORT_PROJECT - 1) :]

@@ -86,9 +86,7 @@ def _replace_or_unarchive(
         raise
 
 
-def update_metadata(
-    store: StoreFiles, key: str, updates: dict[str, Any], *, remove: tuple[str, ...] = ()
-) -> bool:
+def update_metadata(store: StoreFiles, key: str, updates: dict[str, Any]) -> bool:
     """Merge ``updates`` into line 0; unknown keys carried through; mtime and gen unchanged.
 
     Returns False (and writes nothing) when the file is missing or line 0 is not metadata:
@@ -105,7 +103,7 @@ def update_metadata(
         if metadata is None:
             log.warning("metadata edit skipped for %s: line 0 is not metadata", key)
             return False
-        merged = {k: v for k, v in {**metadata, **updates}.items() if k not in remove}
+        merged = {**metadata, **updates}
         _replace(store, key, encode_record(merged, max_line=store.max_line) + rest, st.st_mtime_ns)
         return True
 

@@ -278,15 +278,10 @@ class TranscriptStore(StoreFiles):
         return chain.read_session_tail(self, key, identity, budget)
 
     # ------------------------------------------------------------------ rewrites
-    def update_metadata(
-        self, key: str, updates: dict[str, Any], *, remove: tuple[str, ...] = ()
-    ) -> bool:
+    def update_metadata(self, key: str, updates: dict[str, Any]) -> bool:
 
         check_content(updates, what="metadata")
-        return update_session_metadata(self, key, updates, remove=remove)
-
-    def set_title(self, key: str, title: str) -> bool:
-        return self.update_metadata(key, {"title": title})
+        return update_session_metadata(self, key, updates)
 
     def rewind(self, key: str, after_ts: str) -> int:
 

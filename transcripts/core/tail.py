@@ -21,7 +21,6 @@ class FileTail:
     path: Path
     start: int  # byte offset of the first returned line in the file
     lines: list[bytes]  # whole lines, without "\n"; line 0 of the file included if start == 0
-    whole: bool  # the window starts at byte 0: the whole file was read
 
 
 def read_tail(
@@ -64,6 +63,6 @@ def read_tail(
             start += cut + 1 if cut >= 0 else len(data)
             data = data[cut + 1 :] if cut >= 0 else b""
         lines = split_lines(data, max_line, at_file_start=start == 0)
-        out.append(FileTail(path, start, lines, start == 0))
+        out.append(FileTail(path, start, lines))
     out.reverse()
     return out

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Sequence
-from datetime import datetime
 from pathlib import Path
 
 from django.conf import settings
@@ -77,9 +76,7 @@ def retention_days() -> int:
     return int(settings.KIROCREW_ARCHIVE_RETENTION_DAYS)
 
 
-def archive_cleanup(
-    *, days: int | None = None, dry_run: bool = False, now: datetime | None = None
-) -> list[RetentionDecision]:
+def archive_cleanup(*, days: int | None = None, dry_run: bool = False) -> list[RetentionDecision]:
     """Delete archives whose header ``archived_at`` is older than ``days``; re-sync owners.
 
     Rotation archives are part of their session, so its counts change when they go.
@@ -88,7 +85,7 @@ def archive_cleanup(
     decisions = cleanup_archives(
         store.archive_dir,
         retention_days() if days is None else days,
-        now or now_local(),
+        now_local(),
         dry_run=dry_run,
     )
     stems = {archive_stem(d.path.name) for d in decisions if d.expired}

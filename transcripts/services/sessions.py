@@ -125,11 +125,9 @@ def session_append_row(
     role: str,
     content: Any,
     meta: dict[str, Any] | None = None,
-    fields: dict[str, Any] | None = None,
 ) -> Appended:
     """Append one row (redacted unless a user row); the new ts is ``result.ts[0]``."""
-    row: dict[str, Any] = {"role": role, "content": content, **(fields or {})}
-    row.update(role=role, content=content)
+    row: dict[str, Any] = {"role": role, "content": content}
     if meta is not None:
         row["meta"] = meta
     return session_append_rows(key=key, rows=[row])
@@ -151,12 +149,10 @@ def session_append_revision(*, key: str, target_ts: str, patch: dict[str, Any]) 
     return appended
 
 
-def session_update_metadata(
-    *, key: str, updates: dict[str, Any], remove: tuple[str, ...] = ()
-) -> bool:
+def session_update_metadata(*, key: str, updates: dict[str, Any]) -> bool:
     """Merge ``updates`` into line 0 (mtime and gen unchanged); False when nothing was written."""
     _before_write()
-    written = get_store().update_metadata(key, updates, remove=remove)
+    written = get_store().update_metadata(key, updates)
     if written:
         _mirror_landed(key, lambda: mirror_after_metadata_edit(key))
     return written
@@ -195,7 +191,7 @@ def session_rotate(*, key: str, force: bool = False) -> int:
     return dropped
 
 
-def session_fork(*, key: str, name: str | None = None, title: str | None = None) -> Slot:
+def session_fork(*, key: str, name: str | None = None) -> Slot:
     """A child holding a copy of the parent's rows (its seed); same owner as the parent.
 
     The caller has already checked that its app may read the parent. The copy is taken
@@ -210,9 +206,7 @@ def session_fork(*, key: str, name: str | None = None, title: str | None = None)
         name = f"{base}-fork-{secrets.token_hex(3)}"
     _before_write()
     child_key = _claim_name(name)
-    metadata = _metadata(
-        child_key, parent.title if title is None else title, parent.memory_mode, parent.app
-    )
+    metadata = _metadata(child_key, parent.title, parent.memory_mode, parent.app)
     try:
         get_store().fork(key, child_key, metadata)
     except SessionExists:

@@ -32,7 +32,7 @@ from ..core.errors import SessionNotFound
 from ..core.fold import FoldReport
 from ..core.keys import key_from_stem, safe_key
 from ..core.provenance import AGENT_SOURCES, session_project, session_source
-from ..core.store import Appended, TranscriptStore
+from ..core.store import Appended
 from ..core.timestamps import newest_activity, newest_ts, source_ts, storable_ts
 from ..core.user_turns import is_user_turn
 from ..models import App, Session
@@ -51,6 +51,7 @@ _deferred_guard = threading.Lock()
 # After a failed re-sync (the database still refuses) none is tried for this long: each try
 # folds a whole session before its update fails, and the outage's writes must stay cheap.
 RESYNC_BACKOFF_S = 2.0
+RESYNC_BATCH = 16  # deferred keys re-synced per write: one write never pays for many
 _resync_after = 0.0
 
 
@@ -109,9 +110,9 @@ def metadata_fields(metadata: dict[str, Any] | None) -> dict[str, Any]:
     }
 
 
-def disk_state(key: str, *, store: TranscriptStore | None = None) -> DiskState:
+def disk_state(key: str) -> DiskState:
     """Stat and fold the whole session under its lock, so identity and counts agree."""
-    store = store or get_store()
+    store = get_store()
     with store.locked(key):
         try:
             st = os.stat(store.path(key))
@@ -272,8 +273,8 @@ def mirror_defer(key: str, exc: BaseException) -> None:
             _deferred.pop(next(iter(_deferred)))
 
 
-def mirror_resync_deferred(*, limit: int = 16) -> int:
-    """Re-sync up to ``limit`` deferred keys from disk; returns how many were brought up
+def mirror_resync_deferred() -> int:
+    """Re-sync up to ``RESYNC_BATCH`` deferred keys from disk; returns how many were brought up
     to date. A key whose transcript is gone loses its mirror rows (a delete whose row
     removal failed). Stops at the first database failure (the store is still unwritable)
     and tries again only ``RESYNC_BACKOFF_S`` later."""
@@ -281,7 +282,7 @@ def mirror_resync_deferred(*, limit: int = 16) -> int:
     with _deferred_guard:
         if time.monotonic() < _resync_after:
             return 0
-        keys = list(_deferred)[:limit]
+        keys = list(_deferred)[:RESYNC_BATCH]
     done = 0
     for key in keys:
         try:

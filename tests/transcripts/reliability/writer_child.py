@@ -154,7 +154,7 @@ def cmd_rewrite_once(args: argparse.Namespace) -> None:
     calls = spy_writes()
     try:
         if args.op == "title":
-            value: Any = store.set_title(args.key, row_text(args.size, "title"))
+            value: Any = store.update_metadata(args.key, {"title": row_text(args.size, "title")})
         else:
             value = store.rotate(args.key, force=True)
     except OSError as exc:  # TranscriptWriteError is not an OSError: reported as untyped
@@ -224,7 +224,7 @@ def cmd_enospc(args: argparse.Namespace) -> None:
     rows_before = len(store.read_file(args.key).rows)
     data_sha, sidecar_sha = file_sha(path), file_sha(sidecar)
     for name, action in (
-        ("title", lambda: store.set_title(args.key, row_text(20_000, "title"))),
+        ("title", lambda: store.update_metadata(args.key, {"title": row_text(20_000, "title")})),
         ("sidecar", lambda: atomic_write(sidecar, b" " * 20_000, fsync=True)),
     ):
         try:
