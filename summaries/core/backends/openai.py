@@ -32,7 +32,6 @@ from summaries.core.backends.openai_format import (
     RESPONSE_FORMAT,
     OutputFormat,
     format_learned,
-    format_memory_clear,
     format_remember,
 )
 from summaries.core.backends.openai_reply import extract_content, read_stream
@@ -45,7 +44,6 @@ __all__ = [
     "SYSTEM_LINE",
     "OpenAIBackend",
     "OutputFormat",
-    "format_memory_clear",
     "openai_backend",
 ]
 

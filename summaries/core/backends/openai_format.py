@@ -61,12 +61,6 @@ _format_memory: dict[tuple[str, str], OutputFormat] = {}
 _format_lock = threading.Lock()
 
 
-def format_memory_clear() -> None:
-    """Forget every learned format (tests; a process restart does the same)."""
-    with _format_lock:
-        _format_memory.clear()
-
-
 def format_learned(url: str, model: str) -> OutputFormat:
     """The most structured format ``model`` at ``url`` has not refused (in this process)."""
     with _format_lock:
