@@ -50,16 +50,16 @@ PIVOT_SESSION = [("user", FIX), ("assistant", FIXED), ("user", PIVOT), ("assista
 def test_decide_sums_the_weights_of_the_votes_per_option() -> None:
     cur, older = Draft(origin=0), Draft(origin=1)
     votes = [
-        boundary.Vote("default", 1.0, boundary.CONTINUE, cur),
-        boundary.Vote("weak_pivot", 1.0, boundary.NEW, None),
-        boundary.Vote("unrelated_request", 1.0, boundary.NEW, None),
-        boundary.Vote("named_older", 1.0, boundary.RESUME, older),
-        boundary.Vote("overlap", 0.5, boundary.CONTINUE, cur),
+        boundary.Vote("default", boundary.CONTINUE, cur),
+        boundary.Vote("continues", boundary.CONTINUE, cur),
+        boundary.Vote("weak_pivot", boundary.NEW, None),
+        boundary.Vote("unrelated_request", boundary.NEW, None),
+        boundary.Vote("blamed_older", boundary.RESUME, older),
     ]
-    weights = {"default": 1.0, "weak_pivot": 2.0, "unrelated_request": 2.0, "named_older": 3.5}
+    weights = {"default": 1.0, "weak_pivot": 2.0, "unrelated_request": 2.0, "blamed_older": 3.5}
     assert boundary.decide(votes, weights) == (boundary.NEW, None)  # 4 > 3.5 > 1
-    assert boundary.decide(votes, weights | {"overlap": 8.0}) == (boundary.CONTINUE, cur)
-    assert boundary.decide(votes, weights | {"named_older": 5.0}) == (boundary.RESUME, older)
+    assert boundary.decide(votes, weights | {"continues": 8.0}) == (boundary.CONTINUE, cur)
+    assert boundary.decide(votes, weights | {"blamed_older": 5.0}) == (boundary.RESUME, older)
     # a tie goes to the cheaper mistake: continuing
     assert boundary.decide(votes, weights | {"default": 4.0}) == (boundary.CONTINUE, cur)
 

@@ -4,9 +4,10 @@ For each person's turn (once drops, retractions, facts and feasibility questions
 aside, see ``segment``) ``features`` reads the cues of ``boundary_cues`` off the turn and
 the open intents, and every cue that fires votes for one option: ``continue`` the current
 intent, ``resume`` a named older intent, or open a ``new`` one. An option's score is the
-sum of the weights of the features voting for it (a linear score over 0/1 features, plus
-graded ones: topical overlap and the time gap); the highest score wins, ties going to the
-earlier option in ``_TIE_ORDER`` (the cheaper mistake, continuing).
+sum of the weights of the features voting for it (a linear score over 0/1 features); the
+highest score wins, ties going to the earlier option in ``_TIE_ORDER`` (the cheaper
+mistake, continuing). Features the fit weighted 0 (topical overlap, the time gap, a turn
+disjoint from settled work, an older intent named in passing) were deleted, not kept at 0.
 
 The weights live in one table, ``WEIGHTS``. They started as the rules' old order (each
 weight above the sum of all below it, which reproduces the nested rules exactly) and were
@@ -34,6 +35,7 @@ from summaries.core.heuristic.boundary_cues import (
     aside_elsewhere,
     asks_again,
     best_older,
+    blamed_older,
     closes_earlier_work,
     continues_closed,
     corrects_elsewhere,
@@ -41,7 +43,6 @@ from summaries.core.heuristic.boundary_cues import (
     echoes_reply,
     new_ticket,
     open_named,
-    owner_elsewhere,
     points_back,
     ref_owner_of,
     runs_again,
@@ -78,9 +79,6 @@ WEIGHTS: dict[str, float] = {
     "compaction": 512.0,  # right after a compaction or context reset
     "correction": 256.0,  # "no, the other bucket": corrects the work in hand
     "guard": 128.0,  # "make sure it can't happen again" once the incident is settled
-    # names an older intent in its own words, shares none with this one (old order 64;
-    # fitted 0: on the blind batches it pulled new work into finished intents)
-    "named_older": 0.0,
     # "main went red after the flag merge": a breakage blamed on an earlier step (kept at 64)
     "blamed_older": 64.0,
     # once the work in hand has a result: "the slack thing" names what the person asked for
@@ -115,13 +113,6 @@ WEIGHTS: dict[str, float] = {
     "weak_pivot": 4.0,  # "also/btw ..." sharing almost nothing with the work
     "unrelated_request": 2.0,  # a request that starts work and shares almost nothing
     "default": 1.0,  # bias: otherwise the turn continues the work in hand
-    # share of the turn's words known to the current intent (0..1). The search gave 12 for a
-    # +0.004 objective at the cost of one tuning origin; the floor on origins now keeps it 0
-    "overlap": 0.0,
-    "gap": 0.0,  # a day-scale pause before the turn (fitted: no weight of its own)
-    # once the work in hand has a result: 4+ distinctive words, none known to it, no question
-    # and no cue pointing back: a new topic in any language (no English cue needs to fire)
-    "disjoint": 0.0,  # fitted: 0 (any weight splits refinements that share no word)
     # once the work in hand has a result: 12+ distinctive words, none known to it (questions
     # too): a verbose new topic in any language
     "long_disjoint": 48.0,
@@ -131,7 +122,6 @@ WEIGHTS: dict[str, float] = {
 @dataclass(frozen=True, slots=True)
 class Vote:
     feature: str
-    value: float  # 1.0 for a cue; graded features carry their measure
     option: str
     target: Draft | None
 
@@ -140,8 +130,8 @@ def features(st: SegState, ex: Exchange, sig: UserSignals, cur: Draft) -> list[V
     """Every feature that fires for this turn, each with the option it votes for."""
     out: list[Vote] = []
 
-    def vote(name: str, option: str, target: Draft | None = None, value: float = 1.0) -> None:
-        out.append(Vote(name, value, option, cur if option == CONTINUE else target))
+    def vote(name: str, option: str, target: Draft | None = None) -> None:
+        out.append(Vote(name, option, cur if option == CONTINUE else target))
 
     owner = ref_owner_of(st, sig)
     if owner is not None:
@@ -170,10 +160,9 @@ def features(st: SegState, ex: Exchange, sig: UserSignals, cur: Draft) -> list[V
         vote("correction", CONTINUE)
     if (cur.settled or cur.closed) and sig.prevent and not (sig.continuation or sig.resume):
         vote("guard", NEW)
-    named = owner_elsewhere(st, sig, ex.text)
-    if named is not None and not named.dropped:
-        blamed = sig.regression and sig.refers_back
-        vote("blamed_older" if blamed else "named_older", RESUME, named)
+    blamed = blamed_older(st, sig)
+    if blamed is not None:
+        vote("blamed_older", RESUME, blamed)
     if new_ticket(st, sig):
         vote("new_ticket", NEW)
     if echoes_reply(cur, ex):
@@ -235,10 +224,6 @@ def features(st: SegState, ex: Exchange, sig: UserSignals, cur: Draft) -> list[V
     ):
         vote("unrelated_request", NEW)
     vote("default", CONTINUE)
-    if sig.words:
-        vote("overlap", CONTINUE, value=here)
-    if ex.gap_before:
-        vote("gap", NEW)
     if (
         (cur.made or cur.settled or cur.closed)
         and len(sig.words) >= LONG_TURN
@@ -246,14 +231,6 @@ def features(st: SegState, ex: Exchange, sig: UserSignals, cur: Draft) -> list[V
         and not (sig.refers_back or sig.resume or sig.correction or sig.regression)
     ):
         vote("long_disjoint", NEW)
-    if (
-        (cur.made or cur.settled)
-        and len(sig.words) >= 4
-        and "?" not in ex.text
-        and not sig.words & cur.vocab
-        and not points_back(sig)
-    ):
-        vote("disjoint", NEW)
     return out
 
 
@@ -264,7 +241,7 @@ def decide(votes: list[Vote], weights: dict[str, float] | None = None) -> tuple[
     targets: dict[tuple[str, int], Draft | None] = {}
     for v in votes:
         key = (v.option, id(v.target) if v.option != NEW else 0)
-        scores[key] = scores.get(key, 0.0) + table.get(v.feature, 0.0) * v.value
+        scores[key] = scores.get(key, 0.0) + table.get(v.feature, 0.0)
         targets[key] = v.target
     best = max(scores, key=lambda k: (scores[k], -_TIE_ORDER.index(k[0])))
     return best[0], targets[best]

@@ -132,18 +132,18 @@ def adds_beside(older: Draft, sig: UserSignals, text: str) -> bool:
     )
 
 
-def owner_elsewhere(st: SegState, sig: UserSignals, text: str) -> Draft | None:
-    """An older intent the turn names in the person's own words while the current shares none."""
+def blamed_older(st: SegState, sig: UserSignals) -> Draft | None:
+    """ "main went red after the flag merge": a breakage blamed on an earlier step points back
+    at that work even when it shares only a word or two with it (and none with the current)."""
     cur = st.current
-    if cur is None or not sig.words or cur.sim(sig.words) > 0:
+    if not (sig.regression and sig.refers_back) or cur is None or not sig.words:
+        return None
+    if cur.sim(sig.words) > 0:
         return None
     older, score = best_older(st, sig.words)
-    # "main went red after the flag merge": a breakage blamed on an earlier step points back
-    # at that work even when it shares only a word or two with it
-    bar = NEW_TOPIC if sig.regression and sig.refers_back else CONTINUES
-    if older is not None and score >= bar and sig.words & older.user_words:
-        return None if adds_beside(older, sig, text) else older
-    return None
+    if older is None or older.dropped or score < NEW_TOPIC or not sig.words & older.user_words:
+        return None
+    return older
 
 
 def ref_owner_of(st: SegState, sig: UserSignals) -> Draft | None:
