@@ -202,23 +202,3 @@ class TestAGuardAgainstARecurrence:
             )
         )
         assert len(found) == 1
-
-
-def test_a_breakage_blamed_on_an_earlier_step_goes_to_that_work() -> None:
-    found = intents(
-        session(
-            ("u", "remove the betaSearch feature flag"),
-            ("a", "Removed betaSearch from 6 files. 140 passed."),
-            ("u", "merge it"),
-            ("a", "Merged #601."),
-            ("u", "the csv export button does nothing on safari. fix it"),
-            (
-                "a",
-                "Safari blocks the blob download; switched to an anchor with download. 141 passed.",
-            ),
-            ("u", "nightly e2e went red after the flag removal: search-results spec"),
-            ("a", "The spec clicked the old beta toggle. Fixed the selector; e2e passes."),
-        )
-    )
-    by_origin = {i["origin_turn"]: covered(i) for i in found}
-    assert by_origin == {1: {1, 2, 4}, 3: {3}}

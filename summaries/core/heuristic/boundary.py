@@ -35,7 +35,6 @@ from summaries.core.heuristic.boundary_cues import (
     aside_elsewhere,
     asks_again,
     best_older,
-    blamed_older,
     closes_earlier_work,
     continues_closed,
     corrects_elsewhere,
@@ -79,8 +78,6 @@ WEIGHTS: dict[str, float] = {
     "compaction": 512.0,  # right after a compaction or context reset
     "correction": 256.0,  # "no, the other bucket": corrects the work in hand
     "guard": 128.0,  # "make sure it can't happen again" once the incident is settled
-    # "main went red after the flag merge": a breakage blamed on an earlier step (kept at 64)
-    "blamed_older": 64.0,
     # once the work in hand has a result: "the slack thing" names what the person asked for
     # in an older intent left unfinished (and never in this one): it is resumed
     "open_named": 64.0,
@@ -160,9 +157,6 @@ def features(st: SegState, ex: Exchange, sig: UserSignals, cur: Draft) -> list[V
         vote("correction", CONTINUE)
     if (cur.settled or cur.closed) and sig.prevent and not (sig.continuation or sig.resume):
         vote("guard", NEW)
-    blamed = blamed_older(st, sig)
-    if blamed is not None:
-        vote("blamed_older", RESUME, blamed)
     if new_ticket(st, sig):
         vote("new_ticket", NEW)
     if echoes_reply(cur, ex):

@@ -132,20 +132,6 @@ def adds_beside(older: Draft, sig: UserSignals, text: str) -> bool:
     )
 
 
-def blamed_older(st: SegState, sig: UserSignals) -> Draft | None:
-    """ "main went red after the flag merge": a breakage blamed on an earlier step points back
-    at that work even when it shares only a word or two with it (and none with the current)."""
-    cur = st.current
-    if not (sig.regression and sig.refers_back) or cur is None or not sig.words:
-        return None
-    if cur.sim(sig.words) > 0:
-        return None
-    older, score = best_older(st, sig.words)
-    if older is None or older.dropped or score < NEW_TOPIC or not sig.words & older.user_words:
-        return None
-    return older
-
-
 def ref_owner_of(st: SegState, sig: UserSignals) -> Draft | None:
     """ "#3301 got approved. merge it": the one intent where the numbers it names came up."""
     owners = {id(st.ref_owner[w]): st.ref_owner[w] for w in sig.words if w in st.ref_owner}

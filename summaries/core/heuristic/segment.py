@@ -25,8 +25,7 @@ on its review, a reference back), never by shared words or a bare "same ...?". A
 close, a correction that shares nothing with the work corrects something else, and a
 guard against a recurrence ("make sure that can't happen again") is a deliverable of
 its own. A "while we're in X:" lead only names the area; the rest of the turn decides.
-A numbered PR or issue ("#3301") routes a turn to the intent that asked for or made it,
-and a breakage blamed on an earlier step ("red after the flag merge") goes back to it.
+A numbered PR or issue ("#3301") routes a turn to the intent that asked for or made it.
 """
 
 from __future__ import annotations
