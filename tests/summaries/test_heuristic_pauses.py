@@ -172,26 +172,6 @@ class TestAnAsideInTheSameArea:
 
 
 class TestAGuardAgainstARecurrence:
-    @pytest.mark.parametrize(
-        "text",
-        [
-            "why did killing the import job leave the lock behind? make sure that can't happen "
-            "again",
-            "ok. now prevent this from happening again: a killed import job must release its lock",
-            "the import lock job thing: how do we make sure it never happens again? do that",
-        ],
-    )
-    def test_once_the_incident_is_settled_the_guard_is_its_own_intent(self, text: str) -> None:
-        found = intents(
-            session(
-                ("u", "the nightly import is stuck on a lock held by a killed import job"),
-                ("a", "Released the stale import lock and reran the import job: OK, 0 errors."),
-                ("u", text),
-                ("a", "The job is killed before its finally block; added a lock TTL in import.py."),
-            )
-        )
-        assert [i["origin_turn"] for i in found] == [1, 2]
-
     def test_while_the_incident_is_open_it_is_part_of_the_fix(self) -> None:
         found = intents(
             session(

@@ -21,7 +21,7 @@ objective, and each table value sits on the plateau of its best. Round 3 (``date
 the tuning set and held-out-7..12.
 Structural features (close events, a gap, overlap of words, paths and identifiers with
 each open intent, numbered refs, an answer to the assistant's question, a compaction) and
-the English cues read through ``signals`` (pivot phrases, "also", subjectless reports)
+the English cues read through ``signals`` (pivot phrases, "also")
 are features alike; a weight, not a branch order, says how much each counts.
 """
 
@@ -77,7 +77,6 @@ WEIGHTS: dict[str, float] = {
     "short_answer": 1024.0,  # <= 8 words right after the assistant asked something
     "compaction": 512.0,  # right after a compaction or context reset
     "correction": 256.0,  # "no, the other bucket": corrects the work in hand
-    "guard": 128.0,  # "make sure it can't happen again" once the incident is settled
     # once the work in hand has a result: "the slack thing" names what the person asked for
     # in an older intent left unfinished (and never in this one): it is resumed
     "open_named": 64.0,
@@ -149,14 +148,12 @@ def features(st: SegState, ex: Exchange, sig: UserSignals, cur: Draft) -> list[V
         vote("dated_rerun", NEW)
     if sig.pivot_strong:
         vote("pivot", NEW)
-    if ex.answers and len(sig.words) <= ANSWER_WORDS and "?" not in ex.text and not sig.prevent:
+    if ex.answers and len(sig.words) <= ANSWER_WORDS and "?" not in ex.text:
         vote("short_answer", CONTINUE)
     if ex.after_compaction:
         vote("compaction", CONTINUE)
     if sig.correction and not corrects_elsewhere(sig, cur):
         vote("correction", CONTINUE)
-    if (cur.settled or cur.closed) and sig.prevent and not (sig.continuation or sig.resume):
-        vote("guard", NEW)
     if new_ticket(st, sig):
         vote("new_ticket", NEW)
     if echoes_reply(cur, ex):

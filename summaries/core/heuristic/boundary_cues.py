@@ -45,11 +45,6 @@ def names_its_work(text: str, draft: Draft) -> bool:
     return bool(named & draft.user_words) and len(words & draft.vocab) >= 2
 
 
-def subjectless(text: str) -> bool:
-    """ "still flaky", "again?": a report with no subject of its own is about the work in hand."""
-    return bool(lx.SUBJECTLESS.match(text.lower()))
-
-
 def continues_closed(sig: UserSignals, cur: Draft, text: str, *, gap: bool = False) -> bool:
     """After a close, only follow-ups about the same work stay in the intent.
 
@@ -87,8 +82,8 @@ def reports_on(sig: UserSignals, cur: Draft, text: str) -> bool:
         or sig.deferred_check
         or sig.followup
         or sig.claims_works  # "export ran fine overnight": a report on the work just closed
-        # "main is red now", "still flaky": the closed work is broken after all
-        or (sig.regression and (bool(sig.words & cur.vocab) or subjectless(text)))
+        # "main is red now": the closed work is broken after all
+        or (sig.regression and bool(sig.words & cur.vocab))
         # "the nightly fail, the test same one": a failure told in the work's own words
         or (sig.problem and "?" not in text and cur.sim(sig.words) >= CONTINUES)
         or sig.refers_back

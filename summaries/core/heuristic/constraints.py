@@ -37,13 +37,6 @@ _REQUIRE = re.compile(
     r"|don'?t forget|or (else )?(it|they)\b|otherwise|only works with)\b",
     _I,
 )
-_STEP_AFTER = re.compile(
-    r"\b(after|whenever|every time|each time|before)\b[^.;]{0,80}?"
-    r"\b(chang|edit|touch|merg|deploy|updat|schema|migration|releas|removal|commit|upgrad)\w*"
-    r"[^.;]{0,100}?\b(run|have to|has to|must|need to|always|remember|regenerate|archive"
-    r"|restart|rebuild|re-run)\b",
-    _I,
-)
 _NAME_FIX = re.compile(
     r"\b(it'?s|is called|named|is)\s+`?[\w./:@-]+`?,?\s+not\s+`?[\w./:@-]+"
     r"|\b(got|was|been|is) renamed\b|\bis `[^`]+` now\b|\b(was|got|been) (removed|replaced)\b"
@@ -139,6 +132,7 @@ _OWNERSHIP = re.compile(
     r"[^.;]{0,12}\b(that|which|touching|in|on|to do with)\b",
     _I,
 )
+_MISTYPED = re.compile(r"\b(mistyped|misspelled|typo in the name)\b", _I)
 # "always do that for these numbers": the rule is the sentence before, made standing
 _MAKES_STANDING = re.compile(
     r"^\W*(and |so )?(always|from now on|going forward|every time|each time)\b[^.;]{0,20}?"
@@ -203,7 +197,7 @@ def _rule(sentence: str, turn_text: str) -> str | None:
         return sentence
     if _COMMAND.search(sentence) and (_REQUIRE.search(sentence) or _HOW_WE_RUN.search(sentence)):
         return sentence
-    if any(rx.search(sentence) for rx in (_STEP_AFTER, _NAME_FIX, _ALWAYS_NEVER, _CONDITION)):
+    if any(rx.search(sentence) for rx in (_NAME_FIX, _ALWAYS_NEVER, _CONDITION)):
         return sentence
     if _TEMPORARY.search(sentence) and not EVERY_RUN.search(sentence):
         return None  # "before every commit, you did it this time" is still every time
@@ -234,6 +228,8 @@ def _rule(sentence: str, turn_text: str) -> str | None:
         return sentence
     if _PORT_FACT.search(sentence):
         return sentence
+    if _MISTYPED.search(turn_text) and not _MISTYPED.search(sentence) and _KEY.search(sentence):
+        return sentence  # "the bucket is acme-export, singular. I mistyped it before."
     return None
 
 

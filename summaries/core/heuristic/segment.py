@@ -102,22 +102,6 @@ def _declines_a_part(cur: Draft, text: str) -> bool:
     return bool(named) and not named & cur.user_words
 
 
-def _keeps_going(st: SegState, sig: UserSignals, rest: str) -> bool:
-    """ "hold off on the consumer change ... just write up what you found": the drop names a
-    piece of the work and the rest of the turn asks for more of the same work."""
-    cur = st.current
-    if cur is None or cur.dropped or not sig.drop_part or lx.INSTEAD.search(rest.lower()):
-        return False
-    after = classify(rest)
-    return (
-        after.refers_back
-        or after.anaphora
-        or after.close_request
-        or after.continuation
-        or bool(after.words & cur.vocab)
-    )
-
-
 def _handle_drop(st: SegState, ex: Exchange, sig: UserSignals, prev: Pending | None) -> None:
     rest = split_after_drop(ex.text)
     # "forget it, not this sprint. revert": undoing the dropped work is part of the drop
@@ -129,15 +113,17 @@ def _handle_drop(st: SegState, ex: Exchange, sig: UserSignals, prev: Pending | N
         if new_work:
             st.open(ex, classify(rest), text=rest)
         return
-    if prev is None and cur is not None and sig.drop_part:
-        if new_work and _keeps_going(st, sig, rest):
-            st.place(cur, ex, sig, Role.WORK)
-            return
-        if not cur.dropped and _declines_a_part(cur, ex.text):
-            st.place(cur, ex, sig, Role.SPAN)
-            if new_work:
-                st.open(ex, classify(rest), text=rest)
-            return
+    if (
+        prev is None
+        and cur is not None
+        and sig.drop_part
+        and not cur.dropped
+        and _declines_a_part(cur, ex.text)
+    ):
+        st.place(cur, ex, sig, Role.SPAN)
+        if new_work:
+            st.open(ex, classify(rest), text=rest)
+        return
     if prev is not None:
         st.pending.remove(prev)  # "let's leave it there": the idea never became work
         cur = st.current

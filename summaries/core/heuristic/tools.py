@@ -41,9 +41,6 @@ _BUILD_CMD = re.compile(
 )
 _COMMIT_CMD = re.compile(r"\bgit\b[^|;&]*\bcommit\b", _I)
 _PUSH_CMD = re.compile(r"\bgit\b[^|;&]*\bpush\b", _I)
-_TAG_CMD = re.compile(
-    r"\bgit tag\b(?:\s+-\w+)*\s+(v?\d[\w.-]*)|\bgit push\b[^|;&]*\b(v\d[\w.-]*)", _I
-)
 _PR_OPEN_CMD = re.compile(r"\b(?:gh pr create|glab mr create|hub pull-request)\b", _I)
 _PR_MERGE_CMD = re.compile(r"\b(?:gh pr merge|glab mr merge)\b", _I)
 _CI_CMD = re.compile(r"\b(?:gh (?:pr checks|run (?:watch|view))|glab ci (?:status|view))\b", _I)
@@ -209,12 +206,6 @@ def _discards(cmd: str) -> bool:
 _RM = re.compile(r"^\s*rm\s+(?:-\w+\s+)*([\w./-]+)\s*$")
 
 
-def _removes_edited(cmd: str, edited: set[str]) -> bool:
-    """``rm`` of the one file the work created: the work taken back."""
-    found = _RM.match(cmd)
-    return found is not None and found.group(1).rsplit("/", 1)[-1] in edited
-
-
 def _runs_edited(cmd: str, edited: set[str]) -> bool:
     """The command runs a file changed earlier in the same stretch ("Edit retention.sh",
     then "/opt/hv/bin/retention.sh"): an observed run of the change."""
@@ -266,14 +257,11 @@ def _pair_sentences(
         if (_DEPLOY_CMD.search(cmd) or _PUBLISH_CMD.search(cmd)) and not _DRY_RUN.search(cmd):
             said.append("The deploy failed.")
         return said
-    if _discards(cmd) or _removes_edited(cmd, edited):
+    if _discards(cmd):
         return [*said, DISCARDED]
     if _COMMIT_CMD.search(cmd) and not _NOTHING.search(out):
         said.append("Committed.")
-    tag = _TAG_CMD.search(cmd)
-    if tag:
-        said.append(f"Tagged {tag.group(1) or tag.group(2)}.")
-    elif _PUSH_CMD.search(cmd) and not _NOTHING.search(out):
+    if _PUSH_CMD.search(cmd) and not _NOTHING.search(out):
         said.append("Pushed.")
     if _PR_OPEN_CMD.search(cmd):
         said.append(f"Opened PR{_pr_number(out, cmd)}.")
