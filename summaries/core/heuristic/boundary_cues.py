@@ -18,7 +18,7 @@ from summaries.core.heuristic.evidence import Ev, reply_evidence
 from summaries.core.heuristic.exchanges import Exchange
 from summaries.core.heuristic.segstate import LOOKBACK, SegState
 from summaries.core.heuristic.signals import UserSignals
-from summaries.core.heuristic.words import content_words, ticket_keys
+from summaries.core.heuristic.words import content_words
 
 # Share of a request's distinctive words known to the current intent below which an
 # unmarked request is a new topic.
@@ -35,14 +35,6 @@ def best_older(st: SegState, words: frozenset[str]) -> tuple[Draft | None, float
         if s > score:
             best, score = draft, s
     return best, score
-
-
-def names_its_work(text: str, draft: Draft) -> bool:
-    """ "raise the limit to 30/hour": a definite reference to something the person named in
-    this intent, backed by a second shared word, points back at the same work."""
-    named = content_words(" ".join(lx.DEFINITE.findall(text.lower())))
-    words = content_words(text)
-    return bool(named & draft.user_words) and len(words & draft.vocab) >= 2
 
 
 def continues_closed(sig: UserSignals, cur: Draft, text: str, *, gap: bool = False) -> bool:
@@ -87,7 +79,6 @@ def reports_on(sig: UserSignals, cur: Draft, text: str) -> bool:
         # "the nightly fail, the test same one": a failure told in the work's own words
         or (sig.problem and "?" not in text and cur.sim(sig.words) >= CONTINUES)
         or sig.refers_back
-        or names_its_work(text, cur)
     )
 
 
@@ -206,16 +197,6 @@ def echoes_reply(cur: Draft, ex: Exchange) -> bool:
     return any(n == m or m.startswith(n + ".") for n in said for m in shown)
 
 
-def new_ticket(st: SegState, sig: UserSignals) -> bool:
-    """ "ok and LUM-320 the onboarding text has a typo" while LUM-318 is in hand: a ticket key
-    no intent has seen, beside a different key the work in hand was asked under."""
-    cur = st.current
-    said = ticket_keys(sig.words)
-    if cur is None or not said or any(k in st.ref_owner for k in said):
-        return False
-    return bool(ticket_keys(cur.user_words) - said)
-
-
 def finished(draft: Draft) -> bool:
     return not draft.dropped and (draft.closed or draft.settled or draft.made)
 
@@ -283,24 +264,6 @@ def asks_again(st: SegState, sig: UserSignals, ex: Exchange) -> bool:
         if draft is not cur and 2 * shared >= len(sig.words) and shared > mine:
             return runs_again(draft, sig, ex)
     return False
-
-
-def _days(text: str) -> set[str]:
-    """The days a text names, as month-day ("2026-11-07" and "11-7" are one day)."""
-    return {f"{int(m)}-{int(d)}" for m, d in _DAY.findall(text)}
-
-
-def dated_rerun(st: SegState, ex: Exchange) -> bool:
-    """ "2026-11-17" or "morning. 11-19" the day after finished work: a day named where an
-    earlier intent was opened by naming another day asks for the same routine over a new
-    day (a new run), whatever words come with it."""
-    cur = st.current
-    said = _days(ex.text)
-    if not ex.gap_before or cur is None or not said or not finished(cur):
-        return False
-    if said & {d for e in cur.entries for r in (e.text, *e.replies) for d in _days(r)}:
-        return False  # the day the work in hand is about: more of it
-    return any(d.entries and _days(d.entries[0].text) - said for d in st.drafts[-LOOKBACK:])
 
 
 # "cool. also the compactor job OOMs on fridays": an aside added after an acknowledgement.

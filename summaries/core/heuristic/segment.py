@@ -11,12 +11,10 @@ explicit pivot that leads the turn opens a new intent; a correction always stays
 A compaction is never a boundary, and automation never reaches this module.
 
 Splitting is the costlier mistake, so a follow-up that points back at the work
-stays with it even when it shares few words: a report on the result ("ran fine",
-"still flaky"), a reference back ("what you found", "... though"), a definite
-reference to something the person named ("raise the limit"), a refinement led by
-an adjusting verb ("use redis for the counter"). A drop that names only a piece of
-the work, one item of a batch ("the eslint one: skip it"), or only what the assistant
-offered, leaves the intent going.
+stays with it even when it shares few words: a report on the result ("ran fine"), a
+reference back ("what you found", "... though"), a refinement led by an adjusting verb
+("use redis for the counter"). A drop that names only one item of a batch ("the eslint
+one: skip it"), or only what the assistant offered, leaves the intent going.
 
 Merging is the other mistake, and finished work is where it happens: it must not
 absorb what follows it. After a day-scale pause, settled or closed work is picked up
@@ -35,7 +33,7 @@ from collections.abc import Sequence
 
 from summaries.core.heuristic import lexicon as lx
 from summaries.core.heuristic.boundary import route
-from summaries.core.heuristic.boundary_cues import asks_again, dated_rerun, finished
+from summaries.core.heuristic.boundary_cues import asks_again, finished
 from summaries.core.heuristic.constraints import states_rule_only
 from summaries.core.heuristic.draft import Draft, Role
 from summaries.core.heuristic.evidence import Ev, reply_evidence
@@ -224,9 +222,8 @@ def segment(exchanges: Sequence[Exchange]) -> list[Draft]:
             continue
         action, target = route(st, ex, sig)
         if action == "new":
-            # a bare day ("2026-11-17") or "morning check" has no distinctive word, but a
-            # routine's new run opens one
-            rerun = dated_rerun(st, ex) or (ex.gap_before and asks_again(st, sig, ex))
+            # "morning check" has no distinctive word, but a routine's new run opens one
+            rerun = ex.gap_before and asks_again(st, sig, ex)
             if not _open_ok(sig) and not rerun:
                 continue
             if st.current is not None and sig.accept:
