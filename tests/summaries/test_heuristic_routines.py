@@ -38,26 +38,6 @@ def test_the_routine_in_hand_asked_again_the_next_day_is_a_new_run() -> None:
     assert sorted(covered(i) for i in found) == [{1, 2}, {3}]
 
 
-def test_naming_a_dormant_intent_resumes_it() -> None:
-    found = intents(
-        session(
-            ("u", "nightly ok?"),
-            ("a", "The nightly run finished at 04:10, 1.2M rows loaded."),
-            ("u", "want a slack alert when the etl job fails"),
-            ("a", "Which channel should it post to?"),
-            ("u", "later. meeting"),
-            ("wait", 20),
-            ("u", "nightly ok?"),
-            ("a", "The nightly run finished at 03:55, 1.3M rows loaded."),
-            ("u", "ok"),
-            ("u", "the slack thing. finish it"),
-            ("a", "Added the failure alert to etl/alerts.py, posting to #data-alerts."),
-        )
-    )
-    alert = next(i for i in found if 2 in covered(i))
-    assert covered(alert) == {2, 3, 6}
-
-
 def test_a_reply_that_only_opens_a_pr_closes_the_work_before_it_in_any_language() -> None:
     found = intents(
         session(

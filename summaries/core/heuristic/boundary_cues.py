@@ -18,7 +18,6 @@ from summaries.core.heuristic.evidence import Ev, reply_evidence
 from summaries.core.heuristic.exchanges import Exchange
 from summaries.core.heuristic.segstate import LOOKBACK, SegState
 from summaries.core.heuristic.signals import UserSignals
-from summaries.core.heuristic.words import content_words
 
 # Share of a request's distinctive words known to the current intent below which an
 # unmarked request is a new topic.
@@ -122,21 +121,6 @@ def ref_owner_of(st: SegState, sig: UserSignals) -> Draft | None:
     """ "#3301 got approved. merge it": the one intent where the numbers it names came up."""
     owners = {id(st.ref_owner[w]): st.ref_owner[w] for w in sig.words if w in st.ref_owner}
     return next(iter(owners.values())) if len(owners) == 1 else None
-
-
-def open_named(st: SegState, text: str) -> Draft | None:
-    """ "the slack thing. finish it": a definite reference to what the person named in an
-    older intent left unfinished, a word they never used in the work in hand."""
-    cur = st.current
-    named = content_words(" ".join(lx.DEFINITE.findall(text.lower())))
-    if cur is None or not named or named & cur.user_words:
-        return None
-    owners = [
-        d
-        for d in st.drafts[-LOOKBACK:]
-        if d is not cur and not d.dropped and not finished(d) and named & d.user_words
-    ]
-    return owners[-1] if len(owners) == 1 else None
 
 
 # The close steps by the words every language borrows for them: "commit", "PR", "push".

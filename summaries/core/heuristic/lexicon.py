@@ -171,8 +171,6 @@ ASIDE_LEAD = _rx(
 ADDITIVE = _rx(
     r"\b(also|too|as well)\b|\bsame (setup|thing|approach|treatment|way|pattern|idea|recipe)\b"
 )
-# "the limit", "those accounts": a definite reference; the noun says what it points back to.
-DEFINITE = _rx(r"\b(?:the|that|this|those|these|our|its|their) ([a-z][\w-]*)")
 ANAPHORA = _rx(r"\b(it|that|this|those|them|these)\b")
 CLOSE_REQUEST = _rx(
     r"^\W*((ok(ay)?|k|kk|yes|yep|sure|good|great|nice|perfect|cool|fine|lgtm)\b[\s,.!]*)*"
