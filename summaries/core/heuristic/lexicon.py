@@ -68,8 +68,8 @@ DROP = _rx(
     # "scrap the widget for now": the whole thing by name (a column or row is DROP_PART's)
     r"|\b(scrap|ditch|abandon) the [\w-]+\b(?! (line|column|field|row|step|flag|table)\b)"
 )
-# The object of a drop, when it is a piece of the work rather than all of it: "hold off
-# on the consumer change, just write up what you found" keeps the intent going.
+# The object of a drop, when it is a piece of the work rather than all of it: "forget the
+# rollback idea" declines only what the assistant offered.
 DROP_PART = _rx(
     r"\b(hold off|forget|scrap|skip|drop|park|shelve|leave) (on |about )?(the|that"
     r"|this) (?P<obj>(?!idea\b"
