@@ -21,7 +21,8 @@ absorb what follows it. After a day-scale pause, settled or closed work is picke
 again only by a turn that reports on it (a result, a regression, a close, a follow-up
 on its review, a reference back), never by shared words or a bare "same ...?". After a
 close, a correction that shares nothing with the work corrects something else. A
-"while we're in X:" lead only names the area; the rest of the turn decides. A numbered PR or issue ("#3301") routes a turn to the intent that asked for or made it.
+"while we're in X:" lead only names the area; the rest of the turn decides. A numbered
+PR or issue ("#3301") routes a turn to the intent that asked for or made it.
 """
 
 from __future__ import annotations
