@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from summaries.core.heuristic.tools import DISCARDED, tool_sentences_at
+from summaries.core.heuristic.tools import tool_sentences_at
 from summaries.core.transcript_turn import ToolRow
 from tests.summaries.test_evidence import only_intent
 from tests.summaries.test_heuristic_structure import Row
@@ -60,16 +60,6 @@ def test_runners_and_dry_runs_by_their_command(cmd: str, out: str, code: int, sa
 )
 def test_a_file_written_from_the_shell_is_a_change(cmd: str, said: list[str]) -> None:
     assert _said((cmd, "", 0)) == said
-
-
-def test_removing_the_file_the_work_created_takes_it_back() -> None:
-    write = ("cat > analysis/plot_umsatz.py <<'EOF'", "", 0)
-    assert _said(write, ("rm analysis/plot_umsatz.py", "", 0)) == [
-        "Changed analysis/plot_umsatz.py.",
-        DISCARDED,
-    ]
-    # a file nobody wrote here is housekeeping, not the work taken back
-    assert _said(write, ("rm /tmp/scratch.csv", "", 0)) == ["Changed analysis/plot_umsatz.py."]
 
 
 def test_a_flutter_fix_tested_then_committed_is_verified(tmp_path: Path) -> None:

@@ -239,31 +239,6 @@ class TestDropParkAndRetraction:
         )
         assert [(i["ranges"], state(i)) for i in found] == [([[1, 2], [3, 3]], "done")]
 
-    def test_dropping_a_piece_and_asking_for_more_keeps_the_intent(self) -> None:
-        found = intents(
-            session(
-                ("u", "orders_daily lands duplicate rows for late events, figure out why"),
-                (
-                    "a",
-                    "The MERGE matches on event_ts; changed it to (order_id, line_no). Deployed.",
-                ),
-                ("wait", 16),
-                ("u", "still flaky. 14 dupes again. what now"),
-                (
-                    "a",
-                    "A different shape: the replay topic re-emits. Options: dedupe the batch, or fix the consumer.",
-                ),
-                (
-                    "u",
-                    "hold off on the consumer change, Priya owns it. just write up what you found",
-                ),
-                ("a", "Wrote docs/incidents/orders-dupes.md with the findings."),
-                ("u", "👍"),
-            )
-        )
-        assert len(found) == 1
-        assert state(found[0]) == "needs-you"  # partly fixed, the last observed run failed
-
     def test_a_retraction_that_replaces_the_ask_is_a_correction(self) -> None:
         found = intents(
             session(

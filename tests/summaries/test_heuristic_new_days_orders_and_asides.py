@@ -13,21 +13,6 @@ CHECK = "run ingest-check for 2026-11-15 and tell me if anything is missing"
 PASSED = "The check passed. 2026-11-15: all 24 hourly partitions present, nothing missing."
 
 
-def test_a_bare_new_day_after_a_dated_routine_is_a_new_run() -> None:
-    turns = session(
-        ("u", CHECK),
-        ("a", PASSED),
-        ("wait", 22),
-        ("u", "2026-11-16"),
-        ("a", "The check passed. 2026-11-16: 24/24 partitions present."),
-        ("wait", 23),
-        ("u", "morning. 11-17"),
-        ("a", "The check passed. 2026-11-17: 24/24 partitions present."),
-    )
-    found = intents(turns)
-    assert [covered(i) for i in found] == [{1}, {2}, {3}]
-
-
 def test_another_day_in_the_same_sitting_extends_the_run() -> None:
     # no day-scale pause: "and 11-16" widens the run in hand, it is no new morning's run
     turns = session(

@@ -172,26 +172,6 @@ class TestAnAsideInTheSameArea:
 
 
 class TestAGuardAgainstARecurrence:
-    @pytest.mark.parametrize(
-        "text",
-        [
-            "why did killing the import job leave the lock behind? make sure that can't happen "
-            "again",
-            "ok. now prevent this from happening again: a killed import job must release its lock",
-            "the import lock job thing: how do we make sure it never happens again? do that",
-        ],
-    )
-    def test_once_the_incident_is_settled_the_guard_is_its_own_intent(self, text: str) -> None:
-        found = intents(
-            session(
-                ("u", "the nightly import is stuck on a lock held by a killed import job"),
-                ("a", "Released the stale import lock and reran the import job: OK, 0 errors."),
-                ("u", text),
-                ("a", "The job is killed before its finally block; added a lock TTL in import.py."),
-            )
-        )
-        assert [i["origin_turn"] for i in found] == [1, 2]
-
     def test_while_the_incident_is_open_it_is_part_of_the_fix(self) -> None:
         found = intents(
             session(
@@ -202,23 +182,3 @@ class TestAGuardAgainstARecurrence:
             )
         )
         assert len(found) == 1
-
-
-def test_a_breakage_blamed_on_an_earlier_step_goes_to_that_work() -> None:
-    found = intents(
-        session(
-            ("u", "remove the betaSearch feature flag"),
-            ("a", "Removed betaSearch from 6 files. 140 passed."),
-            ("u", "merge it"),
-            ("a", "Merged #601."),
-            ("u", "the csv export button does nothing on safari. fix it"),
-            (
-                "a",
-                "Safari blocks the blob download; switched to an anchor with download. 141 passed.",
-            ),
-            ("u", "nightly e2e went red after the flag removal: search-results spec"),
-            ("a", "The spec clicked the old beta toggle. Fixed the selector; e2e passes."),
-        )
-    )
-    by_origin = {i["origin_turn"]: covered(i) for i in found}
-    assert by_origin == {1: {1, 2, 4}, 3: {3}}

@@ -38,40 +38,6 @@ def test_the_routine_in_hand_asked_again_the_next_day_is_a_new_run() -> None:
     assert sorted(covered(i) for i in found) == [{1, 2}, {3}]
 
 
-def test_a_problem_with_finished_work_the_next_day_is_not_a_new_run() -> None:
-    found = intents(
-        session(
-            ("u", "grafana dashboard for pg replication lag, one panel per replica"),
-            ("a", "Added dashboards/pg_lag.json with a panel per replica. Committed."),
-            ("u", "thanks"),
-            ("wait", 20),
-            ("u", "the dashboard shows no data for replica db-r2"),
-            ("a", "db-r2 exports on port 9178; added the target. 2 checks passed."),
-        )
-    )
-    assert [covered(i) for i in found] == [{1, 2, 3}]
-
-
-def test_naming_a_dormant_intent_resumes_it() -> None:
-    found = intents(
-        session(
-            ("u", "nightly ok?"),
-            ("a", "The nightly run finished at 04:10, 1.2M rows loaded."),
-            ("u", "want a slack alert when the etl job fails"),
-            ("a", "Which channel should it post to?"),
-            ("u", "later. meeting"),
-            ("wait", 20),
-            ("u", "nightly ok?"),
-            ("a", "The nightly run finished at 03:55, 1.3M rows loaded."),
-            ("u", "ok"),
-            ("u", "the slack thing. finish it"),
-            ("a", "Added the failure alert to etl/alerts.py, posting to #data-alerts."),
-        )
-    )
-    alert = next(i for i in found if 2 in covered(i))
-    assert covered(alert) == {2, 3, 6}
-
-
 def test_a_reply_that_only_opens_a_pr_closes_the_work_before_it_in_any_language() -> None:
     found = intents(
         session(
@@ -161,23 +127,6 @@ def test_also_something_unrelated_after_a_commit_is_a_second_deliverable() -> No
     assert [covered(i) for i in found] == [{1, 2}, {3}]
 
 
-def test_a_long_turn_sharing_no_word_with_finished_work_is_a_new_topic_question_or_not() -> None:
-    found = intents(
-        session(
-            ("u", "Could you expand CONTRIBUTING.md with setup steps and the review process?"),
-            ("a", "Updated CONTRIBUTING.md with setup, running the tests and the review process."),
-            (
-                "u",
-                "Perfekt. Jetzt eine verwandte Frage: mehrere unserer Quelldateien haben keinen"
-                " Lizenzkopf, einige tragen noch den alten MIT-Kopf von früher. Welche Variante"
-                " würdest du vorschlagen, SPDX-Zeilen oder vollständige Blöcke?",
-            ),
-            ("a", "SPDX lines are shorter and tools read them; I'd use those."),
-        )
-    )
-    assert [covered(i) for i in found] == [{1}, {2}]
-
-
 def test_a_turn_that_only_states_a_standing_rule_opens_nothing_in_any_language() -> None:
     found = intents(
         session(
@@ -200,20 +149,6 @@ def test_a_number_repeated_from_the_reply_just_given_follows_it_up() -> None:
         )
     )
     assert [covered(i) for i in found] == [{1, 2}]
-
-
-def test_a_ticket_key_nobody_named_yet_opens_new_work_beside_another_ticket() -> None:
-    found = intents(
-        session(
-            ("u", "users report a crash on logout in crashlytics. ticket LUM-318"),
-            ("a", "Fixed the null subscription cancel in lib/auth/logout.dart; 14 tests passed."),
-            ("u", "commit and push"),
-            ("a", "Committed and pushed a1b2c3d."),
-            ("u", "ok and LUM-320 the onboarding text have typo 'recieve'"),
-            ("a", "Fixed the typo in lib/l10n/app_en.arb; 14 tests passed."),
-        )
-    )
-    assert [covered(i) for i in found] == [{1, 2}, {3}]
 
 
 def test_scratch_that_leave_it_right_after_the_ask_is_no_intent_not_a_dropped_one() -> None:

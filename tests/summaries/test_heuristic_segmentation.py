@@ -36,20 +36,6 @@ class TestLessEagerSegmentation:
         )
         assert [i["ranges"] for i in found] == [[[1, 2]]]
 
-    def test_a_follow_up_naming_the_shipped_work_stays_with_it(self) -> None:
-        found = intents(
-            session(
-                ("u", "Add rate limiting to signups, 5 per IP per hour."),
-                ("a", "Added the limiter. 58 passed."),
-                ("u", "ship it"),
-                ("a", "Merged #981 and deployed."),
-                ("wait", 20),
-                ("u", "whoa, those are real people behind one NAT. raise the limit to 30/hour"),
-                ("a", "Raised it to 30/h and deployed. 429 ratio over the 30 minutes after: 1.2%."),
-            )
-        )
-        assert [i["ranges"] for i in found] == [[[1, 2], [3, 3]]]
-
     def test_a_report_that_it_works_after_a_close_stays_with_it(self) -> None:
         found = intents(
             session(
@@ -139,14 +125,9 @@ class TestConstraintPhrasings:
             ("we use pnpm, not npm", "pnpm"),
             ("from now on, deploys go through the release pipeline only", "release pipeline"),
             ("make sure to bump the chart version whenever you touch the templates", "chart"),
-            (
-                "invoices isn't on the main cluster anymore, it moved to the billing cluster",
-                "billing",
-            ),
             ("the migrations have to go through DATABASE_URL_BILLING", "DATABASE_URL_BILLING"),
             ("our runners are ubuntu-22.04, so keep runs-on as it is", "22.04"),
             ("we renamed the worker to ingest-worker", "ingest-worker"),
-            ("Jenkins is gone, CI runs on GitHub Actions now", "GitHub Actions"),
         ],
     )
     def test_a_standing_rule_in_other_words_is_a_constraint(self, text: str, needle: str) -> None:
@@ -175,12 +156,9 @@ class TestConstraintPhrasings:
     [
         ("Argo CD synced media-svc-prod and reports Healthy.", "green"),
         ("Test upload of 40MB to prod: 201 Created.", "green"),
-        ("Checked with one of them: login returns 'account suspended'.", "green"),
-        ("Signup 429 ratio over the 30 minutes after: 1.2%.", "green"),
         ("Moved the tables to the archive schema; row counts match.", "green"),
         ("Upgraded to 9.2; lint passes.", "green"),
         ("CI on #615: all five Python versions green.", "green"),
-        ("Reindex finished at 02:10, the index is current.", "green"),
         ("Rolled out to all 6 pods.", "close"),
         ("It went out with the 02:00 release train.", "close"),
         ("Swapped the logo in welcome.html.", "change"),

@@ -293,22 +293,6 @@ class TestChecksAndRunsByName:
         [intent] = summary(tmp_path, rows)["intents"]
         assert (intent["status"], intent["verified"]) == ("completed", True)
 
-    def test_an_http_probe_reports_by_its_status_line(self, tmp_path: Path) -> None:
-        rows: list[Row] = [
-            ("u", "/pricing-old and /plans should 301 to /pricing"),
-            ("a", "On it."),
-            ("call", "Edit lbctl/sites/www.conf", "edit"),
-            ("result", "+ location = /plans { return 301 /pricing; }", "edit", 0),
-            ("call", "curl -sI https://www.example.com/plans | head -3", "bash"),
-            ("result", "HTTP/2 301\nlocation: /pricing", "bash", 0),
-            ("a", "Both redirects are live."),
-        ]
-        [intent] = summary(tmp_path, rows)["intents"]
-        assert (intent["status"], intent["verified"]) == ("completed", True)
-        rows[5] = ("result", "HTTP/2 502\nserver: nginx", "bash", 0)
-        [intent] = summary(tmp_path, rows)["intents"]
-        assert intent["verified"] is False
-
 
 class TestDropWithUndo:
     def test_revert_after_a_drop_is_part_of_the_drop_not_new_work(self, tmp_path: Path) -> None:

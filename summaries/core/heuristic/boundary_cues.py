@@ -18,7 +18,6 @@ from summaries.core.heuristic.evidence import Ev, reply_evidence
 from summaries.core.heuristic.exchanges import Exchange
 from summaries.core.heuristic.segstate import LOOKBACK, SegState
 from summaries.core.heuristic.signals import UserSignals
-from summaries.core.heuristic.words import content_words, ticket_keys
 
 # Share of a request's distinctive words known to the current intent below which an
 # unmarked request is a new topic.
@@ -35,19 +34,6 @@ def best_older(st: SegState, words: frozenset[str]) -> tuple[Draft | None, float
         if s > score:
             best, score = draft, s
     return best, score
-
-
-def names_its_work(text: str, draft: Draft) -> bool:
-    """ "raise the limit to 30/hour": a definite reference to something the person named in
-    this intent, backed by a second shared word, points back at the same work."""
-    named = content_words(" ".join(lx.DEFINITE.findall(text.lower())))
-    words = content_words(text)
-    return bool(named & draft.user_words) and len(words & draft.vocab) >= 2
-
-
-def subjectless(text: str) -> bool:
-    """ "still flaky", "again?": a report with no subject of its own is about the work in hand."""
-    return bool(lx.SUBJECTLESS.match(text.lower()))
 
 
 def continues_closed(sig: UserSignals, cur: Draft, text: str, *, gap: bool = False) -> bool:
@@ -87,12 +73,11 @@ def reports_on(sig: UserSignals, cur: Draft, text: str) -> bool:
         or sig.deferred_check
         or sig.followup
         or sig.claims_works  # "export ran fine overnight": a report on the work just closed
-        # "main is red now", "still flaky": the closed work is broken after all
-        or (sig.regression and (bool(sig.words & cur.vocab) or subjectless(text)))
+        # "main is red now": the closed work is broken after all
+        or (sig.regression and bool(sig.words & cur.vocab))
         # "the nightly fail, the test same one": a failure told in the work's own words
         or (sig.problem and "?" not in text and cur.sim(sig.words) >= CONTINUES)
         or sig.refers_back
-        or names_its_work(text, cur)
     )
 
 
@@ -132,39 +117,10 @@ def adds_beside(older: Draft, sig: UserSignals, text: str) -> bool:
     )
 
 
-def owner_elsewhere(st: SegState, sig: UserSignals, text: str) -> Draft | None:
-    """An older intent the turn names in the person's own words while the current shares none."""
-    cur = st.current
-    if cur is None or not sig.words or cur.sim(sig.words) > 0:
-        return None
-    older, score = best_older(st, sig.words)
-    # "main went red after the flag merge": a breakage blamed on an earlier step points back
-    # at that work even when it shares only a word or two with it
-    bar = NEW_TOPIC if sig.regression and sig.refers_back else CONTINUES
-    if older is not None and score >= bar and sig.words & older.user_words:
-        return None if adds_beside(older, sig, text) else older
-    return None
-
-
 def ref_owner_of(st: SegState, sig: UserSignals) -> Draft | None:
     """ "#3301 got approved. merge it": the one intent where the numbers it names came up."""
     owners = {id(st.ref_owner[w]): st.ref_owner[w] for w in sig.words if w in st.ref_owner}
     return next(iter(owners.values())) if len(owners) == 1 else None
-
-
-def open_named(st: SegState, text: str) -> Draft | None:
-    """ "the slack thing. finish it": a definite reference to what the person named in an
-    older intent left unfinished, a word they never used in the work in hand."""
-    cur = st.current
-    named = content_words(" ".join(lx.DEFINITE.findall(text.lower())))
-    if cur is None or not named or named & cur.user_words:
-        return None
-    owners = [
-        d
-        for d in st.drafts[-LOOKBACK:]
-        if d is not cur and not d.dropped and not finished(d) and named & d.user_words
-    ]
-    return owners[-1] if len(owners) == 1 else None
 
 
 # The close steps by the words every language borrows for them: "commit", "PR", "push".
@@ -223,16 +179,6 @@ def echoes_reply(cur: Draft, ex: Exchange) -> bool:
     shown = {n for r in cur.entries[-1].replies for n in _numbers(r)}
     # "what's new in 1.9?" after "db-r3 runs 1.9.1": a version names its own releases too
     return any(n == m or m.startswith(n + ".") for n in said for m in shown)
-
-
-def new_ticket(st: SegState, sig: UserSignals) -> bool:
-    """ "ok and LUM-320 the onboarding text has a typo" while LUM-318 is in hand: a ticket key
-    no intent has seen, beside a different key the work in hand was asked under."""
-    cur = st.current
-    said = ticket_keys(sig.words)
-    if cur is None or not said or any(k in st.ref_owner for k in said):
-        return False
-    return bool(ticket_keys(cur.user_words) - said)
 
 
 def finished(draft: Draft) -> bool:
@@ -302,24 +248,6 @@ def asks_again(st: SegState, sig: UserSignals, ex: Exchange) -> bool:
         if draft is not cur and 2 * shared >= len(sig.words) and shared > mine:
             return runs_again(draft, sig, ex)
     return False
-
-
-def _days(text: str) -> set[str]:
-    """The days a text names, as month-day ("2026-11-07" and "11-7" are one day)."""
-    return {f"{int(m)}-{int(d)}" for m, d in _DAY.findall(text)}
-
-
-def dated_rerun(st: SegState, ex: Exchange) -> bool:
-    """ "2026-11-17" or "morning. 11-19" the day after finished work: a day named where an
-    earlier intent was opened by naming another day asks for the same routine over a new
-    day (a new run), whatever words come with it."""
-    cur = st.current
-    said = _days(ex.text)
-    if not ex.gap_before or cur is None or not said or not finished(cur):
-        return False
-    if said & {d for e in cur.entries for r in (e.text, *e.replies) for d in _days(r)}:
-        return False  # the day the work in hand is about: more of it
-    return any(d.entries and _days(d.entries[0].text) - said for d in st.drafts[-LOOKBACK:])
 
 
 # "cool. also the compactor job OOMs on fridays": an aside added after an acknowledgement.

@@ -37,13 +37,6 @@ _REQUIRE = re.compile(
     r"|don'?t forget|or (else )?(it|they)\b|otherwise|only works with)\b",
     _I,
 )
-_STEP_AFTER = re.compile(
-    r"\b(after|whenever|every time|each time|before)\b[^.;]{0,80}?"
-    r"\b(chang|edit|touch|merg|deploy|updat|schema|migration|releas|removal|commit|upgrad)\w*"
-    r"[^.;]{0,100}?\b(run|have to|has to|must|need to|always|remember|regenerate|archive"
-    r"|restart|rebuild|re-run)\b",
-    _I,
-)
 _NAME_FIX = re.compile(
     r"\b(it'?s|is called|named|is)\s+`?[\w./:@-]+`?,?\s+not\s+`?[\w./:@-]+"
     r"|\b(got|was|been|is) renamed\b|\bis `[^`]+` now\b|\b(was|got|been) (removed|replaced)\b"
@@ -74,10 +67,6 @@ _CONDITION = re.compile(
     r"|\bonly (reachable|accessible|available|visible|resolvable|routable) (from|over|via"
     r"|through|inside|behind|on|with|in)\b",
     _I,
-)
-# "keep it that way until the backend ships v3", "stays on /api/v2"
-_STANDING = re.compile(
-    r"\bkeep (it|that|this|them) (that way|as is|like that|unchanged)\b|\bstays? on\b", _I
 )
 # "We deploy with `fab deploy:prod`", "you must run `fab db.migrate` first"
 _COMMAND = re.compile(r"`[^`]+`|(?<![\w-])--?[a-z][\w-]*|\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\b")
@@ -111,14 +100,6 @@ _ONLY_PATH = re.compile(
     r"|\bwe use \S+,? not\b|\buse \S+,? (not|never) \S+",
     _I,
 )
-# "invoices isn't on the main cluster anymore, it moved to the billing cluster"
-_MOVED_FACT = re.compile(
-    r"\b(isn'?t|is not|aren'?t|are not|no longer) (on|in|at|under|part of)\b[^.;]{0,50}\banymore\b"
-    r"|\bno longer (on|in|at|lives|runs|sits)\b|\b(moved|migrated) (over )?to (the|a|our) [\w-]+ "
-    r"(cluster|server|db|database|host|repo|bucket|region|account|project|org|instance)\b"
-    r"|\b(is|are) gone\b[^.;]{0,40}\bnow\b|\b(runs|lives|sits|is hosted) on\b[^.;]{1,40}\bnow\b",
-    _I,
-)
 # "batch jobs run only between 01:00 and 05:00", "maintenance window is sat 23:00-02:00",
 # "deploys are frozen on fridays", "only run on saturday": when something may happen.
 _WINDOW = re.compile(
@@ -142,7 +123,6 @@ _EVERY_TIME = re.compile(
 _TEMPORARY = re.compile(
     r"\b(for now|for today|this time|just this once|until (the|we|i|she|he))\b", _I
 )
-_MISTYPED = re.compile(r"\b(mistyped|misspelled|typo in the name)\b", _I)
 _OWNERSHIP = re.compile(
     r"\b(?!who\b)\w+ owns? the\b|\bowned by\b|\bdon'?t touch (the|our) \w+"
     r"|\bnever (push|commit|deploy|touch|edit)\b"
@@ -152,6 +132,7 @@ _OWNERSHIP = re.compile(
     r"[^.;]{0,12}\b(that|which|touching|in|on|to do with)\b",
     _I,
 )
+_MISTYPED = re.compile(r"\b(mistyped|misspelled|typo in the name)\b", _I)
 # "always do that for these numbers": the rule is the sentence before, made standing
 _MAKES_STANDING = re.compile(
     r"^\W*(and |so )?(always|from now on|going forward|every time|each time)\b[^.;]{0,20}?"
@@ -163,6 +144,7 @@ _MAKES_STANDING = re.compile(
 _PRONOUN_LEAD = re.compile(r"^\W*(he|she|they|it)\b", _I)
 # "don't touch .gitlab-ci.yml, infra owns it": the object is in the clause before
 _OWNS_PRONOUN = re.compile(r"^\W*\w+ owns? (it|that|this|them)\b", _I)
+
 _PORT_FACT = re.compile(
     r"\b(should|must|always|moved|now|lives?|listens?)\b[^.;]{0,40}\b(on|to|at) (port )?\d{4,5}\b",
     _I,
@@ -211,17 +193,15 @@ def _rule(sentence: str, turn_text: str) -> str | None:
         return None  # a question or a "don't change anything" states no standing fact
     if FACT_LEAD.search(turn_text) and _KEY.search(sentence):
         return sentence  # "fyi the client points at /api/v2": flagged for later by the person
-    if _STANDING.search(sentence) and _KEY.search(sentence):
-        return sentence
     if _FLAG.search(sentence) and (_REQUIRE.search(sentence) or _NAME_FIX.search(sentence)):
         return sentence
     if _COMMAND.search(sentence) and (_REQUIRE.search(sentence) or _HOW_WE_RUN.search(sentence)):
         return sentence
-    if any(rx.search(sentence) for rx in (_STEP_AFTER, _NAME_FIX, _ALWAYS_NEVER, _CONDITION)):
+    if any(rx.search(sentence) for rx in (_NAME_FIX, _ALWAYS_NEVER, _CONDITION)):
         return sentence
     if _TEMPORARY.search(sentence) and not EVERY_RUN.search(sentence):
         return None  # "before every commit, you did it this time" is still every time
-    if _MOVED_FACT.search(sentence) or (_KEEP_AS.search(sentence) and _KEY.search(sentence)):
+    if _KEEP_AS.search(sentence) and _KEY.search(sentence):
         return sentence
     pair = value_correction(sentence)
     if pair is not None and not is_work_order(sentence.split(",")[0]):

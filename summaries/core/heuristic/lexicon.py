@@ -68,8 +68,8 @@ DROP = _rx(
     # "scrap the widget for now": the whole thing by name (a column or row is DROP_PART's)
     r"|\b(scrap|ditch|abandon) the [\w-]+\b(?! (line|column|field|row|step|flag|table)\b)"
 )
-# The object of a drop, when it is a piece of the work rather than all of it: "hold off
-# on the consumer change, just write up what you found" keeps the intent going.
+# The object of a drop, when it is a piece of the work rather than all of it: "forget the
+# rollback idea" declines only what the assistant offered.
 DROP_PART = _rx(
     r"\b(hold off|forget|scrap|skip|drop|park|shelve|leave) (on |about )?(the|that"
     r"|this) (?P<obj>(?!idea\b"
@@ -85,8 +85,6 @@ DROP_ITEM = _rx(
     r"|\b(skip|drop|leave|ignore|exclude|forget) (the|that|those) [\w.@/-]+( [\w.@/-]+){0,2}"
     r" ones?\b"
 )
-# "forget the footer, do the header instead": the rest replaces the dropped work.
-INSTEAD = _rx(r"\binstead\b|\brather\b")
 # Holding a close step ("hold off on merging that", "don't deploy yet") pauses the work.
 PAUSE_STEP = _rx(
     r"\bhold off on (\w+ing|(the |that |this )?(\w+ )?" + _CLOSE_STEP + r")\b"
@@ -168,15 +166,11 @@ ASIDE_LEAD = _rx(
     r"while (you'?re|we'?re|i'?m|you are|we are) (in|on|at|around|here|there)\b[^:,.;!?]*"
     r"[:,.;!-]\s*"
 )
-# A turn that opens on the state of things, with no subject of its own: "still flaky".
-SUBJECTLESS = _rx(r"^\W*((ugh|hmm|argh|damn|nope|nah|no|so|and|but)\W+)*(still|again|same)\b")
 # An ask added next to finished work ("can we also rate-limit password reset? same setup"):
 # a second deliverable, not a reopening of the first.
 ADDITIVE = _rx(
     r"\b(also|too|as well)\b|\bsame (setup|thing|approach|treatment|way|pattern|idea|recipe)\b"
 )
-# "the limit", "those accounts": a definite reference; the noun says what it points back to.
-DEFINITE = _rx(r"\b(?:the|that|this|those|these|our|its|their) ([a-z][\w-]*)")
 ANAPHORA = _rx(r"\b(it|that|this|those|them|these)\b")
 CLOSE_REQUEST = _rx(
     r"^\W*((ok(ay)?|k|kk|yes|yep|sure|good|great|nice|perfect|cool|fine|lgtm)\b[\s,.!]*)*"
@@ -302,14 +296,6 @@ NEW_WORK_VERBS = wordset(
     profile optimize speed audit set bump install configure enable disable schedule block
     restrict find look
     """
-)
-# A guard against a recurrence: "make sure that can't happen again", "so it never comes back".
-PREVENT = _rx(
-    r"\b(can'?t|cannot|won'?t|doesn'?t|does not|never|will not|isn'?t able to) (ever )?(happen"
-    r"|occur|recur|come back|break like this)s?\b[^.?!]{0,12}\bagain\b"
-    r"|\b(never|not) (happens?|occurs?|recurs?) again\b"
-    r"|\bprevent (this|that|it|a repeat|a recurrence|recurrence)\b|\bfrom (happening|recurring)"
-    r" again\b|\bguard against (this|that|it|a repeat)\b"
 )
 # After a close, talk about its review, CI or PR is still about the same work.
 FOLLOWUP = _rx(

@@ -11,22 +11,18 @@ explicit pivot that leads the turn opens a new intent; a correction always stays
 A compaction is never a boundary, and automation never reaches this module.
 
 Splitting is the costlier mistake, so a follow-up that points back at the work
-stays with it even when it shares few words: a report on the result ("ran fine",
-"still flaky"), a reference back ("what you found", "... though"), a definite
-reference to something the person named ("raise the limit"), a refinement led by
-an adjusting verb ("use redis for the counter"). A drop that names only a piece of
-the work, one item of a batch ("the eslint one: skip it"), or only what the assistant
-offered, leaves the intent going.
+stays with it even when it shares few words: a report on the result ("ran fine"), a
+reference back ("what you found", "... though"), a refinement led by an adjusting verb
+("use redis for the counter"). A drop that names only one item of a batch ("the eslint
+one: skip it"), or only what the assistant offered, leaves the intent going.
 
 Merging is the other mistake, and finished work is where it happens: it must not
 absorb what follows it. After a day-scale pause, settled or closed work is picked up
 again only by a turn that reports on it (a result, a regression, a close, a follow-up
 on its review, a reference back), never by shared words or a bare "same ...?". After a
-close, a correction that shares nothing with the work corrects something else, and a
-guard against a recurrence ("make sure that can't happen again") is a deliverable of
-its own. A "while we're in X:" lead only names the area; the rest of the turn decides.
-A numbered PR or issue ("#3301") routes a turn to the intent that asked for or made it,
-and a breakage blamed on an earlier step ("red after the flag merge") goes back to it.
+close, a correction that shares nothing with the work corrects something else. A
+"while we're in X:" lead only names the area; the rest of the turn decides. A numbered
+PR or issue ("#3301") routes a turn to the intent that asked for or made it.
 """
 
 from __future__ import annotations
@@ -36,7 +32,7 @@ from collections.abc import Sequence
 
 from summaries.core.heuristic import lexicon as lx
 from summaries.core.heuristic.boundary import route
-from summaries.core.heuristic.boundary_cues import asks_again, dated_rerun, finished
+from summaries.core.heuristic.boundary_cues import asks_again, finished
 from summaries.core.heuristic.constraints import states_rule_only
 from summaries.core.heuristic.draft import Draft, Role
 from summaries.core.heuristic.evidence import Ev, reply_evidence
@@ -103,22 +99,6 @@ def _declines_a_part(cur: Draft, text: str) -> bool:
     return bool(named) and not named & cur.user_words
 
 
-def _keeps_going(st: SegState, sig: UserSignals, rest: str) -> bool:
-    """ "hold off on the consumer change ... just write up what you found": the drop names a
-    piece of the work and the rest of the turn asks for more of the same work."""
-    cur = st.current
-    if cur is None or cur.dropped or not sig.drop_part or lx.INSTEAD.search(rest.lower()):
-        return False
-    after = classify(rest)
-    return (
-        after.refers_back
-        or after.anaphora
-        or after.close_request
-        or after.continuation
-        or bool(after.words & cur.vocab)
-    )
-
-
 def _handle_drop(st: SegState, ex: Exchange, sig: UserSignals, prev: Pending | None) -> None:
     rest = split_after_drop(ex.text)
     # "forget it, not this sprint. revert": undoing the dropped work is part of the drop
@@ -130,15 +110,17 @@ def _handle_drop(st: SegState, ex: Exchange, sig: UserSignals, prev: Pending | N
         if new_work:
             st.open(ex, classify(rest), text=rest)
         return
-    if prev is None and cur is not None and sig.drop_part:
-        if new_work and _keeps_going(st, sig, rest):
-            st.place(cur, ex, sig, Role.WORK)
-            return
-        if not cur.dropped and _declines_a_part(cur, ex.text):
-            st.place(cur, ex, sig, Role.SPAN)
-            if new_work:
-                st.open(ex, classify(rest), text=rest)
-            return
+    if (
+        prev is None
+        and cur is not None
+        and sig.drop_part
+        and not cur.dropped
+        and _declines_a_part(cur, ex.text)
+    ):
+        st.place(cur, ex, sig, Role.SPAN)
+        if new_work:
+            st.open(ex, classify(rest), text=rest)
+        return
     if prev is not None:
         st.pending.remove(prev)  # "let's leave it there": the idea never became work
         cur = st.current
@@ -239,9 +221,8 @@ def segment(exchanges: Sequence[Exchange]) -> list[Draft]:
             continue
         action, target = route(st, ex, sig)
         if action == "new":
-            # a bare day ("2026-11-17") or "morning check" has no distinctive word, but a
-            # routine's new run opens one
-            rerun = dated_rerun(st, ex) or (ex.gap_before and asks_again(st, sig, ex))
+            # "morning check" has no distinctive word, but a routine's new run opens one
+            rerun = ex.gap_before and asks_again(st, sig, ex)
             if not _open_ok(sig) and not rerun:
                 continue
             if st.current is not None and sig.accept:

@@ -48,7 +48,6 @@ class UserSignals:
     drop_part: bool  # the drop names a piece of the work ("hold off on the consumer change")
     drop_item: bool  # the drop names one item of a set ("the eslint one: skip it")
     pause: bool  # "hold off on merging that": a close step waits, the work goes on
-    prevent: bool  # "make sure that can't happen again": a guard against a recurrence
     option_pick: tuple[int, ...]
 
 
@@ -200,7 +199,6 @@ def classify(text: str) -> UserSignals:
         drop_part=drop and bool(lx.DROP_PART.search(lowered)),
         drop_item=drop and item,
         pause=pause,
-        prevent=bool(lx.PREVENT.search(lowered)),
         option_pick=picks,
     )
 

@@ -41,9 +41,6 @@ _BUILD_CMD = re.compile(
 )
 _COMMIT_CMD = re.compile(r"\bgit\b[^|;&]*\bcommit\b", _I)
 _PUSH_CMD = re.compile(r"\bgit\b[^|;&]*\bpush\b", _I)
-_TAG_CMD = re.compile(
-    r"\bgit tag\b(?:\s+-\w+)*\s+(v?\d[\w.-]*)|\bgit push\b[^|;&]*\b(v\d[\w.-]*)", _I
-)
 _PR_OPEN_CMD = re.compile(r"\b(?:gh pr create|glab mr create|hub pull-request)\b", _I)
 _PR_MERGE_CMD = re.compile(r"\b(?:gh pr merge|glab mr merge)\b", _I)
 _CI_CMD = re.compile(r"\b(?:gh (?:pr checks|run (?:watch|view))|glab ci (?:status|view))\b", _I)
@@ -83,21 +80,16 @@ _OPS_BAD = re.compile(
     r"|timed out|error(?!=0\b|s?: 0\b))\b",
     _I,
 )
-# Dry runs that check the live state against the code: a plan with nothing to change, a
-# check-mode playbook that failed nowhere. After a change, "it matches" is a verification.
+# Dry runs that check the live state against the code: a plan with nothing to change.
+# After a change, "it matches" is a verification.
 _DRY_RUN = re.compile(r"--dry-run|--check\b|\bdiff\b|\bplan\b|DRY_RUN")
 _PLAN_CMD = re.compile(r"\b(?:terraform|tofu|terragrunt) plan\b", _I)
 _NO_DRIFT = re.compile(r"\bNo changes\.|\bmatches the configuration\b", _I)
-_ANSIBLE_CHECK_CMD = re.compile(r"\bansible-playbook\b[^|;&]*\s--check\b", _I)
-_RECAP_CLEAN = re.compile(r"\bunreachable=0\s+failed=0\b")
 _READ_CMD = re.compile(
     r"^\s*(?:grep|rg|cat|less|head|tail|sed|awk|ls|find|vim?|nano|code|git (?:log|show|diff|grep)"
     r"|journalctl|echo|wc|diff)\b",
     _I,
 )
-# An HTTP probe and the status it got: "curl -sI https://x/plans" -> "HTTP/2 301".
-_HTTP_CMD = re.compile(r"^\s*(?:curl|wget|http|httpie|xh)\b", _I)
-_HTTP_STATUS = re.compile(r"^HTTP/[\d.]+ (\d{3})\b", re.MULTILINE)
 _EDIT_TOOLS = frozenset({"edit", "write", "multiedit", "str_replace", "apply_patch", "create"})
 _EDIT_CALL = re.compile(r"^\s*(?:edit|write|create|apply_patch)\b\s*(\S*)", _I)
 # A file written from the shell: "cat > path <<'EOF'", "tee path <<EOF" (not "> /dev/null").
@@ -214,12 +206,6 @@ def _discards(cmd: str) -> bool:
 _RM = re.compile(r"^\s*rm\s+(?:-\w+\s+)*([\w./-]+)\s*$")
 
 
-def _removes_edited(cmd: str, edited: set[str]) -> bool:
-    """``rm`` of the one file the work created: the work taken back."""
-    found = _RM.match(cmd)
-    return found is not None and found.group(1).rsplit("/", 1)[-1] in edited
-
-
 def _runs_edited(cmd: str, edited: set[str]) -> bool:
     """The command runs a file changed earlier in the same stretch ("Edit retention.sh",
     then "/opt/hv/bin/retention.sh"): an observed run of the change."""
@@ -249,14 +235,9 @@ def _pair_sentences(
         passed = _run_outcome(code, out)
         if passed is not None:
             said.append(f"{what} passed." if passed else f"{what} failed.")
-    elif _HTTP_CMD.match(cmd) and _HTTP_STATUS.search(out):
-        status = int(_HTTP_STATUS.findall(out)[-1])
-        said.append(PASSED_CHECK if ok and status < 400 else FAILED_CHECK)
     elif _PLAN_CMD.search(cmd):
         if ok and _NO_DRIFT.search(out):
             said.append(PASSED_CHECK)
-    elif code is not None and _ANSIBLE_CHECK_CMD.search(cmd):
-        said.append(PASSED_CHECK if ok and _RECAP_CLEAN.search(out) else FAILED_CHECK)
     elif code is not None and _OPS_CHECK_CMD.search(cmd):
         said_out = _ZERO_COUNT.sub("", out)
         healthy = code == 0 and not _OPS_BAD.search(said_out) and not _FAILED.search(said_out)
@@ -276,14 +257,11 @@ def _pair_sentences(
         if (_DEPLOY_CMD.search(cmd) or _PUBLISH_CMD.search(cmd)) and not _DRY_RUN.search(cmd):
             said.append("The deploy failed.")
         return said
-    if _discards(cmd) or _removes_edited(cmd, edited):
+    if _discards(cmd):
         return [*said, DISCARDED]
     if _COMMIT_CMD.search(cmd) and not _NOTHING.search(out):
         said.append("Committed.")
-    tag = _TAG_CMD.search(cmd)
-    if tag:
-        said.append(f"Tagged {tag.group(1) or tag.group(2)}.")
-    elif _PUSH_CMD.search(cmd) and not _NOTHING.search(out):
+    if _PUSH_CMD.search(cmd) and not _NOTHING.search(out):
         said.append("Pushed.")
     if _PR_OPEN_CMD.search(cmd):
         said.append(f"Opened PR{_pr_number(out, cmd)}.")

@@ -130,11 +130,6 @@ def refs(text: str) -> frozenset[str]:
     return frozenset({"#" + n for n in _REF.findall(text)} | keys)
 
 
-def ticket_keys(words: frozenset[str] | set[str]) -> set[str]:
-    """The ticket keys among a turn's words (see :func:`refs`)."""
-    return {w for w in words if "-" in w and w.split("-")[-1].isdigit() and w[0].isalpha()}
-
-
 def sentences(text: str) -> list[str]:
     """Split into sentences and lines; code-ish dots (file.py, 2.4.1) do not split."""
     parts = _SENTENCE_END.split(text)
