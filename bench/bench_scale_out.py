@@ -97,18 +97,8 @@ class CeleryWorker:
         return found
 
     def __exit__(self, *exc_info: object) -> None:
-        import signal
-
-        if self.proc is None:
-            return
-        for sig in (signal.SIGTERM, signal.SIGKILL):
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(self.proc.pid, sig)
-            try:
-                self.proc.wait(timeout=10)
-                break
-            except subprocess.TimeoutExpired:
-                continue
+        if self.proc is not None:
+            common.stop_group(self.proc, timeout=10)
         self.proc = None
 
 

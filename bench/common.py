@@ -604,19 +604,23 @@ class Daphne:
             time.sleep(0.1)
 
     def __exit__(self, *exc_info: object) -> None:
-        import signal
-        import subprocess
+        if self.proc is not None:
+            stop_group(self.proc, timeout=5)
 
-        if self.proc is None:
-            return
-        for sig in (signal.SIGTERM, signal.SIGKILL):
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(self.proc.pid, sig)
-            try:
-                self.proc.wait(timeout=5)
-                break
-            except subprocess.TimeoutExpired:
-                continue
+
+def stop_group(proc: Any, *, timeout: float) -> None:
+    """SIGTERM ``proc``'s process group, then SIGKILL it if it outlives ``timeout``."""
+    import signal
+    import subprocess
+
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, sig)
+        try:
+            proc.wait(timeout=timeout)
+            break
+        except subprocess.TimeoutExpired:
+            continue
 
 
 def summary_payload(intents: int = 6) -> dict[str, Any]:
