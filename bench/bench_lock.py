@@ -11,7 +11,7 @@ Also checked (not timed): the counter ends at 2 x M in every arm (mutual exclusi
 
 Target (keeping the hand-written module): filelock's uncontended time >= 1.5x hold's, or
 its contended wall time >= 1.5x at its default poll interval. A correctness rule it
-breaks outright (a read-only store, docs/notes/stock.md) is argued in the notes, not here.
+breaks outright (a read-only store, docs/DESIGN.md "Hand-written parts kept") is argued in the notes, not here.
 """
 
 from __future__ import annotations

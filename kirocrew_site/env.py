@@ -6,7 +6,7 @@ environment must stop the site at start-up, not silently run it with a default.
 
 The one reader of the environment: ``summaries/envconfig.py`` reads config.json's
 overrides through it too. django-environ was measured against it and refused
-(docs/notes/stock.md): it reads ``ture`` as False and ``1,5`` as 1.5, raises a bare
+(docs/DESIGN.md, "Hand-written parts kept"): it reads ``ture`` as False and ``1,5`` as 1.5, raises a bare
 ValueError that names no variable, and has no minimum or duration.
 """
 

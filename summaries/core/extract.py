@@ -5,7 +5,7 @@ One path: the session's folded rows (``read_session``, or a bounded pass's tail 
 read, plus ``meta.tool`` and ``meta.exit_code`` of tool rows: the rest of ``meta`` is most
 of a transcript's bytes and holds nothing about intent. (A raw-line twin that skipped
 decoding ``meta`` saved 8-14 % CPU against the fold, under the 1.2x that would keep it:
-docs/notes/extract.md.)
+docs/DESIGN.md, "Reading long sessions".)
 
 Tool rows (``tool_call``, ``tool_result``, legacy ``tool``) are attached, redacted and
 excerpted, to the kept row before them (``TranscriptTurn.tools``). Only the heuristic

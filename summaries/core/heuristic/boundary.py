@@ -11,7 +11,7 @@ disjoint from settled work, an older intent named in passing) were deleted, not 
 and so were those whose removal cost no pooled blind figure (held-out-7..24) more than
 0.01 in all: a generic "continues" vote, a new ticket key, a long disjoint turn, a day
 named after finished work, a definite reference to an older unfinished intent
-(docs/notes/heur.md has the table).
+(docs/DESIGN.md, "The heuristic made smaller").
 
 The weights live in one table, ``WEIGHTS``. They started as the rules' old order (each
 weight above the sum of all below it, which reproduces the nested rules exactly) and were
