@@ -38,13 +38,9 @@ def dashboard_sessions(
     matches nothing). ``state``: only sessions whose stored summary has an intent in it.
     ``source``: only sessions of that origin (``SOURCE_LABELS``; another value is ignored).
     """
-    owner: App | Literal[""] | None = ""
-    if app == UNSCOPED:
-        owner = None
-    elif app:
-        owner = App.objects.filter(name=app).first()
-        if owner is None:
-            return Session.objects.none()
+    owner = _app_scope(app)
+    if owner is False:
+        return Session.objects.none()
     sessions = session_list(app=owner, search=search).select_related(
         "one_line_summary", "intent_summary"
     )
@@ -56,6 +52,17 @@ def dashboard_sessions(
     return sessions
 
 
+def _app_scope(app: str) -> App | Literal["", False] | None:
+    """The app filter's scope: "" all, None the unowned sessions (``UNSCOPED``), else that
+    app; False for an unknown app name (it matches nothing)."""
+    if app == UNSCOPED:
+        return None
+    if not app:
+        return ""
+    found = App.objects.filter(name=app).first()
+    return False if found is None else found
+
+
 SEARCH_HITS = 20  # text matches shown above the list
 
 
@@ -63,13 +70,9 @@ def dashboard_search(*, app: str = "", search: str = "") -> list[SearchHit]:
     """What was said that matches ``search``, in the sessions the app filter shows (a
     dashboard user is unrestricted, as in ``dashboard_sessions``). Text with no word to
     search for matches nothing here (the title search still runs)."""
-    scope: App | Literal[""] | None = ""
-    if app == UNSCOPED:
-        scope = None
-    elif app:
-        scope = App.objects.filter(name=app).first()
-        if scope is None:
-            return []
+    scope = _app_scope(app)
+    if scope is False:
+        return []
     try:
         return search_query(scope, search, SEARCH_HITS)
     except QueryRejected:
