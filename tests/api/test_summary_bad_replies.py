@@ -11,10 +11,8 @@ from collections.abc import Callable
 
 import pytest
 
-from summaries.core.sidecar import INTENTS, ONE_LINE, sidecar_path
-from summaries.models import IntentSummary, OneLineSummary
-from summaries.state import summary_turn_mark
 from tests.fixtures.slots import add_exchanges
+from tests.fixtures.summary_snapshot import SummarySnapshot
 from tests.summaries.django.conftest import VALID_REPLY
 from tests.summaries.fake_anthropic_server import message
 from tests.summaries.fake_cli_fixture import FakeCli
@@ -24,30 +22,6 @@ from transcripts.models import Slot
 from .conftest import Persona, error_of
 
 URL = "/api/chat/slots/s1/summary"
-
-
-class Previous:
-    """The stored summary before the bad pass, and everything that must not move."""
-
-    def __init__(self, store, key: str) -> None:
-        self.store, self.key = store, key
-        self.taken = self._take()
-
-    def _take(self) -> tuple[object, ...]:
-        files = tuple(
-            sidecar_path(self.store.root, self.key, kind).read_bytes()
-            for kind in (INTENTS, ONE_LINE)
-        )
-        slot = Slot.objects.get(session__key=self.key)
-        return (
-            files,
-            list(IntentSummary.objects.values()),
-            list(OneLineSummary.objects.values()),
-            summary_turn_mark(slot),
-        )
-
-    def unchanged(self) -> bool:
-        return self._take() == self.taken
 
 
 @pytest.fixture
@@ -65,17 +39,17 @@ def previous(owner: Persona, make_slot: Callable[..., Slot], store, enabled_summ
     """A summary stored through the POST with the first backend the test configures,
     then one more exchange: the next POST has real work to do."""
 
-    def take(first: Callable[[], None]) -> Previous:
+    def take(first: Callable[[], None]) -> SummarySnapshot:
         slot = make_slot("s1", app=owner.app, turns=2)
         first()
         assert owner.call("POST", URL).status_code == 200
         add_exchanges(slot, 1, start=2)
-        return Previous(store, slot.session.key)
+        return SummarySnapshot(store, slot.session.key)
 
     return take
 
 
-def assert_refused_cleanly(owner: Persona, before: Previous, caplog, code: str) -> None:
+def assert_refused_cleanly(owner: Persona, before: SummarySnapshot, caplog, code: str) -> None:
     with caplog.at_level(logging.INFO):
         response = owner.call("POST", URL)
     assert response.status_code == 409

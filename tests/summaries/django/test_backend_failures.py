@@ -17,12 +17,13 @@ from summaries.core.backends import (
     BackendUnavailable,
     OpenAIBackend,
 )
-from summaries.core.sidecar import INTENTS, ONE_LINE, read_for_panel, read_strict, sidecar_path
-from summaries.models import IntentSummary, OneLineSummary
+from summaries.core.sidecar import read_for_panel, read_strict
+from summaries.models import IntentSummary
 from summaries.runtime import summary_backend
 from summaries.services import PassOutcome, PassResult, summary_generate
-from summaries.state import summary_in_flight_until, summary_turn_mark
+from summaries.state import summary_in_flight_until
 from tests.fixtures.slots import add_exchanges
+from tests.fixtures.summary_snapshot import SummarySnapshot
 from tests.summaries.django.conftest import INTENT, VALID_REPLY, RecordingBackend, must
 from tests.summaries.fake_openai_server import Behaviour, FakeOpenAIServer, closed_port
 from transcripts.models import Slot
@@ -32,40 +33,16 @@ pytestmark = pytest.mark.django_db
 STORED = PassOutcome(PassResult.STORED)
 
 
-class Snapshot:
-    """Everything a refused pass must leave exactly as it was."""
-
-    def __init__(self, store, key: str) -> None:
-        self.store, self.key = store, key
-        self.taken = self._take()
-
-    def _take(self) -> tuple[object, ...]:
-        files = tuple(
-            sidecar_path(self.store.root, self.key, kind).read_bytes()
-            for kind in (INTENTS, ONE_LINE)
-        )
-        slot = Slot.objects.get(session__key=self.key)
-        return (
-            files,
-            list(IntentSummary.objects.values()),
-            list(OneLineSummary.objects.values()),
-            summary_turn_mark(slot),
-        )
-
-    def unchanged(self) -> bool:
-        return self._take() == self.taken
-
-
 @pytest.fixture
 def previous(enabled_summaries, make_slot, store, backend, pushes):
     """A stored summary, then one more exchange: the next pass has real work to do."""
     slot = make_slot(turns=2)
     assert summary_generate(slot_name="s1") == STORED
     add_exchanges(slot, 1, start=2)
-    return Snapshot(store, slot.session.key)
+    return SummarySnapshot(store, slot.session.key)
 
 
-def assert_contained(outcome: PassOutcome, previous: Snapshot, reason: str) -> None:
+def assert_contained(outcome: PassOutcome, previous: SummarySnapshot, reason: str) -> None:
     """``reason`` in the log's text form: ``backend_error:<Type>`` is the enum + detail."""
     result, _, detail = reason.partition(":") if "backend_error:" in reason else (reason, "", "")
     assert outcome == PassOutcome(PassResult(result), detail)
@@ -216,7 +193,7 @@ def openai_previous(enabled_summaries, make_slot, store, openai_model):
     openai_model.enqueue(Behaviour.reply(VALID_REPLY))
     assert summary_generate(slot_name="s1") == STORED
     add_exchanges(slot, 1, start=2)
-    return Snapshot(store, slot.session.key)
+    return SummarySnapshot(store, slot.session.key)
 
 
 def test_the_openai_model_stores_a_summary(enabled_summaries, make_slot, store, openai_model):

@@ -19,8 +19,9 @@ from summaries.core.sidecar import INTENTS, ONE_LINE, read_for_panel, read_stric
 from summaries.marker import pass_done, pass_started
 from summaries.models import IntentSummary, OneLineSummary
 from summaries.services import PassOutcome, PassResult, summary_generate
-from summaries.state import summary_in_flight_until, summary_turn_mark
+from summaries.state import summary_in_flight_until
 from tests.fixtures.slots import add_exchanges
+from tests.fixtures.summary_snapshot import SummarySnapshot
 from tests.fixtures.summary_state import in_flight_set
 from tests.summaries.django.conftest import OTHER_REPLY
 from transcripts.core import store as store_module
@@ -43,37 +44,12 @@ def slot_row(name: str = "s1") -> Slot:
     return Slot.objects.select_related("session").get(name=name)
 
 
-class Previous:
-    """A stored summary and its mirrors, to prove a refused pass left them exactly as is."""
-
-    def __init__(self, store, slot: Slot) -> None:
-        key = slot.session.key
-        self.paths = [
-            sidecar_path(store.root, key, INTENTS),
-            sidecar_path(store.root, key, ONE_LINE),
-        ]
-        self.files = [p.read_bytes() for p in self.paths]
-        self.mirrors = (
-            list(IntentSummary.objects.values()),
-            list(OneLineSummary.objects.values()),
-        )
-        self.turn_mark = summary_turn_mark(slot_row(slot.name))
-
-    def unchanged(self) -> bool:
-        return (
-            [p.read_bytes() for p in self.paths] == self.files
-            and (list(IntentSummary.objects.values()), list(OneLineSummary.objects.values()))
-            == self.mirrors
-            and summary_turn_mark(Slot.objects.get(name="s1")) == self.turn_mark
-        )
-
-
 @pytest.fixture
 def summarized(enabled_summaries, make_slot, store, backend):
     """A slot with a stored summary, one more exchange since, and the next reply differing."""
     slot = make_slot(turns=2)
     assert summary_generate(slot_name="s1") == STORED
-    previous = Previous(store, slot)
+    previous = SummarySnapshot(store, slot.session.key)
     add_exchanges(slot, 1, start=2)
     backend.reply = OTHER_REPLY
     return slot, previous
