@@ -16,22 +16,12 @@ from tests.fixtures.summary_snapshot import SummarySnapshot
 from tests.summaries.django.conftest import VALID_REPLY
 from tests.summaries.fake_anthropic_server import message
 from tests.summaries.fake_cli_fixture import FakeCli
-from tests.summaries.fake_openai_server import Behaviour, FakeOpenAIServer
+from tests.summaries.fake_openai_server import Behaviour
 from transcripts.models import Slot
 
 from .conftest import Persona, error_of
 
 URL = "/api/chat/slots/s1/summary"
-
-
-@pytest.fixture
-def openai_model(settings, fake_openai: FakeOpenAIServer) -> FakeOpenAIServer:
-    settings.KIROCREW_SUMMARY_MODEL = "openai:local"
-    settings.KIROCREW_OPENAI_BASE_URL = fake_openai.base_url
-    settings.KIROCREW_OPENAI_API_KEY = ""
-    settings.KIROCREW_OPENAI_TIMEOUT = 5.0
-    settings.KIROCREW_OPENAI_RETRY_BACKOFF = 0.0  # the one retry at once
-    return fake_openai
 
 
 @pytest.fixture

@@ -277,3 +277,16 @@ def fake_openai(fake_model_spares: _Spares) -> Iterator[FakeOpenAIServer]:
         yield server
     finally:
         server.stop()
+
+
+@pytest.fixture
+def openai_model(settings: Any, fake_openai: FakeOpenAIServer) -> FakeOpenAIServer:
+    """The site's summaries from ``openai:test-model`` on :func:`fake_openai`: no key,
+    the one retry at once (production waits half a second), and a timeout only a held
+    request ever reaches."""
+    settings.KIROCREW_SUMMARY_MODEL = "openai:test-model"
+    settings.KIROCREW_OPENAI_BASE_URL = fake_openai.base_url
+    settings.KIROCREW_OPENAI_API_KEY = ""
+    settings.KIROCREW_OPENAI_TIMEOUT = 60.0
+    settings.KIROCREW_OPENAI_RETRY_BACKOFF = 0.0
+    return fake_openai

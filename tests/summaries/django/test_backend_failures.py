@@ -25,7 +25,7 @@ from summaries.state import summary_in_flight_until
 from tests.fixtures.slots import add_exchanges
 from tests.fixtures.summary_snapshot import SummarySnapshot
 from tests.summaries.django.conftest import INTENT, VALID_REPLY, RecordingBackend, must
-from tests.summaries.fake_openai_server import Behaviour, FakeOpenAIServer, closed_port
+from tests.summaries.fake_openai_server import Behaviour, closed_port
 from transcripts.models import Slot
 
 pytestmark = pytest.mark.django_db
@@ -173,18 +173,6 @@ def test_the_runtime_builds_the_openai_backend_from_its_own_settings(settings):
 
 
 # --- the real OpenAI-compatible client against a loopback server ----------------------------------
-
-
-@pytest.fixture
-def openai_model(settings, fake_openai: FakeOpenAIServer) -> FakeOpenAIServer:
-    settings.KIROCREW_SUMMARY_MODEL = "openai:test-model"
-    settings.KIROCREW_OPENAI_BASE_URL = fake_openai.base_url
-    settings.KIROCREW_OPENAI_API_KEY = ""
-    # Never reached by a server that answers: only a held request times out.
-    settings.KIROCREW_OPENAI_TIMEOUT = 60.0
-    # The one retry happens at once (production waits half a second before it).
-    settings.KIROCREW_OPENAI_RETRY_BACKOFF = 0.0
-    return fake_openai
 
 
 @pytest.fixture

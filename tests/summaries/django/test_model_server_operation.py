@@ -30,14 +30,9 @@ INSTRUCTIONS = len(build_prompt((), 0))
 
 
 @pytest.fixture
-def model(settings, fake_openai: FakeOpenAIServer) -> FakeOpenAIServer:
-    settings.KIROCREW_SUMMARY_MODEL = "openai:local"
-    settings.KIROCREW_OPENAI_BASE_URL = fake_openai.base_url
-    settings.KIROCREW_OPENAI_API_KEY = ""
-    settings.KIROCREW_OPENAI_TIMEOUT = 5.0
+def model(settings, openai_model: FakeOpenAIServer) -> FakeOpenAIServer:
     settings.KIROCREW_OPENAI_MAX_TOKENS = 1000
-    settings.KIROCREW_OPENAI_RETRY_BACKOFF = 0.0  # the one retry at once
-    return fake_openai
+    return openai_model
 
 
 def prompts(server: FakeOpenAIServer) -> list[str]:

@@ -16,7 +16,6 @@ from typing import Any
 import pytest
 from django.test import Client
 
-from summaries.core.backends.openai import OpenAIBackend
 from tests.fixtures.personas import app_with_client
 from tests.summaries.fake_openai_server import Behaviour, FakeOpenAIServer
 from tests.summaries.secret_samples import json_text
@@ -47,18 +46,6 @@ def call(client: Client, method: str, path: str, body: Any = None) -> None:
     data = json.dumps(body) if body is not None else ""
     response = client.generic(method, path, data, content_type="application/json")
     assert response.status_code in {200, 201}, (path, response.status_code, response.content)
-
-
-@pytest.fixture
-def openai_model(
-    settings: Any, fake_openai: FakeOpenAIServer, monkeypatch: Any
-) -> FakeOpenAIServer:
-    settings.KIROCREW_SUMMARY_MODEL = "openai:test-model"
-    settings.KIROCREW_OPENAI_BASE_URL = fake_openai.base_url
-    settings.KIROCREW_OPENAI_API_KEY = ""
-    settings.KIROCREW_OPENAI_TIMEOUT = 5.0
-    monkeypatch.setitem(OpenAIBackend.__init__.__kwdefaults__, "retry_backoff", 0.0)
-    return fake_openai
 
 
 def test_no_password_shape_reaches_the_model_server(

@@ -19,7 +19,6 @@ from typing import Any
 import pytest
 from django.test import Client
 
-from summaries.core.backends.openai import OpenAIBackend
 from summaries.core.sidecar import INTENTS, ONE_LINE, sidecar_path, write_guarded
 from summaries.models import IntentSummary, OneLineSummary
 from summaries.services import PassOutcome, PassResult, summary_generate
@@ -129,18 +128,6 @@ def test_no_secret_reaches_a_stored_or_served_summary(
 
 
 # --- a model server -------------------------------------------------------------------------------
-
-
-@pytest.fixture
-def openai_model(
-    settings: Any, fake_openai: FakeOpenAIServer, monkeypatch: Any
-) -> FakeOpenAIServer:
-    settings.KIROCREW_SUMMARY_MODEL = "openai:test-model"
-    settings.KIROCREW_OPENAI_BASE_URL = fake_openai.base_url
-    settings.KIROCREW_OPENAI_API_KEY = ""
-    settings.KIROCREW_OPENAI_TIMEOUT = 5.0
-    monkeypatch.setitem(OpenAIBackend.__init__.__kwdefaults__, "retry_backoff", 0.0)
-    return fake_openai
 
 
 def model_reply(secrets: list[Secret]) -> str:
