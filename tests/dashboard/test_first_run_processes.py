@@ -15,6 +15,7 @@ import httpx
 import pytest
 
 from kirocrew_site.demo import SAMPLES_DIR
+from tests.e2e.processes import manage_run
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.slow
@@ -36,15 +37,7 @@ def environment(home: Path) -> dict[str, str]:
 
 
 def manage(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "manage.py", *args],
-        cwd=ROOT,
-        env=environment(home),
-        capture_output=True,
-        text=True,
-        timeout=180,
-        check=False,
-    )
+    return manage_run(environment(home), *args)
 
 
 @pytest.mark.parametrize(

@@ -14,7 +14,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.e2e.processes import embedded_env, free_port
+from tests.e2e.processes import embedded_env, free_port, manage
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.slow
@@ -51,17 +51,8 @@ class Server:
 
 
 def _manage(home: Path, *args: str) -> str:
-    done = subprocess.run(
-        [sys.executable, "manage.py", *args],
-        cwd=ROOT,
-        env=embedded_env(home),
-        capture_output=True,
-        text=True,
-        timeout=180,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    return done.stdout.strip().rpartition("\n")[2]  # the last line (a token, a key)
+    """The last line ``manage.py <args>`` printed (a token, a key)."""
+    return manage(embedded_env(home), *args).strip().rpartition("\n")[2]
 
 
 @pytest.fixture(scope="module")

@@ -184,16 +184,22 @@ def nth_row(n: int) -> Callable[[dict[str, Any]], bool]:
     return done
 
 
-def manage(env: dict[str, str], *args: str) -> str:
-    result = subprocess.run(
+def manage_run(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    """``manage.py <args>`` in a process of its own, whatever its exit status."""
+    return subprocess.run(
         [str(BIN / "python"), "manage.py", *args],
         cwd=ROOT,
         env=env,
         capture_output=True,
         text=True,
-        timeout=90,
+        timeout=180,
         check=False,
     )
+
+
+def manage(env: dict[str, str], *args: str) -> str:
+    """``manage.py <args>``, which must succeed: its output."""
+    result = manage_run(env, *args)
     assert result.returncode == 0, (args, result.stdout[-2000:], result.stderr[-2000:])
     return result.stdout
 

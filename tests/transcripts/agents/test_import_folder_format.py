@@ -8,13 +8,11 @@ from __future__ import annotations
 import json
 import shutil
 import sqlite3
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.dashboard.test_first_run_processes import ROOT, environment
+from tests.dashboard.test_first_run_processes import manage
 from tests.transcripts.agents.helpers import CLAUDE_PROJECT, CLAUDE_SID, CODEX_FILE, copy_tree
 
 pytestmark = pytest.mark.slow
@@ -34,18 +32,6 @@ def home(migrated: Path, tmp_path: Path) -> Path:
     fresh = tmp_path / "home"
     shutil.copytree(migrated, fresh)
     return fresh
-
-
-def manage(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "manage.py", *args],
-        cwd=ROOT,
-        env=environment(home),
-        capture_output=True,
-        text=True,
-        timeout=180,
-        check=False,
-    )
 
 
 def sessions(home: Path) -> list[tuple[str, str, int]]:
