@@ -27,7 +27,7 @@ from tests.regex_steps import (
     finditer_spans,
     literal_prefixes,
 )
-from transcripts.core.redaction.patterns.rule import Rule
+from transcripts.core.redaction.patterns import Rule
 
 # Packages whose module-level patterns run on user text: the heuristic summarizer and the
 # rest of summaries' core, and the redaction engine with its pattern tables.

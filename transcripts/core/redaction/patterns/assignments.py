@@ -23,15 +23,13 @@ import binascii
 import re
 from typing import Final
 
-from .rule import Rule
-
-_IA = re.IGNORECASE | re.ASCII
+IGNORE_ASCII_CASE = re.IGNORECASE | re.ASCII
 
 # ── Key = value assignments (the "assign" finder) ─────────────────────────────
 # A key ends with one of the keywords (``DB_PASSWORD``, ``dbPassword``, ``client_secret``,
 # ``X-Api-Key``), optionally closed by a quote (JSON, dict literals; an escaped quote
 # inside a JSON string), then ``=``, ``:``, ``:=`` or ``=>``. The finder reads the value.
-_SEP = r"""(?:\\?["'])?[ \t]*(?:=>|:=|[:=])[ \t]*"""
+SEP = r"""(?:\\?["'])?[ \t]*(?:=>|:=|[:=])[ \t]*"""
 # Words that make "…key" a secret's name (``api_key``, ``X-Api-Key``, ``SECRET_KEY``).
 _KEY_OWNERS: tuple[str, ...] = (
     *("api", "access", "private", "secret", "encryption"),
@@ -58,7 +56,7 @@ ASSIGN_KEYS: Final = {
     "token_assignment": r"token",
 }
 ASSIGN_KEY_RES: Final = {
-    kind: tuple((re.compile(part + _SEP), owners) for part, owners in parts)
+    kind: tuple((re.compile(part + SEP), owners) for part, owners in parts)
     for kind, parts in ASSIGN_KEY_PARTS.items()
 }
 # The shortest value each kind accepts. Passwords are short; a token is not, and
@@ -148,14 +146,7 @@ def plausible_secret_value(value: str, *, quoted: bool, min_len: int) -> bool:
     return quoted and len(value) >= 16 and inner_upper and any(c.islower() for c in value)
 
 
-# ── Authorization: Basic (a validated regex rule) ─────────────────────────────
-BASIC_AUTH_RE: Final = re.compile(
-    r"[Aa][Uu][Tt][Hh][Oo][Rr][Ii][Zz][Aa][Tt][Ii][Oo][Nn]"
-    r"""["']?\s*[:=]\s*["']?"""
-    r"[Bb][Aa][Ss][Ii][Cc][ \t]+[A-Za-z0-9+/]+={0,2}"
-)
-
-
+# ── Authorization: Basic (a validated rule) ─────────────────────────────────
 def is_basic_credentials(header: str) -> bool:
     """The header's value is base64 of ``user:password`` (RFC 7617).
 
@@ -172,7 +163,8 @@ def is_basic_credentials(header: str) -> bool:
 
 # ── Cookie and Set-Cookie headers (the "cookie" finder) ───────────────────────
 COOKIE_KEY_RE: Final = re.compile(
-    r"""(?:set-)?cookie(?:\\?["'])?[ \t]*[:=][ \t]*(?:\\?["'])?|--cookie[ \t=]+["']?""", _IA
+    r"""(?:set-)?cookie(?:\\?["'])?[ \t]*[:=][ \t]*(?:\\?["'])?|--cookie[ \t=]+["']?""",
+    IGNORE_ASCII_CASE,
 )
 # The cookie list: ``name=value`` pairs joined by "; ". It stops at whitespace that does
 # not follow a ";", a quote or a backslash (an escaped newline inside a JSON string), so
@@ -256,38 +248,3 @@ CLI_QUOTES: Final = "\"'`\\()"
 # (each anchor holds a fast-path literal the prefilter knows: "--pass" holds "pass", so a row
 # with only "passed" in it never opens the rule)
 CLI_ANCHORS: Final = ("mysql", "mariadb", "sshpass", "redis-cli", "login", "curl", "--pass")
-_CLI_RULE = Rule(
-    "cli_password",
-    re.compile(r"(?:mysql|mariadb|sshpass|redis-cli|login|curl|--pass)", re.IGNORECASE),
-    "cli",
-    False,
-    CLI_ANCHORS,
-    anchor_lower=True,
-)
-
-
-STRUCTURED_RULES: Final[tuple[Rule, ...]] = (
-    Rule(
-        "basic_auth_header",
-        BASIC_AUTH_RE,
-        "regex",
-        False,
-        ("authorization",),
-        anchor_lower=True,
-        validate=is_basic_credentials,
-    ),
-    Rule("cookie_header", COOKIE_KEY_RE, "cookie", False, ("cookie",), anchor_lower=True),
-    Rule("uri_credentials", ANY_SCHEME_TAIL_RE, "anyscheme", False, ("://",)),
-    *(
-        Rule(
-            kind,
-            re.compile(key + _SEP, _IA),
-            "assign",
-            False,
-            ASSIGN_ANCHORS[kind],
-            anchor_lower=True,
-        )
-        for kind, key in ASSIGN_KEYS.items()
-    ),
-    _CLI_RULE,
-)
