@@ -23,9 +23,8 @@ from tests.transcripts.redaction_rule_samples import AWS_KEY_ID
 from tests.transcripts.redaction_samples import COVERAGE_SAMPLES
 from tests.transcripts.test_agent_import_bulk import files_of, fix_clock, make_tree, outcomes
 from transcripts.core.agents.prepare import _stamps
-from transcripts.core.redaction import redact_text, redact_value
+from transcripts.core.redaction import _redact_tree, redact_text, redact_value
 from transcripts.core.redaction.batch import all_unchanged
-from transcripts.core.redaction.recursive import _redact_tree
 from transcripts.core.store import TranscriptStore
 from transcripts.models import Session
 from transcripts.runtime import get_store

@@ -26,7 +26,7 @@ from transcripts.core.redaction import patterns as P
 from transcripts.core.redaction import (
     redact_text,
 )
-from transcripts.core.redaction.bare_secret import contains_bare_secret
+from transcripts.core.redaction.credentials import contains_bare_secret
 from transcripts.core.redaction.finders import _jwt_finder, credential_spans
 from transcripts.core.redaction.views import View
 

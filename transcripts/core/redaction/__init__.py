@@ -1,60 +1,40 @@
 """Credential and exfiltration-URL redaction (pure: standard library only, no Django).
 
 A port of the original's ``redact_credentials`` and ``redact_exfiltration_urls``
-(reference §4.3 and §4.4), with current provider token formats added. It runs at the
-transcript write boundary on every non-user row and revision patch
-(:func:`redact_text`, :func:`redact_value`), and in the summaries app on model-written
-payloads (:func:`redact_payload`). What counts as a secret lives in
-:mod:`.patterns`; the other modules find and replace it fast, with a bounded worst
-case.
+(reference §4.3, §4.4) with current provider formats. It runs at the transcript write
+boundary (:func:`redact_text`, :func:`redact_value`) and on model-written summary
+payloads (:func:`redact_payload`). What counts as a secret is :mod:`.patterns`. A call:
 
-Design, in the order a call meets it:
+* :mod:`.prefilter`: one hyperscan scan of the UTF-8 bytes names the fast-path triggers;
+  none means nothing to redact, with no view built.
+* :mod:`.views`: without a scan, C-speed checks on a latin-1 view find the same
+  triggers: ``FAST_PATH_ANCHORS``, the lowercase anchors, a run of 15+ window chars.
+* Pass 1 (:mod:`.finders`) emulates the original's single alternation (leftmost match,
+  then lowest rule index), running only the rules whose anchors occur; windowed rules
+  scan only the windows. An assignment's span is its value, so the key stays readable.
+* Passes 2 and 3 (:mod:`.credentials`: base64-encoded credentials, bare AWS secret
+  keys) scan 40+ runs of the original text, skipping what an earlier pass covered, as
+  the original's ``result.replace`` did.
+* Exfiltration URLs (:mod:`.urls`): the original's per-URL verdict; clean ones cached.
+* Rounds repeat to a fixpoint: a tag ends in "]", which can satisfy a neighbour's
+  look-behind the original character did not (two rounds when something was found).
 
-* **Prefilter** (:mod:`.prefilter`). One hyperscan scan of the text's UTF-8 bytes reports
-  which fast-path triggers (below) occur; none means nothing to redact, with no view
-  built. The store scans a row's ``meta`` as one JSON document the same way. The
-  answers fill the view's memo, so the fast path below costs nothing more. Without
-  hyperscan (another platform) the fast path runs as described.
-* **Fast path** (:mod:`.views`). :func:`might_contain_secret` makes a handful of
-  C-speed checks on a latin-1 view of the text (one byte per code point, so offsets
-  match). It looks for the literals of ``FAST_PATH_ANCHORS`` (among them "://"),
-  case-folded "authorization", and a run of 15+ token characters (a "window"). Plain
-  prose fails every check and comes back unchanged, with no regex run.
-* **Pass 1** (:mod:`.finders`, the pattern table) emulates the original's single
-  alternation: the leftmost match wins, and on a tie the lower rule index wins. Only
-  rules whose literal anchors occur are run, each separately, and
-  :func:`credential_spans` merges their matches in the order the alternation would.
-  Windowed rules scan only the windows (:class:`Windows`), which prose barely has.
-  Some rules are validated (a match counts only if a predicate accepts it: Basic
-  credentials decode to ``user:pass``, a Discord token's first segment to a user id),
-  and the structured rules (key = value assignments, cookie headers, URI userinfo for
-  any scheme) have their own finders (:mod:`.structured`). An assignment's span is its
-  value, so the key stays readable.
-* **Passes 2 and 3** (:mod:`.credentials`, :mod:`.bare_secret`: base64-encoded
-  credentials; bare AWS secret keys) scan the original text's 40+ character runs. They
-  skip anything an earlier pass already covers, as the original's ``result.replace``
-  did.
-* **Exfiltration URLs** (:mod:`.urls`). Each URL gets the original's verdict. Its
-  credential checks run only the rules whose anchors occur in the whole text; a URL is
-  a substring, so no other rule can match in it. Clean verdicts are cached.
-* **Fixpoint** (:mod:`.rounds`). A replacement can change a neighbour's boundary: a tag
-  ends in "]", which satisfies a look-behind the original character did not. So one
-  round is not always idempotent, and every public entry point repeats its round until
-  nothing matches. That is at most ``_MAX_ROUNDS`` rounds; in practice two when
-  something was found, one otherwise.
-* **Nested values** (:mod:`.recursive`): every string inside dicts, lists and tuples.
-
-Worst case: no pattern backtracks catastrophically. The four places where the original
-re-scans quadratically or worse (JWT, Telegram, PEM without END, the S3 presigned
-regex) use linear finders that return the same matches. The pass-3 window slide is
-incremental, so 1 MB inputs take well under a second (``bench/bench_redaction.py``).
+No pattern backtracks catastrophically: where the original is quadratic or worse (JWT,
+Telegram, PEM without END, S3 presigned) linear finders return the same matches, and
+1 MB inputs take well under a second (``bench/bench_redaction.py``).
 """
 
 from __future__ import annotations
 
-from .recursive import redact_payload, redact_value
+from collections.abc import Callable
+from typing import Any
+
+from . import prefilter
+from .batch import all_unchanged
+from .credentials import credentials_round
 from .report import RedactionReport, merge_reports
-from .rounds import redact_credentials, redact_exfiltration_urls, redact_text
+from .urls import exfil_round
+from .views import View, might_contain_secret
 
 __all__ = [
     "RedactionReport",
@@ -65,3 +45,164 @@ __all__ = [
     "redact_text",
     "redact_value",
 ]
+
+# Every round that changes the text replaces a span with a tag no rule matches, so the
+# loop converges; the cap bounds a crafted input that unlocks one new match per round.
+_MAX_ROUNDS = 16
+
+_Round = Callable[[str, "View | None"], tuple[str, RedactionReport]]
+Redact = Callable[[str], tuple[str, RedactionReport]]
+
+
+def _write_boundary_round(text: str, view: View | None) -> tuple[str, RedactionReport]:
+    out, urls = exfil_round(text, view)
+    # An unchanged text keeps its view (and its windows and candidates).
+    out, creds = credentials_round(out, view if out is text else None)
+    return out, merge_reports(urls, creds) if urls else creds
+
+
+def _summary_round(text: str, view: View | None) -> tuple[str, RedactionReport]:
+    out, creds = credentials_round(text, view)
+    out, urls = exfil_round(out, view if out is text else None)
+    return out, merge_reports(creds, urls) if urls else creds
+
+
+def _redact(text: str, round_: _Round) -> tuple[str, RedactionReport]:
+    triggers = prefilter.scan_text(text)
+    if triggers is not None and triggers <= prefilter.ASSIGNMENT_ONLY:
+        # No trigger, or only key = value keywords ("passed", "keys") with no separator
+        # after any of them: no rule can match, no view, no regex.
+        return text, {}
+    first = View(text, triggers)
+    if not might_contain_secret(first):
+        return text, {}  # the fast path: plain prose never reaches a regex
+    view: View | None = first
+    report: RedactionReport = {}
+    for _ in range(_MAX_ROUNDS):
+        text, found = round_(text, view)
+        view = None
+        if not found:  # nothing replaced: the text is a fixpoint
+            break
+        report = merge_reports(report, found)
+    return text, report
+
+
+def redact_credentials(text: str) -> tuple[str, RedactionReport]:
+    """Replace credentials (pattern table, base64-encoded, bare AWS secrets) with tags."""
+    return _redact(text, credentials_round)
+
+
+def redact_exfiltration_urls(text: str) -> tuple[str, RedactionReport]:
+    """Replace each suspicious URL with ``[REDACTED: suspicious URL to {host}]``."""
+    if "://" not in text:
+        return text, {}
+    return _redact(text, exfil_round)
+
+
+def redact_text(text: str) -> tuple[str, RedactionReport]:
+    """Return ``text`` with secrets replaced and a value-free report {kind: count}.
+
+    Write-boundary order (reference §1.5): exfiltration URLs, then credentials.
+    Idempotent: ``redact_text(redact_text(x)[0])[0] == redact_text(x)[0]``.
+    """
+    return _redact(text, _write_boundary_round)
+
+
+def _redact_summary_text(text: str) -> tuple[str, RedactionReport]:
+    return _redact(text, _summary_round)
+
+
+def _unique_key(key: str, taken: dict[Any, Any]) -> str:
+    """``key`` or, when two keys redact to the same text, ``key (2)``, ``key (3)``…:
+    a redacted key never silently replaces another entry's value."""
+    if key not in taken:
+        return key
+    n = 2
+    while f"{key} ({n})" in taken:
+        n += 1
+    return f"{key} ({n})"
+
+
+def _redact_tree(value: Any, redact: Redact) -> tuple[Any, RedactionReport]:
+    """Every string inside dicts, lists and tuples, keys included, into new containers.
+
+    Iterative (an explicit stack), so no depth raises ``RecursionError``: writers refuse
+    deep content before redaction, but summaries redact model output, and a redactor
+    must never be the thing that fails.
+    """
+    reports: list[RedactionReport] = []
+
+    def text(node: str) -> str:
+        out, report = redact(node)
+        if report:
+            reports.append(report)
+        return out
+
+    if not isinstance(value, (dict, list, tuple)):
+        return text(value) if isinstance(value, str) else value, merge_reports(*reports)
+    # Frames: (source container, its items to visit, the output being built, its key in
+    # the parent). A finished output is placed into its parent's when its frame is popped,
+    # so order is kept; tuples are built as lists.
+    stack: list[tuple[Any, Any, Any, Any]] = []
+
+    def push(node: Any, key: Any) -> None:
+        if isinstance(node, dict):
+            stack.append((node, iter(node.items()), {}, key))
+        else:
+            stack.append((node, iter(enumerate(node)), [], key))
+
+    push(value, None)
+    while True:
+        source, items, out, key = stack[-1]
+        step = next(items, None)
+        if step is None:
+            stack.pop()
+            item = tuple(out) if isinstance(source, tuple) else out
+            if not stack:
+                return item, merge_reports(*reports)
+            out = stack[-1][2]
+        else:
+            key, item = step
+            if isinstance(item, (dict, list, tuple)):
+                push(item, key)
+                continue
+            if isinstance(item, str):
+                item = text(item)
+        if isinstance(out, dict):
+            out[_unique_key(text(key) if isinstance(key, str) else key, out)] = item
+        else:
+            out.append(item)
+
+
+def _strings_of(value: Any) -> list[str]:
+    """Every string inside ``value`` (dict keys included), each once."""
+    found: dict[str, None] = {}
+    stack = [value]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, str):
+            found[node] = None
+        elif isinstance(node, dict):
+            found.update((key, None) for key in node if isinstance(key, str))
+            stack.extend(node.values())
+        elif isinstance(node, (list, tuple)):
+            stack.extend(node)
+    return list(found)
+
+
+def redact_value(value: Any) -> tuple[Any, RedactionReport]:
+    """Redact every ``str`` inside dicts/lists/tuples, dict keys included, in
+    write-boundary order; non-string leaves are kept, and two keys that redact alike
+    both stay (``key (2)``).
+
+    A container's strings are first judged together (:func:`.batch.all_unchanged`): a
+    row's meta (a timestamp, a tool-use id, each a window run) then costs one engine run,
+    not one per string."""
+    if isinstance(value, (dict, list, tuple)) and all_unchanged(_strings_of(value)):
+        return _redact_tree(value, lambda text: (text, {}))
+    return _redact_tree(value, redact_text)
+
+
+def redact_payload(value: Any) -> tuple[Any, RedactionReport]:
+    """As :func:`redact_value`, in the summaries order: credentials, then URLs (§4.1)."""
+    return _redact_tree(value, _redact_summary_text)

@@ -1,31 +1,21 @@
 """Many short texts judged at once: would redaction leave every one of them unchanged?
 
-An imported Claude Code row's ``meta`` holds the record's timestamp and the tool-use id
-(``2026-03-27T11:11:15.533Z``, ``toolu_01QwqlIntmpxf0rfWCfPKPv8``). Both are runs of
-window characters, so each trips the window trigger and runs the engine's pass 1 on its
-own (~15-30 µs per string, several per row: more than the rest of a row's import).
-:func:`all_unchanged` asks once for all of a file's such strings: one prefilter scan and
-at most one pass 1 over them joined by newlines.
+An imported row's ``meta`` holds a timestamp and a tool-use id, each a window run that
+runs pass 1 on its own (~15-30 µs per string, more than the rest of a row's import).
+:func:`all_unchanged` asks once for all of them: one prefilter scan and at most one
+pass 1 over them joined by newlines. Only "yes" must be sound ("no" sends the caller
+back to text by text), and a clean joined text is clean for each text because:
 
-Why a clean answer for the joined text is a clean answer for each text (a "no" only
-sends the caller back to text-by-text redaction, so only "yes" has to be sound):
-
-* Triggers: every trigger of a text (a literal, a window run) occurs in the joined text,
-  because a newline is neither a window character nor part of any literal. Nothing
-  beyond the window and the key = value keywords (without the separator pattern) may
-  occur: so no "://" (no exfiltration round, no URL rule), no other anchor.
-* The key = value keywords open only the assignment rules, which need a separator
-  (``prefilter.ASSIGNMENT_SEP_ID``): absent, they match nowhere (``rounds._redact``).
-* Windowed rules match inside one window run, with look-arounds of window characters
-  only (the engine's own invariant, :class:`.views.Windows`): a text's runs are runs of
-  the joined text, with a newline or a string end beside them, which every such class
-  fails alike. So their matches in the joined text are the union of each text's.
-* Full-text rules opened by a window-only anchor (the AWS ``aws_secret_access_key``
-  family) have no start/end anchors and no look-behind: a match in one text is a match
-  at the same place of the joined text.
-* Passes 2 and 3 need a 40+ character run and look at its neighbourhood
-  (``is_base64_file``): any such run answers "no".
-* Nothing found means no replacement, so the round is a fixpoint for every text.
+* every trigger of a text occurs in the joined text (a newline is in no literal and no
+  window); only the window and the key = value keywords without a separator (which
+  open nothing, ``redaction._redact``) are allowed, so no URL and no other anchor;
+* windowed rules match inside one run, with look-arounds of window characters only
+  (:class:`.views.Windows`), which a newline or a string end fails alike; full-text
+  rules opened by a window-only anchor (``aws_secret_access_key``) have no line
+  anchors or look-behind: a match in one text is a match in the joined text;
+* passes 2 and 3 look at a 40+ run's neighbourhood (``is_base64_file``): any such run
+  answers "no";
+* nothing found means no replacement, so the round is a fixpoint for every text.
 """
 
 from __future__ import annotations
@@ -50,7 +40,7 @@ def all_unchanged(texts: list[str]) -> bool:
     if triggers is None or not triggers <= _QUIET:
         return False
     if prefilter.WINDOW_ID not in triggers:
-        return True  # keywords without a separator: no rule can match (rounds._redact)
+        return True  # keywords without a separator: no rule can match (redaction._redact)
     view = View(joined, triggers)
     if not might_contain_secret(view):
         return True

@@ -43,7 +43,7 @@ NOTHING: Found = frozenset()
 # ``_SEP``; this is a superset, without their look-behinds and owners). Those keywords
 # open no other rule (but the "cli" rule's ``--password VALUE``, which this covers), so a
 # text whose only triggers are them, without this, cannot change
-# (``rounds._redact``). It occurs only with one of those triggers: ``bool(found)`` and
+# (``redaction._redact``). It occurs only with one of those triggers: ``bool(found)`` and
 # every trigger's answer stay as they were.
 ASSIGNMENT_SEP_ID = WINDOW_ID + 1
 ASSIGNMENT_KEYWORDS = (b"pass", b"pwd", b"secret", b"key", b"token")
