@@ -32,7 +32,7 @@ from transcripts.core.redaction import (
     redact_text,
     redact_value,
 )
-from transcripts.core.redaction.structured import _assign_keys
+from transcripts.core.redaction.finders import _assign_keys
 from transcripts.core.redaction.views import View
 
 # ── False-positive corpus: ordinary prose and code come through unchanged ────

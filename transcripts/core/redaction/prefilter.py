@@ -1,23 +1,17 @@
 """One C-speed scan that tells which fast-path triggers a text (or a whole row) holds.
 
-The fast path's condition (:func:`.views.might_contain_secret`) is: a run of
-``WINDOW_MIN_RUN`` window characters, a ``FAST_PATH_ANCHORS`` literal, or a
-``FAST_PATH_LOWER_ANCHORS`` literal in any ASCII case. Checked one literal at a time it
-costs ~15 scans of the text, plus a view (latin-1 copy, window map) per string, which
-made write-boundary redaction ~10x an orjson parse of an import's bytes.
+The triggers are :func:`.views.might_contain_secret`'s: a run of ``WINDOW_MIN_RUN``
+window characters, a ``FAST_PATH_ANCHORS`` literal, or a ``FAST_PATH_LOWER_ANCHORS``
+literal in any ASCII case. One literal at a time (~15 scans, plus a view per string)
+made write-boundary redaction ~10x an orjson parse of an import's bytes; with
+``hyperscan`` (a pinned requirement) they are one database, scanned once. Without it
+:func:`scan` returns None and callers keep the per-literal checks, exact too.
 
-With ``hyperscan`` installed (a pinned requirement; a manylinux wheel, no build step)
-every trigger is one pattern of one compiled database, and :func:`scan` reports, in
-one pass, which of them occur. Without it (another platform) :func:`scan` returns
-None and callers keep the per-literal checks, which are exact too.
-
-Scanning UTF-8 bytes instead of the latin-1 view is exact for these triggers: all of
-them are ASCII, and a non-ASCII character is a byte >= 0x80 in UTF-8 and a byte >= 0x80
-or "?" in the view, none of which a trigger contains. :func:`row_may_hold_secret` scans a
-row's compact JSON: every string of the row (dict keys included) is in it with its
-ASCII characters in place, because JSON escapes only '"', '\\' and control characters,
-which no trigger contains. So a row whose JSON has no trigger has no string with one,
-and each of its strings would have taken the fast path.
+Scanning UTF-8 instead of the latin-1 view is exact: every trigger is ASCII, and a
+non-ASCII character is bytes >= 0x80 in UTF-8 and >= 0x80 or "?" in the view. A row's
+compact JSON holds every string of the row (keys included) with its ASCII characters
+in place (JSON escapes only '"', '\\' and control characters, in no trigger), so a row
+whose JSON has no trigger has no string with one.
 """
 
 from __future__ import annotations
@@ -38,19 +32,16 @@ WINDOW_ID = len(EXACT) + len(CASELESS)
 Found = frozenset[int]
 NOTHING: Found = frozenset()
 
-# Not a fast-path trigger but a finer fact for the write boundary: one of the key = value
-# rules' keywords followed by a separator (``patterns.assignments``: the key regexes end in
-# ``_SEP``; this is a superset, without their look-behinds and owners). Those keywords
-# open no other rule (but the "cli" rule's ``--password VALUE``, which this covers), so a
-# text whose only triggers are them, without this, cannot change
-# (``redaction._redact``). It occurs only with one of those triggers: ``bool(found)`` and
-# every trigger's answer stay as they were.
+# Not a fast-path trigger but a finer fact for the write boundary: a key = value keyword
+# followed by a separator (a superset of ``patterns.assignments``' keys, without their
+# look-behinds and owners), or ``--password VALUE`` (the "cli" rule). Those keywords open
+# no other rule, so a text whose only triggers are them, without this, cannot change
+# (``redaction._redact``). It occurs only with one of them: ``bool(found)`` is unchanged.
 ASSIGNMENT_SEP_ID = WINDOW_ID + 1
 ASSIGNMENT_KEYWORDS = (b"pass", b"pwd", b"secret", b"key", b"token")
 ASSIGNMENT_ONLY: Found = frozenset(
     len(EXACT) + CASELESS.index(word) for word in ASSIGNMENT_KEYWORDS if word in CASELESS
 )
-# (also a command line's ``--password VALUE``: the "cli" rule reads its value after a blank)
 _ASSIGNMENT_SEP = (
     rb"""(?:pass(?:word|wd|phrase)?|pwd|secret|key|token)(?:\\?["'])?[ \t]*[:=]"""
     rb"""|--pass(?:word|wd)?[ \t]"""
@@ -61,11 +52,6 @@ def _hex(literal: bytes) -> bytes:
     return b"".join(b"\\x%02x" % c for c in literal)
 
 
-def _window_pattern() -> bytes:
-    chars = b"".join(b"\\x%02x" % c for c in sorted(P.WINDOW_CHARS.encode("ascii")))
-    return b"[" + chars + b"]{%d}" % P.WINDOW_MIN_RUN
-
-
 def _compile() -> Any:
     try:
         import hyperscan
@@ -74,8 +60,8 @@ def _compile() -> Any:
     # SINGLEMATCH: each trigger reports once per scan, so a text full of "key" costs
     # one callback, not one per occurrence.
     once, caseless = hyperscan.HS_FLAG_SINGLEMATCH, hyperscan.HS_FLAG_CASELESS
-    expressions = [_hex(a) for a in EXACT] + [_hex(a) for a in CASELESS] + [_window_pattern()]
-    expressions.append(_ASSIGNMENT_SEP)
+    window = b"[%s]{%d}" % (_hex(bytes(sorted(P.WINDOW_CHARS.encode()))), P.WINDOW_MIN_RUN)
+    expressions = [*map(_hex, EXACT + CASELESS), window, _ASSIGNMENT_SEP]
     flags = [once] * len(EXACT) + [once | caseless] * len(CASELESS) + [once, once | caseless]
     db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
     db.compile(

@@ -21,30 +21,19 @@ _FAST_ANCHORS = tuple(a.encode("latin-1") for a in P.FAST_PATH_ANCHORS)
 _FAST_LOWER_ANCHORS = tuple(a.encode("latin-1") for a in P.FAST_PATH_LOWER_ANCHORS)
 
 
-def _windowed_anchor_index() -> dict[str, tuple[int, ...]]:
-    by_anchor: dict[str, list[int]] = {}
-    for i in P.WINDOWED_RULES:
-        for anchor in P.RULES[i].anchors:
-            by_anchor.setdefault(anchor, []).append(i)
-    return {a: tuple(rules) for a, rules in by_anchor.items()}
-
-
 # Distinct windowed-rule anchors -> rules. Each is tested once per text, on the windows.
-_WINDOWED_ANCHORS = _windowed_anchor_index()
-_WINDOWED_ANCHOR_LIST = tuple(_WINDOWED_ANCHORS)
-
-
-def _anchor_groups() -> tuple[tuple[str, tuple[str, ...]], ...]:
-    groups: dict[str, list[str]] = {}
-    for anchor in _WINDOWED_ANCHOR_LIST:
-        groups.setdefault(anchor.lower(), []).append(anchor)
-    return tuple((low, tuple(exact)) for low, exact in groups.items())
-
-
+_WINDOWED_ANCHORS = {
+    a: tuple(i for i in P.WINDOWED_RULES if a in P.RULES[i].anchors)
+    for i in P.WINDOWED_RULES
+    for a in P.RULES[i].anchors
+}
 # The anchors grouped by their lowercase form ("ghp_" and its capitalised twin "Ghp_"):
 # one test on the lowercased windows rules out the whole group. Windows are ASCII, so
 # lowercasing keeps their offsets.
-_WINDOWED_ANCHOR_GROUPS = _anchor_groups()
+_WINDOWED_ANCHOR_GROUPS = tuple(
+    (low, tuple(a for a in _WINDOWED_ANCHORS if a.lower() == low))
+    for low in dict.fromkeys(a.lower() for a in _WINDOWED_ANCHORS)
+)
 # Windowed rules without anchors are candidates whenever there are windows (and their
 # gate, if any, finds something in them).
 _UNANCHORED_WINDOWED = tuple(i for i in P.WINDOWED_RULES if not P.RULES[i].anchors)

@@ -52,7 +52,7 @@ class Rule(NamedTuple):
     pattern: re.Pattern[str]
     # "regex": pattern.search. The others are linear finders in the engine that give the
     # pattern's leftmost match without its quadratic re-scans ("pgp" is the PEM finder
-    # with PGP armour lines; "assign", "cookie", "anyscheme", "cli" are :mod:`.structured`).
+    # with PGP armour lines; "assign", "cookie", "anyscheme", "cli" read structured values).
     finder: Literal[
         "regex", "pem", "pgp", "jwt", "scheme", "assign", "cookie", "anyscheme", "cli"
     ] = "regex"

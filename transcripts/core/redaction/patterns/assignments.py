@@ -12,7 +12,7 @@ assignment's span is its value only (the key stays readable), so a vendor token
 assigned to a key (``GITHUB_TOKEN=ghp_…``) starts where the value does, and the vendor
 rule, with its lower index, wins the tie and names the kind.
 
-The engine's structured finders (:mod:`transcripts.core.redaction.structured`) parse
+The engine's structured finders (:mod:`transcripts.core.redaction.finders`) parse
 the value after each key match; the predicates they apply live here.
 """
 
