@@ -28,6 +28,9 @@ from . import patterns as P
 EXACT: tuple[bytes, ...] = tuple(a.encode("ascii") for a in P.FAST_PATH_ANCHORS)
 CASELESS: tuple[bytes, ...] = tuple(a.encode("ascii") for a in P.FAST_PATH_LOWER_ANCHORS)
 WINDOW_ID = len(EXACT) + len(CASELESS)
+# Window characters map to 1: a window is a run of WINDOW_NEEDLE in the mapped bytes.
+WINDOW_MAP = bytes(1 if chr(i) in P.WINDOW_CHARS else 0 for i in range(256))
+WINDOW_NEEDLE = b"\x01" * P.WINDOW_MIN_RUN
 
 Found = frozenset[int]
 NOTHING: Found = frozenset()
@@ -136,12 +139,10 @@ def scan_text(text: str) -> Found | None:
 # "key" covers "AccessKeyId"). A superset of the exact condition, so still sound.
 _LOWERED = {a.lower() for a in EXACT} | set(CASELESS)
 _MINIMAL = tuple(sorted(a for a in _LOWERED if not any(b != a and b in a for b in _LOWERED)))
-_WINDOW_MAP = bytes(1 if chr(i) in P.WINDOW_CHARS else 0 for i in range(256))
-_WINDOW_NEEDLE = b"\x01" * P.WINDOW_MIN_RUN
 
 
 def _may_hold_secret_slow(data: bytes) -> bool:
-    if _WINDOW_NEEDLE in data.translate(_WINDOW_MAP):
+    if WINDOW_NEEDLE in data.translate(WINDOW_MAP):
         return True
     low = data.lower()
     return any(a in low for a in _MINIMAL)

@@ -9,13 +9,12 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from collections.abc import Iterable
+from itertools import accumulate
 
 from . import patterns as P
 from . import prefilter
 
 _KEY_LEN = P.SECRET_KEY_LEN
-_WINDOW_MAP = bytes(1 if chr(i) in P.WINDOW_CHARS else 0 for i in range(256))
-_WINDOW_NEEDLE = b"\x01" * P.WINDOW_MIN_RUN
 _WINDOW_BYTES = frozenset(P.WINDOW_CHARS.encode("ascii"))
 _FAST_ANCHORS = tuple(a.encode("latin-1") for a in P.FAST_PATH_ANCHORS)
 _FAST_LOWER_ANCHORS = tuple(a.encode("latin-1") for a in P.FAST_PATH_LOWER_ANCHORS)
@@ -127,11 +126,7 @@ class Windows:
     def __init__(self, text: str, spans: list[tuple[int, int]]) -> None:
         self.ostarts = [s for s, _ in spans]
         self.oends = [e for _, e in spans]
-        self.jstarts: list[int] = []
-        offset = 0
-        for s, e in spans:
-            self.jstarts.append(offset)
-            offset += e - s + 1
+        self.jstarts = list(accumulate((e - s + 1 for s, e in spans), initial=0))[:-1]
         self.joined = "\n".join(text[s:e] for s, e in spans)
         # Windows long enough for passes 2 and 3 (a 40+ base64 run).
         self.long = [k for k, (s, e) in enumerate(spans) if e - s >= _KEY_LEN]
@@ -197,15 +192,15 @@ class View:
             self._present_lower = {a: base + i in found for i, a in enumerate(prefilter.CASELESS)}
             if prefilter.WINDOW_ID not in found:
                 return
-        mapped = raw.translate(_WINDOW_MAP)
+        mapped = raw.translate(prefilter.WINDOW_MAP)
         spans: list[tuple[int, int]] = []
-        pos = mapped.find(_WINDOW_NEEDLE)
+        pos = mapped.find(prefilter.WINDOW_NEEDLE)
         while pos >= 0:
             end = mapped.find(b"\x00", pos + P.WINDOW_MIN_RUN)
             if end < 0:
                 end = len(mapped)
             spans.append((pos, end))
-            pos = mapped.find(_WINDOW_NEEDLE, end)
+            pos = mapped.find(prefilter.WINDOW_NEEDLE, end)
         self.windows = Windows(text, spans) if spans else None
 
     def has(self, anchor: bytes) -> bool:

@@ -1,19 +1,12 @@
-"""Structured credentials: key = value assignments, HTTP auth and cookie headers, URI userinfo.
+"""Structured credentials: key = value assignments, auth and cookie headers, URI userinfo,
+command-line passwords.
 
-These have no vendor prefix, so what makes them secrets is their context (a key named
-like a password, an ``Authorization: Basic`` header, a ``Cookie`` header, userinfo in
-a URI) plus a value that looks like a literal secret rather than code. The bias is
-toward leaving ordinary prose and code alone: ``password = getpass()``,
-``api_key = os.environ["X"]``, ``secret: ${{ secrets.X }}``, ``password: str`` and
-"the password is stored hashed" are all kept.
-
-The rules come last in :data:`RULES <transcripts.core.redaction.patterns.RULES>`. An
-assignment's span is its value only (the key stays readable), so a vendor token
-assigned to a key (``GITHUB_TOKEN=ghp_…``) starts where the value does, and the vendor
-rule, with its lower index, wins the tie and names the kind.
-
-The engine's structured finders (:mod:`transcripts.core.redaction.finders`) parse
-the value after each key match; the predicates they apply live here.
+No vendor prefix: the context (a key named like a password, an ``Authorization: Basic``
+or ``Cookie`` header, URI userinfo, a password flag) plus a value that reads as a
+literal secret, not code, makes them secrets. The bias is toward leaving prose and code
+alone: ``password = getpass()``, ``api_key = os.environ["X"]``, ``secret: ${{
+secrets.X }}``, ``password: str`` and "the password is stored hashed" are kept. The
+finders (:mod:`transcripts.core.redaction.finders`) apply the predicates here.
 """
 
 from __future__ import annotations
@@ -72,18 +65,10 @@ ASSIGN_ANCHORS: Final = {
 # whitespace or a backslash (the value would be prose or an escape). Unquoted: up to
 # whitespace, a quote, a delimiter of code, JSON, shell or a URL query, or "=" (which
 # separates the next assignment; base64 padding is taken back by the finder).
-QUOTED_VALUE_RE: Final = {
-    '"': re.compile(r'[^"\s\\]*+'),
-    "'": re.compile(r"[^'\s\\]*+"),
-    "`": re.compile(r"[^`\s\\]*+"),
-}
+QUOTED_VALUE_RE: Final = {q: re.compile(rf"[^{q}\s\\]*+") for q in "\"'`"}
 # A password is also a passphrase: quoted, it may hold blanks ("hunter2 hunter2"), up to
 # PASSPHRASE_MAX_WORDS words (a longer quoted text is a UI string or prose).
-QUOTED_PASSPHRASE_RE: Final = {
-    '"': re.compile(r'[^"\n\\]{0,80}+'),
-    "'": re.compile(r"[^'\n\\]{0,80}+"),
-    "`": re.compile(r"[^`\n\\]{0,80}+"),
-}
+QUOTED_PASSPHRASE_RE: Final = {q: re.compile(rf"[^{q}\n\\]{{0,80}}+") for q in "\"'`"}
 PASSPHRASE_MAX_WORDS: Final = 4
 # A ";" or "&" inside the value ("p@ss;w0rd#tail", "Tr0ub4dor&3xyz") is part of it unless
 # the next key starts there ("pw=abc123&user=bob"); so is a "(…)" with more value after it
@@ -217,20 +202,21 @@ def plausible_userinfo_password(password: str) -> bool:
 # docker-like tools only in a ``login``. Attached: ``mysql -pS3cret``; separate:
 # ``sshpass -p S3cret``. ``--password``/``--passwd`` (``=`` or a blank) count for any
 # program. curl's ``-u user:pass`` is redacted after the first ":".
+_DOCKER_LIKE = ("docker", "podman", "nerdctl", "buildah", "skopeo", "helm")
 CLI_ATTACHED: Final[dict[str, tuple[str, ...]]] = {
     **dict.fromkeys(("mysql", "mysqldump", "mysqladmin", "mysqlimport", "mariadb"), ("-p",)),
     **dict.fromkeys(("mariadb-dump", "mysqlsh", "sshpass"), ("-p",)),
     "redis-cli": ("-a",),
-    **dict.fromkeys(("docker", "podman", "nerdctl", "buildah", "skopeo", "helm"), ("-p",)),
+    **dict.fromkeys(_DOCKER_LIKE, ("-p",)),
     "curl": ("-u",),
 }
 CLI_SEPARATE: Final[dict[str, tuple[str, ...]]] = {
     "sshpass": ("-p",),
     "redis-cli": ("-a", "--pass"),
-    **dict.fromkeys(("docker", "podman", "nerdctl", "buildah", "skopeo", "helm"), ("-p",)),
+    **dict.fromkeys(_DOCKER_LIKE, ("-p",)),
     "curl": ("-u", "--user"),
 }
-CLI_LOGIN_ONLY: Final = frozenset({"docker", "podman", "nerdctl", "buildah", "skopeo", "helm"})
+CLI_LOGIN_ONLY: Final = frozenset(_DOCKER_LIKE)
 CLI_USERINFO: Final = frozenset({"curl"})
 CLI_LONG_FLAGS: Final = ("--password", "--passwd")
 # A command ends at a newline or a shell operator; its words are runs of non-blanks. Only
