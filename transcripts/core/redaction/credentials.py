@@ -6,12 +6,13 @@ import base64
 import binascii
 import math
 import re
-from bisect import bisect_right
+import sys
+from bisect import bisect_right, insort
 from collections.abc import Iterable
 
 from . import patterns as P
 from .finders import credential_spans
-from .report import RedactionReport, Span, apply_spans
+from .report import RedactionReport, apply_spans
 from .views import View, might_contain_secret
 
 _KEY_LEN = P.SECRET_KEY_LEN
@@ -128,25 +129,10 @@ def contains_fixed_credential(view: View, among: Iterable[int] | None = None) ->
     )
 
 
-class _Taken:
-    """Sorted, disjoint spans already replaced by an earlier pass."""
-
-    __slots__ = ("ends", "starts")
-
-    def __init__(self, spans: list[Span]) -> None:
-        self.starts = [s[0] for s in spans]
-        self.ends = [s[1] for s in spans]
-
-    def overlaps(self, start: int, end: int) -> bool:
-        k = bisect_right(self.starts, start)
-        if k > 0 and self.ends[k - 1] > start:
-            return True
-        return k < len(self.starts) and self.starts[k] < end
-
-    def add(self, start: int, end: int) -> None:
-        k = bisect_right(self.starts, start)
-        self.starts.insert(k, start)
-        self.ends.insert(k, end)
+def _overlaps(taken: list[tuple[int, int]], start: int, end: int) -> bool:
+    """[start, end) meets one of ``taken``, the sorted, disjoint spans replaced so far."""
+    k = bisect_right(taken, (start, sys.maxsize))
+    return (k > 0 and taken[k - 1][1] > start) or (k < len(taken) and taken[k][0] < end)
 
 
 def credentials_round(text: str, view: View | None = None) -> tuple[str, RedactionReport]:
@@ -159,19 +145,19 @@ def credentials_round(text: str, view: View | None = None) -> tuple[str, Redacti
         # Passes 2 and 3 scan the original text, like the original, and skip a chunk
         # an earlier pass already replaced (the original's ``result.replace`` no longer
         # found it).
-        taken = _Taken(spans)
+        taken = [(start, end) for start, end, _, _ in spans]  # pass 1's, in order
         for start, end, chunk in win.long_matches(P.B64_CHUNK_RE):
-            if not taken.overlaps(start, end) and decodes_to_credential(chunk):
+            if not _overlaps(taken, start, end) and decodes_to_credential(chunk):
                 spans.append((start, end, P.ENCODED_KIND, P.ENCODED_CREDENTIAL_TAG))
-                taken.add(start, end)
+                insort(taken, (start, end))
         for start, end, run in win.long_matches(P.BARE_SECRET_RUN_RE):
             if (
-                not taken.overlaps(start, end)
+                not _overlaps(taken, start, end)
                 and not P.is_base64_file(text, start, run)
                 and contains_bare_secret(run)
             ):
                 spans.append((start, end, P.BARE_AWS_KIND, P.CREDENTIAL_TAG))
-                taken.add(start, end)
+                insort(taken, (start, end))
     if not spans:
         return text, {}
     return apply_spans(text, spans)
