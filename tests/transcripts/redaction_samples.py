@@ -47,7 +47,7 @@ PGP_FOOTER = "-----END PGP " + "PRIVATE KEY BLOCK-----"
 
 # kind -> (positive, near miss that must stay untouched).
 COVERAGE_SAMPLES: dict[str, tuple[str, str]] = {
-    # ── vendor formats (patterns/vendors.py) ──
+    # ── vendor formats (patterns/__init__.py, _VENDOR_RULES) ──
     "aws_access_key_id_other": ("ABIA" + rand(BASE32, 16), "ABIA" + "short"),
     "gitlab_other_token": ("glcbt-" + rand(URLSAFE, 24), "glcbt-" + "x"),
     "gitlab_runner_registration_token": ("GR1348941" + rand(URLSAFE, 20), "GR1348941" + "x"),
