@@ -54,17 +54,21 @@ _Round = Callable[[str, "View | None"], tuple[str, RedactionReport]]
 Redact = Callable[[str], tuple[str, RedactionReport]]
 
 
-def _write_boundary_round(text: str, view: View | None) -> tuple[str, RedactionReport]:
-    out, urls = exfil_round(text, view)
-    # An unchanged text keeps its view (and its windows and candidates).
-    out, creds = credentials_round(out, view if out is text else None)
-    return out, merge_reports(urls, creds) if urls else creds
+def _then(first: _Round, second: _Round) -> _Round:
+    """One round of ``first`` then ``second``; an unchanged text keeps its view (and its
+    windows and candidates)."""
+
+    def round_(text: str, view: View | None) -> tuple[str, RedactionReport]:
+        out, found = first(text, view)
+        out, more = second(out, view if out is text else None)
+        return out, merge_reports(found, more) if found else more
+
+    return round_
 
 
-def _summary_round(text: str, view: View | None) -> tuple[str, RedactionReport]:
-    out, creds = credentials_round(text, view)
-    out, urls = exfil_round(out, view if out is text else None)
-    return out, merge_reports(creds, urls) if urls else creds
+# Write-boundary order (reference §1.5): URLs, then credentials; summaries (§4.1): reversed.
+_write_boundary_round = _then(exfil_round, credentials_round)
+_summary_round = _then(credentials_round, exfil_round)
 
 
 def _redact(text: str, round_: _Round) -> tuple[str, RedactionReport]:
@@ -106,10 +110,6 @@ def redact_text(text: str) -> tuple[str, RedactionReport]:
     Idempotent: ``redact_text(redact_text(x)[0])[0] == redact_text(x)[0]``.
     """
     return _redact(text, _write_boundary_round)
-
-
-def _redact_summary_text(text: str) -> tuple[str, RedactionReport]:
-    return _redact(text, _summary_round)
 
 
 def _unique_key(key: str, taken: dict[Any, Any]) -> str:
@@ -205,4 +205,4 @@ def redact_value(value: Any) -> tuple[Any, RedactionReport]:
 
 def redact_payload(value: Any) -> tuple[Any, RedactionReport]:
     """As :func:`redact_value`, in the summaries order: credentials, then URLs (§4.1)."""
-    return _redact_tree(value, _redact_summary_text)
+    return _redact_tree(value, lambda text: _redact(text, _summary_round))
