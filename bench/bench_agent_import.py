@@ -234,7 +234,7 @@ def scaling(files: list[Path]) -> tuple[float, float]:
     one forked worker and with two: how much of a second core this machine gives."""
     from django.test import override_settings
 
-    from transcripts.services.agent_workers import prepared_in_workers
+    from transcripts.services.agent_import import prepared_in_workers
 
     def run(workers: int) -> float:
         with override_settings(KIROCREW_IMPORT_WORKERS=workers):

@@ -1,16 +1,9 @@
-"""What the import keeps per source between runs: its state file (``.agent-imports/``).
-
-Written with orjson (dataclasses as JSON objects, field names as the keys states always
-had); read back with ``msgspec.convert``, which checks each field's type and fills the
-defaults a state written by an older importer lacks.
-"""
+"""What the import keeps per source between runs (``.agent-imports/``): written with orjson,
+so the field names are the keys states always had; read back with ``msgspec.convert``."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
-
-import msgspec
 
 
 @dataclass(slots=True)
@@ -45,14 +38,6 @@ class SourceState:
     crc: int | None = None
 
 
-def source_state(data: Any) -> SourceState | None:
-    """A stored state, or None when it is not one (torn, or not this shape)."""
-    try:
-        return msgspec.convert(data, SourceState)
-    except msgspec.ValidationError:
-        return None
-
-
 @dataclass(slots=True)
 class Pending:
     """A batch written ahead: the state it leads to, and the session file as it was
@@ -62,11 +47,3 @@ class Pending:
     store_size: int
     store_ino: int | None
     ended: bool  # the batch ended a turn
-
-
-def pending_record(data: Any) -> Pending | None:
-    """A stored write-ahead record, or None when it is not one."""
-    try:
-        return msgspec.convert(data, Pending)
-    except msgspec.ValidationError:
-        return None

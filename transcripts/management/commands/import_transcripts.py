@@ -22,8 +22,7 @@ from transcripts.services import (
     ImportSourceError,
     session_import_paths,
 )
-from transcripts.services.agent_import import agent_import_paths
-from transcripts.services.agent_sources import import_format_default
+from transcripts.services.agent_import import agent_import_paths, import_format_default
 
 # --follow polls every source folder this often (seconds); a record lands in the store
 # within about one interval of being written (two at worst).
