@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from transcripts.core.agents.fingerprint import TAIL_BYTES
+from transcripts.core.agents.source import TAIL_BYTES
 from transcripts.core.store import TranscriptStore
 from transcripts.services.agent_import import state_path
 

@@ -37,23 +37,24 @@ import orjson
 from django.db import DatabaseError, transaction
 
 from ..core import fsutil, locking
-from ..core.agents.detect import detect_lines
-from ..core.agents.fingerprint import prefix_crc, tail_digest
 from ..core.agents.prepare import Job, Prepared, encoded, prepare
 from ..core.agents.source import (
     CONVERTERS,
     Batch,
     convert_range,
+    detect_lines,
     format_warning,
     head_lines,
     key_refusal,
     new_state,
     no_conversation_outcome,
+    prefix_crc,
     session_key,
     session_metadata,
     session_title,
     source_format,
     state_after,
+    tail_digest,
 )
 from ..core.agents.state import Pending, SourceState
 from ..core.errors import LockTimeout, TranscriptError

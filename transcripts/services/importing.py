@@ -20,8 +20,7 @@ from typing import Any, BinaryIO
 from django.conf import settings
 from django.db import DatabaseError, transaction
 
-from ..core.agents.detect import detect_lines
-from ..core.agents.source import CONVERTERS, HEAD_LINES
+from ..core.agents.source import CONVERTERS, HEAD_LINES, detect_lines
 from ..core.archive import archive_stem
 from ..core.codec import MAX_LINE_BYTES
 from ..core.fold import fold_stream

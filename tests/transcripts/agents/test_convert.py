@@ -29,8 +29,7 @@ from tests.transcripts.agents.helpers import (
 )
 from transcripts.core.agents import claude_code, codex
 from transcripts.core.agents.common import Step, Tally
-from transcripts.core.agents.detect import detect_lines
-from transcripts.core.agents.source import head_lines, head_lines_of, session_title
+from transcripts.core.agents.source import detect_lines, head_lines, head_lines_of, session_title
 from transcripts.core.user_turns import is_user_turn
 
 

@@ -12,7 +12,6 @@ from typing import Any
 import orjson
 
 from .common import (
-    CALL_CHARS,
     DROPPED,
     FOREIGN,
     UNKNOWN,
@@ -33,8 +32,6 @@ from .common import (
     source_ts,
 )
 from .state import ConvState
-
-FORMAT = "claude-code"
 
 BOOKKEEPING = frozenset(
     {
@@ -122,19 +119,21 @@ def call_text(name: str, data: Any) -> str:
     """The command for Bash, ``<Tool> <path>`` for file tools, a subagent's task as text
     (its description, then its prompt), else the tool and its input."""
     data = data if isinstance(data, dict) else {}
+    path = data.get("file_path") or data.get("notebook_path") or data.get("path")
     if name == "Bash" and isinstance(data.get("command"), str):
-        return head_tail(data["command"], CALL_CHARS // 2, CALL_CHARS // 2)
-    if name in SUBAGENT_TOOLS and isinstance(data.get("prompt"), str):
+        text = data["command"]
+    elif name in SUBAGENT_TOOLS and isinstance(data.get("prompt"), str):
         kind = data.get("subagent_type")
         what = data.get("description")
-        head = f"{name} ({kind})" if isinstance(kind, str) and kind else name
+        text = f"{name} ({kind})" if isinstance(kind, str) and kind else name
         if isinstance(what, str) and what.strip():
-            head += f": {what.strip()}"
-        return head_tail(f"{head}\n\n{data['prompt']}", CALL_CHARS // 2, CALL_CHARS // 2)
-    path = data.get("file_path") or data.get("notebook_path") or data.get("path")
-    if isinstance(path, str) and name in ("Edit", "Write", "MultiEdit", "NotebookEdit", "Read"):
+            text += f": {what.strip()}"
+        text += f"\n\n{data['prompt']}"
+    elif isinstance(path, str) and name in ("Edit", "Write", "MultiEdit", "NotebookEdit", "Read"):
         return f"{name} {path}"
-    return head_tail(f"{name} {compact_json(data)}", CALL_CHARS // 2, CALL_CHARS // 2)
+    else:
+        text = f"{name} {compact_json(data)}"
+    return head_tail(text)
 
 
 def duplicate(state: ConvState, message_id: Any, block: dict[str, Any]) -> bool:
@@ -158,13 +157,6 @@ def duplicate(state: ConvState, message_id: Any, block: dict[str, Any]) -> bool:
     while len(seen) > SEEN_MESSAGES:
         seen.pop(next(iter(seen)))
     return False
-
-
-def nothing_taken(dupes: int, thinking: int) -> str:
-    """The bucket of an assistant record none of whose blocks became a row."""
-    if dupes:
-        return f"{DROPPED}:duplicate"
-    return f"{DROPPED}:thinking" if thinking else f"{DROPPED}:empty"
 
 
 def new_state(*, sidechain: bool = False) -> ConvState:
@@ -261,8 +253,10 @@ def _assistant(rec: dict[str, Any], state: ConvState, ts: Any) -> Step:
     if message.get("stop_reason") == "end_turn" and not called and not state.pending and state.open:
         step.turn_end = True
         state.open = False
-    if not step.rows:
-        step.bucket = nothing_taken(dupes, thinking)
+    if not step.rows:  # none of its blocks became a row
+        step.bucket = f"{DROPPED}:" + (
+            "duplicate" if dupes else "thinking" if thinking else "empty"
+        )
     return step
 
 

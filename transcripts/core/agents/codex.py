@@ -13,7 +13,6 @@ from typing import Any
 import orjson
 
 from .common import (
-    CALL_CHARS,
     DROPPED,
     FOREIGN,
     UNKNOWN,
@@ -31,8 +30,6 @@ from .common import (
     source_ts,
 )
 from .state import ConvState
-
-FORMAT = "codex"
 
 # User-role text that is context the CLI injects, not the person.
 CONTEXT_PREFIXES = (
@@ -60,7 +57,7 @@ def is_context(text: str) -> bool:
     return text.lstrip().lower().startswith(CONTEXT_PREFIXES)
 
 
-def _command(name: str, args: dict[str, Any]) -> str | None:
+def _command(args: dict[str, Any]) -> str | None:
     """The shell command of a shell-like call: argv (``bash -lc X`` → X) or a string."""
     value = args.get("command", args.get("cmd"))
     if isinstance(value, list) and all(isinstance(v, str) for v in value):
@@ -108,7 +105,7 @@ def _call(payload: dict[str, Any], state: ConvState, ts: Any) -> Step:
             args = raw
     if kind == "local_shell_call" and isinstance(raw, dict):
         args = raw
-    text = _command(name, args) if isinstance(args, dict) and name in SHELL_TOOLS else None
+    text = _command(args) if isinstance(args, dict) and name in SHELL_TOOLS else None
     patch = _patch_of(name, args) if text is None or text.startswith("apply_patch") else None
     if patch is not None:
         text = f"apply_patch {_patched(patch)}\n\n{patch}"
@@ -116,8 +113,7 @@ def _call(payload: dict[str, Any], state: ConvState, ts: Any) -> Step:
         shown = args if isinstance(args, str) else compact_json(args)
         text = f"{name} {shown}"
     call_id = payload.get("call_id") or payload.get("id")
-    text = head_tail(text, CALL_CHARS // 2, CALL_CHARS // 2)
-    return Step([call_row(state, name, call_id, text, ts)])
+    return Step([call_row(state, name, call_id, head_tail(text), ts)])
 
 
 def _output(payload: dict[str, Any], state: ConvState, ts: Any) -> Step:

@@ -1,4 +1,4 @@
-"""What both converters share: the step they return, the tally and the output excerpt."""
+"""What both converters share: the step they return, the tally, rows and their bounds."""
 
 from __future__ import annotations
 
@@ -16,10 +16,9 @@ from ..content import MAX_TEXT_CHARS
 from ..redaction import redact_text
 from .state import ConvState
 
-# Tool output kept per result: the head says what ran, the tail how it ended.
+# Tool output (and a call's text) kept per row: the head says what ran, the tail how it ended.
 HEAD_CHARS = 2000
 TAIL_CHARS = 2000
-CALL_CHARS = 4000
 # A meta string (tool name, call id, timestamp) and a provenance value: real ones are
 # short; a hostile one must leave the row, and line 0, far inside the store's line cap.
 META_CHARS = 1024
@@ -48,11 +47,11 @@ class Step:
     turn_end: bool = False
 
 
-def head_tail(text: str, head: int = HEAD_CHARS, tail: int = TAIL_CHARS) -> str:
-    if len(text) <= head + tail:
+def head_tail(text: str) -> str:
+    if len(text) <= HEAD_CHARS + TAIL_CHARS:
         return text
-    cut = len(text) - head - tail
-    return f"{text[:head]}\n…[{cut} chars omitted]…\n{text[-tail:]}"
+    cut = len(text) - HEAD_CHARS - TAIL_CHARS
+    return f"{text[:HEAD_CHARS]}\n…[{cut} chars omitted]…\n{text[-TAIL_CHARS:]}"
 
 
 def as_text(value: Any) -> str:

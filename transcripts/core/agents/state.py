@@ -24,7 +24,7 @@ class ConvState:
 @dataclass(slots=True)
 class SourceState:
     """One source: its identity, how far it was read, and the fingerprint of those bytes
-    (``core/agents/fingerprint.py``; None in a state written before fingerprints)."""
+    (``source.tail_digest``, ``prefix_crc``; None in a state written before fingerprints)."""
 
     format: str
     dev: int
