@@ -1,9 +1,8 @@
 """Import a sessions directory into the store and index it (``import_transcripts``).
 
-Files from another directory are copied into the store (never over a different file);
-files already in the store are indexed in place. A file whose (mtime_ns, size, inode)
-match its ``Session`` row is unchanged and costs one ``stat``. A bad file is reported and
-skipped; it never aborts the run.
+Files from elsewhere are copied in (never over a different file), the store's own indexed
+in place; one whose (mtime_ns, size, inode) match its row costs one ``stat``. A bad file
+is reported and skipped, never aborting the run.
 """
 
 from __future__ import annotations
@@ -90,9 +89,8 @@ MAX_IMPORT_WORKERS = 8  # past this the importer's own share (~1 ms a session) b
 
 
 def import_workers() -> int:
-    """``KIROCREW_IMPORT_WORKERS``, or (0, the default) one worker per core this process
-    may run on (its CPU affinity: a container's quota of cores, not the host's), at most
-    ``MAX_IMPORT_WORKERS``. The import's work on new sources is CPU-bound and scales with them."""
+    """``KIROCREW_IMPORT_WORKERS``, or (0, the default) one per core this process may run
+    on (its affinity: a container's quota, not the host's), at most ``MAX_IMPORT_WORKERS``."""
     asked = int(settings.KIROCREW_IMPORT_WORKERS)
     if asked > 0:
         return asked
@@ -195,11 +193,9 @@ def session_import_paths(
     dry_run: bool = False,
     progress: Progress | None = None,
 ) -> ImportResult:
-    """Import each PATH (default: the store's own directory) and index every transcript.
-
-    Regular files only (links are never followed, FIFOs never opened), each at most
-    ``KIROCREW_IMPORT_MAX_BYTES``; archives only with their own new session file.
-    """
+    """Import each PATH (default: the store's own directory) and index every transcript:
+    regular files only, each at most ``KIROCREW_IMPORT_MAX_BYTES``; archives only with
+    their own new session file."""
     store = get_store()
     store.root.mkdir(parents=True, exist_ok=True)
     result = ImportResult(dry_run=dry_run)
@@ -314,10 +310,8 @@ def _agent_format(fp: BinaryIO) -> str | None:
 def session_index(
     *, key: str, app: App | None = None, state: DiskState | None = None
 ) -> tuple[Session, tuple[str, ...]]:
-    """Upsert the mirror of an on-disk transcript and its slot; returns warnings too.
-
-    The owner of a new row is ``app``, else the app named by line 0's ``app``.
-    """
+    """Upsert the mirror of an on-disk transcript and its slot; returns warnings too. A
+    new row's owner is ``app``, else the app line 0 names."""
     state = state or disk_state(key)
     owner = app or _app_named((state.metadata or {}).get("app"))
     with transaction.atomic():

@@ -36,9 +36,7 @@ def session_rotate_all(
     *, keys: Sequence[str] = (), force: bool = False
 ) -> list[tuple[str, int | str]]:
     """Rotate the named transcripts (or every one over the size limit); (key, dropped | error).
-
-    A non-regular entry (a link, a FIFO…) is never opened: it is reported as skipped.
-    """
+    A non-regular entry (a link, a FIFO…) is never opened: it is reported as skipped."""
     store = get_store()
     done: list[tuple[str, int | str]] = []
     if keys:
@@ -77,10 +75,8 @@ def retention_days() -> int:
 
 
 def archive_cleanup(*, days: int | None = None, dry_run: bool = False) -> list[RetentionDecision]:
-    """Delete archives whose header ``archived_at`` is older than ``days``; re-sync owners.
-
-    Rotation archives are part of their session, so its counts change when they go.
-    """
+    """Delete archives whose header ``archived_at`` is older than ``days``; re-sync their
+    owners (rotation archives are part of their session: its counts change)."""
     store = get_store()
     decisions = cleanup_archives(
         store.archive_dir,

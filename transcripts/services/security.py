@@ -1,13 +1,9 @@
 """The audit trail of denials and probes, aggregated so that a flood cannot grow it.
 
-One ``SecurityEvent`` row per (caller, operation, outcome, source, resource, error) and
-``WINDOW``; a repeat inside the window is ``count = count + 1`` on that row. A caller
-gets at most ``MAX_ROWS_PER_WINDOW`` distinct rows per window; past that, its events are
-counted on one overflow row per (operation, outcome, source, error) whose resource is
-``OVERFLOW_RESOURCE``. So the table grows with callers x time, never with probes.
-
-Every call runs the same statements in the same order whatever the event says (the
-caller relies on that: a foreign slot and a missing one must cost the same, CWE-208).
+One ``SecurityEvent`` row per event fields and ``WINDOW``, a repeat counted on it; past
+``MAX_ROWS_PER_WINDOW`` rows a caller's events count on one overflow row per (operation,
+outcome, source, error). Every call runs the same statements in the same order whatever
+the event says: a foreign slot and a missing one must cost the same (CWE-208).
 """
 
 from __future__ import annotations
@@ -90,11 +86,8 @@ def security_event_record(
     resource: str = "",
     error: str = "",
 ) -> None:
-    """Count one security-relevant outcome; ``caller`` names, never authenticates (no tokens).
-
-    The per-window cap is checked without a lock, so concurrent first occurrences can
-    pass it by at most the number of concurrent writers.
-    """
+    """Count one security-relevant outcome; ``caller`` names, never authenticates. The
+    per-window cap is checked without a lock: concurrent writers may pass it by their number."""
     fields = {
         "caller": _clip(caller, "caller"),
         "operation": _clip(operation, "operation"),

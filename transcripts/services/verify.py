@@ -1,9 +1,7 @@
 """``verify_transcripts``: transcript invariants and mirror drift; repair touches the mirror only.
 
-Per transcript: every fold anomaly (ts invariant: ``dup_ts``/``non_monotonic_ts``; torn
-tails; orphan revisions; unreadable lines), fold identity (a file without revisions folds
-to exactly the rows a plain stdlib parse of its lines gives), and drift of its ``Session``
-row; then rows whose file is gone.
+Per transcript: every fold anomaly, fold identity (a file without revisions folds to the
+rows a plain stdlib parse of its lines gives) and drift of its row; then rows without a file.
 """
 
 from __future__ import annotations
@@ -137,11 +135,8 @@ def session_verify(*, key: str, session: Session | None = None) -> list[Finding]
 def session_verify_all(
     *, repair: bool = False, progress: Callable[[str, list[Finding]], None] | None = None
 ) -> VerifyResult:
-    """Verify every transcript in the store and every ``Session`` row.
-
-    Only regular files are read: any other entry (a link, a FIFO…) is a finding, never
-    opened, and the row of its name is not taken for one whose file is gone.
-    """
+    """Verify every transcript in the store and every ``Session`` row. Any entry but a
+    regular file is a finding, never opened, and its name's row is not called fileless."""
     store = get_store()
     result = VerifyResult()
     sessions = {s.key: s for s in Session.objects.all()}
