@@ -348,17 +348,9 @@ def _ensure_slot(session: Session) -> tuple[str, ...]:
             Slot.objects.filter(pk=slot.pk).update(app_id=session.app_id)
         return ()
     name = slot_name_for_key(session.key)
-    refusal = slot_refusal(name, lambda n: Slot.objects.filter(name=n).exists())
-    if refusal is not None:
-        return (refusal,)
+    if not is_valid_slot_name(name):  # an import warning, not an error
+        return (f"no slot: {name!r} is not a valid slot name",)
+    if Slot.objects.filter(name=name).exists():
+        return (f"no slot: the slot name {name!r} is taken",)
     Slot.objects.create(name=name, session=session, app_id=session.app_id)
     return ()
-
-
-def slot_refusal(name: str, is_taken: Callable[[str], bool]) -> str | None:
-    """Why an imported session gets no slot of this name (an import warning), else None."""
-    if not is_valid_slot_name(name):
-        return f"no slot: {name!r} is not a valid slot name"
-    if is_taken(name):
-        return f"no slot: the slot name {name!r} is taken"
-    return None

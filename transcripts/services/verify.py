@@ -41,10 +41,6 @@ class Finding:
     kind: str
     detail: str = ""
 
-    @property
-    def repairable(self) -> bool:
-        return self.kind in MIRROR_KINDS
-
     def __str__(self) -> str:
         return f"{self.key}: {self.kind}" + (f": {self.detail}" if self.detail else "")
 
@@ -167,7 +163,7 @@ def session_verify_all(
     for key in sorted(sessions.keys() - on_disk):
         result.findings.append(Finding(key, "row_without_file", "the transcript is gone"))
     if repair:
-        result.repaired = _repair([f for f in result.findings if f.repairable])
+        result.repaired = _repair([f for f in result.findings if f.kind in MIRROR_KINDS])
     return result
 
 

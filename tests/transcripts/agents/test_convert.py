@@ -49,7 +49,7 @@ def test_claude_every_record_accounted_for_and_turns_match_hand_count() -> None:
     state = claude_code.new_state()
     rows, tally, ends, total = run(CLAUDE_FILE, claude_code.convert, state)
     assert dict(tally) == CLAUDE_TALLY
-    assert tally.total_records() == total == 30
+    assert tally.total() == total == 30
     assert sum(1 for r in rows if is_user_turn(r)) == 3
     assert ends == [13, 19, 25]
     roles = [r["role"] for r in rows]
@@ -91,7 +91,7 @@ def test_codex_every_record_accounted_for_and_turns_match_hand_count() -> None:
     state = codex.new_state()
     rows, tally, ends, total = run(CODEX_FILE, codex.convert, state)
     assert dict(tally) == CODEX_TALLY
-    assert tally.total_records() == total == 33
+    assert tally.total() == total == 33
     assert sum(1 for r in rows if is_user_turn(r)) == 3
     assert ends == [20, 30]
     prov = state.prov

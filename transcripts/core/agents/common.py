@@ -224,7 +224,4 @@ def exit_code_in(text: str) -> int | None:
 
 
 class Tally(Counter[str]):
-    """Records per bucket; ``total`` equals the lines read (bad JSON lines included)."""
-
-    def total_records(self) -> int:
-        return sum(self.values())
+    """Records per bucket; ``total()`` equals the lines read (bad JSON lines included)."""
