@@ -41,6 +41,8 @@ from ..core.agents.prepare import Job, Prepared, encoded, prepare
 from ..core.agents.source import (
     CONVERTERS,
     Batch,
+    Pending,
+    SourceState,
     convert_range,
     detect_lines,
     format_warning,
@@ -56,9 +58,8 @@ from ..core.agents.source import (
     state_after,
     tail_digest,
 )
-from ..core.agents.state import Pending, SourceState
 from ..core.errors import LockTimeout, TranscriptError
-from ..core.fsutil import NotRegularFile, atomic_write, kind_of, open_regular
+from ..core.fsutil import atomic_write, kind_of, open_regular
 from ..core.importfiles import ImportRefused, check_size
 from ..core.keys import slot_name_for_key
 from ..core.redaction import prefilter
@@ -74,6 +75,7 @@ from .importing import (
     import_workers,
     session_import_paths,
     session_index,
+    skipped_file,
 )
 from .sessions import session_append_rows
 from .sync import DiskState
@@ -168,10 +170,8 @@ def state_path(path: Path, directory: Path | None = None) -> Path:
 
 
 def pending_path(path: Path, directory: Path | None = None) -> Path:
-    """The write-ahead record of a batch: written before it goes to the store, removed
-    once the state records it; a run killed (or failing in the database) in between
-    leaves it, and the next run settles it (``_settle_pending``) instead of appending the
-    same records a second time."""
+    """The write-ahead record of a batch, removed once its state is recorded: a run killed
+    (or failing in the database) in between leaves it for the next run to settle."""
     return Path(_state_file(path, directory) + PENDING_SUFFIX)
 
 
@@ -239,13 +239,9 @@ def source_lock(fd: int) -> Iterator[None]:
 def _write(
     path: Path, batch: Batch, state: SourceState, meta: dict[str, Any], fresh: bool, run: _Run
 ) -> list[str]:
-    """One store write of the batch's rows and one transaction for the mirror.
-
-    ``fresh``: the key has no transcript yet, so line 0 and every row are encoded as one
-    new session file (``_create``, as a worker's), and the mirror is built from what was
-    written. Past the store's rotation size the store's own append writes it (it rotates
-    at once) and the mirror is folded from disk.
-    """
+    """One store write of the batch's rows and one transaction for the mirror. A
+    ``fresh`` key is encoded as one new session file (``_create``, as a worker's), unless
+    past the store's rotation size: then the store's append writes it (rotating at once)."""
     store = get_store()
     key = state.key
     if fresh:
@@ -268,7 +264,7 @@ def _create(prepared: Prepared, run: _Run) -> list[str]:
     """A new session encoded whole: its bytes linked into place (never over a file of
     that key: ``FileExistsError``), and its mirror from what was written."""
     store = get_store()
-    key, target = prepared.key, store.path(prepared.key)
+    key, target = prepared.state.key, store.path(prepared.state.key)
     atomic_write(target, prepared.blob, fsync=store.fsync.on_append, exclusive=True)
     st = os.stat(target)
     # The file as written, or folded: another writer may have appended since the link.
@@ -295,10 +291,8 @@ def _create(prepared: Prepared, run: _Run) -> list[str]:
 
 
 def _announce(key: str, stamps: list[str], roles: list[str], ended: bool, run: _Run) -> None:
-    """After commit: the rows (``--follow``) and a turn end. The turn API's turn end: the
-    slot records a clean stop (the summary gate's stop_reason check), then the gated pass
-    runs after commit. It reads the current state, so one pass per batch covers every
-    turn the batch ended."""
+    """After commit: the rows (``--follow``) and a turn end, as the turn API's: a clean stop
+    recorded, then the gated pass, which reads the current state, so one per batch will do."""
     if run.announce and stamps:
         transaction.on_commit(partial(_announce_rows, key, stamps, roles))
     if ended:
@@ -325,10 +319,8 @@ def _import_file(path: Path, run: _Run, prepared: Prepared | None = None) -> Fil
     label = str(path)
     try:
         fd, st = open_regular(path)
-    except NotRegularFile as exc:
-        return FileOutcome(label, ImportStatus.BAD, reason=exc.reason)
     except OSError as exc:
-        return FileOutcome(label, ImportStatus.BAD, reason=f"unreadable: {exc.strerror or exc}")
+        return skipped_file(label, exc)
     try:
         check_size(st.st_size, import_max_bytes())
         # One importer per source at a time (a --follow and a manual run): each reads the
@@ -336,7 +328,7 @@ def _import_file(path: Path, run: _Run, prepared: Prepared | None = None) -> Fil
         with source_lock(fd):
             return _import_open(path, fd, st, run, prepared)
     except ImportRefused as exc:
-        return FileOutcome(label, ImportStatus.BAD, reason=str(exc))
+        return skipped_file(label, exc)
     except LockTimeout:
         return FileOutcome(
             label, ImportStatus.UNCHANGED, reason="another import of this file is running"
@@ -348,11 +340,9 @@ def _import_file(path: Path, run: _Run, prepared: Prepared | None = None) -> Fil
 def _unchanged(
     path: Path, st: os.stat_result | None, state: SourceState | None, limit: int
 ) -> FileOutcome | None:
-    """A source read to its end already, judged from the walk's ``lstat`` and its state
-    read without the lock: a re-run over an unchanged tree costs no open of the source.
-    Anything else (or a state being written right now) takes the locked path, and so does
-    a moved mtime (a same-size rewrite, a re-created file on a reused inode) or a state
-    without one (written before fingerprints: it gains one there)."""
+    """A source read to its end already, judged from the walk's ``lstat`` and its state read
+    without the lock, so an unchanged tree costs no open. Anything else (a moved mtime, a
+    state without one, or one being written right now) takes the locked path."""
     if st is None or state is None or st.st_size > limit:
         return None
     if (state.dev, state.ino, state.mtime_ns) != (st.st_dev, st.st_ino, st.st_mtime_ns):
@@ -392,13 +382,13 @@ def _import_open(
         fmt = state.format
     elif prepared is not None and _still_as_read(prepared, st):
         # Read, converted and encoded by a worker: only its bytes are written here.
-        key, ended = prepared.key, bool(prepared.turn_ends)
+        key, ended = prepared.state.key, bool(prepared.turn_ends)
         warnings = _record(path, prepared.state, ended, partial(_create, prepared, run))
         if isinstance(warnings, str):
             return FileOutcome(label, ImportStatus.BAD, key, warnings)
         notes = tuple(prepared.warnings) + tuple(warnings)
         return FileOutcome(
-            label, ImportStatus.IMPORTED, key, anomalies=prepared.counts, warnings=notes
+            label, ImportStatus.IMPORTED, key, anomalies=prepared.state.tally, warnings=notes
         )
     else:
         head = head_lines(fd, st.st_size)
@@ -468,12 +458,9 @@ def _import_open(
 def _record(
     path: Path, state: SourceState, ended: bool, write: Callable[[], list[str]]
 ) -> list[str] | str:
-    """``write`` the batch that leads the source to ``state``, then record that state;
-    the write's warnings, or why it was not written (this file only; the run goes on).
-
-    Write-ahead: the state this batch leads to, and the store file as it was before it.
-    Killed between the write and the state (or failing in the database after the
-    write), the next run finds it and settles it instead of writing the batch again."""
+    """``write`` the batch that leads the source to ``state``, then record that state; the
+    write's warnings, or why it was not written. Written ahead (``pending_path``): the
+    state, and the store file as it was before the batch, for ``_settle_pending``."""
     size, inode = _store_mark(state.key)
     _save(pending_path(path), Pending(state, size, inode, ended))
     try:
@@ -494,26 +481,23 @@ def _still_as_read(prepared: Prepared, st: os.stat_result) -> bool:
     and whose key no session has: anything else is read here, which decides it."""
     state = prepared.state
     same = (st.st_dev, st.st_ino) == (state.dev, state.ino)
-    return same and st.st_size >= state.offset and not get_store().exists(prepared.key)
+    return same and st.st_size >= state.offset and not get_store().exists(state.key)
 
 
 def _rewritten_in_place(fd: int, st: os.stat_result, state: SourceState) -> bool:
     """A source of the size its state read whose mtime moved: whether any byte it read
-    differs now (a same-size edit of an earlier record), by the state's ``crc`` of all
-    of them. One read of the file, only in this case; a touch reads it once and then its
-    state takes the new mtime. A file that also grew is judged by the 4 KiB ``tail``
-    alone (reading every grown file whole on every poll would make a follow O(file))."""
+    differs now, by the state's ``crc`` (one read of the file, only in this case). A file
+    that also grew is judged by the 4 KiB ``tail`` alone: reading every grown file whole
+    on every poll would make a follow O(file)."""
     if state.mtime_ns == st.st_mtime_ns or state.crc is None:
         return False
     return prefix_crc(fd, 0, state.offset) != state.crc
 
 
 def _fingerprint(fd: int, st: os.stat_result, state: SourceState) -> SourceState | None:
-    """The state with the source's fingerprint at its offset, or None when it has one and
-    the bytes before its offset are no longer those it digested (rewritten in place,
-    re-created on a reused inode, truncated and regrown: reading on would start
-    mid-stream). A state without one (written before fingerprints) trusts its offset and
-    gains it here."""
+    """The state with the source's fingerprint at its offset, or None when the bytes before
+    its offset are no longer those it digested (reading on would start mid-stream). A
+    state without one (written before fingerprints) trusts its offset and gains it here."""
     tail = tail_digest(fd, state.offset)
     if state.tail is not None and state.tail != tail:
         return None
@@ -531,11 +515,10 @@ def _store_mark(key: str) -> tuple[int, int | None]:
 
 def _settle_pending(path: Path, app: App | None) -> None:
     """A batch the last run wrote ahead and never recorded: when the store file grew (or
-    was rotated, which only follows an append) since, the batch landed, so the mirror is
-    rebuilt from the file (its transaction may not have committed), the clean turn end it
-    would have recorded is, and its state taken; otherwise nothing of it landed and the
-    batch is read again. Under the source lock, and imported sessions are appended only by
-    their importer, so growth is this batch's."""
+    was rotated, which only follows an append) since, it landed, so the mirror is rebuilt
+    from the file (its transaction may not have committed), its turn end recorded and its
+    state taken; otherwise it is read again. Under the source lock, and only the importer
+    appends to an imported session, so growth is this batch's."""
     pending = _read(_state_file(path, None) + PENDING_SUFFIX, Pending)
     if pending is not None:
         target, current = pending.next, load_state(path)
@@ -620,12 +603,9 @@ def agent_import_paths(
     announce: bool = False,
     progress: Progress | None = None,
 ) -> ImportResult:
-    """Import every ``.jsonl`` under ``paths`` in ``fmt`` (or each file's detected format).
-
-    ``anomalies`` of each outcome is the tally of the whole source so far: every record
-    is imported, dropped by a named rule, unknown or foreign (reported) or a bad line.
-    In ``auto`` mode files in this project's own format go to the ordinary import.
-    """
+    """Import every ``.jsonl`` under ``paths`` in ``fmt`` (or each file's detected format);
+    in ``auto`` mode files in this project's own format go to the ordinary import. Each
+    outcome's ``anomalies`` is its source's tally: every record lands in one bucket."""
     result = ImportResult(dry_run=dry_run)
     found = [f for source in paths for f in walk(Path(source), result)]
     directory, limit = state_dir(), import_max_bytes()

@@ -80,6 +80,19 @@ class _Candidate:
     archives: tuple[Path, ...] = ()  # archives copied with it: they leave with a bad file
 
 
+SKIPPED = (ImportRefused, OSError)  # a file refused, not a regular file, or unreadable
+
+
+def skipped_file(label: str, exc: Exception) -> FileOutcome:
+    if isinstance(exc, NotRegularFile):
+        reason = exc.reason
+    elif isinstance(exc, OSError):
+        reason = f"unreadable: {exc.strerror or exc}"
+    else:
+        reason = str(exc)
+    return FileOutcome(label, ImportStatus.BAD, reason=reason)
+
+
 def import_max_bytes() -> int:
     """``KIROCREW_IMPORT_MAX_BYTES``: larger files (by apparent size) are skipped."""
     return int(settings.KIROCREW_IMPORT_MAX_BYTES)
@@ -172,14 +185,9 @@ def _try_copy(
     """``copy_new``'s status, or "" when the file was skipped (its outcome recorded)."""
     try:
         return copy_new(src, dest, dry_run=dry_run, limit=limit, refuse=refuse)
-    except NotRegularFile as exc:
-        reason = exc.reason
-    except ImportRefused as exc:
-        reason = str(exc)
-    except OSError as exc:
-        reason = f"unreadable: {exc.strerror or exc}"
-    result.outcomes.append(FileOutcome(label, ImportStatus.BAD, reason=reason))
-    return ""
+    except SKIPPED as exc:
+        result.outcomes.append(skipped_file(label, exc))
+        return ""
 
 
 def _reason(status: str) -> str:
@@ -231,7 +239,7 @@ def _index(
     try:
         st = os.lstat(path)
     except OSError as exc:
-        return FileOutcome(label, ImportStatus.BAD, reason=f"unreadable: {exc.strerror or exc}")
+        return skipped_file(label, exc)
     same = row is not None and tuple(row[:3]) == (st.st_mtime_ns, st.st_size, st.st_ino)
     if row is not None and same and path == candidate.target:
         claim = not dry and app is not None and row[3] != app.pk
@@ -266,12 +274,8 @@ def _index(
                 counts = folded.report.counts()
                 return FileOutcome(label, ImportStatus.IMPORTED, key, anomalies=counts)
         state = disk_state(key)
-    except NotRegularFile as exc:
-        return FileOutcome(label, ImportStatus.BAD, reason=exc.reason)
-    except ImportRefused as exc:
-        return FileOutcome(label, ImportStatus.BAD, reason=str(exc))
-    except OSError as exc:
-        return FileOutcome(label, ImportStatus.BAD, reason=f"unreadable: {exc.strerror or exc}")
+    except SKIPPED as exc:
+        return skipped_file(label, exc)
     if state.metadata is None and state.row_count == 0:
         return FileOutcome(label, ImportStatus.BAD, key, "line 0 is not metadata and no rows")
     notes = nul_warnings(metadata)

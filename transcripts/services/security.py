@@ -67,14 +67,7 @@ def _insert(fields: dict[str, str], window: datetime, now: datetime) -> None:
     except IntegrityError:  # a concurrent request inserted the same key first
         _bump(fingerprint, now)
         return
-    log.warning(  # once per row, not per occurrence: logs stay bounded too
-        "security event: %s %s by %r on %r (%s)",
-        fields["operation"],
-        fields["outcome"],
-        fields["caller"],
-        fields["resource"],
-        fields["error"],
-    )
+    log.warning("security event: " + _EVENT, *_event(fields))  # once per row: bounded too
 
 
 def security_event_record(
@@ -104,14 +97,15 @@ def security_event_record(
         # A full or read-only database must not turn the denial it records into a 5xx
         # (a read-only home still answers reads): the event goes to the log alone.
         log.warning(
-            "security event not stored (%s): %s %s by %r on %r (%s)",
-            type(exc).__name__,
-            fields["operation"],
-            fields["outcome"],
-            fields["caller"],
-            fields["resource"],
-            fields["error"],
+            "security event not stored (%s): " + _EVENT, type(exc).__name__, *_event(fields)
         )
+
+
+_EVENT = "%s %s by %r on %r (%s)"
+
+
+def _event(fields: dict[str, str]) -> list[str]:
+    return [fields[name] for name in ("operation", "outcome", "caller", "resource", "error")]
 
 
 def _record(fields: dict[str, str]) -> None:

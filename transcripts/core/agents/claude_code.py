@@ -15,6 +15,7 @@ from .common import (
     DROPPED,
     FOREIGN,
     UNKNOWN,
+    ConvState,
     Step,
     as_text,
     call_row,
@@ -31,7 +32,6 @@ from .common import (
     row,
     source_ts,
 )
-from .state import ConvState
 
 BOOKKEEPING = frozenset(
     {
@@ -174,15 +174,21 @@ def _text_of(content: Any) -> str:
     return ""
 
 
+def _blocks(content: Any) -> list[Any] | None:
+    """A message's content blocks (a string is one text block); None when it has none."""
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    return content if isinstance(content, list) else None
+
+
 def _user(rec: dict[str, Any], state: ConvState, ts: Any) -> Step:
     if rec.get("isCompactSummary"):
         text = _text_of((rec.get("message") or {}).get("content"))
         return Step([row("notice", text, kind="compact_summary", source_ts=ts)])
     if rec.get("isMeta"):
         return Step(bucket=f"{DROPPED}:meta")
-    content = (rec.get("message") or {}).get("content")
-    blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
-    if not isinstance(blocks, list):
+    blocks = _blocks((rec.get("message") or {}).get("content"))
+    if blocks is None:
         return Step(bucket=f"{DROPPED}:empty")
     step = Step()
     for block in blocks:
@@ -227,9 +233,8 @@ def _assistant(rec: dict[str, Any], state: ConvState, ts: Any) -> Step:
         return Step(
             [row("notice", _text_of(message.get("content")), kind="api_error", source_ts=ts)]
         )
-    content = message.get("content")
-    blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
-    if not isinstance(blocks, list):
+    blocks = _blocks(message.get("content"))
+    if blocks is None:
         return Step(bucket=f"{DROPPED}:empty")
     step, called, thinking, dupes = Step(), False, 0, 0
     for block in blocks:

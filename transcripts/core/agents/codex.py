@@ -16,6 +16,7 @@ from .common import (
     DROPPED,
     FOREIGN,
     UNKNOWN,
+    ConvState,
     Step,
     as_text,
     call_row,
@@ -29,7 +30,6 @@ from .common import (
     row,
     source_ts,
 )
-from .state import ConvState
 
 # User-role text that is context the CLI injects, not the person.
 CONTEXT_PREFIXES = (

@@ -14,7 +14,6 @@ import orjson
 from ..codec import MAX_LINE_BYTES
 from ..content import MAX_TEXT_CHARS
 from ..redaction import redact_text
-from .state import ConvState
 
 # Tool output (and a call's text) kept per row: the head says what ran, the tail how it ended.
 HEAD_CHARS = 2000
@@ -36,6 +35,21 @@ IMPORTED = "imported"  # the record became at least one row
 DROPPED = "dropped"  # dropped by a documented rule: "dropped:<rule>"
 UNKNOWN = "unknown"  # a record type this reader does not know: "unknown:<type>"
 FOREIGN = "foreign"  # a record of another format: the file changed format mid-way
+
+
+@dataclass(slots=True)
+class ConvState:
+    """A converter's memory between records and runs."""
+
+    # Calls awaiting their result: the call id's digest → the tool's name.
+    pending: dict[str, str] = field(default_factory=dict)
+    open: bool = False  # a turn has begun and not ended yet
+    prov: dict[str, str] = field(default_factory=dict)  # line 0's provenance: first wins
+    # Claude Code only: a message id's digest → its blocks' marks (streaming duplicates),
+    # whether the file is a subagent's (agent-*.jsonl), and the session's own titles.
+    seen: dict[str, list[str]] = field(default_factory=dict)
+    sidechain: bool = False
+    titles: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(slots=True)

@@ -31,6 +31,7 @@ from ..user_turns import is_user_turn
 from .source import (
     CONVERTERS,
     Batch,
+    SourceState,
     convert_range,
     format_warning,
     has_conversation,
@@ -45,7 +46,6 @@ from .source import (
     source_format,
     state_after,
 )
-from .state import SourceState
 
 ONE_MICROSECOND = timedelta(microseconds=1)
 
@@ -66,11 +66,9 @@ class Job:
 @dataclass(slots=True)
 class Prepared:
     path: Path
-    key: str
     blob: bytes  # line 0 and every row, as the store would write them
     metadata: dict[str, Any]  # line 0 as written
-    state: SourceState  # the source's state once this import is recorded
-    counts: dict[str, int]  # the tally of every source record
+    state: SourceState  # the source's once this import is recorded (its key, its tally)
     row_count: int
     user_turns: int
     last_activity: datetime | None  # the newest record's source time (newest_activity)
@@ -127,11 +125,9 @@ def encoded(
     blob, line0, ts = encode_session(batch.rows, meta, now, max_line)
     return Prepared(
         path=path,
-        key=state.key,
         blob=blob,
         metadata=line0,
         state=state,
-        counts=state.tally,
         row_count=len(batch.rows),
         user_turns=sum(1 for row in batch.rows if is_user_turn(row)),
         last_activity=newest_activity(batch.rows, ts, agent=True),
@@ -167,8 +163,8 @@ def encode_session(
         # The converters' shapes (role, content and meta, or no meta): row_order's dict
         # built at once, and the content rule asked of the few values there are
         # (``_plainly_valid``'s tests, unrolled).
-        if keys == with_meta and type(content := row["content"]) is str:
-            meta = row["meta"]
+        if keys in (with_meta, bare) and type(content := row["content"]) is str:
+            meta = row.get("meta")  # None in a bare row: _plain_meta's pass
             if (
                 "\x00" in content
                 or len(content) > cap
@@ -176,11 +172,9 @@ def encode_session(
                 or not _plain_meta(meta)
             ):
                 check_content(row, what="row")  # decides, and says why
-            ordered = {"role": role, "content": content, "ts": stamps[number], "meta": meta}
-        elif keys == bare and type(content := row["content"]) is str:
-            if "\x00" in content or len(content) > cap or not _plain_text(role):
-                check_content(row, what="row")
-            ordered = {"role": role, "content": content, "ts": stamps[number]}
+            ordered: dict[str, Any] = {"role": role, "content": content, "ts": stamps[number]}
+            if keys == with_meta:
+                ordered["meta"] = meta
         else:
             if "_type" in row:
                 raise RecordRejected("a row may not carry _type")

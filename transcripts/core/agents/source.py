@@ -23,6 +23,7 @@ from .common import (
     FOREIGN,
     REDACTED_TAG,
     UNKNOWN,
+    ConvState,
     Step,
     Tally,
     clean_text,
@@ -30,7 +31,6 @@ from .common import (
     digest_bytes,
     redacted,
 )
-from .state import ConvState, SourceState
 
 CONVERTERS: dict[str, Callable[[Any, ConvState], Step]] = {
     "claude-code": claude_code.convert,
@@ -143,6 +143,35 @@ def prefix_crc(fd: int, start: int, end: int, crc: int = 0, data: bytes | None =
         crc = zlib.crc32(chunk, crc)
         start += len(chunk)
     return crc
+
+
+@dataclass(slots=True)
+class SourceState:
+    """One source: its identity, how far it was read, and the fingerprint of those bytes
+    (``tail_digest``, ``prefix_crc``; None in a state written before fingerprints). Stored
+    in ``.agent-imports/`` with orjson: the field names are the keys states always had."""
+
+    format: str
+    dev: int
+    ino: int
+    conv: ConvState
+    offset: int = 0
+    key: str = ""  # empty until the session is written
+    tally: dict[str, int] = field(default_factory=dict)  # every record so far, per bucket
+    mtime_ns: int | None = None
+    tail: str | None = None
+    crc: int | None = None
+
+
+@dataclass(slots=True)
+class Pending:
+    """A batch written ahead: the state it leads to, and the session file as it was
+    before it (no file yet: size 0, no inode). Removed once the state is recorded."""
+
+    next: SourceState
+    store_size: int
+    store_ino: int | None
+    ended: bool  # the batch ended a turn
 
 
 @dataclass(slots=True)
