@@ -161,10 +161,11 @@ def parse_all(files: list[Path]) -> int:
 def convert_all(files: list[Path]) -> list[dict[str, Any]]:
     """The pure converter over every line (what the importer writes, before the store)."""
     from transcripts.core.agents import claude_code
+    from transcripts.core.agents.common import ConvState
 
     rows: list[dict[str, Any]] = []
     for path in files:
-        conv = claude_code.new_state(sidechain=False)
+        conv = ConvState()
         for line in path.read_bytes().splitlines():
             rows += claude_code.convert(orjson.loads(line), conv).rows
     return rows

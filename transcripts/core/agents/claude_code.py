@@ -159,10 +159,6 @@ def duplicate(state: ConvState, message_id: Any, block: dict[str, Any]) -> bool:
     return False
 
 
-def new_state(*, sidechain: bool = False) -> ConvState:
-    return ConvState(sidechain=sidechain)
-
-
 def _text_of(content: Any) -> str:
     if isinstance(content, str):
         return content

@@ -49,10 +49,6 @@ EVENT_BOOKKEEPING = frozenset({"token_count", "task_started"})
 ITEM_BOOKKEEPING = frozenset({"ghost_snapshot", "compaction"})
 
 
-def new_state() -> ConvState:
-    return ConvState()
-
-
 def is_context(text: str) -> bool:
     return text.lstrip().lower().startswith(CONTEXT_PREFIXES)
 
