@@ -20,10 +20,6 @@ from ..models import Slot
 log = logging.getLogger(__name__)
 
 
-def dirty_ttl() -> timedelta:
-    return timedelta(seconds=settings.KIROCREW_SLOT_DIRTY_TTL)
-
-
 def dirty_take(slot_id: int) -> datetime:
     """Mark the slot dirty until the returned token (the lease's expiry).
 
@@ -31,7 +27,7 @@ def dirty_take(slot_id: int) -> datetime:
     writer's the mark clears early: a pass may publish a summary that write makes stale a
     moment later, which the sidecar's sig shows and the next pass replaces.
     """
-    until = timezone.now() + dirty_ttl()
+    until = timezone.now() + timedelta(seconds=settings.KIROCREW_SLOT_DIRTY_TTL)
     Slot.objects.filter(pk=slot_id).update(dirty_until=until)
     return until
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Sequence
-from pathlib import Path
 
 from django.conf import settings
 
@@ -42,7 +41,10 @@ def session_rotate_all(
     if keys:
         targets = []
         for key in map(resolve_key, keys):
-            mode = _lstat_mode(store.path(key))
+            try:
+                mode: int | None = os.lstat(store.path(key)).st_mode
+            except FileNotFoundError:
+                mode = None
             if mode is None or stat.S_ISREG(mode):
                 targets.append(key)  # a missing file fails in the rotate itself
             else:
@@ -61,13 +63,6 @@ def session_rotate_all(
         except (OSError, TranscriptError) as exc:
             done.append((key, f"failed: {exc}"))
     return done
-
-
-def _lstat_mode(path: Path) -> int | None:
-    try:
-        return os.lstat(path).st_mode
-    except FileNotFoundError:
-        return None
 
 
 def retention_days() -> int:

@@ -210,12 +210,9 @@ def mirror_after_append(key: str, appended: Appended, rows: list[dict[str, Any]]
             changes["last_activity"] = Case(
                 When(source__in=AGENT_SOURCES, then=_later(by_source)), default=_later(by_ts)
             )
-    stale_tail = Q()
-    for kind in _TAIL_KINDS:
-        stale_tail |= Q(anomaly_counts__has_key=kind)
     updated = (
         Session.objects.filter(key=key, gen=ident.gen, size=appended.prior_size, sig__lt=ident.sig)
-        .exclude(stale_tail)
+        .exclude(anomaly_counts__has_any_keys=_TAIL_KINDS)
         .update(**changes)
     )
     if not updated:

@@ -88,11 +88,8 @@ def compact_json(value: Any) -> str:
 
 def clean_text(text: str, cap: int = MAX_TEXT_CHARS) -> str:
     """Within the content rule: U+0000 (binary tool output) → U+FFFD, at most ``cap``
-    characters and at most ``TEXT_BYTES`` of JSON (3 M "€" are 9 MB: past the line cap).
-
-    A rejected row would reject its whole batch on every run, so the file would never
-    move on; the converter bends the text instead and the row keeps its place.
-    """
+    characters and ``TEXT_BYTES`` of JSON (3 M "€" are 9 MB: past the line cap). A rejected
+    row would reject its batch on every run, so the text is bent and the row kept."""
     if "\x00" in text:
         text = text.replace("\x00", "\ufffd")
     if len(text) > cap:
@@ -119,11 +116,6 @@ def _fit_bytes(text: str) -> str:
         if _json_size(cut) <= TEXT_BYTES:
             return cut
         keep = keep * 9 // 10
-
-
-def meta_text(text: str) -> str:
-    """A meta string as a row keeps it (``row`` applies it to every meta string)."""
-    return clean_text(text, META_CHARS)
 
 
 def meta_value(value: Any) -> Any:
@@ -170,16 +162,14 @@ def digest_bytes(data: bytes) -> str:
 
 
 def source_ts(rec: dict[str, Any]) -> Any:
-    """A record's ``timestamp`` as its rows' ``meta.source_ts``: only a string or a plain
-    number (``meta_value``); a nested array there was refused by the store, batch and
-    all, on every run."""
+    """A record's ``timestamp`` as its rows' ``meta.source_ts`` (``meta_value``)."""
     return meta_value(rec.get("timestamp"))
 
 
 def call_row(state: ConvState, name: str, call_id: Any, text: str, ts: Any) -> dict[str, Any]:
     """A tool call's row; its id (digested) awaits the result that will name the tool."""
     if isinstance(call_id, str):
-        state.pending[digest(call_id)] = redacted(meta_text(name))
+        state.pending[digest(call_id)] = redacted(clean_text(name, META_CHARS))
     return row("tool_call", text, tool=name, call_id=meta_value(call_id), source_ts=ts)
 
 
@@ -212,7 +202,11 @@ def result_row(
 
 def row(role: str, content: str, **meta: Any) -> dict[str, Any]:
     out: dict[str, Any] = {"role": role, "content": clean_text(content)}
-    kept = {k: meta_text(v) if isinstance(v, str) else v for k, v in meta.items() if v is not None}
+    kept = {
+        k: clean_text(v, META_CHARS) if isinstance(v, str) else v
+        for k, v in meta.items()
+        if v is not None
+    }
     if kept:
         out["meta"] = kept
     return out
