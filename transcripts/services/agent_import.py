@@ -71,6 +71,7 @@ from .importing import (
     FileOutcome,
     ImportResult,
     ImportStatus,
+    Progress,
     import_max_bytes,
     import_workers,
     session_import_paths,
@@ -80,7 +81,6 @@ from .importing import (
 from .sessions import session_append_rows
 from .sync import DiskState
 
-Progress = Callable[[int, int, FileOutcome], None]
 REPLACED = "a different file now has this path; not re-imported"
 LOST_STATE = (
     "its session is in the store but this file's import state is lost, so how far it was "

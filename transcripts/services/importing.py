@@ -145,11 +145,10 @@ def _gather(
         transcripts = [source]  # opened without following a link, like every other file
     else:
         raise ImportSourceError(f"{source} is neither a directory nor a .jsonl file")
-    dry_run = result.dry_run
     candidates = []
     for path in transcripts:
         dest = root / path.name
-        status = _try_copy(result, path.name, path, dest, dry_run=dry_run, limit=limit)
+        status = _try_copy(result, path.name, path, dest, limit)
         if status == "conflict":
             result.outcomes.append(
                 FileOutcome(path.name, ImportStatus.CONFLICT, reason=_reason(status))
@@ -165,7 +164,7 @@ def _gather(
         if stem is not None:
             owner, refuse = archive_owner(stem, root, new)
         dest = store.archive_dir / archive.name
-        status = _try_copy(result, label, archive, dest, dry_run, limit, refuse)
+        status = _try_copy(result, label, archive, dest, limit, refuse)
         if status:
             result.outcomes.append(FileOutcome(label, ImportStatus(status), reason=_reason(status)))
         if status == "copied":
@@ -174,17 +173,11 @@ def _gather(
 
 
 def _try_copy(
-    result: ImportResult,
-    label: str,
-    src: Path,
-    dest: Path,
-    dry_run: bool,
-    limit: int,
-    refuse: str = "",
+    result: ImportResult, label: str, src: Path, dest: Path, limit: int, refuse: str = ""
 ) -> str:
     """``copy_new``'s status, or "" when the file was skipped (its outcome recorded)."""
     try:
-        return copy_new(src, dest, dry_run=dry_run, limit=limit, refuse=refuse)
+        return copy_new(src, dest, dry_run=result.dry_run, limit=limit, refuse=refuse)
     except SKIPPED as exc:
         result.outcomes.append(skipped_file(label, exc))
         return ""
