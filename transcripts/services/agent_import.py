@@ -53,7 +53,6 @@ from ..core.agents.source import (
     prefix_crc,
     session_key,
     session_metadata,
-    session_title,
     source_format,
     state_after,
     tail_digest,
@@ -413,7 +412,6 @@ def _import_open(
         fmt = found
         state = new_state(fmt, path, st)
     batch = convert_range(fd, state.offset, st.st_size, fmt, state.conv)
-    prov = state.conv.prov
     new = not state.key
     empty = no_conversation_outcome(fd, st.st_size, batch, fmt, detected) if new else None
     if empty is not None:  # junk or not a session yet: nothing stored, no state kept
@@ -421,7 +419,7 @@ def _import_open(
         return FileOutcome(
             label, ImportStatus(status), reason=reason, anomalies=dict(sorted(batch.tally.items()))
         )
-    key = state.key or session_key(fmt, path, prov, state.conv.sidechain)
+    key = state.key or session_key(fmt, path, state.conv)
     refusal = key_refusal(key) if new else None
     if refusal is not None:
         return FileOutcome(label, ImportStatus.BAD, reason=refusal)
@@ -443,8 +441,8 @@ def _import_open(
     if run.dry_run or batch.offset == state.offset:
         status = ImportStatus.UNCHANGED if batch.offset == state.offset else ImportStatus.IMPORTED
         return FileOutcome(label, status, key, anomalies=this_run, warnings=tuple(warnings))
-    title = session_title(batch.rows, prov, state.conv.titles)
-    meta = session_metadata(key, fmt, path, prov, title, run.app.name if run.app else None)
+    app = run.app.name if run.app else None
+    meta = session_metadata(key, fmt, path, state.conv, batch.rows, app)
     write = partial(_write, path, batch, after, meta, new, run)
     written = _record(path, after, bool(batch.turn_ends), write)
     if isinstance(written, str):

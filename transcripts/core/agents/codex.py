@@ -7,6 +7,7 @@ from ``event_msg user_message``, the assistant from ``response_item message``.
 
 from __future__ import annotations
 
+import contextlib
 import re
 from typing import Any
 
@@ -92,15 +93,10 @@ def _patched(patch: str) -> str:
 def _call(payload: dict[str, Any], state: ConvState, ts: Any) -> Step:
     kind = payload.get("type")
     name = as_text(payload.get("name") or ("local_shell" if kind == "local_shell_call" else kind))
-    raw = payload.get("arguments", payload.get("input", payload.get("action")))
-    args: Any = raw
-    if isinstance(raw, str) and kind == "function_call":
-        try:
-            args = orjson.loads(raw)
-        except orjson.JSONDecodeError:
-            args = raw
-    if kind == "local_shell_call" and isinstance(raw, dict):
-        args = raw
+    args: Any = payload.get("arguments", payload.get("input", payload.get("action")))
+    if isinstance(args, str) and kind == "function_call":
+        with contextlib.suppress(orjson.JSONDecodeError):  # else the string as it is
+            args = orjson.loads(args)
     text = _command(args) if isinstance(args, dict) and name in SHELL_TOOLS else None
     patch = _patch_of(name, args) if text is None or text.startswith("apply_patch") else None
     if patch is not None:

@@ -42,7 +42,6 @@ from .source import (
     read_whole,
     session_key,
     session_metadata,
-    session_title,
     source_format,
     state_after,
 )
@@ -95,15 +94,13 @@ def prepare(path: Path, job: Job) -> Prepared | None:
         batch = convert_range(fd, 0, st.st_size, found, state.conv, data)
         if batch.offset == 0 or not has_conversation(batch):
             return None  # no turn in it: the importer says why and stores nothing
-        prov = state.conv.prov
-        key = session_key(found, path, prov, state.conv.sidechain)
+        key = session_key(found, path, state.conv)
         if key_refusal(key) is not None:
             return None  # a name no file system takes: the importer reports why
         state = state_after(state, key, batch, fd, st, data)
     finally:
         os.close(fd)
-    title = session_title(batch.rows, prov, state.conv.titles)
-    meta = session_metadata(key, found, path, prov, title, job.app_name)
+    meta = session_metadata(key, found, path, state.conv, batch.rows, job.app_name)
     try:
         prepared = encoded(path, state, batch, meta, job.clock(), job.max_line, job.stamps)
     except RecordRejected:

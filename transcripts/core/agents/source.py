@@ -319,16 +319,16 @@ def _split(data: bytes, start: int) -> Iterator[tuple[bytes, int]]:
         yield line, offset
 
 
-def session_key(fmt: str, path: Path, prov: dict[str, Any], sidechain: bool) -> str:
+def session_key(fmt: str, path: Path, conv: ConvState) -> str:
     """The key (also the store's file name and the slot name): never redacted after this,
     so a candidate redaction would change is passed over (a captured session id holding a
     secret already carries a tag): the file's own names next, a digest last."""
     stem = path.name.removesuffix(".jsonl")
-    sid = str(prov.get("source_session_id") or "")
+    sid = str(conv.prov.get("source_session_id") or "")
     options: list[str]
     if fmt == "codex":
         prefix, options = "codex:", [sid, stem]
-    elif sidechain:
+    elif conv.sidechain:
         prefix, options = "claude:", [f"{sid}:{stem}" if sid else "", f"{path.parent.name}:{stem}"]
     else:
         prefix, options = "claude:", [stem]
@@ -387,18 +387,19 @@ def _title(text: str) -> str:
 
 
 def session_metadata(
-    key: str, fmt: str, path: Path, prov: dict[str, Any], title: str, app_name: str | None
+    key: str, fmt: str, path: Path, conv: ConvState, rows: list[dict[str, Any]], app: str | None
 ) -> dict[str, Any]:
-    """Line 0 of the session (less what the store adds): provenance of the source."""
+    """Line 0 of the session (less what the store adds): its title, provenance of the source."""
+    prov = conv.prov
     meta: dict[str, Any] = {
         "key": key,
-        "title": title,
+        "title": session_title(rows, prov, conv.titles),
         "source": fmt,
         "source_path": str(path.absolute()),
     }
     meta.update({k: clean_text(v) for k, v in prov.items() if isinstance(v, str)})
-    if app_name is not None:
-        meta["app"] = app_name
+    if app is not None:
+        meta["app"] = app
     return meta
 
 
