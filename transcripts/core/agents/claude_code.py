@@ -73,10 +73,6 @@ SEEN_MESSAGES = 16  # message ids remembered for duplicate snapshots
 MARK_BYTES = 2048  # of a block's JSON, what tells a repeated block
 
 
-def is_wrapper(text: str) -> bool:
-    return text.lstrip().lower().startswith(WRAPPERS)
-
-
 _COMMAND = re.compile(r"\s*<command-name>\s*(/?[^<\s]*)\s*</command-name>", re.S)
 _COMMAND_ARGS = re.compile(r"<command-args>(.*?)</command-args>", re.S)
 
@@ -193,7 +189,7 @@ def _user(rec: dict[str, Any], state: ConvState, ts: Any) -> Step:
         kind = block.get("type")
         if kind == "text" and isinstance(block.get("text"), str) and block["text"].strip():
             text = block["text"]
-            if is_wrapper(text):
+            if text.lstrip().lower().startswith(WRAPPERS):
                 shown = command_shown(text)
                 step.rows.append(row("notice", shown, kind="command", source_ts=ts))
             else:

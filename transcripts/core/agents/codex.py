@@ -50,10 +50,6 @@ EVENT_BOOKKEEPING = frozenset({"token_count", "task_started"})
 ITEM_BOOKKEEPING = frozenset({"ghost_snapshot", "compaction"})
 
 
-def is_context(text: str) -> bool:
-    return text.lstrip().lower().startswith(CONTEXT_PREFIXES)
-
-
 def _command(args: dict[str, Any]) -> str | None:
     """The shell command of a shell-like call: argv (``bash -lc X`` → X) or a string."""
     value = args.get("command", args.get("cmd"))
@@ -164,7 +160,8 @@ def _event(payload: dict[str, Any], state: ConvState, ts: Any) -> Step:
         text = payload.get("message")
         if not isinstance(text, str) or not text.strip():
             return Step(bucket=f"{DROPPED}:empty")
-        if payload.get("kind") not in (None, "plain") or is_context(text):
+        injected = text.lstrip().lower().startswith(CONTEXT_PREFIXES)
+        if payload.get("kind") not in (None, "plain") or injected:
             return Step([row("notice", text, kind="context", source_ts=ts)])
         return _close(Step([row("user", text, source_ts=ts)]), state)
     if kind == "task_complete":
