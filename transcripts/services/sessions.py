@@ -11,6 +11,7 @@ import contextlib
 import logging
 import secrets
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from django.db import DatabaseError, IntegrityError, transaction
@@ -63,16 +64,17 @@ def _mirror_landed(key: str, update: Callable[[], object]) -> None:
             return
 
 
-def _claim_name(name: str) -> str:
+def _new_slot(
+    name: str, title: str, memory_mode: str, app: App | None, write: Callable[..., object]
+) -> Slot:
+    """Claim ``name``, ``write(key, line 0)`` its new transcript, and mirror it; when the
+    rows cannot be created the file goes too."""
+    _before_write()
     if not is_valid_slot_name(name):
         raise InvalidSlotName(f"invalid slot name {name!r}")
     key = transcript_key_for_slot(name)
     if Slot.objects.filter(name=name).exists() or Session.objects.filter(key=key).exists():
         raise SlotExists(name)
-    return key
-
-
-def _metadata(key: str, title: str, memory_mode: str, app: App | None) -> dict[str, Any]:
     metadata: dict[str, Any] = {"key": key}
     if title:
         metadata["title"] = title
@@ -80,11 +82,10 @@ def _metadata(key: str, title: str, memory_mode: str, app: App | None) -> dict[s
         metadata["memory_mode"] = memory_mode
     if app is not None:
         metadata["app"] = app.name  # so the owner survives a rebuild of the mirror from disk
-    return metadata
-
-
-def _mirror_new(name: str, key: str, app: App | None) -> Slot:
-    """The rows of a transcript this request just created; on failure the file goes too."""
+    try:
+        write(key, metadata)
+    except SessionExists:
+        raise SlotExists(name) from None
     try:
         with transaction.atomic():
             session = session_sync(key=key, app=app, force=True)
@@ -103,13 +104,7 @@ def _mirror_new(name: str, key: str, app: App | None) -> Slot:
 
 def session_create(*, name: str, title: str = "", memory_mode: str = "", app: App | None) -> Slot:
     """A new transcript (line 0 only), its ``Session`` row and its ``Slot``."""
-    _before_write()
-    key = _claim_name(name)
-    try:
-        get_store().create(key, _metadata(key, title, memory_mode, app))
-    except SessionExists:
-        raise SlotExists(name) from None
-    return _mirror_new(name, key, app)
+    return _new_slot(name, title, memory_mode, app, get_store().create)
 
 
 def session_append_row(
@@ -190,14 +185,8 @@ def session_fork(*, key: str, name: str | None = None) -> Slot:
     if name is None:
         base = slot_name_for_key(key)[:100]
         name = f"{base}-fork-{secrets.token_hex(3)}"
-    _before_write()
-    child_key = _claim_name(name)
-    metadata = _metadata(child_key, parent.title, parent.memory_mode, parent.app)
-    try:
-        get_store().fork(key, child_key, metadata)
-    except SessionExists:
-        raise SlotExists(name) from None
-    return _mirror_new(name, child_key, parent.app)
+    fork = partial(get_store().fork, key)
+    return _new_slot(name, parent.title, parent.memory_mode, parent.app, fork)
 
 
 def session_delete(*, key: str) -> bool:
