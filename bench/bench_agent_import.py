@@ -161,10 +161,11 @@ def parse_all(files: list[Path]) -> int:
 def convert_all(files: list[Path]) -> list[dict[str, Any]]:
     """The pure converter over every line (what the importer writes, before the store)."""
     from transcripts.core.agents import claude_code
+    from transcripts.core.agents.common import ConvState
 
     rows: list[dict[str, Any]] = []
     for path in files:
-        conv = claude_code.new_state(sidechain=False)
+        conv = ConvState()
         for line in path.read_bytes().splitlines():
             rows += claude_code.convert(orjson.loads(line), conv).rows
     return rows
@@ -234,7 +235,7 @@ def scaling(files: list[Path]) -> tuple[float, float]:
     one forked worker and with two: how much of a second core this machine gives."""
     from django.test import override_settings
 
-    from transcripts.services.agent_workers import prepared_in_workers
+    from transcripts.services.agent_import import prepared_in_workers
 
     def run(workers: int) -> float:
         with override_settings(KIROCREW_IMPORT_WORKERS=workers):

@@ -24,7 +24,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench import common
-from transcripts.core.agents.lines import BLOCK, complete_lines
+from transcripts.core.agents.source import BLOCK, complete_lines
 
 TARGET = 3.0
 MIB = 1 << 20

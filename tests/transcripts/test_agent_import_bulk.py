@@ -25,7 +25,7 @@ from transcripts.core.agents.prepare import prepare
 from transcripts.core.store import TranscriptStore
 from transcripts.models import Session, Slot
 from transcripts.runtime import get_store
-from transcripts.services import agent_import, agent_sources, agent_workers, app_create
+from transcripts.services import agent_import, app_create
 from transcripts.services.agent_import import agent_import_paths
 from transcripts.services.importing import MAX_IMPORT_WORKERS, import_workers
 from transcripts.services.sync import disk_state
@@ -114,7 +114,7 @@ def files_of(store: TranscriptStore) -> dict[str, bytes]:
 
 
 def states_of(store: TranscriptStore) -> dict[str, Any]:
-    folder = store.root / agent_sources.STATE_DIR
+    folder = store.root / agent_import.STATE_DIR
     return {p.name: json.loads(p.read_bytes()) for p in sorted(folder.glob("*.json"))}
 
 
@@ -148,7 +148,7 @@ def test_sessions_read_by_workers_are_what_one_process_writes(
     src = make_tree(tmp_path / "src")
     before = {p: p.read_bytes() for p in src.rglob("*.jsonl")}
     bulk_calls: list[int] = []
-    real = agent_workers.prepared_in_workers
+    real = agent_import.prepared_in_workers
     forked: list[int] = []
     real_pool = concurrent.futures.ProcessPoolExecutor
 
@@ -156,14 +156,14 @@ def test_sessions_read_by_workers_are_what_one_process_writes(
         forked.append(max_workers)
         return real_pool(max_workers, **kwargs)
 
-    monkeypatch.setattr(agent_workers, "ProcessPoolExecutor", pool)
+    monkeypatch.setattr(agent_import, "ProcessPoolExecutor", pool)
 
     def counted(files: list[Path], *args: Any) -> Any:
         answer = list(real(files, *args))
         bulk_calls.append(len(answer))
         return answer
 
-    monkeypatch.setattr(agent_workers, "prepared_in_workers", counted)
+    monkeypatch.setattr(agent_import, "prepared_in_workers", counted)
     fix_clock(store)
     owner, _ = app_create(name="importer")  # --app: both paths give it every session
     bulk = outcomes(src, app=owner)
@@ -185,7 +185,7 @@ def test_sessions_read_by_workers_are_what_one_process_writes(
     ordinary_store = get_store()
     assert ordinary_store.root != store.root
     fix_clock(ordinary_store)
-    monkeypatch.setattr(agent_workers, "PARALLEL_MIN_FILES", 10**9)
+    monkeypatch.setattr(agent_import, "PARALLEL_MIN_FILES", 10**9)
     bulk_calls.clear()
     assert outcomes(src, app=owner) == bulk
     assert bulk_calls == []
@@ -239,7 +239,7 @@ def test_a_source_another_importer_holds_is_left_to_it(
     tmp_path: Path, store: TranscriptStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     src = make_tree(tmp_path / "src")
-    monkeypatch.setattr(agent_sources, "LOCK_TIMEOUT_S", 0.05)
+    monkeypatch.setattr(agent_import, "LOCK_TIMEOUT_S", 0.05)
     held = os.open(src / CODEX_FILE, os.O_RDONLY)
     fcntl.flock(held, fcntl.LOCK_EX)  # a --follow in another process, mid-import
     try:
@@ -273,7 +273,7 @@ def test_a_run_cut_short_after_a_session_file_is_finished_by_the_next_run(
     assert "Imported 11, unchanged 1, bad 0" in out  # the first one settled, not re-read
     assert Session.objects.count() == 12
     assert len(states_of(store)) == 12
-    assert not list((store.root / agent_sources.STATE_DIR).glob("*.pending"))
+    assert not list((store.root / agent_import.STATE_DIR).glob("*.pending"))
     for session in Session.objects.all():
         rows = store.read_session(session.key).rows
         assert session.row_count == len(rows) == len({row["ts"] for row in rows})
@@ -314,7 +314,7 @@ def test_turn_ends_ask_for_the_pass_and_frames_come_only_when_following(
         Session.objects.all().delete()
         for path in store.root.glob("*.jsonl"):
             path.unlink()
-        for path in (store.root / agent_sources.STATE_DIR).glob("*.json"):
+        for path in (store.root / agent_import.STATE_DIR).glob("*.json"):
             path.unlink()
         with django_capture_on_commit_callbacks(execute=True):
             run("--format", "auto", "--follow", "--polls", "1", str(src))
@@ -360,7 +360,7 @@ def test_a_file_that_kills_its_worker_is_read_by_the_importer(
             os._exit(137)  # as SIGKILL would: no answer, no clean-up
         return prepare(path, job)
 
-    monkeypatch.setattr(agent_workers, "prepare", dies_on_poison)
+    monkeypatch.setattr(agent_import, "prepare", dies_on_poison)
     results = agent_import_paths(paths=[src], fmt="auto").outcomes
     statuses = {Path(o.file): o.status for o in results}
     assert set(statuses.values()) == {"imported"}, statuses

@@ -17,7 +17,7 @@ from tests.transcripts.agents.helpers import CLAUDE_FILE, CLAUDE_SID
 from tests.transcripts.test_agent_import_bulk import make_tree
 from transcripts.core.store import TranscriptStore
 from transcripts.models import Session
-from transcripts.services import agent_workers
+from transcripts.services import agent_import
 from transcripts.services.agent_import import agent_import_paths
 
 pytestmark = pytest.mark.django_db
@@ -52,13 +52,13 @@ def test_a_hostile_folder_neither_hangs_nor_leaks_and_reports_each_bad_file(
     tmp_path: Path, store: TranscriptStore, settings: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     bulk_runs: list[int] = []
-    real_bulk = agent_workers.prepared_in_workers
+    real_bulk = agent_import.prepared_in_workers
 
     def counted(files: list[Path], *args: Any) -> Any:
         bulk_runs.append(len(files))
         return real_bulk(files, *args)
 
-    monkeypatch.setattr(agent_workers, "prepared_in_workers", counted)
+    monkeypatch.setattr(agent_import, "prepared_in_workers", counted)
     src = make_tree(tmp_path / "src")
     project = (src / CLAUDE_FILE).parent
     template = (src / CLAUDE_FILE).read_text()
@@ -82,7 +82,7 @@ def test_a_hostile_folder_neither_hangs_nor_leaks_and_reports_each_bad_file(
     result = agent_import_paths(paths=[src], fmt="auto")
 
     assert bulk_runs  # the worker processes read the new sources
-    assert bulk_runs[0] >= agent_workers.PARALLEL_MIN_FILES
+    assert bulk_runs[0] >= agent_import.PARALLEL_MIN_FILES
     seen = _by_file(result)
     assert seen["link.jsonl"].status == "bad"
     assert "not a regular file" in seen["link.jsonl"].reason
@@ -92,7 +92,7 @@ def test_a_hostile_folder_neither_hangs_nor_leaks_and_reports_each_bad_file(
     assert seen[big.name].status == "bad"
     assert seen[torn.name].status == "imported"
     good = [o for o in result.outcomes if o.status == "imported"]
-    assert len(good) >= agent_workers.PARALLEL_MIN_FILES
+    assert len(good) >= agent_import.PARALLEL_MIN_FILES
     on_disk = b"".join(p.read_bytes() for p in store.keys_on_disk())
     assert OUTSIDE_SECRET.encode() not in on_disk  # the link's target was never read
     assert b"The late reply" not in on_disk  # the torn line waits

@@ -28,7 +28,7 @@ from transcripts.core.redaction.batch import all_unchanged
 from transcripts.core.store import TranscriptStore
 from transcripts.models import Session
 from transcripts.runtime import get_store
-from transcripts.services import agent_workers
+from transcripts.services import agent_import
 
 STAMP = "2026-03-27T11:11:15.533Z"
 CALL_ID = "toolu_01QwqlIntmpxf0rfWCfPKPv8"
@@ -116,7 +116,7 @@ def test_bulk_import_with_real_meta_writes_what_the_ordinary_path_writes(
     Session.objects.all().delete()
     ordinary = get_store()
     fix_clock(ordinary)
-    monkeypatch.setattr(agent_workers, "PARALLEL_MIN_FILES", 10**9)
+    monkeypatch.setattr(agent_import, "PARALLEL_MIN_FILES", 10**9)
     assert outcomes(src) == bulk
     assert files_of(ordinary) == bulk_files  # byte for byte, redaction included
 

@@ -124,14 +124,14 @@ def test_a_run_killed_between_append_and_state_duplicates_nothing(tmp_path: Path
 def test_a_batch_whose_append_never_landed_is_read_again(tmp_path: Path) -> None:
     """The write-ahead record of a batch that never reached the store (killed before the
     append) is dropped, and the batch is imported in full."""
-    from transcripts.services import agent_sources
+    from transcripts.services import agent_import
 
     src, source, home, env = _source(tmp_path, 2)
     # as a run killed right after its write-ahead record leaves it: no store file yet
     states = home / "sessions" / ".agent-imports"
     next_state = {"key": f"claude:{SID}", "offset": source.stat().st_size}
     record = {"next": next_state, "store_size": 0, "store_ino": None}
-    pending = agent_sources.pending_path(source, states)
+    pending = agent_import.pending_path(source, states)
     pending.parent.mkdir(parents=True)
     pending.write_bytes(json.dumps(record).encode())
 

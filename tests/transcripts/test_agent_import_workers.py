@@ -31,13 +31,13 @@ IMPORTER = textwrap.dedent(
     from pathlib import Path
     import django
     django.setup()
-    from transcripts.services import agent_workers
+    from transcripts.services import agent_import
 
     signal.signal(signal.SIGINT, signal.default_int_handler)  # whatever was inherited
 
-    agent_workers.prepare = lambda path, job: os.getpid()
+    agent_import.prepare = lambda path, job: os.getpid()
     files = [Path(f"/nonexistent/{n}.jsonl") for n in range(200)]
-    for pid in agent_workers.prepared_in_workers(files, "auto", None, False):
+    for pid in agent_import.prepared_in_workers(files, "auto", None, False):
         print(pid, flush=True)
         time.sleep(float(sys.argv[1]))  # the importer's own step: a signal lands here
     """

@@ -18,9 +18,9 @@ from typing import Any
 
 import pytest
 
-from transcripts.core.agents.fingerprint import TAIL_BYTES
+from transcripts.core.agents.source import TAIL_BYTES
 from transcripts.core.store import TranscriptStore
-from transcripts.services.agent_sources import state_path
+from transcripts.services.agent_import import state_path
 
 from .import_attack_helpers import SID, bulk_tree, contents, jl, project_dir, prompt, reply, run
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from transcripts.core.agents import lines
+from transcripts.core.agents import source
 from transcripts.core.store import TranscriptStore
 
 from .import_attack_helpers import (
@@ -172,7 +172,7 @@ def test_complete_lines_across_block_boundaries_and_torn_tails(
     """Every (offset at a line start, end) of a file of short, empty and many-block lines
     with a torn tail gives the whole lines in it and the offset just past each, as a
     plain split does, whatever the block size."""
-    monkeypatch.setattr(lines, "BLOCK", block)
+    monkeypatch.setattr(source, "BLOCK", block)
     data = b"ab\n\n" + b"c" * 40 + b"\nd\n" + b"e" * 17 + b"\n" + b"torn" * 9
     path = tmp_path / "lines.jsonl"
     path.write_bytes(data)
@@ -185,7 +185,7 @@ def test_complete_lines_across_block_boundaries_and_torn_tails(
                 while (nl := data.find(b"\n", at, end)) >= 0:
                     want.append((data[at:nl], nl + 1))
                     at = nl + 1
-                assert list(lines.complete_lines(fd, offset, end)) == want, (offset, end)
+                assert list(source.complete_lines(fd, offset, end)) == want, (offset, end)
     finally:
         os.close(fd)
 
@@ -195,7 +195,7 @@ def test_a_torn_line_over_many_blocks_lands_once_when_completed(
 ) -> None:
     """A record torn across many blocks waits, whole, through runs that each add to it,
     and lands once when its newline comes (its speed: bench/bench_torn_line.py)."""
-    monkeypatch.setattr(lines, "BLOCK", 64)
+    monkeypatch.setattr(source, "BLOCK", 64)
     path = project_dir(tmp_path) / f"{SID}.jsonl"
     record = json.dumps(prompt(2, "long " + "x" * 2000)) + "\n"
     path.write_text(jl(prompt(1, "hello")) + record[:700])

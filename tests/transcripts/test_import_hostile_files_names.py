@@ -104,7 +104,7 @@ def test_a_file_removed_while_the_folder_is_walked_is_no_traceback(
                 gone.unlink()
             yield root, dirs, files
 
-    monkeypatch.setattr(os, "walk", racing_walk)  # the walk in agent_sources uses it
+    monkeypatch.setattr(os, "walk", racing_walk)  # the walk in agent_import uses it
     code, _out = run("--format", "claude-code", str(src))
     assert code in (0, 1)
     assert store.exists(f"claude:{SID}")

@@ -254,14 +254,15 @@ def test_an_older_states_raw_pending_call_is_still_answered() -> None:
     """States written before call ids were digested keep them raw: the result still finds
     its tool name (and the call leaves ``pending``, so the turn can end)."""
     from transcripts.core.agents import claude_code, codex
+    from transcripts.core.agents.common import ConvState
 
-    state = codex.new_state()
+    state = ConvState()
     state.pending["c1"] = "shell"
     out = {"type": "function_call_output", "call_id": "c1", "output": "Exit code: 0"}
     step = codex.convert(codex_item(out), state)
     assert step.rows[0]["meta"]["tool"] == "shell"
     assert not state.pending
-    state = claude_code.new_state()
+    state = ConvState()
     state.pending["toolu_1"] = "Bash"
     step = claude_code.convert(bash_result(3, "toolu_1", "ok", False), state)
     assert step.rows[0]["meta"]["tool"] == "Bash"

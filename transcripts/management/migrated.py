@@ -13,11 +13,10 @@ from django.core.management.base import CommandError
 from django.db import DEFAULT_DB_ALIAS, DatabaseError, connections
 from django.db.migrations.executor import MigrationExecutor
 
-# The venv's python: in a fresh checkout django is installed nowhere else. "No session or
-# setting": settings have already created the data root, its secret key and the empty
-# SQLite file by now, but nothing was imported, copied or configured.
-# The database is named: a second terminal without KIROCREW_HOME reads ./var, and the
-# person should see that before migrating a new empty one there.
+# The venv's python: in a fresh checkout django is installed nowhere else. The database is
+# named: a second terminal without KIROCREW_HOME reads ./var, and the person should see
+# that before migrating a new empty one there. Settings have created the data root and an
+# empty SQLite file by now, but no session or setting was changed.
 NOT_MIGRATED = (
     "the database {db} is not set up yet (no session or setting was changed): "
     "run `.venv/bin/python manage.py migrate` first"

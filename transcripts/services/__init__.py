@@ -11,7 +11,6 @@ from .errors import (
     AppNameInvalid,
     ImportSourceError,
     InvalidSlotName,
-    ServiceError,
     SlotExists,
     TurnRunning,
 )
@@ -32,7 +31,7 @@ from .sessions import (
 )
 from .sync import session_sync
 from .turn_loop import slot_append_revision, slot_append_row, slot_turn_end, slot_turn_start
-from .verify import Finding, VerifyResult, session_verify, session_verify_all
+from .verify import Finding, session_verify, session_verify_all
 
 __all__ = [
     "AppExists",
@@ -42,10 +41,8 @@ __all__ = [
     "ImportResult",
     "ImportSourceError",
     "InvalidSlotName",
-    "ServiceError",
     "SlotExists",
     "TurnRunning",
-    "VerifyResult",
     "app_authenticate",
     "app_create",
     "app_token_rotate",

@@ -4,124 +4,266 @@ Sources are CONVERTED, not copied: each record becomes rows of this project's fo
 goes through the store's append path, so write-boundary redaction and the content rule
 apply as to any other row. Per source file a small state file under the store
 (``.agent-imports/``) holds its identity (device, inode), the byte offset read so far and
-the converter's state, so a re-run reads only what was appended since (``agent_sources``).
-The source files are only ever opened read-only.
+the converter's state, so a re-run reads only what was appended since. Sources are only
+ever opened read-only; whoever imports one holds an ``flock`` on it, so a ``--follow`` and
+a manual run never read the same records.
 
 One path for every source: under the source's lock, a batch is written ahead (the state it
 leads to), appended, mirrored, and its state recorded. A run with many new sources has
-them read, converted, redacted and encoded by worker processes first (``agent_workers``);
-each result then takes that same path, which only writes its bytes instead of converting
-the source here.
+them read, converted, redacted and encoded by forked worker processes first (``prepare``);
+each result then takes that same path, which only writes its bytes.
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
+import hashlib
 import os
-from collections.abc import Callable, Sequence
-from dataclasses import replace
+import signal
+import stat
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass, field, replace
 from functools import partial
+from multiprocessing import get_context
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar, cast
 
+import msgspec
+import orjson
 from django.db import DatabaseError, transaction
 
-from ..core.agents.fingerprint import prefix_crc, tail_digest
-from ..core.agents.prepare import Prepared, encoded
+from ..core import fsutil, locking
+from ..core.agents.prepare import Job, Prepared, encoded, prepare
 from ..core.agents.source import (
     CONVERTERS,
     Batch,
+    Pending,
+    SourceState,
     convert_range,
+    detect_lines,
     format_warning,
     head_lines,
     key_refusal,
     new_state,
     no_conversation_outcome,
+    prefix_crc,
     session_key,
     session_metadata,
-    session_title,
     source_format,
     state_after,
+    tail_digest,
 )
-from ..core.agents.state import Pending, SourceState
 from ..core.errors import LockTimeout, TranscriptError
-from ..core.fsutil import NotRegularFile, atomic_write, open_regular
+from ..core.fsutil import atomic_write, kind_of, open_regular
 from ..core.importfiles import ImportRefused, check_size
-from ..models import App
+from ..core.keys import slot_name_for_key
+from ..core.redaction import prefilter
+from ..models import App, Slot
 from ..runtime import get_store
-from . import agent_workers
-from .agent_sources import (
-    announce_rows,
-    announce_turn_end,
-    drop_pending,
-    landed_batch_settle,
-    load_pending,
-    load_state,
-    mark_clean_stop,
-    save_pending,
-    save_state,
-    source_lock,
-    state_dir,
-    walk,
-)
+from ..signals import rows_appended, turn_ended
+from .errors import ImportSourceError
 from .importing import (
     FileOutcome,
     ImportResult,
     ImportStatus,
+    Progress,
     import_max_bytes,
+    import_workers,
     session_import_paths,
     session_index,
+    skipped_file,
 )
 from .sessions import session_append_rows
 from .sync import DiskState
 
-Progress = Callable[[int, int, FileOutcome], None]
 REPLACED = "a different file now has this path; not re-imported"
 LOST_STATE = (
     "its session is in the store but this file's import state is lost, so how far it was "
     "read is unknown; not imported again (delete the session to import the file afresh)"
 )
+STATE_DIR = ".agent-imports"
+PENDING_SUFFIX = ".pending"  # the write-ahead record beside a state file
+LOCK_TIMEOUT_S = locking.DEFAULT_TIMEOUT_S  # waiting for another importer of a source
+CLEAN_STOP = "end_turn"  # what the turn API stores at a clean turn end
+PARALLEL_MIN_FILES = 8  # fewer new sources: the workers' start-up is not worth it
+ORPHAN_CHECK_S = 0.5
+
+
+@dataclass(frozen=True, slots=True)
+class _Run:
+    """What every file of one run shares."""
+
+    fmt: str  # asked for: claude-code | codex | auto
+    app: App | None
+    dry_run: bool
+    announce: bool  # --follow: rows announced as they land
+    frames: bool  # turn ends push a WebSocket frame
+    kiro: list[Path] = field(default_factory=list)  # our own format: the ordinary import's
+
+
+def walk(source: Path, result: ImportResult) -> Iterator[tuple[Path, os.stat_result | None]]:
+    """``.jsonl`` files under ``source`` (recursively), never through a link, each with
+    its ``lstat`` (None for a named file: its open judges it)."""
+    if not os.path.lexists(source):
+        raise ImportSourceError(f"{source} does not exist")
+    if not source.is_dir() or source.is_symlink():
+        if _named_in_utf8(source, result):
+            yield source, None
+        return
+    for root, dirs, files in os.walk(source, followlinks=False):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        for name in sorted(files):
+            if name.endswith(".jsonl") and not name.startswith("."):
+                path = Path(os.path.join(root, name))
+                try:
+                    st = os.lstat(path)
+                except FileNotFoundError:
+                    continue  # removed since the listing (an agent's own cleanup)
+                except OSError as exc:
+                    _bad(result, path, f"unreadable: {exc.strerror or exc}")
+                    continue
+                if not stat.S_ISREG(st.st_mode):  # lstat: a link is not a regular file
+                    _bad(result, path, f"not a regular file: {kind_of(st.st_mode)}")
+                elif _named_in_utf8(path, result):
+                    yield path, st
+
+
+def _named_in_utf8(path: Path, result: ImportResult) -> bool:
+    """False (and the file reported bad) when its path is not valid UTF-8 (legal on
+    Linux): its path goes into the session's metadata and every report as text."""
+    try:
+        os.fspath(path).encode()
+    except UnicodeEncodeError:
+        _bad(result, path, "its path is not valid UTF-8; rename it to import it")
+        return False
+    return True
+
+
+def _bad(result: ImportResult, path: Path, reason: str) -> None:
+    """A walked file reported bad, its path shown with non-UTF-8 bytes as U+FFFD."""
+    label = os.fsencode(path).decode(errors="replace")
+    result.outcomes.append(FileOutcome(label, ImportStatus.BAD, reason=reason))
+
+
+def state_dir() -> Path:
+    return get_store().root / STATE_DIR
+
+
+def _state_file(path: Path, directory: Path | None) -> str:
+    # os.path, not pathlib: a re-run over an unchanged tree does this once per source.
+    # ``str(path.absolute())`` (no normalisation of ".."), as state files always were named;
+    # fsencode: the name's bytes, also when they are not UTF-8 (``encode()``'s otherwise).
+    name = os.fspath(path)
+    if not os.path.isabs(name):
+        name = os.path.join(os.getcwd(), name)
+    digest = hashlib.sha256(os.fsencode(name)).hexdigest()[:32]
+    return os.path.join(directory or state_dir(), f"{digest}.json")
+
+
+def state_path(path: Path, directory: Path | None = None) -> Path:
+    return Path(_state_file(path, directory))
+
+
+def pending_path(path: Path, directory: Path | None = None) -> Path:
+    """The write-ahead record of a batch, removed once its state is recorded: a run killed
+    (or failing in the database) in between leaves it for the next run to settle."""
+    return Path(_state_file(path, directory) + PENDING_SUFFIX)
+
+
+_Stored = TypeVar("_Stored", SourceState, Pending)
+
+
+def _read(name: str, kind: type[_Stored]) -> _Stored | None:
+    """The record in ``name``; None when it is missing, torn or not of this shape
+    (``msgspec.convert`` checks each field and fills defaults older states lack)."""
+    try:
+        fd = os.open(name, os.O_RDONLY | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return None
+    try:
+        value = orjson.loads(os.read(fd, os.fstat(fd).st_size + 1))
+    except orjson.JSONDecodeError:
+        return None
+    finally:
+        os.close(fd)
+    try:
+        return msgspec.convert(value, kind) if isinstance(value, dict) else None
+    except msgspec.ValidationError:
+        return None
+
+
+def _save(target: Path, value: SourceState | Pending) -> None:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    # Through the module: ``atomic_write`` here is the store writes' (tests count those).
+    fsutil.atomic_write(target, orjson.dumps(value), fsync=False)
+
+
+def load_state(path: Path, directory: Path | None = None) -> SourceState | None:
+    return _read(_state_file(path, directory), SourceState)
+
+
+def save_state(path: Path, state: SourceState) -> None:
+    _save(state_path(path), state)
+
+
+def drop_pending(path: Path) -> None:
+    pending_path(path).unlink(missing_ok=True)
+
+
+@contextlib.contextmanager
+def source_lock(fd: int) -> Iterator[None]:
+    """Hold the source itself (``flock`` on its read-only fd, advisory: the file is not
+    changed and needs no lock file of its own); ``LockTimeout`` after ``LOCK_TIMEOUT_S``."""
+    deadline = time.monotonic() + LOCK_TIMEOUT_S
+    pause = locking.POLL_FIRST_S
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            break
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                raise LockTimeout("another import of this source is running") from None
+            time.sleep(pause)
+            pause = min(pause * 2, locking.POLL_MAX_S)
+    try:
+        yield
+    finally:
+        fcntl.flock(fd, fcntl.LOCK_UN)
 
 
 def _write(
-    path: Path,
-    batch: Batch,
-    state: SourceState,
-    meta: dict[str, Any],
-    fresh: bool,
-    app: App | None,
-    announce: bool,
-    frames: bool,
+    path: Path, batch: Batch, state: SourceState, meta: dict[str, Any], fresh: bool, run: _Run
 ) -> list[str]:
-    """One store write of the batch's rows and one transaction for the mirror.
-
-    ``fresh``: the key has no transcript yet, so line 0 and every row are encoded as one
-    new session file (``_create``, as a worker's), and the mirror is built from what was
-    written. Past the store's rotation size the store's own append writes it (it rotates
-    at once) and the mirror is folded from disk.
-    """
+    """One store write of the batch's rows and one transaction for the mirror. A
+    ``fresh`` key is encoded as one new session file (``_create``, as a worker's), unless
+    past the store's rotation size: then the store's append writes it (rotating at once)."""
     store = get_store()
     key = state.key
     if fresh:
-        prepared = encoded(path, state, batch, meta, store.clock(), store.max_line, announce)
+        prepared = encoded(path, state, batch, meta, store.clock(), store.max_line, run.announce)
         if len(prepared.blob) <= store.max_bytes:
-            return _create(prepared, app, announce, frames)
+            return _create(prepared, run)
     warnings: tuple[str, ...] = ()
     with transaction.atomic():
         if fresh:
             appended = store.append_rows(key, batch.rows, metadata=meta)
-            _, warnings = session_index(key=key, app=app)
+            _, warnings = session_index(key=key, app=run.app)
         else:
             appended = session_append_rows(key=key, rows=batch.rows)
-        roles = [r["role"] for r in batch.rows] if announce else []
-        _announce(key, appended.ts, roles, bool(batch.turn_ends), announce, frames)
+        roles = [r["role"] for r in batch.rows] if run.announce else []
+        _announce(key, appended.ts, roles, bool(batch.turn_ends), run)
     return list(warnings)
 
 
-def _create(prepared: Prepared, app: App | None, announce: bool, frames: bool) -> list[str]:
+def _create(prepared: Prepared, run: _Run) -> list[str]:
     """A new session encoded whole: its bytes linked into place (never over a file of
     that key: ``FileExistsError``), and its mirror from what was written."""
     store = get_store()
-    key, target = prepared.key, store.path(prepared.key)
+    key, target = prepared.state.key, store.path(prepared.state.key)
     atomic_write(target, prepared.blob, fsync=store.fsync.on_append, exclusive=True)
     st = os.stat(target)
     # The file as written, or folded: another writer may have appended since the link.
@@ -142,51 +284,50 @@ def _create(prepared: Prepared, app: App | None, announce: bool, frames: bool) -
         )
     )
     with transaction.atomic():
-        _, warnings = session_index(key=key, app=app, state=state)
-        ended = bool(prepared.turn_ends)
-        _announce(key, prepared.stamps, prepared.roles, ended, announce, frames)
+        _, warnings = session_index(key=key, app=run.app, state=state)
+        _announce(key, prepared.stamps, prepared.roles, bool(prepared.turn_ends), run)
     return list(warnings)
 
 
-def _announce(
-    key: str, stamps: list[str], roles: list[str], ended: bool, announce: bool, frames: bool
-) -> None:
-    """After commit: the rows (``--follow``) and a turn end. The turn API's turn end: the
-    slot records a clean stop (the summary gate's stop_reason check), then the gated pass
-    runs after commit. It reads the current state, so one pass per batch covers every
-    turn the batch ended."""
-    if announce and stamps:
-        transaction.on_commit(partial(announce_rows, key, stamps, roles))
+def _announce(key: str, stamps: list[str], roles: list[str], ended: bool, run: _Run) -> None:
+    """After commit: the rows (``--follow``) and a turn end, as the turn API's: a clean stop
+    recorded, then the gated pass, which reads the current state, so one per batch will do."""
+    if run.announce and stamps:
+        transaction.on_commit(partial(_announce_rows, key, stamps, roles))
     if ended:
-        mark_clean_stop(key)
-        transaction.on_commit(partial(announce_turn_end, key, frames))
+        _mark_clean_stop(key)
+        transaction.on_commit(partial(_announce_turn_end, key, run.frames))
 
 
-def _import_file(
-    path: Path,
-    fmt: str,
-    app: App | None,
-    dry_run: bool,
-    announce: bool,
-    kiro: list[Path],
-    prepared: Prepared | None = None,
-    frames: bool = True,
-) -> FileOutcome:
+def _mark_clean_stop(key: str) -> None:
+    Slot.objects.filter(session__key=key).update(running=False, last_stop_reason=CLEAN_STOP)
+
+
+def _announce_rows(key: str, ts: list[str], roles: list[str]) -> None:
+    rows_appended.send_robust(sender=Slot, slot_name=slot_name_for_key(key), ts=ts, roles=roles)
+
+
+def _announce_turn_end(key: str, frames: bool) -> None:
+    """Every receiver asks for the gated summary pass. Without ``frames`` (a one-off
+    import, not --follow) the turn end is ``quiet``: no WebSocket frame per session."""
+    name = slot_name_for_key(key)
+    turn_ended.send_robust(sender=Slot, slot_name=name, stop_reason=CLEAN_STOP, quiet=not frames)
+
+
+def _import_file(path: Path, run: _Run, prepared: Prepared | None = None) -> FileOutcome:
     label = str(path)
     try:
         fd, st = open_regular(path)
-    except NotRegularFile as exc:
-        return FileOutcome(label, ImportStatus.BAD, reason=exc.reason)
     except OSError as exc:
-        return FileOutcome(label, ImportStatus.BAD, reason=f"unreadable: {exc.strerror or exc}")
+        return skipped_file(label, exc)
     try:
         check_size(st.st_size, import_max_bytes())
         # One importer per source at a time (a --follow and a manual run): each reads the
         # offset the other left, never the same records twice.
         with source_lock(fd):
-            return _import_open(path, fd, st, fmt, app, dry_run, announce, kiro, prepared, frames)
+            return _import_open(path, fd, st, run, prepared)
     except ImportRefused as exc:
-        return FileOutcome(label, ImportStatus.BAD, reason=str(exc))
+        return skipped_file(label, exc)
     except LockTimeout:
         return FileOutcome(
             label, ImportStatus.UNCHANGED, reason="another import of this file is running"
@@ -198,11 +339,9 @@ def _import_file(
 def _unchanged(
     path: Path, st: os.stat_result | None, state: SourceState | None, limit: int
 ) -> FileOutcome | None:
-    """A source read to its end already, judged from the walk's ``lstat`` and its state
-    read without the lock: a re-run over an unchanged tree costs no open of the source.
-    Anything else (or a state being written right now) takes the locked path, and so does
-    a moved mtime (a same-size rewrite, a re-created file on a reused inode) or a state
-    without one (written before fingerprints: it gains one there)."""
+    """A source read to its end already, judged from the walk's ``lstat`` and its state read
+    without the lock, so an unchanged tree costs no open. Anything else (a moved mtime, a
+    state without one, or one being written right now) takes the locked path."""
     if st is None or state is None or st.st_size > limit:
         return None
     if (state.dev, state.ino, state.mtime_ns) != (st.st_dev, st.st_ino, st.st_mtime_ns):
@@ -213,19 +352,10 @@ def _unchanged(
 
 
 def _import_open(
-    path: Path,
-    fd: int,
-    st: os.stat_result,
-    fmt: str,
-    app: App | None,
-    dry_run: bool,
-    announce: bool,
-    kiro: list[Path],
-    prepared: Prepared | None = None,
-    frames: bool = True,
+    path: Path, fd: int, st: os.stat_result, run: _Run, prepared: Prepared | None
 ) -> FileOutcome:
-    label = str(path)
-    _settle_pending(path, app)
+    label, fmt = str(path), run.fmt
+    _settle_pending(path, run.app)
     state = load_state(path)
     detected = True
     if state is not None:
@@ -241,7 +371,7 @@ def _import_open(
         if st.st_size == state.offset:
             if _rewritten_in_place(fd, st, state):
                 return FileOutcome(label, ImportStatus.BAD, key, REPLACED)
-            if fingerprinted != state and not dry_run:
+            if fingerprinted != state and not run.dry_run:
                 # Touched, or a state from before fingerprints: the next run is stat-only.
                 save_state(path, fingerprinted)
             return FileOutcome(label, ImportStatus.UNCHANGED, key)
@@ -251,14 +381,13 @@ def _import_open(
         fmt = state.format
     elif prepared is not None and _still_as_read(prepared, st):
         # Read, converted and encoded by a worker: only its bytes are written here.
-        key, ended = prepared.key, bool(prepared.turn_ends)
-        write = partial(_create, prepared, app, announce, frames)
-        warnings = _record(path, prepared.state, ended, write)
+        key, ended = prepared.state.key, bool(prepared.turn_ends)
+        warnings = _record(path, prepared.state, ended, partial(_create, prepared, run))
         if isinstance(warnings, str):
             return FileOutcome(label, ImportStatus.BAD, key, warnings)
         notes = tuple(prepared.warnings) + tuple(warnings)
         return FileOutcome(
-            label, ImportStatus.IMPORTED, key, anomalies=prepared.counts, warnings=notes
+            label, ImportStatus.IMPORTED, key, anomalies=prepared.state.tally, warnings=notes
         )
     else:
         head = head_lines(fd, st.st_size)
@@ -268,7 +397,7 @@ def _import_open(
                 return FileOutcome(label, ImportStatus.UNCHANGED, reason="no complete line yet")
             return FileOutcome(label, ImportStatus.BAD, reason="format not recognised")
         if fmt == "auto" and found == "kirocrew":
-            kiro.append(path)
+            run.kiro.append(path)
             return FileOutcome(label, ImportStatus.DELEGATED)
         if found not in CONVERTERS:  # this project's own format, under --format claude-code
             hint = "import it without --format, or with --format auto"
@@ -283,7 +412,6 @@ def _import_open(
         fmt = found
         state = new_state(fmt, path, st)
     batch = convert_range(fd, state.offset, st.st_size, fmt, state.conv)
-    prov = state.conv.prov
     new = not state.key
     empty = no_conversation_outcome(fd, st.st_size, batch, fmt, detected) if new else None
     if empty is not None:  # junk or not a session yet: nothing stored, no state kept
@@ -291,7 +419,7 @@ def _import_open(
         return FileOutcome(
             label, ImportStatus(status), reason=reason, anomalies=dict(sorted(batch.tally.items()))
         )
-    key = state.key or session_key(fmt, path, prov, state.conv.sidechain)
+    key = state.key or session_key(fmt, path, state.conv)
     refusal = key_refusal(key) if new else None
     if refusal is not None:
         return FileOutcome(label, ImportStatus.BAD, reason=refusal)
@@ -302,24 +430,20 @@ def _import_open(
     this_run = dict(sorted(batch.tally.items())) if batch.tally else after.tally
     other = get_store().read_metadata(key) if new else None
     if other is not None and other.get("source_path") != str(path.absolute()):
-        return FileOutcome(
-            label,
-            ImportStatus.BAD,
-            key,
-            f"{key} was already imported from {other.get('source_path')}",
-        )
+        reason = f"{key} was already imported from {other.get('source_path')}"
+        return FileOutcome(label, ImportStatus.BAD, key, reason)
     if other is not None:
         # Imported from this very file, and its state is gone (cleared, or a backup
         # restored without it): how far it was read is unknown, and reading it again from
         # the start would append every record a second time. A killed run's batch never
         # lands here: its write-ahead record is settled first.
         return FileOutcome(label, ImportStatus.BAD, key, LOST_STATE)
-    if dry_run or batch.offset == state.offset:
+    if run.dry_run or batch.offset == state.offset:
         status = ImportStatus.UNCHANGED if batch.offset == state.offset else ImportStatus.IMPORTED
         return FileOutcome(label, status, key, anomalies=this_run, warnings=tuple(warnings))
-    title = session_title(batch.rows, prov, state.conv.titles)
-    meta = session_metadata(key, fmt, path, prov, title, app.name if app else None)
-    write = partial(_write, path, batch, after, meta, new, app, announce, frames)
+    app = run.app.name if run.app else None
+    meta = session_metadata(key, fmt, path, state.conv, batch.rows, app)
+    write = partial(_write, path, batch, after, meta, new, run)
     written = _record(path, after, bool(batch.turn_ends), write)
     if isinstance(written, str):
         return FileOutcome(label, ImportStatus.BAD, key, written)
@@ -332,14 +456,11 @@ def _import_open(
 def _record(
     path: Path, state: SourceState, ended: bool, write: Callable[[], list[str]]
 ) -> list[str] | str:
-    """``write`` the batch that leads the source to ``state``, then record that state;
-    the write's warnings, or why it was not written (this file only; the run goes on).
-
-    Write-ahead: the state this batch leads to, and the store file as it was before it.
-    Killed between the write and the state (or failing in the database after the
-    write), the next run finds it and settles it instead of writing the batch again."""
+    """``write`` the batch that leads the source to ``state``, then record that state; the
+    write's warnings, or why it was not written. Written ahead (``pending_path``): the
+    state, and the store file as it was before the batch, for ``_settle_pending``."""
     size, inode = _store_mark(state.key)
-    save_pending(path, Pending(state, size, inode, ended))
+    _save(pending_path(path), Pending(state, size, inode, ended))
     try:
         warnings = write()
     except (TranscriptError, DatabaseError) as exc:
@@ -358,26 +479,23 @@ def _still_as_read(prepared: Prepared, st: os.stat_result) -> bool:
     and whose key no session has: anything else is read here, which decides it."""
     state = prepared.state
     same = (st.st_dev, st.st_ino) == (state.dev, state.ino)
-    return same and st.st_size >= state.offset and not get_store().exists(prepared.key)
+    return same and st.st_size >= state.offset and not get_store().exists(state.key)
 
 
 def _rewritten_in_place(fd: int, st: os.stat_result, state: SourceState) -> bool:
     """A source of the size its state read whose mtime moved: whether any byte it read
-    differs now (a same-size edit of an earlier record), by the state's ``crc`` of all
-    of them. One read of the file, only in this case; a touch reads it once and then its
-    state takes the new mtime. A file that also grew is judged by the 4 KiB ``tail``
-    alone (reading every grown file whole on every poll would make a follow O(file))."""
+    differs now, by the state's ``crc`` (one read of the file, only in this case). A file
+    that also grew is judged by the 4 KiB ``tail`` alone: reading every grown file whole
+    on every poll would make a follow O(file)."""
     if state.mtime_ns == st.st_mtime_ns or state.crc is None:
         return False
     return prefix_crc(fd, 0, state.offset) != state.crc
 
 
 def _fingerprint(fd: int, st: os.stat_result, state: SourceState) -> SourceState | None:
-    """The state with the source's fingerprint at its offset, or None when it has one and
-    the bytes before its offset are no longer those it digested (rewritten in place,
-    re-created on a reused inode, truncated and regrown: reading on would start
-    mid-stream). A state without one (written before fingerprints) trusts its offset, as
-    every state did, and gains it here. One pread of at most ``TAIL_BYTES``."""
+    """The state with the source's fingerprint at its offset, or None when the bytes before
+    its offset are no longer those it digested (reading on would start mid-stream). A
+    state without one (written before fingerprints) trusts its offset and gains it here."""
     tail = tail_digest(fd, state.offset)
     if state.tail is not None and state.tail != tail:
         return None
@@ -395,23 +513,83 @@ def _store_mark(key: str) -> tuple[int, int | None]:
 
 def _settle_pending(path: Path, app: App | None) -> None:
     """A batch the last run wrote ahead and never recorded: when the store file grew (or
-    was rotated, which only follows an append) since, the batch landed, so its state is
-    taken and the mirror rebuilt from the file (its transaction may not have committed);
-    otherwise nothing of it landed and the batch is read again. Under the source lock, and
-    imported sessions are appended only by their importer, so growth is this batch's."""
-    pending = load_pending(path)
-    if pending is None:  # none, or not one (torn): nothing to settle
-        drop_pending(path)
-        return
-    target, current = pending.next, load_state(path)
-    if current is not None and current.offset >= target.offset:
-        drop_pending(path)  # a later run recorded it already
-        return
-    size, inode = _store_mark(target.key)
-    landed = inode is not None and (inode != pending.store_ino or size > pending.store_size)
-    if landed:
-        landed_batch_settle(path, target.key, target, pending.ended, app)
-    drop_pending(path)
+    was rotated, which only follows an append) since, it landed, so the mirror is rebuilt
+    from the file (its transaction may not have committed), its turn end recorded and its
+    state taken; otherwise it is read again. Under the source lock, and only the importer
+    appends to an imported session, so growth is this batch's."""
+    pending = _read(_state_file(path, None) + PENDING_SUFFIX, Pending)
+    if pending is not None:
+        target, current = pending.next, load_state(path)
+        if current is None or current.offset < target.offset:
+            size, inode = _store_mark(target.key)
+            if inode is not None and (inode != pending.store_ino or size > pending.store_size):
+                with transaction.atomic():
+                    session_index(key=target.key, app=app)
+                    if pending.ended:
+                        _mark_clean_stop(target.key)
+                        transaction.on_commit(partial(_announce_turn_end, target.key, False))
+                save_state(path, target)
+    drop_pending(path)  # none, torn, recorded by a later run, or settled now
+
+
+def prepared_in_workers(
+    files: list[Path], fmt: str, app: App | None, announce: bool
+) -> Iterator[Prepared]:
+    """``prepare`` of each new source in forked worker processes (``import_workers``),
+    each result as it comes. A source the worker declined (not a clean new session), whose
+    reading raised, or whose worker died is missing: the caller reads it itself."""
+    store = get_store()
+    job = Job(
+        fmt=fmt,
+        limit=import_max_bytes(),
+        max_bytes=store.max_bytes,
+        max_line=store.max_line,
+        app_name=app.name if app is not None else None,
+        clock=store.clock,
+        stamps=announce,
+    )
+    prefilter.available()  # compiled once here, inherited by every forked worker
+    # Forked: the job (a test's clock too) and the settings are inherited, not pickled;
+    # only a path goes down and a Prepared comes back.
+    pool = ProcessPoolExecutor(
+        max_workers=min(import_workers(), len(files)),
+        mp_context=get_context("fork"),
+        initializer=_worker_start,
+        initargs=(job, os.getpid()),
+    )
+    try:
+        for future in as_completed([pool.submit(_prepare, path) for path in files]):
+            # An exception: the reading raised, or its worker died (BrokenProcessPool).
+            prepared = future.result() if future.exception() is None else None
+            if prepared is not None:
+                yield prepared
+    finally:
+        # On any error of the caller's too: nothing queued starts, the workers end.
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+_job: Job | None = None  # a worker's, set once as it starts
+
+
+def _worker_start(job: Job, importer: int) -> None:
+    global _job
+    _job = job
+    # Ctrl-C reaches the whole process group: the importer alone answers it (and stops
+    # its workers), so the terminal shows one interruption, not one per worker.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    threading.Thread(target=_end_with, args=(importer,), daemon=True).start()
+
+
+def _end_with(importer: int) -> None:
+    """A worker whose importer died (SIGKILL: no shutdown reached it) would wait for work
+    forever on a queue it holds both ends of: it ends once it is reparented."""
+    while os.getppid() == importer:
+        time.sleep(ORPHAN_CHECK_S)
+    os._exit(0)
+
+
+def _prepare(path: Path) -> Prepared | None:
+    return prepare(path, cast(Job, _job))  # set by _worker_start
 
 
 def agent_import_paths(
@@ -423,37 +601,54 @@ def agent_import_paths(
     announce: bool = False,
     progress: Progress | None = None,
 ) -> ImportResult:
-    """Import every ``.jsonl`` under ``paths`` in ``fmt`` (or each file's detected format).
-
-    ``anomalies`` of each outcome is the tally of the whole source so far: every record
-    is imported, dropped by a named rule, unknown or foreign (reported) or a bad line.
-    In ``auto`` mode files in this project's own format go to the ordinary import.
-    """
+    """Import every ``.jsonl`` under ``paths`` in ``fmt`` (or each file's detected format);
+    in ``auto`` mode files in this project's own format go to the ordinary import. Each
+    outcome's ``anomalies`` is its source's tally: every record lands in one bucket."""
     result = ImportResult(dry_run=dry_run)
     found = [f for source in paths for f in walk(Path(source), result)]
     directory, limit = state_dir(), import_max_bytes()
     states = {path: load_state(path, directory) for path, _ in found}
     new = [path for path, _ in found if states[path] is None]
-    many = not dry_run and len(new) >= agent_workers.PARALLEL_MIN_FILES
+    many = not dry_run and len(new) >= PARALLEL_MIN_FILES
     # A one-off import of many new sessions pushes no turn frame per session (a dashboard
     # learns of them on its next read); a --follow, or a run of a few, does.
-    frames = announce or not many
-    kiro: list[Path] = []
+    run = _Run(fmt, app, dry_run, announce, frames=announce or not many)
     early: dict[Path, FileOutcome] = {}
-    for prepared in agent_workers.prepared_in_workers(new, fmt, app, announce) if many else ():
-        path = prepared.path
-        early[path] = _import_file(path, fmt, app, dry_run, announce, kiro, prepared, frames)
-    files = [path for path, _ in found]
+    for prepared in prepared_in_workers(new, fmt, app, announce) if many else ():
+        early[prepared.path] = _import_file(prepared.path, run, prepared)
     for done, (path, st) in enumerate(found, 1):
         outcome = (
-            early.get(path)
-            or _unchanged(path, st, states[path], limit)
-            or _import_file(path, fmt, app, dry_run, announce, kiro, None, frames)
+            early.get(path) or _unchanged(path, st, states[path], limit) or _import_file(path, run)
         )
         if outcome.status != ImportStatus.DELEGATED:
             result.outcomes.append(outcome)
             if progress is not None:
-                progress(done, len(files), outcome)
-    if kiro:
-        result.outcomes += session_import_paths(paths=kiro, app=app, dry_run=dry_run).outcomes
+                progress(done, len(found), outcome)
+    if run.kiro:
+        result.outcomes += session_import_paths(paths=run.kiro, app=app, dry_run=dry_run).outcomes
     return result
+
+
+def import_format_default(paths: Sequence[Path]) -> str:
+    """The format an import without ``--format`` reads PATHs in: ``auto`` when a session
+    file under them (walked as an agent import walks them) is another agent's, so a Claude
+    Code project folder is converted, not copied as rows of nothing; else ``kirocrew``.
+    Stops at the first such file; a missing PATH is the ordinary import's to report."""
+    scratch = ImportResult(dry_run=True)
+    for source in paths:
+        try:
+            found = list(walk(Path(source), scratch))
+        except ImportSourceError:
+            continue
+        for path, _ in found:
+            try:
+                fd, st = open_regular(path)
+            except OSError:
+                continue
+            try:
+                kind = detect_lines(head_lines(fd, min(st.st_size, import_max_bytes())))
+            finally:
+                os.close(fd)
+            if kind in CONVERTERS:
+                return "auto"
+    return "kirocrew"

@@ -1,8 +1,5 @@
-"""Send a ``transcripts.signals`` signal once the current transaction commits.
-
-The services announce through here (the agent importer queues its own commit callbacks,
-which send the same way), so nothing is heard before its write is durable (outside a
-transaction ``on_commit`` runs at once), and ``send_robust`` keeps a failing receiver from
+"""Send a ``transcripts.signals`` signal once the current transaction commits, so nothing
+is heard before its write is durable; ``send_robust`` keeps a failing receiver from
 failing the write or silencing the receivers after it (Django logs it).
 """
 

@@ -51,9 +51,8 @@ def app_create(*, name: str) -> tuple[App, str]:
 def app_token_rotate(*, name: str) -> tuple[App, str]:
     """A new token for the app ``name`` (the old one stops working); App.DoesNotExist if none.
 
-    Rotating keeps the app, so its sessions stay owned: re-creating it would orphan them.
-    Announced after the commit (``app_token_rotated``): sockets opened with the old token
-    were authenticated once, at connect, so they are closed by whoever listens.
+    The app is kept, so its sessions stay owned. Announced after commit: sockets opened with
+    the old token were authenticated once, at connect, so whoever listens closes them.
     """
     token, digest, prefix = app_token_new()
     with transaction.atomic():

@@ -1,10 +1,7 @@
 """The dirty lease on a ``Slot`` row: a write for the slot is between "accepted" and "on
-disk and mirrored".
-
-Turn-loop state, owned here; readers (the summary pass) read ``Slot.dirty``. Set around
-every slot write, released by the writer that set it (its token is the expiry it wrote),
-and expiring after ``KIROCREW_SLOT_DIRTY_TTL`` seconds, so a writer killed mid-write
-cannot leave the slot dirty (and every summary pass refused) forever.
+disk and mirrored" (readers read ``Slot.dirty``). Released by the writer that set it (its
+token is the expiry it wrote), and expiring after ``KIROCREW_SLOT_DIRTY_TTL`` seconds, so
+a writer killed mid-write cannot leave the slot dirty (every summary pass refused) forever.
 """
 
 from __future__ import annotations
@@ -23,19 +20,14 @@ from ..models import Slot
 log = logging.getLogger(__name__)
 
 
-def dirty_ttl() -> timedelta:
-    return timedelta(seconds=settings.KIROCREW_SLOT_DIRTY_TTL)
-
-
 def dirty_take(slot_id: int) -> datetime:
     """Mark the slot dirty until the returned token (the lease's expiry).
 
-    Unconditional: writers overlap. The newest lease wins and only its writer clears it.
-    When it ends before an older overlapping writer the mark clears early, as the flag it
-    replaces did: a pass may then publish a summary the older write makes stale a moment
-    later, which the sidecar's sig shows and the next pass replaces.
+    Unconditional: writers overlap and the newest lease wins. When it ends before an older
+    writer's the mark clears early: a pass may publish a summary that write makes stale a
+    moment later, which the sidecar's sig shows and the next pass replaces.
     """
-    until = timezone.now() + dirty_ttl()
+    until = timezone.now() + timedelta(seconds=settings.KIROCREW_SLOT_DIRTY_TTL)
     Slot.objects.filter(pk=slot_id).update(dirty_until=until)
     return until
 

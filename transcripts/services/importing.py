@@ -1,9 +1,8 @@
 """Import a sessions directory into the store and index it (``import_transcripts``).
 
-Files from another directory are copied into the store (never over a different file);
-files already in the store are indexed in place. A file whose (mtime_ns, size, inode)
-match its ``Session`` row is unchanged and costs one ``stat``. A bad file is reported and
-skipped; it never aborts the run.
+Files from elsewhere are copied in (never over a different file), the store's own indexed
+in place; one whose (mtime_ns, size, inode) match its row costs one ``stat``. A bad file
+is reported and skipped, never aborting the run.
 """
 
 from __future__ import annotations
@@ -20,8 +19,7 @@ from typing import Any, BinaryIO
 from django.conf import settings
 from django.db import DatabaseError, transaction
 
-from ..core.agents.detect import detect_lines
-from ..core.agents.source import CONVERTERS, HEAD_LINES
+from ..core.agents.source import CONVERTERS, HEAD_LINES, detect_lines
 from ..core.archive import archive_stem
 from ..core.codec import MAX_LINE_BYTES
 from ..core.fold import fold_stream
@@ -82,6 +80,19 @@ class _Candidate:
     archives: tuple[Path, ...] = ()  # archives copied with it: they leave with a bad file
 
 
+SKIPPED = (ImportRefused, OSError)  # a file refused, not a regular file, or unreadable
+
+
+def skipped_file(label: str, exc: Exception) -> FileOutcome:
+    if isinstance(exc, NotRegularFile):
+        reason = exc.reason
+    elif isinstance(exc, OSError):
+        reason = f"unreadable: {exc.strerror or exc}"
+    else:
+        reason = str(exc)
+    return FileOutcome(label, ImportStatus.BAD, reason=reason)
+
+
 def import_max_bytes() -> int:
     """``KIROCREW_IMPORT_MAX_BYTES``: larger files (by apparent size) are skipped."""
     return int(settings.KIROCREW_IMPORT_MAX_BYTES)
@@ -91,9 +102,8 @@ MAX_IMPORT_WORKERS = 8  # past this the importer's own share (~1 ms a session) b
 
 
 def import_workers() -> int:
-    """``KIROCREW_IMPORT_WORKERS``, or (0, the default) one worker per core this process
-    may run on (its CPU affinity: a container's quota of cores, not the host's), at most
-    ``MAX_IMPORT_WORKERS``. The import's work on new sources is CPU-bound and scales with them."""
+    """``KIROCREW_IMPORT_WORKERS``, or (0, the default) one per core this process may run
+    on (its affinity: a container's quota, not the host's), at most ``MAX_IMPORT_WORKERS``."""
     asked = int(settings.KIROCREW_IMPORT_WORKERS)
     if asked > 0:
         return asked
@@ -135,11 +145,10 @@ def _gather(
         transcripts = [source]  # opened without following a link, like every other file
     else:
         raise ImportSourceError(f"{source} is neither a directory nor a .jsonl file")
-    dry_run = result.dry_run
     candidates = []
     for path in transcripts:
         dest = root / path.name
-        status = _try_copy(result, path.name, path, dest, dry_run=dry_run, limit=limit)
+        status = _try_copy(result, path.name, path, dest, limit)
         if status == "conflict":
             result.outcomes.append(
                 FileOutcome(path.name, ImportStatus.CONFLICT, reason=_reason(status))
@@ -155,7 +164,7 @@ def _gather(
         if stem is not None:
             owner, refuse = archive_owner(stem, root, new)
         dest = store.archive_dir / archive.name
-        status = _try_copy(result, label, archive, dest, dry_run, limit, refuse)
+        status = _try_copy(result, label, archive, dest, limit, refuse)
         if status:
             result.outcomes.append(FileOutcome(label, ImportStatus(status), reason=_reason(status)))
         if status == "copied":
@@ -164,25 +173,14 @@ def _gather(
 
 
 def _try_copy(
-    result: ImportResult,
-    label: str,
-    src: Path,
-    dest: Path,
-    dry_run: bool,
-    limit: int,
-    refuse: str = "",
+    result: ImportResult, label: str, src: Path, dest: Path, limit: int, refuse: str = ""
 ) -> str:
     """``copy_new``'s status, or "" when the file was skipped (its outcome recorded)."""
     try:
-        return copy_new(src, dest, dry_run=dry_run, limit=limit, refuse=refuse)
-    except NotRegularFile as exc:
-        reason = exc.reason
-    except ImportRefused as exc:
-        reason = str(exc)
-    except OSError as exc:
-        reason = f"unreadable: {exc.strerror or exc}"
-    result.outcomes.append(FileOutcome(label, ImportStatus.BAD, reason=reason))
-    return ""
+        return copy_new(src, dest, dry_run=result.dry_run, limit=limit, refuse=refuse)
+    except SKIPPED as exc:
+        result.outcomes.append(skipped_file(label, exc))
+        return ""
 
 
 def _reason(status: str) -> str:
@@ -196,11 +194,9 @@ def session_import_paths(
     dry_run: bool = False,
     progress: Progress | None = None,
 ) -> ImportResult:
-    """Import each PATH (default: the store's own directory) and index every transcript.
-
-    Regular files only (links are never followed, FIFOs never opened), each at most
-    ``KIROCREW_IMPORT_MAX_BYTES``; archives only with their own new session file.
-    """
+    """Import each PATH (default: the store's own directory) and index every transcript:
+    regular files only, each at most ``KIROCREW_IMPORT_MAX_BYTES``; archives only with
+    their own new session file."""
     store = get_store()
     store.root.mkdir(parents=True, exist_ok=True)
     result = ImportResult(dry_run=dry_run)
@@ -236,7 +232,7 @@ def _index(
     try:
         st = os.lstat(path)
     except OSError as exc:
-        return FileOutcome(label, ImportStatus.BAD, reason=f"unreadable: {exc.strerror or exc}")
+        return skipped_file(label, exc)
     same = row is not None and tuple(row[:3]) == (st.st_mtime_ns, st.st_size, st.st_ino)
     if row is not None and same and path == candidate.target:
         claim = not dry and app is not None and row[3] != app.pk
@@ -271,12 +267,8 @@ def _index(
                 counts = folded.report.counts()
                 return FileOutcome(label, ImportStatus.IMPORTED, key, anomalies=counts)
         state = disk_state(key)
-    except NotRegularFile as exc:
-        return FileOutcome(label, ImportStatus.BAD, reason=exc.reason)
-    except ImportRefused as exc:
-        return FileOutcome(label, ImportStatus.BAD, reason=str(exc))
-    except OSError as exc:
-        return FileOutcome(label, ImportStatus.BAD, reason=f"unreadable: {exc.strerror or exc}")
+    except SKIPPED as exc:
+        return skipped_file(label, exc)
     if state.metadata is None and state.row_count == 0:
         return FileOutcome(label, ImportStatus.BAD, key, "line 0 is not metadata and no rows")
     notes = nul_warnings(metadata)
@@ -315,10 +307,8 @@ def _agent_format(fp: BinaryIO) -> str | None:
 def session_index(
     *, key: str, app: App | None = None, state: DiskState | None = None
 ) -> tuple[Session, tuple[str, ...]]:
-    """Upsert the mirror of an on-disk transcript and its slot; returns warnings too.
-
-    The owner of a new row is ``app``, else the app named by line 0's ``app``.
-    """
+    """Upsert the mirror of an on-disk transcript and its slot; returns warnings too. A
+    new row's owner is ``app``, else the app line 0 names."""
     state = state or disk_state(key)
     owner = app or _app_named((state.metadata or {}).get("app"))
     with transaction.atomic():
@@ -355,17 +345,9 @@ def _ensure_slot(session: Session) -> tuple[str, ...]:
             Slot.objects.filter(pk=slot.pk).update(app_id=session.app_id)
         return ()
     name = slot_name_for_key(session.key)
-    refusal = slot_refusal(name, lambda n: Slot.objects.filter(name=n).exists())
-    if refusal is not None:
-        return (refusal,)
+    if not is_valid_slot_name(name):  # an import warning, not an error
+        return (f"no slot: {name!r} is not a valid slot name",)
+    if Slot.objects.filter(name=name).exists():
+        return (f"no slot: the slot name {name!r} is taken",)
     Slot.objects.create(name=name, session=session, app_id=session.app_id)
     return ()
-
-
-def slot_refusal(name: str, is_taken: Callable[[str], bool]) -> str | None:
-    """Why an imported session gets no slot of this name (an import warning), else None."""
-    if not is_valid_slot_name(name):
-        return f"no slot: {name!r} is not a valid slot name"
-    if is_taken(name):
-        return f"no slot: the slot name {name!r} is taken"
-    return None

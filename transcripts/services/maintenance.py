@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Sequence
-from pathlib import Path
 
 from django.conf import settings
 
@@ -36,15 +35,16 @@ def session_rotate_all(
     *, keys: Sequence[str] = (), force: bool = False
 ) -> list[tuple[str, int | str]]:
     """Rotate the named transcripts (or every one over the size limit); (key, dropped | error).
-
-    A non-regular entry (a link, a FIFO…) is never opened: it is reported as skipped.
-    """
+    A non-regular entry (a link, a FIFO…) is never opened: it is reported as skipped."""
     store = get_store()
     done: list[tuple[str, int | str]] = []
     if keys:
         targets = []
         for key in map(resolve_key, keys):
-            mode = _lstat_mode(store.path(key))
+            try:
+                mode: int | None = os.lstat(store.path(key)).st_mode
+            except FileNotFoundError:
+                mode = None
             if mode is None or stat.S_ISREG(mode):
                 targets.append(key)  # a missing file fails in the rotate itself
             else:
@@ -65,22 +65,13 @@ def session_rotate_all(
     return done
 
 
-def _lstat_mode(path: Path) -> int | None:
-    try:
-        return os.lstat(path).st_mode
-    except FileNotFoundError:
-        return None
-
-
 def retention_days() -> int:
     return int(settings.KIROCREW_ARCHIVE_RETENTION_DAYS)
 
 
 def archive_cleanup(*, days: int | None = None, dry_run: bool = False) -> list[RetentionDecision]:
-    """Delete archives whose header ``archived_at`` is older than ``days``; re-sync owners.
-
-    Rotation archives are part of their session, so its counts change when they go.
-    """
+    """Delete archives whose header ``archived_at`` is older than ``days``; re-sync their
+    owners (rotation archives are part of their session: its counts change)."""
     store = get_store()
     decisions = cleanup_archives(
         store.archive_dir,

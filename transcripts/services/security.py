@@ -1,13 +1,9 @@
 """The audit trail of denials and probes, aggregated so that a flood cannot grow it.
 
-One ``SecurityEvent`` row per (caller, operation, outcome, source, resource, error) and
-``WINDOW``; a repeat inside the window is ``count = count + 1`` on that row. A caller
-gets at most ``MAX_ROWS_PER_WINDOW`` distinct rows per window; past that, its events are
-counted on one overflow row per (operation, outcome, source, error) whose resource is
-``OVERFLOW_RESOURCE``. So the table grows with callers x time, never with probes.
-
-Every call runs the same statements in the same order whatever the event says (the
-caller relies on that: a foreign slot and a missing one must cost the same, CWE-208).
+One ``SecurityEvent`` row per event fields and ``WINDOW``, a repeat counted on it; past
+``MAX_ROWS_PER_WINDOW`` rows a caller's events count on one overflow row per (operation,
+outcome, source, error). Every call runs the same statements in the same order whatever
+the event says: a foreign slot and a missing one must cost the same (CWE-208).
 """
 
 from __future__ import annotations
@@ -71,14 +67,7 @@ def _insert(fields: dict[str, str], window: datetime, now: datetime) -> None:
     except IntegrityError:  # a concurrent request inserted the same key first
         _bump(fingerprint, now)
         return
-    log.warning(  # once per row, not per occurrence: logs stay bounded too
-        "security event: %s %s by %r on %r (%s)",
-        fields["operation"],
-        fields["outcome"],
-        fields["caller"],
-        fields["resource"],
-        fields["error"],
-    )
+    log.warning("security event: " + _EVENT, *_event(fields))  # once per row: bounded too
 
 
 def security_event_record(
@@ -90,11 +79,8 @@ def security_event_record(
     resource: str = "",
     error: str = "",
 ) -> None:
-    """Count one security-relevant outcome; ``caller`` names, never authenticates (no tokens).
-
-    The per-window cap is checked without a lock, so concurrent first occurrences can
-    pass it by at most the number of concurrent writers.
-    """
+    """Count one security-relevant outcome; ``caller`` names, never authenticates. The
+    per-window cap is checked without a lock: concurrent writers may pass it by their number."""
     fields = {
         "caller": _clip(caller, "caller"),
         "operation": _clip(operation, "operation"),
@@ -111,14 +97,15 @@ def security_event_record(
         # A full or read-only database must not turn the denial it records into a 5xx
         # (a read-only home still answers reads): the event goes to the log alone.
         log.warning(
-            "security event not stored (%s): %s %s by %r on %r (%s)",
-            type(exc).__name__,
-            fields["operation"],
-            fields["outcome"],
-            fields["caller"],
-            fields["resource"],
-            fields["error"],
+            "security event not stored (%s): " + _EVENT, type(exc).__name__, *_event(fields)
         )
+
+
+_EVENT = "%s %s by %r on %r (%s)"
+
+
+def _event(fields: dict[str, str]) -> list[str]:
+    return [fields[name] for name in ("operation", "outcome", "caller", "resource", "error")]
 
 
 def _record(fields: dict[str, str]) -> None:

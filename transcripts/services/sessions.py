@@ -1,11 +1,8 @@
-"""Transcript writes. Each calls the store, then brings the ``Session`` row up to date.
+"""Transcript writes: the store, then the ``Session`` row.
 
-A write is acknowledged if and only if it is on disk. Once the store has written (an
-append, a rewrite, a delete), a failure of the mirror update after it (the database on a
-full or read-only disk) is not the caller's failure: retrying would append the rows a
-second time. The update is deferred instead (``sync.mirror_defer``) and the call returns.
-A create is the exception: its new file is removed again when its rows cannot be
-created, so no orphan transcript holds the name (refused: the caller may retry).
+A write is acknowledged if and only if it is on disk: a mirror update failing after it is
+deferred (``sync.mirror_defer``), since a retry would append the rows twice. A create is
+the exception: its file is removed again when its rows cannot be, so no orphan holds the name.
 """
 
 from __future__ import annotations
@@ -14,6 +11,7 @@ import contextlib
 import logging
 import secrets
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from django.db import DatabaseError, IntegrityError, transaction
@@ -47,11 +45,8 @@ MIRROR_ATTEMPTS = 3
 
 
 def _mirror_landed(key: str, update: Callable[[], object]) -> None:
-    """Run the mirror update of a write that is already on disk.
-
-    Inside a caller's transaction (the agent importer's, which settles its own failures)
-    an error propagates: swallowing it would leave that transaction unusable.
-    """
+    """Run the mirror update of a write already on disk. Inside a caller's transaction
+    (the agent importer's) an error propagates: swallowed, it would spoil that transaction."""
     if transaction.get_connection().in_atomic_block:
         update()
         return
@@ -69,17 +64,17 @@ def _mirror_landed(key: str, update: Callable[[], object]) -> None:
             return
 
 
-def _claim_name(name: str) -> str:
-    """Validate a new slot name and return its transcript key."""
+def _new_slot(
+    name: str, title: str, memory_mode: str, app: App | None, write: Callable[..., object]
+) -> Slot:
+    """Claim ``name``, ``write(key, line 0)`` its new transcript, and mirror it; when the
+    rows cannot be created the file goes too."""
+    _before_write()
     if not is_valid_slot_name(name):
         raise InvalidSlotName(f"invalid slot name {name!r}")
     key = transcript_key_for_slot(name)
     if Slot.objects.filter(name=name).exists() or Session.objects.filter(key=key).exists():
         raise SlotExists(name)
-    return key
-
-
-def _metadata(key: str, title: str, memory_mode: str, app: App | None) -> dict[str, Any]:
     metadata: dict[str, Any] = {"key": key}
     if title:
         metadata["title"] = title
@@ -87,11 +82,10 @@ def _metadata(key: str, title: str, memory_mode: str, app: App | None) -> dict[s
         metadata["memory_mode"] = memory_mode
     if app is not None:
         metadata["app"] = app.name  # so the owner survives a rebuild of the mirror from disk
-    return metadata
-
-
-def _mirror_new(name: str, key: str, app: App | None) -> Slot:
-    """The rows of a transcript this request just created; on failure the file goes too."""
+    try:
+        write(key, metadata)
+    except SessionExists:
+        raise SlotExists(name) from None
     try:
         with transaction.atomic():
             session = session_sync(key=key, app=app, force=True)
@@ -110,13 +104,7 @@ def _mirror_new(name: str, key: str, app: App | None) -> Slot:
 
 def session_create(*, name: str, title: str = "", memory_mode: str = "", app: App | None) -> Slot:
     """A new transcript (line 0 only), its ``Session`` row and its ``Slot``."""
-    _before_write()
-    key = _claim_name(name)
-    try:
-        get_store().create(key, _metadata(key, title, memory_mode, app))
-    except SessionExists:
-        raise SlotExists(name) from None
-    return _mirror_new(name, key, app)
+    return _new_slot(name, title, memory_mode, app, get_store().create)
 
 
 def session_append_row(
@@ -163,11 +151,8 @@ def session_set_title(*, key: str, title: str) -> bool:
 
 
 def session_rewind(*, key: str, after_ts: str) -> int:
-    """Drop (and archive) every row after ``after_ts``; gen + 1. Returns rows dropped.
-
-    Refused (``TurnRunning``) while the session's slot runs a turn: the turn's next write
-    would land after a cut its writer never saw.
-    """
+    """Drop (and archive) every row after ``after_ts``; gen + 1; returns rows dropped.
+    ``TurnRunning`` while a turn runs: its next write would land after a cut it never saw."""
     if Slot.objects.filter(session__key=key, running=True).exists():
         raise TurnRunning(slot_name_for_key(key))
     _before_write()
@@ -192,35 +177,23 @@ def session_rotate(*, key: str, force: bool = False) -> int:
 
 
 def session_fork(*, key: str, name: str | None = None) -> Slot:
-    """A child holding a copy of the parent's rows (its seed); same owner as the parent.
-
-    The caller has already checked that its app may read the parent. The copy is taken
-    now, so nothing that later happens to the parent, or to whoever takes its name,
-    reaches the child.
-    """
+    """A child holding a copy of the parent's rows, taken now; same owner as the parent.
+    The caller has checked that its app may read the parent."""
     parent = Session.objects.select_related("app").filter(key=key).first()
     if parent is None:
         raise SessionNotFound(key)
     if name is None:
         base = slot_name_for_key(key)[:100]
         name = f"{base}-fork-{secrets.token_hex(3)}"
-    _before_write()
-    child_key = _claim_name(name)
-    metadata = _metadata(child_key, parent.title, parent.memory_mode, parent.app)
-    try:
-        get_store().fork(key, child_key, metadata)
-    except SessionExists:
-        raise SlotExists(name) from None
-    return _mirror_new(name, child_key, parent.app)
+    fork = partial(get_store().fork, key)
+    return _new_slot(name, parent.title, parent.memory_mode, parent.app, fork)
 
 
 def session_delete(*, key: str) -> bool:
     """Permanent: transcript, sidecars, archives, its ``.lock`` and mirror rows go.
 
     Files first, rows second: a crash in between leaves a slot whose transcript is gone
-    (every route answers 404 ``slot_not_found``), never an orphan file an import would
-    adopt again. A request that found the slot before this ran meets ``SessionNotFound``
-    or ``DoesNotExist`` later on, which the API answers with the same 404.
+    (404 ``slot_not_found``), never an orphan file an import would adopt again.
     """
     _before_write()
     existed = get_store().delete(key)

@@ -1,14 +1,10 @@
 """Keep a ``Session`` row equal to its transcript on disk.
 
-``session_sync`` is the full path (one fold of the whole session), used after rewrites and
-by import and repair. Appends take the cheap path in ``mirror_after_append``: counts are
-incremented from the appended rows and identity is taken from the store's answer, only
-onto a row that recorded exactly the file as it was before the append.
-
-A write that landed on disk is acknowledged even when its mirror update then fails (a
-full disk holds the SQLite database too): the key is remembered (``mirror_defer``) and
-re-synced from disk by the next write in this process (``mirror_resync_deferred``), and
-in any process by the next append to it (its row no longer matches the file's size).
+``session_sync`` folds the whole session (rewrites, import, repair); an append moves the
+row forward from the appended rows (``mirror_after_append``). A landed write whose mirror
+update fails (a full disk holds the SQLite database too) is remembered (``mirror_defer``)
+and re-synced by the next write in this process, and in any process by the next append
+to it (its row no longer matches the file's size).
 """
 
 from __future__ import annotations
@@ -43,8 +39,8 @@ log = logging.getLogger(__name__)
 # Anomalies an append changes (a torn tail becomes a terminated bad line): re-fold.
 _TAIL_KINDS = ("torn_tail", "unterminated")
 
-# Keys whose mirror missed a landed write in this process (bounded: past it the oldest is
-# forgotten and waits for its next append or ``verify_transcripts --repair``).
+# Keys whose mirror missed a landed write in this process (bounded: the oldest forgotten
+# waits for its next append or ``verify_transcripts --repair``).
 _DEFERRED_MAX = 1024
 _deferred: dict[str, None] = {}
 _deferred_guard = threading.Lock()
@@ -93,11 +89,8 @@ class DiskState:
 
 
 def metadata_fields(metadata: dict[str, Any] | None) -> dict[str, Any]:
-    """The mirrored fields that line 0 alone decides.
-
-    NUL characters are left out: PostgreSQL text cannot hold them, and both profiles (and
-    ``verify_transcripts``, which compares through here) must mirror a file the same.
-    """
+    """The mirrored fields that line 0 alone decides, without NUL: PostgreSQL text cannot
+    hold it, and both profiles (and ``verify_transcripts``) must mirror a file the same."""
     meta = metadata or {}
     title, mode = meta.get("title"), meta.get("memory_mode")
     return {
@@ -139,10 +132,8 @@ def disk_state(key: str) -> DiskState:
 
 
 def key_for_file(path: Path, metadata: dict[str, Any] | None = None) -> str:
-    """A transcript file's key: line 0's own ``key`` when it names this file, else the stem's.
-
-    A claimed key holding NUL is never used (no database column can hold it).
-    """
+    """Line 0's own ``key`` when it names this file (and holds no NUL, which no database
+    column can hold), else the stem's."""
     stem = path.name.removesuffix(".jsonl")
     claimed = (metadata or {}).get("key")
     if isinstance(claimed, str) and claimed and "\x00" not in claimed and safe_key(claimed) == stem:
@@ -158,13 +149,12 @@ def session_sync(
     state: DiskState | None = None,
     create: bool = True,
 ) -> Session:
-    """Upsert the ``Session`` row of ``key`` from disk (full fold). Raises ``SessionNotFound``.
+    """Upsert the ``Session`` row of ``key`` from disk (full fold); ``SessionNotFound``.
 
-    ``app`` owns a row this call creates; an existing row keeps its owner. Without
-    ``force`` a row that already mirrors a newer state (higher ``gen``, or same ``gen`` and
-    higher ``sig``, as written by a concurrent append) is left alone. ``create=False`` (every
-    write after the slot was looked up) only updates: a missing row means a delete won the
-    race after the fold, and re-creating it would resurrect the session in the mirror.
+    ``app`` owns a row this call creates. Without ``force`` a row that mirrors a newer
+    state (higher ``gen``, or same ``gen`` and higher ``sig``: a concurrent append) is left
+    alone. ``create=False`` only updates: a missing row means a delete won the race after
+    the fold, and re-creating it would resurrect the session in the mirror.
     """
     state = state or disk_state(key)
     fields = state.fields()
@@ -195,14 +185,10 @@ def session_sync(
 
 
 def mirror_after_append(key: str, appended: Appended, rows: list[dict[str, Any]]) -> None:
-    """Move the row forward by the appended rows without re-reading the transcript.
-
-    Applies only when the row mirrors the file just before this append (same ``gen``, the
-    size it had, older ``sig``, no torn tail); otherwise (an append that rotated, a
-    concurrent write, an earlier append whose mirror update failed, a missing row) falls
-    back to a full sync. Without the size a row that missed an append would be moved
-    forward from the wrong base and drift for good.
-    """
+    """Move the row forward by the appended rows without re-reading the transcript, only
+    when it mirrors the file just before this append (same ``gen``, the size it had, older
+    ``sig``, no torn tail); otherwise a full sync. Without the size check a row that missed
+    an append would move forward from the wrong base and drift for good."""
     ident = appended.identity
     changes: dict[str, Any] = {
         "sig": ident.sig,
@@ -224,12 +210,9 @@ def mirror_after_append(key: str, appended: Appended, rows: list[dict[str, Any]]
             changes["last_activity"] = Case(
                 When(source__in=AGENT_SOURCES, then=_later(by_source)), default=_later(by_ts)
             )
-    stale_tail = Q()
-    for kind in _TAIL_KINDS:
-        stale_tail |= Q(anomaly_counts__has_key=kind)
     updated = (
         Session.objects.filter(key=key, gen=ident.gen, size=appended.prior_size, sig__lt=ident.sig)
-        .exclude(stale_tail)
+        .exclude(anomaly_counts__has_any_keys=_TAIL_KINDS)
         .update(**changes)
     )
     if not updated:
@@ -264,7 +247,6 @@ def mirror_after_metadata_edit(key: str) -> None:
 
 
 def mirror_defer(key: str, exc: BaseException) -> None:
-    """Remember that ``key``'s mirror missed a write that is on disk."""
     log.warning("mirror of %s not updated (%s: %s); re-synced later", key, type(exc).__name__, exc)
     with _deferred_guard:
         _deferred.pop(key, None)
@@ -274,10 +256,9 @@ def mirror_defer(key: str, exc: BaseException) -> None:
 
 
 def mirror_resync_deferred() -> int:
-    """Re-sync up to ``RESYNC_BATCH`` deferred keys from disk; returns how many were brought up
-    to date. A key whose transcript is gone loses its mirror rows (a delete whose row
-    removal failed). Stops at the first database failure (the store is still unwritable)
-    and tries again only ``RESYNC_BACKOFF_S`` later."""
+    """Re-sync up to ``RESYNC_BATCH`` deferred keys; how many were brought up to date. A key
+    whose transcript is gone loses its rows (a delete whose row removal failed). Stops at
+    the first database failure and tries again only ``RESYNC_BACKOFF_S`` later."""
     global _resync_after
     with _deferred_guard:
         if time.monotonic() < _resync_after:

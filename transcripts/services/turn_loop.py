@@ -1,15 +1,9 @@
 """The turn loop: start a turn, append rows, revise a row, end the turn.
 
-Turn state lives on the ``Slot`` row so every process sees it: ``running`` (set at turn
-start, cleared at turn end), ``last_stop_reason`` (cleared at turn start, so a turn that
-dies before its end leaves it empty: fail closed) and the dirty lease (``dirty.py``).
-
-What happened is announced with ``transcripts.signals`` after commit (a turn started,
-rows or a revision appended, a turn ended); other apps act on those (summaries runs its
-pass on ``turn_ended``, the realtime layer pushes frames), so this module imports none.
-
-A slot deleted after the route looked it up is ``Slot.DoesNotExist`` (or the store's
-``SessionNotFound``): the API answers both with the 404 of a missing slot.
+Turn state lives on the ``Slot`` row so every process sees it: ``running``,
+``last_stop_reason`` (cleared at turn start, so a turn that dies before its end leaves it
+empty: fail closed) and the dirty lease (``dirty.py``). Each step is announced with
+``transcripts.signals`` after commit; other apps act on those, so this module imports none.
 """
 
 from __future__ import annotations
@@ -83,10 +77,8 @@ def slot_append_revision(*, slot: Slot, target_ts: str, patch: dict[str, Any]) -
 
 
 def slot_turn_end(*, slot: Slot, stop_reason: str) -> Slot:
-    """End the turn (idle, stop reason recorded) and announce it after commit.
-
-    Never waits for what receivers start: summaries queues its pass, it does not run it.
-    """
+    """End the turn (idle, stop reason recorded) and announce it after commit; receivers
+    queue what they start (summaries' pass), so this never waits for it."""
     if not Slot.objects.filter(pk=slot.pk).update(running=False, last_stop_reason=stop_reason):
         raise _gone(slot)
     slot.refresh_from_db()

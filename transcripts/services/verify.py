@@ -1,9 +1,7 @@
 """``verify_transcripts``: transcript invariants and mirror drift; repair touches the mirror only.
 
-Per transcript: every fold anomaly (ts invariant: ``dup_ts``/``non_monotonic_ts``; torn
-tails; orphan revisions; unreadable lines), fold identity (a file without revisions folds
-to exactly the rows a plain stdlib parse of its lines gives), and drift of its ``Session``
-row; then rows whose file is gone.
+Per transcript: every fold anomaly, fold identity (a file without revisions folds to the
+rows a plain stdlib parse of its lines gives) and drift of its row; then rows without a file.
 """
 
 from __future__ import annotations
@@ -42,10 +40,6 @@ class Finding:
     key: str
     kind: str
     detail: str = ""
-
-    @property
-    def repairable(self) -> bool:
-        return self.kind in MIRROR_KINDS
 
     def __str__(self) -> str:
         return f"{self.key}: {self.kind}" + (f": {self.detail}" if self.detail else "")
@@ -137,11 +131,8 @@ def session_verify(*, key: str, session: Session | None = None) -> list[Finding]
 def session_verify_all(
     *, repair: bool = False, progress: Callable[[str, list[Finding]], None] | None = None
 ) -> VerifyResult:
-    """Verify every transcript in the store and every ``Session`` row.
-
-    Only regular files are read: any other entry (a link, a FIFO…) is a finding, never
-    opened, and the row of its name is not taken for one whose file is gone.
-    """
+    """Verify every transcript in the store and every ``Session`` row. Any entry but a
+    regular file is a finding, never opened, and its name's row is not called fileless."""
     store = get_store()
     result = VerifyResult()
     sessions = {s.key: s for s in Session.objects.all()}
@@ -172,7 +163,7 @@ def session_verify_all(
     for key in sorted(sessions.keys() - on_disk):
         result.findings.append(Finding(key, "row_without_file", "the transcript is gone"))
     if repair:
-        result.repaired = _repair([f for f in result.findings if f.repairable])
+        result.repaired = _repair([f for f in result.findings if f.kind in MIRROR_KINDS])
     return result
 
 

@@ -28,9 +28,8 @@ from tests.transcripts.agents.helpers import (
     DATA,
 )
 from transcripts.core.agents import claude_code, codex
-from transcripts.core.agents.common import Step, Tally
-from transcripts.core.agents.detect import detect_lines
-from transcripts.core.agents.source import head_lines, head_lines_of, session_title
+from transcripts.core.agents.common import ConvState, Step, Tally
+from transcripts.core.agents.source import detect_lines, head_lines, head_lines_of, session_title
 from transcripts.core.user_turns import is_user_turn
 
 
@@ -47,10 +46,10 @@ def run(path: str, convert, state) -> tuple[list[dict[str, Any]], Tally, list[in
 
 
 def test_claude_every_record_accounted_for_and_turns_match_hand_count() -> None:
-    state = claude_code.new_state()
+    state = ConvState()
     rows, tally, ends, total = run(CLAUDE_FILE, claude_code.convert, state)
     assert dict(tally) == CLAUDE_TALLY
-    assert tally.total_records() == total == 30
+    assert tally.total() == total == 30
     assert sum(1 for r in rows if is_user_turn(r)) == 3
     assert ends == [13, 19, 25]
     roles = [r["role"] for r in rows]
@@ -61,7 +60,7 @@ def test_claude_every_record_accounted_for_and_turns_match_hand_count() -> None:
 
 
 def test_claude_tool_rows_follow_the_convention() -> None:
-    rows, *_ = run(CLAUDE_FILE, claude_code.convert, claude_code.new_state())
+    rows, *_ = run(CLAUDE_FILE, claude_code.convert, ConvState())
     calls = [r for r in rows if r["role"] == "tool_call"]
     results = [r for r in rows if r["role"] == "tool_result"]
     assert calls[0]["content"] == "pytest -q tests/test_dates.py"
@@ -80,7 +79,7 @@ def test_claude_tool_rows_follow_the_convention() -> None:
 
 
 def test_claude_subagent_file_is_its_own_thread() -> None:
-    state = claude_code.new_state(sidechain=True)
+    state = ConvState(sidechain=True)
     _rows, tally, ends, total = run(CLAUDE_AGENT, claude_code.convert, state)
     assert tally == Tally({"imported": 4})
     assert total == 4
@@ -89,10 +88,10 @@ def test_claude_subagent_file_is_its_own_thread() -> None:
 
 
 def test_codex_every_record_accounted_for_and_turns_match_hand_count() -> None:
-    state = codex.new_state()
+    state = ConvState()
     rows, tally, ends, total = run(CODEX_FILE, codex.convert, state)
     assert dict(tally) == CODEX_TALLY
-    assert tally.total_records() == total == 33
+    assert tally.total() == total == 33
     assert sum(1 for r in rows if is_user_turn(r)) == 3
     assert ends == [20, 30]
     prov = state.prov
@@ -128,12 +127,12 @@ def test_detect_reads_the_first_lines() -> None:
 def test_a_line_of_the_other_format_is_foreign_not_a_crash() -> None:
     codex_line = orjson.loads((DATA / CODEX_FILE).read_bytes().splitlines()[7])
     claude_line = orjson.loads((DATA / CLAUDE_FILE).read_bytes().splitlines()[3])
-    assert claude_code.convert(codex_line, claude_code.new_state()).bucket == "foreign:event_msg"
-    assert codex.convert(claude_line, codex.new_state()).bucket == "foreign:user"
+    assert claude_code.convert(codex_line, ConvState()).bucket == "foreign:event_msg"
+    assert codex.convert(claude_line, ConvState()).bucket == "foreign:user"
     junk: object
     for junk in (None, 3, "x", [], {"type": None}):
-        claude_code.convert(junk, claude_code.new_state())
-        codex.convert(junk, codex.new_state())
+        claude_code.convert(junk, ConvState())
+        codex.convert(junk, ConvState())
 
 
 @pytest.mark.parametrize("seed", range(40))

@@ -15,7 +15,7 @@ from django.core.management import call_command
 from tests.transcripts.agents.helpers import CLAUDE_FILE, CLAUDE_SID, copy_tree
 from transcripts.core.timestamps import parse_ts
 from transcripts.models import Session
-from transcripts.services import agent_workers
+from transcripts.services import agent_import
 from transcripts.services.sync import disk_state
 
 pytestmark = pytest.mark.django_db
@@ -38,7 +38,7 @@ def test_last_activity_is_the_sources_newest_record(
     tmp_path: Path, store: Any, monkeypatch: pytest.MonkeyPatch, bulk: bool
 ) -> None:
     src = copy_tree(tmp_path / "src", "claude")
-    monkeypatch.setattr(agent_workers, "PARALLEL_MIN_FILES", 1 if bulk else 10**9)
+    monkeypatch.setattr(agent_import, "PARALLEL_MIN_FILES", 1 if bulk else 10**9)
     source = src / CLAUDE_FILE.removeprefix("claude/")
     run("--format", "claude-code", str(src))
     session = Session.objects.get(key=KEY)

@@ -12,10 +12,10 @@ from typing import Any
 import orjson
 
 from .common import (
-    CALL_CHARS,
     DROPPED,
     FOREIGN,
     UNKNOWN,
+    ConvState,
     Step,
     as_text,
     call_row,
@@ -32,9 +32,6 @@ from .common import (
     row,
     source_ts,
 )
-from .state import ConvState
-
-FORMAT = "claude-code"
 
 BOOKKEEPING = frozenset(
     {
@@ -74,10 +71,6 @@ WRAPPERS = (
 SUBAGENT_TOOLS = frozenset({"Task", "Agent"})  # Claude Code's subagent tool (renamed)
 SEEN_MESSAGES = 16  # message ids remembered for duplicate snapshots
 MARK_BYTES = 2048  # of a block's JSON, what tells a repeated block
-
-
-def is_wrapper(text: str) -> bool:
-    return text.lstrip().lower().startswith(WRAPPERS)
 
 
 _COMMAND = re.compile(r"\s*<command-name>\s*(/?[^<\s]*)\s*</command-name>", re.S)
@@ -122,19 +115,21 @@ def call_text(name: str, data: Any) -> str:
     """The command for Bash, ``<Tool> <path>`` for file tools, a subagent's task as text
     (its description, then its prompt), else the tool and its input."""
     data = data if isinstance(data, dict) else {}
+    path = data.get("file_path") or data.get("notebook_path") or data.get("path")
     if name == "Bash" and isinstance(data.get("command"), str):
-        return head_tail(data["command"], CALL_CHARS // 2, CALL_CHARS // 2)
-    if name in SUBAGENT_TOOLS and isinstance(data.get("prompt"), str):
+        text = data["command"]
+    elif name in SUBAGENT_TOOLS and isinstance(data.get("prompt"), str):
         kind = data.get("subagent_type")
         what = data.get("description")
-        head = f"{name} ({kind})" if isinstance(kind, str) and kind else name
+        text = f"{name} ({kind})" if isinstance(kind, str) and kind else name
         if isinstance(what, str) and what.strip():
-            head += f": {what.strip()}"
-        return head_tail(f"{head}\n\n{data['prompt']}", CALL_CHARS // 2, CALL_CHARS // 2)
-    path = data.get("file_path") or data.get("notebook_path") or data.get("path")
-    if isinstance(path, str) and name in ("Edit", "Write", "MultiEdit", "NotebookEdit", "Read"):
+            text += f": {what.strip()}"
+        text += f"\n\n{data['prompt']}"
+    elif isinstance(path, str) and name in ("Edit", "Write", "MultiEdit", "NotebookEdit", "Read"):
         return f"{name} {path}"
-    return head_tail(f"{name} {compact_json(data)}", CALL_CHARS // 2, CALL_CHARS // 2)
+    else:
+        text = f"{name} {compact_json(data)}"
+    return head_tail(text)
 
 
 def duplicate(state: ConvState, message_id: Any, block: dict[str, Any]) -> bool:
@@ -160,17 +155,6 @@ def duplicate(state: ConvState, message_id: Any, block: dict[str, Any]) -> bool:
     return False
 
 
-def nothing_taken(dupes: int, thinking: int) -> str:
-    """The bucket of an assistant record none of whose blocks became a row."""
-    if dupes:
-        return f"{DROPPED}:duplicate"
-    return f"{DROPPED}:thinking" if thinking else f"{DROPPED}:empty"
-
-
-def new_state(*, sidechain: bool = False) -> ConvState:
-    return ConvState(sidechain=sidechain)
-
-
 def _text_of(content: Any) -> str:
     if isinstance(content, str):
         return content
@@ -182,15 +166,21 @@ def _text_of(content: Any) -> str:
     return ""
 
 
+def _blocks(content: Any) -> list[Any] | None:
+    """A message's content blocks (a string is one text block); None when it has none."""
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    return content if isinstance(content, list) else None
+
+
 def _user(rec: dict[str, Any], state: ConvState, ts: Any) -> Step:
     if rec.get("isCompactSummary"):
         text = _text_of((rec.get("message") or {}).get("content"))
         return Step([row("notice", text, kind="compact_summary", source_ts=ts)])
     if rec.get("isMeta"):
         return Step(bucket=f"{DROPPED}:meta")
-    content = (rec.get("message") or {}).get("content")
-    blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
-    if not isinstance(blocks, list):
+    blocks = _blocks((rec.get("message") or {}).get("content"))
+    if blocks is None:
         return Step(bucket=f"{DROPPED}:empty")
     step = Step()
     for block in blocks:
@@ -199,7 +189,7 @@ def _user(rec: dict[str, Any], state: ConvState, ts: Any) -> Step:
         kind = block.get("type")
         if kind == "text" and isinstance(block.get("text"), str) and block["text"].strip():
             text = block["text"]
-            if is_wrapper(text):
+            if text.lstrip().lower().startswith(WRAPPERS):
                 shown = command_shown(text)
                 step.rows.append(row("notice", shown, kind="command", source_ts=ts))
             else:
@@ -235,9 +225,8 @@ def _assistant(rec: dict[str, Any], state: ConvState, ts: Any) -> Step:
         return Step(
             [row("notice", _text_of(message.get("content")), kind="api_error", source_ts=ts)]
         )
-    content = message.get("content")
-    blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
-    if not isinstance(blocks, list):
+    blocks = _blocks(message.get("content"))
+    if blocks is None:
         return Step(bucket=f"{DROPPED}:empty")
     step, called, thinking, dupes = Step(), False, 0, 0
     for block in blocks:
@@ -261,8 +250,10 @@ def _assistant(rec: dict[str, Any], state: ConvState, ts: Any) -> Step:
     if message.get("stop_reason") == "end_turn" and not called and not state.pending and state.open:
         step.turn_end = True
         state.open = False
-    if not step.rows:
-        step.bucket = nothing_taken(dupes, thinking)
+    if not step.rows:  # none of its blocks became a row
+        step.bucket = f"{DROPPED}:" + (
+            "duplicate" if dupes else "thinking" if thinking else "empty"
+        )
     return step
 
 

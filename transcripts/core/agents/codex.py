@@ -7,16 +7,17 @@ from ``event_msg user_message``, the assistant from ``response_item message``.
 
 from __future__ import annotations
 
+import contextlib
 import re
 from typing import Any
 
 import orjson
 
 from .common import (
-    CALL_CHARS,
     DROPPED,
     FOREIGN,
     UNKNOWN,
+    ConvState,
     Step,
     as_text,
     call_row,
@@ -30,9 +31,6 @@ from .common import (
     row,
     source_ts,
 )
-from .state import ConvState
-
-FORMAT = "codex"
 
 # User-role text that is context the CLI injects, not the person.
 CONTEXT_PREFIXES = (
@@ -52,15 +50,7 @@ EVENT_BOOKKEEPING = frozenset({"token_count", "task_started"})
 ITEM_BOOKKEEPING = frozenset({"ghost_snapshot", "compaction"})
 
 
-def new_state() -> ConvState:
-    return ConvState()
-
-
-def is_context(text: str) -> bool:
-    return text.lstrip().lower().startswith(CONTEXT_PREFIXES)
-
-
-def _command(name: str, args: dict[str, Any]) -> str | None:
+def _command(args: dict[str, Any]) -> str | None:
     """The shell command of a shell-like call: argv (``bash -lc X`` → X) or a string."""
     value = args.get("command", args.get("cmd"))
     if isinstance(value, list) and all(isinstance(v, str) for v in value):
@@ -99,16 +89,11 @@ def _patched(patch: str) -> str:
 def _call(payload: dict[str, Any], state: ConvState, ts: Any) -> Step:
     kind = payload.get("type")
     name = as_text(payload.get("name") or ("local_shell" if kind == "local_shell_call" else kind))
-    raw = payload.get("arguments", payload.get("input", payload.get("action")))
-    args: Any = raw
-    if isinstance(raw, str) and kind == "function_call":
-        try:
-            args = orjson.loads(raw)
-        except orjson.JSONDecodeError:
-            args = raw
-    if kind == "local_shell_call" and isinstance(raw, dict):
-        args = raw
-    text = _command(name, args) if isinstance(args, dict) and name in SHELL_TOOLS else None
+    args: Any = payload.get("arguments", payload.get("input", payload.get("action")))
+    if isinstance(args, str) and kind == "function_call":
+        with contextlib.suppress(orjson.JSONDecodeError):  # else the string as it is
+            args = orjson.loads(args)
+    text = _command(args) if isinstance(args, dict) and name in SHELL_TOOLS else None
     patch = _patch_of(name, args) if text is None or text.startswith("apply_patch") else None
     if patch is not None:
         text = f"apply_patch {_patched(patch)}\n\n{patch}"
@@ -116,8 +101,7 @@ def _call(payload: dict[str, Any], state: ConvState, ts: Any) -> Step:
         shown = args if isinstance(args, str) else compact_json(args)
         text = f"{name} {shown}"
     call_id = payload.get("call_id") or payload.get("id")
-    text = head_tail(text, CALL_CHARS // 2, CALL_CHARS // 2)
-    return Step([call_row(state, name, call_id, text, ts)])
+    return Step([call_row(state, name, call_id, head_tail(text), ts)])
 
 
 def _output(payload: dict[str, Any], state: ConvState, ts: Any) -> Step:
@@ -176,7 +160,8 @@ def _event(payload: dict[str, Any], state: ConvState, ts: Any) -> Step:
         text = payload.get("message")
         if not isinstance(text, str) or not text.strip():
             return Step(bucket=f"{DROPPED}:empty")
-        if payload.get("kind") not in (None, "plain") or is_context(text):
+        injected = text.lstrip().lower().startswith(CONTEXT_PREFIXES)
+        if payload.get("kind") not in (None, "plain") or injected:
             return Step([row("notice", text, kind="context", source_ts=ts)])
         return _close(Step([row("user", text, source_ts=ts)]), state)
     if kind == "task_complete":

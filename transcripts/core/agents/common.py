@@ -1,4 +1,4 @@
-"""What both converters share: the step they return, the tally and the output excerpt."""
+"""What both converters share: the step they return, the tally, rows and their bounds."""
 
 from __future__ import annotations
 
@@ -14,12 +14,10 @@ import orjson
 from ..codec import MAX_LINE_BYTES
 from ..content import MAX_TEXT_CHARS
 from ..redaction import redact_text
-from .state import ConvState
 
-# Tool output kept per result: the head says what ran, the tail how it ended.
+# Tool output (and a call's text) kept per row: the head says what ran, the tail how it ended.
 HEAD_CHARS = 2000
 TAIL_CHARS = 2000
-CALL_CHARS = 4000
 # A meta string (tool name, call id, timestamp) and a provenance value: real ones are
 # short; a hostile one must leave the row, and line 0, far inside the store's line cap.
 META_CHARS = 1024
@@ -40,6 +38,21 @@ FOREIGN = "foreign"  # a record of another format: the file changed format mid-w
 
 
 @dataclass(slots=True)
+class ConvState:
+    """A converter's memory between records and runs."""
+
+    # Calls awaiting their result: the call id's digest → the tool's name.
+    pending: dict[str, str] = field(default_factory=dict)
+    open: bool = False  # a turn has begun and not ended yet
+    prov: dict[str, str] = field(default_factory=dict)  # line 0's provenance: first wins
+    # Claude Code only: a message id's digest → its blocks' marks (streaming duplicates),
+    # whether the file is a subagent's (agent-*.jsonl), and the session's own titles.
+    seen: dict[str, list[str]] = field(default_factory=dict)
+    sidechain: bool = False
+    titles: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
 class Step:
     """One source record's outcome: rows to append, its tally bucket, a clean turn end."""
 
@@ -48,11 +61,11 @@ class Step:
     turn_end: bool = False
 
 
-def head_tail(text: str, head: int = HEAD_CHARS, tail: int = TAIL_CHARS) -> str:
-    if len(text) <= head + tail:
+def head_tail(text: str) -> str:
+    if len(text) <= HEAD_CHARS + TAIL_CHARS:
         return text
-    cut = len(text) - head - tail
-    return f"{text[:head]}\n…[{cut} chars omitted]…\n{text[-tail:]}"
+    cut = len(text) - HEAD_CHARS - TAIL_CHARS
+    return f"{text[:HEAD_CHARS]}\n…[{cut} chars omitted]…\n{text[-TAIL_CHARS:]}"
 
 
 def as_text(value: Any) -> str:
@@ -75,11 +88,8 @@ def compact_json(value: Any) -> str:
 
 def clean_text(text: str, cap: int = MAX_TEXT_CHARS) -> str:
     """Within the content rule: U+0000 (binary tool output) → U+FFFD, at most ``cap``
-    characters and at most ``TEXT_BYTES`` of JSON (3 M "€" are 9 MB: past the line cap).
-
-    A rejected row would reject its whole batch on every run, so the file would never
-    move on; the converter bends the text instead and the row keeps its place.
-    """
+    characters and ``TEXT_BYTES`` of JSON (3 M "€" are 9 MB: past the line cap). A rejected
+    row would reject its batch on every run, so the text is bent and the row kept."""
     if "\x00" in text:
         text = text.replace("\x00", "\ufffd")
     if len(text) > cap:
@@ -106,11 +116,6 @@ def _fit_bytes(text: str) -> str:
         if _json_size(cut) <= TEXT_BYTES:
             return cut
         keep = keep * 9 // 10
-
-
-def meta_text(text: str) -> str:
-    """A meta string as a row keeps it (``row`` applies it to every meta string)."""
-    return clean_text(text, META_CHARS)
 
 
 def meta_value(value: Any) -> Any:
@@ -157,16 +162,14 @@ def digest_bytes(data: bytes) -> str:
 
 
 def source_ts(rec: dict[str, Any]) -> Any:
-    """A record's ``timestamp`` as its rows' ``meta.source_ts``: only a string or a plain
-    number (``meta_value``); a nested array there was refused by the store, batch and
-    all, on every run."""
+    """A record's ``timestamp`` as its rows' ``meta.source_ts`` (``meta_value``)."""
     return meta_value(rec.get("timestamp"))
 
 
 def call_row(state: ConvState, name: str, call_id: Any, text: str, ts: Any) -> dict[str, Any]:
     """A tool call's row; its id (digested) awaits the result that will name the tool."""
     if isinstance(call_id, str):
-        state.pending[digest(call_id)] = redacted(meta_text(name))
+        state.pending[digest(call_id)] = redacted(clean_text(name, META_CHARS))
     return row("tool_call", text, tool=name, call_id=meta_value(call_id), source_ts=ts)
 
 
@@ -199,7 +202,11 @@ def result_row(
 
 def row(role: str, content: str, **meta: Any) -> dict[str, Any]:
     out: dict[str, Any] = {"role": role, "content": clean_text(content)}
-    kept = {k: meta_text(v) if isinstance(v, str) else v for k, v in meta.items() if v is not None}
+    kept = {
+        k: clean_text(v, META_CHARS) if isinstance(v, str) else v
+        for k, v in meta.items()
+        if v is not None
+    }
     if kept:
         out["meta"] = kept
     return out
@@ -225,7 +232,4 @@ def exit_code_in(text: str) -> int | None:
 
 
 class Tally(Counter[str]):
-    """Records per bucket; ``total`` equals the lines read (bad JSON lines included)."""
-
-    def total_records(self) -> int:
-        return sum(self.values())
+    """Records per bucket; ``total()`` equals the lines read (bad JSON lines included)."""

@@ -1,16 +1,11 @@
 """A whole new source session, read, converted, redacted and encoded in one go (pure).
 
-The import runs this in worker processes for a run's new sources: everything CPU-bound
-about a new session happens here, and the importer's main process only writes the bytes,
-the database and the state, as for any other source. The bytes are exactly those ``TranscriptStore.append_rows(key, rows,
-metadata=...)`` writes for a new session: line 0 (the store's head, then the metadata),
-then every row checked by the content rule, redacted at the write boundary, in the
-store's key order, stamped ``now``, ``now + 1µs``, … (``monotonic_ts`` from no previous
-row with one clock reading), each line within the line cap.
-
-Anything but a clean new session (unreadable, over the size limit, no complete line yet,
-another format, a row the store would refuse) answers None: the importer reads it
-itself and says why.
+The import runs this in worker processes for a run's new sources (everything CPU-bound
+about a new session); the importer only writes the bytes, the database and the state. The
+bytes are exactly those ``TranscriptStore.append_rows(key, rows, metadata=...)`` writes for
+a new session: line 0, then every row checked by the content rule, redacted, in the
+store's key order, stamped ``now``, ``now + 1µs``, … , each line within the line cap.
+Anything but a clean new session answers None: the importer reads it itself and says why.
 """
 
 from __future__ import annotations
@@ -36,6 +31,7 @@ from ..user_turns import is_user_turn
 from .source import (
     CONVERTERS,
     Batch,
+    SourceState,
     convert_range,
     format_warning,
     has_conversation,
@@ -46,11 +42,9 @@ from .source import (
     read_whole,
     session_key,
     session_metadata,
-    session_title,
     source_format,
     state_after,
 )
-from .state import SourceState
 
 ONE_MICROSECOND = timedelta(microseconds=1)
 
@@ -71,11 +65,9 @@ class Job:
 @dataclass(slots=True)
 class Prepared:
     path: Path
-    key: str
     blob: bytes  # line 0 and every row, as the store would write them
     metadata: dict[str, Any]  # line 0 as written
-    state: SourceState  # the source's state once this import is recorded
-    counts: dict[str, int]  # the tally of every source record
+    state: SourceState  # the source's once this import is recorded (its key, its tally)
     row_count: int
     user_turns: int
     last_activity: datetime | None  # the newest record's source time (newest_activity)
@@ -102,15 +94,13 @@ def prepare(path: Path, job: Job) -> Prepared | None:
         batch = convert_range(fd, 0, st.st_size, found, state.conv, data)
         if batch.offset == 0 or not has_conversation(batch):
             return None  # no turn in it: the importer says why and stores nothing
-        prov = state.conv.prov
-        key = session_key(found, path, prov, state.conv.sidechain)
+        key = session_key(found, path, state.conv)
         if key_refusal(key) is not None:
             return None  # a name no file system takes: the importer reports why
         state = state_after(state, key, batch, fd, st, data)
     finally:
         os.close(fd)
-    title = session_title(batch.rows, prov, state.conv.titles)
-    meta = session_metadata(key, found, path, prov, title, job.app_name)
+    meta = session_metadata(key, found, path, state.conv, batch.rows, job.app_name)
     try:
         prepared = encoded(path, state, batch, meta, job.clock(), job.max_line, job.stamps)
     except RecordRejected:
@@ -127,17 +117,14 @@ def encoded(
     max_line: int,
     stamps: bool,
 ) -> Prepared:
-    """A new session of ``batch``'s rows, encoded as the store writes it (``state``: the
-    source's once it is recorded); ``RecordRejected`` for a row the store would refuse.
-    ``stamps``: keep every row's ts and role (--follow announces them)."""
+    """A new session of ``batch``'s rows as the store writes it; ``RecordRejected`` for a
+    row the store would refuse. ``stamps``: keep every row's ts and role (--follow)."""
     blob, line0, ts = encode_session(batch.rows, meta, now, max_line)
     return Prepared(
         path=path,
-        key=state.key,
         blob=blob,
         metadata=line0,
         state=state,
-        counts=state.tally,
         row_count=len(batch.rows),
         user_turns=sum(1 for row in batch.rows if is_user_turn(row)),
         last_activity=newest_activity(batch.rows, ts, agent=True),
@@ -173,8 +160,8 @@ def encode_session(
         # The converters' shapes (role, content and meta, or no meta): row_order's dict
         # built at once, and the content rule asked of the few values there are
         # (``_plainly_valid``'s tests, unrolled).
-        if keys == with_meta and type(content := row["content"]) is str:
-            meta = row["meta"]
+        if keys in (with_meta, bare) and type(content := row["content"]) is str:
+            meta = row.get("meta")  # None in a bare row: _plain_meta's pass
             if (
                 "\x00" in content
                 or len(content) > cap
@@ -182,11 +169,9 @@ def encode_session(
                 or not _plain_meta(meta)
             ):
                 check_content(row, what="row")  # decides, and says why
-            ordered = {"role": role, "content": content, "ts": stamps[number], "meta": meta}
-        elif keys == bare and type(content := row["content"]) is str:
-            if "\x00" in content or len(content) > cap or not _plain_text(role):
-                check_content(row, what="row")
-            ordered = {"role": role, "content": content, "ts": stamps[number]}
+            ordered: dict[str, Any] = {"role": role, "content": content, "ts": stamps[number]}
+            if keys == with_meta:
+                ordered["meta"] = meta
         else:
             if "_type" in row:
                 raise RecordRejected("a row may not carry _type")
@@ -209,10 +194,9 @@ def encode_session(
 
 
 def _stamps(local: datetime, count: int) -> list[str]:
-    """``(local + n µs).isoformat()`` for n < count (``monotonic_ts`` from no previous
-    row with one clock reading): only the microseconds change until the second turns,
-    so the text is patched; 0 µs (isoformat leaves the fraction out) and the turn of a
-    second take isoformat itself."""
+    """``(local + n µs).isoformat()`` for n < count: only the microseconds change until
+    the second turns, so the text is patched; 0 µs (isoformat leaves the fraction out)
+    and the turn of a second take isoformat itself."""
     micro = local.microsecond
     base = local.isoformat()
     if not micro:
@@ -231,9 +215,8 @@ CONTENT_CHUNK = 32  # rows whose contents are judged together: a secret costs it
 
 
 def _contents_unchanged(rows: list[dict[str, Any]]) -> list[bool]:
-    """Per row, True when redaction is known to leave its content as it is: a user row
-    (never redacted), or a chunk of rows whose contents ``all_unchanged`` clears at once.
-    False: redact it on its own."""
+    """Per row, True when redaction leaves its content as it is: a user row (never
+    redacted), or in a chunk whose contents ``all_unchanged`` clears at once."""
     flags = [row.get("role") == "user" or not isinstance(row.get("content"), str) for row in rows]
     for start in range(0, len(rows), CONTENT_CHUNK):
         chunk = range(start, min(start + CONTENT_CHUNK, len(rows)))
@@ -250,13 +233,13 @@ _SCALARS = (int, bool, float, type(None))
 
 
 def _plain_text(text: str) -> bool:
-    """The content rule's test of one string (``_plainly_valid``'s, for one value)."""
+    """The content rule's test of one string."""
     return "\x00" not in text and len(text) <= MAX_TEXT_CHARS
 
 
 def _plain_meta(meta: Any) -> bool:
-    """``_plainly_valid``'s test of a row's ``meta`` (a flat dict of strings and small
-    scalars); False means "not decided here"."""
+    """The content rule's test of a flat dict of strings and small scalars (or one such
+    value); False means "not decided here"."""
     if type(meta) is not dict:
         return meta is None or type(meta) is bool or (type(meta) is str and _plain_text(meta))
     low, high = _INT_RANGE
@@ -277,10 +260,9 @@ def _plain_meta(meta: Any) -> bool:
 
 def _extras_may_hold_secret(rows: list[dict[str, Any]]) -> bool:
     """Whether any redacted row's ``meta`` or ``variants`` may change: every string in
-    them (keys too) judged at once (``redaction.batch.all_unchanged``: one prefilter scan,
-    at most one pass 1) instead of row by row. Real rows' meta holds a timestamp and a
-    tool-use id, each of which trips the window trigger on its own. False means each
-    row's redaction is its content's alone."""
+    them (keys too) judged at once (``all_unchanged``: one prefilter scan) instead of row
+    by row, since real rows' meta (a timestamp, a tool-use id) trips the window trigger
+    on its own. False: each row's redaction is its content's alone."""
     texts: list[str] = []
     keys: set[str] = set()  # meta's keys: the same few in every row
     add, more = texts.append, keys.update
@@ -345,9 +327,8 @@ _INT_RANGE = (-(2**63), 2**64 - 1)  # what orjson can write (the rule's integer 
 
 def _plainly_valid(row: dict[str, Any]) -> bool:
     """True for a row the content rule accepts, in the converters' shape (strings, small
-    scalars, one level of ``meta``): the rule's own walk, unrolled (it runs per row).
-    False means "not decided here": ``check_content`` decides, and says why. The row's
-    own keys and scalars take ``_plain_meta``'s test, each dict value the same test."""
+    scalars, one level of ``meta``): the rule's walk, unrolled (it runs per row). False
+    means "not decided here": ``check_content`` decides, and says why."""
     flat: dict[Any, Any] = {}
     for key, value in row.items():
         if type(value) is dict:

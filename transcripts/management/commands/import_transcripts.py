@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager, nullcontext
+from contextlib import nullcontext
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -22,12 +22,20 @@ from transcripts.services import (
     ImportSourceError,
     session_import_paths,
 )
-from transcripts.services.agent_import import agent_import_paths
-from transcripts.services.agent_sources import import_format_default
+from transcripts.services.agent_import import agent_import_paths, import_format_default
 
 # --follow polls every source folder this often (seconds); a record lands in the store
 # within about one interval of being written (two at worst).
 FOLLOW_INTERVAL_S = 1.0
+# No session file under any PATH: say where sessions usually are, not just 0.
+NO_AGENT_SESSIONS = (
+    "No *.jsonl session files there. Claude Code keeps them under "
+    "~/.claude/projects, Codex CLI under ~/.codex/sessions."
+)
+NO_TRANSCRIPTS = (
+    "No Kiro Crew transcripts there (*.jsonl). For Claude Code or Codex CLI "
+    "sessions add --format claude-code, codex or auto."
+)
 
 
 class Command(BaseCommand):
@@ -108,7 +116,7 @@ class Command(BaseCommand):
                 paths=options["paths"],
                 app=owner,
                 dry_run=options["dry_run"],
-                progress=lambda done, total, o: self._progress(done, total, o, verbosity, use_bar),
+                progress=partial(self._progress, verbosity=verbosity, use_bar=use_bar),
             )
         except ImportSourceError as exc:
             raise CommandError(str(exc)) from exc
@@ -118,7 +126,7 @@ class Command(BaseCommand):
         if verbosity >= 1:
             self._report(result, verbosity)
             if not result.outcomes and options["paths"]:
-                self._nothing_found(agent_formats=False)
+                self.stderr.write(NO_TRANSCRIPTS, self.style.WARNING)
         counts = result.counts()
         if counts["bad"] or counts["conflict"]:  # the rest was imported; the exit says so
             raise CommandError(
@@ -170,7 +178,7 @@ class Command(BaseCommand):
                 if verbosity >= 1 and fresh:
                     self._report_agents(result, verbosity)
                 if verbosity >= 1 and polls == 1 and not result.outcomes:
-                    self._nothing_found(agent_formats=True)
+                    self.stderr.write(NO_AGENT_SESSIONS, self.style.WARNING)
                 if not options["follow"] or polls == options["polls"]:
                     break
                 time.sleep(options["interval"])
@@ -183,20 +191,6 @@ class Command(BaseCommand):
             raise CommandError(f"{bad} files skipped", returncode=1)
         return False
 
-    def _nothing_found(self, *, agent_formats: bool) -> None:
-        """No session file under any PATH: say where sessions usually are, not just 0."""
-        if agent_formats:
-            hint = (
-                "No *.jsonl session files there. Claude Code keeps them under "
-                "~/.claude/projects, Codex CLI under ~/.codex/sessions."
-            )
-        else:
-            hint = (
-                "No Kiro Crew transcripts there (*.jsonl). For Claude Code or Codex CLI "
-                "sessions add --format claude-code, codex or auto."
-            )
-        self.stderr.write(hint, self.style.WARNING)
-
     def _report_agents(self, result: ImportResult, verbosity: int) -> None:
         for outcome in result.outcomes:
             if outcome.status == "imported" or outcome.status == "bad" or verbosity >= 2:
@@ -206,12 +200,7 @@ class Command(BaseCommand):
                 if records:
                     text += " (records: " + ", ".join(f"{k}={v}" for k, v in records.items()) + ")"
                 self.stdout.write(f"{outcome.file}: {text}")
-        counts = result.counts()
-        prefix = "Dry run, nothing changed. Would import" if result.dry_run else "Imported"
-        self.stdout.write(
-            f"{prefix} {counts['imported']}, unchanged {counts['unchanged']}, bad {counts['bad']}",
-            self.style.SUCCESS,
-        )
+        self._totals(result)
 
     def _report(self, result: ImportResult, verbosity: int) -> None:
         for outcome in result.with_status("copied", "present", "conflict"):
@@ -219,12 +208,10 @@ class Command(BaseCommand):
                 text = describe(outcome, dry_run=result.dry_run)
                 self.stdout.write(f"{outcome.file}: {text}")
         counts = result.counts()
-        prefix = "Dry run, nothing changed. Would import" if result.dry_run else "Imported"
-        self.stdout.write(
-            f"{prefix} {counts['imported']}, unchanged {counts['unchanged']}, "
-            f"bad {counts['bad']}, conflicts {counts['conflict']}; "
+        self._totals(
+            result,
+            f", conflicts {counts['conflict']}; "
             f"archives copied {counts['copied']}, already present {counts['present']}",
-            self.style.SUCCESS,
         )
         for title, status in (("Bad files (skipped)", "bad"), ("Conflicts (skipped)", "conflict")):
             listed = result.with_status(status)
@@ -233,22 +220,26 @@ class Command(BaseCommand):
                 for outcome in listed:
                     self.stdout.write(f"  {outcome.file}: {outcome.reason}")
 
+    def _totals(self, result: ImportResult, more: str = "") -> None:
+        counts = result.counts()
+        prefix = "Dry run, nothing changed. Would import" if result.dry_run else "Imported"
+        self.stdout.write(
+            f"{prefix} {counts['imported']}, unchanged {counts['unchanged']}, "
+            f"bad {counts['bad']}{more}",
+            self.style.SUCCESS,
+        )
+
     def _progress(
         self, done: int, total: int, outcome: FileOutcome, verbosity: int, use_bar: bool
     ) -> None:
         if use_bar and self._bar is None:
             self._bar = tqdm(total=total, unit="file", file=sys.stderr, leave=False)
         if verbosity >= 2 or (verbosity >= 1 and outcome.status != "unchanged"):
-            with self._external_write():
+            with tqdm.external_write_mode(file=sys.stderr) if self._bar else nullcontext():
                 text = describe(outcome, dry_run=self._dry_run)
                 self.stdout.write(f"[{done}/{total}] {outcome.file}: {text}")
         if self._bar is not None:
             self._bar.update(1)
-
-    @contextmanager
-    def _external_write(self) -> Iterator[None]:
-        with tqdm.external_write_mode(file=sys.stderr) if self._bar else nullcontext():
-            yield
 
 
 DRY_RUN_WORDS = {"imported": "would import", "copied": "would copy"}
