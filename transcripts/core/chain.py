@@ -1,9 +1,8 @@
 """The session's chain of files: rotate archives oldest first, then the current file.
 
-Read whole (``read_session``) or by its end (``read_session_tail``).
-Which archives belong to the session is ``archive.membership`` on the archive's header as
-the fold reads it (its first object); each file folds on its own (a revision never
-crosses files).
+Read whole (``read_session``) or by its end (``read_session_tail``). Which archives belong
+is ``archive.membership`` on the header as the fold reads it (its first object); each file
+folds on its own (a revision never crosses files).
 """
 
 from __future__ import annotations
@@ -18,11 +17,8 @@ from .codec import POSITION_HINT, RecordKind, generation
 from .errors import SessionNotFound
 from .fold import FoldReport, fold_lines, fold_stream
 from .fsutil import open_regular
-from .identity import Identity
-from .lines import first_record
-from .reader import UTF8_BOM, RawLine, iter_lines
-from .storefiles import StoreFiles
-from .tail import read_tail
+from .reader import UTF8_BOM, RawLine, first_record, iter_lines, split_lines
+from .storefiles import Identity, StoreFiles
 
 HEADER_BLOCK = 8 * 1024  # an archive's header is its first line: never read the whole file
 _HINT = f'"{POSITION_HINT}"'.encode()
@@ -30,8 +26,6 @@ _HINT = f'"{POSITION_HINT}"'.encode()
 
 @dataclass(slots=True)
 class SessionView:
-    """The whole session: archives (oldest first), then the current file, folded."""
-
     key: str
     metadata: dict[str, Any] | None
     rows: list[dict[str, Any]]
@@ -42,9 +36,9 @@ class SessionView:
 def read_session(store: StoreFiles, key: str) -> SessionView:
     """Archives + current file, each folded, rows in order.
 
-    Only this session's own files: a fork holds its seed rows itself (``fork.py``), and
-    line 0's ``forked_from`` is provenance that no read follows, so no session ever
-    shows rows of whoever now has (or shares the file stem of) that name.
+    Only this session's own files: a fork holds its seed rows itself, and line 0's
+    ``forked_from`` is provenance no read follows, so no session ever shows rows of
+    whoever now has (or shares the file stem of) that name.
     """
     path = store.path(key)
     if not path.is_file():
@@ -98,16 +92,56 @@ def _archive_header(path: Path, max_line: int) -> dict[str, Any] | None:
     return None
 
 
-def session_files(store: StoreFiles, key: str, gen: int) -> list[Path]:
-    """The session's files, oldest first: the archives whose rows belong to it now
-    (``membership`` against the file's generation ``gen``), then the current file."""
-    paths = [
-        archive
-        for archive in store.archive_paths(key)
-        if membership(_archive_header(archive, store.max_line), gen) is Membership.SESSION
-    ]
-    paths.append(store.path(key))
-    return paths
+@dataclass(slots=True)
+class FileTail:
+    path: Path
+    start: int  # byte offset of the first returned line in the file
+    lines: list[bytes]  # whole lines, without "\n"; line 0 of the file included if start == 0
+
+
+def read_tail(
+    paths: list[Path], budget: int, max_line: int, last_size: int | None = None
+) -> list[FileTail]:
+    """Windows of ``paths`` (oldest first) covering their last ``budget`` bytes, oldest first.
+
+    The cost is the budget, never the session's length: files are read newest first, each
+    from its end by ``pread``, and a line cut by the window's start is dropped. A line over
+    ``max_line`` is dropped, as the fold drops it; an unterminated last line is kept (the
+    fold keeps one too, as a torn tail it reports). Missing files are skipped (rotated away
+    since listed); one no longer a regular file raises ``NotRegularFile`` (an ``OSError``),
+    never blocks. ``last_size`` caps the newest file at the size of an earlier snapshot.
+    """
+    out: list[FileTail] = []
+    left = budget
+    for path in reversed(paths):
+        if left <= 0:
+            break
+        newest = path == paths[-1]
+        try:
+            # Never blocks on a FIFO planted in the folder; the session's own file is read
+            # through a link, as every reader reads it.
+            fd, st = open_regular(path, follow_links=newest)
+        except FileNotFoundError:
+            continue
+        try:
+            size = st.st_size
+            if last_size is not None and newest:
+                size = min(size, last_size)
+            start = max(0, size - left)
+            data = os.pread(fd, size - start, start)
+        finally:
+            os.close(fd)
+        left -= len(data)
+        if start > 0:
+            # The first piece is the end of a line that began before the window (or, if the
+            # byte before the window is "\n", a whole line: dropped too, one row is cheap).
+            cut = data.find(b"\n")
+            start += cut + 1 if cut >= 0 else len(data)
+            data = data[cut + 1 :] if cut >= 0 else b""
+        lines = split_lines(data, max_line, at_file_start=start == 0)
+        out.append(FileTail(path, start, lines))
+    out.reverse()
+    return out
 
 
 def read_session_tail(
@@ -116,17 +150,22 @@ def read_session_tail(
     """The folded rows of the session's last ``budget`` bytes, oldest first, or None when
     only ``read_session`` can answer.
 
-    The chain is the one ``identity`` (a snapshot taken before) names: its generation picks
-    the archives, its size caps the current file (rows appended since are not read). Whole
-    lines only (``tail.read_tail``); each file's window folds on its own: a revision is
-    appended after its target, so every revision that targets a row of the window is in
-    it, and one whose target lies before it targets nothing the window keeps. None when
-    the chain fits in ``budget`` (read it whole), when a file vanished or changed type
-    meanwhile, or when a position hint is in the window: it can move a row across the
+    The chain is the one ``identity`` (an earlier snapshot) names: its generation picks the
+    archives, its size caps the current file. Each file's window folds on its own: a
+    revision is appended after its target, so every revision that targets a row of the
+    window is in it, and one whose target lies before it targets nothing the window keeps.
+    None when the chain fits in ``budget`` (read it whole), when a file vanished or changed
+    type meanwhile, or when a position hint is in the window: it can move a row across the
     window's start.
     """
     try:
-        paths = session_files(store, key, identity.gen)
+        paths = [
+            archive
+            for archive in store.archive_paths(key)
+            if membership(_archive_header(archive, store.max_line), identity.gen)
+            is Membership.SESSION
+        ]
+        paths.append(store.path(key))
         if sum(p.stat().st_size for p in paths) <= budget:
             return None
         tails = read_tail(paths, budget, store.max_line, identity.size)

@@ -129,6 +129,29 @@ def parse_metadata_line(line: bytes) -> dict[str, Any] | None:
     return value
 
 
+def split_lines(data: bytes, max_line: int, *, at_file_start: bool = True) -> list[bytes]:
+    """``data``'s lines as the fold sees them, without their ``\\n`` (``at_file_start``:
+    ``data`` begins at byte 0, so a BOM is removed from line 0, as the fold strips it). A
+    line longer than ``max_line`` is dropped (the fold skips it; a BOM counts towards it)."""
+    lines = data.split(b"\n")
+    if lines[-1] == b"":
+        lines.pop()
+    if at_file_start and lines and lines[0].startswith(UTF8_BOM) and len(lines[0]) <= max_line:
+        lines[0] = lines[0][len(UTF8_BOM) :]
+    if any(len(line) > max_line for line in lines):
+        lines = [line for line in lines if len(line) <= max_line]
+    return lines
+
+
+def first_record(lines: list[bytes]) -> dict[str, Any] | None:
+    """The first line that parses to an object: what the fold takes as line 0."""
+    for line in lines:
+        value, bad = parse_json_line(line)
+        if not bad and type(value) is dict:
+            return value
+    return None
+
+
 def read_line0(path: Path, max_line: int = MAX_LINE_BYTES) -> dict[str, Any] | None:
     """Line 0 of a transcript file when it is a metadata record, else None; OSError raises."""
     with path.open("rb") as fp:

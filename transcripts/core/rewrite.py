@@ -1,9 +1,9 @@
-"""The only rewrites of a transcript: metadata edits, rewind, rotation; plus delete (fork: ``fork.py``).
+"""The only writes besides appends: metadata edits, rewind, rotation, delete and fork.
 
-Each runs under the transcript's lock and replaces the file atomically (temp + fsync +
-replace + directory fsync, per the fsync policy). Metadata edits and rotation restore the
-previous mtime so the session list order and unrelated caches do not move; rotation and
-rewind advance ``rotation_generation`` (``gen``) because they change the content.
+Each rewrite runs under the transcript's lock and replaces the file atomically (temp +
+fsync + replace + directory fsync, per the fsync policy). Metadata edits and rotation
+restore the previous mtime so the session list order and unrelated caches do not move;
+rotation and rewind advance ``rotation_generation`` (``gen``) because they change content.
 Rows a rewrite drops are archived first; if archiving fails, nothing is rewritten, and if
 the rewrite then fails (disk full), the archive is taken back so no row shows up twice.
 A failed rewrite raises ``TranscriptWriteError`` (errno and path), never a bare OSError.
@@ -12,6 +12,7 @@ A failed rewrite raises ``TranscriptWriteError`` (errno and path), never a bare 
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import logging
 import os
@@ -21,6 +22,7 @@ from typing import Any
 
 from . import locking
 from .archive import ROTATE_REASON, is_unlanded, read_header, write_archive
+from .chain import read_session
 from .codec import (
     MAX_LINE_BYTES,
     POSITION_HINT,
@@ -31,29 +33,23 @@ from .codec import (
     encode_record,
     generation,
 )
+from .content import check_content
 from .derived import reap_derived
 from .errors import (
     ArchiveError,
     RecordRejected,
     RowNotFound,
+    SessionExists,
     SessionNotFound,
     TranscriptWriteError,
 )
-from .fold import Folded
+from .fold import Folded, FoldReport
 from .fsutil import atomic_write, remove_stale_temps
 from .reader import iter_lines, parse_json_line, parse_metadata_line
 from .storefiles import StoreFiles
-from .timestamps import monotonic_ts
+from .timestamps import monotonic_ts, parse_ts, ts_sort_key, ts_strictly_after
 
 log = logging.getLogger(__name__)
-
-
-def _split_head(data: bytes) -> tuple[dict[str, Any] | None, bytes]:
-    """Line 0 parsed as metadata (or None) and the bytes after it."""
-    nl = data.find(b"\n")
-    first, rest = (data, b"") if nl < 0 else (data[:nl], data[nl + 1 :])
-    value = parse_metadata_line(first)
-    return (None, data) if value is None else (value, rest)
 
 
 def _replace(store: StoreFiles, key: str, data: bytes, mtime_ns: int) -> None:
@@ -92,6 +88,7 @@ def update_metadata(store: StoreFiles, key: str, updates: dict[str, Any]) -> boo
     Returns False (and writes nothing) when the file is missing or line 0 is not metadata:
     an edit never clobbers a line it cannot read.
     """
+    check_content(updates, what="metadata")
     with store.locked(key):
         path = store.path(key)
         try:
@@ -99,7 +96,8 @@ def update_metadata(store: StoreFiles, key: str, updates: dict[str, Any]) -> boo
             data = path.read_bytes()
         except FileNotFoundError:
             return False
-        metadata, rest = _split_head(data)
+        first, _, rest = data.partition(b"\n")
+        metadata = parse_metadata_line(first)
         if metadata is None:
             log.warning("metadata edit skipped for %s: line 0 is not metadata", key)
             return False
@@ -130,7 +128,7 @@ def rewind(store: StoreFiles, key: str, after_ts: str) -> int:
             ]
         if not lines:
             raise RowNotFound(after_ts)
-        metadata, _ = _split_head(lines[0][0] + b"\n")
+        metadata = parse_metadata_line(lines[0][0])
         cut = max(
             (i for i, (_, (kind, ts, _t)) in enumerate(lines) if kind == "row" and ts == after_ts),
             default=-1,
@@ -180,22 +178,16 @@ def _classify(data: bytes | None) -> tuple[str, str | None, str | None]:
     return "other", ts, None
 
 
-def _drop_unlanded_archives(store: StoreFiles, key: str, current_gen: int) -> None:
-    """Remove archives a crashed rewrite left for a generation the file never reached.
-
-    Under the lock such an archive's rows are all still in the file; left in place it
-    would turn "valid" once a later rewrite reaches the same generation number.
-    """
-    for path in store.archive_paths(key):
-        if is_unlanded(read_header(path), current_gen):
-            log.warning("removing unlanded archive %s of %s", path.name, key)
-            path.unlink(missing_ok=True)
-
-
 def _archive_or_fail(
     store: StoreFiles, key: str, lines: list[bytes], reason: str, generation: int
 ) -> Path:
-    _drop_unlanded_archives(store, key, generation - 1)
+    # Under the lock, an archive a crashed rewrite left for a generation the file never
+    # reached holds rows all still in the file; left in place it would turn "valid" once a
+    # later rewrite reaches the same generation number.
+    for path in store.archive_paths(key):
+        if is_unlanded(read_header(path), generation - 1):
+            log.warning("removing unlanded archive %s of %s", path.name, key)
+            path.unlink(missing_ok=True)
     try:
         return write_archive(
             store.archive_dir,
@@ -384,3 +376,78 @@ def delete(store: StoreFiles, key: str) -> bool:
         reap_derived(store.root, key)
         remove_stale_temps(path.parent, path.name)
         return existed
+
+
+# Line 0 keys a fork writes; the caller's metadata can never override them.
+PROVENANCE = ("forked_from", "fork_parent_sig", "fork_parent_gen", "fork_seed_len")
+
+
+def fork(
+    store: StoreFiles, parent_key: str, child_key: str, metadata: dict[str, Any] | None = None
+) -> int:
+    """Create ``child_key`` holding the parent's rows; returns how many rows it copied.
+
+    The parent is read under its lock (one consistent snapshot of archives + file and its
+    identity), the child written under its own; the two locks are never held together, so
+    two forks in opposite directions cannot deadlock. ``SessionNotFound`` for a missing
+    parent, ``SessionExists`` when the child is already there (nothing is written then).
+    """
+    with store.locked(parent_key):
+        view = read_session(store, parent_key)
+        parent = store.identity(parent_key)
+    provenance = {
+        "forked_from": parent_key,
+        "fork_parent_sig": parent.sig if parent else None,
+        "fork_parent_gen": parent.gen if parent else None,
+        "fork_seed_len": len(view.rows),
+    }
+    now = store.clock()
+    head = {
+        "_type": RecordKind.METADATA,
+        "created_at": now.astimezone().isoformat(),
+        "last_consolidated": 0,
+    }
+    extra = {k: v for k, v in (metadata or {}).items() if k not in PROVENANCE and k != "_type"}
+    body = encode_record({**head, **extra, **provenance}, max_line=store.max_line)
+    body += _seed_bytes(view.rows, now)
+    path = store.path(child_key)
+    with store.locked(child_key):
+        if path.exists():
+            raise SessionExists(child_key)
+        # Complete under a temp name, then linked in: a crash leaves no child or the whole
+        # one, and the link (unlike a rename) fails when a file of that name appeared.
+        try:
+            atomic_write(path, body, fsync=store.fsync.on_rewrite, exclusive=True)
+        except FileExistsError:
+            raise SessionExists(child_key) from None
+        except OSError as exc:
+            raise TranscriptWriteError(str(path), exc.errno, "fork failed") from exc
+        if len(body) > store.max_bytes:
+            rotate_locked(store, child_key)  # a big seed gets the size limit every append gets
+    return len(view.rows)
+
+
+def _seed_bytes(rows: list[dict[str, Any]], now: Any) -> bytes:
+    """The rows as lines whose ``ts`` grow down the file, folding back to ``rows``.
+
+    A parent whose rows were moved by position revisions folds to an order its ``ts`` do
+    not follow. Written in that order, the child's next append would be stamped after the
+    last line's ts and could repeat an earlier row's ts. So such rows are written in ts
+    order and the folded order is re-expressed as position revisions, as rotation does.
+    """
+    lines = [reencode(row)[:-1] for row in rows]
+    stamps = [row.get("ts") for row in rows]
+    usable = [ts for ts in stamps if isinstance(ts, str) and parse_ts(ts) is not None]
+    if len(set(usable)) < len(rows) or all(
+        ts_strictly_after(b, a) for a, b in itertools.pairwise(usable)
+    ):
+        # In order already; or legacy rows without a usable, unique ts, which a position
+        # revision could not target: kept as folded.
+        return b"".join(line + b"\n" for line in lines)
+    by_ts = sorted(range(len(rows)), key=lambda i: ts_sort_key(stamps[i]))
+    physical = [0] * len(rows)
+    for position, index in enumerate(by_ts):
+        physical[index] = position
+    folded = Folded(None, rows, FoldReport(), order=physical)
+    body = b"".join(lines[i] + b"\n" for i in by_ts)
+    return body + position_revisions(folded, by_ts, now)

@@ -1,9 +1,8 @@
 """The store's files: where a session's transcript, lock and archives live, the cheap reads
 of them (line 0, sig, identity) and the fold of one file.
 
-``TranscriptStore`` (``store.py``) adds appends and whole-session reads; the rewrites
-(``rewrite.py``, ``fork.py``) and the session chain (``chain.py``) take a ``StoreFiles``,
-so none of them imports the store that calls them.
+``TranscriptStore`` (``store.py``) adds appends; the rewrites (``rewrite.py``) and the
+session chain (``chain.py``) take a ``StoreFiles``, so none imports the store that calls them.
 """
 
 from __future__ import annotations
@@ -12,17 +11,17 @@ import contextlib
 import errno
 import os
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from . import locking
 from .archive import archive_candidates
-from .codec import MAX_LINE_BYTES
+from .codec import MAX_LINE_BYTES, generation
 from .errors import SessionNotFound
 from .fold import Folded, fold_stream
 from .fsutil import FsyncPolicy
-from .identity import Identity, read_identity
 from .keys import BARE_PREFIX, safe_key
 from .reader import read_line0
 from .timestamps import now_local
@@ -30,6 +29,15 @@ from .timestamps import now_local
 # The original's rotation limits: past MAX_BYTES keep at most KEEP_LINES newest rows.
 MAX_BYTES = 10 * 1024 * 1024
 KEEP_LINES = 200
+
+
+@dataclass(frozen=True, slots=True)
+class Identity:
+    """What a derived artifact (a summary sidecar) is valid for."""
+
+    sig: int  # st_mtime_ns: moves with every append (strict sig)
+    gen: int  # line 0's rotation_generation: advanced by every content rewrite
+    size: int
 
 
 class StoreFiles:
@@ -110,7 +118,16 @@ class StoreFiles:
 
     def identity(self, key: str) -> Identity | None:
         """Snapshot ``sig`` first, then ``gen`` (the order the summary guard relies on)."""
-        return read_identity(self.path(key), self.max_line)
+        path = self.path(key)
+        try:
+            st = path.stat()
+        except FileNotFoundError:
+            return None
+        try:
+            metadata = read_line0(path, self.max_line)
+        except FileNotFoundError:  # deleted since the stat: an empty line 0 reads as gen 0
+            metadata = None
+        return Identity(st.st_mtime_ns, generation(metadata), st.st_size)
 
     def _identity_now(self, key: str) -> Identity:
         identity = self.identity(key)

@@ -26,9 +26,9 @@ from summaries.services import PassOutcome, PassResult, summary_generate
 from summaries.state import summary_turn_mark_set
 from tests.summaries.django.conftest import must
 from transcripts.core import chain
+from transcripts.core.chain import read_tail
 from transcripts.core.errors import RowNotFound
 from transcripts.core.store import TranscriptStore
-from transcripts.core.tail import read_tail
 from transcripts.models import Session
 from transcripts.runtime import get_store
 from transcripts.services import session_sync
