@@ -1,28 +1,21 @@
 """The one rule for JSON content that enters a transcript, and its read-side counterpart.
 
-Every way content enters (an API body, a row, a revision patch, a row's ``meta``, line 0's
-metadata on create and on a title edit) passes :func:`check_content` before a byte is
-written. The rule, with its reasons:
+Every way content enters (an API body, a row, a revision patch, a row's ``meta``, line 0
+on create and on a title edit) passes :func:`check_content` before a byte is written:
 
-* **Nesting**: at most ``MAX_DEPTH`` (64) objects/arrays inside one another, counted
-  from the outermost value. Counted on a request body or on a whole record, it gives
-  the same answer: a row's fields and a revision's patch sit one level below both.
-  64 is far beyond any agent's ``meta`` and far below every recursive consumer's limit
-  (orjson writes at most 254 levels; Python's recursion limit is 1000).
-* **Numbers**: finite floats and integers in the signed/unsigned 64-bit range only.
-  ``NaN``, ``Infinity`` and ``1e400`` are not JSON; stored, they came back as ``null``.
-* **Text**: no string (value or object key) holds U+0000, which PostgreSQL cannot store
-  (text or jsonb) and which the summaries would carry into the database; and none is
-  longer than ``MAX_TEXT_CHARS``, the content cap, so a revision patch or a ``meta``
-  value cannot carry what a row's ``content`` may not.
-* **Keys** are strings.
+* **Nesting** at most ``MAX_DEPTH`` (64) containers, counted from the outermost value (a
+  row's fields and a patch sit one level below both a body and a record, so both count
+  alike): far beyond any agent's ``meta``, far below orjson's 254 levels and Python's
+  recursion limit of 1000.
+* **Numbers** finite, integers in the signed/unsigned 64-bit range: ``NaN``,
+  ``Infinity`` and ``1e400`` are not JSON; stored, they came back as ``null``.
+* **Text** (values and keys) without U+0000, which PostgreSQL cannot store and the
+  summaries would carry into the database, and at most ``MAX_TEXT_CHARS``, so a patch or
+  a ``meta`` value cannot carry what a row's ``content`` may not. **Keys** are strings.
 
-Readers never raise on content: :func:`bound_rows` replaces each field of a row already
-on disk (an import, an older writer) that nests too deep with a marker and reports it
-(``too_deep``). The presenters call it (API transcript, dashboard session page, admin),
-not the fold: finding a deep line in the fold's hot path costs about as much as parsing
-it, and the summaries only ever take strings from rows. Every walk here stops at
-``MAX_DEPTH``, so it uses a bounded number of frames however deep the value.
+Readers never raise on content: :func:`bound_rows` marks each field of a row on disk that
+nests too deep (``too_deep``), in the presenters, not the fold: finding a deep line in the
+fold's hot path costs about as much as parsing it. Every walk stops at ``MAX_DEPTH``.
 """
 
 from __future__ import annotations
@@ -97,7 +90,7 @@ def check_content(value: Any, *, what: str = "record") -> None:
         raise ContentRejected(f"{what}: {problem}")
 
 
-def exceeds_depth(value: Any, limit: int = MAX_DEPTH) -> bool:
+def _exceeds_depth(value: Any, limit: int) -> bool:
     """Whether ``value`` nests more than ``limit`` containers deep (iterative, stops early)."""
     stack: list[tuple[Any, int]] = [(value, 0)]
     while stack:
@@ -120,7 +113,7 @@ def bound_row(row: dict[str, Any]) -> dict[str, Any] | None:
     deep = [
         key
         for key, value in row.items()
-        if type(value) in _CONTAINERS and exceeds_depth(value, MAX_DEPTH - 1)
+        if type(value) in _CONTAINERS and _exceeds_depth(value, MAX_DEPTH - 1)
     ]
     if not deep:
         return None

@@ -14,7 +14,7 @@ import errno
 import os
 import secrets
 import stat
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -67,17 +67,13 @@ def atomic_write(
     mode: int | None = None,
     exclusive: bool = False,
 ) -> None:
-    """Replace ``path`` with ``data``; with ``mtime_ns`` the new file keeps that mtime.
+    """Replace ``path`` with ``data`` (bytes or chunks; any failure leaves nothing behind).
 
-    The mtime is set on the temp file before the rename, so no reader ever sees the new
-    content with a moved signature. Without ``mode`` the file is 0644 (less the umask);
-    with it, exactly ``mode``, and the temp file is 0600 until then: a file that may hold
-    secrets (summaries' config.json) is never readable by others, not even briefly.
-
-    With ``exclusive`` the file is never replaced: the complete temp file is hard-linked
-    into place, which fails with ``FileExistsError`` when any file of that name appeared
-    (a rename would overwrite it). ``data`` may be chunks (a bounded copy): an exception
-    they raise leaves nothing behind, as any failure does.
+    ``mtime_ns`` is set on the temp file before the rename, so no reader ever sees the new
+    content with a moved signature. ``mode``: exactly that, with the temp file 0600 until
+    then, so a file that may hold secrets is never readable by others, not even briefly
+    (else 0644 less the umask). ``exclusive``: the temp file is hard-linked into place,
+    which fails with ``FileExistsError`` when any file of that name appeared.
     """
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}-{secrets.token_hex(4)}")
     create_mode = 0o644 if mode is None else 0o600
@@ -138,8 +134,8 @@ class NotRegularFile(OSError):
     """The entry is not a regular file; ``reason`` says what it is."""
 
     def __init__(self, path: Path, reason: str) -> None:
-        super().__init__(errno.EINVAL, f"not a regular file: {reason}", str(path))
         self.reason = f"not a regular file: {reason}"
+        super().__init__(errno.EINVAL, self.reason, str(path))
 
 
 def open_regular(path: Path, *, follow_links: bool = False) -> tuple[int, os.stat_result]:
@@ -185,7 +181,12 @@ def regular_files(directory: Path) -> tuple[list[Path], list[Skipped]]:
     """
     found: list[Path] = []
     skipped: list[Skipped] = []
-    for entry in _scan(directory):
+    try:
+        with os.scandir(directory) as scan:
+            entries = list(scan)
+    except (FileNotFoundError, NotADirectoryError):
+        entries = []
+    for entry in entries:
         if entry.name.startswith(".") or not entry.name.endswith(".jsonl"):
             continue  # as ``glob("*.jsonl")``: hidden names are temp files, never data
         try:
@@ -197,11 +198,3 @@ def regular_files(directory: Path) -> tuple[list[Path], list[Skipped]]:
         else:
             skipped.append(Skipped(Path(entry.path), f"not a regular file: {kind_of(mode)}"))
     return sorted(found), sorted(skipped, key=lambda s: s.path)
-
-
-def _scan(directory: Path) -> Iterator[os.DirEntry[str]]:
-    try:
-        with os.scandir(directory) as entries:
-            yield from entries
-    except (FileNotFoundError, NotADirectoryError):
-        return

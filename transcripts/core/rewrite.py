@@ -52,34 +52,23 @@ from .timestamps import monotonic_ts, parse_ts, ts_sort_key, ts_strictly_after
 log = logging.getLogger(__name__)
 
 
-def _replace(store: StoreFiles, key: str, data: bytes, mtime_ns: int) -> None:
+def _replace(
+    store: StoreFiles, key: str, data: bytes, before: os.stat_result, archive: Path | None = None
+) -> None:
+    """Replace the file, keeping its mtime. When that fails and the old file is still in
+    place, ``archive`` (rows the rewrite would have dropped, all still in the file) is
+    removed: ``read_session`` chains archives and would show them twice."""
     path = store.path(key)
     try:
         remove_stale_temps(path.parent, path.name)
-        atomic_write(path, data, fsync=store.fsync.on_rewrite, mtime_ns=mtime_ns)
+        atomic_write(path, data, fsync=store.fsync.on_rewrite, mtime_ns=before.st_mtime_ns)
     except OSError as exc:  # ENOSPC, EFBIG, EIO…: atomic_write removed its temp file
-        raise TranscriptWriteError(str(path), exc.errno, "rewrite failed") from exc
-
-
-def _replace_or_unarchive(
-    store: StoreFiles, key: str, data: bytes, before: os.stat_result, archive: Path | None
-) -> None:
-    """``_replace``; when it fails and the old file is still in place, remove ``archive``.
-
-    The archive holds rows the failed rewrite would have dropped; they are still in the
-    file, and ``read_session`` chains archives, so keeping it would show them twice.
-    """
-    try:
-        _replace(store, key, data, before.st_mtime_ns)
-    except TranscriptWriteError:
         if archive is not None:
-            try:
-                now = store.path(key).stat()
-            except FileNotFoundError:
-                now = None
-            if now is not None and (now.st_ino, now.st_dev) == (before.st_ino, before.st_dev):
-                archive.unlink(missing_ok=True)
-        raise
+            with contextlib.suppress(FileNotFoundError):
+                now = path.stat()
+                if (now.st_ino, now.st_dev) == (before.st_ino, before.st_dev):
+                    archive.unlink(missing_ok=True)
+        raise TranscriptWriteError(str(path), exc.errno, "rewrite failed") from exc
 
 
 def update_metadata(store: StoreFiles, key: str, updates: dict[str, Any]) -> bool:
@@ -102,7 +91,7 @@ def update_metadata(store: StoreFiles, key: str, updates: dict[str, Any]) -> boo
             log.warning("metadata edit skipped for %s: line 0 is not metadata", key)
             return False
         merged = {**metadata, **updates}
-        _replace(store, key, encode_record(merged, max_line=store.max_line) + rest, st.st_mtime_ns)
+        _replace(store, key, encode_record(merged, max_line=store.max_line) + rest, st)
         return True
 
 
@@ -155,7 +144,7 @@ def rewind(store: StoreFiles, key: str, after_ts: str) -> int:
         metadata["rotation_generation"] = generation(metadata) + 1
         archive = _archive_or_fail(store, key, dropped, "rewind", metadata["rotation_generation"])
         body = reencode(metadata) + b"".join(raw + b"\n" for raw in kept)
-        _replace_or_unarchive(store, key, body, st, archive)
+        _replace(store, key, body, st, archive)
         return rows_dropped
 
 
@@ -284,7 +273,7 @@ def rotate_locked(store: StoreFiles, key: str, *, force: bool = False) -> int:
     body = reencode(metadata) + b"".join(x + b"\n" for x in lines[n - keep :])
     body += position_revisions(folded, kept_indexes, now)
     try:
-        _replace_or_unarchive(store, key, body, st, archive)
+        _replace(store, key, body, st, archive)
     except TranscriptWriteError:
         log.exception("rotation of %s failed closed", key)
         return 0
@@ -342,21 +331,14 @@ def position_revisions(folded: Folded, kept: list[int], now: Any) -> bytes:
     if wanted == kept:
         return b""
     out: list[bytes] = []
-    previous: str | None = str(folded.rows[kept[-1]].get("ts"))
+    previous = str(folded.rows[kept[-1]].get("ts"))
     first_diff = next(i for i, (a, b) in enumerate(zip(wanted, kept, strict=True)) if a != b)
     for pos in range(first_diff, len(wanted)):
         anchor = "" if pos == 0 else str(folded.rows[wanted[pos - 1]].get("ts"))
         previous = monotonic_ts(previous, now)
         target: Any = folded.rows[wanted[pos]].get("ts")  # written as the row bears it
-        out.append(
-            encode_record(
-                Revision(
-                    target_ts=target,
-                    patch={POSITION_HINT: anchor},
-                    ts=previous,
-                ).record()
-            )
-        )
+        record = Revision(target_ts=target, patch={POSITION_HINT: anchor}, ts=previous)
+        out.append(encode_record(record.record()))
     return b"".join(out)
 
 
