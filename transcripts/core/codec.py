@@ -8,7 +8,6 @@ from collections.abc import Callable
 from enum import StrEnum
 from typing import Any
 
-import msgspec
 import orjson
 
 from .errors import RecordRejected
@@ -33,22 +32,11 @@ FORBIDDEN_PATCH_KEYS = ("ts", "_type")  # a revision never changes these
 TARGET = "target_ts"  # a row-changing record's field naming the row it changes
 
 
-class Revision(msgspec.Struct, frozen=True, kw_only=True):
+def revision_record(target_ts: Any, patch: dict[str, Any], ts: str | None = None) -> dict[str, Any]:
     """A change to an earlier row: ``patch`` shallow-merged into the last earlier row whose
-    ts is ``target_ts`` (the fold's rules); ``ts`` is stamped when it is appended."""
-
-    target_ts: str
-    patch: dict[str, Any]
-    ts: str | None = None
-
-    def record(self) -> dict[str, Any]:
-        """The line's object, keys in their order on disk."""
-        return {
-            "_type": RecordKind.REVISION,
-            TARGET: self.target_ts,
-            "patch": self.patch,
-            "ts": self.ts,
-        }
+    ts is ``target_ts`` (the fold's rules); ``ts`` is stamped when it is appended. Keys in
+    their order on disk."""
+    return {"_type": RecordKind.REVISION, TARGET: target_ts, "patch": patch, "ts": ts}
 
 
 def _revision_patch(record: dict[str, Any]) -> Any:

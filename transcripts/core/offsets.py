@@ -49,7 +49,7 @@ class _IndexFold(FoldState):
         self.revisions: dict[int, list[int]] = {}  # row number -> offsets of its revisions
         self.first_ts: str | None = None
         self.last_row_ts: str | None = None
-        # The session page's turn marks (turnmarks.py): row, ts and the ts of the row before
+        # The session page's turn marks (paging.turn_marks): row, ts and the ts of the row before
         # (in this file) of each row that is a user turn as stored, and the rows a revision
         # may have made or unmade one (a patch of role or content).
         self.turn_rows = array("q")  # ascending, for bisect

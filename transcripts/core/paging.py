@@ -1,28 +1,32 @@
-"""One page of the folded session at O(page) cost, or None when only the full fold can say.
+"""One page of the folded session, or where each user turn starts, at O(page) cost; or
+None when only the full fold can say.
 
 A page is what ``read_session`` then slicing after the cursor gives: the same rows, the
 same whole-session fold report, the same ``next`` cursor. It is read through the
 per-file offset indexes (``offsets.py``): the cursor's row is found by its exact ts,
-the page's row lines and the revision lines that target those rows (they always come
-later in the same file: ts increases and each file folds on its own) are read by
-offset and folded by THE fold (``fold_lines``), so a patch never comes out different.
-Files are chained as ``read_session`` chains them (rotate archives oldest first, an
-unlanded archive skipped and reported, then the current file), so a page that starts
-in an archive reads that archive's page, then the next file's, never the others.
+the page's row lines and the revision lines that target those rows (always later in the
+same file) are read by offset and folded by THE fold (``fold_lines``). Files are chained
+as ``read_session`` chains them, so a page that starts in an archive reads that
+archive's page, then the next file's.
 
-The answer is None (the caller folds everything, as before) when a file holds a
-position hint (it can move a row across the cursor), a ts that is missing, bad,
-duplicated or out of order in a file or across files (a cursor would not name one
-place), or an unterminated last line (a write in progress or a torn tail). Those are
-rare and each is visible in the fold report.
+The answer is None (the caller folds everything) when a file holds a position hint (it
+can move a row across the cursor), a ts that is missing, bad, duplicated or out of order
+in a file or across files (a cursor would not name one place), or an unterminated last
+line (a write in progress or a torn tail): rare, and each visible in the fold report.
+
+Turn marks: turn k (the session page opens at its last turns) is the k-th row the index
+noted as a user turn as stored (``is_user_turn``), read with the cursor reader from the
+row before it. None too when a revision patched a row's role or content: only the folded
+row can say whether it is still a turn.
 """
 
 from __future__ import annotations
 
 import os
+from bisect import bisect_left
 from contextlib import ExitStack
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .archive import Membership, membership
 from .codec import generation
@@ -31,10 +35,8 @@ from .fold import FoldReport, fold_lines
 from .fsutil import NotRegularFile, open_regular
 from .offsets import IndexCache, Snapshot
 from .reader import RawLine
+from .storefiles import StoreFiles
 from .timestamps import ts_strictly_after
-
-if TYPE_CHECKING:
-    from .store import TranscriptStore
 
 PAGE_INDEX = IndexCache()  # per process; see offsets.py for its memory bound
 _FIRST_READ = 4096
@@ -61,7 +63,7 @@ def parse_cursor(after: str) -> tuple[str, int]:
 
 
 def read_page(
-    store: TranscriptStore,
+    store: StoreFiles,
     key: str,
     after: str | None,
     limit: int,
@@ -80,7 +82,7 @@ def read_page(
 
 
 def open_chain(
-    store: TranscriptStore, key: str, files: ExitStack, cache: IndexCache = PAGE_INDEX
+    store: StoreFiles, key: str, files: ExitStack, cache: IndexCache = PAGE_INDEX
 ) -> tuple[list[tuple[int, Snapshot]], FoldReport]:
     """The session's files as ``read_session`` chains them, each as (fd, index snapshot).
 
@@ -207,3 +209,52 @@ def _line_at(fd: int, offset: int) -> bytes:
         parts.append(chunk)
         at += len(chunk)
         size = min(size * 4, _MAX_READ)
+
+
+@dataclass(frozen=True, slots=True)
+class TurnMark:
+    ts: str  # the turn's user row
+    after: str | None  # the cursor of the row before it; None: it is the session's first row
+
+
+@dataclass(slots=True)
+class TurnMarks:
+    """The user turns of a session as of one snapshot of its files: O(files) to build."""
+
+    files: list[tuple[Snapshot, int, str | None]]  # (file, its turns, the previous file's last ts)
+    report: FoldReport  # the whole session's fold report
+    last: str | None  # the cursor of the session's last row; None: no rows
+    total: int
+
+    def mark(self, turn: int) -> TurnMark:
+        """Turn ``turn`` (1-based, <= total)."""
+        for snap, count, before in self.files:
+            if turn <= count:
+                fold, i = snap.fold, turn - 1
+                row = fold.turn_rows[i]
+                return TurnMark(fold.turn_ts[i], fold.turn_prev[i] if row else before)
+            turn -= count
+        raise IndexError(turn)
+
+
+def turn_marks(store: StoreFiles, key: str, *, cache: IndexCache = PAGE_INDEX) -> TurnMarks | None:
+    """The session's user turns (``SessionNotFound``), or None: fold instead."""
+    with ExitStack() as files:
+        chain, report = open_chain(store, key, files, cache)
+        snaps = [snap for _, snap in chain]
+        if not chain_simple(iter(snaps)):
+            return None
+        marks: list[tuple[Snapshot, int, str | None]] = []
+        before: str | None = None  # the previous file's last row
+        total = 0
+        for snap in snaps:
+            fold, count = snap.fold, snap.count
+            if any(row < count for row in list(fold.retyped)):
+                return None
+            # Rows indexed after this snapshot do not count (turn_rows is ascending).
+            turns = bisect_left(fold.turn_rows, count, hi=len(fold.turn_rows))
+            marks.append((snap, turns, before))
+            total += turns
+            if count:
+                before = snap.last_ts
+        return TurnMarks(marks, report, before, total)

@@ -29,9 +29,9 @@ from .codec import (
     ROW_CHANGES,
     TARGET,
     RecordKind,
-    Revision,
     encode_record,
     generation,
+    revision_record,
 )
 from .content import check_content
 from .derived import reap_derived
@@ -336,9 +336,8 @@ def position_revisions(folded: Folded, kept: list[int], now: Any) -> bytes:
     for pos in range(first_diff, len(wanted)):
         anchor = "" if pos == 0 else str(folded.rows[wanted[pos - 1]].get("ts"))
         previous = monotonic_ts(previous, now)
-        target: Any = folded.rows[wanted[pos]].get("ts")  # written as the row bears it
-        record = Revision(target_ts=target, patch={POSITION_HINT: anchor}, ts=previous)
-        out.append(encode_record(record.record()))
+        target = folded.rows[wanted[pos]].get("ts")  # written as the row bears it
+        out.append(encode_record(revision_record(target, {POSITION_HINT: anchor}, previous)))
     return b"".join(out)
 
 

@@ -22,9 +22,9 @@ from .codec import (
     FORBIDDEN_PATCH_KEYS,
     POSITION_HINT,
     RecordKind,
-    Revision,
     encode_record,
     generation,
+    revision_record,
 )
 from .content import check_content
 from .errors import (
@@ -202,7 +202,7 @@ class TranscriptStore(StoreFiles):
         if POSITION_HINT in patch and not isinstance(anchor, str):
             raise RevisionRejected(f'{POSITION_HINT} must be a row ts or ""')
         clean, report = redact_value(patch)
-        record = Revision(target_ts=target_ts, patch=clean).record()
+        record = revision_record(target_ts, clean)
         with self.locked(key):
             path = self.path(key)
             if not path.is_file():
