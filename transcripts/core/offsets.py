@@ -12,7 +12,7 @@ valid while the file keeps its device, inode, first bytes and the bytes just bef
 the indexed end; it then only folds the new lines. Anything else (a rewrite replaced
 the inode, a failed write truncated it) rebuilds it from byte 0.
 
-Memory: the cache is bounded by ``budget`` entries (one per row, revision or anomaly;
+Memory: the cache is bounded by ``BUDGET`` entries (one per row, revision or anomaly;
 about 150-210 bytes each, see bench/bench_paging.py), least recently used files go first;
 the index in use is never evicted, so the bound is the budget plus one file's index.
 """
@@ -35,7 +35,7 @@ from .user_turns import is_user_turn
 ORDER_KINDS = frozenset({"missing_ts", "bad_ts", "dup_ts", "non_monotonic_ts"})
 HEAD_BYTES = 512  # line 0 starts here: a rewrite changes it (created_at, gen, rotated_at)
 MARK_BYTES = 64  # the bytes just before the indexed end
-DEFAULT_BUDGET = 400_000  # entries: about 60-85 MB
+BUDGET = 400_000  # entries: about 60-85 MB
 
 
 class _IndexFold(FoldState):
@@ -96,14 +96,12 @@ class _Window:
 class Snapshot:
     """One consistent view of an index: rows ``< count`` and revisions ``< scanned``."""
 
-    fold: _IndexFold
-    label: str
+    fold: _IndexFold  # its label is ``fold.file``; its ``first_ts`` is set by row 0
     metadata: dict[str, Any] | None
     header: dict[str, Any] | None
     report: FoldReport
     count: int
     scanned: int
-    first_ts: str | None
     last_ts: str | None
     simple: bool  # rows are in file order and found by a unique ts
 
@@ -185,25 +183,16 @@ class FileIndex:
             and not fold.moves
             and not any(a.kind in ORDER_KINDS for a in report.anomalies)
         )
+        count = len(fold.offsets)
         return Snapshot(
-            fold,
-            self.label,
-            fold.metadata,
-            fold.header,
-            copy,
-            len(fold.offsets),
-            self.scanned,
-            fold.first_ts,
-            fold.last_row_ts,
-            simple,
+            fold, fold.metadata, fold.header, copy, count, self.scanned, fold.last_row_ts, simple
         )
 
 
 class IndexCache:
-    """Offset indexes by path, least recently used evicted past ``budget`` entries."""
+    """Offset indexes by path, least recently used evicted past ``BUDGET`` entries."""
 
-    def __init__(self, budget: int = DEFAULT_BUDGET) -> None:
-        self.budget = budget
+    def __init__(self) -> None:
         self._items: OrderedDict[str, FileIndex] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -230,7 +219,7 @@ class IndexCache:
         with self._lock:
             total = sum(i.entries for i in self._items.values())
             for path in list(self._items):
-                if total <= self.budget:
+                if total <= BUDGET:
                     break
                 if path != keep:
                     total -= self._items.pop(path).entries
@@ -238,6 +227,3 @@ class IndexCache:
     def clear(self) -> None:
         with self._lock:
             self._items.clear()
-
-    def __len__(self) -> int:
-        return len(self._items)

@@ -129,7 +129,7 @@ def chain_simple(snaps: Any) -> bool:
         if not snap.simple:
             return False
         if snap.count:
-            if last is not None and ts_strictly_after(snap.first_ts, last) is not True:
+            if last is not None and ts_strictly_after(snap.fold.first_ts, last) is not True:
                 return False
             last = snap.last_ts
     return True
@@ -190,7 +190,7 @@ def _rows(fd: int, snap: Snapshot, first: int, last: int) -> list[dict[str, Any]
             if end >= 0:
                 data = span[offset - span_start : end]
         lines.append(RawLine(offset, data if data is not None else _line_at(fd, offset), True))
-    folded = fold_lines(lines, file=snap.label)
+    folded = fold_lines(lines, file=snap.fold.file)
     if len(folded.rows) != last - first:
         return None  # the bytes are no longer what was indexed: let the full fold answer
     return folded.rows
