@@ -5,6 +5,7 @@ the record kinds a line can be, and which of them change an earlier row.
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
@@ -48,6 +49,12 @@ def _revision_patch(record: dict[str, Any]) -> Any:
 # Every path that must notice such a record derives from this one mapping: the fold, rewind
 # (which keeps changes of kept rows) and rotation (which folds them into their rows).
 ROW_CHANGES: dict[str, Callable[[dict[str, Any]], Any]] = {RecordKind.REVISION: _revision_patch}
+
+
+def new_metadata(now: datetime, fields: dict[str, Any]) -> dict[str, Any]:
+    """Line 0 of a new transcript, stamped ``now``; ``fields`` come after (and may override)."""
+    head = {"_type": RecordKind.METADATA, "created_at": now.astimezone().isoformat()}
+    return {**head, "last_consolidated": 0, **fields}
 
 
 def generation(metadata: dict[str, Any] | None) -> int:

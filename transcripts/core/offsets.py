@@ -1,20 +1,14 @@
-"""A per-file offset index, kept in memory and extended as the file grows.
+"""A per-file offset index for ``paging.py``, kept in memory and extended as the file grows.
 
-A page read (``paging.py``) needs, for one transcript file: where each row's line
-starts, which revision lines target each row, the file's fold report, line 0 and
-whether anything forces the full fold (a position hint, a ts that is missing, bad,
-duplicated or out of order, an unterminated last line). This module computes exactly
-that with THE fold's own checks (``_IndexFold`` is the fold with ``_row`` and
-``_merge`` keeping byte offsets instead of dicts), so its report is the fold's report.
+``_IndexFold`` is THE fold with ``_row`` and ``_merge`` keeping byte offsets instead of
+dicts, so its report is the fold's report. Appends only add complete lines at the end of
+the same inode, so an index stays valid while the file keeps its device, inode, first
+bytes and the bytes just before the indexed end; anything else (a rewrite replaced the
+inode, a failed write truncated it) rebuilds it from byte 0.
 
-Appends only ever add complete lines at the end of the same inode, so an index stays
-valid while the file keeps its device, inode, first bytes and the bytes just before
-the indexed end; it then only folds the new lines. Anything else (a rewrite replaced
-the inode, a failed write truncated it) rebuilds it from byte 0.
-
-Memory: the cache is bounded by ``BUDGET`` entries (one per row, revision or anomaly;
-about 150-210 bytes each, see bench/bench_paging.py), least recently used files go first;
-the index in use is never evicted, so the bound is the budget plus one file's index.
+Memory: at most ``BUDGET`` entries (one per row, revision or anomaly; about 150-210 bytes
+each, see bench/bench_paging.py), least recently used files first; the index in use is
+never evicted, so the bound is the budget plus one file's index.
 """
 
 from __future__ import annotations
@@ -28,7 +22,7 @@ from typing import Any
 
 from .codec import MAX_LINE_BYTES
 from .fold import FoldReport, FoldState
-from .reader import RawLine, iter_line_batches
+from .reader import RawLine, iter_lines
 from .user_turns import is_user_turn
 
 # Anomalies after which rows cannot be found by an exact, unique ts: full fold instead.
@@ -154,21 +148,12 @@ class FileIndex:
         if size <= self.scanned:
             self.tail = size > self.scanned
             return
-        base, fold = self.scanned, self.fold
-        torn: int | None = None
-        window = _Window(fd, base, size)
-        for item in iter_line_batches(window, max_line=max_line):  # type: ignore[arg-type]
-            if isinstance(item, RawLine):
-                if not item.terminated:
-                    torn = base + item.offset
-                    break
-                fold.feed(RawLine(base + item.offset, item.data, True))
-                continue
-            offset, parts = item
-            offset += base
-            for data in parts:
-                fold.feed(RawLine(offset, None if len(data) > max_line else data, True))
-                offset += len(data) + 1
+        base, torn = self.scanned, None
+        for line in iter_lines(_Window(fd, base, size), max_line=max_line):  # type: ignore[arg-type]
+            if not line.terminated:
+                torn = base + line.offset
+                break
+            self.fold.feed(RawLine(base + line.offset, line.data, True))
         self.scanned = size if torn is None else torn
         self.tail = torn is not None
         self.head = os.pread(fd, min(HEAD_BYTES, self.scanned), 0)

@@ -31,6 +31,7 @@ from .codec import (
     RecordKind,
     encode_record,
     generation,
+    new_metadata,
     revision_record,
 )
 from .content import check_content
@@ -383,13 +384,8 @@ def fork(
         "fork_seed_len": len(view.rows),
     }
     now = store.clock()
-    head = {
-        "_type": RecordKind.METADATA,
-        "created_at": now.astimezone().isoformat(),
-        "last_consolidated": 0,
-    }
     extra = {k: v for k, v in (metadata or {}).items() if k not in PROVENANCE and k != "_type"}
-    body = encode_record({**head, **extra, **provenance}, max_line=store.max_line)
+    body = encode_record(new_metadata(now, {**extra, **provenance}), max_line=store.max_line)
     body += _seed_bytes(view.rows, now)
     path = store.path(child_key)
     with store.locked(child_key):

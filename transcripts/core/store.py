@@ -21,9 +21,9 @@ from .chain import SessionView
 from .codec import (
     FORBIDDEN_PATCH_KEYS,
     POSITION_HINT,
-    RecordKind,
     encode_record,
     generation,
+    new_metadata,
     revision_record,
 )
 from .content import check_content
@@ -237,9 +237,7 @@ class TranscriptStore(StoreFiles):
             if size == 0:
                 if metadata is None:
                     raise SessionNotFound(key)
-                created = now.astimezone().isoformat()
-                head = {"_type": RecordKind.METADATA, "created_at": created, "last_consolidated": 0}
-                parts.append(encode_record({**head, **metadata}, max_line=self.max_line))
+                parts.append(encode_record(new_metadata(now, metadata), max_line=self.max_line))
             else:
                 ends_clean, previous = self._tail(fd, size)
                 if not ends_clean:
@@ -275,9 +273,7 @@ class TranscriptStore(StoreFiles):
             raise
         finally:
             os.close(fd)
-        if after.st_size > self.max_bytes and self._rotation_due(after):
-            rewrite.rotate_locked(self, key)
-            self._note_rotation(path)
+        if after.st_size > self.max_bytes and self._rotate(key, after):
             return stamps, self._identity_now(key), size
         # Under the lock the file is the one just written: its fstat is the identity's stat.
         return (
@@ -286,23 +282,22 @@ class TranscriptStore(StoreFiles):
             size,
         )
 
-    def _rotation_due(self, st: os.stat_result) -> bool:
-        """Whether to try rotating this over-limit file now. A file whose last rotation
-        failed (it folds the whole file) is retried only once it has doubled: appends to
-        a session that cannot rotate stay O(1) amortized instead of re-reading it each
-        time. ``verify_transcripts`` and the admin report the condition (``cannot_rotate``)."""
+    def _rotate(self, key: str, st: os.stat_result) -> bool:
+        """Rotate this over-limit file, unless its last rotation failed and it has not doubled
+        since: a rotation folds the whole file, so appends to a session that cannot rotate
+        stay O(1) amortized (``verify_transcripts`` and the admin report ``cannot_rotate``).
+        Returns whether it rotated."""
         failed = self._stuck.get((st.st_dev, st.st_ino))
-        return failed is None or st.st_size >= 2 * failed
-
-    def _note_rotation(self, path: Path) -> None:
-        try:
-            st = path.stat()
-        except FileNotFoundError:
-            return
-        if st.st_size > self.max_bytes:
-            if len(self._stuck) >= 1024:
-                self._stuck.clear()  # bounded; at worst one more attempt per file
-            self._stuck[(st.st_dev, st.st_ino)] = st.st_size
+        if failed is not None and st.st_size < 2 * failed:
+            return False
+        rewrite.rotate_locked(self, key)
+        with contextlib.suppress(FileNotFoundError):
+            now = self.path(key).stat()
+            if now.st_size > self.max_bytes:
+                if len(self._stuck) >= 1024:
+                    self._stuck.clear()  # bounded; at worst one more attempt per file
+                self._stuck[(now.st_dev, now.st_ino)] = now.st_size
+        return True
 
     def _tail(self, fd: int, size: int) -> tuple[bool, str | None]:
         """Whether the file ends in ``\\n``, and the newest ts in a bounded tail window."""
