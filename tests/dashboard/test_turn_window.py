@@ -26,8 +26,7 @@ from tests.transcripts.helpers import KEY, FakeClock, fill_session, make_store
 from tests.transcripts.test_paging import apply
 from transcripts import selectors as transcript_selectors
 from transcripts.core.content import bound_rows
-from transcripts.core.offsets import IndexCache
-from transcripts.core.paging import PAGE_INDEX, turn_marks
+from transcripts.core.paging import PAGE_INDEX, IndexCache, turn_marks
 from transcripts.core.store import TranscriptStore
 from transcripts.core.user_turns import is_user_turn
 
