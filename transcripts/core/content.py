@@ -1,21 +1,12 @@
-"""The one rule for JSON content that enters a transcript, and its read-side counterpart.
+"""The one rule for JSON content that enters a transcript (docs/DESIGN.md, "One content
+rule"): :func:`check_content` before a byte is written, and its read-side counterpart
+:func:`bound_rows` for rows already on disk (in the presenters, not the fold: finding a deep
+line in the fold's hot path costs about as much as parsing it).
 
-Every way content enters (an API body, a row, a revision patch, a row's ``meta``, line 0
-on create and on a title edit) passes :func:`check_content` before a byte is written:
-
-* **Nesting** at most ``MAX_DEPTH`` (64) containers, counted from the outermost value (a
-  row's fields and a patch sit one level below both a body and a record, so both count
-  alike): far beyond any agent's ``meta``, far below orjson's 254 levels and Python's
-  recursion limit of 1000.
-* **Numbers** finite, integers in the signed/unsigned 64-bit range: ``NaN``,
-  ``Infinity`` and ``1e400`` are not JSON; stored, they came back as ``null``.
-* **Text** (values and keys) without U+0000, which PostgreSQL cannot store and the
-  summaries would carry into the database, and at most ``MAX_TEXT_CHARS``, so a patch or
-  a ``meta`` value cannot carry what a row's ``content`` may not. **Keys** are strings.
-
-Readers never raise on content: :func:`bound_rows` marks each field of a row on disk that
-nests too deep (``too_deep``), in the presenters, not the fold: finding a deep line in the
-fold's hot path costs about as much as parsing it. Every walk stops at ``MAX_DEPTH``.
+``MAX_DEPTH`` 64 is far beyond any agent's ``meta`` and far below every recursive
+consumer's limit (orjson writes at most 254 levels; Python's recursion limit is 1000).
+Depth counts from the outermost value: a row's fields and a patch sit one level below both
+a body and a record, so both count alike. Every walk stops at ``MAX_DEPTH``.
 """
 
 from __future__ import annotations

@@ -112,8 +112,13 @@ def _flock(lock_path: str, timeout: float) -> int | None:
     deadline = time.monotonic() + timeout
     while True:
         fd = _flock_file(lock_path, deadline)
-        if fd is None or _still_linked(fd, lock_path):
-            return fd
+        if fd is None:
+            return None
+        held = os.fstat(fd)
+        with suppress(FileNotFoundError):
+            linked = os.stat(lock_path)
+            if (held.st_dev, held.st_ino) == (linked.st_dev, linked.st_ino):
+                return fd
         # Its holder removed the file while we waited (a deleted session): the inode we
         # locked excludes nobody now. Start over on the path's current file.
         fcntl.flock(fd, fcntl.LOCK_UN)
@@ -147,13 +152,3 @@ def _flock_file(lock_path: str, deadline: float) -> int | None:
     except BaseException:
         os.close(fd)
         raise
-
-
-def _still_linked(fd: int, lock_path: str) -> bool:
-    """Does ``lock_path`` still name the file ``fd`` has open?"""
-    try:
-        linked = os.stat(lock_path)
-    except FileNotFoundError:
-        return False
-    held = os.fstat(fd)
-    return (held.st_dev, held.st_ino) == (linked.st_dev, linked.st_ino)

@@ -1,33 +1,11 @@
-"""Reads of a long session at O(page) cost through per-file offset indexes: one page of the
-folded session (``read_page``), or where each user turn starts (``turn_marks``); or None
-when only the full fold can say.
+"""O(page) reads of a long session through per-file offset indexes (docs/DESIGN.md, "Reading
+long sessions"): one page of the folded session (``read_page``) or where each user turn
+starts (``turn_marks``); None when only the full fold can say.
 
-The index (``FileIndex``, kept in memory and extended as the file grows) is THE fold with
-``_row`` and ``_merge`` keeping byte offsets instead of dicts (``_IndexFold``), so its
-report is the fold's report. Appends only add complete lines at the end of the same
-inode, so an index stays valid while the file keeps its device, inode, first bytes and
-the bytes just before the indexed end; anything else (a rewrite replaced the inode, a
-failed write truncated it) rebuilds it from byte 0. Memory: at most ``BUDGET`` entries
-(one per row, revision or anomaly; about 150-210 bytes each, see bench/bench_paging.py),
-least recently used files first; the index in use is never evicted, so the bound is the
-budget plus one file's index.
-
-A page is what ``read_session`` then slicing after the cursor gives: the same rows, the
-same whole-session fold report, the same ``next`` cursor. The cursor's row is found by
-its exact ts, the page's row lines and the revision lines that target those rows (always
-later in the same file) are read by offset and folded by ``fold_lines``. Files are
-chained as ``read_session`` chains them, so a page that starts in an archive reads that
-archive's page, then the next file's.
-
-The answer is None (the caller folds everything) when a file holds a position hint (it
-can move a row across the cursor), a ts that is missing, bad, duplicated or out of order
-in a file or across files (a cursor would not name one place), or an unterminated last
-line (a write in progress or a torn tail): rare, and each visible in the fold report.
-
-Turn marks: turn k (the session page opens at its last turns) is the k-th row the index
-noted as a user turn as stored (``is_user_turn``), read with the cursor reader from the
-row before it. None too when a revision patched a row's role or content: only the folded
-row can say whether it is still a turn.
+The index is THE fold keeping byte offsets instead of dicts (``_IndexFold``), so its report
+is the fold's. Appends only add complete lines to the same inode, so an index stays valid
+while the file keeps its device, inode, first bytes and the bytes just before the indexed
+end; anything else (a rewrite, a truncation) rebuilds it from byte 0.
 """
 
 from __future__ import annotations

@@ -1,11 +1,8 @@
 """Storage faults: which failures mean "the disk is full" or "the store cannot be written".
 
-One rule for every layer that meets them (the store's ``OSError``, SQLite's and
-PostgreSQL's errors as Django wraps them): the API answers a full store 507 and an
-unwritable or failing one 503, and the services decide from the same answer whether a
-database failure after a landed append is a storage condition to ride out. Pure: the
-database errors are recognised by their own codes (``sqlite_errorcode``, ``sqlstate``),
-found on the exception or anywhere in its cause chain, without importing a driver.
+One rule for the store's ``OSError`` and SQLite's and PostgreSQL's errors as Django wraps
+them (docs/DESIGN.md, "Storage faults have one rule"). Pure: database errors are known by
+their own codes (``sqlite_errorcode``, ``sqlstate``), without importing a driver.
 """
 
 from __future__ import annotations
