@@ -22,7 +22,6 @@ from typing import Any
 
 from . import locking
 from .archive import ROTATE_REASON, is_unlanded, read_header, write_archive
-from .chain import read_session
 from .codec import (
     MAX_LINE_BYTES,
     POSITION_HINT,
@@ -375,7 +374,7 @@ def fork(
     parent, ``SessionExists`` when the child is already there (nothing is written then).
     """
     with store.locked(parent_key):
-        view = read_session(store, parent_key)
+        view = store.read_session(parent_key)
         parent = store.identity(parent_key)
     provenance = {
         "forked_from": parent_key,

@@ -16,8 +16,7 @@ from typing import Any
 
 import orjson
 
-from . import chain, rewrite
-from .chain import SessionView
+from . import rewrite
 from .codec import (
     FORBIDDEN_PATCH_KEYS,
     POSITION_HINT,
@@ -40,7 +39,7 @@ from .reader import parse_json_line
 from .redaction import RedactionReport, merge_reports, redact_text, redact_value
 from .redaction.prefilter import value_may_hold_secret
 from .roles import Role
-from .storefiles import KEEP_LINES, MAX_BYTES, Identity, StoreFiles
+from .storefiles import KEEP_LINES, MAX_BYTES, Identity, SessionView, StoreFiles
 from .timestamps import monotonic_ts
 
 # Re-exported: the store's public face.
@@ -318,9 +317,7 @@ class TranscriptStore(StoreFiles):
                 return ends_clean, None
             window *= 4
 
-    # The reads and rewrites live in their modules; each takes the store as its first argument.
-    read_session = chain.read_session
-    read_session_tail = chain.read_session_tail
+    # The rewrites live in rewrite.py; each takes the store as its first argument.
     update_metadata = rewrite.update_metadata
     rewind = rewrite.rewind
     rotate = rewrite.rotate
