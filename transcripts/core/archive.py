@@ -38,9 +38,8 @@ def archive_stem(name: str) -> str | None:
 
 
 def archive_candidates(archive_dir: Path, *stems: str) -> list[Path]:
-    """These stems' archives, oldest first (stamp, then collision suffix).
-
-    Regular files only: a link is never followed and a FIFO would block every read.
+    """These stems' archives, oldest first (stamp, then collision suffix); regular files only:
+    a link is never followed and a FIFO would block every read.
     """
     if not archive_dir.is_dir():
         return []
@@ -66,11 +65,9 @@ def write_archive(
     fsync: bool,
     generation: int | None = None,
 ) -> Path:
-    """Write the dropped ``lines`` (each without its newline) under a fresh archive name.
-
-    ``generation`` is the transcript generation the rewrite produces: a reader skips an
-    archive whose rewrite never landed (a crash between archive and replace), so its rows
-    are not seen twice.
+    """Write the dropped ``lines`` (no newlines) under a fresh name. ``generation`` is the one
+    the rewrite produces: a reader skips an archive whose rewrite never landed (a crash
+    between archive and replace), so its rows are not seen twice.
     """
     archive_dir.mkdir(parents=True, exist_ok=True)
     header: dict[str, object] = {
@@ -168,9 +165,8 @@ class RetentionDecision:
 def cleanup_archives(
     archive_dir: Path, retention_days: int, now: datetime, *, dry_run: bool
 ) -> list[RetentionDecision]:
-    """Delete archives whose header says they are older than ``retention_days``.
-
-    A negative retention disables cleanup. Returns every decision (dry run deletes nothing).
+    """Delete archives whose header says they are older than ``retention_days`` (negative:
+    never). Returns every decision; a dry run deletes nothing.
     """
     if retention_days < 0 or not archive_dir.is_dir():
         return []

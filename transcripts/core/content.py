@@ -139,12 +139,9 @@ def _finite_float(text: str) -> float:
 
 
 def loads_checked(data: bytes | str) -> Any:
-    """Parse a JSON document that is to become content, under the content rule.
-
-    Raises :class:`ContentRejected` for what breaks the rule (``NaN``, ``Infinity``,
-    ``1e400``, nesting, NUL, size, integers past 64 bits) and ``ValueError`` for what is
-    not JSON at all. The standard library parses it, not orjson: orjson reads an integer
-    past 64 bits as a float, silently changing it, where this refuses it.
+    """Parse a JSON document that is to become content, under the content rule
+    (``ContentRejected``; ``ValueError`` when it is not JSON). The stdlib parses it: orjson
+    reads an integer past 64 bits as a float, silently changing it.
     """
     try:
         value = json.loads(data, parse_constant=_not_finite, parse_float=_finite_float)

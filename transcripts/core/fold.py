@@ -218,10 +218,8 @@ class FoldState:
         self.patched = {position[i] for i in self.patched} | {position[i] for i, _ in self.moves}
 
     def _moved_order(self, by_ts: dict[str, int]) -> list[int]:
-        """The rows' indexes in order after the moves, applied in file order.
-
-        The rows as an index-linked list: each move is O(1), so many moves in a long file
-        stay linear (list edits cost O(rows) per move).
+        """The rows' order after the moves, in file order, on an index-linked list: each move is
+        O(1), so many moves in a long file stay linear (list edits cost O(rows) per move).
         """
         n = len(self.rows)
         nxt = list(range(1, n + 1))
@@ -280,11 +278,8 @@ def fold_lines(lines: Iterable[RawLine], *, file: str = "") -> Folded:
 def fold_stream(
     fp: IO[bytes], *, file: str = "", keep_raw: bool = False, max_line: int = MAX_LINE_BYTES
 ) -> Folded:
-    """``fold_lines(iter_lines(fp))`` with the common case inlined (same result, same report).
-
-    The common line, a row after line 0 whose ``ts`` is strictly later than the previous
-    record's in the same format, is handled here without a per-line object or call;
-    everything else takes ``FoldState.feed`` (unparsed) or ``FoldState._record`` (parsed).
+    """``fold_lines(iter_lines(fp))`` with the common line (a row whose ``ts`` is strictly later
+    than the previous record's, same format) handled without a per-line object or call.
     Behaviour must stay identical to ``fold_lines``: the fold identity tests compare them.
     """
     state = FoldState(file, keep_raw)

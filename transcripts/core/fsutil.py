@@ -1,9 +1,8 @@
-"""Durable file replacement and the fsync policy.
+"""Durable file replacement, the fsync policy and opening untrusted entries.
 
 Every rewrite is temp file + fsync + ``os.replace`` + directory fsync (policy permitting):
 rename is atomic but not durable, and a reader's tail tolerance cannot recover a lost
-rename. A file that must never replace another (a fork's seed, an imported file, the
-secret key) is the same with a hard link instead of the rename (``exclusive``).
+rename. A file that must never replace another is linked in instead (``exclusive``).
 """
 
 from __future__ import annotations
@@ -139,13 +138,10 @@ class NotRegularFile(OSError):
 
 
 def open_regular(path: Path, *, follow_links: bool = False) -> tuple[int, os.stat_result]:
-    """A read-only fd of ``path`` and its ``fstat``, only when it is a regular file.
-
-    ``O_NOFOLLOW`` refuses a symlink as the last component (unless ``follow_links``: a
-    session's own transcript is read through a link, as every reader always has),
-    ``O_NONBLOCK`` makes the open of a FIFO return at once instead of waiting for a
-    writer, and the type is judged on the opened fd, so nothing can be swapped in
-    between. The caller closes the fd.
+    """A read-only fd of ``path`` and its ``fstat``, only when it is a regular file (the caller
+    closes it). ``O_NOFOLLOW`` refuses a symlink unless ``follow_links`` (a session's own
+    transcript is read through a link, as it always was), ``O_NONBLOCK`` returns at once on a
+    FIFO, and the type is judged on the opened fd, so nothing can be swapped in between.
     """
     flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY
     if not follow_links:
@@ -174,10 +170,8 @@ class Skipped:
 
 
 def regular_files(directory: Path) -> tuple[list[Path], list[Skipped]]:
-    """``directory``'s visible ``*.jsonl`` entries, sorted: regular files, and the rest
-    with the reason each is skipped (judged by ``lstat``: links are never followed).
-
-    Open what is listed with ``open_regular`` where an entry may be swapped in between.
+    """``directory``'s visible ``*.jsonl`` entries, sorted: regular files, and the rest with why
+    each is skipped (by ``lstat``). Open them with ``open_regular``: entries may be swapped.
     """
     found: list[Path] = []
     skipped: list[Skipped] = []

@@ -1,8 +1,8 @@
 """Bounded, total line reader: bytes in, (offset, line) out, never an exception on content.
 
 Lines are split on ``\\n`` only (``str.splitlines`` also splits on U+2028, U+0085…, which
-would tear a valid record). A line longer than the maximum is skipped without ever being
-held in memory whole and reported as ``oversize``.
+would tear a valid record). A line over the maximum is skipped without ever being held in
+memory whole.
 """
 
 from __future__ import annotations
@@ -44,13 +44,10 @@ class RawLine:
 def iter_line_batches(
     fp: IO[bytes], *, max_line: int = MAX_LINE_BYTES, block_size: int = BLOCK_SIZE
 ) -> Iterator[tuple[int, list[bytes]] | RawLine]:
-    """What ``iter_lines`` yields, in batches: the fold's hot loop avoids an object per line.
-
-    Yields either ``(offset, parts)``: complete (``\\n``-terminated) lines in file order,
-    the first at byte ``offset``, each next one at the previous offset + len + 1; a part
-    longer than ``max_line`` stands for an oversize line (``RawLine(offset, None, True)``).
-    Or a ``RawLine`` for an oversize line that spanned blocks and for the last line when
-    the file does not end in ``\\n``.
+    """``iter_lines`` in batches, so the fold's hot loop makes no object per line: either
+    ``(offset, parts)``, complete lines in order from byte ``offset`` (a part over ``max_line``
+    stands for an oversize line), or a ``RawLine`` for an oversize line that spanned blocks
+    and for an unterminated last line.
     """
     offset = 0  # offset of the first byte of ``carry``
     carry = b""

@@ -72,10 +72,8 @@ def _replace(
 
 
 def update_metadata(store: StoreFiles, key: str, updates: dict[str, Any]) -> bool:
-    """Merge ``updates`` into line 0; unknown keys carried through; mtime and gen unchanged.
-
-    Returns False (and writes nothing) when the file is missing or line 0 is not metadata:
-    an edit never clobbers a line it cannot read.
+    """Merge ``updates`` into line 0 (mtime and gen unchanged). False, writing nothing, when
+    the file is missing or line 0 is not metadata: never clobber a line it cannot read.
     """
     check_content(updates, what="metadata")
     with store.locked(key):
@@ -96,11 +94,9 @@ def update_metadata(store: StoreFiles, key: str, updates: dict[str, Any]) -> boo
 
 
 def rewind(store: StoreFiles, key: str, after_ts: str) -> int:
-    """Drop every row after the row stamped ``after_ts``; archive them; gen + 1.
-
-    Revisions after the cut that target kept rows are kept (they are later than every
-    kept row, so ts order holds); revisions of dropped rows and unreadable lines after
-    the cut go to the archive with the dropped rows. Returns the number of dropped rows.
+    """Drop every row after the row stamped ``after_ts`` into an archive; gen + 1. Revisions
+    after the cut of kept rows stay (later than every kept row, so ts order holds); those of
+    dropped rows and unreadable lines are archived. Returns the number of dropped rows.
     """
     with store.locked(key):
         path = store.path(key)
@@ -192,10 +188,8 @@ def _archive_or_fail(
 
 
 def reencode(record: dict[str, Any]) -> bytes:
-    """``encode_record``, but a record the original's stdlib writer left on disk stays writable.
-
-    A lone surrogate escape (``"\\ud800"``) reads fine, yet orjson refuses to write it; such
-    a record is re-encoded the original's way (ASCII escapes) instead of failing the rewrite.
+    """``encode_record``, but a record the original's stdlib writer left on disk (a lone
+    surrogate escape, which orjson refuses) is re-encoded its way instead of failing.
     """
     try:
         return encode_record(record)
@@ -222,12 +216,10 @@ def rotate(store: StoreFiles, key: str, *, force: bool = False) -> int:
 
 
 def rotate_locked(store: StoreFiles, key: str, *, force: bool = False) -> int:
-    """The original's ``_maybe_rotate``, folding revisions into their base rows.
-
-    Past ``max_bytes``: keep at most ``keep_lines`` newest rows that fit; archive the rest.
-    With ``force`` the file is rewritten (revisions folded) even when under the limit.
-    Returns the number of rows dropped; fails closed (returns 0, logged) when archiving
-    or the rewrite fails (a rotation runs after an append that already succeeded).
+    """The original's ``_maybe_rotate``: past ``max_bytes`` keep at most ``keep_lines`` newest
+    rows that fit, archive the rest, fold revisions into their rows (``force``: even under the
+    limit). Returns the rows dropped; fails closed (0, logged) when archiving or the rewrite
+    fails, since it runs after an append that already succeeded.
     """
     path = store.path(key)
     try:
@@ -342,10 +334,9 @@ def position_revisions(folded: Folded, kept: list[int], now: Any) -> bytes:
 
 
 def delete(store: StoreFiles, key: str) -> bool:
-    """Permanently remove the transcript, the session's archives and its derived files
-    (whatever their registered owners name: ``derived.py``), and the ``.lock`` file when
-    this lock is released (``locking.remove_when_released``: a writer waiting on it starts
-    over on a new file, so the removal never lets two writers in).
+    """Remove the transcript, its archives and derived files (``derived.py``), and the ``.lock``
+    file when this lock is released (``locking.remove_when_released``: a waiting writer
+    starts over on a new file, so the removal never lets two writers in).
     """
     with store.locked(key):
         locking.remove_when_released(str(store.lock_path(key)))
@@ -368,10 +359,9 @@ def fork(
 ) -> int:
     """Create ``child_key`` holding the parent's rows; returns how many rows it copied.
 
-    The parent is read under its lock (one consistent snapshot of archives + file and its
-    identity), the child written under its own; the two locks are never held together, so
-    two forks in opposite directions cannot deadlock. ``SessionNotFound`` for a missing
-    parent, ``SessionExists`` when the child is already there (nothing is written then).
+    The parent is read under its lock, the child written under its own; the two locks are
+    never held together, so two forks in opposite directions cannot deadlock.
+    ``SessionNotFound`` for a missing parent, ``SessionExists`` for an existing child.
     """
     with store.locked(parent_key):
         view = store.read_session(parent_key)
@@ -404,12 +394,10 @@ def fork(
 
 
 def _seed_bytes(rows: list[dict[str, Any]], now: Any) -> bytes:
-    """The rows as lines whose ``ts`` grow down the file, folding back to ``rows``.
-
-    A parent whose rows were moved by position revisions folds to an order its ``ts`` do
-    not follow. Written in that order, the child's next append would be stamped after the
-    last line's ts and could repeat an earlier row's ts. So such rows are written in ts
-    order and the folded order is re-expressed as position revisions, as rotation does.
+    """The rows as lines whose ``ts`` grow down the file, folding back to ``rows``. A parent
+    whose rows position revisions moved folds to an order its ``ts`` do not follow; written
+    so, the child's next append could repeat an earlier row's ts. Such rows are written in
+    ts order with the folded order as position revisions, as rotation does.
     """
     lines = [reencode(row)[:-1] for row in rows]
     stamps = [row.get("ts") for row in rows]

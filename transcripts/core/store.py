@@ -65,10 +65,8 @@ def row_order(row: dict[str, Any]) -> dict[str, Any]:
 
 
 def redact_row(row: dict[str, Any]) -> tuple[dict[str, Any], RedactionReport]:
-    """Every non-user row's content, meta and variants pass redaction before disk.
-
-    A row with nothing to redact is returned as it is (no copy); a clean ``meta`` costs one
-    prefilter scan, no per-string work.
+    """Every non-user row's content, meta and variants pass redaction before disk. A row with
+    nothing to redact comes back as it is; a clean ``meta`` costs one prefilter scan.
     """
     if row.get("role") == Role.USER:
         return row, {}
@@ -101,11 +99,8 @@ def missing_row(path: Path, stamps: tuple[str, ...]) -> str | None:
 
 
 def _row_in(mm: mmap.mmap, ts: str) -> bool:
-    """Whether a row (not a revision) with this ts is in the mapped file.
-
-    Scans backwards: a state change almost always targets a recent row (the running
-    turn), so the search ends near the tail instead of costing the whole file. Our
-    compact separator first, then the original's ``": "``.
+    """Whether a row (not a revision) with this ts is in the mapped file, both separator styles.
+    Scans backwards: a state change almost always targets a recent row (the running turn).
     """
     for needle in (b'"ts":' + orjson.dumps(ts), b'"ts": ' + orjson.dumps(ts)):
         at = mm.rfind(needle)
@@ -163,10 +158,9 @@ class TranscriptStore(StoreFiles):
         metadata: dict[str, Any] | None = None,
         create: bool = True,
     ) -> Appended:
-        """Append rows in one write under one lock; each gets a fresh strictly increasing ts.
-
-        With ``create=False`` a missing transcript is ``SessionNotFound``, decided under the
-        lock: a session deleted a moment earlier is never re-created by a late append.
+        """Append rows in one write under one lock; each gets a fresh strictly increasing ts. With
+        ``create=False`` a missing transcript is ``SessionNotFound``, decided under the lock: a
+        session deleted a moment earlier is never re-created by a late append.
         """
         prepared, reports = [], []
         for row in rows:
@@ -282,10 +276,9 @@ class TranscriptStore(StoreFiles):
         )
 
     def _rotate(self, key: str, st: os.stat_result) -> bool:
-        """Rotate this over-limit file, unless its last rotation failed and it has not doubled
-        since: a rotation folds the whole file, so appends to a session that cannot rotate
-        stay O(1) amortized (``verify_transcripts`` and the admin report ``cannot_rotate``).
-        Returns whether it rotated."""
+        """Rotate this over-limit file unless its last rotation failed and it has not doubled since
+        (appends to a session that cannot rotate stay O(1) amortized). Whether it rotated.
+        """
         failed = self._stuck.get((st.st_dev, st.st_ino))
         if failed is not None and st.st_size < 2 * failed:
             return False

@@ -1,11 +1,7 @@
-"""The store's files and their reads: where a session's transcript, lock and archives live,
-the cheap reads (line 0, sig, identity) and the session's chain of files (rotate archives
-oldest first, then the current file) read whole or by its end.
-
-Which archives belong is ``archive.membership`` on the header as the fold reads it (its
-first object); each file folds on its own (a revision never crosses files).
-``TranscriptStore`` (``store.py``) adds appends; the rewrites (``rewrite.py``) take a
-``StoreFiles``, so none imports the store that calls them.
+"""The store's files and their reads: paths and locks, the cheap reads (line 0, sig,
+identity) and the session's chain (rotate archives oldest first, then the current file)
+read whole or by its end. ``TranscriptStore`` (``store.py``) adds appends; the rewrites
+(``rewrite.py``) take a ``StoreFiles``, so none imports the store that calls them.
 """
 
 from __future__ import annotations
@@ -89,11 +85,9 @@ class StoreFiles:
         return self.root / f"{safe_key(key)}.jsonl.lock"
 
     def archive_paths(self, key: str) -> list[Path]:
-        """Archives of this session, oldest first.
-
-        Besides ``<safe_key>__*`` this accepts the bare slot stem the original's seed
-        data used (``research-notes__*`` for ``dashboard_research-notes``) when no
-        transcript of that bare name exists to claim them.
+        """Archives of this session, oldest first; also the bare slot stem the original's seed data
+        used (``research-notes__*`` for ``dashboard_research-notes``) when no transcript of that
+        bare name exists to claim them.
         """
         stems = [safe_key(key)]
         if stems[0].startswith(BARE_PREFIX):
@@ -157,11 +151,9 @@ class StoreFiles:
 
     # ------------------------------------------------------------------ the session's chain
     def read_session(self, key: str) -> SessionView:
-        """Archives + current file, each folded, rows in order.
-
-        Only this session's own files: a fork holds its seed rows itself, and line 0's
-        ``forked_from`` is provenance no read follows, so no session ever shows rows of
-        whoever now has (or shares the file stem of) that name.
+        """Archives + current file, each folded, rows in order. Only this session's own files: a
+        fork holds its seed rows itself and no read follows line 0's ``forked_from``, so no
+        session ever shows rows of whoever now has (or shares the file stem of) that name.
         """
         path = self.path(key)
         if not path.is_file():
@@ -202,16 +194,13 @@ class StoreFiles:
     def read_session_tail(
         self, key: str, identity: Identity, budget: int
     ) -> list[dict[str, Any]] | None:
-        """The folded rows of the session's last ``budget`` bytes, oldest first, or None when
-        only ``read_session`` can answer.
+        """The folded rows of the chain's last ``budget`` bytes as ``identity`` (an earlier snapshot)
+        names it (its gen picks the archives, its size caps the current file), oldest first.
 
-        The chain is the one ``identity`` (an earlier snapshot) names: its generation picks the
-        archives, its size caps the current file. Each file's window folds on its own: a
-        revision is appended after its target, so every revision that targets a row of the
-        window is in it, and one whose target lies before it targets nothing the window keeps.
-        None when the chain fits in ``budget`` (read it whole), when a file vanished or changed
-        type meanwhile, or when a position hint is in the window: it can move a row across the
-        window's start.
+        Each file's window folds on its own: a revision follows its target, so every revision of
+        a row in the window is in it. None (read the session whole) when the chain fits in
+        ``budget``, a file vanished or changed type meanwhile, or the window holds a position
+        hint (it can move a row across the window's start).
         """
         try:
             paths = [
@@ -265,14 +254,11 @@ class FileTail:
 def read_tail(
     paths: list[Path], budget: int, max_line: int, last_size: int | None = None
 ) -> list[FileTail]:
-    """Windows of ``paths`` (oldest first) covering their last ``budget`` bytes, oldest first.
-
-    The cost is the budget, never the session's length: files are read newest first, each
-    from its end by ``pread``, and a line cut by the window's start is dropped. A line over
-    ``max_line`` is dropped, as the fold drops it; an unterminated last line is kept (the
-    fold keeps one too, as a torn tail it reports). Missing files are skipped (rotated away
-    since listed); one no longer a regular file raises ``NotRegularFile`` (an ``OSError``),
-    never blocks. ``last_size`` caps the newest file at the size of an earlier snapshot.
+    """Windows of ``paths`` (oldest first) covering their last ``budget`` bytes, oldest first,
+    as whole lines: each file is read from its end by ``pread`` (the cost is the budget, never
+    the session's length). Lines over ``max_line`` are dropped and an unterminated last line
+    kept, as the fold does. Missing files are skipped; one no longer a regular file raises
+    ``NotRegularFile``, never blocks. ``last_size`` caps the newest file.
     """
     out: list[FileTail] = []
     left = budget

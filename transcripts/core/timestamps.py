@@ -50,10 +50,8 @@ def ts_sort_key(value: object) -> tuple[int, float]:
 
 
 def ts_strictly_after(current: str, previous: str) -> bool | None:
-    """Whether ``current`` is later than ``previous``; None when either cannot be parsed.
-
-    Same-length stamps with the same UTC offset compare as strings, which avoids a
-    datetime parse per row on the fold's hot path.
+    """Whether ``current`` is later than ``previous`` (None: either unparseable). Same-length
+    stamps with the same offset compare as strings: no datetime parse on the fold's hot path.
     """
     if len(current) == len(previous) >= 6 and current[-6:] == previous[-6:] and current[-6] in "+-":
         return current > previous
