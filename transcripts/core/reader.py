@@ -140,15 +140,6 @@ def split_lines(data: bytes, max_line: int, *, at_file_start: bool = True) -> li
     return lines
 
 
-def first_record(lines: list[bytes]) -> dict[str, Any] | None:
-    """The first line that parses to an object: what the fold takes as line 0."""
-    for line in lines:
-        value, bad = parse_json_line(line)
-        if not bad and type(value) is dict:
-            return value
-    return None
-
-
 def read_line0(path: Path, max_line: int = MAX_LINE_BYTES) -> dict[str, Any] | None:
     """Line 0 of a transcript file when it is a metadata record, else None; OSError raises."""
     with path.open("rb") as fp:

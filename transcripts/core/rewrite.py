@@ -203,13 +203,6 @@ def reencode(record: dict[str, Any]) -> bytes:
         return line
 
 
-def _row_bytes(folded: Folded, index: int) -> bytes:
-    """A row's line: its original bytes when no revision touched it, else re-encoded."""
-    if folded.raw is not None and index not in folded.patched:
-        return folded.raw[index]
-    return reencode(folded.rows[index])[:-1]
-
-
 def rotate(store: StoreFiles, key: str, *, force: bool = False) -> int:
     with store.locked(key):
         return rotate_locked(store, key, force=force)
@@ -236,7 +229,9 @@ def rotate_locked(store: StoreFiles, key: str, *, force: bool = False) -> int:
     oversize = _oversize(folded)
     physical = folded.order or list(range(len(folded.rows)))
     by_physical = sorted(range(len(folded.rows)), key=lambda i: physical[i])
-    lines = [_row_bytes(folded, i) for i in by_physical]
+    # A row keeps its original bytes unless a revision changed it (raw: read with keep_raw).
+    raw, patched = folded.raw or [], folded.patched
+    lines = [reencode(folded.rows[i])[:-1] if i in patched else raw[i] for i in by_physical]
     metadata = dict(folded.metadata)
     now = store.clock()
     metadata.update(last_consolidated=0, rotated_at=now.isoformat())

@@ -22,7 +22,7 @@ from .errors import SessionNotFound
 from .fold import Folded, FoldReport, fold_lines, fold_stream
 from .fsutil import FsyncPolicy, open_regular
 from .keys import BARE_PREFIX, safe_key
-from .reader import UTF8_BOM, RawLine, first_record, iter_lines, read_line0, split_lines
+from .reader import UTF8_BOM, RawLine, iter_lines, parse_json_line, read_line0, split_lines
 from .timestamps import now_local
 
 # The original's rotation limits: past MAX_BYTES keep at most KEEP_LINES newest rows.
@@ -238,8 +238,8 @@ def _archive_header(path: Path, max_line: int) -> dict[str, Any] | None:
             if line.data is None:
                 continue
             data = line.data.removeprefix(UTF8_BOM) if line.offset == 0 else line.data
-            first = first_record([data])
-            if first is not None:
+            first, bad = parse_json_line(data)
+            if not bad and type(first) is dict:
                 return first if first.get("_type") == RecordKind.ARCHIVE else None
     return None
 
