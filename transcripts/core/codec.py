@@ -40,15 +40,13 @@ def revision_record(target_ts: Any, patch: dict[str, Any], ts: str | None = None
     return {"_type": RecordKind.REVISION, TARGET: target_ts, "patch": patch, "ts": ts}
 
 
-def _revision_patch(record: dict[str, Any]) -> Any:
-    return record.get("patch")
-
-
 # THE declaration of the record kinds that change an earlier row: ``_type`` -> the patch the
 # record applies to the row named by its ``target_ts`` (validated and merged by the fold).
 # Every path that must notice such a record derives from this one mapping: the fold, rewind
 # (which keeps changes of kept rows) and rotation (which folds them into their rows).
-ROW_CHANGES: dict[str, Callable[[dict[str, Any]], Any]] = {RecordKind.REVISION: _revision_patch}
+ROW_CHANGES: dict[str, Callable[[dict[str, Any]], Any]] = {
+    RecordKind.REVISION: lambda record: record.get("patch")
+}
 
 
 def new_metadata(now: datetime, fields: dict[str, Any]) -> dict[str, Any]:

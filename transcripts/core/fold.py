@@ -1,20 +1,12 @@
 """THE fold: the one function that turns transcript records into the message list.
 
-Rules (docs/DESIGN.md §Transcript records):
-
-* line 0 ``{"_type": "metadata", …}`` is the metadata; an archive starts with an
-  ``{"_type": "archive", …}`` header instead;
-* every other object without ``_type`` is a row, kept in file order;
-* ``{"_type": "revision", "target_ts", "patch", "ts"}`` shallow-merges ``patch`` into the
-  last earlier row whose ``ts`` equals ``target_ts`` (last revision wins). ``ts`` and
-  ``_type`` in a patch are never applied. A patch key ``_after_ts`` is a position hint:
-  the target moves right after the row with that ts ("" = to the front); moves apply in
-  file order after all merges. Every kind declared in ``codec.ROW_CHANGES`` is folded
-  the same way, with the patch its declaration reads from the record;
-* nothing on disk raises: bad lines are skipped and reported with kind and byte offset;
-  duplicate or non-monotonic ts are reported but their rows kept.
-
-A file without revision records folds to exactly its rows (fold identity).
+Line 0 ``{"_type": "metadata", …}`` is the metadata (an archive's is its header); every
+other object without ``_type`` is a row, in file order; a revision (every kind in
+``codec.ROW_CHANGES``) shallow-merges its patch into the last earlier row whose ``ts`` is
+its ``target_ts``, never its ``ts`` or ``_type``; a patch's ``_after_ts`` moves the
+target after that row ("" = to the front), moves applied in file order after all merges.
+Nothing on disk raises: bad lines are skipped and reported with kind and byte offset
+(docs/DESIGN.md, "Fold anomalies"). A file without revisions folds to exactly its rows.
 """
 
 from __future__ import annotations

@@ -25,6 +25,7 @@ import fcntl
 import os
 import threading
 import time
+from collections import defaultdict
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
@@ -46,7 +47,7 @@ class _Entry:
     remove: bool = False  # unlink the lock file at the outermost release
 
 
-_registry: dict[str, _Entry] = {}
+_registry: defaultdict[str, _Entry] = defaultdict(_Entry)
 _registry_guard = threading.Lock()
 
 
@@ -58,7 +59,7 @@ def _reset_after_fork() -> None:
             # does not release the parent's flock (other descriptors keep it alive).
             with suppress(OSError):
                 os.close(entry.fd)
-    _registry = {}
+    _registry = defaultdict(_Entry)
     _registry_guard = threading.Lock()
 
 
@@ -67,10 +68,7 @@ os.register_at_fork(after_in_child=_reset_after_fork)
 
 def _entry(lock_path: str) -> _Entry:
     with _registry_guard:
-        entry = _registry.get(lock_path)
-        if entry is None:
-            entry = _registry[lock_path] = _Entry()
-        return entry
+        return _registry[lock_path]
 
 
 @contextmanager

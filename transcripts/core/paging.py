@@ -107,9 +107,6 @@ class Snapshot:
         found = self.fold.row_by_ts.get(ts)
         return found if found is not None and found < self.count else None
 
-    def offset(self, row: int) -> int:
-        return self.fold.offsets[row]
-
     def revisions_of(self, row: int) -> list[int]:
         return [o for o in self.fold.revisions.get(row, ()) if o < self.scanned]
 
@@ -150,7 +147,7 @@ class FileIndex:
         size = st.st_size
         self.mtime_ns = st.st_mtime_ns
         if size <= self.scanned:
-            self.tail = size > self.scanned
+            self.tail = False  # (a smaller file was reset and rebuilt from 0 by matches())
             return
         base, torn = self.scanned, None
         for line in iter_lines(_Window(fd, base, size), max_line=max_line):  # type: ignore[arg-type]
@@ -354,7 +351,7 @@ def _collect(
 
 def _rows(fd: int, snap: Snapshot, first: int, last: int) -> list[dict[str, Any]] | None:
     """Rows ``first..last-1`` of one file with every revision that targets them, folded."""
-    offsets = [snap.offset(i) for i in range(first, last)]
+    offsets = list(snap.fold.offsets[first:last])
     span_start, span_end = offsets[0], offsets[-1]  # rows before the last one, in one read
     span = os.pread(fd, span_end - span_start, span_start) if span_end > span_start else b""
     wanted = list(offsets)
