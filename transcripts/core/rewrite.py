@@ -115,7 +115,7 @@ def rewind(store: StoreFiles, key: str, after_ts: str) -> int:
             raise RowNotFound(after_ts)
         metadata = parse_metadata_line(lines[0][0])
         cut = max(
-            (i for i, (_, (kind, ts, _t)) in enumerate(lines) if kind == "row" and ts == after_ts),
+            (i for i, (_, (kind, ts)) in enumerate(lines) if kind == "row" and ts == after_ts),
             default=-1,
         )
         if cut < 0:
@@ -124,16 +124,15 @@ def rewind(store: StoreFiles, key: str, after_ts: str) -> int:
         dropped: list[bytes] = []
         dropped_ts: set[str] = set()
         rows_dropped = 0
-        for raw, (kind, ts, target) in lines[cut + 1 :]:
-            if kind == "row":
-                dropped.append(raw)
-                rows_dropped += 1
-                if ts:
-                    dropped_ts.add(ts)
-            elif kind == "change" and target not in dropped_ts:
+        for raw, (kind, name) in lines[cut + 1 :]:
+            if kind == "change" and name not in dropped_ts:
                 kept.append(raw)
-            else:
-                dropped.append(raw)
+                continue
+            dropped.append(raw)
+            if kind == "row":
+                rows_dropped += 1
+                if name:
+                    dropped_ts.add(name)
         if not dropped:
             return 0
         metadata = dict(metadata or {"_type": RecordKind.METADATA})
@@ -144,23 +143,18 @@ def rewind(store: StoreFiles, key: str, after_ts: str) -> int:
         return rows_dropped
 
 
-def _classify(data: bytes | None) -> tuple[str, str | None, str | None]:
-    """(kind, ts, target_ts) of one raw line, kind in row / change / other.
-
-    ``change`` is any row-changing record kind (``codec.ROW_CHANGES``)."""
-    if not data:
-        return "other", None, None
-    value, bad = parse_json_line(data)
+def _classify(data: bytes | None) -> tuple[str, str | None]:
+    """("row", its ts), ("change", its target_ts: any ``codec.ROW_CHANGES`` kind) or
+    ("other", None) for one raw line."""
+    value, bad = parse_json_line(data) if data else (None, "blank")
     if bad or not isinstance(value, dict):
-        return "other", None, None
+        return "other", None
     kind = value.get("_type")
-    ts = value.get("ts") if isinstance(value.get("ts"), str) else None
+    name = value.get("ts") if kind is None else value.get(TARGET)
+    name = name if isinstance(name, str) else None
     if kind is None:
-        return "row", ts, None
-    if kind in ROW_CHANGES:
-        target = value.get(TARGET)
-        return "change", ts, target if isinstance(target, str) else None
-    return "other", ts, None
+        return "row", name
+    return ("change", name) if kind in ROW_CHANGES else ("other", None)
 
 
 def _archive_or_fail(
