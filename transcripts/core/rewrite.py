@@ -17,6 +17,7 @@ import json
 import logging
 import os
 import sys
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +35,6 @@ from .codec import (
     revision_record,
 )
 from .content import check_content
-from .derived import reap_derived
 from .errors import (
     ArchiveError,
     RecordRejected,
@@ -322,8 +322,36 @@ def position_revisions(folded: Folded, kept: list[int], now: Any) -> bytes:
     return b"".join(out)
 
 
+# Files derived from a session that their owner keeps next to the transcripts (a summary's
+# sidecars): the store knows no layout, only who to ask. An owner registers how to find its
+# files for a key (e.g. in an ``AppConfig.ready()``) and a delete reaps them, so none
+# outlives its transcript. Rewind and rotation leave them: an owner records the identity
+# (sig + gen) its file was made for and judges staleness itself.
+# (sessions root, session key) -> the owner's files for that session (existing or not).
+DerivedPaths = Callable[[Path, str], Iterable[Path]]
+
+_OWNERS: dict[str, DerivedPaths] = {}
+
+
+def register_derived(name: str, paths_for_key: DerivedPaths) -> None:
+    """Register (or replace: registering twice is harmless) the owner ``name``."""
+    _OWNERS[name] = paths_for_key
+
+
+def derived_paths(root: Path, key: str) -> list[Path]:
+    """Every registered owner's files for ``key``, owners in registration order."""
+    return [path for paths_for_key in _OWNERS.values() for path in paths_for_key(root, key)]
+
+
+def reap_derived(root: Path, key: str) -> None:
+    """Remove every registered owner's files for ``key``; missing ones are fine."""
+    for path in derived_paths(root, key):
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+
+
 def delete(store: StoreFiles, key: str) -> bool:
-    """Remove the transcript, its archives and derived files (``derived.py``), and the ``.lock``
+    """Remove the transcript, its archives and derived files (``register_derived``), and the ``.lock``
     file when this lock is released (``locking.remove_when_released``: a waiting writer
     starts over on a new file, so the removal never lets two writers in).
     """
