@@ -76,19 +76,14 @@ class Folded:
     bad_lines: list[bytes] = field(default_factory=list)  # with keep_raw: skipped lines' bytes
 
 
-class FoldState:
+class FoldState(Folded):
+    """A fold in progress: the result it builds, and what it needs while reading."""
+
     def __init__(self, file: str, keep_raw: bool) -> None:
+        super().__init__(None, [], FoldReport(), raw=[] if keep_raw else None)
         self.file = file
-        self.report = FoldReport()
-        self.metadata: dict[str, Any] | None = None
-        self.header: dict[str, Any] | None = None
-        self.rows: list[dict[str, Any]] = []
-        self.raw: list[bytes] | None = [] if keep_raw else None
-        self.patched: set[int] = set()
         self.by_ts: dict[str, int] | None = None  # built on the first revision only
         self.moves: list[tuple[int, str]] = []
-        self.order: list[int] | None = None
-        self.bad_lines: list[bytes] = []
         self.last_ts: str | None = None
         self.first = True
 
@@ -248,16 +243,7 @@ class FoldState:
 
     def result(self) -> Folded:
         self._apply_moves()
-        return Folded(
-            self.metadata,
-            self.rows,
-            self.report,
-            self.header,
-            self.raw,
-            self.patched,
-            self.order,
-            self.bad_lines,
-        )
+        return self
 
 
 def fold_lines(lines: Iterable[RawLine], *, file: str = "") -> Folded:
