@@ -24,7 +24,7 @@ from .codec import MAX_LINE_BYTES, generation
 from .errors import SessionNotFound
 from .fold import FoldReport, FoldState, fold_lines
 from .fsutil import NotRegularFile, open_regular
-from .reader import RawLine, iter_lines
+from .reader import RawLine, iter_lines, line_at
 from .storefiles import StoreFiles
 from .timestamps import ts_strictly_after
 from .user_turns import is_user_turn
@@ -216,8 +216,6 @@ class IndexCache:
 
 
 PAGE_INDEX = IndexCache()  # per process; its memory bound: BUDGET
-_FIRST_READ = 4096
-_MAX_READ = 1024 * 1024
 
 
 class InvalidCursor(ValueError):
@@ -364,26 +362,11 @@ def _rows(fd: int, snap: Snapshot, first: int, last: int) -> list[dict[str, Any]
             end = span.find(b"\n", offset - span_start)
             if end >= 0:
                 data = span[offset - span_start : end]
-        lines.append(RawLine(offset, data if data is not None else _line_at(fd, offset), True))
+        lines.append(RawLine(offset, data if data is not None else line_at(fd, offset), True))
     folded = fold_lines(lines, file=snap.fold.file)
     if len(folded.rows) != last - first:
         return None  # the bytes are no longer what was indexed: let the full fold answer
     return folded.rows
-
-
-def _line_at(fd: int, offset: int) -> bytes:
-    """The line starting at ``offset``: a small read first, growing for a long line."""
-    parts: list[bytes] = []
-    at, size = offset, _FIRST_READ
-    while True:
-        chunk = os.pread(fd, size, at)
-        end = chunk.find(b"\n")
-        if end >= 0 or not chunk:
-            parts.append(chunk[:end] if end >= 0 else chunk)
-            return b"".join(parts)
-        parts.append(chunk)
-        at += len(chunk)
-        size = min(size * 4, _MAX_READ)
 
 
 @dataclass(frozen=True, slots=True)

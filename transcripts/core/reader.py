@@ -8,6 +8,7 @@ memory whole.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +20,7 @@ from .codec import MAX_LINE_BYTES, RecordKind
 
 BLOCK_SIZE = 4 * 1024 * 1024
 UTF8_BOM = b"\xef\xbb\xbf"
+FIRST_READ, MAX_READ = 4096, 1024 * 1024  # line_at: a small read first, growing to this
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,21 +128,22 @@ def parse_metadata_line(line: bytes) -> dict[str, Any] | None:
     return value
 
 
-def split_lines(data: bytes, max_line: int, *, at_file_start: bool = True) -> list[bytes]:
-    """``data``'s lines as the fold sees them, without their ``\\n`` (``at_file_start``:
-    ``data`` begins at byte 0, so a BOM is removed from line 0, as the fold strips it). A
-    line longer than ``max_line`` is dropped (the fold skips it; a BOM counts towards it)."""
-    lines = data.split(b"\n")
-    if lines[-1] == b"":
-        lines.pop()
-    if at_file_start and lines and lines[0].startswith(UTF8_BOM) and len(lines[0]) <= max_line:
-        lines[0] = lines[0][len(UTF8_BOM) :]
-    if any(len(line) > max_line for line in lines):
-        lines = [line for line in lines if len(line) <= max_line]
-    return lines
-
-
 def read_line0(path: Path, max_line: int = MAX_LINE_BYTES) -> dict[str, Any] | None:
     """Line 0 of a transcript file when it is a metadata record, else None; OSError raises."""
     with path.open("rb") as fp:
         return parse_metadata_line(fp.readline(max_line))
+
+
+def line_at(fd: int, offset: int) -> bytes:
+    """The line starting at ``offset``: a small read first, growing for a long line."""
+    parts: list[bytes] = []
+    at, size = offset, FIRST_READ
+    while True:
+        chunk = os.pread(fd, size, at)
+        end = chunk.find(b"\n")
+        if end >= 0 or not chunk:
+            parts.append(chunk[:end] if end >= 0 else chunk)
+            return b"".join(parts)
+        parts.append(chunk)
+        at += len(chunk)
+        size = min(size * 4, MAX_READ)

@@ -45,7 +45,7 @@ from .errors import (
 )
 from .fold import Folded, FoldReport
 from .fsutil import atomic_write, remove_stale_temps
-from .reader import iter_lines, parse_json_line, parse_metadata_line
+from .reader import iter_lines, line_at, parse_json_line, parse_metadata_line
 from .storefiles import StoreFiles
 from .timestamps import monotonic_ts, parse_ts, ts_sort_key, ts_strictly_after
 
@@ -240,7 +240,9 @@ def rotate_locked(store: StoreFiles, key: str, *, force: bool = False) -> int:
         # folding them is itself the rewrite that brings the file back under the limit,
         # instead of re-reading an over-limit file on every append.)
         return 0
-    dropped = lines[: n - keep] + folded.bad_lines + _lines_at(path, oversize)
+    with path.open("rb") as fp:  # oversize lines go to the archive unread by the fold
+        oversize_lines = [line_at(fp.fileno(), offset) for offset in oversize]
+    dropped = lines[: n - keep] + folded.bad_lines + oversize_lines
     archive = None
     if dropped:
         try:
@@ -259,16 +261,6 @@ def rotate_locked(store: StoreFiles, key: str, *, force: bool = False) -> int:
         log.exception("rotation of %s failed closed", key)
         return 0
     return n - keep
-
-
-def _lines_at(path: Path, offsets: list[int]) -> list[bytes]:
-    """The raw lines starting at ``offsets`` (oversize lines: into the archive, unread)."""
-    out = []
-    with path.open("rb") as fp:
-        for offset in offsets:
-            fp.seek(offset)
-            out.append(fp.readline().rstrip(b"\n"))
-    return out
 
 
 def rotation_blocker(store: StoreFiles, key: str) -> str | None:

@@ -22,7 +22,7 @@ from .errors import SessionNotFound
 from .fold import Folded, FoldReport, fold_lines, fold_stream
 from .fsutil import FsyncPolicy, open_regular
 from .keys import BARE_PREFIX, safe_key
-from .reader import UTF8_BOM, RawLine, iter_lines, parse_json_line, read_line0, split_lines
+from .reader import UTF8_BOM, RawLine, iter_lines, parse_json_line, read_line0
 from .timestamps import now_local
 
 # The original's rotation limits: past MAX_BYTES keep at most KEEP_LINES newest rows.
@@ -287,7 +287,12 @@ def read_tail(
             cut = data.find(b"\n")
             start += cut + 1 if cut >= 0 else len(data)
             data = data[cut + 1 :] if cut >= 0 else b""
-        lines = split_lines(data, max_line, at_file_start=start == 0)
-        out.append(FileTail(path, start, lines))
+        lines = data.split(b"\n")
+        if lines[-1] == b"":
+            lines.pop()
+        # As the fold: a BOM is stripped at byte 0 only, an oversize line (BOM included) dropped.
+        if start == 0 and lines and lines[0].startswith(UTF8_BOM) and len(lines[0]) <= max_line:
+            lines[0] = lines[0][len(UTF8_BOM) :]
+        out.append(FileTail(path, start, [line for line in lines if len(line) <= max_line]))
     out.reverse()
     return out
