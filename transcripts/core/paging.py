@@ -150,7 +150,8 @@ class FileIndex:
             self.tail = False  # (a smaller file was reset and rebuilt from 0 by matches())
             return
         base, torn = self.scanned, None
-        for line in iter_lines(_Window(fd, base, size), max_line=max_line):  # type: ignore[arg-type]
+        window = _Window(fd, base, size)
+        for line in iter_lines(window, max_line=max_line):  # type: ignore[arg-type]
             if not line.terminated:
                 torn = base + line.offset
                 break

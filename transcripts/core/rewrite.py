@@ -343,9 +343,9 @@ def reap_derived(root: Path, key: str) -> None:
 
 
 def delete(store: StoreFiles, key: str) -> bool:
-    """Remove the transcript, its archives and derived files (``register_derived``), and the ``.lock``
-    file when this lock is released (``locking.remove_when_released``: a waiting writer
-    starts over on a new file, so the removal never lets two writers in).
+    """Remove the transcript, its archives and derived files (``register_derived``), and the
+    ``.lock`` file when this lock is released (``locking.remove_when_released``: a waiting
+    writer starts over on a new file, so the removal never lets two writers in).
     """
     with store.locked(key):
         locking.remove_when_released(str(store.lock_path(key)))

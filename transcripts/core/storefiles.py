@@ -85,9 +85,9 @@ class StoreFiles:
         return self.root / f"{safe_key(key)}.jsonl.lock"
 
     def archive_paths(self, key: str) -> list[Path]:
-        """Archives of this session, oldest first; also the bare slot stem the original's seed data
-        used (``research-notes__*`` for ``dashboard_research-notes``) when no transcript of that
-        bare name exists to claim them.
+        """Archives of this session, oldest first; also the bare slot stem the original's seed
+        data used (``research-notes__*`` for ``dashboard_research-notes``) when no transcript of
+        that bare name exists to claim them.
         """
         stems = [safe_key(key)]
         if stems[0].startswith(BARE_PREFIX):
@@ -194,8 +194,8 @@ class StoreFiles:
     def read_session_tail(
         self, key: str, identity: Identity, budget: int
     ) -> list[dict[str, Any]] | None:
-        """The folded rows of the chain's last ``budget`` bytes as ``identity`` (an earlier snapshot)
-        names it (its gen picks the archives, its size caps the current file), oldest first.
+        """The folded rows of the chain's last ``budget`` bytes as ``identity`` (an earlier
+        snapshot) names it (its gen picks the archives, its size caps the current file).
 
         Each file's window folds on its own: a revision follows its target, so every revision of
         a row in the window is in it. None (read the session whole) when the chain fits in
