@@ -353,9 +353,7 @@ def _rows(fd: int, snap: Snapshot, first: int, last: int) -> list[dict[str, Any]
     offsets = list(snap.fold.offsets[first:last])
     span_start, span_end = offsets[0], offsets[-1]  # rows before the last one, in one read
     span = os.pread(fd, span_end - span_start, span_start) if span_end > span_start else b""
-    wanted = list(offsets)
-    for i in range(first, last):
-        wanted.extend(snap.revisions_of(i))
+    wanted = offsets + [o for i in range(first, last) for o in snap.revisions_of(i)]
     lines = []
     for offset in sorted(wanted):
         data = None

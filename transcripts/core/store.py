@@ -144,8 +144,7 @@ class TranscriptStore(StoreFiles):
         metadata: dict[str, Any] | None = None,
     ) -> Appended:
         """Append one row; ``metadata`` seeds line 0 when this append creates the file."""
-        row: dict[str, Any] = {"role": role, "content": content, "ts": None}
-        row.update(fields or {})
+        row: dict[str, Any] = {"role": role, "content": content, **(fields or {})}
         if meta is not None:
             row["meta"] = meta
         return self.append_rows(key, [row], metadata=metadata)
