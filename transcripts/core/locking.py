@@ -1,21 +1,13 @@
-"""Per-transcript mutual exclusion: a process-wide RLock plus ``flock`` on the stable ``.lock`` file.
+"""Per-transcript mutual exclusion: a process-wide RLock plus ``flock`` on ``<file>.lock``.
 
-The cross-process lock lives on ``<file>.lock``, never on the data file: rotation and
-metadata edits replace the data file's inode, and a lock on a replaced inode excludes
-nobody. ``flock`` (not ``fcntl``/``lockf``) because POSIX record locks vanish when any
-descriptor of the file is closed anywhere in the process. The flock is taken once per
-outermost entry, so re-entry never reopens the lock file (a second open + flock in the
-same thread would block on itself).
-
-After ``fork()`` (Celery prefork) the child starts with a fresh registry: it never
-inherits a held RLock, and its own entries open the lock file anew.
-
-Removing a lock file (a deleted session's, ``remove_when_released``) is safe because of
-two rules: (1) only the holder unlinks it, as the last step before it unlocks, at the
-outermost release; (2) a taker that got the ``flock`` checks that the path still names the
-inode it locked, and else starts over on the path's current file. A writer that opened
-the old inode and waited gets it after the unlink, sees it is no longer the path's, and
-contends for the new file with everyone else, so no two writers are ever in at once.
+Never on the data file: rotation and metadata edits replace its inode, and a lock on a
+replaced inode excludes nobody. ``flock``, not ``fcntl``/``lockf``: POSIX record locks
+vanish when any descriptor of the file is closed anywhere in the process. The flock is
+taken once per outermost entry (a second open + flock in the same thread would block on
+itself). After ``fork()`` the child starts with a fresh registry, and removing a lock file
+(``remove_when_released``) is safe by two rules: only its holder unlinks it, as its last
+act, and a taker re-checks that the path still names the inode it locked (docs/DESIGN.md,
+"Locks after fork()" and "A deleted slot's .lock file goes").
 """
 
 from __future__ import annotations

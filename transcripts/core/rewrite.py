@@ -1,12 +1,11 @@
 """The only writes besides appends: metadata edits, rewind, rotation, delete and fork.
 
 Each rewrite runs under the transcript's lock and replaces the file atomically (temp +
-fsync + replace + directory fsync, per the fsync policy). Metadata edits and rotation
-restore the previous mtime so the session list order and unrelated caches do not move;
-rotation and rewind advance ``rotation_generation`` (``gen``) because they change content.
-Rows a rewrite drops are archived first; if archiving fails, nothing is rewritten, and if
-the rewrite then fails (disk full), the archive is taken back so no row shows up twice.
-A failed rewrite raises ``TranscriptWriteError`` (errno and path), never a bare OSError.
+fsync + replace + directory fsync, per the fsync policy), keeping its mtime so the session
+list order and unrelated caches do not move; rotation and rewind advance ``gen``. Rows a
+rewrite drops are archived first; if archiving fails nothing is rewritten, and if the
+rewrite then fails the archive is taken back so no row shows up twice (docs/DESIGN.md,
+"Transcript store decisions").
 """
 
 from __future__ import annotations

@@ -1,9 +1,6 @@
-"""Transcript ``ts`` values: offset-aware ISO 8601 strings, strictly increasing per file.
-
-The original system stamps rows with ``datetime.now().astimezone().isoformat()`` and
-moves a stamp forward by one microsecond when the clock has not advanced past the
-previous row (a stalled or backwards clock, a DST fold). Legacy rows may be naive;
-they are read as local time.
+"""Transcript ``ts`` values: offset-aware ISO 8601 strings, strictly increasing per file (the
+original's ``datetime.now().astimezone().isoformat()``, moved forward by 1 µs when the clock
+has not passed the previous row). Legacy naive rows are read as local time.
 """
 
 from __future__ import annotations
