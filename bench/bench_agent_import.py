@@ -18,7 +18,7 @@ tool-use ids of the API's shape, so rows carry the meta real imports redact), th
 
 Also printed, to say where the time goes and what bounds it: parse + the pure converter;
 the write-boundary redaction of the converted rows alone, row by row
-(``transcripts.core.rows.redact_row``); the workers' own work (``prepare``, no database)
+(``transcripts.core.store.redact_row``); the workers' own work (``prepare``, no database)
 with one forked worker and with two (how much a second core gives on this machine); per
 run, the importer's and the workers' CPU seconds and what one file create costs in that
 run's home (the import makes two per session). ``--follow`` (append -> store ->
@@ -173,7 +173,7 @@ def convert_all(files: list[Path]) -> list[dict[str, Any]]:
 
 def redact_all(rows: list[dict[str, Any]]) -> int:
     """The store's write-boundary redaction of the same rows, nothing else (no disk)."""
-    from transcripts.core.rows import redact_row, row_order
+    from transcripts.core.store import redact_row, row_order
 
     for row in rows:
         redact_row(row_order(row))

@@ -6,7 +6,7 @@ class SummariesConfig(AppConfig):
     verbose_name = "Summaries"
 
     def ready(self) -> None:
-        from transcripts.core.derived import register_derived
+        from transcripts.core.rewrite import register_derived
 
         from .core.sidecar import sidecar_paths
 

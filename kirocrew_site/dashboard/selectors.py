@@ -11,8 +11,8 @@ from django.db.models import QuerySet
 from transcripts.core.content import bound_rows
 from transcripts.core.errors import SessionNotFound
 from transcripts.core.fold import FoldReport
+from transcripts.core.paging import TurnMarks, turn_marks
 from transcripts.core.provenance import SOURCE_LABELS
-from transcripts.core.turnmarks import TurnMarks, turn_marks
 from transcripts.core.user_turns import is_user_turn
 from transcripts.models import App, Session
 from transcripts.runtime import get_store

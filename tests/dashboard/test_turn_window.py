@@ -4,7 +4,7 @@ For random sessions (user turns, automation and blank user rows, revisions far b
 position moves, rotations, rewinds, damaged and torn lines), turns ``first..last`` must be
 exactly the full fold's rows from turn ``first``'s user row (row 0 for turn 1) to the row
 before turn ``last + 1``, numbered by ``is_user_turn`` over the whole session; the turn
-marks (``core/turnmarks.py``) answer whenever the paging reader can.
+marks (``core/paging.py``) answer whenever the paging reader can.
 """
 
 from __future__ import annotations
@@ -26,10 +26,8 @@ from tests.transcripts.helpers import KEY, FakeClock, fill_session, make_store
 from tests.transcripts.test_paging import apply
 from transcripts import selectors as transcript_selectors
 from transcripts.core.content import bound_rows
-from transcripts.core.offsets import IndexCache
-from transcripts.core.paging import PAGE_INDEX
+from transcripts.core.paging import PAGE_INDEX, IndexCache, turn_marks
 from transcripts.core.store import TranscriptStore
-from transcripts.core.turnmarks import turn_marks
 from transcripts.core.user_turns import is_user_turn
 
 MARKED: Counter[str] = Counter()  # which path answered, over the property test's examples

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from summaries.core.sidecar import INTENTS, ONE_LINE, sidecar_path, sidecar_paths
 from tests.transcripts.helpers import make_store
-from transcripts.core.derived import derived_paths
+from transcripts.core.rewrite import derived_paths
 
 
 def test_sidecars_sit_in_hidden_folders_named_by_the_safe_key(tmp_path: Path) -> None:

@@ -1,10 +1,10 @@
-"""``transcripts.core.tail.read_tail``: the last bytes of a chain of files, whole lines only."""
+"""``transcripts.core.storefiles.read_tail``: the last bytes of a chain of files, whole lines only."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from transcripts.core.tail import read_tail
+from transcripts.core.storefiles import read_tail
 
 
 def write(path: Path, lines: list[bytes]) -> Path:

@@ -23,7 +23,7 @@ from transcripts.core.agents.prepare import _plain_meta, _stamps, encode_session
 from transcripts.core.codec import METADATA, encode_record
 from transcripts.core.content import check_content
 from transcripts.core.errors import RecordRejected
-from transcripts.core.rows import redact_row, row_order
+from transcripts.core.store import redact_row, row_order
 
 NOW = datetime(2026, 3, 27, 11, 11, 15, 533_000, tzinfo=UTC)
 MAX_LINE = 64 * 1024

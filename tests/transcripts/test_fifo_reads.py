@@ -20,7 +20,7 @@ from tests.transcripts.helpers import KEY, fill_session, ticking_store
 from transcripts.core.fsutil import NotRegularFile
 from transcripts.core.paging import read_page
 from transcripts.core.store import TranscriptStore
-from transcripts.core.tail import read_tail
+from transcripts.core.storefiles import read_tail
 
 GUARD_S = 20.0  # only bounds a hang; a passing read returns at once
 

@@ -1,4 +1,4 @@
-"""The O(page) reader (``core/paging.py`` + ``core/offsets.py``) against the one full fold.
+"""The O(page) reader (``core/paging.py``) against the one full fold.
 
 For random sessions (rows, revisions that target rows far back, position moves,
 rotations, rewinds, metadata rewrites, damaged and torn lines), every page after every
@@ -21,8 +21,7 @@ from hypothesis import strategies as st
 
 from tests.transcripts.helpers import KEY, FakeClock, fill_session, make_store
 from transcripts.core.errors import SessionNotFound
-from transcripts.core.offsets import IndexCache
-from transcripts.core.paging import InvalidCursor, Page, read_page
+from transcripts.core.paging import IndexCache, InvalidCursor, Page, read_page
 from transcripts.core.store import SessionView, TranscriptStore
 
 SETTINGS = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])

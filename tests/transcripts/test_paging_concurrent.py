@@ -13,8 +13,7 @@ from pathlib import Path
 
 from tests.transcripts.helpers import KEY, fill_session, make_store
 from tests.transcripts.test_paging import check_every_page
-from transcripts.core.offsets import IndexCache
-from transcripts.core.paging import read_page
+from transcripts.core.paging import IndexCache, read_page
 from transcripts.core.store import TranscriptStore
 
 ROUNDS = 150

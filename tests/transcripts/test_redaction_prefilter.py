@@ -22,7 +22,7 @@ from tests.transcripts.redaction_samples import COVERAGE_SAMPLES
 from transcripts.core.redaction import patterns as P
 from transcripts.core.redaction import prefilter, redact_value
 from transcripts.core.redaction.views import View, might_contain_secret
-from transcripts.core.rows import redact_row, row_order
+from transcripts.core.store import redact_row, row_order
 
 POSITIVES = [pos for pos, _ in SAMPLES.values()] + [pos for pos, _ in COVERAGE_SAMPLES.values()]
 # Every trigger alone, in its several cases, and texts built around them.

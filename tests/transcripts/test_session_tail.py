@@ -9,8 +9,8 @@ import orjson
 
 from tests.transcripts.helpers import make_store
 from transcripts.core.codec import encode_record
-from transcripts.core.identity import Identity
 from transcripts.core.store import TranscriptStore
+from transcripts.core.storefiles import Identity
 
 KEY = "dashboard_tail"
 

@@ -13,9 +13,9 @@ from tests.transcripts.helpers import (
     fill_session,
     ticking_store,
 )
-from transcripts.core import derived
-from transcripts.core.derived import register_derived
+from transcripts.core import rewrite
 from transcripts.core.keys import safe_key
+from transcripts.core.rewrite import register_derived
 
 # ---------------------------------------------------------------- delete
 
@@ -28,7 +28,7 @@ def _derived(root: Path, key: str) -> list[Path]:
 def test_delete_removes_transcript_derived_files_archives_and_the_lock_file(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(derived, "_OWNERS", {})
+    monkeypatch.setattr(rewrite, "_OWNERS", {})
     register_derived("test-owner", _derived)
     store = ticking_store(tmp_path, max_bytes=500, keep_lines=2)
     others = ["dashboard:s10", "dashboard:s1_", "dashboard:s1-x", "s1"]
@@ -61,7 +61,7 @@ def test_without_a_registered_owner_delete_leaves_other_files_alone(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # The core store knows no derived layout: only what an owner registers is reaped.
-    monkeypatch.setattr(derived, "_OWNERS", {})
+    monkeypatch.setattr(rewrite, "_OWNERS", {})
     store = ticking_store(tmp_path)
     store.append_row(KEY, "user", "hello")
     unowned = [*_derived(tmp_path, KEY), tmp_path / ".intents" / f"{safe_key(KEY)}.json"]

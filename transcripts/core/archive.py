@@ -31,19 +31,15 @@ _NAME = re.compile(r"(.+)" + DELIMITER + _SUFFIX.pattern)
 
 
 def archive_stem(name: str) -> str | None:
-    """The stem of the session an archive file name chains to, or None for no archive name.
-
-    The last ``__<stamp>`` decides (a stem may itself hold ``__``), as ``archive_candidates``
-    matches it.
-    """
+    """The stem of the session an archive file name chains to (the last ``__<stamp>``
+    decides: a stem may hold ``__``), or None for no archive name."""
     match = _NAME.fullmatch(name)
     return match.group(1) if match else None
 
 
 def archive_candidates(archive_dir: Path, *stems: str) -> list[Path]:
-    """These stems' archives, oldest first (stamp, then collision suffix).
-
-    Regular files only: a link is never followed and a FIFO would block every read.
+    """These stems' archives, oldest first (stamp, then collision suffix); regular files only:
+    a link is never followed and a FIFO would block every read.
     """
     if not archive_dir.is_dir():
         return []
@@ -69,11 +65,9 @@ def write_archive(
     fsync: bool,
     generation: int | None = None,
 ) -> Path:
-    """Write the dropped ``lines`` (each without its newline) under a fresh archive name.
-
-    ``generation`` is the transcript generation the rewrite produces: a reader skips an
-    archive whose rewrite never landed (a crash between archive and replace), so its rows
-    are not seen twice.
+    """Write the dropped ``lines`` (no newlines) under a fresh name. ``generation`` is the one
+    the rewrite produces: a reader skips an archive whose rewrite never landed (a crash
+    between archive and replace), so its rows are not seen twice.
     """
     archive_dir.mkdir(parents=True, exist_ok=True)
     header: dict[str, object] = {
@@ -136,10 +130,8 @@ def read_archived_at(path: Path) -> datetime | None:
 
 
 def is_unlanded(header: dict[str, Any] | None, current_gen: int) -> bool:
-    """Whether the rewrite that wrote this archive never replaced the file (a crash between).
-
-    Its ``generation`` is past the file's: the archived rows are all still in the file.
-    """
+    """Whether the rewrite that wrote this archive never replaced the file (a crash between):
+    its ``generation`` is past the file's, so the archived rows are all still in the file."""
     produced = (header or {}).get("generation")
     return type(produced) is int and produced > current_gen
 
@@ -170,10 +162,13 @@ class RetentionDecision:
     skipped: str = ""  # why a non-regular entry was neither read nor deleted
 
 
-def plan_retention(
-    archive_dir: Path, retention_days: int, now: datetime
+def cleanup_archives(
+    archive_dir: Path, retention_days: int, now: datetime, *, dry_run: bool
 ) -> list[RetentionDecision]:
-    if not archive_dir.is_dir():
+    """Delete archives whose header says they are older than ``retention_days`` (negative:
+    never). Returns every decision; a dry run deletes nothing.
+    """
+    if retention_days < 0 or not archive_dir.is_dir():
         return []
     cutoff = now.astimezone() - timedelta(days=retention_days)
     decisions = []
@@ -182,22 +177,6 @@ def plan_retention(
         archived_at = read_archived_at(path)
         expired = archived_at is not None and archived_at < cutoff
         decisions.append(RetentionDecision(path, archived_at, expired))
-    decisions += [RetentionDecision(s.path, None, False, s.reason) for s in skipped]
-    return decisions
-
-
-def cleanup_archives(
-    archive_dir: Path, retention_days: int, now: datetime, *, dry_run: bool
-) -> list[RetentionDecision]:
-    """Delete archives whose header says they are older than ``retention_days``.
-
-    A negative retention disables cleanup. Returns every decision (dry run deletes nothing).
-    """
-    if retention_days < 0:
-        return []
-    decisions = plan_retention(archive_dir, retention_days, now)
-    if not dry_run:
-        for decision in decisions:
-            if decision.expired:
-                decision.path.unlink(missing_ok=True)
-    return decisions
+        if expired and not dry_run:
+            path.unlink(missing_ok=True)
+    return decisions + [RetentionDecision(s.path, None, False, s.reason) for s in skipped]

@@ -5,10 +5,10 @@ the record kinds a line can be, and which of them change an earlier row.
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
-import msgspec
 import orjson
 
 from .errors import RecordRejected
@@ -33,33 +33,26 @@ FORBIDDEN_PATCH_KEYS = ("ts", "_type")  # a revision never changes these
 TARGET = "target_ts"  # a row-changing record's field naming the row it changes
 
 
-class Revision(msgspec.Struct, frozen=True, kw_only=True):
+def revision_record(target_ts: Any, patch: dict[str, Any], ts: str | None = None) -> dict[str, Any]:
     """A change to an earlier row: ``patch`` shallow-merged into the last earlier row whose
-    ts is ``target_ts`` (the fold's rules); ``ts`` is stamped when it is appended."""
-
-    target_ts: str
-    patch: dict[str, Any]
-    ts: str | None = None
-
-    def record(self) -> dict[str, Any]:
-        """The line's object, keys in their order on disk."""
-        return {
-            "_type": RecordKind.REVISION,
-            TARGET: self.target_ts,
-            "patch": self.patch,
-            "ts": self.ts,
-        }
-
-
-def _revision_patch(record: dict[str, Any]) -> Any:
-    return record.get("patch")
+    ts is ``target_ts`` (the fold's rules); ``ts`` is stamped when it is appended. Keys in
+    their order on disk."""
+    return {"_type": RecordKind.REVISION, TARGET: target_ts, "patch": patch, "ts": ts}
 
 
 # THE declaration of the record kinds that change an earlier row: ``_type`` -> the patch the
 # record applies to the row named by its ``target_ts`` (validated and merged by the fold).
 # Every path that must notice such a record derives from this one mapping: the fold, rewind
 # (which keeps changes of kept rows) and rotation (which folds them into their rows).
-ROW_CHANGES: dict[str, Callable[[dict[str, Any]], Any]] = {RecordKind.REVISION: _revision_patch}
+ROW_CHANGES: dict[str, Callable[[dict[str, Any]], Any]] = {
+    RecordKind.REVISION: lambda record: record.get("patch")
+}
+
+
+def new_metadata(now: datetime, fields: dict[str, Any]) -> dict[str, Any]:
+    """Line 0 of a new transcript, stamped ``now``; ``fields`` come after (and may override)."""
+    head = {"_type": RecordKind.METADATA, "created_at": now.astimezone().isoformat()}
+    return {**head, "last_consolidated": 0, **fields}
 
 
 def generation(metadata: dict[str, Any] | None) -> int:

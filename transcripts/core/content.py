@@ -1,28 +1,12 @@
-"""The one rule for JSON content that enters a transcript, and its read-side counterpart.
+"""The one rule for JSON content that enters a transcript (docs/DESIGN.md, "One content
+rule"): :func:`check_content` before a byte is written, and its read-side counterpart
+:func:`bound_rows` for rows already on disk (in the presenters, not the fold: finding a deep
+line in the fold's hot path costs about as much as parsing it).
 
-Every way content enters (an API body, a row, a revision patch, a row's ``meta``, line 0's
-metadata on create and on a title edit) passes :func:`check_content` before a byte is
-written. The rule, with its reasons:
-
-* **Nesting**: at most ``MAX_DEPTH`` (64) objects/arrays inside one another, counted
-  from the outermost value. Counted on a request body or on a whole record, it gives
-  the same answer: a row's fields and a revision's patch sit one level below both.
-  64 is far beyond any agent's ``meta`` and far below every recursive consumer's limit
-  (orjson writes at most 254 levels; Python's recursion limit is 1000).
-* **Numbers**: finite floats and integers in the signed/unsigned 64-bit range only.
-  ``NaN``, ``Infinity`` and ``1e400`` are not JSON; stored, they came back as ``null``.
-* **Text**: no string (value or object key) holds U+0000, which PostgreSQL cannot store
-  (text or jsonb) and which the summaries would carry into the database; and none is
-  longer than ``MAX_TEXT_CHARS``, the content cap, so a revision patch or a ``meta``
-  value cannot carry what a row's ``content`` may not.
-* **Keys** are strings.
-
-Readers never raise on content: :func:`bound_rows` replaces each field of a row already
-on disk (an import, an older writer) that nests too deep with a marker and reports it
-(``too_deep``). The presenters call it (API transcript, dashboard session page, admin),
-not the fold: finding a deep line in the fold's hot path costs about as much as parsing
-it, and the summaries only ever take strings from rows. Every walk here stops at
-``MAX_DEPTH``, so it uses a bounded number of frames however deep the value.
+``MAX_DEPTH`` 64 is far beyond any agent's ``meta`` and far below every recursive
+consumer's limit (orjson writes at most 254 levels; Python's recursion limit is 1000).
+Depth counts from the outermost value: a row's fields and a patch sit one level below both
+a body and a record, so both count alike. Every walk stops at ``MAX_DEPTH``.
 """
 
 from __future__ import annotations
@@ -97,7 +81,7 @@ def check_content(value: Any, *, what: str = "record") -> None:
         raise ContentRejected(f"{what}: {problem}")
 
 
-def exceeds_depth(value: Any, limit: int = MAX_DEPTH) -> bool:
+def _exceeds_depth(value: Any, limit: int) -> bool:
     """Whether ``value`` nests more than ``limit`` containers deep (iterative, stops early)."""
     stack: list[tuple[Any, int]] = [(value, 0)]
     while stack:
@@ -120,7 +104,7 @@ def bound_row(row: dict[str, Any]) -> dict[str, Any] | None:
     deep = [
         key
         for key, value in row.items()
-        if type(value) in _CONTAINERS and exceeds_depth(value, MAX_DEPTH - 1)
+        if type(value) in _CONTAINERS and _exceeds_depth(value, MAX_DEPTH - 1)
     ]
     if not deep:
         return None
@@ -155,12 +139,9 @@ def _finite_float(text: str) -> float:
 
 
 def loads_checked(data: bytes | str) -> Any:
-    """Parse a JSON document that is to become content, under the content rule.
-
-    Raises :class:`ContentRejected` for what breaks the rule (``NaN``, ``Infinity``,
-    ``1e400``, nesting, NUL, size, integers past 64 bits) and ``ValueError`` for what is
-    not JSON at all. The standard library parses it, not orjson: orjson reads an integer
-    past 64 bits as a float, silently changing it, where this refuses it.
+    """Parse a JSON document that is to become content, under the content rule
+    (``ContentRejected``; ``ValueError`` when it is not JSON). The stdlib parses it: orjson
+    reads an integer past 64 bits as a float, silently changing it.
     """
     try:
         value = json.loads(data, parse_constant=_not_finite, parse_float=_finite_float)

@@ -1,20 +1,12 @@
 """THE fold: the one function that turns transcript records into the message list.
 
-Rules (docs/DESIGN.md §Transcript records):
-
-* line 0 ``{"_type": "metadata", …}`` is the metadata; an archive starts with an
-  ``{"_type": "archive", …}`` header instead;
-* every other object without ``_type`` is a row, kept in file order;
-* ``{"_type": "revision", "target_ts", "patch", "ts"}`` shallow-merges ``patch`` into the
-  last earlier row whose ``ts`` equals ``target_ts`` (last revision wins). ``ts`` and
-  ``_type`` in a patch are never applied. A patch key ``_after_ts`` is a position hint:
-  the target moves right after the row with that ts ("" = to the front); moves apply in
-  file order after all merges. Every kind declared in ``codec.ROW_CHANGES`` is folded
-  the same way, with the patch its declaration reads from the record;
-* nothing on disk raises: bad lines are skipped and reported with kind and byte offset;
-  duplicate or non-monotonic ts are reported but their rows kept.
-
-A file without revision records folds to exactly its rows (fold identity).
+Line 0 ``{"_type": "metadata", …}`` is the metadata (an archive's is its header); every
+other object without ``_type`` is a row, in file order; a revision (every kind in
+``codec.ROW_CHANGES``) shallow-merges its patch into the last earlier row whose ``ts`` is
+its ``target_ts``, never its ``ts`` or ``_type``; a patch's ``_after_ts`` moves the
+target after that row ("" = to the front), moves applied in file order after all merges.
+Nothing on disk raises: bad lines are skipped and reported with kind and byte offset
+(docs/DESIGN.md, "Fold anomalies"). A file without revisions folds to exactly its rows.
 """
 
 from __future__ import annotations
@@ -84,19 +76,14 @@ class Folded:
     bad_lines: list[bytes] = field(default_factory=list)  # with keep_raw: skipped lines' bytes
 
 
-class FoldState:
+class FoldState(Folded):
+    """A fold in progress: the result it builds, and what it needs while reading."""
+
     def __init__(self, file: str, keep_raw: bool) -> None:
+        super().__init__(None, [], FoldReport(), raw=[] if keep_raw else None)
         self.file = file
-        self.report = FoldReport()
-        self.metadata: dict[str, Any] | None = None
-        self.header: dict[str, Any] | None = None
-        self.rows: list[dict[str, Any]] = []
-        self.raw: list[bytes] | None = [] if keep_raw else None
-        self.patched: set[int] = set()
         self.by_ts: dict[str, int] | None = None  # built on the first revision only
         self.moves: list[tuple[int, str]] = []
-        self.order: list[int] | None = None
-        self.bad_lines: list[bytes] = []
         self.last_ts: str | None = None
         self.first = True
 
@@ -218,10 +205,8 @@ class FoldState:
         self.patched = {position[i] for i in self.patched} | {position[i] for i, _ in self.moves}
 
     def _moved_order(self, by_ts: dict[str, int]) -> list[int]:
-        """The rows' indexes in order after the moves, applied in file order.
-
-        The rows as an index-linked list: each move is O(1), so many moves in a long file
-        stay linear (list edits cost O(rows) per move).
+        """The rows' order after the moves, in file order, on an index-linked list: each move is
+        O(1), so many moves in a long file stay linear (list edits cost O(rows) per move).
         """
         n = len(self.rows)
         nxt = list(range(1, n + 1))
@@ -258,16 +243,7 @@ class FoldState:
 
     def result(self) -> Folded:
         self._apply_moves()
-        return Folded(
-            self.metadata,
-            self.rows,
-            self.report,
-            self.header,
-            self.raw,
-            self.patched,
-            self.order,
-            self.bad_lines,
-        )
+        return self
 
 
 def fold_lines(lines: Iterable[RawLine], *, file: str = "") -> Folded:
@@ -280,11 +256,8 @@ def fold_lines(lines: Iterable[RawLine], *, file: str = "") -> Folded:
 def fold_stream(
     fp: IO[bytes], *, file: str = "", keep_raw: bool = False, max_line: int = MAX_LINE_BYTES
 ) -> Folded:
-    """``fold_lines(iter_lines(fp))`` with the common case inlined (same result, same report).
-
-    The common line, a row after line 0 whose ``ts`` is strictly later than the previous
-    record's in the same format, is handled here without a per-line object or call;
-    everything else takes ``FoldState.feed`` (unparsed) or ``FoldState._record`` (parsed).
+    """``fold_lines(iter_lines(fp))`` with the common line (a row whose ``ts`` is strictly later
+    than the previous record's, same format) handled without a per-line object or call.
     Behaviour must stay identical to ``fold_lines``: the fold identity tests compare them.
     """
     state = FoldState(file, keep_raw)

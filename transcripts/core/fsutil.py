@@ -1,9 +1,8 @@
-"""Durable file replacement and the fsync policy.
+"""Durable file replacement, the fsync policy and opening untrusted entries.
 
 Every rewrite is temp file + fsync + ``os.replace`` + directory fsync (policy permitting):
 rename is atomic but not durable, and a reader's tail tolerance cannot recover a lost
-rename. A file that must never replace another (a fork's seed, an imported file, the
-secret key) is the same with a hard link instead of the rename (``exclusive``).
+rename. A file that must never replace another is linked in instead (``exclusive``).
 """
 
 from __future__ import annotations
@@ -14,7 +13,7 @@ import errno
 import os
 import secrets
 import stat
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -67,17 +66,13 @@ def atomic_write(
     mode: int | None = None,
     exclusive: bool = False,
 ) -> None:
-    """Replace ``path`` with ``data``; with ``mtime_ns`` the new file keeps that mtime.
+    """Replace ``path`` with ``data`` (bytes or chunks; any failure leaves nothing behind).
 
-    The mtime is set on the temp file before the rename, so no reader ever sees the new
-    content with a moved signature. Without ``mode`` the file is 0644 (less the umask);
-    with it, exactly ``mode``, and the temp file is 0600 until then: a file that may hold
-    secrets (summaries' config.json) is never readable by others, not even briefly.
-
-    With ``exclusive`` the file is never replaced: the complete temp file is hard-linked
-    into place, which fails with ``FileExistsError`` when any file of that name appeared
-    (a rename would overwrite it). ``data`` may be chunks (a bounded copy): an exception
-    they raise leaves nothing behind, as any failure does.
+    ``mtime_ns`` is set on the temp file before the rename, so no reader ever sees the new
+    content with a moved signature. ``mode``: exactly that, with the temp file 0600 until
+    then, so a file that may hold secrets is never readable by others, not even briefly
+    (else 0644 less the umask). ``exclusive``: the temp file is hard-linked into place,
+    which fails with ``FileExistsError`` when any file of that name appeared.
     """
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}-{secrets.token_hex(4)}")
     create_mode = 0o644 if mode is None else 0o600
@@ -138,18 +133,15 @@ class NotRegularFile(OSError):
     """The entry is not a regular file; ``reason`` says what it is."""
 
     def __init__(self, path: Path, reason: str) -> None:
-        super().__init__(errno.EINVAL, f"not a regular file: {reason}", str(path))
         self.reason = f"not a regular file: {reason}"
+        super().__init__(errno.EINVAL, self.reason, str(path))
 
 
 def open_regular(path: Path, *, follow_links: bool = False) -> tuple[int, os.stat_result]:
-    """A read-only fd of ``path`` and its ``fstat``, only when it is a regular file.
-
-    ``O_NOFOLLOW`` refuses a symlink as the last component (unless ``follow_links``: a
-    session's own transcript is read through a link, as every reader always has),
-    ``O_NONBLOCK`` makes the open of a FIFO return at once instead of waiting for a
-    writer, and the type is judged on the opened fd, so nothing can be swapped in
-    between. The caller closes the fd.
+    """A read-only fd of ``path`` and its ``fstat``, only when it is a regular file (the caller
+    closes it). ``O_NOFOLLOW`` refuses a symlink unless ``follow_links`` (a session's own
+    transcript is read through a link, as it always was), ``O_NONBLOCK`` returns at once on a
+    FIFO, and the type is judged on the opened fd, so nothing can be swapped in between.
     """
     flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY
     if not follow_links:
@@ -178,14 +170,17 @@ class Skipped:
 
 
 def regular_files(directory: Path) -> tuple[list[Path], list[Skipped]]:
-    """``directory``'s visible ``*.jsonl`` entries, sorted: regular files, and the rest
-    with the reason each is skipped (judged by ``lstat``: links are never followed).
-
-    Open what is listed with ``open_regular`` where an entry may be swapped in between.
+    """``directory``'s visible ``*.jsonl`` entries, sorted: regular files, and the rest with why
+    each is skipped (by ``lstat``). Open them with ``open_regular``: entries may be swapped.
     """
     found: list[Path] = []
     skipped: list[Skipped] = []
-    for entry in _scan(directory):
+    try:
+        with os.scandir(directory) as scan:
+            entries = list(scan)
+    except (FileNotFoundError, NotADirectoryError):
+        entries = []
+    for entry in entries:
         if entry.name.startswith(".") or not entry.name.endswith(".jsonl"):
             continue  # as ``glob("*.jsonl")``: hidden names are temp files, never data
         try:
@@ -197,11 +192,3 @@ def regular_files(directory: Path) -> tuple[list[Path], list[Skipped]]:
         else:
             skipped.append(Skipped(Path(entry.path), f"not a regular file: {kind_of(mode)}"))
     return sorted(found), sorted(skipped, key=lambda s: s.path)
-
-
-def _scan(directory: Path) -> Iterator[os.DirEntry[str]]:
-    try:
-        with os.scandir(directory) as entries:
-            yield from entries
-    except (FileNotFoundError, NotADirectoryError):
-        return

@@ -1,10 +1,9 @@
 """Files brought in from a directory someone else may have seeded (``import_transcripts``).
 
-Every source is opened once, never through a link and never blocking on a FIFO
-(``open_regular``), judged by its apparent size before a byte is copied (a sparse file
-counts whole), and copied from that same fd. An archive is only accepted next to the new
-session file that chains it, so an import can never put rows in front of a session that
-already exists.
+Every source is opened once (``open_regular``: no link, no blocking FIFO), judged by its
+apparent size before a byte is copied, and copied from that same fd. An archive is only
+accepted next to the new session file that chains it, so an import can never put rows
+in front of a session that already exists.
 """
 
 from __future__ import annotations
@@ -32,11 +31,9 @@ def check_size(size: int, limit: int) -> None:
 
 
 def copy_new(src: Path, dest: Path, *, dry_run: bool, limit: int, refuse: str = "") -> str:
-    """Copy ``src`` to ``dest`` unless something is there: copied | present | conflict.
-
-    At most ``limit`` bytes are copied. ``refuse``: the reason a new file may not be added
-    (a file already there is still compared). Raises ``NotRegularFile``,
-    ``ImportRefused`` or ``OSError``.
+    """Copy at most ``limit`` bytes of ``src`` to ``dest`` unless something is there: copied |
+    present | conflict. ``refuse``: why a new file may not be added (one already there is
+    still compared). Raises ``NotRegularFile``, ``ImportRefused`` or ``OSError``.
     """
     fd, st = open_regular(src)
     with os.fdopen(fd, "rb") as fp:
@@ -84,12 +81,10 @@ def _compare(src: BinaryIO, dest: Path) -> str:
 
 
 def archive_owner(stem: str, root: Path, new: set[str]) -> tuple[str, str]:
-    """(the new session file that chains an archive of ``stem``, "") or ("", why refused).
-
-    The file that would chain it is ``<stem>.jsonl``, else ``dashboard_<stem>.jsonl``, as
-    ``TranscriptStore.archive_paths`` picks; it must be one this run brings (``new``), never
-    one already in the store, and an archive without any would wait for whichever session
-    is created under that name next.
+    """(the new session file that chains an archive of ``stem``, "") or ("", why refused): the
+    file ``archive_paths`` would pick, ``<stem>.jsonl`` else ``dashboard_<stem>.jsonl``, and
+    only one this run brings (``new``): an archive without one would wait for whichever
+    session is created under that name next.
     """
     for name in (f"{stem}.jsonl", f"{BARE_PREFIX}{stem}.jsonl"):
         if name in new:
@@ -111,9 +106,8 @@ NUL_FIELDS = (
 
 
 def nul_warnings(metadata: dict[str, Any] | None) -> tuple[str, ...]:
-    """What the mirror leaves out of line 0 because it holds NUL characters.
-
-    PostgreSQL text cannot hold NUL; SQLite could, but both profiles mirror the same.
+    """What the mirror leaves out of line 0 because it holds NUL (PostgreSQL text cannot hold
+    it; SQLite could, but both profiles mirror the same).
     """
     meta = metadata or {}
     return tuple(

@@ -1,21 +1,13 @@
-"""Per-transcript mutual exclusion: a process-wide RLock plus ``flock`` on the stable ``.lock`` file.
+"""Per-transcript mutual exclusion: a process-wide RLock plus ``flock`` on ``<file>.lock``.
 
-The cross-process lock lives on ``<file>.lock``, never on the data file: rotation and
-metadata edits replace the data file's inode, and a lock on a replaced inode excludes
-nobody. ``flock`` (not ``fcntl``/``lockf``) because POSIX record locks vanish when any
-descriptor of the file is closed anywhere in the process. The flock is taken once per
-outermost entry, so re-entry never reopens the lock file (a second open + flock in the
-same thread would block on itself).
-
-After ``fork()`` (Celery prefork) the child starts with a fresh registry: it never
-inherits a held RLock, and its own entries open the lock file anew.
-
-Removing a lock file (a deleted session's, ``remove_when_released``) is safe because of
-two rules: (1) only the holder unlinks it, as the last step before it unlocks, at the
-outermost release; (2) a taker that got the ``flock`` checks that the path still names the
-inode it locked, and else starts over on the path's current file. A writer that opened
-the old inode and waited gets it after the unlink, sees it is no longer the path's, and
-contends for the new file with everyone else, so no two writers are ever in at once.
+Never on the data file: rotation and metadata edits replace its inode, and a lock on a
+replaced inode excludes nobody. ``flock``, not ``fcntl``/``lockf``: POSIX record locks
+vanish when any descriptor of the file is closed anywhere in the process. The flock is
+taken once per outermost entry (a second open + flock in the same thread would block on
+itself). After ``fork()`` the child starts with a fresh registry, and removing a lock file
+(``remove_when_released``) is safe by two rules: only its holder unlinks it, as its last
+act, and a taker re-checks that the path still names the inode it locked (docs/DESIGN.md,
+"Locks after fork()" and "A deleted slot's .lock file goes").
 """
 
 from __future__ import annotations
@@ -25,6 +17,7 @@ import fcntl
 import os
 import threading
 import time
+from collections import defaultdict
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
@@ -46,7 +39,7 @@ class _Entry:
     remove: bool = False  # unlink the lock file at the outermost release
 
 
-_registry: dict[str, _Entry] = {}
+_registry: defaultdict[str, _Entry] = defaultdict(_Entry)
 _registry_guard = threading.Lock()
 
 
@@ -58,7 +51,7 @@ def _reset_after_fork() -> None:
             # does not release the parent's flock (other descriptors keep it alive).
             with suppress(OSError):
                 os.close(entry.fd)
-    _registry = {}
+    _registry = defaultdict(_Entry)
     _registry_guard = threading.Lock()
 
 
@@ -67,10 +60,7 @@ os.register_at_fork(after_in_child=_reset_after_fork)
 
 def _entry(lock_path: str) -> _Entry:
     with _registry_guard:
-        entry = _registry.get(lock_path)
-        if entry is None:
-            entry = _registry[lock_path] = _Entry()
-        return entry
+        return _registry[lock_path]
 
 
 @contextmanager
@@ -112,8 +102,13 @@ def _flock(lock_path: str, timeout: float) -> int | None:
     deadline = time.monotonic() + timeout
     while True:
         fd = _flock_file(lock_path, deadline)
-        if fd is None or _still_linked(fd, lock_path):
-            return fd
+        if fd is None:
+            return None
+        held = os.fstat(fd)
+        with suppress(FileNotFoundError):
+            linked = os.stat(lock_path)
+            if (held.st_dev, held.st_ino) == (linked.st_dev, linked.st_ino):
+                return fd
         # Its holder removed the file while we waited (a deleted session): the inode we
         # locked excludes nobody now. Start over on the path's current file.
         fcntl.flock(fd, fcntl.LOCK_UN)
@@ -147,13 +142,3 @@ def _flock_file(lock_path: str, deadline: float) -> int | None:
     except BaseException:
         os.close(fd)
         raise
-
-
-def _still_linked(fd: int, lock_path: str) -> bool:
-    """Does ``lock_path`` still name the file ``fd`` has open?"""
-    try:
-        linked = os.stat(lock_path)
-    except FileNotFoundError:
-        return False
-    held = os.fstat(fd)
-    return (held.st_dev, held.st_ino) == (linked.st_dev, linked.st_ino)

@@ -1,13 +1,14 @@
 """Bounded, total line reader: bytes in, (offset, line) out, never an exception on content.
 
 Lines are split on ``\\n`` only (``str.splitlines`` also splits on U+2028, U+0085…, which
-would tear a valid record). A line longer than the maximum is skipped without ever being
-held in memory whole and reported as ``oversize``.
+would tear a valid record). A line over the maximum is skipped without ever being held in
+memory whole.
 """
 
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +20,7 @@ from .codec import MAX_LINE_BYTES, RecordKind
 
 BLOCK_SIZE = 4 * 1024 * 1024
 UTF8_BOM = b"\xef\xbb\xbf"
+FIRST_READ, MAX_READ = 4096, 1024 * 1024  # line_at: a small read first, growing to this
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,13 +46,10 @@ class RawLine:
 def iter_line_batches(
     fp: IO[bytes], *, max_line: int = MAX_LINE_BYTES, block_size: int = BLOCK_SIZE
 ) -> Iterator[tuple[int, list[bytes]] | RawLine]:
-    """What ``iter_lines`` yields, in batches: the fold's hot loop avoids an object per line.
-
-    Yields either ``(offset, parts)``: complete (``\\n``-terminated) lines in file order,
-    the first at byte ``offset``, each next one at the previous offset + len + 1; a part
-    longer than ``max_line`` stands for an oversize line (``RawLine(offset, None, True)``).
-    Or a ``RawLine`` for an oversize line that spanned blocks and for the last line when
-    the file does not end in ``\\n``.
+    """``iter_lines`` in batches, so the fold's hot loop makes no object per line: either
+    ``(offset, parts)``, complete lines in order from byte ``offset`` (a part over ``max_line``
+    stands for an oversize line), or a ``RawLine`` for an oversize line that spanned blocks
+    and for an unterminated last line.
     """
     offset = 0  # offset of the first byte of ``carry``
     carry = b""
@@ -133,3 +132,18 @@ def read_line0(path: Path, max_line: int = MAX_LINE_BYTES) -> dict[str, Any] | N
     """Line 0 of a transcript file when it is a metadata record, else None; OSError raises."""
     with path.open("rb") as fp:
         return parse_metadata_line(fp.readline(max_line))
+
+
+def line_at(fd: int, offset: int) -> bytes:
+    """The line starting at ``offset``: a small read first, growing for a long line."""
+    parts: list[bytes] = []
+    at, size = offset, FIRST_READ
+    while True:
+        chunk = os.pread(fd, size, at)
+        end = chunk.find(b"\n")
+        if end >= 0 or not chunk:
+            parts.append(chunk[:end] if end >= 0 else chunk)
+            return b"".join(parts)
+        parts.append(chunk)
+        at += len(chunk)
+        size = min(size * 4, MAX_READ)

@@ -1,21 +1,22 @@
-"""The only rewrites of a transcript: metadata edits, rewind, rotation; plus delete (fork: ``fork.py``).
+"""The only writes besides appends: metadata edits, rewind, rotation, delete and fork.
 
-Each runs under the transcript's lock and replaces the file atomically (temp + fsync +
-replace + directory fsync, per the fsync policy). Metadata edits and rotation restore the
-previous mtime so the session list order and unrelated caches do not move; rotation and
-rewind advance ``rotation_generation`` (``gen``) because they change the content.
-Rows a rewrite drops are archived first; if archiving fails, nothing is rewritten, and if
-the rewrite then fails (disk full), the archive is taken back so no row shows up twice.
-A failed rewrite raises ``TranscriptWriteError`` (errno and path), never a bare OSError.
+Each rewrite runs under the transcript's lock and replaces the file atomically (temp +
+fsync + replace + directory fsync, per the fsync policy), keeping its mtime so the session
+list order and unrelated caches do not move; rotation and rewind advance ``gen``. Rows a
+rewrite drops are archived first; if archiving fails nothing is rewritten, and if the
+rewrite then fails the archive is taken back so no row shows up twice (docs/DESIGN.md,
+"Transcript store decisions").
 """
 
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import logging
 import os
 import sys
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -27,71 +28,53 @@ from .codec import (
     ROW_CHANGES,
     TARGET,
     RecordKind,
-    Revision,
     encode_record,
     generation,
+    new_metadata,
+    revision_record,
 )
-from .derived import reap_derived
+from .content import check_content
 from .errors import (
     ArchiveError,
     RecordRejected,
     RowNotFound,
+    SessionExists,
     SessionNotFound,
     TranscriptWriteError,
 )
-from .fold import Folded
+from .fold import Folded, FoldReport
 from .fsutil import atomic_write, remove_stale_temps
-from .reader import iter_lines, parse_json_line, parse_metadata_line
+from .reader import iter_lines, line_at, parse_json_line, parse_metadata_line
 from .storefiles import StoreFiles
-from .timestamps import monotonic_ts
+from .timestamps import monotonic_ts, parse_ts, ts_sort_key, ts_strictly_after
 
 log = logging.getLogger(__name__)
 
 
-def _split_head(data: bytes) -> tuple[dict[str, Any] | None, bytes]:
-    """Line 0 parsed as metadata (or None) and the bytes after it."""
-    nl = data.find(b"\n")
-    first, rest = (data, b"") if nl < 0 else (data[:nl], data[nl + 1 :])
-    value = parse_metadata_line(first)
-    return (None, data) if value is None else (value, rest)
-
-
-def _replace(store: StoreFiles, key: str, data: bytes, mtime_ns: int) -> None:
+def _replace(
+    store: StoreFiles, key: str, data: bytes, before: os.stat_result, archive: Path | None = None
+) -> None:
+    """Replace the file, keeping its mtime. When that fails and the old file is still in
+    place, ``archive`` (rows the rewrite would have dropped, all still in the file) is
+    removed: ``read_session`` chains archives and would show them twice."""
     path = store.path(key)
     try:
         remove_stale_temps(path.parent, path.name)
-        atomic_write(path, data, fsync=store.fsync.on_rewrite, mtime_ns=mtime_ns)
+        atomic_write(path, data, fsync=store.fsync.on_rewrite, mtime_ns=before.st_mtime_ns)
     except OSError as exc:  # ENOSPC, EFBIG, EIO…: atomic_write removed its temp file
+        if archive is not None:
+            with contextlib.suppress(FileNotFoundError):
+                now = path.stat()
+                if (now.st_ino, now.st_dev) == (before.st_ino, before.st_dev):
+                    archive.unlink(missing_ok=True)
         raise TranscriptWriteError(str(path), exc.errno, "rewrite failed") from exc
 
 
-def _replace_or_unarchive(
-    store: StoreFiles, key: str, data: bytes, before: os.stat_result, archive: Path | None
-) -> None:
-    """``_replace``; when it fails and the old file is still in place, remove ``archive``.
-
-    The archive holds rows the failed rewrite would have dropped; they are still in the
-    file, and ``read_session`` chains archives, so keeping it would show them twice.
-    """
-    try:
-        _replace(store, key, data, before.st_mtime_ns)
-    except TranscriptWriteError:
-        if archive is not None:
-            try:
-                now = store.path(key).stat()
-            except FileNotFoundError:
-                now = None
-            if now is not None and (now.st_ino, now.st_dev) == (before.st_ino, before.st_dev):
-                archive.unlink(missing_ok=True)
-        raise
-
-
 def update_metadata(store: StoreFiles, key: str, updates: dict[str, Any]) -> bool:
-    """Merge ``updates`` into line 0; unknown keys carried through; mtime and gen unchanged.
-
-    Returns False (and writes nothing) when the file is missing or line 0 is not metadata:
-    an edit never clobbers a line it cannot read.
+    """Merge ``updates`` into line 0 (mtime and gen unchanged). False, writing nothing, when
+    the file is missing or line 0 is not metadata: never clobber a line it cannot read.
     """
+    check_content(updates, what="metadata")
     with store.locked(key):
         path = store.path(key)
         try:
@@ -99,21 +82,20 @@ def update_metadata(store: StoreFiles, key: str, updates: dict[str, Any]) -> boo
             data = path.read_bytes()
         except FileNotFoundError:
             return False
-        metadata, rest = _split_head(data)
+        first, _, rest = data.partition(b"\n")
+        metadata = parse_metadata_line(first)
         if metadata is None:
             log.warning("metadata edit skipped for %s: line 0 is not metadata", key)
             return False
         merged = {**metadata, **updates}
-        _replace(store, key, encode_record(merged, max_line=store.max_line) + rest, st.st_mtime_ns)
+        _replace(store, key, encode_record(merged, max_line=store.max_line) + rest, st)
         return True
 
 
 def rewind(store: StoreFiles, key: str, after_ts: str) -> int:
-    """Drop every row after the row stamped ``after_ts``; archive them; gen + 1.
-
-    Revisions after the cut that target kept rows are kept (they are later than every
-    kept row, so ts order holds); revisions of dropped rows and unreadable lines after
-    the cut go to the archive with the dropped rows. Returns the number of dropped rows.
+    """Drop every row after the row stamped ``after_ts`` into an archive; gen + 1. Revisions
+    after the cut of kept rows stay (later than every kept row, so ts order holds); those of
+    dropped rows and unreadable lines are archived. Returns the number of dropped rows.
     """
     with store.locked(key):
         path = store.path(key)
@@ -130,9 +112,9 @@ def rewind(store: StoreFiles, key: str, after_ts: str) -> int:
             ]
         if not lines:
             raise RowNotFound(after_ts)
-        metadata, _ = _split_head(lines[0][0] + b"\n")
+        metadata = parse_metadata_line(lines[0][0])
         cut = max(
-            (i for i, (_, (kind, ts, _t)) in enumerate(lines) if kind == "row" and ts == after_ts),
+            (i for i, (_, (kind, ts)) in enumerate(lines) if kind == "row" and ts == after_ts),
             default=-1,
         )
         if cut < 0:
@@ -141,61 +123,49 @@ def rewind(store: StoreFiles, key: str, after_ts: str) -> int:
         dropped: list[bytes] = []
         dropped_ts: set[str] = set()
         rows_dropped = 0
-        for raw, (kind, ts, target) in lines[cut + 1 :]:
-            if kind == "row":
-                dropped.append(raw)
-                rows_dropped += 1
-                if ts:
-                    dropped_ts.add(ts)
-            elif kind == "change" and target not in dropped_ts:
+        for raw, (kind, name) in lines[cut + 1 :]:
+            if kind == "change" and name not in dropped_ts:
                 kept.append(raw)
-            else:
-                dropped.append(raw)
+                continue
+            dropped.append(raw)
+            if kind == "row":
+                rows_dropped += 1
+                if name:
+                    dropped_ts.add(name)
         if not dropped:
             return 0
         metadata = dict(metadata or {"_type": RecordKind.METADATA})
         metadata["rotation_generation"] = generation(metadata) + 1
         archive = _archive_or_fail(store, key, dropped, "rewind", metadata["rotation_generation"])
         body = reencode(metadata) + b"".join(raw + b"\n" for raw in kept)
-        _replace_or_unarchive(store, key, body, st, archive)
+        _replace(store, key, body, st, archive)
         return rows_dropped
 
 
-def _classify(data: bytes | None) -> tuple[str, str | None, str | None]:
-    """(kind, ts, target_ts) of one raw line, kind in row / change / other.
-
-    ``change`` is any row-changing record kind (``codec.ROW_CHANGES``)."""
-    if not data:
-        return "other", None, None
-    value, bad = parse_json_line(data)
+def _classify(data: bytes | None) -> tuple[str, str | None]:
+    """("row", its ts), ("change", its target_ts: any ``codec.ROW_CHANGES`` kind) or
+    ("other", None) for one raw line."""
+    value, bad = parse_json_line(data) if data else (None, "blank")
     if bad or not isinstance(value, dict):
-        return "other", None, None
+        return "other", None
     kind = value.get("_type")
-    ts = value.get("ts") if isinstance(value.get("ts"), str) else None
+    name = value.get("ts") if kind is None else value.get(TARGET)
+    name = name if isinstance(name, str) else None
     if kind is None:
-        return "row", ts, None
-    if kind in ROW_CHANGES:
-        target = value.get(TARGET)
-        return "change", ts, target if isinstance(target, str) else None
-    return "other", ts, None
-
-
-def _drop_unlanded_archives(store: StoreFiles, key: str, current_gen: int) -> None:
-    """Remove archives a crashed rewrite left for a generation the file never reached.
-
-    Under the lock such an archive's rows are all still in the file; left in place it
-    would turn "valid" once a later rewrite reaches the same generation number.
-    """
-    for path in store.archive_paths(key):
-        if is_unlanded(read_header(path), current_gen):
-            log.warning("removing unlanded archive %s of %s", path.name, key)
-            path.unlink(missing_ok=True)
+        return "row", name
+    return ("change", name) if kind in ROW_CHANGES else ("other", None)
 
 
 def _archive_or_fail(
     store: StoreFiles, key: str, lines: list[bytes], reason: str, generation: int
 ) -> Path:
-    _drop_unlanded_archives(store, key, generation - 1)
+    # Under the lock, an archive a crashed rewrite left for a generation the file never
+    # reached holds rows all still in the file; left in place it would turn "valid" once a
+    # later rewrite reaches the same generation number.
+    for path in store.archive_paths(key):
+        if is_unlanded(read_header(path), generation - 1):
+            log.warning("removing unlanded archive %s of %s", path.name, key)
+            path.unlink(missing_ok=True)
     try:
         return write_archive(
             store.archive_dir,
@@ -211,10 +181,8 @@ def _archive_or_fail(
 
 
 def reencode(record: dict[str, Any]) -> bytes:
-    """``encode_record``, but a record the original's stdlib writer left on disk stays writable.
-
-    A lone surrogate escape (``"\\ud800"``) reads fine, yet orjson refuses to write it; such
-    a record is re-encoded the original's way (ASCII escapes) instead of failing the rewrite.
+    """``encode_record``, but a record the original's stdlib writer left on disk (a lone
+    surrogate escape, which orjson refuses) is re-encoded its way instead of failing.
     """
     try:
         return encode_record(record)
@@ -228,25 +196,16 @@ def reencode(record: dict[str, Any]) -> bytes:
         return line
 
 
-def _row_bytes(folded: Folded, index: int) -> bytes:
-    """A row's line: its original bytes when no revision touched it, else re-encoded."""
-    if folded.raw is not None and index not in folded.patched:
-        return folded.raw[index]
-    return reencode(folded.rows[index])[:-1]
-
-
 def rotate(store: StoreFiles, key: str, *, force: bool = False) -> int:
     with store.locked(key):
         return rotate_locked(store, key, force=force)
 
 
 def rotate_locked(store: StoreFiles, key: str, *, force: bool = False) -> int:
-    """The original's ``_maybe_rotate``, folding revisions into their base rows.
-
-    Past ``max_bytes``: keep at most ``keep_lines`` newest rows that fit; archive the rest.
-    With ``force`` the file is rewritten (revisions folded) even when under the limit.
-    Returns the number of rows dropped; fails closed (returns 0, logged) when archiving
-    or the rewrite fails (a rotation runs after an append that already succeeded).
+    """The original's ``_maybe_rotate``: past ``max_bytes`` keep at most ``keep_lines`` newest
+    rows that fit, archive the rest, fold revisions into their rows (``force``: even under the
+    limit). Returns the rows dropped; fails closed (0, logged) when archiving or the rewrite
+    fails, since it runs after an append that already succeeded.
     """
     path = store.path(key)
     try:
@@ -263,7 +222,9 @@ def rotate_locked(store: StoreFiles, key: str, *, force: bool = False) -> int:
     oversize = _oversize(folded)
     physical = folded.order or list(range(len(folded.rows)))
     by_physical = sorted(range(len(folded.rows)), key=lambda i: physical[i])
-    lines = [_row_bytes(folded, i) for i in by_physical]
+    # A row keeps its original bytes unless a revision changed it (raw: read with keep_raw).
+    raw, patched = folded.raw or [], folded.patched
+    lines = [reencode(folded.rows[i])[:-1] if i in patched else raw[i] for i in by_physical]
     metadata = dict(folded.metadata)
     now = store.clock()
     metadata.update(last_consolidated=0, rotated_at=now.isoformat())
@@ -278,7 +239,9 @@ def rotate_locked(store: StoreFiles, key: str, *, force: bool = False) -> int:
         # folding them is itself the rewrite that brings the file back under the limit,
         # instead of re-reading an over-limit file on every append.)
         return 0
-    dropped = lines[: n - keep] + folded.bad_lines + _lines_at(path, oversize)
+    with path.open("rb") as fp:  # oversize lines go to the archive unread by the fold
+        oversize_lines = [line_at(fp.fileno(), offset) for offset in oversize]
+    dropped = lines[: n - keep] + folded.bad_lines + oversize_lines
     archive = None
     if dropped:
         try:
@@ -292,21 +255,11 @@ def rotate_locked(store: StoreFiles, key: str, *, force: bool = False) -> int:
     body = reencode(metadata) + b"".join(x + b"\n" for x in lines[n - keep :])
     body += position_revisions(folded, kept_indexes, now)
     try:
-        _replace_or_unarchive(store, key, body, st, archive)
+        _replace(store, key, body, st, archive)
     except TranscriptWriteError:
         log.exception("rotation of %s failed closed", key)
         return 0
     return n - keep
-
-
-def _lines_at(path: Path, offsets: list[int]) -> list[bytes]:
-    """The raw lines starting at ``offsets`` (oversize lines: into the archive, unread)."""
-    out = []
-    with path.open("rb") as fp:
-        for offset in offsets:
-            fp.seek(offset)
-            out.append(fp.readline().rstrip(b"\n"))
-    return out
 
 
 def rotation_blocker(store: StoreFiles, key: str) -> str | None:
@@ -350,29 +303,48 @@ def position_revisions(folded: Folded, kept: list[int], now: Any) -> bytes:
     if wanted == kept:
         return b""
     out: list[bytes] = []
-    previous: str | None = str(folded.rows[kept[-1]].get("ts"))
+    previous = str(folded.rows[kept[-1]].get("ts"))
     first_diff = next(i for i, (a, b) in enumerate(zip(wanted, kept, strict=True)) if a != b)
     for pos in range(first_diff, len(wanted)):
         anchor = "" if pos == 0 else str(folded.rows[wanted[pos - 1]].get("ts"))
         previous = monotonic_ts(previous, now)
-        target: Any = folded.rows[wanted[pos]].get("ts")  # written as the row bears it
-        out.append(
-            encode_record(
-                Revision(
-                    target_ts=target,
-                    patch={POSITION_HINT: anchor},
-                    ts=previous,
-                ).record()
-            )
-        )
+        target = folded.rows[wanted[pos]].get("ts")  # written as the row bears it
+        out.append(encode_record(revision_record(target, {POSITION_HINT: anchor}, previous)))
     return b"".join(out)
 
 
+# Files derived from a session that their owner keeps next to the transcripts (a summary's
+# sidecars): the store knows no layout, only who to ask. An owner registers how to find its
+# files for a key (e.g. in an ``AppConfig.ready()``) and a delete reaps them, so none
+# outlives its transcript. Rewind and rotation leave them: an owner records the identity
+# (sig + gen) its file was made for and judges staleness itself.
+# (sessions root, session key) -> the owner's files for that session (existing or not).
+DerivedPaths = Callable[[Path, str], Iterable[Path]]
+
+_OWNERS: dict[str, DerivedPaths] = {}
+
+
+def register_derived(name: str, paths_for_key: DerivedPaths) -> None:
+    """Register (or replace: registering twice is harmless) the owner ``name``."""
+    _OWNERS[name] = paths_for_key
+
+
+def derived_paths(root: Path, key: str) -> list[Path]:
+    """Every registered owner's files for ``key``, owners in registration order."""
+    return [path for paths_for_key in _OWNERS.values() for path in paths_for_key(root, key)]
+
+
+def reap_derived(root: Path, key: str) -> None:
+    """Remove every registered owner's files for ``key``; missing ones are fine."""
+    for path in derived_paths(root, key):
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+
+
 def delete(store: StoreFiles, key: str) -> bool:
-    """Permanently remove the transcript, the session's archives and its derived files
-    (whatever their registered owners name: ``derived.py``), and the ``.lock`` file when
-    this lock is released (``locking.remove_when_released``: a writer waiting on it starts
-    over on a new file, so the removal never lets two writers in).
+    """Remove the transcript, its archives and derived files (``register_derived``), and the
+    ``.lock`` file when this lock is released (``locking.remove_when_released``: a waiting
+    writer starts over on a new file, so the removal never lets two writers in).
     """
     with store.locked(key):
         locking.remove_when_released(str(store.lock_path(key)))
@@ -384,3 +356,70 @@ def delete(store: StoreFiles, key: str) -> bool:
         reap_derived(store.root, key)
         remove_stale_temps(path.parent, path.name)
         return existed
+
+
+# Line 0 keys a fork writes; the caller's metadata can never override them.
+PROVENANCE = ("forked_from", "fork_parent_sig", "fork_parent_gen", "fork_seed_len")
+
+
+def fork(
+    store: StoreFiles, parent_key: str, child_key: str, metadata: dict[str, Any] | None = None
+) -> int:
+    """Create ``child_key`` holding the parent's rows; returns how many rows it copied.
+
+    The parent is read under its lock, the child written under its own; the two locks are
+    never held together, so two forks in opposite directions cannot deadlock.
+    ``SessionNotFound`` for a missing parent, ``SessionExists`` for an existing child.
+    """
+    with store.locked(parent_key):
+        view = store.read_session(parent_key)
+        parent = store.identity(parent_key)
+    provenance = {
+        "forked_from": parent_key,
+        "fork_parent_sig": parent.sig if parent else None,
+        "fork_parent_gen": parent.gen if parent else None,
+        "fork_seed_len": len(view.rows),
+    }
+    now = store.clock()
+    extra = {k: v for k, v in (metadata or {}).items() if k not in PROVENANCE and k != "_type"}
+    body = encode_record(new_metadata(now, {**extra, **provenance}), max_line=store.max_line)
+    body += _seed_bytes(view.rows, now)
+    path = store.path(child_key)
+    with store.locked(child_key):
+        if path.exists():
+            raise SessionExists(child_key)
+        # Complete under a temp name, then linked in: a crash leaves no child or the whole
+        # one, and the link (unlike a rename) fails when a file of that name appeared.
+        try:
+            atomic_write(path, body, fsync=store.fsync.on_rewrite, exclusive=True)
+        except FileExistsError:
+            raise SessionExists(child_key) from None
+        except OSError as exc:
+            raise TranscriptWriteError(str(path), exc.errno, "fork failed") from exc
+        if len(body) > store.max_bytes:
+            rotate_locked(store, child_key)  # a big seed gets the size limit every append gets
+    return len(view.rows)
+
+
+def _seed_bytes(rows: list[dict[str, Any]], now: Any) -> bytes:
+    """The rows as lines whose ``ts`` grow down the file, folding back to ``rows``. A parent
+    whose rows position revisions moved folds to an order its ``ts`` do not follow; written
+    so, the child's next append could repeat an earlier row's ts. Such rows are written in
+    ts order with the folded order as position revisions, as rotation does.
+    """
+    lines = [reencode(row)[:-1] for row in rows]
+    stamps = [row.get("ts") for row in rows]
+    usable = [ts for ts in stamps if isinstance(ts, str) and parse_ts(ts) is not None]
+    if len(set(usable)) < len(rows) or all(
+        ts_strictly_after(b, a) for a, b in itertools.pairwise(usable)
+    ):
+        # In order already; or legacy rows without a usable, unique ts, which a position
+        # revision could not target: kept as folded.
+        return b"".join(line + b"\n" for line in lines)
+    by_ts = sorted(range(len(rows)), key=lambda i: ts_sort_key(stamps[i]))
+    physical = [0] * len(rows)
+    for position, index in enumerate(by_ts):
+        physical[index] = position
+    folded = Folded(None, rows, FoldReport(), order=physical)
+    body = b"".join(lines[i] + b"\n" for i in by_ts)
+    return body + position_revisions(folded, by_ts, now)

@@ -1,11 +1,8 @@
 """Storage faults: which failures mean "the disk is full" or "the store cannot be written".
 
-One rule for every layer that meets them (the store's ``OSError``, SQLite's and
-PostgreSQL's errors as Django wraps them): the API answers a full store 507 and an
-unwritable or failing one 503, and the services decide from the same answer whether a
-database failure after a landed append is a storage condition to ride out. Pure: the
-database errors are recognised by their own codes (``sqlite_errorcode``, ``sqlstate``),
-found on the exception or anywhere in its cause chain, without importing a driver.
+One rule for the store's ``OSError`` and SQLite's and PostgreSQL's errors as Django wraps
+them (docs/DESIGN.md, "Storage faults have one rule"). Pure: database errors are known by
+their own codes (``sqlite_errorcode``, ``sqlstate``), without importing a driver.
 """
 
 from __future__ import annotations
@@ -30,48 +27,30 @@ class StorageFault(enum.Enum):
         return "the transcript store is unavailable"
 
 
-_FULL_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
+FULL, UNAVAILABLE = StorageFault.FULL, StorageFault.UNAVAILABLE
 # EACCES/EPERM: a home the server may no longer write (chmod, a read-only bind mount seen
 # by a non-root server) is the same condition as a read-only one.
-_UNAVAILABLE_ERRNOS = frozenset({errno.EROFS, errno.EIO, errno.EACCES, errno.EPERM})
-
+_ERRNOS = dict.fromkeys((errno.ENOSPC, errno.EDQUOT, errno.EFBIG), FULL) | dict.fromkeys(
+    (errno.EROFS, errno.EIO, errno.EACCES, errno.EPERM), UNAVAILABLE
+)
 # SQLite primary result codes (extended codes carry them in the low byte).
-_SQLITE_FULL = {sqlite3.SQLITE_FULL}
-_SQLITE_UNAVAILABLE = {
-    sqlite3.SQLITE_READONLY,
-    sqlite3.SQLITE_IOERR,
-    sqlite3.SQLITE_CANTOPEN,
-    sqlite3.SQLITE_PERM,
-}
+_SQLITE = {sqlite3.SQLITE_FULL: FULL} | dict.fromkeys(
+    (sqlite3.SQLITE_READONLY, sqlite3.SQLITE_IOERR, sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_PERM),
+    UNAVAILABLE,
+)
 # PostgreSQL SQLSTATEs: disk_full; read_only_sql_transaction, io_error.
-_PG_FULL = {"53100"}
-_PG_UNAVAILABLE = {"25006", "58030"}
-
-
-def errno_fault(code: int | None) -> StorageFault | None:
-    if code in _FULL_ERRNOS:
-        return StorageFault.FULL
-    if code in _UNAVAILABLE_ERRNOS:
-        return StorageFault.UNAVAILABLE
-    return None
+_SQLSTATES = {"53100": FULL, "25006": UNAVAILABLE, "58030": UNAVAILABLE}
 
 
 def _own_fault(exc: BaseException) -> StorageFault | None:
     if isinstance(exc, sqlite3.Error):
         code = getattr(exc, "sqlite_errorcode", None)
-        if code is None:
-            return None
-        primary = code & 0xFF
-        if primary in _SQLITE_FULL:
-            return StorageFault.FULL
-        return StorageFault.UNAVAILABLE if primary in _SQLITE_UNAVAILABLE else None
+        return None if code is None else _SQLITE.get(code & 0xFF)
     sqlstate = getattr(exc, "sqlstate", None)  # psycopg's errors
     if isinstance(sqlstate, str):
-        if sqlstate in _PG_FULL:
-            return StorageFault.FULL
-        return StorageFault.UNAVAILABLE if sqlstate in _PG_UNAVAILABLE else None
+        return _SQLSTATES.get(sqlstate)
     code = getattr(exc, "errno", None)  # OSError and the store's TranscriptWriteError
-    return errno_fault(code) if isinstance(code, int) else None
+    return _ERRNOS.get(code) if isinstance(code, int) else None
 
 
 def storage_fault(exc: BaseException) -> StorageFault | None:

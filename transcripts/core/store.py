@@ -1,33 +1,29 @@
 """The append-only transcript store: one JSONL file per session under a sessions directory.
 
-Normal operation only appends whole lines under the transcript's lock. The only rewrites
-are rotation, an explicit rewind and metadata edits (see ``rewrite.py``). Every append
-strictly advances the file's ``st_mtime_ns`` (the ``sig``), so "did the conversation
-change?" is one ``stat``.
-
-This is the store's public face (paths, locks, appends, the rewrites' entry points); the
-parts live beside it: ``identity.py`` (sig + gen), ``rows.py`` (a row as written and the
-revision target check), ``chain.py`` (whole-session and tail reads), ``lines.py`` (raw
-lines as the fold sees them), ``derived.py`` (derived files a delete reaps).
+Normal operation only appends whole lines under the transcript's lock; the only rewrites
+are rotation, rewind and metadata edits (``rewrite.py``). Every append strictly advances
+the file's ``st_mtime_ns`` (the ``sig``), so "did the conversation change?" is one ``stat``.
 """
 
 from __future__ import annotations
 
 import contextlib
+import mmap
 import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import chain
-from .chain import SessionView
+import orjson
+
+from . import rewrite
 from .codec import (
     FORBIDDEN_PATCH_KEYS,
     POSITION_HINT,
-    RecordKind,
-    Revision,
     encode_record,
     generation,
+    new_metadata,
+    revision_record,
 )
 from .content import check_content
 from .errors import (
@@ -38,21 +34,15 @@ from .errors import (
     SessionNotFound,
     TranscriptWriteError,
 )
-from .fork import fork as fork_session
 from .fsutil import write_all
-from .identity import Identity
 from .reader import parse_json_line
-from .redaction import RedactionReport, merge_reports, redact_value
-from .rewrite import delete as delete_session
-from .rewrite import rewind as rewind_session
-from .rewrite import rotate as rotate_session
-from .rewrite import rotate_locked
-from .rewrite import update_metadata as update_session_metadata
-from .rows import missing_row, redact_row, row_order
-from .storefiles import KEEP_LINES, MAX_BYTES, StoreFiles
+from .redaction import RedactionReport, merge_reports, redact_text, redact_value
+from .redaction.prefilter import value_may_hold_secret
+from .roles import Role
+from .storefiles import KEEP_LINES, MAX_BYTES, Identity, SessionView, StoreFiles
 from .timestamps import monotonic_ts
 
-# The public face of the store; these live in their own modules and are re-exported here.
+# Re-exported: the store's public face.
 __all__ = ["KEEP_LINES", "MAX_BYTES", "Appended", "Identity", "SessionView", "TranscriptStore"]
 
 TAIL_WINDOW = 8 * 1024  # grows x4 until a ts is found (huge rows)
@@ -66,6 +56,67 @@ class Appended:
     # The file's size just before this append: a mirror that recorded exactly this size
     # (same gen) mirrors everything before it and may be moved forward by these rows alone.
     prior_size: int = -1
+
+
+def row_order(row: dict[str, Any]) -> dict[str, Any]:
+    """The original's key order: role, content, cls (when given), ts, then the rest."""
+    head = {k: row[k] for k in ("role", "content", "cls") if k in row}
+    return {**head, "ts": None, **{k: v for k, v in row.items() if k not in head and k != "ts"}}
+
+
+def redact_row(row: dict[str, Any]) -> tuple[dict[str, Any], RedactionReport]:
+    """Every non-user row's content, meta and variants pass redaction before disk. A row with
+    nothing to redact comes back as it is; a clean ``meta`` costs one prefilter scan.
+    """
+    if row.get("role") == Role.USER:
+        return row, {}
+    changed: dict[str, Any] = {}
+    reports: list[RedactionReport] = []
+    content = row.get("content")
+    if isinstance(content, str):
+        clean, report = redact_text(content)
+        if report:  # an empty report means the text came back unchanged
+            changed["content"] = clean
+            reports.append(report)
+    for name in ("meta", "variants"):
+        if name in row and value_may_hold_secret(row[name]):
+            value, report = redact_value(row[name])
+            if report:
+                changed[name] = value
+                reports.append(report)
+    if not changed:
+        return row, {}
+    return {**row, **changed}, merge_reports(*reports)
+
+
+def missing_row(path: Path, stamps: tuple[str, ...]) -> str | None:
+    """The first of ``stamps`` no row (not a revision) of the file bears, if any."""
+    with path.open("rb") as fp:
+        if os.fstat(fp.fileno()).st_size == 0:
+            return stamps[0]
+        with mmap.mmap(fp.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+            return next((ts for ts in stamps if not _row_in(mm, ts)), None)
+
+
+def _row_in(mm: mmap.mmap, ts: str) -> bool:
+    """Whether a row (not a revision) with this ts is in the mapped file, both separator styles.
+    Scans backwards: a state change almost always targets a recent row (the running turn).
+    """
+    for needle in (b'"ts":' + orjson.dumps(ts), b'"ts": ' + orjson.dumps(ts)):
+        at = mm.rfind(needle)
+        while at >= 0:
+            start = mm.rfind(b"\n", 0, at) + 1
+            end = mm.find(b"\n", at)
+            value, bad = parse_json_line(mm[start : end if end >= 0 else len(mm)])
+            if (
+                not bad
+                and isinstance(value, dict)
+                and "_type" not in value
+                and value.get("ts") == ts
+            ):
+                return True
+            at = mm.rfind(needle, 0, at)
+    return False
 
 
 class TranscriptStore(StoreFiles):
@@ -93,8 +144,7 @@ class TranscriptStore(StoreFiles):
         metadata: dict[str, Any] | None = None,
     ) -> Appended:
         """Append one row; ``metadata`` seeds line 0 when this append creates the file."""
-        row: dict[str, Any] = {"role": role, "content": content, "ts": None}
-        row.update(fields or {})
+        row: dict[str, Any] = {"role": role, "content": content, **(fields or {})}
         if meta is not None:
             row["meta"] = meta
         return self.append_rows(key, [row], metadata=metadata)
@@ -107,10 +157,9 @@ class TranscriptStore(StoreFiles):
         metadata: dict[str, Any] | None = None,
         create: bool = True,
     ) -> Appended:
-        """Append rows in one write under one lock; each gets a fresh strictly increasing ts.
-
-        With ``create=False`` a missing transcript is ``SessionNotFound``, decided under the
-        lock: a session deleted a moment earlier is never re-created by a late append.
+        """Append rows in one write under one lock; each gets a fresh strictly increasing ts. With
+        ``create=False`` a missing transcript is ``SessionNotFound``, decided under the lock: a
+        session deleted a moment earlier is never re-created by a late append.
         """
         prepared, reports = [], []
         for row in rows:
@@ -145,7 +194,7 @@ class TranscriptStore(StoreFiles):
         if POSITION_HINT in patch and not isinstance(anchor, str):
             raise RevisionRejected(f'{POSITION_HINT} must be a row ts or ""')
         clean, report = redact_value(patch)
-        record = Revision(target_ts=target_ts, patch=clean).record()
+        record = revision_record(target_ts, clean)
         with self.locked(key):
             path = self.path(key)
             if not path.is_file():
@@ -180,9 +229,7 @@ class TranscriptStore(StoreFiles):
             if size == 0:
                 if metadata is None:
                     raise SessionNotFound(key)
-                created = now.astimezone().isoformat()
-                head = {"_type": RecordKind.METADATA, "created_at": created, "last_consolidated": 0}
-                parts.append(encode_record({**head, **metadata}, max_line=self.max_line))
+                parts.append(encode_record(new_metadata(now, metadata), max_line=self.max_line))
             else:
                 ends_clean, previous = self._tail(fd, size)
                 if not ends_clean:
@@ -218,9 +265,7 @@ class TranscriptStore(StoreFiles):
             raise
         finally:
             os.close(fd)
-        if after.st_size > self.max_bytes and self._rotation_due(after):
-            rotate_locked(self, key)
-            self._note_rotation(path)
+        if after.st_size > self.max_bytes and self._rotate(key, after):
             return stamps, self._identity_now(key), size
         # Under the lock the file is the one just written: its fstat is the identity's stat.
         return (
@@ -229,23 +274,21 @@ class TranscriptStore(StoreFiles):
             size,
         )
 
-    def _rotation_due(self, st: os.stat_result) -> bool:
-        """Whether to try rotating this over-limit file now. A file whose last rotation
-        failed (it folds the whole file) is retried only once it has doubled: appends to
-        a session that cannot rotate stay O(1) amortized instead of re-reading it each
-        time. ``verify_transcripts`` and the admin report the condition (``cannot_rotate``)."""
+    def _rotate(self, key: str, st: os.stat_result) -> bool:
+        """Rotate this over-limit file unless its last rotation failed and it has not doubled since
+        (appends to a session that cannot rotate stay O(1) amortized). Whether it rotated.
+        """
         failed = self._stuck.get((st.st_dev, st.st_ino))
-        return failed is None or st.st_size >= 2 * failed
-
-    def _note_rotation(self, path: Path) -> None:
-        try:
-            st = path.stat()
-        except FileNotFoundError:
-            return
-        if st.st_size > self.max_bytes:
-            if len(self._stuck) >= 1024:
-                self._stuck.clear()  # bounded; at worst one more attempt per file
-            self._stuck[(st.st_dev, st.st_ino)] = st.st_size
+        if failed is not None and st.st_size < 2 * failed:
+            return False
+        rewrite.rotate_locked(self, key)
+        with contextlib.suppress(FileNotFoundError):
+            now = self.path(key).stat()
+            if now.st_size > self.max_bytes:
+                if len(self._stuck) >= 1024:
+                    self._stuck.clear()  # bounded; at worst one more attempt per file
+                self._stuck[(now.st_dev, now.st_ino)] = now.st_size
+        return True
 
     def _tail(self, fd: int, size: int) -> tuple[bool, str | None]:
         """Whether the file ends in ``\\n``, and the newest ts in a bounded tail window."""
@@ -266,35 +309,9 @@ class TranscriptStore(StoreFiles):
                 return ends_clean, None
             window *= 4
 
-    # ------------------------------------------------------------------ folded reads
-    def read_session(self, key: str) -> SessionView:
-        """Archives + current file, each folded, rows in order (``chain.read_session``)."""
-        return chain.read_session(self, key)
-
-    def read_session_tail(
-        self, key: str, identity: Identity, budget: int
-    ) -> list[dict[str, Any]] | None:
-        """The folded rows of the session's last ``budget`` bytes, or None (``chain``)."""
-        return chain.read_session_tail(self, key, identity, budget)
-
-    # ------------------------------------------------------------------ rewrites
-    def update_metadata(self, key: str, updates: dict[str, Any]) -> bool:
-
-        check_content(updates, what="metadata")
-        return update_session_metadata(self, key, updates)
-
-    def rewind(self, key: str, after_ts: str) -> int:
-
-        return rewind_session(self, key, after_ts)
-
-    def rotate(self, key: str, *, force: bool = False) -> int:
-
-        return rotate_session(self, key, force=force)
-
-    def delete(self, key: str) -> bool:
-
-        return delete_session(self, key)
-
-    def fork(self, parent_key: str, child_key: str, metadata: dict[str, Any] | None = None) -> int:
-
-        return fork_session(self, parent_key, child_key, metadata)
+    # The rewrites live in rewrite.py; each takes the store as its first argument.
+    update_metadata = rewrite.update_metadata
+    rewind = rewrite.rewind
+    rotate = rewrite.rotate
+    delete = rewrite.delete
+    fork = rewrite.fork

@@ -1,9 +1,7 @@
-"""The store's files: where a session's transcript, lock and archives live, the cheap reads
-of them (line 0, sig, identity) and the fold of one file.
-
-``TranscriptStore`` (``store.py``) adds appends and whole-session reads; the rewrites
-(``rewrite.py``, ``fork.py``) and the session chain (``chain.py``) take a ``StoreFiles``,
-so none of them imports the store that calls them.
+"""The store's files and their reads: paths and locks, the cheap reads (line 0, sig,
+identity) and the session's chain (rotate archives oldest first, then the current file)
+read whole or by its end. ``TranscriptStore`` (``store.py``) adds appends; the rewrites
+(``rewrite.py``) take a ``StoreFiles``, so none imports the store that calls them.
 """
 
 from __future__ import annotations
@@ -12,24 +10,44 @@ import contextlib
 import errno
 import os
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from . import locking
-from .archive import archive_candidates
-from .codec import MAX_LINE_BYTES
+from .archive import Membership, archive_candidates, membership
+from .codec import MAX_LINE_BYTES, POSITION_HINT, RecordKind, generation
 from .errors import SessionNotFound
-from .fold import Folded, fold_stream
-from .fsutil import FsyncPolicy
-from .identity import Identity, read_identity
+from .fold import Folded, FoldReport, fold_lines, fold_stream
+from .fsutil import FsyncPolicy, open_regular
 from .keys import BARE_PREFIX, safe_key
-from .reader import read_line0
+from .reader import UTF8_BOM, RawLine, iter_lines, parse_json_line, read_line0
 from .timestamps import now_local
 
 # The original's rotation limits: past MAX_BYTES keep at most KEEP_LINES newest rows.
 MAX_BYTES = 10 * 1024 * 1024
 KEEP_LINES = 200
+HEADER_BLOCK = 8 * 1024  # an archive's header is its first line: never read the whole file
+_HINT = f'"{POSITION_HINT}"'.encode()
+
+
+@dataclass(frozen=True, slots=True)
+class Identity:
+    """What a derived artifact (a summary sidecar) is valid for."""
+
+    sig: int  # st_mtime_ns: moves with every append (strict sig)
+    gen: int  # line 0's rotation_generation: advanced by every content rewrite
+    size: int
+
+
+@dataclass(slots=True)
+class SessionView:
+    key: str
+    metadata: dict[str, Any] | None
+    rows: list[dict[str, Any]]
+    report: FoldReport
+    files: list[str] = field(default_factory=list)
 
 
 class StoreFiles:
@@ -67,11 +85,9 @@ class StoreFiles:
         return self.root / f"{safe_key(key)}.jsonl.lock"
 
     def archive_paths(self, key: str) -> list[Path]:
-        """Archives of this session, oldest first.
-
-        Besides ``<safe_key>__*`` this accepts the bare slot stem the original's seed
-        data used (``research-notes__*`` for ``dashboard_research-notes``) when no
-        transcript of that bare name exists to claim them.
+        """Archives of this session, oldest first; also the bare slot stem the original's seed
+        data used (``research-notes__*`` for ``dashboard_research-notes``) when no transcript of
+        that bare name exists to claim them.
         """
         stems = [safe_key(key)]
         if stems[0].startswith(BARE_PREFIX):
@@ -110,7 +126,16 @@ class StoreFiles:
 
     def identity(self, key: str) -> Identity | None:
         """Snapshot ``sig`` first, then ``gen`` (the order the summary guard relies on)."""
-        return read_identity(self.path(key), self.max_line)
+        path = self.path(key)
+        try:
+            st = path.stat()
+        except FileNotFoundError:
+            return None
+        try:
+            metadata = read_line0(path, self.max_line)
+        except FileNotFoundError:  # deleted since the stat: an empty line 0 reads as gen 0
+            metadata = None
+        return Identity(st.st_mtime_ns, generation(metadata), st.st_size)
 
     def _identity_now(self, key: str) -> Identity:
         identity = self.identity(key)
@@ -123,3 +148,151 @@ class StoreFiles:
         path = self.path(key)
         with path.open("rb") as fp:
             return fold_stream(fp, file=path.name, keep_raw=keep_raw, max_line=self.max_line)
+
+    # ------------------------------------------------------------------ the session's chain
+    def read_session(self, key: str) -> SessionView:
+        """Archives + current file, each folded, rows in order. Only this session's own files: a
+        fork holds its seed rows itself and no read follows line 0's ``forked_from``, so no
+        session ever shows rows of whoever now has (or shares the file stem of) that name.
+        """
+        path = self.path(key)
+        if not path.is_file():
+            raise SessionNotFound(key)
+        report = FoldReport()
+        rows: list[dict[str, Any]] = []
+        files: list[str] = []
+        try:
+            current = self.read_file(key)
+        except FileNotFoundError:  # deleted since the check: the same answer as before it
+            raise SessionNotFound(key) from None
+        current_gen = generation(current.metadata)
+        for archive in self.archive_paths(key):
+            try:
+                fp = archive.open("rb")
+            except FileNotFoundError:
+                # Removed since listed: by retention or as unlanded (its rows are in the
+                # file), or by a delete of the whole session.
+                if not path.is_file():
+                    raise SessionNotFound(key) from None
+                continue
+            with fp:
+                folded = fold_stream(fp, file=f"archive/{archive.name}", max_line=self.max_line)
+            found = membership(folded.header, current_gen)
+            if found is Membership.UNLANDED:
+                # Its rows are still in the file; reading both would double them.
+                report.add("unlanded_archive", 0, f"archive/{archive.name}")
+            if found is not Membership.SESSION:
+                continue
+            rows.extend(folded.rows)
+            report.extend(folded.report)
+            files.append(f"archive/{archive.name}")
+        rows.extend(current.rows)
+        report.extend(current.report)
+        files.append(path.name)
+        return SessionView(key, current.metadata, rows, report, files)
+
+    def read_session_tail(
+        self, key: str, identity: Identity, budget: int
+    ) -> list[dict[str, Any]] | None:
+        """The folded rows of the chain's last ``budget`` bytes as ``identity`` (an earlier
+        snapshot) names it (its gen picks the archives, its size caps the current file).
+
+        Each file's window folds on its own: a revision follows its target, so every revision of
+        a row in the window is in it. None (read the session whole) when the chain fits in
+        ``budget``, a file vanished or changed type meanwhile, or the window holds a position
+        hint (it can move a row across the window's start).
+        """
+        try:
+            paths = [
+                archive
+                for archive in self.archive_paths(key)
+                if membership(_archive_header(archive, self.max_line), identity.gen)
+                is Membership.SESSION
+            ]
+            paths.append(self.path(key))
+            if sum(p.stat().st_size for p in paths) <= budget:
+                return None
+            tails = read_tail(paths, budget, self.max_line, identity.size)
+        except OSError:
+            return None
+        if any(_HINT in line for tail in tails for line in tail.lines):
+            return None
+        rows: list[dict[str, Any]] = []
+        for tail in tails:
+            # Never 0: read_tail already removed line 0's BOM (offsets only label anomalies).
+            offset = tail.start or 1
+            raw: list[RawLine] = []
+            for line in tail.lines:
+                raw.append(RawLine(offset, line, True))
+                offset += len(line) + 1
+            rows.extend(fold_lines(raw, file=tail.path.name).rows)
+        return rows
+
+
+def _archive_header(path: Path, max_line: int) -> dict[str, Any] | None:
+    """The header of an archive as the fold reads it (its first object, a BOM at byte 0
+    removed), reading only up to that object; None when it is no archive header."""
+    fd, _ = open_regular(path)  # never blocks on a FIFO planted in the folder
+    with os.fdopen(fd, "rb") as fp:
+        for line in iter_lines(fp, max_line=max_line, block_size=HEADER_BLOCK):
+            if line.data is None:
+                continue
+            data = line.data.removeprefix(UTF8_BOM) if line.offset == 0 else line.data
+            first, bad = parse_json_line(data)
+            if not bad and type(first) is dict:
+                return first if first.get("_type") == RecordKind.ARCHIVE else None
+    return None
+
+
+@dataclass(slots=True)
+class FileTail:
+    path: Path
+    start: int  # byte offset of the first returned line in the file
+    lines: list[bytes]  # whole lines, without "\n"; line 0 of the file included if start == 0
+
+
+def read_tail(
+    paths: list[Path], budget: int, max_line: int, last_size: int | None = None
+) -> list[FileTail]:
+    """Windows of ``paths`` (oldest first) covering their last ``budget`` bytes, oldest first,
+    as whole lines: each file is read from its end by ``pread`` (the cost is the budget, never
+    the session's length). Lines over ``max_line`` are dropped and an unterminated last line
+    kept, as the fold does. Missing files are skipped; one no longer a regular file raises
+    ``NotRegularFile``, never blocks. ``last_size`` caps the newest file.
+    """
+    out: list[FileTail] = []
+    left = budget
+    for path in reversed(paths):
+        if left <= 0:
+            break
+        newest = path == paths[-1]
+        try:
+            # Never blocks on a FIFO planted in the folder; the session's own file is read
+            # through a link, as every reader reads it.
+            fd, st = open_regular(path, follow_links=newest)
+        except FileNotFoundError:
+            continue
+        try:
+            size = st.st_size
+            if last_size is not None and newest:
+                size = min(size, last_size)
+            start = max(0, size - left)
+            data = os.pread(fd, size - start, start)
+        finally:
+            os.close(fd)
+        left -= len(data)
+        if start > 0:
+            # The first piece is the end of a line that began before the window (or, if the
+            # byte before the window is "\n", a whole line: dropped too, one row is cheap).
+            cut = data.find(b"\n")
+            start += cut + 1 if cut >= 0 else len(data)
+            data = data[cut + 1 :] if cut >= 0 else b""
+        lines = data.split(b"\n")
+        if lines[-1] == b"":
+            lines.pop()
+        # As the fold: a BOM is stripped at byte 0 only, an oversize line (BOM included) dropped.
+        if start == 0 and lines and lines[0].startswith(UTF8_BOM) and len(lines[0]) <= max_line:
+            lines[0] = lines[0][len(UTF8_BOM) :]
+        out.append(FileTail(path, start, [line for line in lines if len(line) <= max_line]))
+    out.reverse()
+    return out

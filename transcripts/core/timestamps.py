@@ -1,9 +1,6 @@
-"""Transcript ``ts`` values: offset-aware ISO 8601 strings, strictly increasing per file.
-
-The original system stamps rows with ``datetime.now().astimezone().isoformat()`` and
-moves a stamp forward by one microsecond when the clock has not advanced past the
-previous row (a stalled or backwards clock, a DST fold). Legacy rows may be naive;
-they are read as local time.
+"""Transcript ``ts`` values: offset-aware ISO 8601 strings, strictly increasing per file (the
+original's ``datetime.now().astimezone().isoformat()``, moved forward by 1 µs when the clock
+has not passed the previous row). Legacy naive rows are read as local time.
 """
 
 from __future__ import annotations
@@ -50,10 +47,8 @@ def ts_sort_key(value: object) -> tuple[int, float]:
 
 
 def ts_strictly_after(current: str, previous: str) -> bool | None:
-    """Whether ``current`` is later than ``previous``; None when either cannot be parsed.
-
-    Same-length stamps with the same UTC offset compare as strings, which avoids a
-    datetime parse per row on the fold's hot path.
+    """Whether ``current`` is later than ``previous`` (None: either unparseable). Same-length
+    stamps with the same offset compare as strings: no datetime parse on the fold's hot path.
     """
     if len(current) == len(previous) >= 6 and current[-6:] == previous[-6:] and current[-6] in "+-":
         return current > previous

@@ -25,10 +25,10 @@ from summaries.core.window import window_turns
 from summaries.services import PassOutcome, PassResult, summary_generate
 from summaries.state import summary_turn_mark_set
 from tests.summaries.django.conftest import must
-from transcripts.core import chain
+from transcripts.core import storefiles
 from transcripts.core.errors import RowNotFound
 from transcripts.core.store import TranscriptStore
-from transcripts.core.tail import read_tail
+from transcripts.core.storefiles import read_tail
 from transcripts.models import Session
 from transcripts.runtime import get_store
 from transcripts.services import session_sync
@@ -63,7 +63,7 @@ def reads(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
         seen["tail"] += sum(len(line) + 1 for t in tails for line in t.lines)
         return tails
 
-    monkeypatch.setattr(chain, "read_tail", tail_spy)
+    monkeypatch.setattr(storefiles, "read_tail", tail_spy)
     return seen
 
 

@@ -25,7 +25,7 @@ from ..errors import RecordRejected
 from ..fsutil import open_regular
 from ..redaction import RedactionReport, redact_text
 from ..redaction.batch import all_unchanged
-from ..rows import redact_row, row_order
+from ..store import redact_row, row_order
 from ..timestamps import newest_activity
 from ..user_turns import is_user_turn
 from .source import (
