@@ -1,4 +1,4 @@
-"""Summary routes (the turn loop's are in ``transcripts.api_turns``).
+"""Summary routes (the turn loop's are ``transcripts.api.turns_router``).
 
 GET summary never generates; POST asks for a pass now (forced: lifts only stop_reason and
 cadence). It answers a refusal the slot's state already decides with its 409 at once;
@@ -67,11 +67,7 @@ REFUSALS: Mapping[PassResult, Refusal] = {
         "this session's memory mode does not allow summaries",
     ),
     PassResult.RUNNING: _TURN_RUNNING,
-    PassResult.STOP_REASON: (
-        409,
-        "summary_unavailable",
-        "the last turn did not end cleanly",
-    ),
+    PassResult.STOP_REASON: (409, "summary_unavailable", "the last turn did not end cleanly"),
     PassResult.TOO_FEW_TURNS: (
         409,
         "summary_too_few_turns",

@@ -13,10 +13,9 @@ from transcripts.runtime import get_store
 
 from .core.gate import CLEAN_STOP, SlotView, generate_state, is_restricted
 from .core.sidecar import summary_for_panel
-from .marker import pass_pending
 from .models import IntentSummary, SummaryState
 from .runtime import summary_config
-from .state import summary_turn_mark
+from .state import pass_pending, summary_turn_mark
 
 
 def _empty(enabled: bool) -> dict[str, Any]:
