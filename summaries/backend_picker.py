@@ -1,8 +1,6 @@
-"""Choosing the summary backend on the settings page: what is available (a selector that
-never sends a prompt), one test request through the real backend, and storing the pick.
-
-The pick lives in config.json (``summary_backend``, next to ``session_summary.enabled``)
-and wins over ``KIROCREW_SUMMARY_MODEL``, which stays the default while nothing is picked.
+"""Choosing the summary backend on the settings page: what is available (never sends a
+prompt), one test request through the real backend, and storing the pick in config.json,
+where it wins over ``KIROCREW_SUMMARY_MODEL``.
 """
 
 from __future__ import annotations
@@ -77,9 +75,8 @@ def backend_choice_parse(form: Mapping[str, str]) -> BackendChoice:
 
 
 def backend_test(choice: BackendChoice) -> CheckResult:
-    """ONE short request through the real backend ``choice`` names (a tiny prompt, no
-    conversation), with at most a minute's wait. ``choice`` comes from
-    :func:`backend_choice_parse`, so it builds."""
+    """ONE short request (a tiny prompt) through the backend ``choice`` names (from
+    :func:`backend_choice_parse`, so it builds), with at most a minute's wait."""
     return backend_check(backend_build(choice, check=True))
 
 

@@ -47,10 +47,9 @@ def on_turn_ended(sender: Any, *, slot_name: str, **_: Any) -> None:
 
 
 def on_session_rewritten(sender: Any, *, slot_name: str | None, reason: str, **_: Any) -> None:
-    """A rewind removed turns: a turn mark ahead of the count (cadence would hold every
-    automatic pass back until the count caught up) is reset, and a pass is queued: it
-    summarizes what is left, or, with too few turns left, removes the summary of turns
-    that no longer exist."""
+    """A rewind removed turns: a turn mark ahead of the count (cadence would hold passes
+    back until the count caught up) is reset, and a pass is queued: it summarizes what is
+    left, or, with too few turns left, removes the summary of turns that are gone."""
     if reason != "rewind" or not slot_name:
         return
     try:
@@ -61,8 +60,7 @@ def on_session_rewritten(sender: Any, *, slot_name: str | None, reason: str, **_
 
 
 def on_session_deleted(sender: Any, *, slot_name: str, **_: Any) -> None:
-    """The slot's state row goes with it (the ORM cascade); one a pass created while the
-    delete ran is reaped here, after the delete's commit."""
+    """Reap a state row a pass created while the delete ran (the cascade took the rest)."""
     try:
         reaped = summary_state_reap()
     except Exception:  # a receiver never raises into the sender
@@ -73,13 +71,11 @@ def on_session_deleted(sender: Any, *, slot_name: str, **_: Any) -> None:
 
 
 def on_import_finished(sender: Any, *, interrupted: bool, **_: Any) -> None:
-    """``import_transcripts`` is returning. Interrupted: the passes it queued stop now
-    (a re-run or the server queues them again). Else, on the embedded executor: wait for
-    the passes of the sessions THIS run imported or changed (a Ctrl-C meanwhile stops them
-    at once and is re-raised), and hand the rest of the backlog (what an earlier, killed
-    run left) on without waiting: to this home's running server, asked to sweep now, or
-    else to the server's first request or the next import (one line says so). Celery:
-    queue the whole backlog (queuing there never waits for a pass)."""
+    """``import_transcripts`` is returning. Interrupted: the passes it queued stop now.
+    Else, on the embedded executor: wait for the passes of the sessions THIS run touched,
+    and hand the rest of the backlog (an earlier, killed run's) on without waiting: to
+    this home's running server, or its first request or the next import. Celery: queue
+    the whole backlog (queuing there never waits)."""
     mode = dispatch_mode()
     if interrupted:
         summary_worker_cancel()
@@ -92,13 +88,12 @@ def on_import_finished(sender: Any, *, interrupted: bool, **_: Any) -> None:
     mine = summary_worker_asked()
     # A turn end's pass dropped by a full queue is queued again here, waiting for room.
     summary_backlog_dispatch(wait=True, only=mine)
-    summary_worker_settle(interrupted=False)
+    summary_worker_settle()
     # After this run's passes: a server's sweep would otherwise run them a second time.
     _backlog_hand_off(exclude=mine)
 
 
 def _backlog_hand_off(*, exclude: frozenset[str]) -> None:
-    """The backlog this run did not touch goes to whoever runs next, never waited on."""
     earlier = [name for name in summary_backlog() if name not in exclude]
     if not earlier:
         return
@@ -118,8 +113,7 @@ def _backlog_hand_off(*, exclude: frozenset[str]) -> None:
 
 
 def on_first_request(sender: Any, **_: Any) -> None:
-    """The server's first request: queue the backlog (what a killed import or worker left)
-    without waiting for it; once per process."""
+    """The server's first request: queue the backlog without waiting for it; once."""
     from django.core.signals import request_started
 
     request_started.disconnect(dispatch_uid=FIRST_REQUEST_UID)

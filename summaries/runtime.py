@@ -45,10 +45,7 @@ def summary_backend() -> SummaryBackend:
     """The background model role: the backend picked on the settings page, else
     ``KIROCREW_SUMMARY_MODEL``; each backend reads its own settings. Never falls back to
     another model: a bad value is ImproperlyConfigured."""
-    choice = summary_backend_choice()
-    if choice is None:
-        return backend_build(BackendChoice(settings.KIROCREW_SUMMARY_MODEL))
-    return backend_build(choice)
+    return backend_build(summary_backend_choice() or BackendChoice(settings.KIROCREW_SUMMARY_MODEL))
 
 
 def backend_build(choice: BackendChoice, *, check: bool = False) -> SummaryBackend:
@@ -70,23 +67,19 @@ class _ChoiceSettings:
         overrides: dict[str, object] = {}
         if choice.base_url:
             overrides["KIROCREW_OPENAI_BASE_URL"] = choice.base_url
-            if _same_url(choice.base_url, settings.KIROCREW_OPENAI_BASE_URL):
-                overrides["KIROCREW_OPENAI_API_KEY"] = settings.KIROCREW_OPENAI_API_KEY
-            else:
-                overrides["KIROCREW_OPENAI_API_KEY"] = ""
+            same = _same_url(choice.base_url, settings.KIROCREW_OPENAI_BASE_URL)
+            overrides["KIROCREW_OPENAI_API_KEY"] = settings.KIROCREW_OPENAI_API_KEY if same else ""
         if check:
-            for name, value in (
-                ("KIROCREW_OPENAI_TIMEOUT", settings.KIROCREW_OPENAI_TIMEOUT),
-                ("KIROCREW_ANTHROPIC_TIMEOUT", settings.KIROCREW_ANTHROPIC_TIMEOUT),
-                ("KIROCREW_CLI_TIMEOUT", settings.KIROCREW_CLI_TIMEOUT),
+            for name in (
+                "KIROCREW_OPENAI_TIMEOUT",
+                "KIROCREW_ANTHROPIC_TIMEOUT",
+                "KIROCREW_CLI_TIMEOUT",
             ):
-                overrides[name] = min(float(value), CHECK_TIMEOUT)
+                overrides[name] = min(float(getattr(settings, name)), CHECK_TIMEOUT)
         self._overrides = overrides
 
     def __getattr__(self, name: str) -> object:
-        if name in self._overrides:
-            return self._overrides[name]
-        return getattr(self._base, name)
+        return self._overrides[name] if name in self._overrides else getattr(self._base, name)
 
 
 def _same_url(a: str, b: str) -> bool:

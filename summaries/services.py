@@ -67,7 +67,7 @@ def summary_generate(
     *, slot_name: str, force: bool = False, asked: dt.datetime | None = None
 ) -> PassOutcome:
     """One summary pass for a slot. ``force`` lifts exactly stop_reason and cadence.
-    ``asked``: the stamp of the request this pass answers (``marker.pass_requested``); a
+    ``asked``: the stamp of the request this pass answers (``state.pass_requested``); a
     later request pending supersedes it, whichever worker holds that one."""
     if asked is not None and pass_superseded(slot_name, asked):
         log.info("Session summary skipped for %s: superseded", slot_name)
@@ -79,15 +79,12 @@ def summary_generate(
     started = pass_started()
     # The claim, not the "generating" flag, excludes a second pass: checked by taking it.
     refusal = should_summarize(cfg, slot_view(slot), None, force=force, holding_guard=True)
+    if refusal is None and not force and summary_backoff_active(slot.pk):
+        refusal = PassOutcome(PassResult.BACKING_OFF)
     if refusal is not None:
         pass_done(slot.pk, started)  # this request's pass ended here: no longer "generating"
         log.info("Session summary skipped for %s: %s", slot_name, refusal.label)
         return refusal
-    if not force and summary_backoff_active(slot.pk):
-        # A runaway or unusable reply lately: a turn end does not pay for it again.
-        pass_done(slot.pk, started)
-        log.info("Session summary skipped for %s: backing_off", slot_name)
-        return PassOutcome(PassResult.BACKING_OFF)
     root, key = get_store().root, slot.session.key
     # Marked before the claim is tried: a pass refused below is run again by the holder,
     # which may have read the transcript before this request's turn end (it was lost).
@@ -260,14 +257,10 @@ def summary_clear_beyond(slot: Slot) -> bool:
 def _current(
     slot: Slot, sidecar: StoredSummary, identity: Identity, user_turns: int
 ) -> PassOutcome:
-    """The stored ``sidecar`` already describes the transcript (``identity``, which it
-    matched): nothing to generate; the turn mark records the turns it covers. Both
-    "current" answers of the pass end here.
-
-    A mirror that does not match the sidecar (the pass that wrote it died before its
-    mirror commit and acks_late redelivered it, or the database was rebuilt from disk) is
-    restored from the sidecar, with the push nobody received: the session list reads it.
-    """
+    """The stored ``sidecar`` already describes the transcript (it matched ``identity``):
+    nothing to generate; the turn mark records the turns it covers. A mirror that does not
+    match it (its pass died before the mirror commit, or the database was rebuilt from
+    disk) is restored from it, with the push nobody received: the session list reads it."""
     sig, gen = identity.sig, identity.gen
     if IntentSummary.objects.filter(session_id=slot.session_id, sig=sig, gen=gen).exists():
         summary_turn_mark_set(slot.pk, user_turns)
@@ -289,12 +282,8 @@ def _current(
 def _read_turns(
     store: TranscriptStore, key: str, identity: Identity, excerpt_chars: int
 ) -> tuple[list[TranscriptTurn], int]:
-    """The turns the pass reads and the session's genuine user turn count.
-
-    A session longer than the window is read bounded (``_read_window``); any other, or one
-    the window cannot stand for, whole (``_read_all``): a short session reads exactly as
-    before the window existed.
-    """
+    """The turns the pass reads and the session's genuine user turn count: bounded
+    (``_read_window``) when the window can stand for the session, else whole."""
     bounded = _read_window(store, key, identity, excerpt_chars)
     if bounded is not None:
         return bounded
@@ -305,12 +294,9 @@ def _read_turns(
 def _read_window(
     store: TranscriptStore, key: str, identity: Identity, excerpt_chars: int
 ) -> tuple[list[TranscriptTurn], int] | None:
-    """The last ``WINDOW_BYTES`` of the session, numbered by the mirror's user turn count.
-
-    The count is trusted only from a mirror of exactly this file (sig, gen and size of the
-    snapshot): it is the count of the whole session's fold (``session_sync``). A stale or
-    drifted mirror reads the whole session, as does a window that cannot stand for it.
-    """
+    """The last ``WINDOW_BYTES`` of the session, numbered by the mirror's user turn count,
+    which is trusted only from a mirror of exactly this file (sig, gen and size of the
+    snapshot): it is then the whole session's fold's count (``session_sync``)."""
     mirror = Session.objects.filter(key=key).values_list("sig", "gen", "size", "user_turns").first()
     if mirror is None or tuple(mirror[:3]) != (identity.sig, identity.gen, identity.size):
         return None
@@ -328,10 +314,8 @@ def _read_all(store: TranscriptStore, key: str, excerpt_chars: int) -> list[Tran
 
 
 def one_line_gist(payload: SummaryPayload) -> str:
-    """The session list's one-liner: the most recently touched intent and what is open.
-
-    States are shown as chips beside it, so the gist names goals and counts, not states.
-    """
+    """The session list's one-liner: the most recently touched intent and how many are
+    open (states are chips beside it, so the gist names goals and counts, not states)."""
     intents = payload.intents
     if not intents:
         return ""
@@ -380,7 +364,7 @@ def summary_previous(
     """The summary an incremental pass may update, or None for a full pass: one this
     backend wrote for this generation (a rewind or rotation makes a new one) from fewer
     turns, fewer than ``KIROCREW_SUMMARY_FULL_PASS_EVERY - 1`` incremental passes ago.
-    A backend that reads the turns rather than the prompt (the heuristic) is always full."""
+    A backend that reads the turns, not the prompt (the heuristic), is always full."""
     if not getattr(backend, "reads_prompt", True):
         return None
     data, _ = read_for_panel(store, key)
@@ -424,12 +408,9 @@ def summary_reply_generate(
 
 
 def _full_reply(backend: SummaryBackend, turns: list[TranscriptTurn], slot_name: str) -> str:
-    """The model's reply to the full-pass prompt.
-
-    The transcript is sized to the model's context window (``summary_input_budget``); a
-    server that still refuses it as too long is asked again with a shorter one, a bounded
-    number of times (``budget.OVERFLOW_SHRINKS``), so a long session still gets a summary.
-    """
+    """The model's reply to the full-pass prompt, sized to its context window; a server
+    that still refuses it as too long is asked again with a shorter one, at most
+    ``budget.OVERFLOW_SHRINKS`` times, so a long session still gets a summary."""
     budget = summary_input_budget(backend)
     shrinks = 0
     while True:

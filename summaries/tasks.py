@@ -1,13 +1,7 @@
-"""The one dispatch of a summary pass, and its entry points (ids in, never model instances).
-
-``summary_dispatch`` → after the commit that asked for it (``transaction.on_commit``) →
-the executor ``KIROCREW_SUMMARY_DISPATCH`` names:
-
-* ``celery``: the ``summarize_slot`` task on the broker (the default with a broker);
-* ``process``: the embedded profile's worker processes (``worker.py``), fair between apps;
-* ``inline``: run in the caller, done when the call returns (tests).
-
-No request thread ever runs a pass outside ``inline``; no route knows it queues one.
+"""The one dispatch of a summary pass (slot names in, never model instances): after the
+commit that asked for it, to the executor ``KIROCREW_SUMMARY_DISPATCH`` names: ``celery``
+(the ``summarize_slot`` task), ``process`` (the embedded worker processes, ``worker.py``)
+or ``inline`` (in the caller: tests). No request thread runs a pass outside ``inline``.
 """
 
 from __future__ import annotations
@@ -99,10 +93,8 @@ def _enqueue(mode: DispatchMode, slot_name: str, force: bool, wait: bool) -> Non
 
 
 def summary_backlog_dispatch(*, wait: bool, only: Collection[str] | None = None) -> int:
-    """Queue a pass for every slot whose summary is not current and that an automatic
-    pass would summarize (``selectors.summary_backlog``): what a killed import, a killed
-    worker or a full queue left behind; ``only``: of these slots alone. How many were
-    queued."""
+    """Queue a pass for every slot of ``selectors.summary_backlog`` (``only``: of these
+    slots alone); how many were queued."""
     from .selectors import summary_backlog
 
     names = summary_backlog()

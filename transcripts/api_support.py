@@ -84,11 +84,7 @@ def slot_not_found() -> ApiError:
 # The not-found family: what a request meets after its lookup when a DELETE of the same
 # slot wins the race (transcript gone from disk, mirror rows gone). The API answers each
 # with the 404 of a missing slot (kirocrew_site/api.py registers one handler for them all).
-SLOT_GONE: tuple[type[Exception], ...] = (
-    SessionNotFound,
-    Slot.DoesNotExist,
-    Session.DoesNotExist,
-)
+SLOT_GONE: tuple[type[Exception], ...] = (SessionNotFound, Slot.DoesNotExist, Session.DoesNotExist)
 
 
 def slot_gone(slot: Slot) -> bool:

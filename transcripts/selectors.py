@@ -46,11 +46,6 @@ def session_get_for_caller(*, name: str, caller_app: Caller) -> Slot | None:
     return slots.first()
 
 
-def _cursor(row: dict[str, Any], occurrence: int) -> str:
-    ts = str(row.get("ts"))
-    return ts if occurrence == 1 else f"{ts}#{occurrence}"
-
-
 def _start_after(rows: list[dict[str, Any]], after: str) -> int:
     ts, _, nth = after.rpartition("#") if "#" in after else (after, "", "1")
     wanted = int(nth) if nth.isdigit() and int(nth) > 0 else 0
@@ -70,9 +65,8 @@ def session_transcript(
 
     Cursors are row ts values; a ts that legacy rows share gets ``#n`` (its nth bearer),
     so a page boundary between duplicates neither skips nor repeats a row. Raises
-    ``SessionNotFound`` (no transcript) and ``InvalidCursor``. The page costs O(page)
-    through the offset index (``core/paging.py``); the whole fold answers only what the
-    index cannot (position hints, legacy ts, a torn tail).
+    ``SessionNotFound`` and ``InvalidCursor``. O(page) through the offset index
+    (``core/paging.py``); the whole fold answers only what the index cannot.
     """
     limit = max(1, min(limit, MAX_PAGE))
     store = get_store()
@@ -87,8 +81,9 @@ def session_transcript(
     next_cursor = None
     if page and start + len(page) < len(rows):
         last = start + len(page) - 1
-        occurrence = sum(1 for row in rows[: last + 1] if row.get("ts") == rows[last].get("ts"))
-        next_cursor = _cursor(rows[last], occurrence)
+        ts = rows[last].get("ts")
+        occurrence = sum(1 for row in rows[: last + 1] if row.get("ts") == ts)
+        next_cursor = str(ts) if occurrence == 1 else f"{ts}#{occurrence}"
     return page, view.report, next_cursor
 
 

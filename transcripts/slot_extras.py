@@ -1,17 +1,6 @@
-"""Fields another app adds to every slot payload, without transcripts importing that app.
-
-The extension point of the slot routes (``transcripts.api.slot_payload`` and the slot
-list). An app registers a ``SlotExtra`` in its ``AppConfig.ready()``:
-
-``related``
-    relations of ``Session`` the list joins (``select_related``), so a page of slots is
-    still one query however many apps add fields;
-``fields(session)``
-    the payload fields it supplies, read from the session (and what ``related`` joined).
-
-Every field an extra supplies is declared on ``SlotOut`` with a default, so the schema
-and the JSON keep their shape when no app registers. ``summaries`` registers the slot's
-one-line summary (``summary``) this way.
+"""Fields another app adds to every slot payload (``api.slot_payload``), without
+transcripts importing that app: a ``SlotExtra`` registered in its ``AppConfig.ready()``.
+Each field is declared on ``SlotOut`` with a default, so the shape holds without it.
 """
 
 from __future__ import annotations
@@ -26,8 +15,9 @@ from .models import Session
 @dataclass(frozen=True, slots=True)
 class SlotExtra:
     name: str  # registering the same name again replaces it (a reloaded AppConfig)
+    # Relations of Session the list joins, so a page of slots stays one query.
     related: tuple[str, ...]
-    fields: Callable[[Session], dict[str, Any]]
+    fields: Callable[[Session], dict[str, Any]]  # read from the session and what it joined
 
 
 _extras: dict[str, SlotExtra] = {}
