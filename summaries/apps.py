@@ -10,7 +10,7 @@ class SummariesConfig(AppConfig):
 
         from transcripts import signals
         from transcripts.core.derived import register_derived
-        from transcripts.slot_extras import SlotExtra, slot_extra_register
+        from transcripts.selectors import SlotExtra, slot_extra_register
 
         from . import receivers
         from .core.sidecar import sidecar_paths

@@ -90,14 +90,9 @@ def on_import_finished(sender: Any, *, interrupted: bool, **_: Any) -> None:
     summary_backlog_dispatch(wait=True, only=mine)
     summary_worker_settle()
     # After this run's passes: a server's sweep would otherwise run them a second time.
-    _backlog_hand_off(exclude=mine)
-
-
-def _backlog_hand_off(*, exclude: frozenset[str]) -> None:
-    earlier = [name for name in summary_backlog() if name not in exclude]
-    if not earlier:
+    count = sum(1 for name in summary_backlog() if name not in mine)
+    if not count:
         return
-    count = len(earlier)
     sessions = "session still needs" if count == 1 else "sessions still need"
     folder = sweep_folder()
     if sweeper_alive(folder, time.time()):

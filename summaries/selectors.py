@@ -101,7 +101,7 @@ def summary_backlog() -> list[str]:
 
 
 def slot_gist_fields(session: Session) -> dict[str, Any]:
-    """The slot payload's ``summary`` (a ``transcripts.slot_extras`` provider): the stored
+    """The slot payload's ``summary`` (a ``transcripts.selectors.SlotExtra``): the stored
     one-line gist, joined by the slot list, else read here (one query)."""
     # The reverse one-to-one; a missing row raises an AttributeError subclass.
     gist = getattr(session, "one_line_summary", None)

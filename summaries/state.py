@@ -86,10 +86,11 @@ def summary_turn_mark_clamp(slot_name: str) -> None:
         SummaryState.objects.filter(slot_id=slot[0], turn_mark__gt=slot[1]).update(turn_mark=0)
 
 
-# ------------------------------------------------------------ the "generating" flag
-# Set when a pass is dispatched, cleared by the pass that ran for that request; a pass
-# killed before clearing it leaves "generating" for at most KIROCREW_SUMMARY_IN_FLIGHT_TTL.
-def _flag_expiry() -> datetime:
+# The "generating" flag: set when a pass is dispatched, cleared by the pass that ran for
+# that request; one killed before clearing it leaves it for at most the flag's TTL.
+def pass_started() -> datetime:
+    """The flag's expiry from now; as a pass's start, the bound ``pass_done`` clears
+    below: requests made after this pass started keep their "generating"."""
     return timezone.now() + timedelta(seconds=settings.KIROCREW_SUMMARY_IN_FLIGHT_TTL)
 
 
@@ -99,7 +100,7 @@ def pass_requested(slot_name: str) -> datetime | None:
     slot_id = Slot.objects.filter(name=slot_name).values_list("id", flat=True).first()
     if slot_id is None:
         return None
-    until = _flag_expiry()
+    until = pass_started()
     summary_state_write(slot_id, in_flight_until=until)
     return until
 
@@ -115,12 +116,6 @@ def pass_request_drop(slot_name: str) -> None:
     SummaryState.objects.filter(slot__name=slot_name).update(in_flight_until=None)
 
 
-def pass_started() -> datetime:
-    """The bound ``pass_done`` clears below: requests made after this pass started keep
-    their "generating" (their pass is still to come)."""
-    return _flag_expiry()
-
-
 def pass_done(slot_id: int, started: datetime) -> None:
     SummaryState.objects.filter(slot_id=slot_id, in_flight_until__lte=started).update(
         in_flight_until=None
@@ -132,10 +127,9 @@ def pass_pending(slot: Slot) -> bool:
     return until is not None and until > timezone.now()
 
 
-# ------------------------------------------------------------ the back-off
-# After a runaway or unusable reply a turn end does not pay for another (minutes to the
-# token limit on a local server). In the cache (Redis when configured, so every worker
-# sees it): advisory, and losing it costs one more attempt.
+# The back-off: after a runaway or unusable reply, a turn end does not pay for another
+# (minutes to the token limit on a local server). In the cache (Redis when configured, so
+# every worker sees it): advisory, and losing it costs one more attempt.
 def _backoff_key(slot_pk: int) -> str:
     return f"kirocrew:summary-backoff:{slot_pk}"
 

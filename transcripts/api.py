@@ -44,7 +44,13 @@ from .schemas import (
     TurnEndIn,
     TurnIn,
 )
-from .selectors import MAX_PAGE, InvalidCursor, session_transcript, slot_list_page
+from .selectors import (
+    MAX_PAGE,
+    InvalidCursor,
+    session_transcript,
+    slot_extra_fields,
+    slot_list_page,
+)
 from .services import (
     InvalidSlotName,
     SlotExists,
@@ -59,7 +65,6 @@ from .services import (
     slot_turn_end,
     slot_turn_start,
 )
-from .slot_extras import slot_extra_fields
 
 router = Router(tags=["slots"])
 turns_router = Router(tags=["turns and summaries"])
@@ -69,7 +74,7 @@ ERRORS: dict[int, type[Schema]] = dict.fromkeys(
 
 
 def slot_payload(slot: Slot) -> dict[str, Any]:
-    """A slot as every route shows it, with the fields other apps add (``slot_extras``:
+    """A slot as every route shows it, with the fields other apps add (``selectors.SlotExtra``:
     summaries' one-line ``summary``), the same values on every route."""
     session = slot.session
     return {

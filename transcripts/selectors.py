@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from django.db.models import F, Q, QuerySet
@@ -13,7 +15,6 @@ from .core.paging import InvalidCursor, read_page
 from .listing import SessionPage, session_page
 from .models import App, Session, Slot
 from .runtime import get_store
-from .slot_extras import slot_extra_related
 
 Caller = App | Literal[""]  # "" = a dashboard user: unrestricted
 MAX_PAGE = 1000
@@ -100,3 +101,32 @@ def slot_list(*, scope: App | Literal[""]) -> QuerySet[Session]:
 def slot_list_page(*, scope: App | Literal[""], cursor: str | None, limit: int) -> SessionPage:
     """One keyset page of ``slot_list`` (raises ``InvalidListCursor``)."""
     return session_page(slot_list(scope=scope), after=cursor, limit=limit)
+
+
+# Fields another app adds to every slot payload (``api.slot_payload``) without transcripts
+# importing it: a SlotExtra registered in its AppConfig.ready(). Each field is declared on
+# SlotOut with a default, so the payload keeps its shape without it.
+@dataclass(frozen=True, slots=True)
+class SlotExtra:
+    name: str  # registering the same name again replaces it (a reloaded AppConfig)
+    # Relations of Session the list joins, so a page of slots stays one query.
+    related: tuple[str, ...]
+    fields: Callable[[Session], dict[str, Any]]  # read from the session and what it joined
+
+
+_slot_extras: dict[str, SlotExtra] = {}
+
+
+def slot_extra_register(extra: SlotExtra) -> None:
+    _slot_extras[extra.name] = extra
+
+
+def slot_extra_related() -> tuple[str, ...]:
+    return tuple(rel for extra in _slot_extras.values() for rel in extra.related)
+
+
+def slot_extra_fields(session: Session) -> dict[str, Any]:
+    fields: dict[str, Any] = {}
+    for extra in _slot_extras.values():
+        fields.update(extra.fields(session))
+    return fields
