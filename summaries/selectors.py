@@ -18,21 +18,6 @@ from .runtime import summary_config
 from .state import pass_pending, summary_turn_mark
 
 
-def _empty(enabled: bool) -> dict[str, Any]:
-    return {
-        "enabled": enabled,
-        "stale": False,
-        "intents": [],
-        "constraints": [],
-        "generated_at": None,
-        "user_turns": None,
-        "last_activity": None,
-        "covers_through_turn": None,
-        "new_turns": None,
-        "model": None,
-    }
-
-
 def summary_behind(*, moved: bool, user_turns_now: int, covers: int | None) -> bool:
     """Whether a stored summary is behind the conversation (the panel's banner, the
     list's "Summary behind" chip): the transcript moved since it was written AND a turn
@@ -45,9 +30,18 @@ def summary_body(slot: Slot) -> dict[str, Any]:
     """The GET/POST body. With the feature off nothing is served, even if a sidecar exists;
     what does not fit the payload model (an older or foreign writer's) is not served."""
     cfg = summary_config()
-    body = _empty(cfg.enabled)
     user_turns_now = slot.session.user_turns
-    body["generate_state"] = generate_state(cfg, slot_view(slot), user_turns_now)
+    body: dict[str, Any] = {
+        "enabled": cfg.enabled,
+        "stale": False,
+        "intents": [],
+        "constraints": [],
+        **dict.fromkeys(
+            ("generated_at", "user_turns", "last_activity", "covers_through_turn", "new_turns")
+        ),
+        "model": None,
+        "generate_state": generate_state(cfg, slot_view(slot), user_turns_now),
+    }
     if not cfg.enabled:
         return body
     summary, stale = summary_for_panel(get_store(), slot.session.key)

@@ -161,7 +161,11 @@ def _run_pass(slot: Slot, cfg: SessionSummaryConfig, *, force: bool) -> PassOutc
         slot.refresh_from_db()
         refusal = should_summarize(cfg, slot_view(slot), counted, force=force, holding_guard=True)
         return refusal or _current(slot, current, identity, counted)
-    turns, user_turns = _read_turns(store, key, identity, cfg.assistant_excerpt_chars)
+    read = _read_window(store, key, identity, cfg.assistant_excerpt_chars)
+    if read is None:  # a short session, or one the window cannot stand for: read whole
+        whole = _read_all(store, key, cfg.assistant_excerpt_chars)
+        read = whole, count_user_turns(whole)
+    turns, user_turns = read
     slot.refresh_from_db()
     refusal = should_summarize(cfg, slot_view(slot), user_turns, force=force, holding_guard=True)
     if refusal is not None:
@@ -277,18 +281,6 @@ def _current(
     payload = seal_model(payload)
     _mirror(slot, payload, one_line_gist(payload), sig, gen)
     return PassOutcome(PassResult.CURRENT, announce=True)
-
-
-def _read_turns(
-    store: TranscriptStore, key: str, identity: Identity, excerpt_chars: int
-) -> tuple[list[TranscriptTurn], int]:
-    """The turns the pass reads and the session's genuine user turn count: bounded
-    (``_read_window``) when the window can stand for the session, else whole."""
-    bounded = _read_window(store, key, identity, excerpt_chars)
-    if bounded is not None:
-        return bounded
-    turns = _read_all(store, key, excerpt_chars)
-    return turns, count_user_turns(turns)
 
 
 def _read_window(

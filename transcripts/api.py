@@ -1,10 +1,6 @@
-"""Slot routes: read, rename, delete, transcript, rewind, fork (``router``) and the turn
-loop: create and list slots, start a turn, append rows, revise a row, end the turn
-(``turns_router``, its own tag in the API docs).
-
+"""Slot routes (``router``: read, rename, delete, transcript, rewind, fork) and the turn
+loop's (``turns_router``: create and list slots, turn start, rows, revisions, turn end).
 Handlers translate and delegate: ownership via ``slot_for_caller``, writes via services.
-What follows a turn end (the summary pass) is another app's receiver of
-``transcripts.signals.turn_ended`` and never runs inside the request.
 """
 
 from __future__ import annotations

@@ -63,7 +63,6 @@ class ForkIn(Schema):
     name: str | None = SlotName
 
 
-# ------------------------------------------------------------------ the turn loop's bodies
 class TurnIn(Schema):
     content: str = Field(min_length=1, max_length=MAX_TEXT_CHARS)
 
