@@ -51,11 +51,10 @@ class OneLineSummary(models.Model):
 class SummaryState(models.Model):
     """Summaries' own state of a slot, created on first need (``summaries/state.py``)."""
 
-    # No database constraint: Django cascades in Python (it collects the rows, then deletes
-    # them), so on PostgreSQL a pass creating the row between that collection and the
-    # slot's DELETE failed the whole DELETE with a foreign-key violation. Without the
-    # constraint the delete always wins; such a late row is reaped on ``session_deleted``
-    # (``receivers.py``), and a slot id is never reused, so it could never be misread.
+    # No database constraint: Django cascades in Python (collect, then delete), so on
+    # PostgreSQL a pass creating the row in between failed the slot's DELETE with a
+    # foreign-key violation. Without it the delete wins; such a late row is reaped on
+    # ``session_deleted``, and a slot id is never reused, so it is never misread.
     slot = models.OneToOneField(
         "transcripts.Slot",
         on_delete=models.CASCADE,

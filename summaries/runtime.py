@@ -118,22 +118,17 @@ class ChoiceRefused(ValueError):
 
 def backend_options() -> list[BackendOption]:
     """What the settings page offers (bounded, ~1.5 s at worst; sends no prompt)."""
-    programs = {
-        "KIROCREW_CLAUDE_CLI": settings.KIROCREW_CLAUDE_CLI,
-        "KIROCREW_CODEX_CLI": settings.KIROCREW_CODEX_CLI,
-    }
     return discover_backends(
         settings.KIROCREW_SUMMARY_MODEL,
         local_urls=settings.KIROCREW_LOCAL_MODEL_URLS,
         which=shutil.which,
-        cli_commands=[(spec, _program(programs[name])) for spec, name in CLI_SPECS],
+        cli_commands=[(spec, _program(getattr(settings, name))) for spec, name in CLI_SPECS],
         anthropic_key_set=bool(settings.ANTHROPIC_API_KEY.strip()),
     )
 
 
 def _program(command: str) -> str:
-    words = command.split()
-    return words[0] if words else command
+    return (command.split() or [command])[0]
 
 
 def backend_choice_parse(form: Mapping[str, str]) -> BackendChoice:
