@@ -124,10 +124,8 @@ def summary_generate(
         )
     if outcome.announce:
         # After the flag is cleared: a client refetching on this frame must not see the
-        # pass still "generating". send_robust: a failing receiver never fails the pass.
-        transaction.on_commit(
-            partial(summary_stored.send_robust, sender=IntentSummary, slot_name=slot_name)
-        )
+        # pass still "generating".
+        transaction.on_commit(partial(_announce, slot_name))
     if not outcome.ok:
         log.log(
             logging.WARNING if outcome.reason.failed else logging.INFO,
@@ -161,11 +159,7 @@ def _run_pass(slot: Slot, cfg: SessionSummaryConfig, *, force: bool) -> PassOutc
         slot.refresh_from_db()
         refusal = should_summarize(cfg, slot_view(slot), counted, force=force, holding_guard=True)
         return refusal or _current(slot, current, identity, counted)
-    read = _read_window(store, key, identity, cfg.assistant_excerpt_chars)
-    if read is None:  # a short session, or one the window cannot stand for: read whole
-        whole = _read_all(store, key, cfg.assistant_excerpt_chars)
-        read = whole, count_user_turns(whole)
-    turns, user_turns = read
+    turns, user_turns = _read_turns(store, key, identity, cfg.assistant_excerpt_chars)
     slot.refresh_from_db()
     refusal = should_summarize(cfg, slot_view(slot), user_turns, force=force, holding_guard=True)
     if refusal is not None:
@@ -236,6 +230,11 @@ def _run_pass(slot: Slot, cfg: SessionSummaryConfig, *, force: bool) -> PassOutc
     return PassOutcome(PassResult.STORED, announce=True)
 
 
+def _announce(slot_name: str) -> None:
+    """``summary_stored``; ``send_robust``: a failing receiver never fails the pass."""
+    summary_stored.send_robust(sender=IntentSummary, slot_name=slot_name)
+
+
 CLEARED = "cleared"  # TOO_FEW_TURNS's detail when the pass removed a summary beyond the turns
 
 
@@ -281,6 +280,18 @@ def _current(
     payload = seal_model(payload)
     _mirror(slot, payload, one_line_gist(payload), sig, gen)
     return PassOutcome(PassResult.CURRENT, announce=True)
+
+
+def _read_turns(
+    store: TranscriptStore, key: str, identity: Identity, excerpt_chars: int
+) -> tuple[list[TranscriptTurn], int]:
+    """The turns the pass reads and the session's genuine user turn count: bounded
+    (``_read_window``) when the window can stand for the session, else whole."""
+    bounded = _read_window(store, key, identity, excerpt_chars)
+    if bounded is not None:
+        return bounded
+    turns = _read_all(store, key, excerpt_chars)
+    return turns, count_user_turns(turns)
 
 
 def _read_window(
