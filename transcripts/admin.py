@@ -231,8 +231,8 @@ class SessionAdmin(ReadOnlyAdmin):
         for session in queryset:
             findings = session_verify(key=session.key, session=session)
             text = "; ".join(f"{f.kind}: {f.detail}" for f in findings)
-            level = messages.WARNING if findings else messages.SUCCESS
             text = text or "transcript verified, no problems found"
+            level = messages.WARNING if findings else messages.SUCCESS
             self.message_user(request, f"{_label(session)}: {text}", level)
 
     @admin.action(description="Rotate (forced)", permissions=["rotate"])
