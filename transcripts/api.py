@@ -1,15 +1,16 @@
-"""Slot routes (``router``: read, rename, delete, transcript, rewind, fork) and the turn
-loop's (``turns_router``: create and list slots, turn start, rows, revisions, turn end).
-Handlers translate and delegate: ownership via ``slot_for_caller``, writes via services.
+"""The slot API: its bodies, the slot routes (``router``: read, rename, delete, transcript,
+rewind, fork) and the turn loop's (``turns_router``: create and list slots, turn start,
+rows, revisions, turn end). Handlers translate and delegate: ownership via
+``slot_for_caller``, writes via services.
 """
 
 from __future__ import annotations
 
 import secrets
-from typing import Any
+from typing import Any, Literal
 
 from django.http import HttpRequest, HttpResponse
-from ninja import Query, Router, Schema
+from ninja import Field, Query, Router, Schema
 from ninja.responses import Status
 
 from kirocrew_site.auth import caller_of
@@ -22,24 +23,11 @@ from .api_support import (
     slot_gone,
     slot_not_found,
 )
+from .core.content import MAX_TEXT_CHARS
 from .core.errors import RowNotFound
+from .core.roles import Role
 from .listing import PAGE_DEFAULT, PAGE_MAX, InvalidListCursor
 from .models import Slot
-from .schemas import (
-    ErrorOut,
-    ForkIn,
-    RevisionIn,
-    RewindIn,
-    RowIn,
-    SlotCreateIn,
-    SlotListOut,
-    SlotOut,
-    SlotPatchIn,
-    TranscriptOut,
-    TsOut,
-    TurnEndIn,
-    TurnIn,
-)
 from .selectors import (
     MAX_PAGE,
     InvalidCursor,
@@ -61,6 +49,85 @@ from .services import (
     slot_turn_end,
     slot_turn_start,
 )
+
+# The bodies: the stable turn-loop interface.
+MemoryMode = Literal["", "persistent", "default", "incognito", "temporary"]
+SlotName = Field(
+    default=None, min_length=1, max_length=128, pattern=r"^[A-Za-z0-9][A-Za-z0-9._:-]*$"
+)
+
+
+class ErrorOut(Schema):
+    error: str
+    code: str
+
+
+class SlotCreateIn(Schema):
+    name: str | None = SlotName
+    title: str = Field(default="", max_length=500)
+    memory_mode: MemoryMode = ""
+
+
+class SlotPatchIn(Schema):
+    title: str | None = Field(default=None, max_length=500)
+
+
+class SlotOut(Schema):
+    name: str
+    key: str
+    title: str
+    app: str
+    memory_mode: str
+    running: bool
+    user_turns: int
+    last_activity: str | None
+    summary: str = ""
+    source: str = ""  # kirocrew | claude-code | codex | api (core/provenance.py)
+    project: str = ""  # the cwd or project path line 0 names
+
+
+class SlotListOut(Schema):
+    slots: list[SlotOut]
+    next: str | None = None  # the cursor of the next (older) page; None on the last
+
+
+class TranscriptOut(Schema):
+    rows: list[dict[str, Any]]
+    report: dict[str, Any]
+    next: str | None
+
+
+class RewindIn(Schema):
+    after_ts: str = Field(min_length=1, max_length=64)
+
+
+class ForkIn(Schema):
+    name: str | None = SlotName
+
+
+class TurnIn(Schema):
+    content: str = Field(min_length=1, max_length=MAX_TEXT_CHARS)
+
+
+class RowIn(Schema):
+    role: Role
+    content: str = Field(max_length=MAX_TEXT_CHARS)
+    meta: dict[str, Any] | None = None
+
+
+class RevisionIn(Schema):
+    # Every string in it is capped like a row's content (MAX_TEXT_CHARS), and it may not
+    # change role or ts: transcripts.core.content and the store's append_revision.
+    patch: dict[str, Any] = Field(min_length=1)
+
+
+class TurnEndIn(Schema):
+    stop_reason: str = Field(min_length=1, max_length=64)
+
+
+class TsOut(Schema):
+    ts: str
+
 
 router = Router(tags=["slots"])
 turns_router = Router(tags=["turns and summaries"])

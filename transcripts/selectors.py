@@ -38,7 +38,7 @@ def session_list(*, app: App | Literal[""] | None, search: str = "") -> QuerySet
 
 
 def session_get_for_caller(*, name: str, caller_app: Caller) -> Slot | None:
-    """The slot ``name`` if ``caller_app`` may reach it, else None (missing and foreign look alike)."""
+    """The slot ``name`` if ``caller_app`` may reach it, else None (missing, foreign alike)."""
     if not is_valid_slot_name(name):
         return None
     slots = Slot.objects.select_related("session", "app").filter(name=name)
