@@ -16,13 +16,12 @@ from ninja import NinjaAPI, Schema
 from ninja.errors import AuthenticationError, HttpError, ValidationError
 
 from summaries.api import router as summaries_router
+from transcripts.api import ErrorOut, turns_router
 from transcripts.api import router as transcripts_router
 from transcripts.api_support import SLOT_GONE, ApiError, ContentParser, slot_not_found
-from transcripts.api_turns import router as turns_router
 from transcripts.core.content import ContentRejected
 from transcripts.core.errors import LockTimeout, RecordRejected, TranscriptWriteError
 from transcripts.core.storage import storage_fault
-from transcripts.schemas import ErrorOut
 from transcripts.services import InvalidSlotName
 
 from .auth import AppBearer, CsrfRejected, DashboardSession

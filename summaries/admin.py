@@ -1,8 +1,5 @@
 """Admin for the summary mirrors and state, plus the one-session "Summarize now" action on
-sessions.
-
-No batch spending: the action refuses a selection of more than one session.
-"""
+sessions (no batch spending: it refuses a selection of more than one)."""
 
 from __future__ import annotations
 
@@ -16,7 +13,7 @@ from django.utils.html import format_html
 from django.utils.safestring import SafeString
 from pydantic import ValidationError
 
-from transcripts.admin import session_admin_extend
+from transcripts.admin import ReadOnlyAdmin, session_admin_extend
 from transcripts.models import Session
 
 from .api import REFUSALS
@@ -26,32 +23,12 @@ from .models import IntentSummary, OneLineSummary, SummaryState
 from .services import summary_generate
 
 
-def summary_checks_text(payload: object) -> str:
-    """The stored summary's check counts in their log form ("titles_cut=1"), or "-"
-    for a summary stored before the checks existed."""
-    raw = payload.get("checks") if isinstance(payload, dict) else None
-    if not isinstance(raw, dict):
-        return "-"
-    try:
-        return SummaryChecks.model_validate(raw).describe()
-    except ValidationError:
-        return "-"
-
-
 def pretty_json(value: Any) -> SafeString:
     return format_html("<pre>{}</pre>", json.dumps(value, indent=2, ensure_ascii=False))
 
 
-class _ReadOnly(admin.ModelAdmin):  # type: ignore[type-arg]
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-
 @admin.register(IntentSummary)
-class IntentSummaryAdmin(_ReadOnly):
+class IntentSummaryAdmin(ReadOnlyAdmin):
     list_display = (
         "session",
         "intent_count",
@@ -82,8 +59,13 @@ class IntentSummaryAdmin(_ReadOnly):
 
     @admin.display(description="checks")
     def checks(self, obj: IntentSummary) -> str:
-        """What the checks removed or downgraded in the reply before it was stored."""
-        return summary_checks_text(obj.payload)
+        """What the checks removed or downgraded in the reply before it was stored, in
+        their log form ("titles_cut=1"); "-" for a summary stored before the checks."""
+        raw = obj.payload.get("checks") if isinstance(obj.payload, dict) else None
+        try:
+            return SummaryChecks.model_validate(raw).describe() if isinstance(raw, dict) else "-"
+        except ValidationError:
+            return "-"
 
     @admin.display(description="payload")
     def payload_pretty(self, obj: IntentSummary) -> SafeString:
@@ -91,7 +73,7 @@ class IntentSummaryAdmin(_ReadOnly):
 
 
 @admin.register(OneLineSummary)
-class OneLineSummaryAdmin(_ReadOnly):
+class OneLineSummaryAdmin(ReadOnlyAdmin):
     list_display = ("session", "summary", "generated_at")
     search_fields = ("session__key", "summary")
     list_select_related = ("session",)
@@ -137,8 +119,8 @@ def summarize_now(
 
 
 def summarize_now_told(name: str, outcome: PassOutcome) -> str:
-    """The pass's outcome as a sentence (the admin capitalizes a message's first letter, so
-    it starts with words, not the slot's name): why not in the API's own words."""
+    """The pass's outcome as a sentence that starts with words, not the slot's name (the
+    admin capitalizes a message's first letter); why not in the API's own words."""
     if outcome.reason is PassResult.STORED:
         return f"A new summary of {name} was written."
     if outcome.reason is PassResult.CURRENT:

@@ -1,20 +1,18 @@
-"""Summary routes (the turn loop's are in ``transcripts.api_turns``).
+"""Summary routes (the turn loop's are ``transcripts.api.turns_router``).
 
-GET summary never generates; POST asks for a pass now (forced: lifts only stop_reason and
-cadence). It answers a refusal the slot's state already decides with its 409 at once;
-otherwise it queues the pass and answers 202 with the body as it is (``generate_state``
-"generating"): the ``session_summary`` frame, or a later GET, tells the result. Only
-``KIROCREW_SUMMARY_DISPATCH=inline`` (tests) runs the pass in the request, answering the
-stored body (200) or the pass's refusal (409).
+GET never generates. POST asks for a forced pass: a refusal the slot's state already
+decides is its 409 at once; else the pass is queued and the answer is 202 with the body as
+it is ("generating"): the ``session_summary`` frame or a later GET tells the result. Only
+the ``inline`` dispatch (tests) runs the pass in the request (200 or the pass's 409).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal
 
 from django.http import HttpRequest
-from ninja import Router
+from ninja import Router, Schema
 
 from kirocrew_site.auth import caller_of
 from transcripts.api import ERRORS
@@ -22,13 +20,30 @@ from transcripts.api_support import ApiError, slot_for_caller, slot_gone, slot_n
 from transcripts.core.keys import is_valid_slot_name
 
 from .core.gate import PassOutcome, PassResult, should_summarize
+from .core.intents import Intent
 from .runtime import summary_config
-from .schemas import SummaryOut
 from .selectors import slot_for_summary_read, slot_view, summary_body
 from .services import CLEARED, summary_clear_beyond, summary_generate
 from .tasks import DispatchMode, dispatch_mode, summary_dispatch
 
 router = Router(tags=["turns and summaries"])
+
+
+class SummaryOut(Schema):
+    """A slot's summary: its intents (the payload model, ``summaries.core.intents``), the
+    project notes, and when and from how many user turns it was written."""
+
+    enabled: bool
+    stale: bool
+    intents: list[Intent]
+    constraints: list[str]
+    generated_at: float | None
+    user_turns: int | None
+    last_activity: str | None
+    generate_state: Literal["ready", "generating", "too_few_turns", "unavailable"]
+    covers_through_turn: int | None
+    new_turns: int | None
+    model: str | None
 
 
 @router.get(
@@ -67,11 +82,7 @@ REFUSALS: Mapping[PassResult, Refusal] = {
         "this session's memory mode does not allow summaries",
     ),
     PassResult.RUNNING: _TURN_RUNNING,
-    PassResult.STOP_REASON: (
-        409,
-        "summary_unavailable",
-        "the last turn did not end cleanly",
-    ),
+    PassResult.STOP_REASON: (409, "summary_unavailable", "the last turn did not end cleanly"),
     PassResult.TOO_FEW_TURNS: (
         409,
         "summary_too_few_turns",

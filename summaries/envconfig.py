@@ -1,9 +1,6 @@
-"""The environment's overrides of config.json's ``session_summary`` keys.
-
-Read with the site's one strict reader (``kirocrew_site/env.py``): settings.py reads them
-once so that a bad value stops start-up naming the variable; ``runtime.summary_config``
-reads them again on each call (the config cache keys on what it gets), so a process
-whose environment changes, as a test's or a bench's does, sees the change.
+"""The environment's overrides of config.json's ``session_summary`` keys, read strictly
+(``kirocrew_site/env.py``): once by settings.py, so a bad value stops start-up, and on each
+``runtime.summary_config`` call, so a process whose environment changes sees it.
 """
 
 from __future__ import annotations

@@ -49,14 +49,12 @@ class OneLineSummary(models.Model):
 
 
 class SummaryState(models.Model):
-    """Summaries' own state of a slot; one row per slot, created on first need
-    (``summaries/state.py``). A slot without a row has mark 0 and no pass in flight."""
+    """Summaries' own state of a slot, created on first need (``summaries/state.py``)."""
 
-    # No database constraint: Django cascades in Python (it collects the rows, then deletes
-    # them), so on PostgreSQL a pass creating the row between that collection and the
-    # slot's DELETE failed the whole DELETE with a foreign-key violation. Without the
-    # constraint the delete always wins; such a late row is reaped on ``session_deleted``
-    # (``receivers.py``), and a slot id is never reused, so it could never be misread.
+    # No database constraint: Django cascades in Python (collect, then delete), so on
+    # PostgreSQL a pass creating the row in between failed the slot's DELETE with a
+    # foreign-key violation. Without it the delete wins; such a late row is reaped on
+    # ``session_deleted``, and a slot id is never reused, so it is never misread.
     slot = models.OneToOneField(
         "transcripts.Slot",
         on_delete=models.CASCADE,
@@ -66,9 +64,8 @@ class SummaryState(models.Model):
     )
     # The user turns the stored summary covers: the gate's cadence counts from here.
     turn_mark = models.PositiveIntegerField(default=0)
-    # Cross-process in-flight marker of a summary pass: taken with a conditional UPDATE
-    # (… WHERE in_flight_until IS NULL OR < now); it expires, so a crashed worker cannot
-    # hold it forever (``summaries/marker.py``).
+    # The "generating" flag (display only, ``summaries/state.py``); it expires, so a pass
+    # killed before clearing it shows "generating" for a bounded time.
     in_flight_until = models.DateTimeField(null=True, blank=True)
 
     class Meta:

@@ -1,11 +1,8 @@
 """A summary worker process: ``python -m summaries.passworker`` (started by ``worker.py``).
 
-Reads one job per line on stdin (``{"slot": name, "force": bool}``) and answers one line
-per job (``{"outcome": label}``) on the file descriptor stdout had at start; everything the
-pass prints or logs goes to stderr, so nothing it writes can be taken for an answer. It
-exits at end of input (its parent went away or stops it). It runs in its own session
-(the parent starts it so), so a Ctrl-C typed at the parent's terminal never reaches it:
-the parent decides what an interrupt means.
+One job per line on stdin (``{"slot": name, "force": bool}``), one answer per job
+(``{"outcome": label}``) on the descriptor stdout had at start; whatever the pass prints
+goes to stderr, so it is never taken for an answer. Exits at end of input.
 """
 
 from __future__ import annotations

@@ -1,20 +1,32 @@
-"""Receivers of ``transcripts.signals`` (connected in ``SummariesConfig.ready``).
+"""Receivers of ``transcripts.signals`` (connected in ``SummariesConfig.ready``), so
+transcripts never imports summaries, and the server's backlog sweeper.
 
 Every turn end (the turn API's and an import's: imported agent sessions have no turn API)
-reaches the summary dispatch here, and every session delete the state reaper, so
-transcripts never imports summaries. (WebSocket frames are the realtime app's receivers.)
+reaches the summary dispatch here, and every session delete the state reaper.
 """
 
 from __future__ import annotations
 
+import atexit
 import logging
+import threading
 import time
+from pathlib import Path
 from typing import Any
 
-from .core.sweep_request import sweep_request, sweeper_alive
+from django.conf import settings
+from django.db import close_old_connections
+
+from .core.sweep_request import (
+    TICK_S,
+    sweep_request,
+    sweep_request_take,
+    sweeper_alive,
+    sweeper_beat,
+    sweeper_gone,
+)
 from .selectors import summary_backlog
 from .state import summary_state_reap, summary_turn_mark_clamp
-from .sweeper import summary_sweeper_start, sweep_folder
 from .tasks import DispatchMode, dispatch_mode, summary_backlog_dispatch, summary_dispatch
 from .worker import summary_worker_asked, summary_worker_cancel, summary_worker_settle
 
@@ -22,22 +34,12 @@ log = logging.getLogger(__name__)
 
 
 def on_turn_ended(sender: Any, *, slot_name: str, **_: Any) -> None:
-    """Queue the gated pass. The gate (enabled, stop reason, cadence…) is asked once, by
-    the pass, which runs after the commit on the configured executor (``tasks.py``), never
-    on the request's thread: a switched-off summarizer costs one queued no-op, never a
-    second rule. A full queue drops the pass (logged); the backlog sweep retries it.
-
-    A broker that is down, or an inline pass failing before its own containment, is
-    logged and never fails the turn end, nor the receivers after this one.
-    """
-    try:
-        summary_dispatch(slot_name)
-    except Exception:
-        log.warning("Session summary dispatch failed for %s", slot_name, exc_info=True)
-
-
-def on_summary_wanted(sender: Any, *, slot_name: str, **_: Any) -> None:
-    """A pass refused while another ran: queued again now that that one has ended."""
+    """A turn end, or ``summary_wanted`` (a pass refused while another ran, which has now
+    ended): queue the gated pass. The gate is asked once, by the pass, on the configured
+    executor after the commit, never on the request's thread. A full queue drops the pass
+    (logged); the backlog sweep retries it. A broker that is down, or an inline pass
+    failing before its own containment, is logged and never fails the sender, nor the
+    receivers after this one."""
     try:
         summary_dispatch(slot_name)
     except Exception:
@@ -45,10 +47,9 @@ def on_summary_wanted(sender: Any, *, slot_name: str, **_: Any) -> None:
 
 
 def on_session_rewritten(sender: Any, *, slot_name: str | None, reason: str, **_: Any) -> None:
-    """A rewind removed turns: a turn mark ahead of the count (cadence would hold every
-    automatic pass back until the count caught up) is reset, and a pass is queued: it
-    summarizes what is left, or, with too few turns left, removes the summary of turns
-    that no longer exist."""
+    """A rewind removed turns: a turn mark ahead of the count (cadence would hold passes
+    back until the count caught up) is reset, and a pass is queued: it summarizes what is
+    left, or, with too few turns left, removes the summary of turns that are gone."""
     if reason != "rewind" or not slot_name:
         return
     try:
@@ -59,8 +60,7 @@ def on_session_rewritten(sender: Any, *, slot_name: str | None, reason: str, **_
 
 
 def on_session_deleted(sender: Any, *, slot_name: str, **_: Any) -> None:
-    """The slot's state row goes with it (the ORM cascade); one a pass created while the
-    delete ran is reaped here, after the delete's commit."""
+    """Reap a state row a pass created while the delete ran (the cascade took the rest)."""
     try:
         reaped = summary_state_reap()
     except Exception:  # a receiver never raises into the sender
@@ -71,13 +71,11 @@ def on_session_deleted(sender: Any, *, slot_name: str, **_: Any) -> None:
 
 
 def on_import_finished(sender: Any, *, interrupted: bool, **_: Any) -> None:
-    """``import_transcripts`` is returning. Interrupted: the passes it queued stop now
-    (a re-run or the server queues them again). Else, on the embedded executor: wait for
-    the passes of the sessions THIS run imported or changed (a Ctrl-C meanwhile stops them
-    at once and is re-raised), and hand the rest of the backlog (what an earlier, killed
-    run left) on without waiting: to this home's running server, asked to sweep now, or
-    else to the server's first request or the next import (one line says so). Celery:
-    queue the whole backlog (queuing there never waits for a pass)."""
+    """``import_transcripts`` is returning. Interrupted: the passes it queued stop now.
+    Else, on the embedded executor: wait for the passes of the sessions THIS run touched,
+    and hand the rest of the backlog (an earlier, killed run's) on without waiting: to
+    this home's running server, or its first request or the next import. Celery: queue
+    the whole backlog (queuing there never waits)."""
     mode = dispatch_mode()
     if interrupted:
         summary_worker_cancel()
@@ -90,17 +88,11 @@ def on_import_finished(sender: Any, *, interrupted: bool, **_: Any) -> None:
     mine = summary_worker_asked()
     # A turn end's pass dropped by a full queue is queued again here, waiting for room.
     summary_backlog_dispatch(wait=True, only=mine)
-    summary_worker_settle(interrupted=False)
+    summary_worker_settle()
     # After this run's passes: a server's sweep would otherwise run them a second time.
-    _backlog_hand_off(exclude=mine)
-
-
-def _backlog_hand_off(*, exclude: frozenset[str]) -> None:
-    """The backlog this run did not touch goes to whoever runs next, never waited on."""
-    earlier = [name for name in summary_backlog() if name not in exclude]
-    if not earlier:
+    count = sum(1 for name in summary_backlog() if name not in mine)
+    if not count:
         return
-    count = len(earlier)
     sessions = "session still needs" if count == 1 else "sessions still need"
     folder = sweep_folder()
     if sweeper_alive(folder, time.time()):
@@ -116,8 +108,7 @@ def _backlog_hand_off(*, exclude: frozenset[str]) -> None:
 
 
 def on_first_request(sender: Any, **_: Any) -> None:
-    """The server's first request: queue the backlog (what a killed import or worker left)
-    without waiting for it; once per process."""
+    """The server's first request: queue the backlog without waiting for it; once."""
     from django.core.signals import request_started
 
     request_started.disconnect(dispatch_uid=FIRST_REQUEST_UID)
@@ -131,3 +122,38 @@ def on_first_request(sender: Any, **_: Any) -> None:
 
 
 FIRST_REQUEST_UID = "summaries-first-request"
+
+
+# The server's backlog sweeper: a daemon thread started by the server's first request
+# (embedded executor only). Every TICK_S it beats its heartbeat and, when an import asked
+# (core.sweep_request), queues the backlog without waiting: that import returns at once.
+_sweeper_started = threading.Event()
+
+
+def sweep_folder() -> Path:
+    return Path(settings.KIROCREW_HOME) / "summaries"
+
+
+def summary_sweeper_start() -> None:
+    """Start the sweeper once per process (its first beat is before this returns)."""
+    if _sweeper_started.is_set():
+        return
+    _sweeper_started.set()
+    folder = sweep_folder()
+    sweeper_beat(folder)
+    atexit.register(sweeper_gone, folder)
+    threading.Thread(target=_sweep, args=(folder,), name="summary-sweeper", daemon=True).start()
+
+
+def _sweep(folder: Path) -> None:
+    while True:
+        try:
+            sweeper_beat(folder)
+            if sweep_request_take(folder):
+                queued = summary_backlog_dispatch(wait=False)
+                log.info("Summary backlog: %d pass(es) queued at an import's request", queued)
+        except Exception:  # the sweeper outlives a bad pass of its own
+            log.warning("Summary backlog sweep failed", exc_info=True)
+        finally:
+            close_old_connections()
+        time.sleep(TICK_S)

@@ -1,17 +1,23 @@
-"""Django bindings of the pure core: the effective config and the configured backend."""
+"""Django bindings of the pure core: the effective config and the backend, configured or
+picked on the settings page (offered without sending a prompt, tested with one short
+request, stored in config.json, where the pick wins over ``KIROCREW_SUMMARY_MODEL``)."""
 
 from __future__ import annotations
 
+import shutil
 import threading
+from collections.abc import Mapping
 from pathlib import Path
 
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
-from .core.backend_choice import BackendChoice, read_choice
+from .core.backend_check import CheckResult, backend_check
+from .core.backend_choice import MAX_FIELD_CHARS, BackendChoice, read_choice, write_choice
 from .core.backends import SummaryBackend, resolve_backend
 from .core.budget import input_budget
 from .core.config import ConfigCache, SessionSummaryConfig
+from .core.discovery import BackendOption, discover_backends
 from .envconfig import summary_overrides_read
 
 #: The longest a settings-page test request may wait for its answer (a CLI's own
@@ -45,10 +51,7 @@ def summary_backend() -> SummaryBackend:
     """The background model role: the backend picked on the settings page, else
     ``KIROCREW_SUMMARY_MODEL``; each backend reads its own settings. Never falls back to
     another model: a bad value is ImproperlyConfigured."""
-    choice = summary_backend_choice()
-    if choice is None:
-        return backend_build(BackendChoice(settings.KIROCREW_SUMMARY_MODEL))
-    return backend_build(choice)
+    return backend_build(summary_backend_choice() or BackendChoice(settings.KIROCREW_SUMMARY_MODEL))
 
 
 def backend_build(choice: BackendChoice, *, check: bool = False) -> SummaryBackend:
@@ -70,23 +73,19 @@ class _ChoiceSettings:
         overrides: dict[str, object] = {}
         if choice.base_url:
             overrides["KIROCREW_OPENAI_BASE_URL"] = choice.base_url
-            if _same_url(choice.base_url, settings.KIROCREW_OPENAI_BASE_URL):
-                overrides["KIROCREW_OPENAI_API_KEY"] = settings.KIROCREW_OPENAI_API_KEY
-            else:
-                overrides["KIROCREW_OPENAI_API_KEY"] = ""
+            same = _same_url(choice.base_url, settings.KIROCREW_OPENAI_BASE_URL)
+            overrides["KIROCREW_OPENAI_API_KEY"] = settings.KIROCREW_OPENAI_API_KEY if same else ""
         if check:
-            for name, value in (
-                ("KIROCREW_OPENAI_TIMEOUT", settings.KIROCREW_OPENAI_TIMEOUT),
-                ("KIROCREW_ANTHROPIC_TIMEOUT", settings.KIROCREW_ANTHROPIC_TIMEOUT),
-                ("KIROCREW_CLI_TIMEOUT", settings.KIROCREW_CLI_TIMEOUT),
+            for name in (
+                "KIROCREW_OPENAI_TIMEOUT",
+                "KIROCREW_ANTHROPIC_TIMEOUT",
+                "KIROCREW_CLI_TIMEOUT",
             ):
-                overrides[name] = min(float(value), CHECK_TIMEOUT)
+                overrides[name] = min(float(getattr(settings, name)), CHECK_TIMEOUT)
         self._overrides = overrides
 
     def __getattr__(self, name: str) -> object:
-        if name in self._overrides:
-            return self._overrides[name]
-        return getattr(self._base, name)
+        return self._overrides[name] if name in self._overrides else getattr(self._base, name)
 
 
 def _same_url(a: str, b: str) -> bool:
@@ -104,3 +103,67 @@ def summary_input_budget(backend: SummaryBackend) -> int:
     reply = getattr(backend, "max_tokens", None)
     reserve = reply if isinstance(reply, int) and reply > 0 else DEFAULT_REPLY_TOKENS
     return input_budget(settings.KIROCREW_SUMMARY_CONTEXT_TOKENS, reserve)
+
+
+#: The agent CLIs the page looks for on PATH: (spec, the setting naming the program).
+CLI_SPECS: tuple[tuple[str, str], ...] = (
+    ("claude-cli", "KIROCREW_CLAUDE_CLI"),
+    ("codex-cli", "KIROCREW_CODEX_CLI"),
+)
+
+
+class ChoiceRefused(ValueError):
+    """What was posted is not a backend this page offers; the message says why."""
+
+
+def backend_options() -> list[BackendOption]:
+    """What the settings page offers (bounded, ~1.5 s at worst; sends no prompt)."""
+    return discover_backends(
+        settings.KIROCREW_SUMMARY_MODEL,
+        local_urls=settings.KIROCREW_LOCAL_MODEL_URLS,
+        which=shutil.which,
+        cli_commands=[(spec, _program(getattr(settings, name))) for spec, name in CLI_SPECS],
+        anthropic_key_set=bool(settings.ANTHROPIC_API_KEY.strip()),
+    )
+
+
+def _program(command: str) -> str:
+    return (command.split() or [command])[0]
+
+
+def backend_choice_parse(form: Mapping[str, str]) -> BackendChoice:
+    """The posted ``spec`` (plus ``model`` for a prefix that wants one typed in, and
+    ``base_url`` for a local server) as a choice; refused unless the registry knows the
+    spec and the address is one the page probes or the configured OpenAI one."""
+    spec = (form.get("spec") or "").strip()
+    model = (form.get("model") or "").strip()
+    base_url = (form.get("base_url") or "").strip().rstrip("/")
+    if spec.endswith(":"):
+        if not model:
+            raise ChoiceRefused(f"type the model name for {spec}<model>")
+        spec += model
+    if not spec or len(spec) > MAX_FIELD_CHARS or not spec.isprintable() or " " in spec:
+        raise ChoiceRefused("pick one of the listed backends")
+    if base_url:
+        allowed = {u.rstrip("/") for u in settings.KIROCREW_LOCAL_MODEL_URLS}
+        allowed.add(settings.KIROCREW_OPENAI_BASE_URL.strip().rstrip("/"))
+        if not spec.startswith("openai:") or base_url not in allowed:
+            raise ChoiceRefused("that server address is not one this page looks at")
+    choice = BackendChoice(spec=spec, base_url=base_url)
+    try:
+        backend_build(choice)  # the registry's own check: known spec, settings complete
+    except ImproperlyConfigured as exc:
+        raise ChoiceRefused(str(exc)) from None
+    return choice
+
+
+def backend_test(choice: BackendChoice) -> CheckResult:
+    """ONE short request (a tiny prompt) through the backend ``choice`` names (from
+    :func:`backend_choice_parse`, so it builds), with at most a minute's wait."""
+    return backend_check(backend_build(choice, check=True))
+
+
+def backend_choice_store(choice: BackendChoice | None) -> None:
+    """Store the pick in config.json (None: forget it, back to KIROCREW_SUMMARY_MODEL).
+    Raises ConfigWriteError / OSError when config.json cannot be written."""
+    write_choice(Path(settings.KIROCREW_CONFIG_PATH), choice)

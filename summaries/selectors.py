@@ -13,25 +13,9 @@ from transcripts.runtime import get_store
 
 from .core.gate import CLEAN_STOP, SlotView, generate_state, is_restricted
 from .core.sidecar import summary_for_panel
-from .marker import pass_pending
 from .models import IntentSummary, SummaryState
 from .runtime import summary_config
-from .state import summary_turn_mark
-
-
-def _empty(enabled: bool) -> dict[str, Any]:
-    return {
-        "enabled": enabled,
-        "stale": False,
-        "intents": [],
-        "constraints": [],
-        "generated_at": None,
-        "user_turns": None,
-        "last_activity": None,
-        "covers_through_turn": None,
-        "new_turns": None,
-        "model": None,
-    }
+from .state import pass_pending, summary_turn_mark
 
 
 def summary_behind(*, moved: bool, user_turns_now: int, covers: int | None) -> bool:
@@ -43,15 +27,21 @@ def summary_behind(*, moved: bool, user_turns_now: int, covers: int | None) -> b
 
 
 def summary_body(slot: Slot) -> dict[str, Any]:
-    """The GET/POST body. With the feature off nothing is served, even if a sidecar exists.
-
-    The sidecar is read through the payload model (``summary_for_panel``): what an older
-    or foreign writer left that does not fit it is not served.
-    """
+    """The GET/POST body. With the feature off nothing is served, even if a sidecar exists;
+    what does not fit the payload model (an older or foreign writer's) is not served."""
     cfg = summary_config()
-    body = _empty(cfg.enabled)
     user_turns_now = slot.session.user_turns
-    body["generate_state"] = generate_state(cfg, slot_view(slot), user_turns_now)
+    body: dict[str, Any] = {
+        "enabled": cfg.enabled,
+        "stale": False,
+        "intents": [],
+        "constraints": [],
+        **dict.fromkeys(
+            ("generated_at", "user_turns", "last_activity", "covers_through_turn", "new_turns")
+        ),
+        "model": None,
+        "generate_state": generate_state(cfg, slot_view(slot), user_turns_now),
+    }
     if not cfg.enabled:
         return body
     summary, stale = summary_for_panel(get_store(), slot.session.key)
@@ -78,10 +68,8 @@ def summary_backlog() -> list[str]:
     """Slots an automatic pass would summarize and whose summary is not current: no
     mirror for the session's exact transcript (sig + gen), enough user turns, its last
     turn ended cleanly and none runs, and the cadence reached (or nothing stored yet).
-
-    What a killed import or worker, or a dropped pass, left unsummarized: the transcript
-    and the mirror say so, so nothing else has to remember it. A current sidecar whose
-    mirror was lost counts too (its pass restores the mirror without a model call)."""
+    What a killed import or worker, or a dropped pass, left: the transcript and the
+    mirror say so, so nothing else has to remember it."""
     cfg = summary_config()
     if not cfg.enabled:
         return []
@@ -107,19 +95,17 @@ def summary_backlog() -> list[str]:
 
 
 def slot_gist_fields(session: Session) -> dict[str, Any]:
-    """The slot payload's ``summary`` (a ``transcripts.slot_extras`` provider): the stored
+    """The slot payload's ``summary`` (a ``transcripts.selectors.SlotExtra``): the stored
     one-line gist, joined by the slot list, else read here (one query)."""
     # The reverse one-to-one; a missing row raises an AttributeError subclass.
     gist = getattr(session, "one_line_summary", None)
     return {"summary": gist.summary if gist is not None else ""}
 
 
-# --------------------------------------------------------------- the summary GET's slot read
-# GET …/summary is polled; it used to spend as much on building and compiling its slot
-# query (select_related, Meta ordering, slicing) as on the rest of the request. The
-# statement below is built once per database alias; each GET only executes it and turns
-# the row into the same Slot + Session (+ SummaryState) objects the ORM would (its
-# converters applied).
+# GET …/summary is polled: building and compiling its slot query through the ORM cost as
+# much as the rest of the request (DESIGN: hand-written parts kept). The statement is
+# built once per database alias; each GET executes it and makes the same Slot + Session
+# (+ SummaryState) objects the ORM would (its converters applied).
 Converter = Any
 Column = tuple[Field[Any, Any], Any, list[Converter]]  # field, its Col, its converters
 _statements: dict[str, tuple[str, list[Column]]] = {}
@@ -191,8 +177,7 @@ def slot_for_summary_read(name: str) -> Slot | None:
 
 
 def slot_view(slot: Slot) -> SlotView:
-    """The gate's view of ``slot``; ``in_flight``: a pass is queued or running for it (what
-    the panel shows as "generating"; the pass itself is excluded by its claim, not this)."""
+    """The gate's view of ``slot``; ``in_flight``: the "generating" flag, not the claim."""
     return SlotView(
         in_flight=pass_pending(slot),
         memory_mode=slot.session.memory_mode or "",

@@ -1,5 +1,5 @@
-"""The summary pass (DESIGN §5.1): gate, marker, snapshot, read, extract, cache, model,
-parse, normalize, quiescence check, guarded write, mirror, push after commit.
+"""The summary pass (DESIGN §5.1): gate, claim, snapshot, read, model, checks, quiescence,
+guarded write, mirror, push after commit.
 
 Every failure is swallowed and logged with the slot and the reason; the previous summary
 stays valid. A pass never raises into a turn.
@@ -12,6 +12,7 @@ import logging
 import time
 from functools import partial
 
+from django.conf import settings
 from django.db import transaction
 
 from transcripts.core import words
@@ -20,8 +21,8 @@ from transcripts.core.store import Identity, TranscriptStore
 from transcripts.models import Session, Slot
 from transcripts.runtime import get_store
 
-from .backoff import summary_backoff_active, summary_backoff_clear, summary_backoff_start
-from .core.backends import BackendBadReply, BackendError
+from .core.backends import BackendBadReply, BackendContextOverflow, BackendError, SummaryBackend
+from .core.budget import OVERFLOW_SHRINKS, shrunk_budget
 from .core.claim import claim_take, pass_wanted_mark, pass_wanted_take
 from .core.config import SessionSummaryConfig
 from .core.extract import count_user_turns, extract_turns, last_activity_ts
@@ -29,23 +30,33 @@ from .core.gate import PassOutcome, PassResult, is_restricted, should_summarize
 from .core.intents import StoredSummary, SummaryPayload
 from .core.open_work import is_open
 from .core.payload import clip_sealed, seal_model
+from .core.prompt import build_incremental_prompt, build_prompt
+from .core.shape import shape_reply
 from .core.sidecar import (
     INTENTS,
     ONE_LINE,
+    read_for_panel,
     sidecar_path,
     summary_for_panel,
+    summary_of,
     summary_strict,
     write_guarded,
 )
 from .core.transcript_turn import TranscriptTurn
 from .core.window import WINDOW_BYTES, window_turns
-from .generation import summary_previous, summary_reply_generate
-from .marker import pass_done, pass_started, pass_superseded
 from .models import IntentSummary, OneLineSummary
-from .runtime import summary_backend, summary_config
+from .runtime import summary_backend, summary_config, summary_input_budget
 from .selectors import slot_view
 from .signals import summary_stored, summary_wanted
-from .state import summary_turn_mark_set
+from .state import (
+    pass_done,
+    pass_started,
+    pass_superseded,
+    summary_backoff_active,
+    summary_backoff_clear,
+    summary_backoff_start,
+    summary_turn_mark_set,
+)
 
 __all__ = ["PassOutcome", "PassResult", "one_line_gist", "summary_generate"]
 
@@ -56,7 +67,7 @@ def summary_generate(
     *, slot_name: str, force: bool = False, asked: dt.datetime | None = None
 ) -> PassOutcome:
     """One summary pass for a slot. ``force`` lifts exactly stop_reason and cadence.
-    ``asked``: the stamp of the request this pass answers (``marker.pass_requested``); a
+    ``asked``: the stamp of the request this pass answers (``state.pass_requested``); a
     later request pending supersedes it, whichever worker holds that one."""
     if asked is not None and pass_superseded(slot_name, asked):
         log.info("Session summary skipped for %s: superseded", slot_name)
@@ -68,15 +79,12 @@ def summary_generate(
     started = pass_started()
     # The claim, not the "generating" flag, excludes a second pass: checked by taking it.
     refusal = should_summarize(cfg, slot_view(slot), None, force=force, holding_guard=True)
+    if refusal is None and not force and summary_backoff_active(slot.pk):
+        refusal = PassOutcome(PassResult.BACKING_OFF)
     if refusal is not None:
         pass_done(slot.pk, started)  # this request's pass ended here: no longer "generating"
         log.info("Session summary skipped for %s: %s", slot_name, refusal.label)
         return refusal
-    if not force and summary_backoff_active(slot.pk):
-        # A runaway or unusable reply lately: a turn end does not pay for it again.
-        pass_done(slot.pk, started)
-        log.info("Session summary skipped for %s: backing_off", slot_name)
-        return PassOutcome(PassResult.BACKING_OFF)
     root, key = get_store().root, slot.session.key
     # Marked before the claim is tried: a pass refused below is run again by the holder,
     # which may have read the transcript before this request's turn end (it was lost).
@@ -222,22 +230,21 @@ def _run_pass(slot: Slot, cfg: SessionSummaryConfig, *, force: bool) -> PassOutc
     return PassOutcome(PassResult.STORED, announce=True)
 
 
+def _announce(slot_name: str) -> None:
+    """``summary_stored``; ``send_robust``: a failing receiver never fails the pass."""
+    summary_stored.send_robust(sender=IntentSummary, slot_name=slot_name)
+
+
 CLEARED = "cleared"  # TOO_FEW_TURNS's detail when the pass removed a summary beyond the turns
-
-
-def summary_covers_lost_turns(slot: Slot) -> bool:
-    """Whether the stored summary covers more user turns than the transcript has now (a
-    rewind removed turns it describes)."""
-    summary, _stale = summary_for_panel(get_store(), slot.session.key)
-    covers = summary.user_turns if summary is not None else None
-    return covers is not None and covers > slot.session.user_turns
 
 
 def summary_clear_beyond(slot: Slot) -> bool:
     """Remove the stored summary (sidecars, mirrors, turn mark) when it covers turns the
     transcript lost; True when it did (the panel is told after the commit)."""
     slot.session.refresh_from_db()
-    if not summary_covers_lost_turns(slot):
+    summary, _stale = summary_for_panel(get_store(), slot.session.key)
+    covers = summary.user_turns if summary is not None else None
+    if covers is None or covers <= slot.session.user_turns:
         return False
     root = get_store().root
     for kind in (INTENTS, ONE_LINE):
@@ -250,23 +257,13 @@ def summary_clear_beyond(slot: Slot) -> bool:
     return True
 
 
-def _announce(slot_name: str) -> None:
-    """``summary_stored`` (the realtime app pushes the frame and the bell-feed entry);
-    ``send_robust``: a failing receiver never fails the pass."""
-    summary_stored.send_robust(sender=IntentSummary, slot_name=slot_name)
-
-
 def _current(
     slot: Slot, sidecar: StoredSummary, identity: Identity, user_turns: int
 ) -> PassOutcome:
-    """The stored ``sidecar`` already describes the transcript (``identity``, which it
-    matched): nothing to generate; the turn mark records the turns it covers. Both
-    "current" answers of the pass end here.
-
-    A mirror that does not match the sidecar (the pass that wrote it died before its
-    mirror commit and acks_late redelivered it, or the database was rebuilt from disk) is
-    restored from the sidecar, with the push nobody received: the session list reads it.
-    """
+    """The stored ``sidecar`` already describes the transcript (it matched ``identity``):
+    nothing to generate; the turn mark records the turns it covers. A mirror that does not
+    match it (its pass died before the mirror commit, or the database was rebuilt from
+    disk) is restored from it, with the push nobody received: the session list reads it."""
     sig, gen = identity.sig, identity.gen
     if IntentSummary.objects.filter(session_id=slot.session_id, sig=sig, gen=gen).exists():
         summary_turn_mark_set(slot.pk, user_turns)
@@ -288,12 +285,8 @@ def _current(
 def _read_turns(
     store: TranscriptStore, key: str, identity: Identity, excerpt_chars: int
 ) -> tuple[list[TranscriptTurn], int]:
-    """The turns the pass reads and the session's genuine user turn count.
-
-    A session longer than the window is read bounded (``_read_window``); any other, or one
-    the window cannot stand for, whole (``_read_all``): a short session reads exactly as
-    before the window existed.
-    """
+    """The turns the pass reads and the session's genuine user turn count: bounded
+    (``_read_window``) when the window can stand for the session, else whole."""
     bounded = _read_window(store, key, identity, excerpt_chars)
     if bounded is not None:
         return bounded
@@ -304,12 +297,9 @@ def _read_turns(
 def _read_window(
     store: TranscriptStore, key: str, identity: Identity, excerpt_chars: int
 ) -> tuple[list[TranscriptTurn], int] | None:
-    """The last ``WINDOW_BYTES`` of the session, numbered by the mirror's user turn count.
-
-    The count is trusted only from a mirror of exactly this file (sig, gen and size of the
-    snapshot): it is the count of the whole session's fold (``session_sync``). A stale or
-    drifted mirror reads the whole session, as does a window that cannot stand for it.
-    """
+    """The last ``WINDOW_BYTES`` of the session, numbered by the mirror's user turn count,
+    which is trusted only from a mirror of exactly this file (sig, gen and size of the
+    snapshot): it is then the whole session's fold's count (``session_sync``)."""
     mirror = Session.objects.filter(key=key).values_list("sig", "gen", "size", "user_turns").first()
     if mirror is None or tuple(mirror[:3]) != (identity.sig, identity.gen, identity.size):
         return None
@@ -327,10 +317,8 @@ def _read_all(store: TranscriptStore, key: str, excerpt_chars: int) -> list[Tran
 
 
 def one_line_gist(payload: SummaryPayload) -> str:
-    """The session list's one-liner: the most recently touched intent and what is open.
-
-    States are shown as chips beside it, so the gist names goals and counts, not states.
-    """
+    """The session list's one-liner: the most recently touched intent and how many are
+    open (states are chips beside it, so the gist names goals and counts, not states)."""
     intents = payload.intents
     if not intents:
         return ""
@@ -371,3 +359,100 @@ def _mirror(slot: Slot, payload: StoredSummary, gist: str, sig: int, gen: int) -
             defaults={"summary": gist, "sig": sig, "gen": gen, "generated_at": generated_at},
         )
         summary_turn_mark_set(slot.pk, payload.user_turns or 0)
+
+
+def summary_previous(
+    store: TranscriptStore, key: str, identity: Identity, user_turns: int, backend: SummaryBackend
+) -> StoredSummary | None:
+    """The summary an incremental pass may update, or None for a full pass: one this
+    backend wrote for this generation (a rewind or rotation makes a new one) from fewer
+    turns, fewer than ``KIROCREW_SUMMARY_FULL_PASS_EVERY - 1`` incremental passes ago.
+    A backend that reads the turns, not the prompt (the heuristic), is always full."""
+    if not getattr(backend, "reads_prompt", True):
+        return None
+    data, _ = read_for_panel(store, key)
+    if data is None or data.get("gen") != identity.gen:
+        return None
+    previous = summary_of(data)
+    done = previous.incremental_passes
+    if (
+        previous.model != backend.name
+        or not previous.intents
+        or done is None
+        or done + 1 >= settings.KIROCREW_SUMMARY_FULL_PASS_EVERY
+        or not 0 < (previous.user_turns or 0) < user_turns
+    ):
+        return None
+    return previous
+
+
+def summary_reply_generate(
+    slot_name: str,
+    backend: SummaryBackend,
+    turns: list[TranscriptTurn],
+    user_turns: int,
+    cfg: SessionSummaryConfig,
+    previous: StoredSummary | None,
+) -> tuple[SummaryPayload | None, int]:
+    """The model call(s) and the checked payload, with the stored summary's count of
+    incremental passes. With ``previous`` the update prompt goes first; a reply the checks
+    had to correct is thrown away for a full pass; one it cannot use at all is unusable."""
+    if previous is not None:
+        since = previous.user_turns or 0
+        reply = backend.generate(build_incremental_prompt(previous, turns, since), turns)
+        update = _checked_payload(slot_name, reply, turns, user_turns, cfg, previous)
+        if update is None:
+            return None, 0  # an unusable reply: a second call would pay again for garbage
+        if update.checks is None or not update.checks.total():
+            return update, (previous.incremental_passes or 0) + 1
+        log.info("Session summary update for %s rejected by the checks: full pass", slot_name)
+    reply = _full_reply(backend, turns, slot_name)
+    return _checked_payload(slot_name, reply, turns, user_turns, cfg, None), 0
+
+
+def _full_reply(backend: SummaryBackend, turns: list[TranscriptTurn], slot_name: str) -> str:
+    """The model's reply to the full-pass prompt, sized to its context window; a server
+    that still refuses it as too long is asked again with a shorter one, at most
+    ``budget.OVERFLOW_SHRINKS`` times, so a long session still gets a summary."""
+    budget = summary_input_budget(backend)
+    shrinks = 0
+    while True:
+        try:
+            return backend.generate(build_prompt(turns, budget), turns)
+        except BackendContextOverflow:
+            smaller = shrunk_budget(budget)
+            if smaller is None or shrinks == OVERFLOW_SHRINKS:
+                raise
+            shrinks += 1
+            log.warning(
+                "Session summary for %s: the prompt overflowed the model's context window "
+                "at %d transcript characters; retrying with %d",
+                slot_name,
+                budget,
+                smaller,
+            )
+            budget = smaller
+
+
+def _checked_payload(
+    slot_name: str,
+    reply: str,
+    turns: list[TranscriptTurn],
+    user_turns: int,
+    cfg: SessionSummaryConfig,
+    previous: StoredSummary | None,
+) -> SummaryPayload | None:
+    """The reply parsed, checked against the transcript's rows and shaped (None:
+    unusable); what the checks removed or downgraded is logged and kept with it."""
+    shaped = shape_reply(
+        reply,
+        turns,
+        user_turns=user_turns,
+        max_intents=cfg.max_intents,
+        max_constraints=cfg.max_constraints,
+        previous=previous,
+        known_constraints=frozenset(previous.constraints if previous else ()),
+    )
+    if shaped.checks.total():
+        log.info("Session summary checks for %s: %s", slot_name, shaped.checks.describe())
+    return shaped.payload

@@ -6,7 +6,7 @@
     "Summary updated" notification.
 ``summary_wanted(slot_name)``
     a pass was refused while another held the slot's claim, and that one ended: another
-    pass is queued (``receivers.on_summary_wanted``).
+    pass is queued (``receivers.on_turn_ended``).
 """
 
 from __future__ import annotations

@@ -1,18 +1,25 @@
-"""Summaries' own state of a slot (``SummaryState``): the turn mark and the in-flight marker.
+"""Summaries' own state of a slot: the turn mark and the "generating" flag (``SummaryState``),
+and the back-off after a bad reply (Django's cache).
 
-One row per slot, created on first need by ``summary_state_write``: one upsert
-(``bulk_create(update_conflicts=…)``, ``INSERT … ON CONFLICT DO UPDATE`` on both SQLite
-and PostgreSQL) of the fields it sets, so concurrent passes create it once, and only
-while the slot exists, so a slot already deleted gets none. One racing the delete itself
-may outlive its slot: ``summary_state_reap`` removes it when the deletion is announced.
-A slot without a row reads as mark 0 with no pass in flight.
+Who owns what: one pass per session is the claim's (``core/claim.py``, a flock the kernel
+drops when its holder dies) and a pass asked for while another ran is the wanted file
+beside it; ``in_flight_until`` decides nothing, it is what the panel shows. The dirty lease
+a pass respects is the turn loop's (``Slot.dirty``).
+
+One row per slot, created on first need by ``summary_state_write``: one upsert of the
+fields it sets (concurrent passes create it once), and only while the slot exists. One
+racing the slot's delete may outlive it: ``summary_state_reap`` removes it when the delete
+is announced. A slot without a row reads as mark 0 with no pass in flight.
 """
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 
+from django.conf import settings
+from django.core.cache import cache
 from django.db.models import Exists, OuterRef
+from django.utils import timezone
 
 from transcripts.models import Slot
 
@@ -40,16 +47,16 @@ def summary_state_write(
 
 
 def summary_state_reap() -> int:
-    """Delete state rows whose slot is gone (a pass created one while its slot was being
-    deleted: no foreign key stops it, see ``SummaryState.slot``); how many went."""
+    """Delete state rows whose slot is gone (no foreign key stops a pass creating one while
+    its slot is deleted, see ``SummaryState.slot``); how many went."""
     gone = ~Exists(Slot.objects.filter(pk=OuterRef("slot_id")))
     deleted, _ = SummaryState.objects.filter(gone).delete()
     return deleted
 
 
 def summary_state_of(slot: Slot) -> SummaryState | None:
-    """The slot's state row as last read with it (``slot.summary_state``, cached on the
-    instance until ``refresh_from_db``), None when it has none."""
+    """The slot's state row as last read with it (cached on the instance until
+    ``refresh_from_db``), None when it has none."""
     try:
         return slot.summary_state
     except SummaryState.DoesNotExist:
@@ -77,3 +84,65 @@ def summary_turn_mark_clamp(slot_name: str) -> None:
     slot = Slot.objects.filter(name=slot_name).values_list("id", "session__user_turns").first()
     if slot is not None:
         SummaryState.objects.filter(slot_id=slot[0], turn_mark__gt=slot[1]).update(turn_mark=0)
+
+
+# The "generating" flag: set when a pass is dispatched, cleared by the pass that ran for
+# that request; one killed before clearing it leaves it for at most the flag's TTL.
+def pass_started() -> datetime:
+    """The flag's expiry from now; as a pass's start, the bound ``pass_done`` clears
+    below: requests made after this pass started keep their "generating"."""
+    return timezone.now() + timedelta(seconds=settings.KIROCREW_SUMMARY_IN_FLIGHT_TTL)
+
+
+def pass_requested(slot_name: str) -> datetime | None:
+    """A pass for the slot was queued: "generating" from now on (no slot: nothing). The
+    stamp it returns is this request's: a later request's is greater (``pass_superseded``)."""
+    slot_id = Slot.objects.filter(name=slot_name).values_list("id", flat=True).first()
+    if slot_id is None:
+        return None
+    until = pass_started()
+    summary_state_write(slot_id, in_flight_until=until)
+    return until
+
+
+def pass_superseded(slot_name: str, asked: datetime) -> bool:
+    """A request made after the one stamped ``asked`` is still pending: its pass, queued
+    later, reads the transcript this one would and more, and clears the flag."""
+    return SummaryState.objects.filter(slot__name=slot_name, in_flight_until__gt=asked).exists()
+
+
+def pass_request_drop(slot_name: str) -> None:
+    """The queued pass ended before its claim (switched off): no longer "generating"."""
+    SummaryState.objects.filter(slot__name=slot_name).update(in_flight_until=None)
+
+
+def pass_done(slot_id: int, started: datetime) -> None:
+    SummaryState.objects.filter(slot_id=slot_id, in_flight_until__lte=started).update(
+        in_flight_until=None
+    )
+
+
+def pass_pending(slot: Slot) -> bool:
+    until = summary_in_flight_until(slot)
+    return until is not None and until > timezone.now()
+
+
+# The back-off: after a runaway or unusable reply, a turn end does not pay for another
+# (minutes to the token limit on a local server). In the cache (Redis when configured, so
+# every worker sees it): advisory, and losing it costs one more attempt.
+def _backoff_key(slot_pk: int) -> str:
+    return f"kirocrew:summary-backoff:{slot_pk}"
+
+
+def summary_backoff_start(slot_pk: int) -> None:
+    seconds = settings.KIROCREW_SUMMARY_BACKOFF
+    if seconds > 0:
+        cache.set(_backoff_key(slot_pk), 1, timeout=seconds)
+
+
+def summary_backoff_active(slot_pk: int) -> bool:
+    return cache.get(_backoff_key(slot_pk)) is not None
+
+
+def summary_backoff_clear(slot_pk: int) -> None:
+    cache.delete(_backoff_key(slot_pk))

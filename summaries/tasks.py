@@ -1,13 +1,7 @@
-"""The one dispatch of a summary pass, and its entry points (ids in, never model instances).
-
-``summary_dispatch`` → after the commit that asked for it (``transaction.on_commit``) →
-the executor ``KIROCREW_SUMMARY_DISPATCH`` names:
-
-* ``celery``: the ``summarize_slot`` task on the broker (the default with a broker);
-* ``process``: the embedded profile's worker processes (``worker.py``), fair between apps;
-* ``inline``: run in the caller, done when the call returns (tests).
-
-No request thread ever runs a pass outside ``inline``; no route knows it queues one.
+"""The one dispatch of a summary pass (slot names in, never model instances): after the
+commit that asked for it, to the executor ``KIROCREW_SUMMARY_DISPATCH`` names: ``celery``
+(the ``summarize_slot`` task), ``process`` (the embedded worker processes, ``worker.py``)
+or ``inline`` (in the caller: tests). No request thread runs a pass outside ``inline``.
 """
 
 from __future__ import annotations
@@ -25,9 +19,9 @@ from django.db import transaction
 from transcripts.models import Slot
 
 from .core.gate import switched_off
-from .marker import pass_request_drop, pass_requested
 from .runtime import summary_config
 from .services import summary_generate
+from .state import pass_request_drop, pass_requested
 
 log = logging.getLogger(__name__)
 
@@ -77,37 +71,30 @@ def _enqueue(mode: DispatchMode, slot_name: str, force: bool, wait: bool) -> Non
     """After the commit: a broker that is down or a database error is logged here and
     never fails the request that committed, nor the commit callbacks after this one."""
     try:
-        _enqueue_now(mode, slot_name, force, wait)
+        if switched_off(summary_config()) is not None:
+            return  # the pass would end at its first rule: queue nothing, flag nothing
+        asked = pass_requested(slot_name)  # the GET says "generating" until this pass has run
+        if mode is DispatchMode.CELERY:
+            if force or asked is None:
+                summarize_slot.delay(slot_name, force)  # a person asked: at once, never superseded
+                return
+            # A turn end's pass waits out the settle, and a later turn end of the slot within
+            # it supersedes it: passes collapse per slot whatever the number of workers.
+            summarize_slot.apply_async(
+                (slot_name, False, asked.isoformat()), countdown=settings.KIROCREW_SUMMARY_SETTLE
+            )
+            return
+        from .worker import summary_enqueue
+
+        app_id = Slot.objects.filter(name=slot_name).values_list("app_id", flat=True).first()
+        summary_enqueue(app_id, slot_name, force=force, wait=wait)
     except Exception:
         log.warning("Session summary dispatch failed for %s", slot_name, exc_info=True)
 
 
-def _enqueue_now(mode: DispatchMode, slot_name: str, force: bool, wait: bool) -> None:
-    if switched_off(summary_config()) is not None:
-        return  # the pass would end at its first rule: queue nothing, flag nothing
-    asked = pass_requested(slot_name)  # the GET says "generating" until this pass has run
-    if mode is DispatchMode.CELERY:
-        if force or asked is None:
-            summarize_slot.delay(slot_name, force)  # a person asked: at once, never superseded
-            return
-        # A turn end's pass waits out the settle, and a later turn end of the slot within
-        # it supersedes it: passes collapse per slot whatever the number of workers (one
-        # worker's backlog used to collapse them by accident; two stored 1.5x as often).
-        summarize_slot.apply_async(
-            (slot_name, False, asked.isoformat()), countdown=settings.KIROCREW_SUMMARY_SETTLE
-        )
-        return
-    from .worker import summary_enqueue
-
-    app_id = Slot.objects.filter(name=slot_name).values_list("app_id", flat=True).first()
-    summary_enqueue(app_id, slot_name, force=force, wait=wait)
-
-
 def summary_backlog_dispatch(*, wait: bool, only: Collection[str] | None = None) -> int:
-    """Queue a pass for every slot whose summary is not current and that an automatic
-    pass would summarize (``selectors.summary_backlog``): what a killed import, a killed
-    worker or a full queue left behind; ``only``: of these slots alone. How many were
-    queued."""
+    """Queue a pass for every slot of ``selectors.summary_backlog`` (``only``: of these
+    slots alone); how many were queued."""
     from .selectors import summary_backlog
 
     names = summary_backlog()

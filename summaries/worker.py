@@ -1,25 +1,16 @@
 """The embedded profile's summary executor: passes run in worker processes of their own.
 
-Why processes: a pass is CPU work (the heuristic, the extraction) in the same interpreter
-as the server's request threads held the GIL against them: one pathological pass made
-another app's ``/api/health`` take 11.45 s. Here ``KIROCREW_SUMMARY_WORKERS`` child
-processes (``python -m summaries.passworker``, Django set up once each, in their own
-session) run the passes; the server process only keeps the queue and one thread per child
-that waits on its pipe (blocked in ``read``, it holds no GIL).
+Processes, because a pass is CPU work (the heuristic, the extraction): in the server's
+interpreter it held the GIL against the request threads (one pathological pass made
+another app's ``/api/health`` take 11.45 s). ``KIROCREW_SUMMARY_WORKERS`` children
+(``python -m summaries.passworker``, in their own session) run the passes; the server keeps
+the queue and one thread per child, blocked on its pipe without the GIL.
 
-Fair: the queue (``core.fairqueue.FairQueue``) is one queue per app served round-robin,
-so an app's 500 passes do not put another app's one behind them all. One pass per slot at
-a time here (a slot's next pass waits while one runs); across processes the pass's own
-claim decides (``services.summary_generate``).
-
-A child killed mid-pass (kill -9, the OOM killer) costs that pass only: its thread sees
-the pipe close, logs it and starts a new child for the next job. The pass is idempotent on
-the transcript's identity; the backlog sweep (``summary_backlog_dispatch``) queues it
-again at the next server start or import.
-
-Bounded: at most ``KIROCREW_SUMMARY_QUEUE`` queued slots; a request's pass beyond that is
-dropped with a warning (the next turn end, POST or sweep retries) while a command waits for
-room (an import of 500 sessions gets 500 passes).
+The queue (``core.fairqueue``) serves apps round-robin, one pass per slot at a time here
+(across processes the pass's claim decides), and holds at most ``KIROCREW_SUMMARY_QUEUE``
+slots: a request's pass beyond that is dropped with a warning (the next turn end, POST or
+sweep retries) while a command waits for room. A child killed mid-pass costs that pass
+only: its thread logs it and starts a new child for the next job.
 """
 
 from __future__ import annotations
@@ -181,28 +172,22 @@ def summary_worker_drain(timeout: float | None = 60.0) -> bool:
         return _cond.wait_for(lambda: not _queue and not _running, timeout=timeout)
 
 
-def summary_worker_cancel() -> int:
+def summary_worker_cancel() -> None:
     """Stop now: forget the queued passes and kill the running ones' children (a pass is
-    idempotent; the sweep queues whatever is left). How many passes were dropped."""
+    idempotent; the sweep queues whatever is left)."""
     global _epoch
     with _cond:
-        dropped = len(_queue.clear()) + len(_running)
+        _queue.clear()
         _running.clear()
         _epoch += 1
         for worker in _workers:
             worker.kill()
         _cond.notify_all()
-    return dropped
 
 
-def summary_worker_settle(*, interrupted: bool) -> None:
-    """Before a command that queued passes returns: wait for them all, or after Ctrl-C
-    (``interrupted``, or a Ctrl-C during this wait, re-raised) stop at once.
-
-    Waits in short slices so a Ctrl-C is seen within a fraction of a second."""
-    if interrupted:
-        summary_worker_cancel()
-        return
+def summary_worker_settle() -> None:
+    """Before a command that queued passes returns: wait for them all; a Ctrl-C meanwhile
+    stops them at once and is re-raised (waits in short slices to see it soon)."""
     left = summary_worker_pending()
     if not left:
         return
@@ -225,12 +210,3 @@ def _stop_children() -> None:
 
 
 atexit.register(_stop_children)
-
-__all__ = [
-    "summary_enqueue",
-    "summary_worker_asked",
-    "summary_worker_cancel",
-    "summary_worker_drain",
-    "summary_worker_pending",
-    "summary_worker_settle",
-]

@@ -1,8 +1,5 @@
 """Admin: read-only mirrors with the folded transcript, apps whose token is shown once.
-
-Extension point: another app adds inlines and actions to the session admin with
-``session_admin_extend`` (summaries adds its summary inline and "Summarize now" from its
-``admin.py``), so this module never imports that app and nobody patches ``admin.site``.
+Another app adds inlines and actions to the session admin with ``session_admin_extend``.
 """
 
 from __future__ import annotations
@@ -45,15 +42,22 @@ def session_admin_extend(
     inlines: tuple[type[InlineModelAdmin[Any, Any]], ...] = (),
     actions: tuple[SessionAction, ...] = (),
 ) -> None:
-    """Add inlines (of models related to ``Session``) and actions (``@admin.action``
-    functions) to the session admin. Idempotent: adding one twice adds it once.
-
-    An action must declare ``permissions``: Django permission names of its own app
-    (``"summaries.generate_intentsummary"``) or the session admin's short ones (``"view"``,
-    ``"rotate"``). One without is never offered (nor run, the admin runs only what it offers).
-    """
+    """Add inlines (of models related to ``Session``) and ``@admin.action`` functions to
+    the session admin, each once. An action must declare ``permissions``: its own app's
+    (``"summaries.generate_intentsummary"``) or this admin's short ones (``"view"``,
+    ``"rotate"``); one without is never offered (nor run: the admin runs what it offers)."""
     _extra_inlines.extend(i for i in inlines if i not in _extra_inlines)
     _extra_actions.extend(a for a in actions if a not in _extra_actions)
+
+
+class ReadOnlyAdmin(admin.ModelAdmin[Any]):
+    """A mirror or an audit record: never added or edited by hand."""
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
 
 
 @admin.register(App)
@@ -108,7 +112,11 @@ def _row_html(index: int, row: dict[str, Any]) -> tuple[Any, ...]:
 
 
 @admin.register(Session)
-class SessionAdmin(admin.ModelAdmin[Session]):
+class SessionAdmin(ReadOnlyAdmin):
+    """A mirror of files: sessions are created by the API or import_transcripts and
+    edited through the services; deleting only the row would be drift (the API deletes
+    for real)."""
+
     # Short headers and a compact date: at 1 366 px the long ones pushed "anomalies" out of
     # the changelist's scroll box (column headers never wrap in the admin).
     # The source is a filter, not a column: one more column clips "anomalies" at 1 366 px,
@@ -120,9 +128,6 @@ class SessionAdmin(admin.ModelAdmin[Session]):
     actions = ("verify_transcripts", "rotate_transcripts")
     exclude = ("anomaly_counts",)
     readonly_fields = ("anomaly_counts_pretty", "rotation", "fold_report", "transcript")
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False  # sessions are created by the API or by import_transcripts
 
     def get_inlines(self, request: HttpRequest, obj: Session | None) -> list[Any]:
         return [*super().get_inlines(request, obj), *_extra_inlines]
@@ -141,25 +146,19 @@ class SessionAdmin(admin.ModelAdmin[Session]):
         """Django filters the admin's own actions by ``has_<name>_permission``; another
         app's action names its own app's permission, which this admin cannot define."""
         required: tuple[str, ...] = tuple(getattr(func, "allowed_permissions", ()))
-        if not required:
-            return False  # fail closed: an action that declares nothing is never offered
-        for name in required:
-            if "." in name:
-                allowed = request.user.has_perm(name)
-            else:
-                allowed = getattr(self, f"has_{name}_permission")(request)
-            if not allowed:
-                return False
-        return True
+        # Fail closed: an action that declares nothing is never offered.
+        return bool(required) and all(
+            request.user.has_perm(name)
+            if "." in name
+            else getattr(self, f"has_{name}_permission")(request)
+            for name in required
+        )
 
     def has_rotate_permission(self, request: HttpRequest) -> bool:
         return request.user.has_perm("transcripts.rotate_session")
 
-    def has_change_permission(self, request: HttpRequest, obj: Session | None = None) -> bool:
-        return False  # a mirror of files: edits go through the services
-
     def has_delete_permission(self, request: HttpRequest, obj: Session | None = None) -> bool:
-        return False  # deleting only the row would be drift; the API deletes for real
+        return False
 
     @admin.display(description="last active", ordering="last_activity")
     def active(self, obj: Session) -> str:
@@ -231,15 +230,10 @@ class SessionAdmin(admin.ModelAdmin[Session]):
     def verify_transcripts(self, request: HttpRequest, queryset: QuerySet[Session]) -> None:
         for session in queryset:
             findings = session_verify(key=session.key, session=session)
-            if findings:
-                text = "; ".join(f"{f.kind}: {f.detail}" for f in findings)
-                self.message_user(request, f"{_label(session)}: {text}", messages.WARNING)
-            else:
-                self.message_user(
-                    request,
-                    f"{_label(session)}: transcript verified, no problems found",
-                    messages.SUCCESS,
-                )
+            text = "; ".join(f"{f.kind}: {f.detail}" for f in findings)
+            text = text or "transcript verified, no problems found"
+            level = messages.WARNING if findings else messages.SUCCESS
+            self.message_user(request, f"{_label(session)}: {text}", level)
 
     @admin.action(description="Rotate (forced)", permissions=["rotate"])
     def rotate_transcripts(self, request: HttpRequest, queryset: QuerySet[Session]) -> None:
@@ -278,7 +272,7 @@ class SlotAdmin(admin.ModelAdmin[Slot]):
 
 
 @admin.register(SecurityEvent)
-class SecurityEventAdmin(admin.ModelAdmin[SecurityEvent]):
+class SecurityEventAdmin(ReadOnlyAdmin):
     list_display = (
         "created_at",
         "last_seen_at",
@@ -292,12 +286,6 @@ class SecurityEventAdmin(admin.ModelAdmin[SecurityEvent]):
     list_filter = ("operation", "outcome")
     search_fields = ("caller", "resource", "error")
     date_hierarchy = "created_at"
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: SecurityEvent | None = None) -> bool:
-        return False
 
     def has_delete_permission(self, request: HttpRequest, obj: SecurityEvent | None = None) -> bool:
         return False

@@ -1,55 +1,143 @@
-"""Slot routes that touch only transcripts: read, rename, delete, transcript, rewind, fork.
-
-Handlers translate and delegate: ownership via ``slot_for_caller``, writes via services.
+"""The slot API: its bodies, the slot routes (``router``: read, rename, delete, transcript,
+rewind, fork) and the turn loop's (``turns_router``: create and list slots, turn start,
+rows, revisions, turn end). Handlers translate and delegate: ownership via
+``slot_for_caller``, writes via services.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import secrets
+from typing import Any, Literal
 
 from django.http import HttpRequest, HttpResponse
-from ninja import Query, Router, Schema
+from ninja import Field, Query, Router, Schema
 from ninja.responses import Status
 
 from kirocrew_site.auth import caller_of
 
 from .api_support import (
-    ApiError,
+    check_limit,
     permission_required,
+    refused_as,
     slot_for_caller,
     slot_gone,
     slot_not_found,
 )
+from .core.content import MAX_TEXT_CHARS
 from .core.errors import RowNotFound
+from .core.roles import Role
+from .listing import PAGE_DEFAULT, PAGE_MAX, InvalidListCursor
 from .models import Slot
-from .schemas import ErrorOut, ForkIn, RewindIn, SlotOut, SlotPatchIn, TranscriptOut
-from .selectors import InvalidCursor, session_transcript
+from .selectors import (
+    MAX_PAGE,
+    InvalidCursor,
+    session_transcript,
+    slot_extra_fields,
+    slot_list_page,
+)
 from .services import (
+    InvalidSlotName,
     SlotExists,
     TurnRunning,
+    session_create,
     session_delete,
     session_fork,
     session_rewind,
     session_set_title,
+    slot_append_revision,
+    slot_append_row,
+    slot_turn_end,
+    slot_turn_start,
 )
-from .slot_extras import slot_extra_fields
+
+# The bodies: the stable turn-loop interface.
+MemoryMode = Literal["", "persistent", "default", "incognito", "temporary"]
+SlotName = Field(
+    default=None, min_length=1, max_length=128, pattern=r"^[A-Za-z0-9][A-Za-z0-9._:-]*$"
+)
+
+
+class ErrorOut(Schema):
+    error: str
+    code: str
+
+
+class SlotCreateIn(Schema):
+    name: str | None = SlotName
+    title: str = Field(default="", max_length=500)
+    memory_mode: MemoryMode = ""
+
+
+class SlotPatchIn(Schema):
+    title: str | None = Field(default=None, max_length=500)
+
+
+class SlotOut(Schema):
+    name: str
+    key: str
+    title: str
+    app: str
+    memory_mode: str
+    running: bool
+    user_turns: int
+    last_activity: str | None
+    summary: str = ""
+    source: str = ""  # kirocrew | claude-code | codex | api (core/provenance.py)
+    project: str = ""  # the cwd or project path line 0 names
+
+
+class SlotListOut(Schema):
+    slots: list[SlotOut]
+    next: str | None = None  # the cursor of the next (older) page; None on the last
+
+
+class TranscriptOut(Schema):
+    rows: list[dict[str, Any]]
+    report: dict[str, Any]
+    next: str | None
+
+
+class RewindIn(Schema):
+    after_ts: str = Field(min_length=1, max_length=64)
+
+
+class ForkIn(Schema):
+    name: str | None = SlotName
+
+
+class TurnIn(Schema):
+    content: str = Field(min_length=1, max_length=MAX_TEXT_CHARS)
+
+
+class RowIn(Schema):
+    role: Role
+    content: str = Field(max_length=MAX_TEXT_CHARS)
+    meta: dict[str, Any] | None = None
+
+
+class RevisionIn(Schema):
+    # Every string in it is capped like a row's content (MAX_TEXT_CHARS), and it may not
+    # change role or ts: transcripts.core.content and the store's append_revision.
+    patch: dict[str, Any] = Field(min_length=1)
+
+
+class TurnEndIn(Schema):
+    stop_reason: str = Field(min_length=1, max_length=64)
+
+
+class TsOut(Schema):
+    ts: str
+
 
 router = Router(tags=["slots"])
-ERRORS: dict[int, type[Schema]] = {
-    400: ErrorOut,
-    401: ErrorOut,
-    403: ErrorOut,
-    404: ErrorOut,
-    409: ErrorOut,
-    413: ErrorOut,
-    422: ErrorOut,
-    503: ErrorOut,
-    507: ErrorOut,
-}
+turns_router = Router(tags=["turns and summaries"])
+ERRORS: dict[int, type[Schema]] = dict.fromkeys(
+    (400, 401, 403, 404, 409, 413, 422, 503, 507), ErrorOut
+)
 
 
 def slot_payload(slot: Slot) -> dict[str, Any]:
-    """A slot as every route shows it, with the fields other apps add (``slot_extras``:
+    """A slot as every route shows it, with the fields other apps add (``selectors.SlotExtra``:
     summaries' one-line ``summary``), the same values on every route."""
     session = slot.session
     return {
@@ -107,14 +195,11 @@ def get_transcript(
     request: HttpRequest, slot: str, query: Query[TranscriptQuery]
 ) -> dict[str, Any]:
     found = slot_for_caller(caller_of(request), slot, operation="slot_transcript_read")
-    if not 1 <= query.limit <= 1000:
-        raise ApiError(422, "invalid_request", "limit must be between 1 and 1000")
-    try:
+    check_limit(query.limit, MAX_PAGE)
+    with refused_as(InvalidCursor):
         rows, report, cursor = session_transcript(
             key=found.session.key, after=query.after, limit=query.limit
         )
-    except InvalidCursor:
-        raise ApiError(422, "invalid_cursor", "after names no row of this session") from None
     return {"rows": rows, "report": report.as_dict(), "next": cursor}
 
 
@@ -123,14 +208,8 @@ def rewind_slot(request: HttpRequest, slot: str, body: RewindIn) -> dict[str, An
     caller = caller_of(request)
     permission_required(caller, "transcripts.rewind_session", operation="slot_rewind", name=slot)
     found = slot_for_caller(caller, slot, operation="slot_rewind")
-    try:
+    with refused_as(TurnRunning, RowNotFound):
         session_rewind(key=found.session.key, after_ts=body.after_ts)
-    except TurnRunning:
-        raise ApiError(409, "turn_running", "this session has a turn in progress") from None
-    except RowNotFound:
-        raise ApiError(
-            404, "row_not_found", "no row with that ts in the current transcript"
-        ) from None
     found.session.refresh_from_db()
     return slot_payload(found)
 
@@ -138,8 +217,84 @@ def rewind_slot(request: HttpRequest, slot: str, body: RewindIn) -> dict[str, An
 @router.post("/slots/{slot}/fork", response={201: SlotOut, **ERRORS}, operation_id="slot_fork")
 def fork_slot(request: HttpRequest, slot: str, body: ForkIn) -> Status[Any]:
     found = slot_for_caller(caller_of(request), slot, operation="slot_fork")
-    try:
+    with refused_as(SlotExists):
         child = session_fork(key=found.session.key, name=body.name)
-    except SlotExists:
-        raise ApiError(409, "slot_exists", "a slot with that name already exists") from None
     return Status(201, slot_payload(child))
+
+
+# Filed with the other slot routes in the API docs.
+@turns_router.post(
+    "/slots", response={201: SlotOut, **ERRORS}, operation_id="slot_create", tags=["slots"]
+)
+def create_slot(request: HttpRequest, body: SlotCreateIn) -> Status[Any]:
+    caller = caller_of(request)
+    # Names are one global namespace (a 409 tells that a name is taken, by anyone): a
+    # generated name carries 128 random bits, so nobody can guess or probe it.
+    name = body.name or f"s-{secrets.token_urlsafe(16)}"
+    with refused_as(SlotExists, InvalidSlotName):
+        slot = session_create(
+            name=name, title=body.title, memory_mode=body.memory_mode, app=caller.app
+        )
+    return Status(201, slot_payload(slot))
+
+
+class SlotListQuery(Schema):
+    cursor: str | None = None
+    limit: int = PAGE_DEFAULT
+
+
+@turns_router.get(
+    "/slots",
+    response={200: SlotListOut, **ERRORS},
+    operation_id="slot_list",
+    tags=["slots"],
+    description=(
+        "Own slots, newest activity first (slots that never had a row last), with their "
+        f"one-line summary. Paginated: `limit` (default {PAGE_DEFAULT}, at most {PAGE_MAX}) "
+        "slots per page; `next` is the cursor of the following page (pass it as `cursor`), "
+        "null on the last. Cursors are opaque; a forged one is 422 `invalid_cursor`."
+    ),
+)
+def list_slots(request: HttpRequest, query: Query[SlotListQuery]) -> dict[str, Any]:
+    caller = caller_of(request)
+    check_limit(query.limit, PAGE_MAX)
+    with refused_as(InvalidListCursor):
+        page = slot_list_page(scope=caller.scope, cursor=query.cursor, limit=query.limit)
+    return {"slots": [slot_payload(session.slot) for session in page.items], "next": page.older}
+
+
+@turns_router.post(
+    "/slots/{slot}/turns", response={201: TsOut, **ERRORS}, operation_id="turn_start"
+)
+def start_turn(request: HttpRequest, slot: str, body: TurnIn) -> Status[Any]:
+    found = slot_for_caller(caller_of(request), slot, operation="turn_start")
+    with refused_as(TurnRunning):
+        appended = slot_turn_start(slot=found, content=body.content)
+    return Status(201, {"ts": appended.ts[0]})
+
+
+@turns_router.post("/slots/{slot}/rows", response={201: TsOut, **ERRORS}, operation_id="row_append")
+def append_row(request: HttpRequest, slot: str, body: RowIn) -> Status[Any]:
+    found = slot_for_caller(caller_of(request), slot, operation="row_append")
+    appended = slot_append_row(slot=found, role=body.role, content=body.content, meta=body.meta)
+    return Status(201, {"ts": appended.ts[0]})
+
+
+@turns_router.post(
+    "/slots/{slot}/rows/{ts}/revisions",
+    response={201: TsOut, **ERRORS},
+    operation_id="row_revise",
+)
+def revise_row(request: HttpRequest, slot: str, ts: str, body: RevisionIn) -> Status[Any]:
+    found = slot_for_caller(caller_of(request), slot, operation="row_revise")
+    with refused_as(RowNotFound):  # a vanished transcript (SessionNotFound) is slot_not_found
+        appended = slot_append_revision(slot=found, target_ts=ts, patch=body.patch)
+    return Status(201, {"ts": appended.ts[0]})
+
+
+@turns_router.post(
+    "/slots/{slot}/turns/end", response={200: SlotOut, **ERRORS}, operation_id="turn_end"
+)
+def end_turn(request: HttpRequest, slot: str, body: TurnEndIn) -> dict[str, Any]:
+    found = slot_for_caller(caller_of(request), slot, operation="turn_end")
+    return slot_payload(slot_turn_end(slot=found, stop_reason=body.stop_reason))

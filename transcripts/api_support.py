@@ -8,6 +8,8 @@ same statements and take the same time (no timing oracle, CWE-208).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from django.http import HttpRequest
@@ -16,11 +18,13 @@ from ninja.parser import Parser
 from kirocrew_site.auth import Caller
 
 from .core.content import loads_checked
-from .core.errors import SessionNotFound
+from .core.errors import RowNotFound, SessionNotFound
 from .core.keys import is_valid_slot_name
+from .core.paging import InvalidCursor
+from .listing import InvalidListCursor
 from .models import Session, Slot
 from .runtime import get_store
-from .services import security_event_record
+from .services import InvalidSlotName, SlotExists, TurnRunning, security_event_record
 
 
 class ApiError(Exception):
@@ -42,6 +46,37 @@ class ContentParser(Parser):
         return loads_checked(request.body)
 
 
+# A service's refusal and its answer, on the routes that can meet it (``refused_as``).
+REFUSED: dict[type[Exception], tuple[int, str, str]] = {
+    TurnRunning: (409, "turn_running", "this session has a turn in progress"),
+    SlotExists: (409, "slot_exists", "a slot with that name already exists"),
+    RowNotFound: (404, "row_not_found", "no row with that ts in the current transcript"),
+    # Never the submitted name: it may be a pasted secret.
+    InvalidSlotName: (
+        400,
+        "invalid_slot_name",
+        "slot names match [A-Za-z0-9][A-Za-z0-9._:-]{0,127}",
+    ),
+    InvalidCursor: (422, "invalid_cursor", "after names no row of this session"),
+    InvalidListCursor: (422, "invalid_cursor", "cursor is not a slot list cursor"),
+}
+
+
+@contextmanager
+def refused_as(*refusals: type[Exception]) -> Iterator[None]:
+    """Answer ``refusals`` (and nothing else) raised inside with their ``REFUSED`` row."""
+    try:
+        yield
+    except refusals as exc:
+        raise ApiError(*next(REFUSED[r] for r in refusals if isinstance(exc, r))) from None
+
+
+def check_limit(limit: int, maximum: int) -> None:
+    """A page size out of ``1..maximum``: the paginated routes' one 422."""
+    if not 1 <= limit <= maximum:
+        raise ApiError(422, "invalid_request", f"limit must be between 1 and {maximum}")
+
+
 def slot_not_found() -> ApiError:
     return ApiError(404, "slot_not_found", "not found")
 
@@ -49,11 +84,7 @@ def slot_not_found() -> ApiError:
 # The not-found family: what a request meets after its lookup when a DELETE of the same
 # slot wins the race (transcript gone from disk, mirror rows gone). The API answers each
 # with the 404 of a missing slot (kirocrew_site/api.py registers one handler for them all).
-SLOT_GONE: tuple[type[Exception], ...] = (
-    SessionNotFound,
-    Slot.DoesNotExist,
-    Session.DoesNotExist,
-)
+SLOT_GONE: tuple[type[Exception], ...] = (SessionNotFound, Slot.DoesNotExist, Session.DoesNotExist)
 
 
 def slot_gone(slot: Slot) -> bool:
@@ -77,9 +108,7 @@ def slot_for_caller(
     slot costs the same queries as a missing one (no timing difference to probe).
     """
     if not is_valid_slot_name(name):
-        raise ApiError(
-            400, "invalid_slot_name", "slot names match [A-Za-z0-9][A-Za-z0-9._:-]{0,127}"
-        )
+        raise ApiError(*REFUSED[InvalidSlotName])
     if found is not None and found.name == name and _reaches(caller, found):
         return found
     # .filter()[:1]: one SELECT and no exception object on either branch; names are unique.

@@ -74,9 +74,8 @@ class Session(models.Model):
                 fields=["source", "-last_activity", "-id"], name="session_src_activity_id_idx"
             ),
         ]
-        # Destructive API routes for dashboard users: staff, or delete_session / rewind.
-        # rotate_session: the admin's "Rotate (forced)" (archives rows that
-        # cleanup_archives later deletes).
+        # Destructive routes for dashboard users: staff, or delete_session / rewind_session;
+        # rotate_session: the admin's "Rotate (forced)" (cleanup_archives deletes its rows).
         permissions = [
             ("rewind_session", "Can rewind a session (drop rows after a point)"),
             ("rotate_session", "Can force a rotation (archive a session's older rows)"),
@@ -120,11 +119,8 @@ class Slot(models.Model):
 
 class SecurityEvent(models.Model):
     """Audit of a denial or probe (a foreign or missing slot…); never carries a secret.
-
-    Aggregated: one row per (caller, operation, outcome, source, resource, error) and time
-    window, ``count`` times (see ``services/security.py``), so probes cannot grow it
-    without bound.
-    """
+    One row per (caller, operation, outcome, source, resource, error) and time window,
+    ``count`` times (``services/security.py``), so probes cannot grow it without bound."""
 
     caller = models.CharField(max_length=200, blank=True, default="")
     operation = models.CharField(max_length=100)

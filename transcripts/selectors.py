@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from django.db.models import F, Q, QuerySet
@@ -13,7 +15,6 @@ from .core.paging import InvalidCursor, read_page
 from .listing import SessionPage, session_page
 from .models import App, Session, Slot
 from .runtime import get_store
-from .slot_extras import slot_extra_related
 
 Caller = App | Literal[""]  # "" = a dashboard user: unrestricted
 MAX_PAGE = 1000
@@ -37,18 +38,13 @@ def session_list(*, app: App | Literal[""] | None, search: str = "") -> QuerySet
 
 
 def session_get_for_caller(*, name: str, caller_app: Caller) -> Slot | None:
-    """The slot ``name`` if ``caller_app`` may reach it, else None (missing and foreign look alike)."""
+    """The slot ``name`` if ``caller_app`` may reach it, else None (missing, foreign alike)."""
     if not is_valid_slot_name(name):
         return None
     slots = Slot.objects.select_related("session", "app").filter(name=name)
     if caller_app != "":
         slots = slots.filter(app=caller_app)  # an unscoped slot is closed to every app
     return slots.first()
-
-
-def _cursor(row: dict[str, Any], occurrence: int) -> str:
-    ts = str(row.get("ts"))
-    return ts if occurrence == 1 else f"{ts}#{occurrence}"
 
 
 def _start_after(rows: list[dict[str, Any]], after: str) -> int:
@@ -70,9 +66,8 @@ def session_transcript(
 
     Cursors are row ts values; a ts that legacy rows share gets ``#n`` (its nth bearer),
     so a page boundary between duplicates neither skips nor repeats a row. Raises
-    ``SessionNotFound`` (no transcript) and ``InvalidCursor``. The page costs O(page)
-    through the offset index (``core/paging.py``); the whole fold answers only what the
-    index cannot (position hints, legacy ts, a torn tail).
+    ``SessionNotFound`` and ``InvalidCursor``. O(page) through the offset index
+    (``core/paging.py``); the whole fold answers only what the index cannot.
     """
     limit = max(1, min(limit, MAX_PAGE))
     store = get_store()
@@ -87,8 +82,9 @@ def session_transcript(
     next_cursor = None
     if page and start + len(page) < len(rows):
         last = start + len(page) - 1
-        occurrence = sum(1 for row in rows[: last + 1] if row.get("ts") == rows[last].get("ts"))
-        next_cursor = _cursor(rows[last], occurrence)
+        ts = rows[last].get("ts")
+        occurrence = sum(1 for row in rows[: last + 1] if row.get("ts") == ts)
+        next_cursor = str(ts) if occurrence == 1 else f"{ts}#{occurrence}"
     return page, view.report, next_cursor
 
 
@@ -105,3 +101,32 @@ def slot_list(*, scope: App | Literal[""]) -> QuerySet[Session]:
 def slot_list_page(*, scope: App | Literal[""], cursor: str | None, limit: int) -> SessionPage:
     """One keyset page of ``slot_list`` (raises ``InvalidListCursor``)."""
     return session_page(slot_list(scope=scope), after=cursor, limit=limit)
+
+
+# Fields another app adds to every slot payload (``api.slot_payload``) without transcripts
+# importing it: a SlotExtra registered in its AppConfig.ready(). Each field is declared on
+# SlotOut with a default, so the payload keeps its shape without it.
+@dataclass(frozen=True, slots=True)
+class SlotExtra:
+    name: str  # registering the same name again replaces it (a reloaded AppConfig)
+    # Relations of Session the list joins, so a page of slots stays one query.
+    related: tuple[str, ...]
+    fields: Callable[[Session], dict[str, Any]]  # read from the session and what it joined
+
+
+_slot_extras: dict[str, SlotExtra] = {}
+
+
+def slot_extra_register(extra: SlotExtra) -> None:
+    _slot_extras[extra.name] = extra
+
+
+def slot_extra_related() -> tuple[str, ...]:
+    return tuple(rel for extra in _slot_extras.values() for rel in extra.related)
+
+
+def slot_extra_fields(session: Session) -> dict[str, Any]:
+    fields: dict[str, Any] = {}
+    for extra in _slot_extras.values():
+        fields.update(extra.fields(session))
+    return fields

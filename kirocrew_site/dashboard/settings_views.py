@@ -16,18 +16,19 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
 
 from summaries.api import BACKEND_REFUSALS
-from summaries.backend_picker import (
+from summaries.core.backend_check import CheckResult
+from summaries.core.backend_choice import effective_spec
+from summaries.core.config import ConfigWriteError, write_enabled
+from summaries.envconfig import ENV_ENABLED
+from summaries.runtime import (
     ChoiceRefused,
     backend_choice_parse,
     backend_choice_store,
     backend_options,
     backend_test,
+    summary_backend_choice,
+    summary_config,
 )
-from summaries.core.backend_check import CheckResult
-from summaries.core.backend_choice import effective_spec
-from summaries.core.config import ConfigWriteError, write_enabled
-from summaries.envconfig import ENV_ENABLED
-from summaries.runtime import summary_backend_choice, summary_config
 
 
 def _json_error(status: int, code: str, error: str) -> JsonResponse:

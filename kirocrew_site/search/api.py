@@ -13,7 +13,7 @@ from ninja import Query, Router, Schema
 
 from kirocrew_site.auth import caller_of
 from transcripts.api import ERRORS
-from transcripts.api_support import ApiError
+from transcripts.api_support import ApiError, check_limit
 
 from .selectors import LIMIT_DEFAULT, LIMIT_MAX, QueryRejected, SearchHit, search_query
 
@@ -70,8 +70,7 @@ def hit_payload(hit: SearchHit) -> dict[str, Any]:
 )
 def search(request: HttpRequest, query: Query[SearchQueryIn]) -> dict[str, Any]:
     caller = caller_of(request)
-    if not 1 <= query.limit <= LIMIT_MAX:
-        raise ApiError(422, "invalid_request", f"limit must be between 1 and {LIMIT_MAX}")
+    check_limit(query.limit, LIMIT_MAX)
     try:
         hits = search_query(caller.scope, query.q, query.limit)
     except QueryRejected as exc:

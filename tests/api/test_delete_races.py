@@ -45,7 +45,7 @@ def delete_after_lookup(monkeypatch: pytest.MonkeyPatch) -> None:
         session_delete(key=found.session.key)
         return found
 
-    for module in ("transcripts.api", "transcripts.api_turns", "summaries.api"):
+    for module in ("transcripts.api", "summaries.api"):
         monkeypatch.setattr(f"{module}.slot_for_caller", lookup_then_delete)
 
 

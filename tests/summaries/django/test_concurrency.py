@@ -16,10 +16,9 @@ from django.utils import timezone
 
 from summaries.core.claim import Claim, claim_take
 from summaries.core.sidecar import INTENTS, ONE_LINE, read_for_panel, read_strict, sidecar_path
-from summaries.marker import pass_done, pass_started
 from summaries.models import IntentSummary, OneLineSummary
 from summaries.services import PassOutcome, PassResult, summary_generate
-from summaries.state import summary_in_flight_until
+from summaries.state import pass_done, pass_started, summary_in_flight_until
 from tests.fixtures.slots import add_exchanges
 from tests.fixtures.summary_snapshot import SummarySnapshot
 from tests.fixtures.summary_state import in_flight_set

@@ -5,9 +5,16 @@ from __future__ import annotations
 
 import pytest
 
-from summaries.marker import pass_done, pass_pending, pass_requested, pass_started
 from summaries.models import SummaryState
-from summaries.state import summary_state_of, summary_turn_mark, summary_turn_mark_set
+from summaries.state import (
+    pass_done,
+    pass_pending,
+    pass_requested,
+    pass_started,
+    summary_state_of,
+    summary_turn_mark,
+    summary_turn_mark_set,
+)
 from transcripts.models import Slot
 from transcripts.services import session_create, session_delete
 

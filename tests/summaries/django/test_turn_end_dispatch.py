@@ -326,7 +326,7 @@ def test_a_turn_end_pass_gives_way_to_a_later_turn_ends_pass(
 ):
     """Whichever worker runs them: the earlier request's pass spends nothing and leaves
     "generating" on; the later one's stores the summary and clears it."""
-    from summaries.marker import pass_requested
+    from summaries.state import pass_requested
     from summaries.tasks import summarize_slot
 
     slot = make_slot(turns=2)
