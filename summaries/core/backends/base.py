@@ -1,13 +1,9 @@
 """The contract every summarizer backend meets, and the errors it may raise.
 
-A backend turns one summarization prompt into the model's raw reply text. It does
-not parse the reply: the caller owns parsing and normalization, so every backend's
-output goes through the same checks.
-
-Errors are typed so the caller can log *why* a pass failed (and keep the previous
-summary) without string matching. Their messages are written to be safe to log:
-they never contain the API key or any part of the prompt, because the prompt is
-the user's conversation and logs outlive it.
+A backend returns the model's raw reply text; the caller parses it, so every backend's
+output goes through the same checks. Errors are typed so the caller can log why a pass
+failed without string matching, and their messages never hold the API key or any part of
+the prompt: the prompt is the user's conversation, and logs outlive it.
 """
 
 from __future__ import annotations
@@ -20,18 +16,14 @@ from summaries.core.transcript_turn import TranscriptTurn
 
 @runtime_checkable
 class SummaryBackend(Protocol):
-    """Something that answers a summarization prompt with raw reply text.
+    """``name`` is what a stored summary records as its ``model`` (``"heuristic"``,
+    ``"openai:gpt-4o-mini"``); a read-only property, so an attribute, a class attribute, a
+    frozen dataclass field and a property all satisfy it.
 
-    ``name`` is what gets recorded as the stored summary's ``model``, e.g.
-    ``"heuristic"`` or ``"openai:gpt-4o-mini"``. It is declared as a read-only
-    property so that a plain instance attribute, a class attribute, a frozen
-    dataclass field and a property all satisfy the protocol.
-
-    ``generate`` receives the complete prompt (instructions plus the rendered
-    transcript) and the same transcript as structured turns. A remote model reads
-    only ``prompt``; an offline backend may read ``turns`` instead of re-parsing
-    prose. It returns the reply text unparsed and raises a :class:`BackendError`
-    subclass on failure. It is synchronous: a Celery worker calls it.
+    ``generate`` gets the complete prompt and the same transcript as structured turns (a
+    remote model reads only the prompt; an offline backend may read the turns instead of
+    re-parsing prose), and returns the reply text unparsed, or raises a
+    :class:`BackendError`. Synchronous: a Celery worker calls it.
     """
 
     @property
@@ -49,11 +41,7 @@ class BackendTimeout(BackendError):
 
 
 class BackendUnavailable(BackendError):
-    """The model server could not be reached or dropped the connection.
-
-    Covers connection refused, DNS failure and a connection closed without a
-    (complete) response.
-    """
+    """The model server could not be reached (refused, DNS) or dropped the connection."""
 
 
 class BackendEmptyStream(BackendUnavailable):
@@ -63,12 +51,9 @@ class BackendEmptyStream(BackendUnavailable):
 
 
 class BackendHTTPError(BackendError):
-    """The model server answered with a non-success HTTP status.
-
-    ``code`` is the server's short machine-readable error code or type when it
-    sent one (e.g. ``"model_not_found"``); free-text error messages are never
-    copied, since a server may echo the request back in them.
-    """
+    """A non-success HTTP status. ``code`` is the server's short machine-readable error
+    code when it sent one (``"model_not_found"``); free-text messages are never copied,
+    since a server may echo the request back in them."""
 
     def __init__(
         self,
@@ -97,11 +82,7 @@ class BackendHTTPError(BackendError):
 
 
 class BackendBadReply(BackendError):
-    """The server answered, but not with usable reply text.
-
-    Non-JSON body, no ``choices``, no or non-string content, or a body over the
-    size cap.
-    """
+    """The server answered, but not with usable reply text (not JSON, no content, ...)."""
 
 
 class BackendRunaway(BackendBadReply):
@@ -111,9 +92,8 @@ class BackendRunaway(BackendBadReply):
 
 
 class BackendContextOverflow(BackendHTTPError):
-    """The server refused the prompt as longer than the model's context window
-    (``context_length_exceeded``, Anthropic's "prompt is too long"). The pass shrinks the
-    transcript it sends and asks again, a bounded number of times."""
+    """The server refused the prompt as longer than the model's context window. The pass
+    shrinks the transcript it sends and asks again, a bounded number of times."""
 
     def __init__(
         self,
@@ -121,11 +101,10 @@ class BackendContextOverflow(BackendHTTPError):
         message: str | None = None,
         *,
         code: str | None = None,
-        about_format: bool = False,
     ) -> None:
         if message is None:
             message = (
                 f"the prompt is longer than the model's context window (HTTP {status}); "
                 "KIROCREW_SUMMARY_CONTEXT_TOKENS sizes it"
             )
-        super().__init__(status, message, code=code, about_format=about_format)
+        super().__init__(status, message, code=code)

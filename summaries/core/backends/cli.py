@@ -1,5 +1,6 @@
-"""Running an agent CLI the person is already logged in to (``claude``, ``codex``) as a
-summarizer: one process per pass, under rules that hold for every such CLI.
+"""An agent CLI the person is already logged in to as a summarizer: ``claude-cli[:model]``
+(Claude Code in print mode) and ``codex-cli[:model]`` (``codex exec``), one process per
+pass, under rules that hold for every such CLI.
 
 - The prompt (the user's conversation) goes on **stdin**, never on the command line, where
   every user of the machine could read it in ``ps``.
@@ -18,6 +19,7 @@ summarizer: one process per pass, under rules that hold for every such CLI.
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import shlex
@@ -29,11 +31,11 @@ from collections.abc import Mapping, Sequence
 from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, ClassVar, Final
+from typing import IO, Any, ClassVar, Final, Protocol
 
 from transcripts.core.redaction import redact_text
 
-from .base import BackendRunaway, BackendTimeout, BackendUnavailable
+from .base import BackendBadReply, BackendRunaway, BackendTimeout, BackendUnavailable
 from .http import MAX_REPLY_BYTES, check_timeout
 
 log = logging.getLogger(__name__)
@@ -236,3 +238,87 @@ class CliBackend:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(command={self.command!r}, model={self.model!r})"
+
+
+class CliSettings(Protocol):
+    KIROCREW_CLAUDE_CLI: str
+    KIROCREW_CODEX_CLI: str
+    KIROCREW_CLI_TIMEOUT: float
+
+
+#: Print mode, one JSON result object, and no session file left in ~/.claude/projects
+#: (which ``import_transcripts`` reads).
+CLAUDE_FLAGS: Final = ("-p", "--output-format", "json", "--no-session-persistence")
+
+
+class ClaudeCliBackend(CliBackend):
+    """``claude -p ... [--model M]``, the prompt on stdin; the answer is one JSON object,
+    ``{"type": "result", "subtype": "success", "is_error": false, "result": "<reply>",
+    ...}``. Any other subtype (``error_max_turns``, ...) or ``is_error`` is a failure."""
+
+    KIND = "claude-cli"
+
+    def argv(self) -> list[str]:
+        model = ["--model", self.model] if self.model else []
+        return [*self.command, *CLAUDE_FLAGS, *model]
+
+    def generate(self, prompt: str, turns: Sequence[Any]) -> str:
+        with CliRun(self.name, self.argv(), prompt, timeout=self.timeout) as run:
+            stdout = run.run().stdout
+        try:
+            payload = json.loads(stdout)
+        except ValueError as exc:
+            raise BackendBadReply("claude-cli output is not JSON") from exc
+        if not isinstance(payload, dict) or payload.get("type") != "result":
+            raise BackendBadReply("claude-cli output is not a result object")
+        subtype = payload.get("subtype")
+        if payload.get("is_error") is True or subtype != "success":
+            shown = subtype if isinstance(subtype, str) and subtype.isidentifier() else "error"
+            raise BackendBadReply(f"claude-cli reported {shown}")
+        text = payload.get("result")
+        if not isinstance(text, str) or not text.strip():
+            raise BackendBadReply("claude-cli result is empty")
+        return text
+
+
+#: ``--ephemeral``: no rollout file under ~/.codex/sessions (which ``import_transcripts``
+#: reads).
+CODEX_FLAGS: Final = ("exec", "--ephemeral", "--skip-git-repo-check", "--sandbox", "read-only")
+LAST_MESSAGE: Final = "last-message.txt"
+
+
+class CodexCliBackend(CliBackend):
+    """``codex exec ... -o <file> [-m M] -``: the prompt on stdin (``-``), progress on
+    stderr, and the final agent message, the reply, written to ``<file>``."""
+
+    KIND = "codex-cli"
+
+    def argv(self, last_message: str) -> list[str]:
+        model = ["-m", self.model] if self.model else []
+        return [*self.command, *CODEX_FLAGS, "--color", "never", "-o", last_message, *model, "-"]
+
+    def generate(self, prompt: str, turns: Sequence[Any]) -> str:
+        with CliRun(self.name, [], prompt, timeout=self.timeout) as run:
+            answer = run.workdir / LAST_MESSAGE
+            run.run(self.argv(str(answer)))
+            try:
+                with answer.open("rb") as f:
+                    raw = f.read(MAX_REPLY_BYTES + 1)
+            except FileNotFoundError:
+                raise BackendBadReply("codex-cli wrote no final message") from None
+        if len(raw) > MAX_REPLY_BYTES:
+            raise BackendRunaway(f"codex-cli's final message exceeds {MAX_REPLY_BYTES} bytes")
+        text = raw.decode("utf-8", errors="replace")
+        if not text.strip():
+            raise BackendBadReply("codex-cli's final message is empty")
+        return text
+
+
+def claude_cli_backend(model: str, settings: CliSettings) -> ClaudeCliBackend:
+    command = command_words("KIROCREW_CLAUDE_CLI", settings.KIROCREW_CLAUDE_CLI)
+    return ClaudeCliBackend(command, model, timeout=settings.KIROCREW_CLI_TIMEOUT)
+
+
+def codex_cli_backend(model: str, settings: CliSettings) -> CodexCliBackend:
+    command = command_words("KIROCREW_CODEX_CLI", settings.KIROCREW_CODEX_CLI)
+    return CodexCliBackend(command, model, timeout=settings.KIROCREW_CLI_TIMEOUT)

@@ -1,7 +1,4 @@
-"""What every HTTP model backend shares: one client policy, bounded reads, safe error
-codes, ``Retry-After``, and the translation of transport failures into ``BackendError``s.
-
-The rules live here once so the OpenAI and Anthropic backends cannot drift apart:
+"""What every HTTP model backend shares, so the OpenAI and Anthropic ones cannot drift:
 
 - ``trust_env`` is off: the base URL is explicit configuration, and proxy variables or a
   ``.netrc`` must not silently reroute, or add credentials to, a request that carries the
@@ -48,7 +45,6 @@ MAX_REPLY_BYTES: Final = 2 * 1024 * 1024
 # what the 4,096-token output limit can produce; past it the reply is a runaway.
 MAX_REPLY_TEXT_BYTES: Final = 64 * 1024
 MAX_STREAM_BYTES: Final = 16 * MAX_REPLY_BYTES
-#: How much of an error body is read to look for a machine-readable error code.
 MAX_ERROR_BODY_BYTES: Final = 64 * 1024
 #: Connecting is quick or hopeless; do not spend a whole generation timeout on it.
 MAX_CONNECT_TIMEOUT: Final = 10.0
@@ -93,9 +89,7 @@ def http_client(timeout: float, transport: httpx.BaseTransport | None) -> httpx.
 
 
 def endpoint_url(base_url: str, path: str, *, setting: str) -> str:
-    """``base_url`` + ``path``, refusing what cannot be logged or would not survive the
-    join. Neither the URL nor its parts are echoed in the error, in case they hold a
-    secret."""
+    """``base_url`` + ``path``; the error never echoes the URL, in case it holds a secret."""
     base = (base_url or "").strip()
     parts = urlsplit(base)
     if parts.scheme not in ("http", "https") or not parts.hostname:
@@ -114,7 +108,6 @@ def check_timeout(timeout: float) -> float:
 
 
 def check_max_tokens(max_tokens: int) -> int:
-    """A positive integer, clamped to :data:`MAX_OUTPUT_TOKENS`."""
     if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
         raise ValueError(f"max_tokens must be a positive integer, got {max_tokens!r}")
     return min(max_tokens, MAX_OUTPUT_TOKENS)
@@ -163,12 +156,9 @@ def retry_after(response: httpx.Response) -> float | None:
 
 @contextlib.contextmanager
 def transport_errors(url: str, timeout: float) -> Iterator[None]:
-    """httpx's failures as ``BackendError``s whose messages name no header or body.
-
-    A connect failure (refused, DNS, a connect timeout) never reached the model:
-    ``BackendUnavailable``, safe to retry. A read timeout is ``BackendTimeout``: the
-    model may still be generating, so the caller must not blindly ask again.
-    """
+    """httpx's failures as ``BackendError``s naming no header or body. A connect failure
+    never reached the model: ``BackendUnavailable``, safe to retry. A read timeout is
+    ``BackendTimeout``: the model may still be generating; do not blindly ask again."""
     try:
         yield
     except httpx.ConnectTimeout as exc:
@@ -192,30 +182,27 @@ def transport_errors(url: str, timeout: float) -> Iterator[None]:
 
 
 class HTTPBackend:
-    """What every HTTP model backend holds and how it shows itself: the model, a validated
-    endpoint (no userinfo, query or fragment: safe in logs and messages), the timeout, the
-    reply's token limit, the retry back-off and the key, which ``repr`` never prints."""
+    """What every HTTP model backend holds: the model, a validated endpoint (no userinfo,
+    query or fragment: safe in logs and messages), the timeout (each read, and each
+    attempt's wall clock; connecting is capped at ``MAX_CONNECT_TIMEOUT``), the reply's
+    token limit, the retry back-off, and the key, which ``repr`` never prints. Each call
+    builds and closes its own ``httpx.Client``: an instance is only configuration."""
 
     KIND: ClassVar[str]  # the spec's prefix: "openai", "anthropic"
     ENDPOINT: ClassVar[str]  # the path under the base URL
     URL_SETTING: ClassVar[str]  # named in a bad base URL's error
+    CUT_OFF: ClassVar[str]  # the stop reason of a reply cut at the token limit
 
-    name: str
-    model: str
-    url: str
-    timeout: float
-    max_tokens: int
-    retry_backoff: float
-
-    def _configure(
+    def __init__(
         self,
         model: str,
         base_url: str,
         api_key: str | None,
-        timeout: float,
-        max_tokens: int,
-        transport: httpx.BaseTransport | None,
-        retry_backoff: float,
+        timeout: float = 60.0,
+        max_tokens: int = 2000,
+        transport: httpx.BaseTransport | None = None,
+        *,
+        retry_backoff: float = 0.5,
     ) -> None:
         model = model.strip()
         if not model:
@@ -240,8 +227,6 @@ class HTTPBackend:
             f"timeout={self.timeout}, max_tokens={self.max_tokens}, "
             f"api_key={'set' if self._api_key else 'unset'})"
         )
-
-    # --- one request, the same way for every protocol ------------------------------------
 
     def generate(self, prompt: str, turns: Sequence[TranscriptTurn]) -> str:
         """One streamed POST, retried at most once when ``_retry_wait`` allows it."""
@@ -299,19 +284,14 @@ class HTTPBackend:
         return text
 
     # What each protocol says for itself.
-    CUT_OFF: ClassVar[str]  # the stop reason of a reply cut at the token limit
-
     def _request(self, prompt: str, *, stream: bool) -> tuple[dict[str, Any], dict[str, str]]:
-        """The body and headers of one attempt (``stream``: ask for server-sent events)."""
-        raise NotImplementedError
+        raise NotImplementedError  # the body and headers of one attempt
 
     def _read_stream(self, response: httpx.Response, deadline: float) -> tuple[str, str | None]:
-        """A streamed reply's text and stop reason."""
-        raise NotImplementedError
+        raise NotImplementedError  # a streamed reply's text and stop reason
 
     def _read_body(self, raw: bytes) -> tuple[str, str | None]:
-        """A whole (non-streamed) reply's text and stop reason."""
-        raise NotImplementedError
+        raise NotImplementedError  # a whole reply's text and stop reason
 
     def _http_error(self, response: httpx.Response) -> BackendHTTPError:
         raise NotImplementedError
@@ -326,8 +306,7 @@ class HTTPBackend:
         return False
 
     def _public(self, exc: BackendError) -> BackendError:
-        """The error the caller sees."""
-        return exc
+        return exc  # the error the caller sees
 
 
 def stream_lines(response: httpx.Response, deadline: float, timeout: float) -> Iterator[bytes]:
