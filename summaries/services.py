@@ -67,7 +67,7 @@ def summary_generate(
         return PassOutcome(PassResult.SLOT_NOT_FOUND)
     started = pass_started()
     # The claim, not the "generating" flag, excludes a second pass: checked by taking it.
-    refusal = should_summarize(cfg, slot_view(slot), None, force=force, holding_guard=True)
+    refusal = should_summarize(cfg, slot_view(slot), None, force=force)
     if refusal is not None:
         pass_done(slot.pk, started)  # this request's pass ended here: no longer "generating"
         log.info("Session summary skipped for %s: %s", slot_name, refusal.label)
@@ -149,11 +149,11 @@ def _run_pass(slot: Slot, cfg: SessionSummaryConfig, *, force: bool) -> PassOutc
     counted = current.user_turns if current is not None else None
     if current is not None and counted is not None:
         slot.refresh_from_db()
-        refusal = should_summarize(cfg, slot_view(slot), counted, force=force, holding_guard=True)
+        refusal = should_summarize(cfg, slot_view(slot), counted, force=force)
         return refusal or _current(slot, current, identity, counted)
     turns, user_turns = _read_turns(store, key, identity, cfg.assistant_excerpt_chars)
     slot.refresh_from_db()
-    refusal = should_summarize(cfg, slot_view(slot), user_turns, force=force, holding_guard=True)
+    refusal = should_summarize(cfg, slot_view(slot), user_turns, force=force)
     if refusal is not None:
         return refusal
     # Against the transcript as it is now: a pass may have written the sidecar meanwhile.
