@@ -294,7 +294,7 @@ KIROCREW_CLAUDE_CLI = env_str("KIROCREW_CLAUDE_CLI", "claude")
 KIROCREW_CODEX_CLI = env_str("KIROCREW_CODEX_CLI", "codex")
 KIROCREW_CLI_TIMEOUT = env_float("KIROCREW_CLI_TIMEOUT", 300.0, minimum=0.001)
 # The model's context window in tokens: the transcript the prompt carries is sized to fit
-# it (summaries/core/budget.py). 0 = unknown: a fixed 40,000 characters.
+# it (summaries/core/prompt.py). 0 = unknown: a fixed 40,000 characters.
 KIROCREW_SUMMARY_CONTEXT_TOKENS = env_int("KIROCREW_SUMMARY_CONTEXT_TOKENS", 0, minimum=0)
 # After a runaway or unusable model reply, a slot's turn-end passes wait this long (a
 # forced pass, the Summarize button or `manage.py summarize`, does not).

@@ -14,9 +14,8 @@ from pathlib import Path
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
-from .core.backend_check import CheckResult, backend_check
-from .core.backend_choice import MAX_FIELD_CHARS, BackendChoice, write_choice
-from .core.discovery import BackendOption, discover_backends
+from .core.config import MAX_FIELD_CHARS, BackendChoice, write_choice
+from .core.discovery import BackendOption, CheckResult, backend_check, discover_backends
 from .runtime import backend_build
 
 #: The agent CLIs the page looks for on PATH: (spec, the setting naming the program).

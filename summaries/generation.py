@@ -1,6 +1,6 @@
 """The pass's model step: which prompt (a full pass or an update of the previous summary),
 the model call(s), and the reply parsed, checked against the transcript's rows and
-shaped (``core/shape.py``). ``services._run_pass`` calls it between the reads and the
+shaped (``core/reply.py``). ``services._run_pass`` calls it between the reads and the
 guarded write; nothing here writes.
 """
 
@@ -13,11 +13,10 @@ from django.conf import settings
 from transcripts.core.store import Identity, TranscriptStore
 
 from .core.backends import BackendContextOverflow, SummaryBackend
-from .core.budget import OVERFLOW_SHRINKS, shrunk_budget
 from .core.config import SessionSummaryConfig
 from .core.intents import StoredSummary, SummaryPayload
-from .core.prompt import build_incremental_prompt, build_prompt
-from .core.shape import shape_reply
+from .core.prompt import OVERFLOW_SHRINKS, build_incremental_prompt, build_prompt, shrunk_budget
+from .core.reply import shape_reply
 from .core.sidecar import read_for_panel, summary_of
 from .core.transcript_turn import TranscriptTurn
 from .runtime import summary_input_budget

@@ -8,10 +8,9 @@ from pathlib import Path
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
-from .core.backend_choice import BackendChoice, read_choice
 from .core.backends import SummaryBackend, resolve_backend
-from .core.budget import input_budget
-from .core.config import ConfigCache, SessionSummaryConfig
+from .core.config import BackendChoice, ConfigCache, SessionSummaryConfig, read_choice
+from .core.prompt import input_budget
 from .envconfig import summary_overrides_read
 
 #: The longest a settings-page test request may wait for its answer (a CLI's own

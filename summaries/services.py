@@ -24,10 +24,15 @@ from .backoff import summary_backoff_active, summary_backoff_clear, summary_back
 from .core.backends import BackendBadReply, BackendError
 from .core.claim import claim_take, pass_wanted_mark, pass_wanted_take
 from .core.config import SessionSummaryConfig
-from .core.extract import count_user_turns, extract_turns, last_activity_ts
+from .core.extract import (
+    WINDOW_BYTES,
+    count_user_turns,
+    extract_turns,
+    last_activity_ts,
+    window_turns,
+)
 from .core.gate import PassOutcome, PassResult, is_restricted, should_summarize
-from .core.intents import StoredSummary, SummaryPayload
-from .core.open_work import is_open
+from .core.intents import StoredSummary, SummaryPayload, is_open
 from .core.payload import clip_sealed, seal_model
 from .core.sidecar import (
     INTENTS,
@@ -38,7 +43,6 @@ from .core.sidecar import (
     write_guarded,
 )
 from .core.transcript_turn import TranscriptTurn
-from .core.window import WINDOW_BYTES, window_turns
 from .generation import summary_previous, summary_reply_generate
 from .marker import pass_done, pass_started, pass_superseded
 from .models import IntentSummary, OneLineSummary

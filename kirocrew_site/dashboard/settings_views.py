@@ -23,9 +23,8 @@ from summaries.backend_picker import (
     backend_options,
     backend_test,
 )
-from summaries.core.backend_check import CheckResult
-from summaries.core.backend_choice import effective_spec
-from summaries.core.config import ConfigWriteError, write_enabled
+from summaries.core.config import ConfigWriteError, effective_spec, write_enabled
+from summaries.core.discovery import CheckResult
 from summaries.envconfig import ENV_ENABLED
 from summaries.runtime import summary_backend_choice, summary_config
 

@@ -1,8 +1,6 @@
-"""Checks a reply passes before anything is stored, whichever backend wrote it.
-
-A summary is read instead of the transcript, so what it claims must stand on the
-transcript's rows. Run on the parsed reply (before ``payload.normalize_payload`` shapes
-it), against the structure index the prompt was built from (``structure.py``):
+"""Checks a reply passes before anything is stored, whichever backend wrote it: a summary
+is read instead of the transcript, so its claims must stand on the transcript's rows.
+Run on the parsed reply, against the structure index the prompt was built from:
 
 * ranges are clipped to the session's user turns; an intent wholly outside is dropped; an
   origin turn out of range is cleared;
@@ -14,9 +12,8 @@ it), against the structure index the prompt was built from (``structure.py``):
 * a constraint no person's turn supports is dropped;
 * titles are at most ``TITLE_MAX`` characters, cut at a word.
 
-What was removed or downgraded is counted (``SummaryChecks``), stored with the summary and
-logged by the caller. A line in the transcript telling the model to "mark everything done"
-changes nothing here: every claim needs its row.
+What was removed or downgraded is counted (``SummaryChecks``). A line in the transcript
+telling the model to "mark everything done" changes nothing here: every claim needs its row.
 """
 
 from __future__ import annotations
@@ -30,8 +27,6 @@ from .heuristic.words import STOPWORDS, content_words
 from .intents import SummaryChecks
 from .payload import evidence_quote, is_json_int
 from .structure import CHECKS, CLOSING, Fact, FactKind, StructureIndex, UserRow
-
-__all__ = ["TITLE_MAX", "check_reply", "cut_title", "supports"]
 
 TITLE_MAX = 80
 # Evidence kinds that say nothing passed: they survive a downgrade of ``verified``.
@@ -101,8 +96,6 @@ class _Checker:
     def count(self, name: str, n: int = 1) -> None:
         setattr(self.report, name, getattr(self.report, name) + n)
 
-    # --- ranges and turns -----------------------------------------------------------
-
     def ranges(self, raw: object) -> tuple[list[list[int]], bool]:
         """The ranges cut to [1, total] and whether the reply had any at all."""
         if not isinstance(raw, list):
@@ -123,8 +116,6 @@ class _Checker:
             if lo <= hi:
                 out.append([lo, hi])
         return out, had
-
-    # --- citations ------------------------------------------------------------------
 
     def cite(self, cites: object, evidence: object) -> _Cited:
         found = _Cited()
@@ -181,8 +172,6 @@ class _Checker:
         else:
             found.prose.append((order, turn, ts, str(evidence.get("kind") or "")))
         return True
-
-    # --- verified -------------------------------------------------------------------
 
     def intent(self, raw: dict[str, Any]) -> dict[str, Any] | None:
         out = dict(raw)
@@ -268,8 +257,6 @@ class _Checker:
                 if f.kinds & CLOSING:
                     return _evidence(f, "merged_unverified")
         return None
-
-    # --- constraints ----------------------------------------------------------------
 
     def constraint(self, item: object) -> str | None:
         text, cite = (item, None) if isinstance(item, str) else (None, None)

@@ -1,12 +1,10 @@
 """The claim of a summary pass: at most one pass per session at a time, whatever it takes.
 
 An exclusive ``flock`` on ``.intents/<safe_key>.claim``, taken without waiting and held by
-an open descriptor for the whole pass. The kernel drops it when the pass ends, however it
-ends: a worker killed mid-pass (kill -9, the OOM killer) leaves nothing that blocks the
-next pass, and no expiry can let a second pass start beside a slow one (the former
-database marker expired after 600 s against up to ~1,200 s of model time). Every
-executor (the server's worker processes, an import's, Celery's) runs on a host that sees
-the sessions folder, and the transcript store already relies on ``flock`` there.
+an open descriptor for the whole pass. The kernel drops it however the pass ends (kill -9,
+the OOM killer), and no expiry can let a second pass start beside a slow one (a database
+marker expired after 600 s against up to ~1,200 s of model time). Every executor runs on
+a host that sees the sessions folder, where the transcript store already relies on flock.
 
 ``flock``, not ``fcntl`` record locks: those vanish when any descriptor of the file is
 closed anywhere in the process.

@@ -1,4 +1,7 @@
-"""Which summary backends this machine can reach, for the settings page to offer.
+"""Which summary backends this machine can reach, for the settings page to offer, and
+one short request through a picked one (``backend_check``: which model answered and how
+long it took, or what failed in the backend's own safe words; a tiny prompt, no
+conversation).
 
 Listing never sends a prompt (nothing spends tokens until a person picks and tests one):
 a local OpenAI-compatible server is asked ``GET {base}/models`` only, an agent CLI is
@@ -18,7 +21,7 @@ from dataclasses import dataclass
 
 import httpx
 
-from .backends import HEURISTIC
+from .backends import HEURISTIC, BackendError, SummaryBackend
 from .backends.http import endpoint_url, http_client, read_capped
 
 #: Seconds one server probe may take (connect + answer).
@@ -169,3 +172,38 @@ def _unique(options: list[BackendOption]) -> list[BackendOption]:
             seen.add(key)
             out.append(option)
     return out
+
+
+CHECK_PROMPT = (
+    'This is a connection test. Reply with exactly this JSON and nothing else: {"ok": true}'
+)
+
+
+@dataclass(frozen=True, slots=True)
+class CheckResult:
+    ok: bool
+    model: str  # the backend's name, as its summaries would record it
+    latency_ms: int
+    error_type: str = ""  # the BackendError subclass's name when it failed
+    error: str = ""  # its message (safe to show: no key, no prompt)
+    json_reply: bool = False  # the reply parsed as JSON (a model that follows the format)
+
+
+def backend_check(backend: SummaryBackend) -> CheckResult:
+    started = time.monotonic()
+    try:
+        reply = backend.generate(CHECK_PROMPT, [])
+    except BackendError as exc:
+        elapsed = int((time.monotonic() - started) * 1000)
+        return CheckResult(False, backend.name, elapsed, type(exc).__name__, str(exc))
+    elapsed = int((time.monotonic() - started) * 1000)
+    return CheckResult(True, backend.name, elapsed, json_reply=_is_json(reply))
+
+
+def _is_json(reply: str) -> bool:
+    text = reply.strip().removeprefix("```json").removeprefix("```").removesuffix("```")
+    try:
+        json.loads(text)
+    except ValueError:
+        return False
+    return True

@@ -1,16 +1,15 @@
 """Reduce transcript rows to the bounded input the summarizer reads.
 
-One path: the session's folded rows (``read_session``, or a bounded pass's tail window,
-``window.py``) go through ``extract_turns``. Only ``role``, ``content`` and ``ts`` are
-read, plus ``meta.tool`` and ``meta.exit_code`` of tool rows: the rest of ``meta`` is most
-of a transcript's bytes and holds nothing about intent. (A raw-line twin that skipped
-decoding ``meta`` saved 8-14 % CPU against the fold, under the 1.2x that would keep it:
-docs/DESIGN.md, "Reading long sessions".)
+One path: the session's folded rows (or a bounded pass's tail window) go through
+``extract_turns``. Only ``role``, ``content`` and ``ts`` are read, plus ``meta.tool`` and
+``meta.exit_code`` of tool rows: the rest of ``meta`` is most of a transcript's bytes and
+says nothing about intent. Tool rows are attached, redacted and excerpted, to the kept
+row before them (``TranscriptTurn.tools``), for the heuristic and the TOOL FACTS.
 
-Tool rows (``tool_call``, ``tool_result``, legacy ``tool``) are attached, redacted and
-excerpted, to the kept row before them (``TranscriptTurn.tools``). Only the heuristic
-reads them (exit codes, test summaries, commits: evidence that costs it no tokens); the
-model's prompt renders role and content of user and assistant rows only, as before.
+A long session's pass reads only the folded rows of its last ``WINDOW_BYTES``
+(``TranscriptStore.read_session_tail``) and keeps its last ``WINDOW_USER_TURNS`` user
+turns (``window_turns``): reading all of a 100 MB session to throw most of it away cost
+the pass its whole budget (94 s).
 
 Every kept text is redacted here, user rows included (the store redacts only non-user
 rows), before any backend reads it: a secret a person pasted must reach neither a model
@@ -23,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
+from typing import Any
 
 from transcripts.core.redaction import redact_text
 from transcripts.core.user_turns import is_user_turn
@@ -68,7 +68,7 @@ def extract_turns(
     max_user_chars: int = MAX_USER_CHARS,
 ) -> list[TranscriptTurn]:
     """Kept user/assistant rows of folded transcript records, in order: THE rule of what a
-    turn is and which rows it holds (a bounded pass reads a slice of the same records)."""
+    turn is and which rows it holds."""
     turns: list[TranscriptTurn] = []
     tools: list[ToolRow] = []
     user_count = 0
@@ -185,13 +185,10 @@ def _cut(turn: TranscriptTurn, per_end: int) -> TranscriptTurn:
 
 
 def render_bounded_input(turns: Sequence[TranscriptTurn], max_chars: int = MAX_INPUT_CHARS) -> str:
-    """``render_input`` capped at ``max_chars``: first user turns, then the newest.
-
-    Over budget: each assistant turn is cut to about a quarter of the budget (an
-    eighth per end); the turns through the first KEEP_FIRST_TURNS user turns are kept
-    while they fit in half the budget (that is where the session's intent starts);
-    then as many of the newest turns as fit; one line stands for the middle.
-    """
+    """``render_input`` capped at ``max_chars``. Over budget: each assistant turn is cut
+    to about a quarter of the budget; the turns through the first KEEP_FIRST_TURNS user
+    turns are kept while they fit in half of it (where the session's intent starts); then
+    as many of the newest turns as fit; one line stands for the middle."""
     full = render_input(turns)
     if len(full) <= max_chars:
         return full
@@ -233,3 +230,54 @@ def render_bounded_input(turns: Sequence[TranscriptTurn], max_chars: int = MAX_I
         parts.append(_omission_line(cut[head_end:tail_start]))
     parts.extend(blocks[tail_start:])
     return "\n\n".join(parts).strip()
+
+
+WINDOW_BYTES = 4 * 1024 * 1024
+WINDOW_USER_TURNS = 100
+
+
+def _start(rows: Sequence[dict[str, Any]], users: int) -> int:
+    """Index of the ``users``-th genuine user turn counted from the end (0 if fewer)."""
+    seen = 0
+    for i in range(len(rows) - 1, -1, -1):
+        if is_user_turn(rows[i]):
+            seen += 1
+            if seen == users:
+                return i
+    return 0
+
+
+def window_turns(
+    rows: Sequence[dict[str, Any]],
+    total_user_turns: int,
+    *,
+    assistant_excerpt_chars: int,
+    max_user_turns: int = WINDOW_USER_TURNS,
+) -> list[TranscriptTurn] | None:
+    """The kept turns of the window's folded ``rows``, numbered so that the last user turn
+    is ``total_user_turns`` (the whole session's count). The window's first user turn only
+    seeds resend detection (its predecessor is outside) and is dropped, as is everything
+    before the second one. None when the window cannot stand for the session: fewer than
+    two user turns, or a count that does not add up.
+    """
+    # Only the rows from the last max_user_turns + 1 user turns on are extracted (and
+    # redacted): the earlier rows of the window would be dropped below anyway.
+    turns = extract_turns(
+        rows[_start(rows, max_user_turns + 1) :], assistant_excerpt_chars=assistant_excerpt_chars
+    )
+    starts = [i for i, t in enumerate(turns) if t.user_turn is not None]
+    seen = len(starts)
+    offset = total_user_turns - seen
+    if seen < 2 or offset < 0:
+        return None
+    first_kept = max(2, seen - max_user_turns + 1)  # 1-based among the window's user turns
+    kept = turns[starts[first_kept - 1] :]
+    return [
+        replace(
+            t,
+            index=i,
+            user_turn=None if t.user_turn is None else t.user_turn + offset,
+            repeat_of=None if t.repeat_of is None else t.repeat_of + offset,
+        )
+        for i, t in enumerate(kept, start=1)
+    ]

@@ -220,3 +220,22 @@ class StoredSummary(SummaryPayload):
 def reply_json_schema() -> dict[str, Any]:
     """The JSON schema of a model reply, for ``response_format`` (see backends/openai.py)."""
     return ReplyPayload.model_json_schema()
+
+
+# Open work, the one rule the session list's gist and the project pages read: done and
+# dropped intents are closed; every other state still asks something of someone.
+OPEN_STATES: frozenset[State] = frozenset({"in-progress", "needs-you"})
+# The agent asked a question (or for a decision) that nobody answered yet.
+QUESTION_KIND: EvidenceKind = "pending_decision"
+
+
+def is_open(state: object) -> bool:
+    return state in OPEN_STATES
+
+
+def open_question(evidence: Any) -> str | None:
+    """The unanswered question a dumped ``Evidence`` (or None) quotes, else None."""
+    if not isinstance(evidence, dict) or evidence.get("kind") != QUESTION_KIND:
+        return None
+    quote = evidence.get("quote")
+    return quote if isinstance(quote, str) and quote else None

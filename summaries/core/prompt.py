@@ -1,14 +1,20 @@
-"""The summarization prompt.
+"""The summarization prompts, and how much of a transcript they may carry.
 
 The judgement traps cannot be detected in code, so the prompt names each one and the
 tests pin every phrase: a later trim fails a test instead of quietly degrading every
 summary.
+
+The transcript's budget is what ``KIROCREW_SUMMARY_CONTEXT_TOKENS`` leaves after the
+instructions and the reply's reserve, at a conservative characters-per-token rate; a
+server that still answers "context length exceeded" gets a shorter transcript, a bounded
+number of times. Unset (0), the budget is the fixed ``MAX_INPUT_CHARS``.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from typing import Final
 
 from .extract import MAX_INPUT_CHARS, render_bounded_input, render_input
 from .intents import SummaryPayload
@@ -188,3 +194,32 @@ def build_incremental_prompt(
     index.facts = [f for f in index.facts if f.turn > since]
     tail = render_facts(index, max_chars // STRUCTURE_SHARE)
     return head + render_bounded_input(new, max_chars - len(tail)) + tail
+
+
+#: Code, JSON and non-English text run nearer 3 characters per token than English's 4:
+#: estimating low leaves room rather than overflowing.
+CHARS_PER_TOKEN: Final = 3
+#: Below this a transcript says too little to summarize; the budget never shrinks past it.
+MIN_INPUT_CHARS: Final = 4_000
+#: Shorter retries after a context overflow, at most (each halves the budget).
+OVERFLOW_SHRINKS: Final = 2
+#: The system line and the chat template's own tokens.
+TEMPLATE_TOKENS: Final = 64
+
+
+def input_budget(context_tokens: int, reply_tokens: int) -> int:
+    """The transcript's share of the prompt, in characters, for a window of
+    ``context_tokens`` of which ``reply_tokens`` are kept for the reply."""
+    if context_tokens <= 0:
+        return MAX_INPUT_CHARS
+    # Measured rather than assumed: the instructions are whatever the prompt holds today.
+    instructions = -(-len(build_prompt((), 0)) // CHARS_PER_TOKEN)
+    left = context_tokens - reply_tokens - instructions - TEMPLATE_TOKENS
+    return max(MIN_INPUT_CHARS, left * CHARS_PER_TOKEN)
+
+
+def shrunk_budget(budget: int) -> int | None:
+    """The budget for the retry after an overflow, or None when it cannot shrink further."""
+    if budget <= MIN_INPUT_CHARS:
+        return None
+    return max(MIN_INPUT_CHARS, budget // 2)

@@ -1,19 +1,11 @@
 """Summary sidecars: ``.intents/<safe_key>.json`` and ``.summaries/<safe_key>.json``.
 
 A sidecar holds a payload plus the ``sig`` (transcript ``st_mtime_ns``) and ``gen``
-(``rotation_generation``) of exactly the transcript it describes. Both are snapshotted by
-the CALLER before the model call; the write happens under the transcript's lock and is
+(``rotation_generation``) of exactly the transcript it describes, snapshotted by the
+caller before the model call. The write happens under the transcript's lock and is
 refused when the transcript is gone or either half moved, so a delete is never
-resurrected, an append during generation is never blessed, and a rewrite (which keeps
-the mtime but advances gen) cannot make a stale summary look fresh. The transcript's
-bytes and mtime are never touched. The two sidecars have independent writers and never
-share a file.
-
-The generic readers (``read_strict``, ``read_for_panel``) return a sidecar as stored;
-the pass and the panel read an intents sidecar through the payload model instead
-(``summary_strict``, ``summary_for_panel``): unknown fields of an older writer are
-ignored, an intent that does not fit the model is dropped (as one without a title
-always was), and evidence is checked again (an older or foreign writer is not trusted).
+resurrected, an append during generation is never blessed, and a rewrite (same mtime,
+new gen) cannot make a stale summary look fresh. The transcript is never touched.
 """
 
 from __future__ import annotations
@@ -45,7 +37,6 @@ _ENVELOPE = frozenset(StoredSummary.model_fields) - {"intents", "constraints"}
 
 
 def sidecar_path(root: Path, key: str, kind: str) -> Path:
-    """Where the ``kind`` sidecar of the session ``key`` lives under the sessions ``root``."""
     return root / SIDECAR_DIRS[kind] / f"{safe_key(key)}.json"
 
 
@@ -55,7 +46,7 @@ def claim_path(root: Path, key: str) -> Path:
 
 
 def wanted_path(root: Path, key: str) -> Path:
-    """The "another pass is wanted" mark (``claim.pass_wanted_mark``), beside the claim."""
+    """The "another pass is wanted" mark (``claim.pass_wanted_mark``)."""
     return root / SIDECAR_DIRS[INTENTS] / f"{safe_key(key)}.wanted"
 
 
@@ -106,11 +97,8 @@ def _read(store: TranscriptStore, key: str, kind: str) -> dict[str, Any] | None:
 def read_strict(
     store: TranscriptStore, key: str, kind: str = INTENTS, *, identity: Identity | None = None
 ) -> dict[str, Any] | None:
-    """The generator's reader: the sidecar only if it describes the transcript as it is now.
-
-    ``identity`` is a snapshot the caller has just taken, so it is not read a second time;
-    without one the transcript's identity is read here.
-    """
+    """The sidecar only if it describes the transcript as it is now (``identity``: a
+    snapshot the caller has just taken; else it is read here)."""
     data = _read(store, key, kind)
     if data is None:
         return None
@@ -122,11 +110,8 @@ def read_strict(
 def read_for_panel(
     store: TranscriptStore, key: str, kind: str = INTENTS
 ) -> tuple[dict[str, Any] | None, bool]:
-    """The panel's reader: ``(data, stale)``; corrupt or shapeless → ``(None, False)``.
-
-    A stale summary is still served: an empty panel reads as "broken", a stale one as
-    "not regenerated yet", which is the truth.
-    """
+    """``(data, stale)``; corrupt or shapeless: ``(None, False)``. A stale summary is
+    still served: an empty panel reads as "broken", a stale one as "not regenerated yet"."""
     data = _read(store, key, kind)
     if data is None:
         return None, False
@@ -134,12 +119,10 @@ def read_for_panel(
 
 
 def summary_of(data: dict[str, Any]) -> StoredSummary:
-    """An intents sidecar's content as the payload model, read leniently.
-
-    Intents are read one by one: a bad one is dropped, never the whole summary. An
-    envelope field of the wrong type reads as absent (``user_turns: true`` covers no
-    turn count), as the readers treated it before the model.
-    """
+    """An intents sidecar's content as the payload model, read leniently: unknown fields
+    are ignored, a bad intent is dropped (never the whole summary), evidence is checked
+    again (an older or foreign writer is not trusted), and an envelope field of the wrong
+    type reads as absent (``user_turns: true`` covers no turn count)."""
     intents: list[Intent] = []
     for item in data.get("intents") or []:
         if not isinstance(item, dict):
@@ -168,13 +151,11 @@ def summary_of(data: dict[str, Any]) -> StoredSummary:
 def summary_strict(
     store: TranscriptStore, key: str, *, identity: Identity | None = None
 ) -> StoredSummary | None:
-    """``read_strict`` of the intents sidecar, through the payload model."""
     data = read_strict(store, key, INTENTS, identity=identity)
     return None if data is None else summary_of(data)
 
 
 def summary_for_panel(store: TranscriptStore, key: str) -> tuple[StoredSummary | None, bool]:
-    """``read_for_panel`` of the intents sidecar, through the payload model."""
     data, stale = read_for_panel(store, key, INTENTS)
     return (None, False) if data is None else (summary_of(data), stale)
 

@@ -1,17 +1,14 @@
 """The transcript's structure as facts: one line per tool call and result, per automation
 row, each with a short reference the server resolves back to its row.
 
-A model reads the facts beside the person's turns (``render_structure``), cites them in
-its reply, and the checks (``checks.py``) resolve the citations against the same facts:
-one index, built once from the extracted turns, so what the model was shown and what the
-server checks cannot drift apart.
+The model reads the facts (``render_structure``) and cites them; the checks
+(``checks.py``) resolve the citations against the same index, so what the model was
+shown and what the server checks cannot drift apart. The facts are read by the
+heuristic's own tool-row rules (``heuristic/tools.py``).
 
-The facts are read by the heuristic's own tool-row rules (``heuristic/tools.py``): a
-call/result pair says "Tests failed." or "Committed." here exactly when it does there.
-
-References: ``U<n>`` is the person's turn n; ``F<n>.<k>`` is the k-th fact after it (``n``
-0 before the first turn). Turn numbers are the session's, so a reference reads the same
-in a windowed pass and in a full one.
+References: ``U<n>`` is the person's turn n; ``F<n>.<k>`` the k-th fact after it (``n`` 0
+before the first turn). Turn numbers are the session's, so a reference reads the same in
+a windowed pass and in a full one.
 """
 
 from __future__ import annotations
@@ -59,8 +56,9 @@ _SENTENCE_KINDS: tuple[tuple[re.Pattern[str], FactKind | None], ...] = (
     (re.compile(r"Deployed\.$|Published\.$"), FactKind.DEPLOY),
     (re.compile(re.escape(DISCARDED)), FactKind.DISCARD),
 )
-CLOSING = frozenset({FactKind.COMMIT, FactKind.PUSH, FactKind.PR_OPENED, FactKind.MERGE})
-CLOSING |= {FactKind.DEPLOY}
+CLOSING = frozenset(
+    {FactKind.COMMIT, FactKind.PUSH, FactKind.PR_OPENED, FactKind.MERGE, FactKind.DEPLOY}
+)
 CHECKS = frozenset({FactKind.CHECK_PASSED, FactKind.CHECK_FAILED})
 
 # An edit whose target is a document (the heuristic's rule: nothing to run after it).

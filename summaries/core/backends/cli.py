@@ -29,7 +29,6 @@ import tempfile
 import threading
 from collections.abc import Mapping, Sequence
 from contextlib import suppress
-from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, ClassVar, Final, Protocol
 
@@ -46,29 +45,12 @@ STDERR_EXCERPT_CHARS: Final = 1000
 _STDERR_KEEP: Final = 64 * 1024
 #: Environment variables a CLI never sees: ours, and ones that would reroute its traffic.
 _PRIVATE_PREFIXES: Final = ("KIROCREW_", "DJANGO_", "CELERY_")
+_PROXIES: Final = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY")
 _PRIVATE_NAMES: Final = frozenset(
-    {
-        "DATABASE_URL",
-        "REDIS_URL",
-        "HTTP_PROXY",
-        "HTTPS_PROXY",
-        "ALL_PROXY",
-        "NO_PROXY",
-        "http_proxy",
-        "https_proxy",
-        "all_proxy",
-        "no_proxy",
-    }
+    {"DATABASE_URL", "REDIS_URL", *_PROXIES, *(name.lower() for name in _PROXIES)}
 )
 #: Reading what a killed process group left in its pipes takes no longer than this.
 _DRAIN_GRACE: Final = 5.0
-
-
-@dataclass(frozen=True, slots=True)
-class CliResult:
-    stdout: bytes
-    returncode: int
-    workdir: Path  # the private folder, still there until the caller's ``with`` ends
 
 
 def cli_env(environ: Mapping[str, str]) -> dict[str, str]:
@@ -122,111 +104,74 @@ def _kill_group(proc: subprocess.Popen[bytes]) -> None:
         os.killpg(proc.pid, signal.SIGKILL)
 
 
-class CliRun:
-    """One CLI invocation in its private folder: ``with CliRun(...) as run: run.result``.
-
-    The folder exists for the ``with`` block (a CLI may write its answer into a file
-    there, as ``codex exec -o`` does) and is removed after it.
-    """
-
-    def __init__(
-        self,
-        name: str,
-        argv: Sequence[str],
-        prompt: str,
-        *,
-        timeout: float,
-        environ: Mapping[str, str] | None = None,
-    ) -> None:
-        self.name = name
-        self.argv = list(argv)
-        self.prompt = prompt
-        self.timeout = timeout
-        self.environ = os.environ if environ is None else environ
-        self._dir: tempfile.TemporaryDirectory[str] | None = None
-
-    def __enter__(self) -> CliRun:
-        self._dir = tempfile.TemporaryDirectory(prefix="kirocrew-summary-")
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self._dir is not None:
-            self._dir.cleanup()
-
-    @property
-    def workdir(self) -> Path:
-        if self._dir is None:
-            raise RuntimeError("CliRun used outside its with block")
-        return Path(self._dir.name)
-
-    def run(self, extra_argv: Sequence[str] = ()) -> CliResult:
-        argv = self.argv + list(extra_argv)
-        try:
-            proc = subprocess.Popen(
-                argv,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                cwd=self.workdir,
-                env=cli_env(self.environ),
-                start_new_session=True,  # its own process group: a timeout kills all of it
-                close_fds=True,
-            )
-        except OSError as exc:
-            # Not installed, not executable: errno and the program name only.
-            raise BackendUnavailable(
-                f"{self.name}: cannot run {argv[0]!r} ({exc.strerror or type(exc).__name__})"
-            ) from None
-        if proc.stdin is None or proc.stdout is None or proc.stderr is None:
-            raise RuntimeError("Popen without the pipes it was asked for")
-        out: list[bytes] = []
-        err: list[bytes] = []
-        threads = [
-            threading.Thread(target=_feed, args=(proc.stdin, self.prompt.encode()), daemon=True),
-            threading.Thread(
-                target=_drain, args=(proc.stdout, MAX_REPLY_BYTES, out, False), daemon=True
-            ),
-            threading.Thread(
-                target=_drain, args=(proc.stderr, _STDERR_KEEP, err, True), daemon=True
-            ),
-        ]
-        for thread in threads:
-            thread.start()
-        try:
-            proc.wait(timeout=self.timeout)
-        except subprocess.TimeoutExpired:
-            _kill_group(proc)
-            proc.wait()
-            self._join(threads)
-            self._log_stderr(err, "timed out")
-            raise BackendTimeout(
-                f"{self.name} did not answer within {self.timeout:g} s; its process group "
-                "was killed"
-            ) from None
-        # Helpers it left running would hold the pipes open: they end with it.
+def run_cli(name: str, argv: Sequence[str], prompt: str, *, timeout: float, cwd: Path) -> bytes:
+    """Run ``argv`` in ``cwd`` with ``prompt`` on stdin; its stdout."""
+    try:
+        proc = subprocess.Popen(
+            argv,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            cwd=cwd,
+            env=cli_env(os.environ),
+            start_new_session=True,  # its own process group: a timeout kills all of it
+            close_fds=True,
+        )
+    except OSError as exc:
+        # Not installed, not executable: errno and the program name only.
+        raise BackendUnavailable(
+            f"{name}: cannot run {argv[0]!r} ({exc.strerror or type(exc).__name__})"
+        ) from None
+    if proc.stdin is None or proc.stdout is None or proc.stderr is None:
+        raise RuntimeError("Popen without the pipes it was asked for")
+    out: list[bytes] = []
+    err: list[bytes] = []
+    threads = [
+        threading.Thread(target=_feed, args=(proc.stdin, prompt.encode()), daemon=True),
+        threading.Thread(
+            target=_drain, args=(proc.stdout, MAX_REPLY_BYTES, out, False), daemon=True
+        ),
+        threading.Thread(target=_drain, args=(proc.stderr, _STDERR_KEEP, err, True), daemon=True),
+    ]
+    for thread in threads:
+        thread.start()
+    try:
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
         _kill_group(proc)
-        self._join(threads)
-        stdout = out[0] if out else b""
-        if proc.returncode != 0:
-            self._log_stderr(err, f"exited with status {proc.returncode}")
-            raise BackendUnavailable(
-                f"{self.name} exited with status {proc.returncode} (its stderr is in the log)"
-            )
-        if len(stdout) > MAX_REPLY_BYTES:
-            raise BackendRunaway(f"{self.name} wrote more than {MAX_REPLY_BYTES} bytes")
-        return CliResult(stdout=stdout, returncode=proc.returncode, workdir=self.workdir)
+        proc.wait()
+        _join(threads)
+        _log_stderr(name, err, "timed out")
+        raise BackendTimeout(
+            f"{name} did not answer within {timeout:g} s; its process group was killed"
+        ) from None
+    # Helpers it left running would hold the pipes open: they end with it.
+    _kill_group(proc)
+    _join(threads)
+    stdout = out[0] if out else b""
+    if proc.returncode != 0:
+        _log_stderr(name, err, f"exited with status {proc.returncode}")
+        raise BackendUnavailable(
+            f"{name} exited with status {proc.returncode} (its stderr is in the log)"
+        )
+    if len(stdout) > MAX_REPLY_BYTES:
+        raise BackendRunaway(f"{name} wrote more than {MAX_REPLY_BYTES} bytes")
+    return stdout
 
-    def _join(self, threads: list[threading.Thread]) -> None:
-        for thread in threads:
-            thread.join(_DRAIN_GRACE)
 
-    def _log_stderr(self, err: list[bytes], what: str) -> None:
-        excerpt = stderr_excerpt(err[0] if err else b"")
-        log.warning("summary backend %s %s; stderr tail: %s", self.name, what, excerpt or "(empty)")
+def _join(threads: list[threading.Thread]) -> None:
+    for thread in threads:
+        thread.join(_DRAIN_GRACE)
+
+
+def _log_stderr(name: str, err: list[bytes], what: str) -> None:
+    excerpt = stderr_excerpt(err[0] if err else b"")
+    log.warning("summary backend %s %s; stderr tail: %s", name, what, excerpt or "(empty)")
 
 
 class CliBackend:
-    """An agent CLI as a backend: its command words, an optional model, the timeout."""
+    """An agent CLI as a backend: its command words, an optional model, the timeout. Each
+    call runs in a fresh private folder, removed afterwards."""
 
     KIND: ClassVar[str]  # the spec's prefix: "claude-cli", "codex-cli"
 
@@ -238,6 +183,9 @@ class CliBackend:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(command={self.command!r}, model={self.model!r})"
+
+    def _workdir(self) -> tempfile.TemporaryDirectory[str]:
+        return tempfile.TemporaryDirectory(prefix="kirocrew-summary-")
 
 
 class CliSettings(Protocol):
@@ -263,8 +211,8 @@ class ClaudeCliBackend(CliBackend):
         return [*self.command, *CLAUDE_FLAGS, *model]
 
     def generate(self, prompt: str, turns: Sequence[Any]) -> str:
-        with CliRun(self.name, self.argv(), prompt, timeout=self.timeout) as run:
-            stdout = run.run().stdout
+        with self._workdir() as cwd:
+            stdout = run_cli(self.name, self.argv(), prompt, timeout=self.timeout, cwd=Path(cwd))
         try:
             payload = json.loads(stdout)
         except ValueError as exc:
@@ -298,9 +246,9 @@ class CodexCliBackend(CliBackend):
         return [*self.command, *CODEX_FLAGS, "--color", "never", "-o", last_message, *model, "-"]
 
     def generate(self, prompt: str, turns: Sequence[Any]) -> str:
-        with CliRun(self.name, [], prompt, timeout=self.timeout) as run:
-            answer = run.workdir / LAST_MESSAGE
-            run.run(self.argv(str(answer)))
+        with self._workdir() as cwd:
+            answer = Path(cwd) / LAST_MESSAGE
+            run_cli(self.name, self.argv(str(answer)), prompt, timeout=self.timeout, cwd=Path(cwd))
             try:
                 with answer.open("rb") as f:
                     raw = f.read(MAX_REPLY_BYTES + 1)
