@@ -26,7 +26,8 @@ from summaries.core.backends.http import (
     read_error_body,
     retry_after,
     safe_code,
-    stream_lines,
+    sse_data,
+    sse_json,
 )
 from summaries.core.backends.openai import SYSTEM_LINE
 
@@ -102,14 +103,8 @@ class AnthropicBackend(HTTPBackend):
         text = StreamedText()
         stop: str | None = None
         done = False
-        for raw in stream_lines(response, deadline, self.timeout):
-            line = raw.strip()
-            if not line.startswith(b"data:"):
-                continue  # "event:" names repeat the data's own "type"
-            try:
-                event = json.loads(line[5:])
-            except ValueError as exc:
-                raise BackendBadReply("reply stream event is not JSON") from exc
+        for data in sse_data(response, deadline, self.timeout):
+            event = sse_json(data)
             kind = event.get("type") if isinstance(event, dict) else None
             if kind == "content_block_delta":
                 delta = event.get("delta")

@@ -107,12 +107,6 @@ def check_timeout(timeout: float) -> float:
     return float(timeout)
 
 
-def check_max_tokens(max_tokens: int) -> int:
-    if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
-        raise ValueError(f"max_tokens must be a positive integer, got {max_tokens!r}")
-    return min(max_tokens, MAX_OUTPUT_TOKENS)
-
-
 def read_capped(response: httpx.Response, cap: int, deadline: float, timeout: float) -> bytes:
     """The whole body, refused past ``cap`` bytes (a runaway) or past ``deadline``."""
     declared = response.headers.get("content-length")
@@ -209,11 +203,13 @@ class HTTPBackend:
             raise ValueError(f"{type(self).__name__} needs a model name")
         if not (math.isfinite(retry_backoff) and retry_backoff >= 0):
             raise ValueError(f"retry_backoff must be >= 0 seconds, got {retry_backoff!r}")
+        if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
+            raise ValueError(f"max_tokens must be a positive integer, got {max_tokens!r}")
         self.name = f"{self.KIND}:{model}"
         self.model = model
         self.url = endpoint_url(base_url, self.ENDPOINT, setting=self.URL_SETTING)
         self.timeout = check_timeout(timeout)
-        self.max_tokens = check_max_tokens(max_tokens)
+        self.max_tokens = min(max_tokens, MAX_OUTPUT_TOKENS)
         self.retry_backoff = float(retry_backoff)
         self._transport = transport
         # A key copied from an env file often carries a trailing newline, which httpx
@@ -309,10 +305,11 @@ class HTTPBackend:
         return exc  # the error the caller sees
 
 
-def stream_lines(response: httpx.Response, deadline: float, timeout: float) -> Iterator[bytes]:
-    """The lines of a streamed body as they come, under ``MAX_STREAM_BYTES`` (a runaway
-    past it) and ``deadline``. The caller stops reading when its protocol says done;
-    leaving its ``with`` closes the connection, which stops a real server's generation."""
+def sse_data(response: httpx.Response, deadline: float, timeout: float) -> Iterator[bytes]:
+    """The data of each ``data:`` line of an event stream as it comes (blank lines,
+    comments and ``event:`` names are framing), under ``MAX_STREAM_BYTES`` (a runaway past
+    it) and ``deadline``. The caller stops reading when its protocol says done; leaving its
+    ``with`` closes the connection, which stops a real server's generation."""
     size, pending = 0, b""
     for chunk in response.iter_bytes():
         size += len(chunk)
@@ -322,7 +319,17 @@ def stream_lines(response: httpx.Response, deadline: float, timeout: float) -> I
             raise httpx.ReadTimeout(f"reply still streaming after {timeout:g} s")
         pending += chunk
         *lines, pending = pending.split(b"\n")
-        yield from lines
+        for line in lines:
+            line = line.strip()
+            if line.startswith(b"data:"):
+                yield line[5:].strip()
+
+
+def sse_json(data: bytes) -> Any:
+    try:
+        return json.loads(data)
+    except ValueError as exc:
+        raise BackendBadReply("reply stream event is not JSON") from exc
 
 
 @dataclass(slots=True)

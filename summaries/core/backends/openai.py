@@ -28,7 +28,8 @@ from summaries.core.backends.http import (
     names_overflow,
     read_error_body,
     safe_code,
-    stream_lines,
+    sse_data,
+    sse_json,
 )
 from summaries.core.intents import reply_json_schema
 
@@ -146,14 +147,14 @@ class OpenAIBackend(HTTPBackend):
         finish_reason: str | None = None
         done = False
         events = 0
-        for line in stream_lines(response, deadline, self.timeout):
-            event = _stream_event(line)
+        for data in sse_data(response, deadline, self.timeout):
+            if data == b"[DONE]":
+                done = True
+                break
+            event = _stream_event(sse_json(data))
             if event is None:
                 continue
             events += 1
-            if isinstance(event, str):  # "done"
-                done = True
-                break
             delta, reason = event
             text.add(delta)
             finish_reason = reason or finish_reason
@@ -238,19 +239,8 @@ class OpenAIBackend(HTTPBackend):
         )
 
 
-def _stream_event(line: bytes) -> tuple[str, str | None] | str | None:
-    """One SSE line: ``"done"``, (delta text, finish reason), or None for anything else
-    (blank lines, comments, other fields, usage-only chunks)."""
-    line = line.strip()
-    if not line.startswith(b"data:"):
-        return None
-    data = line[5:].strip()
-    if data == b"[DONE]":
-        return "done"
-    try:
-        payload = json.loads(data)
-    except ValueError as exc:
-        raise BackendBadReply("reply stream event is not JSON") from exc
+def _stream_event(payload: Any) -> tuple[str, str | None] | None:
+    """One event's (delta text, finish reason); None for usage-only chunks and the like."""
     if not isinstance(payload, dict):
         raise BackendBadReply("reply stream event is not an object")
     if "error" in payload:
