@@ -99,11 +99,6 @@ def _feed(stream: IO[bytes], data: bytes) -> None:
         stream.close()
 
 
-def _kill_group(proc: subprocess.Popen[bytes]) -> None:
-    with suppress(ProcessLookupError, PermissionError):
-        os.killpg(proc.pid, signal.SIGKILL)
-
-
 def run_cli(name: str, argv: Sequence[str], prompt: str, *, timeout: float, cwd: Path) -> bytes:
     """Run ``argv`` in ``cwd`` with ``prompt`` on stdin; its stdout."""
     try:
@@ -137,36 +132,27 @@ def run_cli(name: str, argv: Sequence[str], prompt: str, *, timeout: float, cwd:
         thread.start()
     try:
         proc.wait(timeout=timeout)
+        failure = f"exited with status {proc.returncode}" if proc.returncode else ""
     except subprocess.TimeoutExpired:
-        _kill_group(proc)
-        proc.wait()
-        _join(threads)
-        _log_stderr(name, err, "timed out")
-        raise BackendTimeout(
-            f"{name} did not answer within {timeout:g} s; its process group was killed"
-        ) from None
+        failure = "timed out"
     # Helpers it left running would hold the pipes open: they end with it.
-    _kill_group(proc)
-    _join(threads)
+    with suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    for thread in threads:
+        thread.join(_DRAIN_GRACE)
+    if failure:
+        excerpt = stderr_excerpt(err[0] if err else b"")
+        log.warning("summary backend %s %s; stderr tail: %s", name, failure, excerpt or "(empty)")
+        if failure == "timed out":
+            raise BackendTimeout(
+                f"{name} did not answer within {timeout:g} s; its process group was killed"
+            )
+        raise BackendUnavailable(f"{name} {failure} (its stderr is in the log)")
     stdout = out[0] if out else b""
-    if proc.returncode != 0:
-        _log_stderr(name, err, f"exited with status {proc.returncode}")
-        raise BackendUnavailable(
-            f"{name} exited with status {proc.returncode} (its stderr is in the log)"
-        )
     if len(stdout) > MAX_REPLY_BYTES:
         raise BackendRunaway(f"{name} wrote more than {MAX_REPLY_BYTES} bytes")
     return stdout
-
-
-def _join(threads: list[threading.Thread]) -> None:
-    for thread in threads:
-        thread.join(_DRAIN_GRACE)
-
-
-def _log_stderr(name: str, err: list[bytes], what: str) -> None:
-    excerpt = stderr_excerpt(err[0] if err else b"")
-    log.warning("summary backend %s %s; stderr tail: %s", name, what, excerpt or "(empty)")
 
 
 class CliBackend:

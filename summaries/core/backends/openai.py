@@ -58,21 +58,12 @@ class OutputFormat(Enum):
     JSON_OBJECT_SCHEMA = "json_object+schema"
     JSON_OBJECT = "json_object"
 
-    @property
-    def body(self) -> dict[str, Any]:
-        return _FORMAT_BODIES[self]
 
-    @property
-    def fallback(self) -> OutputFormat | None:
-        ladder = list(OutputFormat)
-        index = ladder.index(self)
-        return ladder[index + 1] if index + 1 < len(ladder) else None
-
-
-_FORMAT_BODIES: Final[dict[OutputFormat, dict[str, Any]]] = {
-    OutputFormat.JSON_SCHEMA: RESPONSE_FORMAT,
-    OutputFormat.JSON_OBJECT_SCHEMA: JSON_OBJECT_SCHEMA_FORMAT,
-    OutputFormat.JSON_OBJECT: JSON_OBJECT_FORMAT,
+#: Each format's body, and the next format down.
+_LADDER: Final[dict[OutputFormat, tuple[dict[str, Any], OutputFormat | None]]] = {
+    OutputFormat.JSON_SCHEMA: (RESPONSE_FORMAT, OutputFormat.JSON_OBJECT_SCHEMA),
+    OutputFormat.JSON_OBJECT_SCHEMA: (JSON_OBJECT_SCHEMA_FORMAT, OutputFormat.JSON_OBJECT),
+    OutputFormat.JSON_OBJECT: (JSON_OBJECT_FORMAT, None),
 }
 #: A refusal of the output format: 400/422 from servers that validate the field, 500 from
 #: llama_cpp.server, which fails while building the grammar. Only with the field named in
@@ -138,7 +129,7 @@ class OpenAIBackend(HTTPBackend):
             "temperature": 0,
             "max_tokens": self.max_tokens,
             "stream": stream,
-            "response_format": self.output_format.body,
+            "response_format": _LADDER[self.output_format][0],
         }
         return body, headers
 
@@ -208,7 +199,7 @@ class OpenAIBackend(HTTPBackend):
         ):
             return False
         fmt = self.output_format
-        lower = fmt.fallback
+        lower = _LADDER[fmt][1]
         if lower is None:
             return False
         log.warning(
