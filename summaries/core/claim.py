@@ -1,13 +1,9 @@
-"""The claim of a summary pass: at most one pass per session at a time, whatever it takes.
-
-An exclusive ``flock`` on ``.intents/<safe_key>.claim``, taken without waiting and held by
-an open descriptor for the whole pass. The kernel drops it however the pass ends (kill -9,
-the OOM killer), and no expiry can let a second pass start beside a slow one (a database
-marker expired after 600 s against up to ~1,200 s of model time). Every executor runs on
-a host that sees the sessions folder, where the transcript store already relies on flock.
-
-``flock``, not ``fcntl`` record locks: those vanish when any descriptor of the file is
-closed anywhere in the process.
+"""At most one summary pass per session at a time: an exclusive ``flock`` on
+``.intents/<safe_key>.claim``, taken without waiting and held by an open descriptor for
+the whole pass. The kernel drops it however the pass ends (kill -9, the OOM killer), and
+no expiry can let a second pass start beside a slow one (a database marker expired after
+600 s against up to ~1,200 s of model time). ``flock``, not ``fcntl`` record locks: those
+vanish when any descriptor of the file is closed anywhere in the process.
 """
 
 from __future__ import annotations
@@ -20,9 +16,8 @@ from .sidecar import claim_path, wanted_path
 
 
 def pass_wanted_mark(root: Path, key: str) -> None:
-    """Record that a pass for session ``key`` is wanted: made by every pass before it
-    tries the claim, so one refused while another holds it is not lost (the holder, or
-    whoever takes the claim next, answers it)."""
+    """Made by every pass before it tries the claim, so one refused while another holds it
+    is not lost (the holder, or whoever takes the claim next, answers it)."""
     path = wanted_path(root, key)
     path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600))

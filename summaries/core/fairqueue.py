@@ -1,15 +1,8 @@
-"""The summary queue's order: one queue per app, served round-robin, one entry per slot.
-
-An app that ends 500 turns at once (an import, a runaway agent) must not put every other
-app's summaries behind its own: the next pass comes from the app with work served least
-recently, so another app's pass waits for at most one pass of each other app with work
-(the one running). Within an app, first come, first served.
-
-A slot is queued at most once: a pass reads the transcript as it is when it starts, so a
-second request before it started adds nothing but may raise it to ``force`` (an explicit
-request lifts cadence; it must not be lost to an automatic one already waiting).
-
-Pure: no Django, no threads (the caller holds its own lock).
+"""The summary queue's order (pure; the caller holds the lock): one queue per app, and the
+next pass comes from the app served least recently, so an app that ends 500 turns at once
+cannot put every other app's summaries behind its own. Within an app, first come, first
+served. A slot is queued once: a pass reads the transcript as it is when it starts, so a
+second request adds nothing but may raise it to ``force`` (it must not be lost).
 """
 
 from __future__ import annotations
@@ -53,11 +46,9 @@ class FairQueue:
         return True
 
     def pop(self, busy: Container[str] = ()) -> Job | None:
-        """The next pass: the oldest slot not in ``busy`` (a slot whose pass is running:
-        its next pass waits for it) of the app served least recently; None when none.
-
-        Least recently served, not a fixed rotation: an app that gets work just after a
-        busy app's pass goes before that app's next one."""
+        """The oldest slot not in ``busy`` (its pass is running) of the app served least
+        recently (not a fixed rotation: an app that gets work just after a busy app's pass
+        goes before that app's next one); None when none."""
         best: tuple[int, Hashable, str] | None = None
         for app, queue in self._queues.items():
             served = self._served.get(app, -1)

@@ -1,13 +1,9 @@
 """The summarization prompts, and how much of a transcript they may carry.
 
 The judgement traps cannot be detected in code, so the prompt names each one and the
-tests pin every phrase: a later trim fails a test instead of quietly degrading every
-summary.
-
-The transcript's budget is what ``KIROCREW_SUMMARY_CONTEXT_TOKENS`` leaves after the
-instructions and the reply's reserve, at a conservative characters-per-token rate; a
-server that still answers "context length exceeded" gets a shorter transcript, a bounded
-number of times. Unset (0), the budget is the fixed ``MAX_INPUT_CHARS``.
+tests pin every phrase: a later trim fails a test instead of quietly degrading summaries.
+The transcript gets what ``KIROCREW_SUMMARY_CONTEXT_TOKENS`` leaves after the
+instructions and the reply (0: the fixed ``MAX_INPUT_CHARS``), shrunk on an overflow.
 """
 
 from __future__ import annotations
@@ -117,8 +113,7 @@ FACTS_HEADING = "\n\nTOOL FACTS (reference, then what the row recorded)\n"
 
 
 def render_facts(index: StructureIndex, max_chars: int) -> str:
-    """The TOOL FACTS section of ``index``, heading included, in ``max_chars`` (empty when
-    it holds no fact): both prompts append it."""
+    """The TOOL FACTS section, heading included, in ``max_chars`` ("" without facts)."""
     facts = render_structure(index, max(0, max_chars - len(FACTS_HEADING)))
     return FACTS_HEADING + facts if facts else ""
 

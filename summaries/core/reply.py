@@ -83,10 +83,8 @@ def _scan(text: str) -> dict[str, Any] | None:
 
 
 def parse_reply(text: object) -> dict[str, Any] | None:
-    """The reply's payload dict, or None for empty, garbage or ambiguous replies.
-
-    Never raises: a lost summary must not surface as a failed turn.
-    """
+    """The reply's payload dict, or None for empty, garbage or ambiguous replies. Never
+    raises: a lost summary must not surface as a failed turn."""
     if not isinstance(text, str) or not text.strip():
         return None
     try:

@@ -26,6 +26,7 @@ from summaries.core.backends.http import (
     read_error_body,
     retry_after,
     safe_code,
+    spec_model,
     sse_data,
     sse_json,
 )
@@ -185,12 +186,7 @@ def _checked(text: str, stop: str | None) -> tuple[str, str | None]:
 
 def anthropic_backend(model: str, settings: AnthropicSettings) -> AnthropicBackend:
     """The registry's factory for ``anthropic:<model>``."""
-    model = model.strip()
-    if not model:
-        raise ValueError(
-            "KIROCREW_SUMMARY_MODEL 'anthropic:' needs a model name, "
-            "e.g. 'anthropic:claude-3-5-haiku-latest'"
-        )
+    model = spec_model("anthropic", model, "claude-3-5-haiku-latest")
     key = (settings.ANTHROPIC_API_KEY or "").strip()
     if not key:
         raise ValueError(f"KIROCREW_SUMMARY_MODEL 'anthropic:{model}' needs ANTHROPIC_API_KEY")

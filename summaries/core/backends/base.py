@@ -68,11 +68,10 @@ class BackendHTTPError(BackendError):
         # The error body names the requested output format (``response_format`` /
         # ``json_schema``): the server does not support it, another format may pass.
         self.about_format = about_format
-        if message is None:
-            message = f"model server answered HTTP {status}"
-            if code:
-                message += f" ({code})"
-        super().__init__(message)
+        super().__init__(self._message(status, code) if message is None else message)
+
+    def _message(self, status: int, code: str | None) -> str:
+        return f"model server answered HTTP {status}" + (f" ({code})" if code else "")
 
     def __reduce__(self) -> tuple[type[BackendHTTPError], tuple[int, str], dict[str, object]]:
         # The default Exception pickling calls cls(*args) == cls(message), which
@@ -95,16 +94,8 @@ class BackendContextOverflow(BackendHTTPError):
     """The server refused the prompt as longer than the model's context window. The pass
     shrinks the transcript it sends and asks again, a bounded number of times."""
 
-    def __init__(
-        self,
-        status: int,
-        message: str | None = None,
-        *,
-        code: str | None = None,
-    ) -> None:
-        if message is None:
-            message = (
-                f"the prompt is longer than the model's context window (HTTP {status}); "
-                "KIROCREW_SUMMARY_CONTEXT_TOKENS sizes it"
-            )
-        super().__init__(status, message, code=code)
+    def _message(self, status: int, code: str | None) -> str:
+        return (
+            f"the prompt is longer than the model's context window (HTTP {status}); "
+            "KIROCREW_SUMMARY_CONTEXT_TOKENS sizes it"
+        )

@@ -101,6 +101,15 @@ def endpoint_url(base_url: str, path: str, *, setting: str) -> str:
     return base.rstrip("/") + path
 
 
+def spec_model(kind: str, model: str, example: str) -> str:
+    """The model named after ``kind:`` in ``KIROCREW_SUMMARY_MODEL``; there must be one."""
+    if not model.strip():
+        raise ValueError(
+            f"KIROCREW_SUMMARY_MODEL '{kind}:' needs a model name, e.g. '{kind}:{example}'"
+        )
+    return model.strip()
+
+
 def check_timeout(timeout: float) -> float:
     if not (isinstance(timeout, int | float) and math.isfinite(timeout) and timeout > 0):
         raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")

@@ -28,6 +28,7 @@ from summaries.core.backends.http import (
     names_overflow,
     read_error_body,
     safe_code,
+    spec_model,
     sse_data,
     sse_json,
 )
@@ -252,11 +253,7 @@ def _stream_event(payload: Any) -> tuple[str, str | None] | None:
 
 def openai_backend(model: str, settings: OpenAISettings) -> OpenAIBackend:
     """The registry's factory for ``openai:<model>``."""
-    model = model.strip()
-    if not model:
-        raise ValueError(
-            "KIROCREW_SUMMARY_MODEL 'openai:' needs a model name, e.g. 'openai:gpt-4o-mini'"
-        )
+    model = spec_model("openai", model, "gpt-4o-mini")
     base_url = settings.KIROCREW_OPENAI_BASE_URL
     if not (base_url or "").strip():
         raise ValueError(
