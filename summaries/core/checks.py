@@ -43,13 +43,12 @@ _EXACT = re.compile(r"(?<![\w./:=@-])(?:--?[\w-]{2,}|[\w.-]*[/.:=@][\w./:=@-]+|\
 
 def cut_title(title: str) -> str:
     """``title`` in at most ``TITLE_MAX`` characters, cut at a word when there is one."""
-    limit = TITLE_MAX
     flat = " ".join(title.split())
-    if len(flat) <= limit:
+    if len(flat) <= TITLE_MAX:
         return flat
-    head = flat[: limit + 1]
-    cut = head.rsplit(" ", 1)[0] if " " in head else flat[:limit]
-    return cut[:limit].rstrip(" ,;:-")
+    head = flat[: TITLE_MAX + 1]
+    cut = head.rsplit(" ", 1)[0] if " " in head else flat[:TITLE_MAX]
+    return cut[:TITLE_MAX].rstrip(" ,;:-")
 
 
 def _norm(text: str) -> str:
@@ -93,8 +92,8 @@ class _Checker:
         self.known = known
         self.report = SummaryChecks()
 
-    def count(self, name: str, n: int = 1) -> None:
-        setattr(self.report, name, getattr(self.report, name) + n)
+    def count(self, name: str) -> None:
+        setattr(self.report, name, getattr(self.report, name) + 1)
 
     def ranges(self, raw: object) -> tuple[list[list[int]], bool]:
         """The ranges cut to [1, total] and whether the reply had any at all."""

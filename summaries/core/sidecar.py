@@ -56,42 +56,27 @@ def sidecar_paths(root: Path, key: str) -> list[Path]:
     return [*(sidecar_path(root, key, kind) for kind in SIDECAR_DIRS), *claims]
 
 
-def _load(path: Path) -> dict[str, Any] | None:
+def _matches(data: dict[str, Any], identity: Identity | None) -> bool:
+    sig, gen = data.get("sig"), data.get("gen", 0)  # a legacy sidecar without gen: 0
+    return (
+        identity is not None
+        and type(sig) is int
+        and type(gen) is int
+        and (sig, gen) == (identity.sig, identity.gen)
+    )
+
+
+def _read(store: TranscriptStore, key: str, kind: str) -> dict[str, Any] | None:
+    """The sidecar as stored, if it has its kind's shape; corrupt or shapeless is None."""
+    path = sidecar_path(store.root, key, kind)
     try:
         if path.stat().st_size > MAX_SIDECAR_BYTES:
             return None
         data = orjson.loads(path.read_bytes())
     except (OSError, orjson.JSONDecodeError, RecursionError):
         return None
-    return data if isinstance(data, dict) else None
-
-
-def _gen_of(data: dict[str, Any]) -> int | None:
-    gen = data.get("gen", 0)  # legacy sidecars without gen count as generation 0
-    return gen if type(gen) is int else None
-
-
-def _matches(data: dict[str, Any], identity: Identity | None) -> bool:
-    sig = data.get("sig")
-    return (
-        identity is not None
-        and type(sig) is int
-        and sig == identity.sig
-        and _gen_of(data) == identity.gen
-    )
-
-
-def _read(store: TranscriptStore, key: str, kind: str) -> dict[str, Any] | None:
-    """The sidecar as stored, if it has its kind's shape; corrupt or shapeless is None."""
-    data = _load(sidecar_path(store.root, key, kind))
-    if data is None:
-        return None
-    well_formed = (
-        isinstance(data.get("intents"), list)
-        if kind == INTENTS
-        else isinstance(data.get("summary"), str)
-    )
-    return data if well_formed else None
+    field, shape = ("intents", list) if kind == INTENTS else ("summary", str)
+    return data if isinstance(data, dict) and isinstance(data.get(field), shape) else None
 
 
 def read_strict(

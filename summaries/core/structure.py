@@ -125,7 +125,6 @@ class StructureIndex:
     # ts -> (order, turn, citable text) for every kept row, the assistant's too: the
     # heuristic cites rows by ts
     by_ts: dict[str, tuple[int, int, str]] = field(default_factory=dict)
-    first_turn: int = 0  # the first user turn the turns hold (a window starts later)
 
     def add_fact(self, fact: Fact) -> None:
         self.facts.append(fact)
@@ -200,8 +199,6 @@ def build_index(turns: Sequence[TranscriptTurn]) -> StructureIndex:
         order += 1
         if turn.user_turn is not None:
             current = turn.user_turn
-            if not index.first_turn:
-                index.first_turn = current
             index.users[current] = UserRow(f"U{current}", current, order, turn.ts, turn.text)
             add(turn.ts, current, turn.text)
         elif turn.injected:

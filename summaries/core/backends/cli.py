@@ -27,7 +27,7 @@ import signal
 import subprocess
 import tempfile
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from contextlib import suppress
 from pathlib import Path
 from typing import IO, Any, ClassVar, Final, Protocol
@@ -51,15 +51,6 @@ _PRIVATE_NAMES: Final = frozenset(
 )
 #: Reading what a killed process group left in its pipes takes no longer than this.
 _DRAIN_GRACE: Final = 5.0
-
-
-def cli_env(environ: Mapping[str, str]) -> dict[str, str]:
-    """``environ`` without kirocrew's settings, secrets and proxy variables."""
-    return {
-        name: value
-        for name, value in environ.items()
-        if name not in _PRIVATE_NAMES and not name.startswith(_PRIVATE_PREFIXES)
-    }
 
 
 def command_words(setting: str, value: str) -> list[str]:
@@ -108,7 +99,11 @@ def run_cli(name: str, argv: Sequence[str], prompt: str, *, timeout: float, cwd:
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             cwd=cwd,
-            env=cli_env(os.environ),
+            env={
+                name: value
+                for name, value in os.environ.items()
+                if name not in _PRIVATE_NAMES and not name.startswith(_PRIVATE_PREFIXES)
+            },
             start_new_session=True,  # its own process group: a timeout kills all of it
             close_fds=True,
         )
