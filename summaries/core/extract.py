@@ -103,33 +103,34 @@ def extract_turns(
         clean = redact_text(content)[0]
         if role != "user":
             text = excerpt(clean, assistant_excerpt_chars)
-            turn = TranscriptTurn(index, "assistant", text, stamp, None, truncated=text != clean)
-        elif not is_user_turn(rec):
-            # A non-blank user row that is no person's turn: automation (the mirror's count
-            # and the dashboard apply the same rule). Neither counted nor remembered: a
-            # resend on either side of an automation row is still a resend.
-            text = clean[:max_user_chars]
-            turn = TranscriptTurn(
-                index, "user", text, stamp, None, injected=True, truncated=len(clean) > len(text)
+            turns.append(
+                TranscriptTurn(index, "assistant", text, stamp, None, truncated=text != clean)
             )
-        else:
-            text = clean[:max_user_chars]
-            user_count += 1
+            continue
+        text = clean[:max_user_chars]
+        number = repeat = None
+        # A non-blank user row that is no person's turn is automation (the mirror's count
+        # and the dashboard apply the same rule): neither counted nor remembered, so a
+        # resend on either side of an automation row is still a resend.
+        if is_user_turn(rec):
+            number = user_count = user_count + 1
             # Compared before redaction: two different pasted tokens redact to the same
             # tag, and "use token A" then "use token B" is not a resend.
             norm = " ".join(content[:max_user_chars].split())
             repeat = prev_turn if norm == prev_norm else None
             prev_norm, prev_turn = norm, user_count
-            turn = TranscriptTurn(
+        turns.append(
+            TranscriptTurn(
                 index,
                 "user",
                 text,
                 stamp,
-                user_count,
+                number,
+                injected=number is None,
                 repeat_of=repeat,
                 truncated=len(clean) > len(text),
             )
-        turns.append(turn)
+        )
     flush_tools()
     return turns
 
@@ -139,10 +140,7 @@ def count_user_turns(turns: Iterable[TranscriptTurn]) -> int:
 
 
 def last_activity_ts(turns: Sequence[TranscriptTurn]) -> str | None:
-    for turn in reversed(turns):
-        if turn.ts:
-            return turn.ts
-    return None
+    return next((turn.ts for turn in reversed(turns) if turn.ts), None)
 
 
 def _header(turn: TranscriptTurn) -> str:
