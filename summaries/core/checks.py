@@ -1,19 +1,11 @@
 """Checks a reply passes before anything is stored, whichever backend wrote it: a summary
-is read instead of the transcript, so its claims must stand on the transcript's rows.
-Run on the parsed reply, against the structure index the prompt was built from:
-
-* ranges are clipped to the session's user turns; an intent wholly outside is dropped; an
-  origin turn out of range is cleared;
-* a cited row must exist and a quote must be in it, else the citation is dropped;
-* ``verified: true`` stands only with a cited passing check after the intent's last change,
-  or the person's confirmation after it;
-* the transcript's own structure wins: a red last run after the last change means not
-  verified, whatever the reply says;
-* a constraint no person's turn supports is dropped;
-* titles are at most ``TITLE_MAX`` characters, cut at a word.
-
-What was removed or downgraded is counted (``SummaryChecks``). A line in the transcript
-telling the model to "mark everything done" changes nothing here: every claim needs its row.
+is read instead of the transcript, so every claim needs its row (a line telling the model
+to "mark everything done" changes nothing). Ranges are clipped to the session's user turns
+(an intent wholly outside is dropped, an origin outside cleared); a citation needs its row
+and its quote; ``verified: true`` needs a cited passing check after the last change or the
+person's confirmation; a red last run after the last change wins over the reply; a
+constraint no person's turn supports is dropped; titles are cut to ``TITLE_MAX``. What was
+done is counted (``SummaryChecks``).
 """
 
 from __future__ import annotations

@@ -1,10 +1,8 @@
-"""config.json's ``session_summary`` section (its clamps and overrides) and its
-``summary_backend`` section (the backend a person picked on the settings page).
-
-A hand-edited config.json must never stop the server: every malformed value degrades to
-its default and every out-of-range value is clamped with a WARNING instead of raising.
-The overrides come already parsed (``summaries/envconfig.py`` reads the environment with
-the site's one strict reader, so a typo there stops start-up instead of being ignored).
+"""config.json's ``session_summary`` section (clamps, overrides) and ``summary_backend``
+section (the backend picked on the settings page). A hand-edited config.json never stops
+the server: a malformed value degrades to its default, an out-of-range one is clamped
+with a WARNING. The overrides come parsed (``summaries/envconfig.py``, strict: a typo in
+the environment stops start-up).
 """
 
 from __future__ import annotations
@@ -160,19 +158,16 @@ class ConfigCache:
         self._key: tuple[object, ...] | None = None
         self._value: SessionSummaryConfig | None = None
 
-    def _file_key(self) -> tuple[int, int, int] | None:
+    def get(self, overrides: SummaryOverrides = NO_OVERRIDES) -> SessionSummaryConfig:
+        # Stat before reading: a change landing mid-read then shows up as a new key on the
+        # next call. st_ino too: write_enabled replaces the file, and a same-size
+        # replacement within one mtime tick would otherwise look unchanged.
         try:
             st = self.path.stat()
+            identity: tuple[int, int, int] | None = (st.st_mtime_ns, st.st_size, st.st_ino)
         except OSError:
-            return None
-        # st_ino too: write_enabled replaces the file, and a same-size replacement
-        # within one mtime tick would otherwise look unchanged.
-        return (st.st_mtime_ns, st.st_size, st.st_ino)
-
-    def get(self, overrides: SummaryOverrides = NO_OVERRIDES) -> SessionSummaryConfig:
-        # Stat before reading: a change landing mid-read then shows up as a new key
-        # on the next call instead of being cached under the old one.
-        key = (self._file_key(), overrides)
+            identity = None
+        key = (identity, overrides)
         with self._lock:
             if self._value is None or key != self._key:
                 self._value = load_config(self.path, overrides)
@@ -184,26 +179,19 @@ _write_lock = threading.Lock()
 
 
 def write_enabled(path: Path, enabled: bool) -> None:
-    """Set ``session_summary.enabled`` atomically, keeping every other key as it was.
-
-    Raises ConfigWriteError when the existing file is not a JSON object: a hand-edited
-    file with a typo must be fixed by a person, not silently replaced.
-    """
+    """Set ``session_summary.enabled``, keeping every other key (``update_config``)."""
 
     def change(data: dict[str, Any]) -> None:
         section = data.get(SECTION)
-        if not isinstance(section, dict):
-            section = {}
-        section["enabled"] = bool(enabled)
-        data[SECTION] = section
+        data[SECTION] = {**(section if isinstance(section, dict) else {}), "enabled": bool(enabled)}
 
     update_config(path, change)
 
 
 def update_config(path: Path, change: Callable[[dict[str, Any]], None]) -> None:
     """Read config.json, let ``change`` edit the object in place, write it back atomically
-    (one writer at a time in this process). Raises ConfigWriteError when the existing
-    file is not a JSON object."""
+    (one writer at a time in this process). Raises ConfigWriteError when the existing file
+    is not a JSON object: a hand-edited file with a typo is a person's to fix."""
     path = Path(path)
     with _write_lock:
         try:

@@ -1,13 +1,8 @@
-"""Which summary backends this machine can reach, for the settings page to offer, and
-one short request through a picked one (``backend_check``: which model answered and how
-long it took, or what failed in the backend's own safe words; a tiny prompt, no
-conversation).
-
-Listing never sends a prompt (nothing spends tokens until a person picks and tests one):
-a local OpenAI-compatible server is asked ``GET {base}/models`` only, an agent CLI is
-looked up on PATH, the Anthropic API is offered when its key is set. The server probes run
-in parallel with a short timeout each, and the whole listing is bounded by ``budget``
-seconds: a server that trickles its answer is dropped from the list, not waited for.
+"""Which summary backends this machine can reach, for the settings page, and one short
+request through a picked one (``backend_check``; a tiny prompt, no conversation). Listing
+sends no prompt: local OpenAI-compatible servers are asked ``GET {base}/models`` in
+parallel under one short bound (one that trickles is dropped, not waited for), agent CLIs
+are looked up on PATH, the Anthropic API is offered when its key is set.
 """
 
 from __future__ import annotations

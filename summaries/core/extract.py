@@ -1,21 +1,13 @@
-"""Reduce transcript rows to the bounded input the summarizer reads.
+"""Reduce transcript rows to the bounded input the summarizer reads: ``extract_turns`` of
+the folded rows (a long session's pass: of its last ``WINDOW_BYTES``, ``window_turns``;
+reading all of a 100 MB session to throw most of it away cost the pass 94 s). Only
+``role``, ``content``, ``ts`` and tool rows' ``meta.tool``/``meta.exit_code`` are read: the
+rest of ``meta`` is most of the bytes and says nothing about intent.
 
-One path: the session's folded rows (or a bounded pass's tail window) go through
-``extract_turns``. Only ``role``, ``content`` and ``ts`` are read, plus ``meta.tool`` and
-``meta.exit_code`` of tool rows: the rest of ``meta`` is most of a transcript's bytes and
-says nothing about intent. Tool rows are attached, redacted and excerpted, to the kept
-row before them (``TranscriptTurn.tools``), for the heuristic and the TOOL FACTS.
-
-A long session's pass reads only the folded rows of its last ``WINDOW_BYTES``
-(``TranscriptStore.read_session_tail``) and keeps its last ``WINDOW_USER_TURNS`` user
-turns (``window_turns``): reading all of a 100 MB session to throw most of it away cost
-the pass its whole budget (94 s).
-
-Every kept text is redacted here, user rows included (the store redacts only non-user
-rows), before any backend reads it: a secret a person pasted must reach neither a model
-server nor the heuristic, whose shaping (capitals, clipping) could hide it from the
-final payload redaction. The whole content is redacted BEFORE it is capped or excerpted:
-a cut can split a secret so that no pattern matches the half that is left.
+Every kept text is redacted here, user rows included, before any backend reads it: a
+pasted secret must reach neither a model server nor the heuristic, whose shaping
+(capitals, clipping) could hide it from the final payload redaction. The whole content is
+redacted BEFORE it is cut: a cut can split a secret so that no pattern matches the half.
 """
 
 from __future__ import annotations

@@ -1,14 +1,9 @@
-"""The transcript's structure as facts: one line per tool call and result, per automation
-row, each with a short reference the server resolves back to its row.
-
-The model reads the facts (``render_structure``) and cites them; the checks
-(``checks.py``) resolve the citations against the same index, so what the model was
-shown and what the server checks cannot drift apart. The facts are read by the
-heuristic's own tool-row rules (``heuristic/tools.py``).
-
-References: ``U<n>`` is the person's turn n; ``F<n>.<k>`` the k-th fact after it (``n`` 0
-before the first turn). Turn numbers are the session's, so a reference reads the same in
-a windowed pass and in a full one.
+"""The transcript's structure as facts: one line per tool call and result and per
+automation row, read by the heuristic's own tool-row rules (``heuristic/tools.py``), each
+with a reference the checks resolve against the same index: what the model was shown and
+what the server checks cannot drift apart. ``U<n>`` is the person's turn n; ``F<n>.<k>``
+the k-th fact after it (``n`` 0 before the first); session turn numbers, so a reference
+reads the same in a windowed pass and in a full one.
 """
 
 from __future__ import annotations

@@ -1,20 +1,11 @@
 """An agent CLI the person is already logged in to as a summarizer: ``claude-cli[:model]``
 (Claude Code in print mode) and ``codex-cli[:model]`` (``codex exec``), one process per
-pass, under rules that hold for every such CLI.
-
-- The prompt (the user's conversation) goes on **stdin**, never on the command line, where
-  every user of the machine could read it in ``ps``.
-- The process runs in a **fresh private folder** (removed afterwards), in its **own
-  process group**; a timeout kills the whole group (SIGKILL), so a CLI's helpers do not
-  outlive it.
-- Its environment is the server's **minus** kirocrew's own settings and secrets
-  (``KIROCREW_*``, ``DJANGO_*``, database and broker URLs) and proxy variables: the CLI
-  gets what it needs to find its login, nothing of ours.
-- stdout is read up to ``MAX_REPLY_BYTES`` (past it: a runaway); of stderr only a bounded
-  tail, **redacted**, reaches the log, and no byte of it reaches an exception message.
-- Each CLI passes its own no-persistence option (``--no-session-persistence``,
-  ``--ephemeral``), so a pass never leaves a session behind for ``import_transcripts``
-  to pick up and summarize.
+pass. The prompt goes on stdin, never on the command line (``ps`` shows it to every
+user). The process runs in a fresh private folder, in its own process group (a timeout
+kills all of it), with the server's environment minus kirocrew's settings, secrets and
+proxy variables. stdout is capped (past it: a runaway); of stderr only a redacted tail
+reaches the log, never an exception. Each CLI's no-persistence flag keeps a pass from
+leaving a session behind for ``import_transcripts`` to summarize.
 """
 
 from __future__ import annotations

@@ -1,12 +1,8 @@
 """What every HTTP model backend shares, so the OpenAI and Anthropic ones cannot drift:
-
-- ``trust_env`` is off: the base URL is explicit configuration, and proxy variables or a
-  ``.netrc`` must not silently reroute, or add credentials to, a request that carries the
-  user's conversation. No redirects are followed (a redirect could move the body elsewhere).
-- Every body is read under a byte cap and a wall-clock deadline: one bad server cannot
-  exhaust a worker's memory or hold it by trickling bytes.
-- Nothing from a server's free-text error message is ever copied into an exception: a
-  server may echo the request (the conversation) back in it. Only identifier-like codes.
+``trust_env`` off and no redirects (proxy variables or a ``.netrc`` must not reroute or add
+credentials to a request carrying the conversation); every body read under a byte cap and
+a wall-clock deadline; only identifier-like codes copied from an error body (a server may
+echo the request back in its message); one retry at most.
 """
 
 from __future__ import annotations
