@@ -30,8 +30,10 @@ FLOORS: Mapping[str, int] = {
     "max_constraints": 0,  # 0 is meaningful: suppress the notes section
     "assistant_excerpt_chars": 80,
 }
-_TRUTHY = frozenset({"1", "true", "yes", "on"})
-_FALSY = frozenset({"0", "false", "no", "off"})
+_WORDS = {
+    **dict.fromkeys(("1", "true", "yes", "on"), True),
+    **dict.fromkeys(("0", "false", "no", "off"), False),
+}
 
 
 class ConfigWriteError(ValueError):
@@ -101,20 +103,11 @@ def _opt_int(value: object) -> int | None:
 
 
 def bool_word(value: object) -> bool | None:
-    """True/False for a real bool or a recognised word; None for anything else.
-
-    Deliberately not ``bool(value)``: the original read the string "false" as True.
-    The site's environment reader takes its words from here too.
-    """
+    """True/False for a real bool or a recognised word (the site's environment reader's too);
+    None for anything else. Not ``bool(value)``: the string "false" is not True."""
     if isinstance(value, bool):
         return value
-    if isinstance(value, str):
-        word = value.strip().lower()
-        if word in _TRUTHY:
-            return True
-        if word in _FALSY:
-            return False
-    return None
+    return _WORDS.get(value.strip().lower()) if isinstance(value, str) else None
 
 
 def _section_kwargs(obj: object) -> dict[str, Any]:

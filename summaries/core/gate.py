@@ -111,13 +111,10 @@ def should_summarize(
     *,
     force: bool = False,
 ) -> PassOutcome | None:
-    """None to proceed, else the first refusal in the fixed order.
-
-    ``user_turns=None`` is the cheap pre-I/O check: slot state only. ``force`` (an
-    explicit request) lifts exactly the two gates that stand in for consent to spend,
-    stop_reason and cadence. ``slot.in_flight`` refuses nothing here: the pass's claim
-    (``claim.py``) is what excludes a second pass (``IN_FLIGHT``).
-    """
+    """None to proceed, else the first refusal in the fixed order. ``user_turns=None``: the
+    cheap pre-I/O check. ``force`` (an explicit request) lifts exactly the two gates that
+    stand in for consent to spend, stop_reason and cadence. ``slot.in_flight`` refuses
+    nothing here: the pass's claim excludes a second pass (``IN_FLIGHT``)."""
     off = switched_off(cfg)
     if off is not None:
         return off
@@ -143,9 +140,8 @@ def should_summarize(
 def generate_state(
     cfg: SessionSummaryConfig, slot: SlotView, user_turns: int | None
 ) -> GenerateState:
-    """Which affordance the panel offers. A running turn is still "ready": this value is
-    only refreshed on writes, so a mid-turn verdict would go stale; the POST refuses with
-    summary_turn_running instead."""
+    """The panel's affordance. A running turn is still "ready": this is only refreshed on
+    writes, so a mid-turn verdict would go stale (the POST refuses it instead)."""
     if not cfg.enabled or is_restricted(slot.memory_mode):
         return "unavailable"
     if slot.in_flight:

@@ -44,18 +44,11 @@ def _next_steps(value: object) -> list[dict[str, str]]:
         return []
     steps: list[dict[str, str]] = []
     for item in value:
-        if isinstance(item, str) and item.strip():
-            steps.append({"what": item.strip(), "why": "", "expect": ""})
-        elif isinstance(item, dict):
-            what = item.get("what")
-            if isinstance(what, str) and what.strip():
-                steps.append(
-                    {
-                        "what": what.strip(),
-                        "why": _text(item.get("why")),
-                        "expect": _text(item.get("expect")),
-                    }
-                )
+        step = {"what": item} if isinstance(item, str) else item  # a bare string is its what
+        what = step.get("what") if isinstance(step, dict) else None
+        if isinstance(what, str) and what.strip():
+            why, expect = _text(step.get("why")), _text(step.get("expect"))
+            steps.append({"what": what.strip(), "why": why, "expect": expect})
     return steps
 
 
@@ -103,12 +96,8 @@ def _coerce_intent(raw: object) -> dict[str, Any] | None:
     title = raw.get("title")
     if not isinstance(title, str) or not title.strip():
         return None
-    status = raw.get("status")
-    if status not in STATUSES:
-        status = "active"
-    verified = raw.get("verified")
-    if not isinstance(verified, bool):
-        verified = None
+    status = raw["status"] if raw.get("status") in STATUSES else "active"
+    verified = raw["verified"] if isinstance(raw.get("verified"), bool) else None
     origin = raw.get("origin_turn")
     ranges = _ranges(raw.get("ranges"))
     evidence = evidence_of(raw.get("evidence"))

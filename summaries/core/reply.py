@@ -169,6 +169,4 @@ def shape_reply(
         known_constraints=known_constraints,
     )
     shaped = normalize_payload(checked, max_intents=max_intents, max_constraints=max_constraints)
-    if shaped is None:
-        return Shaped(None, report)
-    return Shaped(shaped.model_copy(update={"checks": report}), report)
+    return Shaped(None if shaped is None else shaped.model_copy(update={"checks": report}), report)

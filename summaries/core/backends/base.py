@@ -16,15 +16,10 @@ from summaries.core.transcript_turn import TranscriptTurn
 
 @runtime_checkable
 class SummaryBackend(Protocol):
-    """``name`` is what a stored summary records as its ``model`` (``"heuristic"``,
-    ``"openai:gpt-4o-mini"``); a read-only property, so an attribute, a class attribute, a
-    frozen dataclass field and a property all satisfy it.
-
-    ``generate`` gets the complete prompt and the same transcript as structured turns (a
-    remote model reads only the prompt; an offline backend may read the turns instead of
-    re-parsing prose), and returns the reply text unparsed, or raises a
-    :class:`BackendError`. Synchronous: a Celery worker calls it.
-    """
+    """``name`` is what a stored summary records as its ``model`` (read-only, so any kind
+    of attribute satisfies it). ``generate`` gets the whole prompt and the same transcript
+    as turns (an offline backend reads those instead of re-parsing prose) and returns the
+    reply text unparsed, or raises a :class:`BackendError`."""
 
     @property
     def name(self) -> str: ...
