@@ -6,7 +6,6 @@ is the ``text`` blocks of ``content``, joined. Of an error body
 
 from __future__ import annotations
 
-import json
 from typing import Any, Final, Protocol
 
 import httpx
@@ -24,11 +23,11 @@ from summaries.core.backends.http import (
     StreamedText,
     names_overflow,
     read_error_body,
+    reply_json,
     retry_after,
     safe_code,
     spec_model,
     sse_data,
-    sse_json,
 )
 from summaries.core.backends.openai import SYSTEM_LINE
 
@@ -105,7 +104,7 @@ class AnthropicBackend(HTTPBackend):
         stop: str | None = None
         done = False
         for data in sse_data(response, deadline, self.timeout):
-            event = sse_json(data)
+            event = reply_json(data, "reply stream event")
             kind = event.get("type") if isinstance(event, dict) else None
             if kind == "content_block_delta":
                 delta = event.get("delta")
@@ -129,10 +128,7 @@ class AnthropicBackend(HTTPBackend):
         return _checked(text.text(), stop)
 
     def _read_body(self, raw: bytes) -> tuple[str, str | None]:
-        try:
-            payload = json.loads(raw)
-        except ValueError as exc:
-            raise BackendBadReply("reply body is not JSON") from exc
+        payload = reply_json(raw, "reply body")
         if not isinstance(payload, dict) or payload.get("type") != "message":
             raise BackendBadReply("reply is not a message object")
         content = payload.get("content")

@@ -10,7 +10,6 @@ leaving a session behind for ``import_transcripts`` to summarize.
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import shlex
@@ -26,7 +25,7 @@ from typing import IO, Any, ClassVar, Final, Protocol
 from transcripts.core.redaction import redact_text
 
 from .base import BackendBadReply, BackendRunaway, BackendTimeout, BackendUnavailable
-from .http import MAX_REPLY_BYTES, check_timeout
+from .http import MAX_REPLY_BYTES, check_timeout, reply_json
 
 log = logging.getLogger(__name__)
 
@@ -185,10 +184,7 @@ class ClaudeCliBackend(CliBackend):
     def generate(self, prompt: str, turns: Sequence[Any]) -> str:
         with self._workdir() as cwd:
             stdout = run_cli(self.name, self.argv(), prompt, timeout=self.timeout, cwd=Path(cwd))
-        try:
-            payload = json.loads(stdout)
-        except ValueError as exc:
-            raise BackendBadReply("claude-cli output is not JSON") from exc
+        payload = reply_json(stdout, "claude-cli output")
         if not isinstance(payload, dict) or payload.get("type") != "result":
             raise BackendBadReply("claude-cli output is not a result object")
         subtype = payload.get("subtype")

@@ -330,11 +330,11 @@ def sse_data(response: httpx.Response, deadline: float, timeout: float) -> Itera
                 yield line[5:].strip()
 
 
-def sse_json(data: bytes) -> Any:
+def reply_json(raw: bytes, what: str) -> Any:
     try:
-        return json.loads(data)
-    except ValueError as exc:
-        raise BackendBadReply("reply stream event is not JSON") from exc
+        return json.loads(raw)
+    except ValueError as exc:  # JSONDecodeError and UnicodeDecodeError
+        raise BackendBadReply(f"{what} is not JSON") from exc
 
 
 @dataclass(slots=True)

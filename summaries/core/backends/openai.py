@@ -5,7 +5,6 @@ reading a streamed or whole answer."""
 
 from __future__ import annotations
 
-import json
 import logging
 import re
 import threading
@@ -27,10 +26,10 @@ from summaries.core.backends.http import (
     StreamedText,
     names_overflow,
     read_error_body,
+    reply_json,
     safe_code,
     spec_model,
     sse_data,
-    sse_json,
 )
 from summaries.core.intents import reply_json_schema
 
@@ -143,7 +142,7 @@ class OpenAIBackend(HTTPBackend):
             if data == b"[DONE]":
                 done = True
                 break
-            event = _stream_event(sse_json(data))
+            event = _stream_event(reply_json(data, "reply stream event"))
             if event is None:
                 continue
             events += 1
@@ -160,10 +159,7 @@ class OpenAIBackend(HTTPBackend):
         return content, finish_reason
 
     def _read_body(self, raw: bytes) -> tuple[str, str | None]:
-        try:
-            payload = json.loads(raw)
-        except ValueError as exc:  # JSONDecodeError and UnicodeDecodeError
-            raise BackendBadReply("reply body is not JSON") from exc
+        payload = reply_json(raw, "reply body")
         if not isinstance(payload, dict):
             raise BackendBadReply(f"reply JSON is a {type(payload).__name__}, not an object")
         choices = payload.get("choices")
