@@ -176,14 +176,8 @@ def build_incremental_prompt(
     citation reads the same as in a full pass)."""
     start = next((i for i, t in enumerate(turns) if (t.user_turn or 0) > since), len(turns))
     new = list(turns[start:])
-    body = json.dumps(
-        {
-            "intents": previous_for_prompt(previous, since),
-            "constraints": previous.constraints,
-        },
-        ensure_ascii=False,
-        separators=(",", ":"),
-    )
+    stood = {"intents": previous_for_prompt(previous, since), "constraints": previous.constraints}
+    body = json.dumps(stood, ensure_ascii=False, separators=(",", ":"))
     head = INCREMENTAL_PROMPT.format(since=since, previous=body)
     index = build_index(turns)
     index.facts = [f for f in index.facts if f.turn > since]

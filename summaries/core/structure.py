@@ -199,10 +199,9 @@ def build_index(turns: Sequence[TranscriptTurn]) -> StructureIndex:
         elif turn.injected:
             verdict = notification_verdict(turn.text)
             said: tuple[str, ...] = (verdict,) if verdict else ()
-            kinds = kinds_of(said)
             line = f"automation (not the person): {_one_line(turn.text, 160)}"
-            if verdict:
-                line += f" => {verdict}"
+            line += f" => {verdict}" if verdict else ""
+            kinds = kinds_of(said)
             index.add_fact(
                 Fact(new_ref(), current, order, turn.ts, kinds, line, said, turn.text, True)
             )
@@ -235,8 +234,7 @@ def build_index(turns: Sequence[TranscriptTurn]) -> StructureIndex:
                 ran_ok=_ran_ok(call, row, kinds),
             )
             index.add_fact(fact)
-            if fact.ts:
-                index.by_ts.setdefault(fact.ts, (order, current, f"{text}\n{' '.join(said)}"))
+            add(fact.ts, current, f"{text}\n{' '.join(said)}")
             call = None
         if call is not None:
             order += 1
