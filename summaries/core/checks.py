@@ -110,12 +110,9 @@ class _Checker:
 
     def cite(self, cites: object, evidence: object) -> _Cited:
         found = _Cited()
-        items = cites if isinstance(cites, list) else []
-        for item in items:
-            ref, quote = (item, None) if isinstance(item, str) else (None, None)
-            if isinstance(item, dict):
-                ref, quote = item.get("ref"), item.get("quote")
-            if not self._resolve(ref, quote, found):
+        for item in cites if isinstance(cites, list) else []:
+            pair = (item.get("ref"), item.get("quote")) if isinstance(item, dict) else (item, None)
+            if not self._resolve(*pair, found):
                 self.count("citations_dropped")
         if isinstance(evidence, dict) and not self._by_ts(evidence, found):
             self.count("citations_dropped")
@@ -250,9 +247,9 @@ class _Checker:
         return None
 
     def constraint(self, item: object) -> str | None:
-        text, cite = (item, None) if isinstance(item, str) else (None, None)
-        if isinstance(item, dict):
-            text, cite = item.get("text"), item.get("cite")
+        text, cite = (
+            (item.get("text"), item.get("cite")) if isinstance(item, dict) else (item, None)
+        )
         if not isinstance(text, str) or not text.strip():
             return None
         m = _REF.match(cite) if isinstance(cite, str) else None

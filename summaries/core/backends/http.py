@@ -181,11 +181,9 @@ def transport_errors(url: str, timeout: float) -> Iterator[None]:
 
 
 class HTTPBackend:
-    """What every HTTP model backend holds: the model, a validated endpoint (no userinfo,
-    query or fragment: safe in logs and messages), the timeout (each read, and each
-    attempt's wall clock; connecting is capped at ``MAX_CONNECT_TIMEOUT``), the reply's
-    token limit, the retry back-off, and the key, which ``repr`` never prints. Each call
-    builds and closes its own ``httpx.Client``: an instance is only configuration."""
+    """The model, a validated endpoint (no userinfo, query or fragment: safe in logs), the
+    timeout (each read, and each attempt's wall clock), the reply's token limit, the retry
+    back-off, and the key, which ``repr`` never prints; each call builds its own client."""
 
     KIND: ClassVar[str]  # the spec's prefix: "openai", "anthropic"
     ENDPOINT: ClassVar[str]  # the path under the base URL

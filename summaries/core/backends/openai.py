@@ -86,19 +86,14 @@ class OpenAISettings(Protocol):
 
 
 class OpenAIBackend(HTTPBackend):
-    """Chat-completions client: one streamed ``POST {base_url}/chat/completions``
-    (``temperature`` 0, the learned ``response_format``); a server that ignores ``stream``
-    and answers one JSON completion is read as such. ``turns`` is ignored.
-
-    Streamed so that giving up ends the work: a real server (llama.cpp, vLLM) stops
+    """One streamed ``POST {base_url}/chat/completions`` (a server that ignores ``stream``
+    is read whole). Streamed so that giving up ends the work: a real server stops
     generating when the client closes the connection, whereas a non-streamed request
     abandoned at the timeout kept a single-slot server generating for minutes for nobody.
 
-    Retried once, after ``retry_backoff`` seconds, only when no generation can have been
-    left behind or paid for: a refused or dropped connection, or an HTTP 5xx. Not a
-    timeout (the server was still generating; asking again doubles a single-slot server's
-    queue), a 4xx (the same answer again), or an unusable 2xx (the model already ran).
-    The key is sent only as ``Authorization: Bearer``, and only when non-empty.
+    Retried once, only when no generation can have been left behind or paid for: a refused
+    or dropped connection, or an HTTP 5xx. Not a timeout (the server is still generating),
+    a 4xx (the same answer again), or an unusable 2xx (the model already ran).
     """
 
     KIND = "openai"
