@@ -295,8 +295,7 @@ def check_reply(
             if not isinstance(item, dict):
                 kept.append(item)  # the normalizer drops it
                 continue
-            checked = checker.intent(item)
-            if checked is not None:
+            if (checked := checker.intent(item)) is not None:
                 kept.append(checked)
         out["intents"] = kept
     notes = raw.get("constraints")

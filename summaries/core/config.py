@@ -114,8 +114,7 @@ def _section_kwargs(obj: object) -> dict[str, Any]:
     if not isinstance(obj, dict):
         return {}
     kwargs: dict[str, Any] = {}
-    enabled = bool_word(obj.get("enabled"))
-    if enabled is not None:
+    if (enabled := bool_word(obj.get("enabled"))) is not None:
         kwargs["enabled"] = enabled
     for name in FLOORS:
         if name in obj:

@@ -127,8 +127,7 @@ def discover_backends(
                 )
             )
     for spec, program in cli_commands:
-        path = which(program)
-        if path:
+        if path := which(program):
             options.append(BackendOption(spec, OptionKind.CLI, f"{program} on PATH ({path})"))
     if anthropic_key_set:
         options.append(BackendOption("anthropic:", OptionKind.API, "ANTHROPIC_API_KEY is set"))

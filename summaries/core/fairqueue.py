@@ -36,8 +36,7 @@ class FairQueue:
     def push(self, app: Hashable, slot_name: str, *, force: bool = False) -> bool:
         """Queue a pass; False when the slot was already queued (coalesced, ``force``
         kept if either asked for it)."""
-        queued_in = self._app_of.get(slot_name)
-        if queued_in is not None:
+        if (queued_in := self._app_of.get(slot_name)) is not None:
             queue = self._queues[queued_in]
             queue[slot_name] = queue[slot_name] or force
             return False

@@ -115,8 +115,7 @@ def should_summarize(
     cheap pre-I/O check. ``force`` (an explicit request) lifts exactly the two gates that
     stand in for consent to spend, stop_reason and cadence. ``slot.in_flight`` refuses
     nothing here: the pass's claim excludes a second pass (``IN_FLIGHT``)."""
-    off = switched_off(cfg)
-    if off is not None:
+    if (off := switched_off(cfg)) is not None:
         return off
     if is_restricted(slot.memory_mode):
         return PassOutcome(PassResult.MEMORY_MODE)

@@ -140,17 +140,13 @@ def _outcome(result: ToolRow) -> str:
     parts: list[str] = []
     if result.exit_code is not None:
         parts.append(f"exit {result.exit_code}")
-    tally = list(dict.fromkeys(m.group(0) for m in _TALLY.finditer(out)))
-    if tally:
+    if tally := list(dict.fromkeys(m.group(0) for m in _TALLY.finditer(out))):
         parts.append(", ".join(tally[-4:]))
-    commit = _HASH.search(out)
-    if commit:
+    if commit := _HASH.search(out):
         parts.append(f"commit {commit.group(1)}")
-    url = _URL.search(out)
-    if url:
+    if url := _URL.search(out):
         parts.append(url.group(0))
-    http = _HTTP.findall(out)
-    if http:
+    if http := _HTTP.findall(out):
         parts.append(_one_line(http[-1], 40))
     if len(parts) <= (result.exit_code is not None) and out.strip():
         flat = " ".join(out.split())

@@ -137,8 +137,7 @@ class OpenAIBackend(HTTPBackend):
             if data == b"[DONE]":
                 done = True
                 break
-            event = _stream_event(reply_json(data, "reply stream event"))
-            if event is None:
+            if (event := _stream_event(reply_json(data, "reply stream event"))) is None:
                 continue
             events += 1
             delta, reason = event
