@@ -280,10 +280,8 @@ def check_reply(
     user_turns: int,
     known_constraints: frozenset[str] = frozenset(),
 ) -> tuple[object, SummaryChecks]:
-    """``raw`` (a parsed reply) with what the checks forbid removed or downgraded, and the
-    count of what they did. ``user_turns`` is the session's genuine user turn count;
-    ``known_constraints`` are the previous checked summary's (a windowed pass no longer
-    holds the turn that stated them). Anything not a payload dict passes through."""
+    """``raw`` (a parsed reply) checked, and what the checks did; ``known_constraints``: the
+    previous summary's (a windowed pass no longer holds the turn that stated them)."""
     checker = _Checker(index, user_turns, known_constraints)
     if not isinstance(raw, dict):
         return raw, checker.report

@@ -110,9 +110,8 @@ def discover_backends(
     cli_commands: Sequence[tuple[str, str]],
     anthropic_key_set: bool,
 ) -> list[BackendOption]:
-    """The options the settings page lists: the configured backend first, then every model
-    of every local server that answered, the agent CLIs found on PATH (``cli_commands``:
-    ``(spec, program)``), and ``anthropic:`` when its key is set. Sends no prompt."""
+    """The configured backend, every model of every local server that answered, the agent
+    CLIs on PATH (``cli_commands``: ``(spec, program)``), ``anthropic:`` when keyed."""
     options = [
         BackendOption(configured, OptionKind.CONFIGURED, "KIROCREW_SUMMARY_MODEL, the default")
     ]

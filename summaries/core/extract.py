@@ -244,12 +244,10 @@ def window_turns(
     assistant_excerpt_chars: int,
     max_user_turns: int = WINDOW_USER_TURNS,
 ) -> list[TranscriptTurn] | None:
-    """The kept turns of the window's folded ``rows``, numbered so that the last user turn
-    is ``total_user_turns`` (the whole session's count). The window's first user turn only
-    seeds resend detection (its predecessor is outside) and is dropped, as is everything
-    before the second one. None when the window cannot stand for the session: fewer than
-    two user turns, or a count that does not add up.
-    """
+    """The window's turns, numbered so that the last user turn is ``total_user_turns``.
+    Its first user turn only seeds resend detection (its predecessor is outside) and is
+    dropped with all before it. None when the window cannot stand for the session: fewer
+    than two user turns, or a count that does not add up."""
     # Only the rows from the last max_user_turns + 1 user turns on are extracted (and
     # redacted): the earlier rows of the window would be dropped below anyway.
     turns = extract_turns(

@@ -99,9 +99,7 @@ def is_restricted(memory_mode: object) -> bool:
 def switched_off(cfg: SessionSummaryConfig) -> PassOutcome | None:
     """The gate's first rule, needing only the config: a queued pass asks it before any
     database or file work, so a switched-off summarizer's pass costs a config read."""
-    if not cfg.enabled:
-        return PassOutcome(PassResult.DISABLED)
-    return None
+    return None if cfg.enabled else PassOutcome(PassResult.DISABLED)
 
 
 def should_summarize(

@@ -181,12 +181,9 @@ def seal_model(model: _Model) -> _Model:
 
 
 def clip_sealed(text: str, limit: int) -> str:
-    """At most ``limit`` characters of ``text``, redacted before and after the cut.
-
-    Before: a cut can split a secret so that no pattern matches the half that is left.
-    The cut falls on whitespace when there is any (no token, secret or tag, is left
-    half). After: a shorter string can meet a pattern's boundary the longer one did not.
-    """
+    """At most ``limit`` characters of ``text``, on whitespace when there is any, redacted
+    before the cut (it can split a secret so that no pattern matches the half left) and
+    after it (a shorter string can meet a pattern's boundary the longer one did not)."""
     clean = _redacted(text)
     if len(clean) <= limit:
         return clean

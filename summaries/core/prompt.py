@@ -171,9 +171,8 @@ def build_incremental_prompt(
     since: int,
     max_chars: int = MAX_INPUT_CHARS,
 ) -> str:
-    """The update prompt: short rules, the previous summary, the turns after user turn
-    ``since`` and the tool facts recorded since (the references are the session's, so a
-    citation reads the same as in a full pass)."""
+    """Short rules, the previous summary, the turns after user turn ``since`` and their
+    tool facts (session references: a citation reads the same as in a full pass)."""
     start = next((i for i, t in enumerate(turns) if (t.user_turn or 0) > since), len(turns))
     new = list(turns[start:])
     stood = {"intents": previous_for_prompt(previous, since), "constraints": previous.constraints}

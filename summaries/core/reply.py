@@ -154,10 +154,8 @@ def shape_reply(
     known_constraints: frozenset[str] = frozenset(),
     previous: SummaryPayload | None = None,
 ) -> Shaped:
-    """``reply`` (the backend's raw text) checked against ``turns`` and shaped; the
-    payload carries what the checks did. ``user_turns`` defaults to the turns' count.
-    With ``previous``, ``reply`` answers the incremental prompt and is merged into it
-    first (``merge_update``): the merged payload is checked whole."""
+    """``reply`` (the backend's raw text) checked against ``turns`` and shaped. With
+    ``previous`` it answers the incremental prompt: merged first, then checked whole."""
     total = count_user_turns(turns) if user_turns is None else user_turns
     raw: object = parse_reply(reply)
     if previous is not None:

@@ -104,10 +104,9 @@ def read_for_panel(
 
 
 def summary_of(data: dict[str, Any]) -> StoredSummary:
-    """An intents sidecar's content as the payload model, read leniently: unknown fields
-    are ignored, a bad intent is dropped (never the whole summary), evidence is checked
-    again (an older or foreign writer is not trusted), and an envelope field of the wrong
-    type reads as absent (``user_turns: true`` covers no turn count)."""
+    """An intents sidecar as the payload model, leniently: a bad intent is dropped (never
+    the whole summary), evidence checked again (a foreign writer is not trusted), and an
+    envelope field of the wrong type reads as absent."""
     intents: list[Intent] = []
     for item in data.get("intents") or []:
         if not isinstance(item, dict):

@@ -103,7 +103,6 @@ class Fact:
 
 @dataclass(frozen=True, slots=True)
 class UserRow:
-    ref: str  # "U12"
     turn: int
     order: int
     ts: str | None
@@ -190,7 +189,7 @@ def build_index(turns: Sequence[TranscriptTurn]) -> StructureIndex:
         order += 1
         if turn.user_turn is not None:
             current = turn.user_turn
-            index.users[current] = UserRow(f"U{current}", current, order, turn.ts, turn.text)
+            index.users[current] = UserRow(current, order, turn.ts, turn.text)
             add(turn.ts, current, turn.text)
         elif turn.injected:
             verdict = notification_verdict(turn.text)
