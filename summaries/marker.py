@@ -3,7 +3,7 @@
 ``SummaryState.in_flight_until`` is set when a pass is dispatched (``tasks.py``, after the
 commit that asked for it) and cleared by the pass that ran for that request; the GET
 answers ``generate_state: "generating"`` while it is set and not expired. It decides
-nothing: one pass per slot is the claim's (``core/claim.py``, an OS lock the kernel drops
+nothing: one pass per slot is the claim's (``core/sidecar.py::claim_take``, an OS lock the kernel drops
 when its holder dies), so a pass killed before clearing it blocks no pass and no POST;
 it only reads "generating" until the next pass for the slot ends, at most
 ``KIROCREW_SUMMARY_IN_FLIGHT_TTL`` seconds. The dirty lease a pass also respects is

@@ -22,7 +22,6 @@ from transcripts.runtime import get_store
 
 from .backoff import summary_backoff_active, summary_backoff_clear, summary_backoff_start
 from .core.backends import BackendBadReply, BackendError
-from .core.claim import claim_take, pass_wanted_mark, pass_wanted_take
 from .core.config import SessionSummaryConfig
 from .core.extract import (
     WINDOW_BYTES,
@@ -37,6 +36,9 @@ from .core.payload import clip_sealed, seal_model
 from .core.sidecar import (
     INTENTS,
     ONE_LINE,
+    claim_take,
+    pass_wanted_mark,
+    pass_wanted_take,
     sidecar_path,
     summary_for_panel,
     summary_strict,

@@ -1,4 +1,5 @@
-"""Summary sidecars: ``.intents/<safe_key>.json`` and ``.summaries/<safe_key>.json``.
+"""Summary sidecars (``.intents/<safe_key>.json``, ``.summaries/<safe_key>.json``) and the
+pass claim beside them.
 
 A sidecar holds a payload plus the ``sig`` (transcript ``st_mtime_ns``) and ``gen``
 (``rotation_generation``) of exactly the transcript it describes, snapshotted by the
@@ -6,11 +7,20 @@ caller before the model call. The write happens under the transcript's lock and 
 refused when the transcript is gone or either half moved, so a delete is never
 resurrected, an append during generation is never blessed, and a rewrite (same mtime,
 new gen) cannot make a stale summary look fresh. The transcript is never touched.
+
+At most one pass per session runs at a time: an exclusive ``flock`` on
+``.intents/<safe_key>.claim``, taken without waiting and held by an open descriptor for
+the whole pass. The kernel drops it however the pass ends (kill -9, the OOM killer), and
+no expiry can let a second pass start beside a slow one (a database marker expired after
+600 s against up to ~1,200 s of model time). ``flock``, not ``fcntl`` record locks: those
+vanish when any descriptor of the file is closed anywhere in the process.
 """
 
 from __future__ import annotations
 
+import fcntl
 import logging
+import os
 from pathlib import Path
 from typing import Any
 
@@ -41,12 +51,12 @@ def sidecar_path(root: Path, key: str, kind: str) -> Path:
 
 
 def claim_path(root: Path, key: str) -> Path:
-    """The pass claim's file (``claim.py``), beside the intents sidecar: a delete reaps it."""
+    """The pass claim's file, beside the intents sidecar: a delete reaps it."""
     return root / SIDECAR_DIRS[INTENTS] / f"{safe_key(key)}.claim"
 
 
 def wanted_path(root: Path, key: str) -> Path:
-    """The "another pass is wanted" mark (``claim.pass_wanted_mark``)."""
+    """The "another pass is wanted" mark (``pass_wanted_mark``)."""
     return root / SIDECAR_DIRS[INTENTS] / f"{safe_key(key)}.wanted"
 
 
@@ -171,3 +181,48 @@ def write_guarded(
     except OSError as exc:  # disk full, read-only: the previous sidecar stays in place
         log.warning("sidecar %s for %s not written: %s", kind, key, exc)
         return False
+
+
+def pass_wanted_mark(root: Path, key: str) -> None:
+    """Made by every pass before it tries the claim, so one refused while another holds it
+    is not lost (the holder, or whoever takes the claim next, answers it)."""
+    path = wanted_path(root, key)
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600))
+
+
+def pass_wanted_take(root: Path, key: str) -> bool:
+    """Whether a pass was wanted since the last take; the record is gone afterwards."""
+    try:
+        wanted_path(root, key).unlink()
+    except FileNotFoundError:
+        return False
+    return True
+
+
+class Claim:
+    """A held claim; ``release()`` (or the process ending) lets the next pass in."""
+
+    def __init__(self, fd: int) -> None:
+        self._fd: int | None = fd
+
+    def release(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)  # closing the only descriptor drops the flock
+            self._fd = None
+
+
+def claim_take(root: Path, key: str) -> Claim | None:
+    """The claim of session ``key``, or None while another pass holds it."""
+    path = claim_path(root, key)
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        return None
+    except BaseException:
+        os.close(fd)
+        raise
+    return Claim(fd)

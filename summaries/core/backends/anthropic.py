@@ -158,8 +158,7 @@ class AnthropicBackend(HTTPBackend):
         return exc
 
     def _http_error(self, response: httpx.Response) -> BackendHTTPError:
-        raw, payload = read_error_body(response)
-        error = payload.get("error") if isinstance(payload, dict) else None
+        raw, error = read_error_body(response)
         code = safe_code(error.get("type")) if isinstance(error, dict) else None
         status = response.status_code
         if status in (400, 413) and names_overflow(raw):

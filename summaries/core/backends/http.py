@@ -132,15 +132,16 @@ def read_capped(response: httpx.Response, cap: int, deadline: float, timeout: fl
 
 
 def read_error_body(response: httpx.Response) -> tuple[bytes, Any]:
-    """An error body (bounded) and its parsed JSON (None when it is not JSON)."""
+    """An error body (bounded) and its JSON's ``error`` member (None when there is none)."""
     try:
         raw = read_capped(response, MAX_ERROR_BODY_BYTES, time.monotonic() + 5.0, timeout=5.0)
     except (httpx.HTTPError, BackendBadReply):
         return b"", None  # the status code alone is enough to report; the body is a bonus
     try:
-        return raw, json.loads(raw)
+        payload = json.loads(raw)
     except ValueError:
         return raw, None
+    return raw, payload.get("error") if isinstance(payload, dict) else None
 
 
 def retry_after(response: httpx.Response) -> float | None:

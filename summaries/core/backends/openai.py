@@ -208,8 +208,7 @@ class OpenAIBackend(HTTPBackend):
     def _http_error(self, response: httpx.Response) -> BackendHTTPError:
         # OpenAI sends {"error": {"message", "type", "code", "param"}}; compatible servers
         # vary. The message is read for the format and overflow words alone, never copied.
-        raw, payload = read_error_body(response)
-        error = payload.get("error") if isinstance(payload, dict) else None
+        raw, error = read_error_body(response)
         code = None
         if isinstance(error, dict):
             code = safe_code(error.get("code")) or safe_code(error.get("type"))
