@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from summaries.core.backends.anthropic import AnthropicBackend, anthropic_backend
+from summaries.core.backends.anthropic import anthropic_backend
 from summaries.core.backends.base import (
     BackendBadReply,
     BackendContextOverflow,
@@ -32,7 +32,6 @@ from summaries.core.backends.openai import OpenAIBackend, openai_backend
 __all__ = [
     "BACKENDS",
     "HEURISTIC",
-    "AnthropicBackend",
     "BackendBadReply",
     "BackendContextOverflow",
     "BackendError",

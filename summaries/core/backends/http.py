@@ -231,9 +231,8 @@ class HTTPBackend:
     def generate(self, prompt: str, turns: Sequence[TranscriptTurn]) -> str:
         """One streamed POST, retried at most once when ``_retry_wait`` allows it."""
         client = http_client(self.timeout, self._transport)
-        stream = True
+        stream, attempt = True, 1
         try:
-            attempt = 1
             while True:
                 body, headers = self._request(prompt, stream=stream)
                 try:
