@@ -46,12 +46,6 @@ class AnthropicSettings(Protocol):
     KIROCREW_ANTHROPIC_MAX_TOKENS: int
 
 
-class _Retryable(BackendHTTPError):
-    """An HTTP error that asked to be retried after ``wait`` seconds (not raised out)."""
-
-    wait: float = 0.0
-
-
 class AnthropicBackend(HTTPBackend):
     """Retried once: a refused or dropped connection; an overloaded (529) or failing (5xx)
     server; a 429 whose ``retry-after`` is at most ``MAX_RETRY_AFTER`` seconds. The wait
@@ -147,15 +141,7 @@ class AnthropicBackend(HTTPBackend):
     def _retry_wait(self, exc: BackendError) -> float | None:
         if isinstance(exc, BackendUnavailable):
             return self.retry_backoff
-        if isinstance(exc, _Retryable):
-            return exc.wait
-        return None
-
-    def _public(self, exc: BackendError) -> BackendError:
-        """A retryable HTTP error is, to the caller, an HTTP error like any other."""
-        if isinstance(exc, _Retryable):
-            return BackendHTTPError(exc.status, code=exc.code)
-        return exc
+        return exc.retry_wait if isinstance(exc, BackendHTTPError) else None
 
     def _http_error(self, response: httpx.Response) -> BackendHTTPError:
         raw, error = read_error_body(response)
@@ -167,8 +153,8 @@ class AnthropicBackend(HTTPBackend):
         if status in _RETRIED or (status == 429 and after is not None):
             wait = self.retry_backoff if after is None else after
             if wait <= MAX_RETRY_AFTER:
-                retryable = _Retryable(status, code=code)
-                retryable.wait = wait
+                retryable = BackendHTTPError(status, code=code)
+                retryable.retry_wait = wait
                 return retryable
         return BackendHTTPError(status, code=code)
 

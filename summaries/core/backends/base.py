@@ -50,6 +50,10 @@ class BackendHTTPError(BackendError):
     code when it sent one (``"model_not_found"``); free-text messages are never copied,
     since a server may echo the request back in them."""
 
+    #: The wait before the one retry that the server asked for (Anthropic's 429/5xx with
+    #: a ``retry-after``), set by the backend that read it; None: its own rule decides.
+    retry_wait: float | None = None
+
     def __init__(
         self,
         status: int,

@@ -248,7 +248,7 @@ class HTTPBackend:
                         continue
                     wait = self._retry_wait(exc)
                     if attempt >= ATTEMPTS or wait is None:
-                        raise self._public(exc) from exc
+                        raise exc from exc
                     log.info(
                         "summary backend %s: attempt %d failed (%s: %s); retrying in %.1f s",
                         self.name,
@@ -303,9 +303,6 @@ class HTTPBackend:
         """Whether the refusal ``exc`` made the next request ask differently (and so is
         tried again without counting as an attempt)."""
         return False
-
-    def _public(self, exc: BackendError) -> BackendError:
-        return exc  # the error the caller sees
 
 
 def sse_data(response: httpx.Response, deadline: float, timeout: float) -> Iterator[bytes]:
