@@ -13,7 +13,6 @@ import httpx
 from summaries.core.backends.base import (
     BackendBadReply,
     BackendContextOverflow,
-    BackendError,
     BackendHTTPError,
     BackendUnavailable,
 )
@@ -137,11 +136,6 @@ class AnthropicBackend(HTTPBackend):
         ]
         stop = payload.get("stop_reason")
         return _checked("".join(texts), stop if isinstance(stop, str) else None)
-
-    def _retry_wait(self, exc: BackendError) -> float | None:
-        if isinstance(exc, BackendUnavailable):
-            return self.retry_backoff
-        return exc.retry_wait if isinstance(exc, BackendHTTPError) else None
 
     def _http_error(self, response: httpx.Response) -> BackendHTTPError:
         raw, error = read_error_body(response)

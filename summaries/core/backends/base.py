@@ -50,8 +50,8 @@ class BackendHTTPError(BackendError):
     code when it sent one (``"model_not_found"``); free-text messages are never copied,
     since a server may echo the request back in them."""
 
-    #: The wait before the one retry that the server asked for (Anthropic's 429/5xx with
-    #: a ``retry-after``), set by the backend that read it; None: its own rule decides.
+    #: Seconds before the one retry, set by the backend whose rule retries this answer
+    #: (a 5xx; Anthropic's ``retry-after``); None: not retried.
     retry_wait: float | None = None
 
     def __init__(

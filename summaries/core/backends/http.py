@@ -296,8 +296,11 @@ class HTTPBackend:
         raise NotImplementedError
 
     def _retry_wait(self, exc: BackendError) -> float | None:
-        """Seconds to wait before the one retry, or None: not retried."""
-        raise NotImplementedError
+        """Seconds to wait before the one retry, or None: not retried. A refused or dropped
+        connection never reached the model; an HTTP error carries its own ``retry_wait``."""
+        if isinstance(exc, BackendUnavailable):
+            return self.retry_backoff
+        return exc.retry_wait if isinstance(exc, BackendHTTPError) else None
 
     def _stepped_down(self, exc: BackendError) -> bool:
         """Whether the refusal ``exc`` made the next request ask differently (and so is

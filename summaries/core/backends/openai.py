@@ -173,14 +173,6 @@ class OpenAIBackend(HTTPBackend):
         finish_reason = choice.get("finish_reason")
         return content, finish_reason if isinstance(finish_reason, str) else None
 
-    def _retry_wait(self, exc: BackendError) -> float | None:
-        transient = isinstance(exc, BackendUnavailable) or (
-            isinstance(exc, BackendHTTPError)
-            and not isinstance(exc, BackendContextOverflow)
-            and exc.status >= 500
-        )
-        return self.retry_backoff if transient else None
-
     def _stepped_down(self, exc: BackendError) -> bool:
         if not (
             isinstance(exc, BackendHTTPError)
@@ -215,9 +207,12 @@ class OpenAIBackend(HTTPBackend):
         status = response.status_code
         if code == "context_length_exceeded" or (status in (400, 413, 422) and names_overflow(raw)):
             return BackendContextOverflow(status, code=code or "context_length_exceeded")
-        return BackendHTTPError(
+        error = BackendHTTPError(
             status, code=code, about_format=FORMAT_NAMES.search(raw) is not None
         )
+        if status >= 500:  # the server's own failure: worth the one retry
+            error.retry_wait = self.retry_backoff
+        return error
 
 
 def _stream_event(payload: Any) -> tuple[str, str | None] | None:
