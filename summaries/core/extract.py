@@ -187,9 +187,7 @@ def render_bounded_input(turns: Sequence[TranscriptTurn], max_chars: int = MAX_I
     if len("\n\n".join(blocks)) <= max_chars:
         return "\n\n".join(blocks).strip()
 
-    head_end = 0  # exclusive
-    used = 0
-    users_seen = 0
+    head_end = used = users_seen = 0  # head_end: exclusive
     for i, turn in enumerate(cut):
         if turn.user_turn is not None:
             users_seen += 1
