@@ -265,16 +265,10 @@ def _unanswered(ref: str, turn: int, order: int, call: ToolRow) -> Fact:
 def _essential(facts: Sequence[Fact]) -> set[str]:
     """The facts no cut may drop: per turn, its last change and its last check, and every
     commit, push, PR, merge, deploy, discard and automation verdict."""
-    keep: set[str] = set()
-    last_change: dict[int, str] = {}
-    last_check: dict[int, str] = {}
-    for f in facts:
-        if FactKind.CHANGE in f.kinds:
-            last_change[f.turn] = f.ref
-        if f.kinds & CHECKS:
-            last_check[f.turn] = f.ref
-        if f.kinds & (CLOSING | {FactKind.DISCARD}) or (f.automation and f.kinds):
-            keep.add(f.ref)
+    last_change = {f.turn: f.ref for f in facts if FactKind.CHANGE in f.kinds}
+    last_check = {f.turn: f.ref for f in facts if f.kinds & CHECKS}
+    closing = CLOSING | {FactKind.DISCARD}
+    keep = {f.ref for f in facts if f.kinds & closing or (f.automation and f.kinds)}
     return keep | set(last_change.values()) | set(last_check.values())
 
 
