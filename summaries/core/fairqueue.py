@@ -7,7 +7,6 @@ second request adds nothing but may raise it to ``force`` (it must not be lost).
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from collections.abc import Container, Hashable
 from dataclasses import dataclass
 
@@ -22,7 +21,7 @@ class FairQueue:
     def __init__(self) -> None:
         # app -> its slots in arrival order (value: force); only apps with work are keys,
         # in the order they got work (the tie-break between apps never served)
-        self._queues: dict[Hashable, OrderedDict[str, bool]] = {}
+        self._queues: dict[Hashable, dict[str, bool]] = {}
         self._app_of: dict[str, Hashable] = {}
         self._served: dict[Hashable, int] = {}  # app -> when it was last served
         self._clock = 0
@@ -40,7 +39,7 @@ class FairQueue:
             queue = self._queues[queued_in]
             queue[slot_name] = queue[slot_name] or force
             return False
-        self._queues.setdefault(app, OrderedDict())[slot_name] = force
+        self._queues.setdefault(app, {})[slot_name] = force
         self._app_of[slot_name] = app
         return True
 
@@ -53,8 +52,7 @@ class FairQueue:
             served = self._served.get(app, -1)
             if best is not None and served >= best[0]:
                 continue
-            slot_name = next((name for name in queue if name not in busy), None)
-            if slot_name is not None:
+            if (slot_name := next((name for name in queue if name not in busy), None)) is not None:
                 best = (served, app, slot_name)
         if best is None:
             return None
