@@ -143,14 +143,12 @@ class AnthropicBackend(HTTPBackend):
         status = response.status_code
         if status in (400, 413) and names_overflow(raw):
             return BackendContextOverflow(status, code=code)
+        error = BackendHTTPError(status, code=code)
         after = retry_after(response)
         if status in _RETRIED or (status == 429 and after is not None):
             wait = self.retry_backoff if after is None else after
-            if wait <= MAX_RETRY_AFTER:
-                retryable = BackendHTTPError(status, code=code)
-                retryable.retry_wait = wait
-                return retryable
-        return BackendHTTPError(status, code=code)
+            error.retry_wait = wait if wait <= MAX_RETRY_AFTER else None
+        return error
 
 
 def _checked(text: str, stop: str | None) -> tuple[str, str | None]:
