@@ -116,15 +116,10 @@ def discover_backends(
         BackendOption(configured, OptionKind.CONFIGURED, "KIROCREW_SUMMARY_MODEL, the default")
     ]
     for server in probe_servers(local_urls):
+        where = f"local server at {server.base_url}"
         for model in server.models:
-            options.append(
-                BackendOption(
-                    f"openai:{model}",
-                    OptionKind.LOCAL_SERVER,
-                    f"local server at {server.base_url}",
-                    base_url=server.base_url,
-                )
-            )
+            spec = f"openai:{model}"
+            options.append(BackendOption(spec, OptionKind.LOCAL_SERVER, where, server.base_url))
     for spec, program in cli_commands:
         if path := which(program):
             options.append(BackendOption(spec, OptionKind.CLI, f"{program} on PATH ({path})"))
