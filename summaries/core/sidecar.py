@@ -121,19 +121,16 @@ def summary_of(data: dict[str, Any]) -> StoredSummary:
     for item in data.get("intents") or []:
         if not isinstance(item, dict):
             continue
+        checked = {**item, "evidence": evidence_of(item.get("evidence"))}
         try:
-            intents.append(
-                Intent.model_validate({**item, "evidence": evidence_of(item.get("evidence"))})
-            )
+            intents.append(Intent.model_validate(checked))
         except ValidationError:
             continue
-    constraints = data.get("constraints")
+    constraints = data["constraints"] if isinstance(data.get("constraints"), list) else []
     fields = {
         **{k: v for k, v in data.items() if k in _ENVELOPE},
         "intents": intents,
-        "constraints": [c for c in constraints if isinstance(c, str)]
-        if isinstance(constraints, list)
-        else [],
+        "constraints": [c for c in constraints if isinstance(c, str)],
     }
     try:
         return StoredSummary.model_validate(fields)
