@@ -13,7 +13,7 @@ Target: fold+extract time <= 2.0x the plain parse: extraction redacts every kept
 user rows included, before any summarizer reads it (issue 11), which costs about as much
 as the parse on this corpus. (A raw-line twin that skipped decoding ``meta`` with msgspec
 saved only 8-14 % of the CPU time and was removed: docs/DESIGN.md, "Reading long sessions".) A summary pass on a
-session over 4 MB reads only its tail window (summaries/core/window.py), so this cost is
+session over 4 MB reads only its tail window (summaries/core/extract.py), so this cost is
 bounded per pass whatever the session's size (bench_pass_100mb.py). It also
 prints the bytes the model reads: ``build_prompt(turns)`` (the bounded input plus the
 prompt) and the unbounded ``render_input(turns)``, as a share of the transcript's bytes.

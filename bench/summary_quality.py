@@ -9,7 +9,7 @@
 
 ``--record DIR`` writes each session's exact full-pass prompt (DIR/<session>.prompt.txt);
 ``replay:DIR`` scores DIR/<session>.reply.txt through the pass's own parse, check and
-normalize (summaries/core/shape.py); see bench/replay/README.md for the protocol.
+normalize (summaries/core/reply.py); see bench/replay/README.md for the protocol.
 
 DIR holds ``labels.json`` (``{"sessions": {name: {file, families, held_out, intents,
 constraints}}}``) and the transcripts it names, paths relative to DIR; see
@@ -234,7 +234,7 @@ def normalize(raw: object) -> Payload | None:
 
 
 def state_of(status: object, verified: object) -> str:
-    from summaries.core.payload import derive_state
+    from summaries.core.intents import derive_state
 
     return derive_state(status, verified)
 
@@ -250,7 +250,7 @@ def parse(text: str) -> object:
 
 def shaped(reply: object, turns: Sequence[TranscriptTurn]) -> Payload | None:
     """``reply`` through the pass's own parse, check and normalize (``shape_reply``)."""
-    from summaries.core.shape import shape_reply
+    from summaries.core.reply import shape_reply
 
     if os.environ.get("KIROCREW_BENCH_NO_CHECKS"):  # measuring what the checks change
         return normalize(parse(reply))  # type: ignore[arg-type]

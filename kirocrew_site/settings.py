@@ -294,13 +294,13 @@ KIROCREW_CLAUDE_CLI = env_str("KIROCREW_CLAUDE_CLI", "claude")
 KIROCREW_CODEX_CLI = env_str("KIROCREW_CODEX_CLI", "codex")
 KIROCREW_CLI_TIMEOUT = env_float("KIROCREW_CLI_TIMEOUT", 300.0, minimum=0.001)
 # The model's context window in tokens: the transcript the prompt carries is sized to fit
-# it (summaries/core/budget.py). 0 = unknown: a fixed 40,000 characters.
+# it (summaries/core/prompt.py). 0 = unknown: a fixed 40,000 characters.
 KIROCREW_SUMMARY_CONTEXT_TOKENS = env_int("KIROCREW_SUMMARY_CONTEXT_TOKENS", 0, minimum=0)
 # After a runaway or unusable model reply, a slot's turn-end passes wait this long (a
 # forced pass, the Summarize button or `manage.py summarize`, does not).
 KIROCREW_SUMMARY_BACKOFF = env_duration("KIROCREW_SUMMARY_BACKOFF", 600, minimum=0)
 # Seconds a slot reads "generating" at most after a pass that was killed before it said it
-# ended (summaries/marker.py: display only; one pass per slot is the claim's file lock).
+# ended (summaries/state.py: display only; one pass per slot is the claim's file lock).
 KIROCREW_SUMMARY_IN_FLIGHT_TTL = env_duration("KIROCREW_SUMMARY_IN_FLIGHT_TTL", 600, minimum=1)
 # Seconds a slot write's dirty lease lasts: longer than any write (lock wait + append +
 # rotation); a writer killed mid-write blocks summaries of its slot at most this long.

@@ -166,7 +166,6 @@ def generate_summary(request: HttpRequest, slot: str) -> Any:
             slot_view(found),
             found.session.user_turns,
             force=True,
-            holding_guard=True,
         )
         if refusal is not None:
             if refusal.reason is PassResult.TOO_FEW_TURNS and summary_clear_beyond(found):

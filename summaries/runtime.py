@@ -12,12 +12,17 @@ from pathlib import Path
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
-from .core.backend_check import CheckResult, backend_check
-from .core.backend_choice import MAX_FIELD_CHARS, BackendChoice, read_choice, write_choice
 from .core.backends import SummaryBackend, resolve_backend
-from .core.budget import input_budget
-from .core.config import ConfigCache, SessionSummaryConfig
-from .core.discovery import BackendOption, discover_backends
+from .core.config import (
+    MAX_FIELD_CHARS,
+    BackendChoice,
+    ConfigCache,
+    SessionSummaryConfig,
+    read_choice,
+    write_choice,
+)
+from .core.discovery import BackendOption, CheckResult, backend_check, discover_backends
+from .core.prompt import input_budget
 from .envconfig import summary_overrides_read
 
 #: The longest a settings-page test request may wait for its answer (a CLI's own

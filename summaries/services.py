@@ -22,19 +22,25 @@ from transcripts.models import Session, Slot
 from transcripts.runtime import get_store
 
 from .core.backends import BackendBadReply, BackendContextOverflow, BackendError, SummaryBackend
-from .core.budget import OVERFLOW_SHRINKS, shrunk_budget
-from .core.claim import claim_take, pass_wanted_mark, pass_wanted_take
 from .core.config import SessionSummaryConfig
-from .core.extract import count_user_turns, extract_turns, last_activity_ts
+from .core.extract import (
+    WINDOW_BYTES,
+    count_user_turns,
+    extract_turns,
+    last_activity_ts,
+    window_turns,
+)
 from .core.gate import PassOutcome, PassResult, is_restricted, should_summarize
-from .core.intents import StoredSummary, SummaryPayload
-from .core.open_work import is_open
+from .core.intents import StoredSummary, SummaryPayload, is_open
 from .core.payload import clip_sealed, seal_model
-from .core.prompt import build_incremental_prompt, build_prompt
-from .core.shape import shape_reply
+from .core.prompt import OVERFLOW_SHRINKS, build_incremental_prompt, build_prompt, shrunk_budget
+from .core.reply import shape_reply
 from .core.sidecar import (
     INTENTS,
     ONE_LINE,
+    claim_take,
+    pass_wanted_mark,
+    pass_wanted_take,
     read_for_panel,
     sidecar_path,
     summary_for_panel,
@@ -43,7 +49,6 @@ from .core.sidecar import (
     write_guarded,
 )
 from .core.transcript_turn import TranscriptTurn
-from .core.window import WINDOW_BYTES, window_turns
 from .models import IntentSummary, OneLineSummary
 from .runtime import summary_backend, summary_config, summary_input_budget
 from .selectors import slot_view
@@ -78,7 +83,7 @@ def summary_generate(
         return PassOutcome(PassResult.SLOT_NOT_FOUND)
     started = pass_started()
     # The claim, not the "generating" flag, excludes a second pass: checked by taking it.
-    refusal = should_summarize(cfg, slot_view(slot), None, force=force, holding_guard=True)
+    refusal = should_summarize(cfg, slot_view(slot), None, force=force)
     if refusal is None and not force and summary_backoff_active(slot.pk):
         refusal = PassOutcome(PassResult.BACKING_OFF)
     if refusal is not None:
@@ -157,11 +162,11 @@ def _run_pass(slot: Slot, cfg: SessionSummaryConfig, *, force: bool) -> PassOutc
     counted = current.user_turns if current is not None else None
     if current is not None and counted is not None:
         slot.refresh_from_db()
-        refusal = should_summarize(cfg, slot_view(slot), counted, force=force, holding_guard=True)
+        refusal = should_summarize(cfg, slot_view(slot), counted, force=force)
         return refusal or _current(slot, current, identity, counted)
     turns, user_turns = _read_turns(store, key, identity, cfg.assistant_excerpt_chars)
     slot.refresh_from_db()
-    refusal = should_summarize(cfg, slot_view(slot), user_turns, force=force, holding_guard=True)
+    refusal = should_summarize(cfg, slot_view(slot), user_turns, force=force)
     if refusal is not None:
         return refusal
     # Against the transcript as it is now: a pass may have written the sidecar meanwhile.

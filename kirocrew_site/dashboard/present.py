@@ -14,7 +14,7 @@ from enum import StrEnum
 from typing import Any
 
 from summaries.core.backends import HEURISTIC
-from summaries.core.payload import intent_state
+from summaries.core.intents import intent_state
 from transcripts.core.fold import FoldReport
 from transcripts.core.paging import parse_cursor
 from transcripts.core.roles import TOOL_ROLES, Role

@@ -3,7 +3,7 @@
 A project is the cwd (or repository) a session ran in, as line 0 names it
 (``transcripts/core/provenance.session_project``, mirrored as ``Session.project``);
 sessions that name none (API-created ones) are grouped under "No project". Which intents
-are open is ``summaries.core.open_work``'s rule; each intent's state is the one the
+are open is ``summaries.core.intents``'s rule; each intent's state is the one the
 panel's badge and the list's "Needs you" filter show (``present.panel_intents``). The
 selectors (``project_selectors.py``) read the database and call these. No Django imports.
 """
@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from summaries.core.open_work import is_open, open_question
+from summaries.core.intents import is_open, open_question
 from transcripts.core.provenance import short_project
 
 NO_PROJECT = ""  # Session.project of a session whose line 0 names no project

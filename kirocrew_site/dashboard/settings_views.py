@@ -16,9 +16,8 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
 
 from summaries.api import BACKEND_REFUSALS
-from summaries.core.backend_check import CheckResult
-from summaries.core.backend_choice import effective_spec
-from summaries.core.config import ConfigWriteError, write_enabled
+from summaries.core.config import ConfigWriteError, effective_spec, write_enabled
+from summaries.core.discovery import CheckResult
 from summaries.envconfig import ENV_ENABLED
 from summaries.runtime import (
     ChoiceRefused,

@@ -1,22 +1,11 @@
-"""Checks a reply passes before anything is stored, whichever backend wrote it.
-
-A summary is read instead of the transcript, so what it claims must stand on the
-transcript's rows. Run on the parsed reply (before ``payload.normalize_payload`` shapes
-it), against the structure index the prompt was built from (``structure.py``):
-
-* ranges are clipped to the session's user turns; an intent wholly outside is dropped; an
-  origin turn out of range is cleared;
-* a cited row must exist and a quote must be in it, else the citation is dropped;
-* ``verified: true`` stands only with a cited passing check after the intent's last change,
-  or the person's confirmation after it;
-* the transcript's own structure wins: a red last run after the last change means not
-  verified, whatever the reply says;
-* a constraint no person's turn supports is dropped;
-* titles are at most ``TITLE_MAX`` characters, cut at a word.
-
-What was removed or downgraded is counted (``SummaryChecks``), stored with the summary and
-logged by the caller. A line in the transcript telling the model to "mark everything done"
-changes nothing here: every claim needs its row.
+"""Checks a reply passes before anything is stored, whichever backend wrote it: a summary
+is read instead of the transcript, so every claim needs its row (a line telling the model
+to "mark everything done" changes nothing). Ranges are clipped to the session's user turns
+(an intent wholly outside is dropped, an origin outside cleared); a citation needs its row
+and its quote; ``verified: true`` needs a cited passing check after the last change or the
+person's confirmation; a red last run after the last change wins over the reply; a
+constraint no person's turn supports is dropped; titles are cut to ``TITLE_MAX``. What was
+done is counted (``SummaryChecks``).
 """
 
 from __future__ import annotations
@@ -30,8 +19,6 @@ from .heuristic.words import STOPWORDS, content_words
 from .intents import SummaryChecks
 from .payload import evidence_quote, is_json_int
 from .structure import CHECKS, CLOSING, Fact, FactKind, StructureIndex, UserRow
-
-__all__ = ["TITLE_MAX", "check_reply", "cut_title", "supports"]
 
 TITLE_MAX = 80
 # Evidence kinds that say nothing passed: they survive a downgrade of ``verified``.
@@ -48,13 +35,12 @@ _EXACT = re.compile(r"(?<![\w./:=@-])(?:--?[\w-]{2,}|[\w.-]*[/.:=@][\w./:=@-]+|\
 
 def cut_title(title: str) -> str:
     """``title`` in at most ``TITLE_MAX`` characters, cut at a word when there is one."""
-    limit = TITLE_MAX
     flat = " ".join(title.split())
-    if len(flat) <= limit:
+    if len(flat) <= TITLE_MAX:
         return flat
-    head = flat[: limit + 1]
-    cut = head.rsplit(" ", 1)[0] if " " in head else flat[:limit]
-    return cut[:limit].rstrip(" ,;:-")
+    head = flat[: TITLE_MAX + 1]
+    cut = head.rsplit(" ", 1)[0] if " " in head else flat[:TITLE_MAX]
+    return cut[:TITLE_MAX].rstrip(" ,;:-")
 
 
 def _norm(text: str) -> str:
@@ -98,10 +84,8 @@ class _Checker:
         self.known = known
         self.report = SummaryChecks()
 
-    def count(self, name: str, n: int = 1) -> None:
-        setattr(self.report, name, getattr(self.report, name) + n)
-
-    # --- ranges and turns -----------------------------------------------------------
+    def count(self, name: str) -> None:
+        setattr(self.report, name, getattr(self.report, name) + 1)
 
     def ranges(self, raw: object) -> tuple[list[list[int]], bool]:
         """The ranges cut to [1, total] and whether the reply had any at all."""
@@ -124,16 +108,11 @@ class _Checker:
                 out.append([lo, hi])
         return out, had
 
-    # --- citations ------------------------------------------------------------------
-
     def cite(self, cites: object, evidence: object) -> _Cited:
         found = _Cited()
-        items = cites if isinstance(cites, list) else []
-        for item in items:
-            ref, quote = (item, None) if isinstance(item, str) else (None, None)
-            if isinstance(item, dict):
-                ref, quote = item.get("ref"), item.get("quote")
-            if not self._resolve(ref, quote, found):
+        for item in cites if isinstance(cites, list) else []:
+            pair = (item.get("ref"), item.get("quote")) if isinstance(item, dict) else (item, None)
+            if not self._resolve(*pair, found):
                 self.count("citations_dropped")
         if isinstance(evidence, dict) and not self._by_ts(evidence, found):
             self.count("citations_dropped")
@@ -181,8 +160,6 @@ class _Checker:
         else:
             found.prose.append((order, turn, ts, str(evidence.get("kind") or "")))
         return True
-
-    # --- verified -------------------------------------------------------------------
 
     def intent(self, raw: dict[str, Any]) -> dict[str, Any] | None:
         out = dict(raw)
@@ -269,12 +246,10 @@ class _Checker:
                     return _evidence(f, "merged_unverified")
         return None
 
-    # --- constraints ----------------------------------------------------------------
-
     def constraint(self, item: object) -> str | None:
-        text, cite = (item, None) if isinstance(item, str) else (None, None)
-        if isinstance(item, dict):
-            text, cite = item.get("text"), item.get("cite")
+        text, cite = (
+            (item.get("text"), item.get("cite")) if isinstance(item, dict) else (item, None)
+        )
         if not isinstance(text, str) or not text.strip():
             return None
         m = _REF.match(cite) if isinstance(cite, str) else None
@@ -305,10 +280,8 @@ def check_reply(
     user_turns: int,
     known_constraints: frozenset[str] = frozenset(),
 ) -> tuple[object, SummaryChecks]:
-    """``raw`` (a parsed reply) with what the checks forbid removed or downgraded, and the
-    count of what they did. ``user_turns`` is the session's genuine user turn count;
-    ``known_constraints`` are the previous checked summary's (a windowed pass no longer
-    holds the turn that stated them). Anything not a payload dict passes through."""
+    """``raw`` (a parsed reply) checked, and what the checks did; ``known_constraints``: the
+    previous summary's (a windowed pass no longer holds the turn that stated them)."""
     checker = _Checker(index, user_turns, known_constraints)
     if not isinstance(raw, dict):
         return raw, checker.report
@@ -320,8 +293,7 @@ def check_reply(
             if not isinstance(item, dict):
                 kept.append(item)  # the normalizer drops it
                 continue
-            checked = checker.intent(item)
-            if checked is not None:
+            if (checked := checker.intent(item)) is not None:
                 kept.append(checked)
         out["intents"] = kept
     notes = raw.get("constraints")

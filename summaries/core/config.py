@@ -1,9 +1,8 @@
-"""The ``session_summary`` section of config.json, its clamps and its overrides.
-
-A hand-edited config.json must never stop the server: every malformed value degrades to
-its default and every out-of-range value is clamped with a WARNING instead of raising.
-The overrides come already parsed (``summaries/envconfig.py`` reads the environment with
-the site's one strict reader, so a typo there stops start-up instead of being ignored).
+"""config.json's ``session_summary`` section (clamps, overrides) and ``summary_backend``
+section (the backend picked on the settings page). A hand-edited config.json never stops
+the server: a malformed value degrades to its default, an out-of-range one is clamped
+with a WARNING. The overrides come parsed (``summaries/envconfig.py``, strict: a typo in
+the environment stops start-up).
 """
 
 from __future__ import annotations
@@ -31,8 +30,10 @@ FLOORS: Mapping[str, int] = {
     "max_constraints": 0,  # 0 is meaningful: suppress the notes section
     "assistant_excerpt_chars": 80,
 }
-_TRUTHY = frozenset({"1", "true", "yes", "on"})
-_FALSY = frozenset({"0", "false", "no", "off"})
+_WORDS = {
+    **dict.fromkeys(("1", "true", "yes", "on"), True),
+    **dict.fromkeys(("0", "false", "no", "off"), False),
+}
 
 
 class ConfigWriteError(ValueError):
@@ -51,13 +52,10 @@ class SessionSummaryConfig:
 
     def __post_init__(self) -> None:
         for name, floor in FLOORS.items():
-            self._clamp(name, floor)
-
-    def _clamp(self, name: str, floor: int) -> None:
-        value = getattr(self, name)
-        if value < floor:
-            logger.warning("%s %d < %d, using %d", name, value, floor, floor)
-            object.__setattr__(self, name, floor)
+            value = getattr(self, name)
+            if value < floor:
+                logger.warning("%s %d < %d, using %d", name, value, floor, floor)
+                object.__setattr__(self, name, floor)
 
     @classmethod
     def from_section(cls, obj: object) -> SessionSummaryConfig:
@@ -104,55 +102,41 @@ def _opt_int(value: object) -> int | None:
     return None
 
 
-def _safe_int(value: object, default: int) -> int:
-    parsed = _opt_int(value)
-    return default if parsed is None else parsed
-
-
 def bool_word(value: object) -> bool | None:
-    """True/False for a real bool or a recognised word; None for anything else.
-
-    Deliberately not ``bool(value)``: the original read the string "false" as True.
-    The site's environment reader takes its words from here too.
-    """
+    """True/False for a real bool or a recognised word (the site's environment reader's too);
+    None for anything else. Not ``bool(value)``: the string "false" is not True."""
     if isinstance(value, bool):
         return value
-    if isinstance(value, str):
-        word = value.strip().lower()
-        if word in _TRUTHY:
-            return True
-        if word in _FALSY:
-            return False
-    return None
+    return _WORDS.get(value.strip().lower()) if isinstance(value, str) else None
 
 
 def _section_kwargs(obj: object) -> dict[str, Any]:
     if not isinstance(obj, dict):
         return {}
     kwargs: dict[str, Any] = {}
-    enabled = bool_word(obj.get("enabled"))
-    if enabled is not None:
+    if (enabled := bool_word(obj.get("enabled"))) is not None:
         kwargs["enabled"] = enabled
     for name in FLOORS:
         if name in obj:
-            kwargs[name] = _safe_int(obj[name], _DEFAULTS[name])
+            parsed = _opt_int(obj[name])
+            kwargs[name] = _DEFAULTS[name] if parsed is None else parsed
     return kwargs
 
 
-def _read_section(path: Path) -> object:
+def _read_section(path: Path, section: str, unreadable: str) -> object:
     try:
-        data = json.loads(path.read_bytes())
+        data = json.loads(Path(path).read_bytes())
     except FileNotFoundError:
         return None
     except (OSError, ValueError, RecursionError) as exc:
-        logger.warning("config %s unreadable (%s); session_summary uses defaults", path, exc)
+        logger.warning("config %s unreadable (%s); %s", path, exc, unreadable)
         return None
-    return data.get(SECTION) if isinstance(data, dict) else None
+    return data.get(section) if isinstance(data, dict) else None
 
 
 def load_config(path: Path, overrides: SummaryOverrides = NO_OVERRIDES) -> SessionSummaryConfig:
     """Read the section from ``path`` and apply ``overrides``; never raises."""
-    kwargs = _section_kwargs(_read_section(path))
+    kwargs = _section_kwargs(_read_section(path, SECTION, "session_summary uses defaults"))
     kwargs.update((k, v) for k, v in asdict(overrides).items() if v is not None)
     return SessionSummaryConfig(**kwargs)
 
@@ -166,19 +150,16 @@ class ConfigCache:
         self._key: tuple[object, ...] | None = None
         self._value: SessionSummaryConfig | None = None
 
-    def _file_key(self) -> tuple[int, int, int] | None:
+    def get(self, overrides: SummaryOverrides = NO_OVERRIDES) -> SessionSummaryConfig:
+        # Stat before reading: a change landing mid-read then shows up as a new key on the
+        # next call. st_ino too: write_enabled replaces the file, and a same-size
+        # replacement within one mtime tick would otherwise look unchanged.
         try:
             st = self.path.stat()
+            identity: tuple[int, int, int] | None = (st.st_mtime_ns, st.st_size, st.st_ino)
         except OSError:
-            return None
-        # st_ino too: write_enabled replaces the file, and a same-size replacement
-        # within one mtime tick would otherwise look unchanged.
-        return (st.st_mtime_ns, st.st_size, st.st_ino)
-
-    def get(self, overrides: SummaryOverrides = NO_OVERRIDES) -> SessionSummaryConfig:
-        # Stat before reading: a change landing mid-read then shows up as a new key
-        # on the next call instead of being cached under the old one.
-        key = (self._file_key(), overrides)
+            identity = None
+        key = (identity, overrides)
         with self._lock:
             if self._value is None or key != self._key:
                 self._value = load_config(self.path, overrides)
@@ -190,26 +171,19 @@ _write_lock = threading.Lock()
 
 
 def write_enabled(path: Path, enabled: bool) -> None:
-    """Set ``session_summary.enabled`` atomically, keeping every other key as it was.
-
-    Raises ConfigWriteError when the existing file is not a JSON object: a hand-edited
-    file with a typo must be fixed by a person, not silently replaced.
-    """
+    """Set ``session_summary.enabled``, keeping every other key (``update_config``)."""
 
     def change(data: dict[str, Any]) -> None:
         section = data.get(SECTION)
-        if not isinstance(section, dict):
-            section = {}
-        section["enabled"] = bool(enabled)
-        data[SECTION] = section
+        data[SECTION] = {**(section if isinstance(section, dict) else {}), "enabled": bool(enabled)}
 
     update_config(path, change)
 
 
 def update_config(path: Path, change: Callable[[dict[str, Any]], None]) -> None:
     """Read config.json, let ``change`` edit the object in place, write it back atomically
-    (one writer at a time in this process). Raises ConfigWriteError when the existing
-    file is not a JSON object."""
+    (one writer at a time in this process). Raises ConfigWriteError when the existing file
+    is not a JSON object: a hand-edited file with a typo is a person's to fix."""
     path = Path(path)
     with _write_lock:
         try:
@@ -221,14 +195,78 @@ def update_config(path: Path, change: Callable[[dict[str, Any]], None]) -> None:
         if not isinstance(data, dict):
             raise ConfigWriteError(f"{path} does not hold a JSON object")
         change(data)
-        _atomic_write(path, (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode())
+        # A new config.json may hold API keys: 0600; an existing one keeps its own mode.
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            mode = path.stat().st_mode & 0o777
+        except FileNotFoundError:
+            mode = 0o600
+        payload = (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode()
+        atomic_write(path, payload, fsync=True, mode=mode)
 
 
-def _atomic_write(path: Path, payload: bytes) -> None:
-    # A new config.json may hold API keys: 0600; an existing one keeps its own mode.
-    path.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        mode = path.stat().st_mode & 0o777
-    except FileNotFoundError:
-        mode = 0o600
-    atomic_write(path, payload, fsync=True, mode=mode)
+# --- summary_backend: a stored choice wins over KIROCREW_SUMMARY_MODEL (the environment's
+# default). It records the spec and, for a local server found by discovery, the base URL
+# it answered at. A section that is not the exact shape reads as "nothing chosen"
+# (logged), so a typo falls back to the default instead of stopping the server.
+
+BACKEND_SECTION = "summary_backend"
+#: A spec or URL longer than this is not something a person picked.
+MAX_FIELD_CHARS = 300
+
+
+@dataclass(frozen=True, slots=True)
+class BackendChoice:
+    spec: str  # a KIROCREW_SUMMARY_MODEL value: heuristic, openai:<m>, claude-cli[:m], ...
+    base_url: str = ""  # the OpenAI-compatible server it was found at ("" = the setting's)
+
+    def to_dict(self) -> dict[str, str]:
+        out = {"spec": self.spec}
+        if self.base_url:
+            out["base_url"] = self.base_url
+        return out
+
+    @classmethod
+    def from_section(cls, obj: object) -> BackendChoice | None:
+        if not isinstance(obj, dict):
+            return None
+        spec, base_url = obj.get("spec"), obj.get("base_url", "")
+        if not (_field_ok(spec) and spec and (base_url == "" or _field_ok(base_url))):
+            return None
+        return cls(spec=str(spec).strip(), base_url=str(base_url).strip())
+
+
+def _field_ok(value: object) -> bool:
+    return (
+        isinstance(value, str)
+        and len(value) <= MAX_FIELD_CHARS
+        and value.isprintable()
+        and value == value.strip()
+    )
+
+
+def read_choice(path: Path) -> BackendChoice | None:
+    """The stored choice, or None (no file, no section, or a section of the wrong shape)."""
+    section = _read_section(path, BACKEND_SECTION, "no summary backend chosen")
+    choice = BackendChoice.from_section(section)
+    if section is not None and choice is None:
+        logger.warning("config %s: %s is malformed; ignoring it", path, BACKEND_SECTION)
+    return choice
+
+
+def write_choice(path: Path, choice: BackendChoice | None) -> None:
+    """Store ``choice`` (None: forget it, back to the environment's default), keeping
+    every other key. Raises ConfigWriteError on a config.json that is not a JSON object."""
+
+    def change(data: dict[str, Any]) -> None:
+        if choice is None:
+            data.pop(BACKEND_SECTION, None)
+        else:
+            data[BACKEND_SECTION] = choice.to_dict()
+
+    update_config(path, change)
+
+
+def effective_spec(choice: BackendChoice | None, default_spec: str) -> str:
+    """What writes summaries: the stored choice, else the environment's default."""
+    return choice.spec if choice is not None else default_spec

@@ -1,10 +1,8 @@
-"""Which summary backends this machine can reach, for the settings page to offer.
-
-Listing never sends a prompt (nothing spends tokens until a person picks and tests one):
-a local OpenAI-compatible server is asked ``GET {base}/models`` only, an agent CLI is
-looked up on PATH, the Anthropic API is offered when its key is set. The server probes run
-in parallel with a short timeout each, and the whole listing is bounded by ``budget``
-seconds: a server that trickles its answer is dropped from the list, not waited for.
+"""Which summary backends this machine can reach, for the settings page, and one short
+request through a picked one (``backend_check``; a tiny prompt, no conversation). Listing
+sends no prompt: local OpenAI-compatible servers are asked ``GET {base}/models`` in
+parallel under one short bound (one that trickles is dropped, not waited for), agent CLIs
+are looked up on PATH, the Anthropic API is offered when its key is set.
 """
 
 from __future__ import annotations
@@ -16,9 +14,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass
 
-import httpx
-
-from .backends import HEURISTIC
+from .backends import HEURISTIC, BackendError, SummaryBackend
 from .backends.http import endpoint_url, http_client, read_capped
 
 #: Seconds one server probe may take (connect + answer).
@@ -56,12 +52,7 @@ class ServerModels:
     models: tuple[str, ...]
 
 
-def probe_models(
-    base_url: str,
-    *,
-    timeout: float = PROBE_TIMEOUT,
-    transport: httpx.BaseTransport | None = None,
-) -> ServerModels | None:
+def probe_models(base_url: str, timeout: float) -> ServerModels | None:
     """The model ids an OpenAI-compatible server lists at ``{base_url}/models``; None when
     nothing answers there in ``timeout`` seconds or the answer is not a model list."""
     try:
@@ -71,40 +62,29 @@ def probe_models(
     deadline = time.monotonic() + timeout
     try:
         with (
-            http_client(timeout, transport) as client,
+            http_client(timeout, None) as client,
             client.stream("GET", url, headers={"Accept": "application/json"}) as response,
         ):
             if response.status_code != 200:
                 return None
             raw = read_capped(response, MAX_MODELS_BYTES, deadline, timeout)
-    except Exception:  # refused, timed out, oversize, broken: not a server to offer
-        return None
-    return _model_list(base_url, raw)
-
-
-def _model_list(base_url: str, raw: bytes) -> ServerModels | None:
-    try:
         body = json.loads(raw)
-    except ValueError:
+    except Exception:  # refused, timed out, oversize, broken, not JSON: not a server to offer
         return None
     data = body.get("data") if isinstance(body, dict) else None
     if not isinstance(data, list):
         return None
     ids = [item.get("id") for item in data if isinstance(item, dict)]
-    names = [i for i in ids if isinstance(i, str) and i.strip() and _printable(i)]
+    names = [
+        i
+        for i in ids
+        if isinstance(i, str) and i.strip() and len(i) <= 200 and i.isprintable() and i == i.strip()
+    ]
     return ServerModels(base_url.rstrip("/"), tuple(dict.fromkeys(names))[:MAX_MODELS])
 
 
-def _printable(text: str) -> bool:
-    return len(text) <= 200 and text.isprintable() and text == text.strip()
-
-
 def probe_servers(
-    base_urls: Sequence[str],
-    *,
-    timeout: float = PROBE_TIMEOUT,
-    budget: float = LISTING_BUDGET,
-    transport: httpx.BaseTransport | None = None,
+    base_urls: Sequence[str], *, timeout: float = PROBE_TIMEOUT, budget: float = LISTING_BUDGET
 ) -> list[ServerModels]:
     """Every server in ``base_urls`` that answered, in the given order; all probed at once,
     and whatever has not answered after ``budget`` seconds is left out."""
@@ -113,7 +93,7 @@ def probe_servers(
         return []
     pool = ThreadPoolExecutor(max_workers=len(urls), thread_name_prefix="model-probe")
     try:
-        futures = [pool.submit(probe_models, u, timeout=timeout, transport=transport) for u in urls]
+        futures = [pool.submit(probe_models, u, timeout) for u in urls]
         wait(futures, timeout=budget)
         found = [f.result() for f in futures if f.done() and not f.cancelled()]
     finally:
@@ -129,43 +109,56 @@ def discover_backends(
     which: Callable[[str], str | None],
     cli_commands: Sequence[tuple[str, str]],
     anthropic_key_set: bool,
-    timeout: float = PROBE_TIMEOUT,
-    budget: float = LISTING_BUDGET,
-    transport: httpx.BaseTransport | None = None,
 ) -> list[BackendOption]:
-    """The options the settings page lists: the configured backend first, then every model
-    of every local server that answered, the agent CLIs found on PATH (``cli_commands``:
-    ``(spec, program)``), and ``anthropic:`` when its key is set. Sends no prompt."""
+    """The configured backend, every model of every local server that answered, the agent
+    CLIs on PATH (``cli_commands``: ``(spec, program)``), ``anthropic:`` when keyed."""
     options = [
         BackendOption(configured, OptionKind.CONFIGURED, "KIROCREW_SUMMARY_MODEL, the default")
     ]
-    for server in probe_servers(local_urls, timeout=timeout, budget=budget, transport=transport):
+    for server in probe_servers(local_urls):
+        where = f"local server at {server.base_url}"
         for model in server.models:
-            options.append(
-                BackendOption(
-                    f"openai:{model}",
-                    OptionKind.LOCAL_SERVER,
-                    f"local server at {server.base_url}",
-                    base_url=server.base_url,
-                )
-            )
+            spec = f"openai:{model}"
+            options.append(BackendOption(spec, OptionKind.LOCAL_SERVER, where, server.base_url))
     for spec, program in cli_commands:
-        path = which(program)
-        if path:
+        if path := which(program):
             options.append(BackendOption(spec, OptionKind.CLI, f"{program} on PATH ({path})"))
     if anthropic_key_set:
         options.append(BackendOption("anthropic:", OptionKind.API, "ANTHROPIC_API_KEY is set"))
     if configured != HEURISTIC:
         options.append(BackendOption(HEURISTIC, OptionKind.CONFIGURED, "offline, no model"))
-    return _unique(options)
-
-
-def _unique(options: list[BackendOption]) -> list[BackendOption]:
-    seen: set[tuple[str, str]] = set()
-    out = []
+    unique: dict[tuple[str, str], BackendOption] = {}
     for option in options:
-        key = (option.spec, option.base_url)
-        if key not in seen:
-            seen.add(key)
-            out.append(option)
-    return out
+        unique.setdefault((option.spec, option.base_url), option)
+    return list(unique.values())
+
+
+CHECK_PROMPT = (
+    'This is a connection test. Reply with exactly this JSON and nothing else: {"ok": true}'
+)
+
+
+@dataclass(frozen=True, slots=True)
+class CheckResult:
+    ok: bool
+    model: str  # the backend's name, as its summaries would record it
+    latency_ms: int
+    error_type: str = ""  # the BackendError subclass's name when it failed
+    error: str = ""  # its message (safe to show: no key, no prompt)
+    json_reply: bool = False  # the reply parsed as JSON (a model that follows the format)
+
+
+def backend_check(backend: SummaryBackend) -> CheckResult:
+    started = time.monotonic()
+    try:
+        reply = backend.generate(CHECK_PROMPT, [])
+    except BackendError as exc:
+        elapsed = int((time.monotonic() - started) * 1000)
+        return CheckResult(False, backend.name, elapsed, type(exc).__name__, str(exc))
+    elapsed = int((time.monotonic() - started) * 1000)
+    text = reply.strip().removeprefix("```json").removeprefix("```").removesuffix("```")
+    try:
+        json.loads(text)
+    except ValueError:
+        return CheckResult(True, backend.name, elapsed)
+    return CheckResult(True, backend.name, elapsed, json_reply=True)

@@ -1,28 +1,20 @@
-"""Reduce transcript rows to the bounded input the summarizer reads.
+"""Reduce transcript rows to the bounded input the summarizer reads: ``extract_turns`` of
+the folded rows (a long session's pass: of its last ``WINDOW_BYTES``, ``window_turns``;
+reading all of a 100 MB session to throw most of it away cost the pass 94 s). Only
+``role``, ``content``, ``ts`` and tool rows' ``meta.tool``/``meta.exit_code`` are read: the
+rest of ``meta`` is most of the bytes and says nothing about intent.
 
-One path: the session's folded rows (``read_session``, or a bounded pass's tail window,
-``window.py``) go through ``extract_turns``. Only ``role``, ``content`` and ``ts`` are
-read, plus ``meta.tool`` and ``meta.exit_code`` of tool rows: the rest of ``meta`` is most
-of a transcript's bytes and holds nothing about intent. (A raw-line twin that skipped
-decoding ``meta`` saved 8-14 % CPU against the fold, under the 1.2x that would keep it:
-docs/DESIGN.md, "Reading long sessions".)
-
-Tool rows (``tool_call``, ``tool_result``, legacy ``tool``) are attached, redacted and
-excerpted, to the kept row before them (``TranscriptTurn.tools``). Only the heuristic
-reads them (exit codes, test summaries, commits: evidence that costs it no tokens); the
-model's prompt renders role and content of user and assistant rows only, as before.
-
-Every kept text is redacted here, user rows included (the store redacts only non-user
-rows), before any backend reads it: a secret a person pasted must reach neither a model
-server nor the heuristic, whose shaping (capitals, clipping) could hide it from the
-final payload redaction. The whole content is redacted BEFORE it is capped or excerpted:
-a cut can split a secret so that no pattern matches the half that is left.
+Every kept text is redacted here, user rows included, before any backend reads it: a
+pasted secret must reach neither a model server nor the heuristic, whose shaping
+(capitals, clipping) could hide it from the final payload redaction. The whole content is
+redacted BEFORE it is cut: a cut can split a secret so that no pattern matches the half.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
+from typing import Any
 
 from transcripts.core.redaction import redact_text
 from transcripts.core.user_turns import is_user_turn
@@ -68,7 +60,7 @@ def extract_turns(
     max_user_chars: int = MAX_USER_CHARS,
 ) -> list[TranscriptTurn]:
     """Kept user/assistant rows of folded transcript records, in order: THE rule of what a
-    turn is and which rows it holds (a bounded pass reads a slice of the same records)."""
+    turn is and which rows it holds."""
     turns: list[TranscriptTurn] = []
     tools: list[ToolRow] = []
     user_count = 0
@@ -103,33 +95,34 @@ def extract_turns(
         clean = redact_text(content)[0]
         if role != "user":
             text = excerpt(clean, assistant_excerpt_chars)
-            turn = TranscriptTurn(index, "assistant", text, stamp, None, truncated=text != clean)
-        elif not is_user_turn(rec):
-            # A non-blank user row that is no person's turn: automation (the mirror's count
-            # and the dashboard apply the same rule). Neither counted nor remembered: a
-            # resend on either side of an automation row is still a resend.
-            text = clean[:max_user_chars]
-            turn = TranscriptTurn(
-                index, "user", text, stamp, None, injected=True, truncated=len(clean) > len(text)
+            turns.append(
+                TranscriptTurn(index, "assistant", text, stamp, None, truncated=text != clean)
             )
-        else:
-            text = clean[:max_user_chars]
-            user_count += 1
+            continue
+        text = clean[:max_user_chars]
+        number = repeat = None
+        # A non-blank user row that is no person's turn is automation (the mirror's count
+        # and the dashboard apply the same rule): neither counted nor remembered, so a
+        # resend on either side of an automation row is still a resend.
+        if is_user_turn(rec):
+            number = user_count = user_count + 1
             # Compared before redaction: two different pasted tokens redact to the same
             # tag, and "use token A" then "use token B" is not a resend.
             norm = " ".join(content[:max_user_chars].split())
             repeat = prev_turn if norm == prev_norm else None
             prev_norm, prev_turn = norm, user_count
-            turn = TranscriptTurn(
+        turns.append(
+            TranscriptTurn(
                 index,
                 "user",
                 text,
                 stamp,
-                user_count,
+                number,
+                injected=number is None,
                 repeat_of=repeat,
                 truncated=len(clean) > len(text),
             )
-        turns.append(turn)
+        )
     flush_tools()
     return turns
 
@@ -139,10 +132,7 @@ def count_user_turns(turns: Iterable[TranscriptTurn]) -> int:
 
 
 def last_activity_ts(turns: Sequence[TranscriptTurn]) -> str | None:
-    for turn in reversed(turns):
-        if turn.ts:
-            return turn.ts
-    return None
+    return next((turn.ts for turn in reversed(turns) if turn.ts), None)
 
 
 def _header(turn: TranscriptTurn) -> str:
@@ -185,13 +175,10 @@ def _cut(turn: TranscriptTurn, per_end: int) -> TranscriptTurn:
 
 
 def render_bounded_input(turns: Sequence[TranscriptTurn], max_chars: int = MAX_INPUT_CHARS) -> str:
-    """``render_input`` capped at ``max_chars``: first user turns, then the newest.
-
-    Over budget: each assistant turn is cut to about a quarter of the budget (an
-    eighth per end); the turns through the first KEEP_FIRST_TURNS user turns are kept
-    while they fit in half the budget (that is where the session's intent starts);
-    then as many of the newest turns as fit; one line stands for the middle.
-    """
+    """``render_input`` capped at ``max_chars``. Over budget: each assistant turn is cut
+    to about a quarter of the budget; the turns through the first KEEP_FIRST_TURNS user
+    turns are kept while they fit in half of it (where the session's intent starts); then
+    as many of the newest turns as fit; one line stands for the middle."""
     full = render_input(turns)
     if len(full) <= max_chars:
         return full
@@ -200,9 +187,7 @@ def render_bounded_input(turns: Sequence[TranscriptTurn], max_chars: int = MAX_I
     if len("\n\n".join(blocks)) <= max_chars:
         return "\n\n".join(blocks).strip()
 
-    head_end = 0  # exclusive
-    used = 0
-    users_seen = 0
+    head_end = used = users_seen = 0  # head_end: exclusive
     for i, turn in enumerate(cut):
         if turn.user_turn is not None:
             users_seen += 1
@@ -233,3 +218,52 @@ def render_bounded_input(turns: Sequence[TranscriptTurn], max_chars: int = MAX_I
         parts.append(_omission_line(cut[head_end:tail_start]))
     parts.extend(blocks[tail_start:])
     return "\n\n".join(parts).strip()
+
+
+WINDOW_BYTES = 4 * 1024 * 1024
+WINDOW_USER_TURNS = 100
+
+
+def _start(rows: Sequence[dict[str, Any]], users: int) -> int:
+    """Index of the ``users``-th genuine user turn counted from the end (0 if fewer)."""
+    seen = 0
+    for i in range(len(rows) - 1, -1, -1):
+        if is_user_turn(rows[i]):
+            seen += 1
+            if seen == users:
+                return i
+    return 0
+
+
+def window_turns(
+    rows: Sequence[dict[str, Any]],
+    total_user_turns: int,
+    *,
+    assistant_excerpt_chars: int,
+    max_user_turns: int = WINDOW_USER_TURNS,
+) -> list[TranscriptTurn] | None:
+    """The window's turns, numbered so that the last user turn is ``total_user_turns``.
+    Its first user turn only seeds resend detection (its predecessor is outside) and is
+    dropped with all before it. None when the window cannot stand for the session: fewer
+    than two user turns, or a count that does not add up."""
+    # Only the rows from the last max_user_turns + 1 user turns on are extracted (and
+    # redacted): the earlier rows of the window would be dropped below anyway.
+    turns = extract_turns(
+        rows[_start(rows, max_user_turns + 1) :], assistant_excerpt_chars=assistant_excerpt_chars
+    )
+    starts = [i for i, t in enumerate(turns) if t.user_turn is not None]
+    seen = len(starts)
+    offset = total_user_turns - seen
+    if seen < 2 or offset < 0:
+        return None
+    first_kept = max(2, seen - max_user_turns + 1)  # 1-based among the window's user turns
+    kept = turns[starts[first_kept - 1] :]
+    return [
+        replace(
+            t,
+            index=i,
+            user_turn=None if t.user_turn is None else t.user_turn + offset,
+            repeat_of=None if t.repeat_of is None else t.repeat_of + offset,
+        )
+        for i, t in enumerate(kept, start=1)
+    ]

@@ -1,20 +1,12 @@
-"""The summary queue's order: one queue per app, served round-robin, one entry per slot.
-
-An app that ends 500 turns at once (an import, a runaway agent) must not put every other
-app's summaries behind its own: the next pass comes from the app with work served least
-recently, so another app's pass waits for at most one pass of each other app with work
-(the one running). Within an app, first come, first served.
-
-A slot is queued at most once: a pass reads the transcript as it is when it starts, so a
-second request before it started adds nothing but may raise it to ``force`` (an explicit
-request lifts cadence; it must not be lost to an automatic one already waiting).
-
-Pure: no Django, no threads (the caller holds its own lock).
+"""The summary queue's order (pure; the caller holds the lock): one queue per app, and the
+next pass comes from the app served least recently, so an app that ends 500 turns at once
+cannot put every other app's summaries behind its own. Within an app, first come, first
+served. A slot is queued once: a pass reads the transcript as it is when it starts, so a
+second request adds nothing but may raise it to ``force`` (it must not be lost).
 """
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from collections.abc import Container, Hashable
 from dataclasses import dataclass
 
@@ -29,7 +21,7 @@ class FairQueue:
     def __init__(self) -> None:
         # app -> its slots in arrival order (value: force); only apps with work are keys,
         # in the order they got work (the tie-break between apps never served)
-        self._queues: dict[Hashable, OrderedDict[str, bool]] = {}
+        self._queues: dict[Hashable, dict[str, bool]] = {}
         self._app_of: dict[str, Hashable] = {}
         self._served: dict[Hashable, int] = {}  # app -> when it was last served
         self._clock = 0
@@ -43,28 +35,24 @@ class FairQueue:
     def push(self, app: Hashable, slot_name: str, *, force: bool = False) -> bool:
         """Queue a pass; False when the slot was already queued (coalesced, ``force``
         kept if either asked for it)."""
-        queued_in = self._app_of.get(slot_name)
-        if queued_in is not None:
+        if (queued_in := self._app_of.get(slot_name)) is not None:
             queue = self._queues[queued_in]
             queue[slot_name] = queue[slot_name] or force
             return False
-        self._queues.setdefault(app, OrderedDict())[slot_name] = force
+        self._queues.setdefault(app, {})[slot_name] = force
         self._app_of[slot_name] = app
         return True
 
     def pop(self, busy: Container[str] = ()) -> Job | None:
-        """The next pass: the oldest slot not in ``busy`` (a slot whose pass is running:
-        its next pass waits for it) of the app served least recently; None when none.
-
-        Least recently served, not a fixed rotation: an app that gets work just after a
-        busy app's pass goes before that app's next one."""
+        """The oldest slot not in ``busy`` (its pass is running) of the app served least
+        recently (not a fixed rotation: an app that gets work just after a busy app's pass
+        goes before that app's next one); None when none."""
         best: tuple[int, Hashable, str] | None = None
         for app, queue in self._queues.items():
             served = self._served.get(app, -1)
             if best is not None and served >= best[0]:
                 continue
-            slot_name = next((name for name in queue if name not in busy), None)
-            if slot_name is not None:
+            if (slot_name := next((name for name in queue if name not in busy), None)) is not None:
                 best = (served, app, slot_name)
         if best is None:
             return None

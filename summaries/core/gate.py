@@ -1,11 +1,8 @@
-"""Whether a summary pass may run, and every way a pass ends: one enum, asked once.
+"""Whether a summary pass may run, and every way a pass ends: one enum.
 
-A feature that silently declines to run is indistinguishable from a broken one, so
-every refusal names its cause: a :class:`PassResult` member, with what varies (which
-stop reason, which backend error) in :attr:`PassOutcome.detail`. Only the pass asks the
-gate; its callers map the enum (the API's one table, the command's hints), never text.
-Adding a reason: a member here, its check in :func:`should_summarize` or the pass, and
-its row in ``summaries/api.py``'s table (a test fails while it has none).
+A feature that silently declines to run looks broken, so every refusal names its cause: a
+:class:`PassResult` member (what varies in ``PassOutcome.detail``). Callers map the enum,
+never text; a new reason needs its row in ``summaries/api.py``'s table (a test checks).
 """
 
 from __future__ import annotations
@@ -23,14 +20,14 @@ GenerateState = Literal["ready", "generating", "too_few_turns", "unavailable"]
 
 
 class PassResult(StrEnum):
-    """How a summary pass ended. The values are the log lines' words, kept as they were."""
+    """How a summary pass ended. The values are the log lines' words."""
 
     STORED = "stored"  # a new summary is on disk and mirrored
     CURRENT = "current"  # the stored summary already describes the transcript
     # the gate, in its fixed order
     DISABLED = "disabled"
     SUPERSEDED = "superseded"  # a later turn end's pass, queued after this one, covers it
-    IN_FLIGHT = "in_flight"
+    IN_FLIGHT = "in_flight"  # the pass: another holds the session's claim
     MEMORY_MODE = "memory_mode"
     RUNNING = "running"
     STOP_REASON = "stop_reason"  # detail: the slot's last stop reason, or "missing"
@@ -54,12 +51,8 @@ class PassResult(StrEnum):
 
     @property
     def failed(self) -> bool:
-        """Something is wrong (the model, its reply, a bug), not merely not due: logged at
-        WARNING with its reason, where the ordinary refusals are INFO."""
-        return self in _FAILURES
-
-
-_FAILURES = frozenset({PassResult.BACKEND_ERROR, PassResult.UNUSABLE_REPLY, PassResult.ERROR})
+        """Something is wrong, not merely not due: logged at WARNING, not INFO."""
+        return self in (PassResult.BACKEND_ERROR, PassResult.UNUSABLE_REPLY, PassResult.ERROR)
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,12 +71,11 @@ class PassOutcome:
 
     @property
     def ok(self) -> bool:
-        """A summary is stored now or was already current."""
         return self.reason.ok
 
     @property
     def label(self) -> str:
-        """The text form for logs and the command line, e.g. ``stop_reason:timeout``."""
+        """The log and command-line form, e.g. ``stop_reason:timeout``."""
         return f"{self.reason}:{self.detail}" if self.detail else str(self.reason)
 
 
@@ -99,21 +91,15 @@ class SlotView:
 
 
 def is_restricted(memory_mode: object) -> bool:
-    """Whether a memory mode forbids summarizing: the slot's, the API's, or the on-disk one.
-
-    Case-insensitive but not stripped, as in the original: " incognito" is not a mode.
-    """
+    """Whether a memory mode forbids summarizing. Case-insensitive, not stripped: " incognito"
+    is not a mode."""
     return str(memory_mode or "").lower() in INCOGNITO_MEMORY_MODES
 
 
 def switched_off(cfg: SessionSummaryConfig) -> PassOutcome | None:
-    """The gate's first rule, which needs nothing but the config: ``DISABLED`` when
-    summaries are off, else None. :func:`should_summarize` starts with it; a queued pass
-    asks it before any database or file work (``summaries/tasks.py``), so a switched-off
-    summarizer's pass costs a config read, not a connection and three queries."""
-    if not cfg.enabled:
-        return PassOutcome(PassResult.DISABLED)
-    return None
+    """The gate's first rule, needing only the config: a queued pass asks it before any
+    database or file work, so a switched-off summarizer's pass costs a config read."""
+    return None if cfg.enabled else PassOutcome(PassResult.DISABLED)
 
 
 def should_summarize(
@@ -122,20 +108,13 @@ def should_summarize(
     user_turns: int | None,
     *,
     force: bool = False,
-    holding_guard: bool = False,
 ) -> PassOutcome | None:
-    """None to proceed, else the first refusal in the fixed order.
-
-    ``user_turns=None`` is the cheap pre-I/O check: slot state only. ``force`` (an
-    explicit request) lifts exactly the two gates that stand in for consent to spend,
-    stop_reason and cadence; ``holding_guard``: the pass itself (its claim excludes a
-    second pass, so a queued-or-running flag must not refuse it).
-    """
-    off = switched_off(cfg)
-    if off is not None:
+    """None to proceed, else the first refusal in the fixed order. ``user_turns=None``: the
+    cheap pre-I/O check. ``force`` (an explicit request) lifts exactly the two gates that
+    stand in for consent to spend, stop_reason and cadence. ``slot.in_flight`` refuses
+    nothing here: the pass's claim excludes a second pass (``IN_FLIGHT``)."""
+    if (off := switched_off(cfg)) is not None:
         return off
-    if slot.in_flight and not holding_guard:
-        return PassOutcome(PassResult.IN_FLIGHT)
     if is_restricted(slot.memory_mode):
         return PassOutcome(PassResult.MEMORY_MODE)
     if slot.running:
@@ -158,9 +137,8 @@ def should_summarize(
 def generate_state(
     cfg: SessionSummaryConfig, slot: SlotView, user_turns: int | None
 ) -> GenerateState:
-    """Which affordance the panel offers. A running turn is still "ready": this value is
-    only refreshed on writes, so a mid-turn verdict would go stale; the POST refuses with
-    summary_turn_running instead."""
+    """The panel's affordance. A running turn is still "ready": this is only refreshed on
+    writes, so a mid-turn verdict would go stale (the POST refuses it instead)."""
     if not cfg.enabled or is_restricted(slot.memory_mode):
         return "unavailable"
     if slot.in_flight:

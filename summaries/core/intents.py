@@ -1,14 +1,8 @@
-"""THE summary payload, typed: intents (next steps, evidence), constraints, the envelope.
-
-One pydantic model serves every place a summary is shaped, stored or described: reply
-normalization builds it (``payload.normalize_payload``), sidecars and the mirror hold
-its dump, the API serves it (OpenAPI describes an intent from it) and the JSON schema
-an OpenAI-compatible server is asked to follow is derived from :class:`ReplyPayload`.
-
-The models check types, never shape text: coercing a messy reply, clipping quotes and
-redacting are ``payload.py``'s steps, so a model here never changes a sealed string.
-Unknown fields are ignored (a sidecar from an older writer still reads), and a turn
-number must be a JSON integer (``true`` is not turn 1, as the normalizer rules).
+"""THE summary payload, typed, for every place a summary is shaped, stored, served (the
+OpenAPI) or asked for (the reply's JSON schema is :class:`ReplyPayload`'s); and the
+intent state rules. The models check types, never shape text (``payload.py`` does), so
+they never change a sealed string; unknown fields are ignored (older sidecars still
+read), and a turn number must be a JSON integer (``true`` is not turn 1).
 """
 
 from __future__ import annotations
@@ -20,7 +14,6 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, model_
 
 Status = Literal["active", "completed", "abandoned"]
 State = Literal["done", "needs-you", "in-progress", "dropped"]
-# Why an intent has its state (``Evidence.kind``); payload.EVIDENCE_KINDS is this set.
 EvidenceKind = Literal[
     "test_passed",  # a passing run after the last change
     "test_failed",  # the latest run failed (or the person reported it broken)
@@ -43,12 +36,9 @@ WAITING_ON_YOU: frozenset[str] = frozenset({"pending_decision", "test_failed"})
 
 
 def derive_state(status: object, verified: object, evidence: object = None) -> State:
-    """The one word the panel shows, and what the list's state filter matches (the mirror
-    stores it): status is about the work, verified about the result, ``evidence`` (the
-    kind of the row behind it, when known) says whether it waits on the person.
-
-    "needs-you" is every intent that waits on the person: an open question or decision,
-    a failed last run, finished work nobody verified."""
+    """The one word the panel shows and the list's state filter matches: status is about
+    the work, verified about the result, ``evidence`` (the kind of the row behind it) says
+    whether it waits on the person ("needs-you")."""
     if status == "abandoned":
         return "dropped"
     if evidence in WAITING_ON_YOU:
@@ -220,3 +210,22 @@ class StoredSummary(SummaryPayload):
 def reply_json_schema() -> dict[str, Any]:
     """The JSON schema of a model reply, for ``response_format`` (see backends/openai.py)."""
     return ReplyPayload.model_json_schema()
+
+
+# Open work, the one rule the session list's gist and the project pages read: done and
+# dropped intents are closed; every other state still asks something of someone.
+OPEN_STATES: frozenset[State] = frozenset({"in-progress", "needs-you"})
+# The agent asked a question (or for a decision) that nobody answered yet.
+QUESTION_KIND: EvidenceKind = "pending_decision"
+
+
+def is_open(state: object) -> bool:
+    return state in OPEN_STATES
+
+
+def open_question(evidence: Any) -> str | None:
+    """The unanswered question a dumped ``Evidence`` (or None) quotes, else None."""
+    if not isinstance(evidence, dict) or evidence.get("kind") != QUESTION_KIND:
+        return None
+    quote = evidence.get("quote")
+    return quote if isinstance(quote, str) and quote else None

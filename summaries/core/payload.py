@@ -13,26 +13,11 @@ from pydantic import BaseModel, ValidationError
 
 from transcripts.core.redaction import redact_payload
 
-from .intents import EvidenceKind, Status, SummaryPayload, derive_state, intent_state
-
-__all__ = [
-    "EVIDENCE_KINDS",
-    "EVIDENCE_QUOTE_MAX",
-    "clip_sealed",
-    "derive_state",
-    "evidence_of",
-    "intent_state",
-    "normalize_payload",
-    "seal_model",
-    "seal_payload",
-]
+from .intents import EvidenceKind, Status, SummaryPayload, derive_state
 
 logger = logging.getLogger(__name__)
 
 STATUSES = frozenset(get_args(Status))
-# Why an intent has its state (``evidence.kind``, declared in intents.py); a summary
-# without one says nothing either way, and the panel says so instead of presenting the
-# badge as fact.
 EVIDENCE_KINDS = frozenset(get_args(EvidenceKind))
 EVIDENCE_QUOTE_MAX = 120
 _EVIDENCE_TS_MAX = 64
@@ -40,8 +25,7 @@ _Model = TypeVar("_Model", bound=BaseModel)
 
 
 def is_json_int(value: object) -> TypeGuard[int]:
-    """A JSON integer: true/false are not turn numbers (the original let them through as
-    1/0). The normalizer and the reply checks both ask this."""
+    """A JSON integer: true/false are not turn numbers."""
     return isinstance(value, int) and not isinstance(value, bool)
 
 
@@ -60,18 +44,11 @@ def _next_steps(value: object) -> list[dict[str, str]]:
         return []
     steps: list[dict[str, str]] = []
     for item in value:
-        if isinstance(item, str) and item.strip():
-            steps.append({"what": item.strip(), "why": "", "expect": ""})
-        elif isinstance(item, dict):
-            what = item.get("what")
-            if isinstance(what, str) and what.strip():
-                steps.append(
-                    {
-                        "what": what.strip(),
-                        "why": _text(item.get("why")),
-                        "expect": _text(item.get("expect")),
-                    }
-                )
+        step = {"what": item} if isinstance(item, str) else item  # a bare string is its what
+        what = step.get("what") if isinstance(step, dict) else None
+        if isinstance(what, str) and what.strip():
+            why, expect = _text(step.get("why")), _text(step.get("expect"))
+            steps.append({"what": what.strip(), "why": why, "expect": expect})
     return steps
 
 
@@ -119,12 +96,8 @@ def _coerce_intent(raw: object) -> dict[str, Any] | None:
     title = raw.get("title")
     if not isinstance(title, str) or not title.strip():
         return None
-    status = raw.get("status")
-    if status not in STATUSES:
-        status = "active"
-    verified = raw.get("verified")
-    if not isinstance(verified, bool):
-        verified = None
+    status = raw["status"] if raw.get("status") in STATUSES else "active"
+    verified = raw["verified"] if isinstance(raw.get("verified"), bool) else None
     origin = raw.get("origin_turn")
     ranges = _ranges(raw.get("ranges"))
     evidence = evidence_of(raw.get("evidence"))
@@ -146,10 +119,8 @@ def _coerce_intent(raw: object) -> dict[str, Any] | None:
 def normalize_payload(
     raw: object, *, max_intents: int = 50, max_constraints: int = 50
 ) -> SummaryPayload | None:
-    """The storable payload, or None when the reply holds no usable intent.
-
-    None tells the caller to keep the previous summary rather than store an empty one.
-    """
+    """The storable payload, or None when the reply holds no usable intent (the caller
+    keeps the previous summary rather than store an empty one)."""
     if not isinstance(raw, dict):
         return None
     items = raw.get("intents") or []
@@ -195,12 +166,9 @@ def normalize_payload(
 
 
 def seal_payload(payload: dict[str, Any]) -> dict[str, Any]:
-    """``payload`` with every string in it redacted (keys too); the step right before a
-    sidecar, the mirror or an answer stores it.
-
-    Safe to repeat (redaction is idempotent, and prose takes its fast path), so the pass
-    seals the whole stored payload once more after adding its own fields to it.
-    """
+    """``payload`` with every string in it redacted (keys too), right before a sidecar,
+    the mirror or an answer stores it. Idempotent, so the pass seals the whole stored
+    payload once more after adding its own fields."""
     sealed, report = redact_payload(payload)
     if report:
         logger.info("session summary: redacted %s", report)
@@ -208,18 +176,14 @@ def seal_payload(payload: dict[str, Any]) -> dict[str, Any]:
 
 
 def seal_model(model: _Model) -> _Model:
-    """``model`` with every string in it redacted: :func:`seal_payload` on its dump,
-    read back into the same type (whose validation changes no string)."""
+    """:func:`seal_payload` of ``model``'s dump, read back (validation changes no string)."""
     return type(model).model_validate(seal_payload(model.model_dump(mode="json")))
 
 
 def clip_sealed(text: str, limit: int) -> str:
-    """At most ``limit`` characters of ``text``, redacted before and after the cut.
-
-    Before: a cut can split a secret so that no pattern matches the half that is left.
-    The cut falls on whitespace when there is any (no token, secret or tag, is left
-    half). After: a shorter string can meet a pattern's boundary the longer one did not.
-    """
+    """At most ``limit`` characters of ``text``, on whitespace when there is any, redacted
+    before the cut (it can split a secret so that no pattern matches the half left) and
+    after it (a shorter string can meet a pattern's boundary the longer one did not)."""
     clean = _redacted(text)
     if len(clean) <= limit:
         return clean

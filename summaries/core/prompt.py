@@ -1,14 +1,16 @@
-"""The summarization prompt.
+"""The summarization prompts, and how much of a transcript they may carry.
 
 The judgement traps cannot be detected in code, so the prompt names each one and the
-tests pin every phrase: a later trim fails a test instead of quietly degrading every
-summary.
+tests pin every phrase: a later trim fails a test instead of quietly degrading summaries.
+The transcript gets what ``KIROCREW_SUMMARY_CONTEXT_TOKENS`` leaves after the
+instructions and the reply (0: the fixed ``MAX_INPUT_CHARS``), shrunk on an overflow.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from typing import Final
 
 from .extract import MAX_INPUT_CHARS, render_bounded_input, render_input
 from .intents import SummaryPayload
@@ -111,8 +113,7 @@ FACTS_HEADING = "\n\nTOOL FACTS (reference, then what the row recorded)\n"
 
 
 def render_facts(index: StructureIndex, max_chars: int) -> str:
-    """The TOOL FACTS section of ``index``, heading included, in ``max_chars`` (empty when
-    it holds no fact): both prompts append it."""
+    """The TOOL FACTS section, heading included, in ``max_chars`` ("" without facts)."""
     facts = render_structure(index, max(0, max_chars - len(FACTS_HEADING)))
     return FACTS_HEADING + facts if facts else ""
 
@@ -170,21 +171,43 @@ def build_incremental_prompt(
     since: int,
     max_chars: int = MAX_INPUT_CHARS,
 ) -> str:
-    """The update prompt: short rules, the previous summary, the turns after user turn
-    ``since`` and the tool facts recorded since (the references are the session's, so a
-    citation reads the same as in a full pass)."""
+    """Short rules, the previous summary, the turns after user turn ``since`` and their
+    tool facts (session references: a citation reads the same as in a full pass)."""
     start = next((i for i, t in enumerate(turns) if (t.user_turn or 0) > since), len(turns))
     new = list(turns[start:])
-    body = json.dumps(
-        {
-            "intents": previous_for_prompt(previous, since),
-            "constraints": previous.constraints,
-        },
-        ensure_ascii=False,
-        separators=(",", ":"),
-    )
+    stood = {"intents": previous_for_prompt(previous, since), "constraints": previous.constraints}
+    body = json.dumps(stood, ensure_ascii=False, separators=(",", ":"))
     head = INCREMENTAL_PROMPT.format(since=since, previous=body)
     index = build_index(turns)
     index.facts = [f for f in index.facts if f.turn > since]
     tail = render_facts(index, max_chars // STRUCTURE_SHARE)
     return head + render_bounded_input(new, max_chars - len(tail)) + tail
+
+
+#: Code, JSON and non-English text run nearer 3 characters per token than English's 4:
+#: estimating low leaves room rather than overflowing.
+CHARS_PER_TOKEN: Final = 3
+#: Below this a transcript says too little to summarize; the budget never shrinks past it.
+MIN_INPUT_CHARS: Final = 4_000
+#: Shorter retries after a context overflow, at most (each halves the budget).
+OVERFLOW_SHRINKS: Final = 2
+#: The system line and the chat template's own tokens.
+TEMPLATE_TOKENS: Final = 64
+
+
+def input_budget(context_tokens: int, reply_tokens: int) -> int:
+    """The transcript's share of the prompt, in characters, for a window of
+    ``context_tokens`` of which ``reply_tokens`` are kept for the reply."""
+    if context_tokens <= 0:
+        return MAX_INPUT_CHARS
+    # Measured rather than assumed: the instructions are whatever the prompt holds today.
+    instructions = -(-len(build_prompt((), 0)) // CHARS_PER_TOKEN)
+    left = context_tokens - reply_tokens - instructions - TEMPLATE_TOKENS
+    return max(MIN_INPUT_CHARS, left * CHARS_PER_TOKEN)
+
+
+def shrunk_budget(budget: int) -> int | None:
+    """The budget for the retry after an overflow, or None when it cannot shrink further."""
+    if budget <= MIN_INPUT_CHARS:
+        return None
+    return max(MIN_INPUT_CHARS, budget // 2)

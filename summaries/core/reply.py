@@ -1,10 +1,23 @@
-"""Find the JSON payload in a model reply that may wrap it in fences or prose."""
+"""A model reply's one way to a storable summary: find its JSON payload (in fences or
+prose), merge an incremental update, check it against the transcript, normalize it. The
+pass and the quality bench's replay both call :func:`shape_reply`, so a replayed reply is
+scored through exactly the path a live one is stored through.
+"""
 
 from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
+
+from .checks import check_reply
+from .extract import count_user_turns
+from .intents import SummaryChecks, SummaryPayload
+from .payload import normalize_payload
+from .structure import build_index
+from .transcript_turn import TranscriptTurn
 
 logger = logging.getLogger(__name__)
 
@@ -70,10 +83,8 @@ def _scan(text: str) -> dict[str, Any] | None:
 
 
 def parse_reply(text: object) -> dict[str, Any] | None:
-    """The reply's payload dict, or None for empty, garbage or ambiguous replies.
-
-    Never raises: a lost summary must not surface as a failed turn.
-    """
+    """The reply's payload dict, or None for empty, garbage or ambiguous replies. Never
+    raises: a lost summary must not surface as a failed turn."""
     if not isinstance(text, str) or not text.strip():
         return None
     try:
@@ -81,3 +92,79 @@ def parse_reply(text: object) -> dict[str, Any] | None:
     except Exception:  # RecursionError in == on deep values, MemoryError aside
         logger.warning("summary reply could not be parsed", exc_info=True)
         return None
+
+
+def merge_update(raw: object, previous: SummaryPayload) -> object:
+    """An incremental reply (``prompt.build_incremental_prompt``) as a whole payload: an
+    intent given as ``{"id": n}`` is the previous intent n unchanged (its evidence is
+    checked again with the rest), one with an id and fields replaces those fields, one
+    without an id is new; a previous intent the reply leaves out is kept, as are the
+    previous constraints when the reply has none."""
+    if not isinstance(raw, dict) or not isinstance(raw.get("intents"), list):
+        return raw
+    before = [i.model_dump(mode="json") for i in previous.intents]
+
+    def said(item: object) -> bool:
+        if not isinstance(item, dict):
+            return False
+        ref, title = item.get("id"), item.get("title")
+        return (type(ref) is int and 1 <= ref <= len(before)) or (
+            isinstance(title, str) and bool(title.strip())
+        )
+
+    if not any(said(item) for item in raw["intents"]):
+        return raw  # nothing kept, changed or new: as unusable as in a full pass
+    seen: set[int] = set()
+    intents: list[object] = []
+    for item in raw["intents"]:
+        ref = item.get("id") if isinstance(item, dict) else None
+        if not (type(ref) is int and 1 <= ref <= len(before)) or ref in seen:
+            intents.append(
+                {k: v for k, v in item.items() if k != "id"} if isinstance(item, dict) else item
+            )
+            continue
+        seen.add(ref)
+        fields = {k: v for k, v in item.items() if k != "id"}
+        if not fields:
+            intents.append(before[ref - 1])
+        else:  # changed: what it said before no longer decides its state
+            intents.append({**before[ref - 1], "evidence": None, **fields})
+    intents += [b for n, b in enumerate(before, start=1) if n not in seen]
+    constraints = raw.get("constraints")
+    return {
+        **raw,
+        "intents": intents,
+        "constraints": constraints if isinstance(constraints, list) else previous.constraints,
+    }
+
+
+@dataclass(frozen=True, slots=True)
+class Shaped:
+    payload: SummaryPayload | None  # None: nothing usable, keep the previous summary
+    checks: SummaryChecks
+
+
+def shape_reply(
+    reply: object,
+    turns: Sequence[TranscriptTurn],
+    *,
+    user_turns: int | None = None,
+    max_intents: int = 50,
+    max_constraints: int = 50,
+    known_constraints: frozenset[str] = frozenset(),
+    previous: SummaryPayload | None = None,
+) -> Shaped:
+    """``reply`` (the backend's raw text) checked against ``turns`` and shaped. With
+    ``previous`` it answers the incremental prompt: merged first, then checked whole."""
+    total = count_user_turns(turns) if user_turns is None else user_turns
+    raw: object = parse_reply(reply)
+    if previous is not None:
+        raw = merge_update(raw, previous)
+    checked, report = check_reply(
+        raw,
+        build_index(turns),
+        user_turns=total,
+        known_constraints=known_constraints,
+    )
+    shaped = normalize_payload(checked, max_intents=max_intents, max_constraints=max_constraints)
+    return Shaped(None if shaped is None else shaped.model_copy(update={"checks": report}), report)

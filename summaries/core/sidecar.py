@@ -1,24 +1,26 @@
-"""Summary sidecars: ``.intents/<safe_key>.json`` and ``.summaries/<safe_key>.json``.
+"""Summary sidecars (``.intents/<safe_key>.json``, ``.summaries/<safe_key>.json``) and the
+pass claim beside them.
 
 A sidecar holds a payload plus the ``sig`` (transcript ``st_mtime_ns``) and ``gen``
-(``rotation_generation``) of exactly the transcript it describes. Both are snapshotted by
-the CALLER before the model call; the write happens under the transcript's lock and is
+(``rotation_generation``) of exactly the transcript it describes, snapshotted by the
+caller before the model call. The write happens under the transcript's lock and is
 refused when the transcript is gone or either half moved, so a delete is never
-resurrected, an append during generation is never blessed, and a rewrite (which keeps
-the mtime but advances gen) cannot make a stale summary look fresh. The transcript's
-bytes and mtime are never touched. The two sidecars have independent writers and never
-share a file.
+resurrected, an append during generation is never blessed, and a rewrite (same mtime,
+new gen) cannot make a stale summary look fresh. The transcript is never touched.
 
-The generic readers (``read_strict``, ``read_for_panel``) return a sidecar as stored;
-the pass and the panel read an intents sidecar through the payload model instead
-(``summary_strict``, ``summary_for_panel``): unknown fields of an older writer are
-ignored, an intent that does not fit the model is dropped (as one without a title
-always was), and evidence is checked again (an older or foreign writer is not trusted).
+At most one pass per session runs at a time: an exclusive ``flock`` on
+``.intents/<safe_key>.claim``, taken without waiting and held by an open descriptor for
+the whole pass. The kernel drops it however the pass ends (kill -9, the OOM killer), and
+no expiry can let a second pass start beside a slow one (a database marker expired after
+600 s against up to ~1,200 s of model time). ``flock``, not ``fcntl`` record locks: those
+vanish when any descriptor of the file is closed anywhere in the process.
 """
 
 from __future__ import annotations
 
+import fcntl
 import logging
+import os
 from pathlib import Path
 from typing import Any
 
@@ -39,23 +41,22 @@ INTENTS = "intents"
 ONE_LINE = "summaries"
 MAX_SIDECAR_BYTES = 8 * 1024 * 1024
 # The sidecar layout, known only here: transcripts' delete reaps these files through the
-# derived-files hook this app registers (``summaries.apps``, ``transcripts.core.derived``).
+# derived-files hook this app registers (``summaries.apps``, ``transcripts.core.rewrite.register_derived``).
 SIDECAR_DIRS = {INTENTS: ".intents", ONE_LINE: ".summaries"}
 _ENVELOPE = frozenset(StoredSummary.model_fields) - {"intents", "constraints"}
 
 
 def sidecar_path(root: Path, key: str, kind: str) -> Path:
-    """Where the ``kind`` sidecar of the session ``key`` lives under the sessions ``root``."""
     return root / SIDECAR_DIRS[kind] / f"{safe_key(key)}.json"
 
 
 def claim_path(root: Path, key: str) -> Path:
-    """The pass claim's file (``claim.py``), beside the intents sidecar: a delete reaps it."""
+    """The pass claim's file, beside the intents sidecar: a delete reaps it."""
     return root / SIDECAR_DIRS[INTENTS] / f"{safe_key(key)}.claim"
 
 
 def wanted_path(root: Path, key: str) -> Path:
-    """The "another pass is wanted" mark (``claim.pass_wanted_mark``), beside the claim."""
+    """The "another pass is wanted" mark (``pass_wanted_mark``)."""
     return root / SIDECAR_DIRS[INTENTS] / f"{safe_key(key)}.wanted"
 
 
@@ -65,52 +66,34 @@ def sidecar_paths(root: Path, key: str) -> list[Path]:
     return [*(sidecar_path(root, key, kind) for kind in SIDECAR_DIRS), *claims]
 
 
-def _load(path: Path) -> dict[str, Any] | None:
+def _matches(data: dict[str, Any], identity: Identity | None) -> bool:
+    sig, gen = data.get("sig"), data.get("gen", 0)  # a legacy sidecar without gen: 0
+    return (
+        identity is not None
+        and type(sig) is int
+        and type(gen) is int
+        and (sig, gen) == (identity.sig, identity.gen)
+    )
+
+
+def _read(store: TranscriptStore, key: str, kind: str) -> dict[str, Any] | None:
+    """The sidecar as stored, if it has its kind's shape; corrupt or shapeless is None."""
+    path = sidecar_path(store.root, key, kind)
     try:
         if path.stat().st_size > MAX_SIDECAR_BYTES:
             return None
         data = orjson.loads(path.read_bytes())
     except (OSError, orjson.JSONDecodeError, RecursionError):
         return None
-    return data if isinstance(data, dict) else None
-
-
-def _gen_of(data: dict[str, Any]) -> int | None:
-    gen = data.get("gen", 0)  # legacy sidecars without gen count as generation 0
-    return gen if type(gen) is int else None
-
-
-def _matches(data: dict[str, Any], identity: Identity | None) -> bool:
-    sig = data.get("sig")
-    return (
-        identity is not None
-        and type(sig) is int
-        and sig == identity.sig
-        and _gen_of(data) == identity.gen
-    )
-
-
-def _read(store: TranscriptStore, key: str, kind: str) -> dict[str, Any] | None:
-    """The sidecar as stored, if it has its kind's shape; corrupt or shapeless is None."""
-    data = _load(sidecar_path(store.root, key, kind))
-    if data is None:
-        return None
-    well_formed = (
-        isinstance(data.get("intents"), list)
-        if kind == INTENTS
-        else isinstance(data.get("summary"), str)
-    )
-    return data if well_formed else None
+    field, shape = ("intents", list) if kind == INTENTS else ("summary", str)
+    return data if isinstance(data, dict) and isinstance(data.get(field), shape) else None
 
 
 def read_strict(
     store: TranscriptStore, key: str, kind: str = INTENTS, *, identity: Identity | None = None
 ) -> dict[str, Any] | None:
-    """The generator's reader: the sidecar only if it describes the transcript as it is now.
-
-    ``identity`` is a snapshot the caller has just taken, so it is not read a second time;
-    without one the transcript's identity is read here.
-    """
+    """The sidecar only if it describes the transcript as it is now (``identity``: a
+    snapshot the caller has just taken; else it is read here)."""
     data = _read(store, key, kind)
     if data is None:
         return None
@@ -122,11 +105,8 @@ def read_strict(
 def read_for_panel(
     store: TranscriptStore, key: str, kind: str = INTENTS
 ) -> tuple[dict[str, Any] | None, bool]:
-    """The panel's reader: ``(data, stale)``; corrupt or shapeless → ``(None, False)``.
-
-    A stale summary is still served: an empty panel reads as "broken", a stale one as
-    "not regenerated yet", which is the truth.
-    """
+    """``(data, stale)``; corrupt or shapeless: ``(None, False)``. A stale summary is
+    still served: an empty panel reads as "broken", a stale one as "not regenerated yet"."""
     data = _read(store, key, kind)
     if data is None:
         return None, False
@@ -134,29 +114,23 @@ def read_for_panel(
 
 
 def summary_of(data: dict[str, Any]) -> StoredSummary:
-    """An intents sidecar's content as the payload model, read leniently.
-
-    Intents are read one by one: a bad one is dropped, never the whole summary. An
-    envelope field of the wrong type reads as absent (``user_turns: true`` covers no
-    turn count), as the readers treated it before the model.
-    """
+    """An intents sidecar as the payload model, leniently: a bad intent is dropped (never
+    the whole summary), evidence checked again (a foreign writer is not trusted), and an
+    envelope field of the wrong type reads as absent."""
     intents: list[Intent] = []
     for item in data.get("intents") or []:
         if not isinstance(item, dict):
             continue
+        checked = {**item, "evidence": evidence_of(item.get("evidence"))}
         try:
-            intents.append(
-                Intent.model_validate({**item, "evidence": evidence_of(item.get("evidence"))})
-            )
+            intents.append(Intent.model_validate(checked))
         except ValidationError:
             continue
-    constraints = data.get("constraints")
+    constraints = data["constraints"] if isinstance(data.get("constraints"), list) else []
     fields = {
         **{k: v for k, v in data.items() if k in _ENVELOPE},
         "intents": intents,
-        "constraints": [c for c in constraints if isinstance(c, str)]
-        if isinstance(constraints, list)
-        else [],
+        "constraints": [c for c in constraints if isinstance(c, str)],
     }
     try:
         return StoredSummary.model_validate(fields)
@@ -168,13 +142,11 @@ def summary_of(data: dict[str, Any]) -> StoredSummary:
 def summary_strict(
     store: TranscriptStore, key: str, *, identity: Identity | None = None
 ) -> StoredSummary | None:
-    """``read_strict`` of the intents sidecar, through the payload model."""
     data = read_strict(store, key, INTENTS, identity=identity)
     return None if data is None else summary_of(data)
 
 
 def summary_for_panel(store: TranscriptStore, key: str) -> tuple[StoredSummary | None, bool]:
-    """``read_for_panel`` of the intents sidecar, through the payload model."""
     data, stale = read_for_panel(store, key, INTENTS)
     return (None, False) if data is None else (summary_of(data), stale)
 
@@ -206,3 +178,48 @@ def write_guarded(
     except OSError as exc:  # disk full, read-only: the previous sidecar stays in place
         log.warning("sidecar %s for %s not written: %s", kind, key, exc)
         return False
+
+
+def pass_wanted_mark(root: Path, key: str) -> None:
+    """Made by every pass before it tries the claim, so one refused while another holds it
+    is not lost (the holder, or whoever takes the claim next, answers it)."""
+    path = wanted_path(root, key)
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600))
+
+
+def pass_wanted_take(root: Path, key: str) -> bool:
+    """Whether a pass was wanted since the last take; the record is gone afterwards."""
+    try:
+        wanted_path(root, key).unlink()
+    except FileNotFoundError:
+        return False
+    return True
+
+
+class Claim:
+    """A held claim; ``release()`` (or the process ending) lets the next pass in."""
+
+    def __init__(self, fd: int) -> None:
+        self._fd: int | None = fd
+
+    def release(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)  # closing the only descriptor drops the flock
+            self._fd = None
+
+
+def claim_take(root: Path, key: str) -> Claim | None:
+    """The claim of session ``key``, or None while another pass holds it."""
+    path = claim_path(root, key)
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        return None
+    except BaseException:
+        os.close(fd)
+        raise
+    return Claim(fd)

@@ -1,17 +1,9 @@
-"""The transcript's structure as facts: one line per tool call and result, per automation
-row, each with a short reference the server resolves back to its row.
-
-A model reads the facts beside the person's turns (``render_structure``), cites them in
-its reply, and the checks (``checks.py``) resolve the citations against the same facts:
-one index, built once from the extracted turns, so what the model was shown and what the
-server checks cannot drift apart.
-
-The facts are read by the heuristic's own tool-row rules (``heuristic/tools.py``): a
-call/result pair says "Tests failed." or "Committed." here exactly when it does there.
-
-References: ``U<n>`` is the person's turn n; ``F<n>.<k>`` is the k-th fact after it (``n``
-0 before the first turn). Turn numbers are the session's, so a reference reads the same
-in a windowed pass and in a full one.
+"""The transcript's structure as facts: one line per tool call and result and per
+automation row, read by the heuristic's own tool-row rules (``heuristic/tools.py``), each
+with a reference the checks resolve against the same index: what the model was shown and
+what the server checks cannot drift apart. ``U<n>`` is the person's turn n; ``F<n>.<k>``
+the k-th fact after it (``n`` 0 before the first); session turn numbers, so a reference
+reads the same in a windowed pass and in a full one.
 """
 
 from __future__ import annotations
@@ -59,8 +51,9 @@ _SENTENCE_KINDS: tuple[tuple[re.Pattern[str], FactKind | None], ...] = (
     (re.compile(r"Deployed\.$|Published\.$"), FactKind.DEPLOY),
     (re.compile(re.escape(DISCARDED)), FactKind.DISCARD),
 )
-CLOSING = frozenset({FactKind.COMMIT, FactKind.PUSH, FactKind.PR_OPENED, FactKind.MERGE})
-CLOSING |= {FactKind.DEPLOY}
+CLOSING = frozenset(
+    {FactKind.COMMIT, FactKind.PUSH, FactKind.PR_OPENED, FactKind.MERGE, FactKind.DEPLOY}
+)
 CHECKS = frozenset({FactKind.CHECK_PASSED, FactKind.CHECK_FAILED})
 
 # An edit whose target is a document (the heuristic's rule: nothing to run after it).
@@ -110,7 +103,6 @@ class Fact:
 
 @dataclass(frozen=True, slots=True)
 class UserRow:
-    ref: str  # "U12"
     turn: int
     order: int
     ts: str | None
@@ -127,7 +119,6 @@ class StructureIndex:
     # ts -> (order, turn, citable text) for every kept row, the assistant's too: the
     # heuristic cites rows by ts
     by_ts: dict[str, tuple[int, int, str]] = field(default_factory=dict)
-    first_turn: int = 0  # the first user turn the turns hold (a window starts later)
 
     def add_fact(self, fact: Fact) -> None:
         self.facts.append(fact)
@@ -148,17 +139,13 @@ def _outcome(result: ToolRow) -> str:
     parts: list[str] = []
     if result.exit_code is not None:
         parts.append(f"exit {result.exit_code}")
-    tally = list(dict.fromkeys(m.group(0) for m in _TALLY.finditer(out)))
-    if tally:
+    if tally := list(dict.fromkeys(m.group(0) for m in _TALLY.finditer(out))):
         parts.append(", ".join(tally[-4:]))
-    commit = _HASH.search(out)
-    if commit:
+    if commit := _HASH.search(out):
         parts.append(f"commit {commit.group(1)}")
-    url = _URL.search(out)
-    if url:
+    if url := _URL.search(out):
         parts.append(url.group(0))
-    http = _HTTP.findall(out)
-    if http:
+    if http := _HTTP.findall(out):
         parts.append(_one_line(http[-1], 40))
     if len(parts) <= (result.exit_code is not None) and out.strip():
         flat = " ".join(out.split())
@@ -202,17 +189,14 @@ def build_index(turns: Sequence[TranscriptTurn]) -> StructureIndex:
         order += 1
         if turn.user_turn is not None:
             current = turn.user_turn
-            if not index.first_turn:
-                index.first_turn = current
-            index.users[current] = UserRow(f"U{current}", current, order, turn.ts, turn.text)
+            index.users[current] = UserRow(current, order, turn.ts, turn.text)
             add(turn.ts, current, turn.text)
         elif turn.injected:
             verdict = notification_verdict(turn.text)
             said: tuple[str, ...] = (verdict,) if verdict else ()
-            kinds = kinds_of(said)
             line = f"automation (not the person): {_one_line(turn.text, 160)}"
-            if verdict:
-                line += f" => {verdict}"
+            line += f" => {verdict}" if verdict else ""
+            kinds = kinds_of(said)
             index.add_fact(
                 Fact(new_ref(), current, order, turn.ts, kinds, line, said, turn.text, True)
             )
@@ -245,8 +229,7 @@ def build_index(turns: Sequence[TranscriptTurn]) -> StructureIndex:
                 ran_ok=_ran_ok(call, row, kinds),
             )
             index.add_fact(fact)
-            if fact.ts:
-                index.by_ts.setdefault(fact.ts, (order, current, f"{text}\n{' '.join(said)}"))
+            add(fact.ts, current, f"{text}\n{' '.join(said)}")
             call = None
         if call is not None:
             order += 1
@@ -282,16 +265,10 @@ def _unanswered(ref: str, turn: int, order: int, call: ToolRow) -> Fact:
 def _essential(facts: Sequence[Fact]) -> set[str]:
     """The facts no cut may drop: per turn, its last change and its last check, and every
     commit, push, PR, merge, deploy, discard and automation verdict."""
-    keep: set[str] = set()
-    last_change: dict[int, str] = {}
-    last_check: dict[int, str] = {}
-    for f in facts:
-        if FactKind.CHANGE in f.kinds:
-            last_change[f.turn] = f.ref
-        if f.kinds & CHECKS:
-            last_check[f.turn] = f.ref
-        if f.kinds & (CLOSING | {FactKind.DISCARD}) or (f.automation and f.kinds):
-            keep.add(f.ref)
+    last_change = {f.turn: f.ref for f in facts if FactKind.CHANGE in f.kinds}
+    last_check = {f.turn: f.ref for f in facts if f.kinds & CHECKS}
+    closing = CLOSING | {FactKind.DISCARD}
+    keep = {f.ref for f in facts if f.kinds & closing or (f.automation and f.kinds)}
     return keep | set(last_change.values()) | set(last_check.values())
 
 

@@ -1,10 +1,9 @@
-"""Asking a running server to sweep the summary backlog now (PURE: paths and mtimes).
+"""Asking a running server to sweep the summary backlog now (pure: paths and mtimes).
 
-An import leaves the sessions it did not touch (an earlier, killed run's) to the server
-when one runs: it touches the request file, and the server's sweeper, which beats its
-own heartbeat here every ``TICK_S``, takes the request and queues the backlog without
-anyone waiting. The sweeper's heartbeat, not the frame relay's: what must be alive is the
-thread that answers the request (and summaries never imports the project package).
+An import leaves the sessions it did not touch to the server when one runs: it touches the
+request file, and the server's sweeper, which beats its own heartbeat here every
+``TICK_S``, queues the backlog. The sweeper's own heartbeat: it is the thread that must
+be alive to answer.
 """
 
 from __future__ import annotations

@@ -7,10 +7,7 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True, slots=True)
 class ToolRow:
-    """A tool row (``tool_call``, ``tool_result``, legacy ``tool``), redacted and excerpted.
-
-    Only the heuristic reads these: a model's prompt stays the user and assistant rows.
-    """
+    """A tool row (``tool_call``, ``tool_result``, legacy ``tool``), redacted, excerpted."""
 
     kind: str  # "call", "result" or "tool" (legacy free text)
     text: str

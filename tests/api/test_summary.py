@@ -11,8 +11,7 @@ from typing import Any
 import pytest
 from django.utils import timezone
 
-from summaries.core.claim import claim_take
-from summaries.core.sidecar import INTENTS, ONE_LINE, sidecar_path
+from summaries.core.sidecar import INTENTS, ONE_LINE, claim_take, sidecar_path
 from summaries.state import summary_in_flight_until
 from tests.fixtures.summaries import CountingBackend
 from tests.fixtures.summary_state import in_flight_set

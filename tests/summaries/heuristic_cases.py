@@ -4,7 +4,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from summaries.core.heuristic import summarize_turns
-from summaries.core.payload import derive_state
+from summaries.core.intents import derive_state
 from summaries.core.transcript_turn import TranscriptTurn
 
 START = datetime.fromisoformat("2026-05-04T09:00:00+02:00")

@@ -18,9 +18,7 @@ from summaries.core.backends import (
     BackendUnavailable,
     resolve_backend,
 )
-from summaries.core.backends.claude_cli import ClaudeCliBackend
-from summaries.core.backends.cli import STDERR_EXCERPT_CHARS
-from summaries.core.backends.codex_cli import CodexCliBackend
+from summaries.core.backends.cli import STDERR_EXCERPT_CHARS, ClaudeCliBackend, CodexCliBackend
 from tests.summaries.fake_cli_fixture import FakeCli
 
 PROMPT = "Summarize by INTENT. TRANSCRIPT\n\n[1] user: please fix the flaky login test"

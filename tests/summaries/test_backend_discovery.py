@@ -11,8 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from summaries.core.backend_choice import BackendChoice, effective_spec, read_choice, write_choice
-from summaries.core.config import load_config, write_enabled
+from summaries.core.config import (
+    BackendChoice,
+    effective_spec,
+    load_config,
+    read_choice,
+    write_choice,
+    write_enabled,
+)
 from summaries.core.discovery import OptionKind, discover_backends, probe_servers
 from tests.summaries.fake_openai_server import Behaviour, FakeOpenAIServer, closed_port
 

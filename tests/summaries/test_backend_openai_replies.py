@@ -15,8 +15,8 @@ from summaries.core.backends import (
     OpenAIBackend,
     SummaryBackend,
 )
-from summaries.core.backends.http import MAX_OUTPUT_TOKENS
-from summaries.core.backends.openai import MAX_REPLY_BYTES, RESPONSE_FORMAT, SYSTEM_LINE
+from summaries.core.backends.http import MAX_OUTPUT_TOKENS, MAX_REPLY_BYTES
+from summaries.core.backends.openai import RESPONSE_FORMAT, SYSTEM_LINE
 from summaries.core.intents import CitedReplyIntent
 from tests.summaries.fake_openai_server import Behaviour
 from tests.summaries.openai_backend_helpers import (

@@ -20,7 +20,7 @@ from summaries.core.config import (
     ConfigWriteError,
     SessionSummaryConfig,
     SummaryOverrides,
-    _safe_int,
+    _opt_int,
     load_config,
     write_enabled,
 )
@@ -84,26 +84,26 @@ def test_no_upper_bounds() -> None:
     [
         (7, 7),
         (-2, -2),
-        (True, 9),
-        (False, 9),
+        (True, None),
+        (False, None),
         (3.0, 3),
-        (3.5, 9),
-        (float("nan"), 9),
-        (float("inf"), 9),
+        (3.5, None),
+        (float("nan"), None),
+        (float("inf"), None),
         ("12", 12),
         (" 12 ", 12),
         ("-4", -4),
         ("5.0", 5),
-        ("5.5", 9),
-        ("twelve", 9),
-        ("", 9),
-        (None, 9),
-        ([3], 9),
-        ({"n": 3}, 9),
+        ("5.5", None),
+        ("twelve", None),
+        ("", None),
+        (None, None),
+        ([3], None),
+        ({"n": 3}, None),
     ],
 )
-def test_safe_int(value: object, expected: int) -> None:
-    assert _safe_int(value, 9) == expected
+def test_opt_int(value: object, expected: int | None) -> None:
+    assert _opt_int(value) == expected
 
 
 @pytest.mark.parametrize("section", [None, [], "on", 5, True])

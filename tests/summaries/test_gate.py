@@ -58,8 +58,7 @@ def test_full_order() -> None:
     )
     steps = [
         (OFF, worst, "disabled"),
-        (ON, worst, "in_flight"),
-        (ON, replace(worst, in_flight=False), "memory_mode"),
+        (ON, worst, "memory_mode"),
         (ON, replace(worst, in_flight=False, memory_mode="default"), "running"),
         (
             ON,
@@ -77,12 +76,11 @@ def test_full_order() -> None:
     assert verdict(ON, ready, 7) == ""
 
 
-def test_holding_guard_skips_only_in_flight() -> None:
+def test_a_pass_in_flight_refuses_nothing_here_the_claim_does() -> None:
     busy = slot(in_flight=True)
-    assert verdict(ON, busy, 5) == "in_flight"
-    assert verdict(ON, busy, 5, holding_guard=True) == ""
-    assert verdict(OFF, busy, 5, holding_guard=True) == "disabled"
-    assert verdict(ON, slot(in_flight=True, running=True), 5, holding_guard=True) == ("running")
+    assert verdict(ON, busy, 5) == ""
+    assert verdict(OFF, busy, 5) == "disabled"
+    assert verdict(ON, slot(in_flight=True, running=True), 5) == "running"
 
 
 @pytest.mark.parametrize(
@@ -159,7 +157,6 @@ def test_cadence_one_regenerates_every_turn() -> None:
     ("cfg", "view", "turns", "reason"),
     [
         (OFF, CLEAN, 5, "disabled"),
-        (ON, slot(in_flight=True), 5, "in_flight"),
         (ON, slot(memory_mode="temporary"), 5, "memory_mode"),
         (ON, slot(running=True), 5, "running"),
         (ON, CLEAN, 1, "too_few_turns"),

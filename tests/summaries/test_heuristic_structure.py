@@ -17,7 +17,7 @@ import pytest
 from summaries.core.extract import render_input
 from summaries.core.heuristic import summarize_turns
 from summaries.core.heuristic.compose import fit_phrase, title_for
-from summaries.core.payload import derive_state
+from summaries.core.intents import derive_state
 from summaries.core.transcript_turn import TranscriptTurn
 from tests.summaries.extract_helpers import turns_of_bytes
 

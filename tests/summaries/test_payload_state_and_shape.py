@@ -7,8 +7,8 @@ import copy
 
 import pytest
 
-from summaries.core.intents import Intent, SummaryPayload
-from summaries.core.payload import derive_state, normalize_payload
+from summaries.core.intents import Intent, SummaryPayload, derive_state
+from summaries.core.payload import normalize_payload
 from tests.summaries.payload_helpers import KEYS, normalized
 
 # --- derive_state --------------------------------------------------------------------

@@ -28,7 +28,7 @@ from bench.summary_quality import (
 )
 from summaries.core.extract import extract_turns
 from summaries.core.prompt import build_prompt
-from summaries.core.shape import shape_reply
+from summaries.core.reply import shape_reply
 
 REPLIES = Path(__file__).resolve().parent.parent / "data" / "summary_replay"
 KEPT = ("f02_celery_double_run_ci_red", "f03_terse_ship_ship", "f07_regex_then_vpn_fact")

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from summaries.core.window import window_turns
+from summaries.core.extract import window_turns
 from tests.transcripts.helpers import make_store
 from transcripts.core import codec
 from transcripts.core.codec import encode_record

@@ -1,20 +1,8 @@
-"""Summarizer backends for the background model role (DESIGN §5.3), from one registry.
-
-``KIROCREW_SUMMARY_MODEL`` names a backend: ``resolve_backend`` finds its entry in
-:data:`BACKENDS` (an exact name such as ``"heuristic"``, or a prefix ending in ``:``
-such as ``"openai:"``, followed by what that backend needs, e.g. a model name) and calls
-its factory with the rest of the value and the settings object. Each factory reads its
-own settings by name from that object (the OpenAI one: ``KIROCREW_OPENAI_*``), so the
-caller passes nothing backend-specific and this package stays Django-free.
-
-Adding a backend is one module and one line:
-
-1. ``summaries/core/backends/<name>.py`` with a class meeting :class:`SummaryBackend`
-   (``name`` and ``generate(prompt, turns) -> reply text``; raise a ``BackendError``
-   subclass on failure) and a factory ``(rest: str, settings: object) -> backend`` that
-   reads its settings (declare them in ``kirocrew_site/settings.py`` through
-   ``kirocrew_site/env.py``'s typed readers);
-2. ``register_backend("<prefix>:", factory)`` at the end of this module.
+"""Summarizer backends (DESIGN §5.3), from one registry: ``KIROCREW_SUMMARY_MODEL`` is an
+exact name (``heuristic``) or a ``prefix:`` and what that backend needs (a model name).
+Each factory reads its own settings by name from the settings object it is passed, so
+this package stays Django-free. A new backend is a module with a :class:`SummaryBackend`
+and its factory, and one ``register_backend`` line at the end of this module.
 """
 
 from __future__ import annotations
@@ -22,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from summaries.core.backends.anthropic import AnthropicBackend, anthropic_backend
+from summaries.core.backends.anthropic import anthropic_backend
 from summaries.core.backends.base import (
     BackendBadReply,
     BackendContextOverflow,
@@ -33,14 +21,17 @@ from summaries.core.backends.base import (
     BackendUnavailable,
     SummaryBackend,
 )
-from summaries.core.backends.claude_cli import ClaudeCliBackend, claude_cli_backend
-from summaries.core.backends.codex_cli import CodexCliBackend, codex_cli_backend
+from summaries.core.backends.cli import (
+    ClaudeCliBackend,
+    CodexCliBackend,
+    claude_cli_backend,
+    codex_cli_backend,
+)
 from summaries.core.backends.openai import OpenAIBackend, openai_backend
 
 __all__ = [
     "BACKENDS",
     "HEURISTIC",
-    "AnthropicBackend",
     "BackendBadReply",
     "BackendContextOverflow",
     "BackendError",
@@ -57,15 +48,13 @@ __all__ = [
     "resolve_backend",
 ]
 
-#: ``(rest of the spec after the prefix, the settings object) -> backend``; raises
-#: ``ValueError`` naming the setting that is wrong. The settings are ``Any`` here: each
-#: factory types what it reads (e.g. ``openai.OpenAISettings``).
+#: ``(rest of the spec after the prefix, settings) -> backend``; raises ``ValueError``
+#: naming the setting that is wrong. Each factory types the settings it reads.
 BackendFactory = Callable[[str, Any], SummaryBackend]
 
 #: The offline summarizer's name: its spec and the ``model`` its summaries record.
 HEURISTIC = "heuristic"
 
-#: Name or ``prefix:`` -> factory. Filled by :func:`register_backend` below.
 BACKENDS: dict[str, BackendFactory] = {}
 
 
@@ -79,14 +68,9 @@ def register_backend(prefix: str, factory: BackendFactory) -> None:
 def resolve_backend(
     spec: str, settings: Any, *, registry: Mapping[str, BackendFactory] | None = None
 ) -> SummaryBackend:
-    """Build the backend named by ``spec`` (``KIROCREW_SUMMARY_MODEL``).
-
-    Surrounding whitespace is ignored (values often come from env files); names and
-    prefixes are case-sensitive, exactly as documented. An unknown spec raises
-    ``ValueError``, as does a factory that finds its settings incomplete: a
-    misconfigured background role must fail loudly rather than quietly use some other
-    model, so there is no fallback of any kind.
-    """
+    """The backend named by ``spec``, stripped (env files), case-sensitive. An unknown
+    spec or incomplete settings raise ``ValueError``: a misconfigured background role
+    fails loudly rather than quietly use another model, so there is no fallback."""
     table = BACKENDS if registry is None else registry
     cleaned = spec.strip()
     for prefix, factory in table.items():
@@ -106,7 +90,6 @@ def heuristic_backend(rest: str, settings: Any) -> SummaryBackend:
     return HeuristicBackend()
 
 
-# The registrations: one line per backend.
 register_backend(HEURISTIC, heuristic_backend)
 register_backend("openai:", openai_backend)
 register_backend("anthropic:", anthropic_backend)

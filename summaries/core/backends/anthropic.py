@@ -1,17 +1,11 @@
-"""Summarizer backend for Anthropic's Messages API (``anthropic:<model>``).
-
-``POST {base}/v1/messages`` with ``x-api-key`` and ``anthropic-version``; the reply is the
-``text`` blocks of ``content``, joined. The key comes from ``ANTHROPIC_API_KEY`` (the
-name Anthropic's own tools read); the base URL from ``KIROCREW_ANTHROPIC_BASE_URL``.
-
-Errors are ``{"type": "error", "error": {"type": "overloaded_error", "message": ...}}``:
-only ``error.type`` is kept (an identifier), never the message.
-"""
+"""``anthropic:<model>``: Anthropic's Messages API. ``POST {base}/v1/messages`` with
+``x-api-key`` (from ``ANTHROPIC_API_KEY``, the name Anthropic's own tools read); the reply
+is the ``text`` blocks of ``content``, joined. Of an error body
+(``{"type": "error", "error": {"type": "overloaded_error", "message": ...}}``) only
+``error.type`` is kept, never the message."""
 
 from __future__ import annotations
 
-import json
-import logging
 from typing import Any, Final, Protocol
 
 import httpx
@@ -19,7 +13,6 @@ import httpx
 from summaries.core.backends.base import (
     BackendBadReply,
     BackendContextOverflow,
-    BackendError,
     BackendHTTPError,
     BackendUnavailable,
 )
@@ -29,21 +22,20 @@ from summaries.core.backends.http import (
     StreamedText,
     names_overflow,
     read_error_body,
+    reply_json,
     retry_after,
     safe_code,
-    stream_lines,
+    spec_model,
+    sse_data,
 )
 from summaries.core.backends.openai import SYSTEM_LINE
 
-log = logging.getLogger(__name__)
-
-#: The API version this client speaks (sent as ``anthropic-version``).
-API_VERSION: Final = "2023-06-01"
-DEFAULT_BASE_URL: Final = "https://api.anthropic.com"
-DEFAULT_RETRY_BACKOFF: Final = 1.0
+API_VERSION: Final = "2023-06-01"  # sent as ``anthropic-version``
 #: Statuses worth one more attempt: overloaded (529), the server's own failures, and a
 #: rate limit (429) only when it says how long to wait.
 _RETRIED: Final = frozenset({500, 502, 503, 504, 529})
+#: Error types in a stream that mean "the server could not finish", not "bad request".
+_TRANSIENT_STREAM_ERRORS: Final = frozenset({"overloaded_error", "api_error"})
 
 
 class AnthropicSettings(Protocol):
@@ -53,43 +45,31 @@ class AnthropicSettings(Protocol):
     KIROCREW_ANTHROPIC_MAX_TOKENS: int
 
 
-class _Retryable(BackendHTTPError):
-    """An HTTP error that asked to be retried after ``wait`` seconds (not raised out)."""
-
-    wait: float = 0.0
-
-
 class AnthropicBackend(HTTPBackend):
-    """Messages API client for the background summarizer role.
-
-    Retry policy (one retry at most): a refused or dropped connection; an overloaded
-    (529) or failing (5xx) server; a 429 whose ``retry-after`` is at most
-    ``MAX_RETRY_AFTER`` seconds. The wait is ``retry-after`` when the server sends one,
-    else ``retry_backoff``. Never retried: a timeout (the generation may still be running
-    and is billed), other 4xx, and a 2xx whose body is unusable. ``stop_reason:
-    max_tokens`` is :class:`BackendRunaway`; "prompt is too long" is
-    :class:`BackendContextOverflow` (the pass shrinks the transcript).
-
-    Same rules as the OpenAI client (``backends/http.py``): no proxy variables, bounded
-    body, key never in ``repr`` or messages.
-    """
+    """Retried once: a refused or dropped connection; an overloaded (529) or failing (5xx)
+    server; a 429 whose ``retry-after`` is at most ``MAX_RETRY_AFTER`` seconds. The wait
+    is ``retry-after`` when sent, else ``retry_backoff``. Never retried: a timeout (the
+    generation may still be running, and is billed), other 4xx, an unusable 2xx."""
 
     KIND = "anthropic"
     ENDPOINT = "/v1/messages"
     URL_SETTING = "KIROCREW_ANTHROPIC_BASE_URL"
+    CUT_OFF = "max_tokens"
 
     def __init__(
         self,
         model: str,
         api_key: str,
-        base_url: str = DEFAULT_BASE_URL,
+        base_url: str = "https://api.anthropic.com",
         timeout: float = 60.0,
         max_tokens: int = 2000,
         transport: httpx.BaseTransport | None = None,
         *,
-        retry_backoff: float = DEFAULT_RETRY_BACKOFF,
+        retry_backoff: float = 1.0,
     ) -> None:
-        self._configure(model, base_url, api_key, timeout, max_tokens, transport, retry_backoff)
+        super().__init__(
+            model, base_url, api_key, timeout, max_tokens, transport, retry_backoff=retry_backoff
+        )
 
     def _request(self, prompt: str, *, stream: bool) -> tuple[dict[str, Any], dict[str, str]]:
         body = {
@@ -110,52 +90,76 @@ class AnthropicBackend(HTTPBackend):
         }
         return body, headers
 
-    CUT_OFF = "max_tokens"
-
     def _read_stream(self, response: httpx.Response, deadline: float) -> tuple[str, str | None]:
-        return _read_events(response, deadline, self.timeout)
+        """The text deltas, joined, and the stop reason; an ``error`` event ends it
+        (transient ones, ``overloaded_error`` mid-stream, as ``BackendUnavailable``)."""
+        text = StreamedText()
+        stop: str | None = None
+        done = False
+        for data in sse_data(response, deadline, self.timeout):
+            event = reply_json(data, "reply stream event")
+            kind = event.get("type") if isinstance(event, dict) else None
+            if kind == "content_block_delta":
+                delta = event.get("delta")
+                if isinstance(delta, dict) and isinstance(delta.get("text"), str):
+                    text.add(delta["text"])
+            elif kind == "message_delta":
+                delta = event.get("delta")
+                reason = delta.get("stop_reason") if isinstance(delta, dict) else None
+                stop = reason if isinstance(reason, str) else stop
+            elif kind == "message_stop":
+                done = True
+                break
+            elif kind == "error":
+                error = event.get("error")
+                code = safe_code(error.get("type")) if isinstance(error, dict) else None
+                if code in _TRANSIENT_STREAM_ERRORS:
+                    raise BackendUnavailable(f"reply stream ended with {code}")
+                raise BackendBadReply(f"reply stream ended with {code or 'an error'}")
+        if not done:
+            raise BackendUnavailable("model server ended the reply stream before message_stop")
+        return _checked(text.text(), stop)
 
     def _read_body(self, raw: bytes) -> tuple[str, str | None]:
-        return _message_text(raw)
-
-    def _retry_wait(self, exc: BackendError) -> float | None:
-        if isinstance(exc, BackendUnavailable):
-            return self.retry_backoff
-        if isinstance(exc, _Retryable):
-            return exc.wait
-        return None
-
-    def _public(self, exc: BackendError) -> BackendError:
-        """A retryable HTTP error is, to the caller, an HTTP error like any other."""
-        if isinstance(exc, _Retryable):
-            return BackendHTTPError(exc.status, code=exc.code)
-        return exc
+        payload = reply_json(raw, "reply body")
+        if not isinstance(payload, dict) or payload.get("type") != "message":
+            raise BackendBadReply("reply is not a message object")
+        content = payload.get("content")
+        if not isinstance(content, list):
+            raise BackendBadReply("reply message has no content list")
+        texts = [
+            block["text"]
+            for block in content
+            if isinstance(block, dict)
+            and block.get("type") == "text"
+            and isinstance(block.get("text"), str)
+        ]
+        stop = payload.get("stop_reason")
+        return _checked("".join(texts), stop if isinstance(stop, str) else None)
 
     def _http_error(self, response: httpx.Response) -> BackendHTTPError:
-        raw, payload = read_error_body(response)
-        error = payload.get("error") if isinstance(payload, dict) else None
+        raw, error = read_error_body(response)
         code = safe_code(error.get("type")) if isinstance(error, dict) else None
         status = response.status_code
         if status in (400, 413) and names_overflow(raw):
             return BackendContextOverflow(status, code=code)
+        error = BackendHTTPError(status, code=code)
         after = retry_after(response)
         if status in _RETRIED or (status == 429 and after is not None):
             wait = self.retry_backoff if after is None else after
-            if wait <= MAX_RETRY_AFTER:
-                retryable = _Retryable(status, code=code)
-                retryable.wait = wait
-                return retryable
-        return BackendHTTPError(status, code=code)
+            error.retry_wait = wait if wait <= MAX_RETRY_AFTER else None
+        return error
+
+
+def _checked(text: str, stop: str | None) -> tuple[str, str | None]:
+    if not text.strip() and stop != "max_tokens":
+        raise BackendBadReply("reply message has no text")
+    return text, stop
 
 
 def anthropic_backend(model: str, settings: AnthropicSettings) -> AnthropicBackend:
     """The registry's factory for ``anthropic:<model>``."""
-    model = model.strip()
-    if not model:
-        raise ValueError(
-            "KIROCREW_SUMMARY_MODEL 'anthropic:' needs a model name, "
-            "e.g. 'anthropic:claude-3-5-haiku-latest'"
-        )
+    model = spec_model("anthropic", model, "claude-3-5-haiku-latest")
     key = (settings.ANTHROPIC_API_KEY or "").strip()
     if not key:
         raise ValueError(f"KIROCREW_SUMMARY_MODEL 'anthropic:{model}' needs ANTHROPIC_API_KEY")
@@ -166,78 +170,3 @@ def anthropic_backend(model: str, settings: AnthropicSettings) -> AnthropicBacke
         timeout=settings.KIROCREW_ANTHROPIC_TIMEOUT,
         max_tokens=settings.KIROCREW_ANTHROPIC_MAX_TOKENS,
     )
-
-
-def _message_text(raw: bytes) -> tuple[str, str | None]:
-    try:
-        payload = json.loads(raw)
-    except ValueError as exc:
-        raise BackendBadReply("reply body is not JSON") from exc
-    if not isinstance(payload, dict) or payload.get("type") != "message":
-        raise BackendBadReply("reply is not a message object")
-    content = payload.get("content")
-    if not isinstance(content, list):
-        raise BackendBadReply("reply message has no content list")
-    texts = [
-        block["text"]
-        for block in content
-        if isinstance(block, dict)
-        and block.get("type") == "text"
-        and isinstance(block.get("text"), str)
-    ]
-    text = "".join(texts)
-    stop_reason = payload.get("stop_reason")
-    stop = stop_reason if isinstance(stop_reason, str) else None
-    if not text.strip() and stop != "max_tokens":
-        raise BackendBadReply("reply message has no text")
-    return text, stop
-
-
-#: Error types in a stream that mean "the server could not finish", not "bad request".
-_TRANSIENT_STREAM_ERRORS: Final = frozenset({"overloaded_error", "api_error"})
-
-
-def _read_events(
-    response: httpx.Response, deadline: float, timeout: float
-) -> tuple[str, str | None]:
-    """The text deltas of a Messages API event stream, joined, and the stop reason.
-
-    Bounded like a body (text past ``MAX_REPLY_TEXT_BYTES``, or a stream past
-    ``MAX_STREAM_BYTES``, is a runaway). An ``error`` event
-    (``overloaded_error`` mid-stream) ends it: transient ones as ``BackendUnavailable``.
-    """
-    text = StreamedText()
-    stop: str | None = None
-    done = False
-    for raw in stream_lines(response, deadline, timeout):
-        line = raw.strip()
-        if not line.startswith(b"data:"):
-            continue  # "event:" names repeat the data's own "type"
-        try:
-            event = json.loads(line[5:])
-        except ValueError as exc:
-            raise BackendBadReply("reply stream event is not JSON") from exc
-        kind = event.get("type") if isinstance(event, dict) else None
-        if kind == "content_block_delta":
-            delta = event.get("delta")
-            if isinstance(delta, dict) and isinstance(delta.get("text"), str):
-                text.add(delta["text"])
-        elif kind == "message_delta":
-            delta = event.get("delta")
-            reason = delta.get("stop_reason") if isinstance(delta, dict) else None
-            stop = reason if isinstance(reason, str) else stop
-        elif kind == "message_stop":
-            done = True
-            break
-        elif kind == "error":
-            error = event.get("error")
-            code = safe_code(error.get("type")) if isinstance(error, dict) else None
-            if code in _TRANSIENT_STREAM_ERRORS:
-                raise BackendUnavailable(f"reply stream ended with {code}")
-            raise BackendBadReply(f"reply stream ended with {code or 'an error'}")
-    if not done:
-        raise BackendUnavailable("model server ended the reply stream before message_stop")
-    joined = text.text()
-    if not joined.strip() and stop != "max_tokens":
-        raise BackendBadReply("reply message has no text")
-    return joined, stop

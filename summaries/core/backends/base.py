@@ -1,13 +1,9 @@
 """The contract every summarizer backend meets, and the errors it may raise.
 
-A backend turns one summarization prompt into the model's raw reply text. It does
-not parse the reply: the caller owns parsing and normalization, so every backend's
-output goes through the same checks.
-
-Errors are typed so the caller can log *why* a pass failed (and keep the previous
-summary) without string matching. Their messages are written to be safe to log:
-they never contain the API key or any part of the prompt, because the prompt is
-the user's conversation and logs outlive it.
+A backend returns the model's raw reply text; the caller parses it, so every backend's
+output goes through the same checks. Errors are typed so the caller can log why a pass
+failed without string matching, and their messages never hold the API key or any part of
+the prompt: the prompt is the user's conversation, and logs outlive it.
 """
 
 from __future__ import annotations
@@ -20,19 +16,10 @@ from summaries.core.transcript_turn import TranscriptTurn
 
 @runtime_checkable
 class SummaryBackend(Protocol):
-    """Something that answers a summarization prompt with raw reply text.
-
-    ``name`` is what gets recorded as the stored summary's ``model``, e.g.
-    ``"heuristic"`` or ``"openai:gpt-4o-mini"``. It is declared as a read-only
-    property so that a plain instance attribute, a class attribute, a frozen
-    dataclass field and a property all satisfy the protocol.
-
-    ``generate`` receives the complete prompt (instructions plus the rendered
-    transcript) and the same transcript as structured turns. A remote model reads
-    only ``prompt``; an offline backend may read ``turns`` instead of re-parsing
-    prose. It returns the reply text unparsed and raises a :class:`BackendError`
-    subclass on failure. It is synchronous: a Celery worker calls it.
-    """
+    """``name`` is what a stored summary records as its ``model`` (read-only, so any kind
+    of attribute satisfies it). ``generate`` gets the whole prompt and the same transcript
+    as turns (an offline backend reads those instead of re-parsing prose) and returns the
+    reply text unparsed, or raises a :class:`BackendError`."""
 
     @property
     def name(self) -> str: ...
@@ -49,11 +36,7 @@ class BackendTimeout(BackendError):
 
 
 class BackendUnavailable(BackendError):
-    """The model server could not be reached or dropped the connection.
-
-    Covers connection refused, DNS failure and a connection closed without a
-    (complete) response.
-    """
+    """The model server could not be reached (refused, DNS) or dropped the connection."""
 
 
 class BackendEmptyStream(BackendUnavailable):
@@ -63,12 +46,13 @@ class BackendEmptyStream(BackendUnavailable):
 
 
 class BackendHTTPError(BackendError):
-    """The model server answered with a non-success HTTP status.
+    """A non-success HTTP status. ``code`` is the server's short machine-readable error
+    code when it sent one (``"model_not_found"``); free-text messages are never copied,
+    since a server may echo the request back in them."""
 
-    ``code`` is the server's short machine-readable error code or type when it
-    sent one (e.g. ``"model_not_found"``); free-text error messages are never
-    copied, since a server may echo the request back in them.
-    """
+    #: Seconds before the one retry, set by the backend whose rule retries this answer
+    #: (a 5xx; Anthropic's ``retry-after``); None: not retried.
+    retry_wait: float | None = None
 
     def __init__(
         self,
@@ -83,11 +67,10 @@ class BackendHTTPError(BackendError):
         # The error body names the requested output format (``response_format`` /
         # ``json_schema``): the server does not support it, another format may pass.
         self.about_format = about_format
-        if message is None:
-            message = f"model server answered HTTP {status}"
-            if code:
-                message += f" ({code})"
-        super().__init__(message)
+        super().__init__(self._message(status, code) if message is None else message)
+
+    def _message(self, status: int, code: str | None) -> str:
+        return f"model server answered HTTP {status}" + (f" ({code})" if code else "")
 
     def __reduce__(self) -> tuple[type[BackendHTTPError], tuple[int, str], dict[str, object]]:
         # The default Exception pickling calls cls(*args) == cls(message), which
@@ -97,11 +80,7 @@ class BackendHTTPError(BackendError):
 
 
 class BackendBadReply(BackendError):
-    """The server answered, but not with usable reply text.
-
-    Non-JSON body, no ``choices``, no or non-string content, or a body over the
-    size cap.
-    """
+    """The server answered, but not with usable reply text (not JSON, no content, ...)."""
 
 
 class BackendRunaway(BackendBadReply):
@@ -111,21 +90,11 @@ class BackendRunaway(BackendBadReply):
 
 
 class BackendContextOverflow(BackendHTTPError):
-    """The server refused the prompt as longer than the model's context window
-    (``context_length_exceeded``, Anthropic's "prompt is too long"). The pass shrinks the
-    transcript it sends and asks again, a bounded number of times."""
+    """The server refused the prompt as longer than the model's context window. The pass
+    shrinks the transcript it sends and asks again, a bounded number of times."""
 
-    def __init__(
-        self,
-        status: int,
-        message: str | None = None,
-        *,
-        code: str | None = None,
-        about_format: bool = False,
-    ) -> None:
-        if message is None:
-            message = (
-                f"the prompt is longer than the model's context window (HTTP {status}); "
-                "KIROCREW_SUMMARY_CONTEXT_TOKENS sizes it"
-            )
-        super().__init__(status, message, code=code, about_format=about_format)
+    def _message(self, status: int, code: str | None) -> str:
+        return (
+            f"the prompt is longer than the model's context window (HTTP {status}); "
+            "KIROCREW_SUMMARY_CONTEXT_TOKENS sizes it"
+        )

@@ -1,19 +1,11 @@
-"""Running an agent CLI the person is already logged in to (``claude``, ``codex``) as a
-summarizer: one process per pass, under rules that hold for every such CLI.
-
-- The prompt (the user's conversation) goes on **stdin**, never on the command line, where
-  every user of the machine could read it in ``ps``.
-- The process runs in a **fresh private folder** (removed afterwards), in its **own
-  process group**; a timeout kills the whole group (SIGKILL), so a CLI's helpers do not
-  outlive it.
-- Its environment is the server's **minus** kirocrew's own settings and secrets
-  (``KIROCREW_*``, ``DJANGO_*``, database and broker URLs) and proxy variables: the CLI
-  gets what it needs to find its login, nothing of ours.
-- stdout is read up to ``MAX_REPLY_BYTES`` (past it: a runaway); of stderr only a bounded
-  tail, **redacted**, reaches the log, and no byte of it reaches an exception message.
-- Each CLI passes its own no-persistence option (``--no-session-persistence``,
-  ``--ephemeral``), so a pass never leaves a session behind for ``import_transcripts``
-  to pick up and summarize.
+"""An agent CLI the person is already logged in to as a summarizer: ``claude-cli[:model]``
+(Claude Code in print mode) and ``codex-cli[:model]`` (``codex exec``), one process per
+pass. The prompt goes on stdin, never on the command line (``ps`` shows it to every
+user). The process runs in a fresh private folder, in its own process group (a timeout
+kills all of it), with the server's environment minus kirocrew's settings, secrets and
+proxy variables. stdout is capped (past it: a runaway); of stderr only a redacted tail
+reaches the log, never an exception. Each CLI's no-persistence flag keeps a pass from
+leaving a session behind for ``import_transcripts`` to summarize.
 """
 
 from __future__ import annotations
@@ -25,16 +17,15 @@ import signal
 import subprocess
 import tempfile
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from contextlib import suppress
-from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, ClassVar, Final
+from typing import IO, Any, ClassVar, Final, Protocol
 
 from transcripts.core.redaction import redact_text
 
-from .base import BackendRunaway, BackendTimeout, BackendUnavailable
-from .http import MAX_REPLY_BYTES, check_timeout
+from .base import BackendBadReply, BackendRunaway, BackendTimeout, BackendUnavailable
+from .http import MAX_REPLY_BYTES, check_timeout, reply_json
 
 log = logging.getLogger(__name__)
 
@@ -44,38 +35,12 @@ STDERR_EXCERPT_CHARS: Final = 1000
 _STDERR_KEEP: Final = 64 * 1024
 #: Environment variables a CLI never sees: ours, and ones that would reroute its traffic.
 _PRIVATE_PREFIXES: Final = ("KIROCREW_", "DJANGO_", "CELERY_")
+_PROXIES: Final = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY")
 _PRIVATE_NAMES: Final = frozenset(
-    {
-        "DATABASE_URL",
-        "REDIS_URL",
-        "HTTP_PROXY",
-        "HTTPS_PROXY",
-        "ALL_PROXY",
-        "NO_PROXY",
-        "http_proxy",
-        "https_proxy",
-        "all_proxy",
-        "no_proxy",
-    }
+    {"DATABASE_URL", "REDIS_URL", *_PROXIES, *(name.lower() for name in _PROXIES)}
 )
 #: Reading what a killed process group left in its pipes takes no longer than this.
 _DRAIN_GRACE: Final = 5.0
-
-
-@dataclass(frozen=True, slots=True)
-class CliResult:
-    stdout: bytes
-    returncode: int
-    workdir: Path  # the private folder, still there until the caller's ``with`` ends
-
-
-def cli_env(environ: Mapping[str, str]) -> dict[str, str]:
-    """``environ`` without kirocrew's settings, secrets and proxy variables."""
-    return {
-        name: value
-        for name, value in environ.items()
-        if name not in _PRIVATE_NAMES and not name.startswith(_PRIVATE_PREFIXES)
-    }
 
 
 def command_words(setting: str, value: str) -> list[str]:
@@ -115,116 +80,69 @@ def _feed(stream: IO[bytes], data: bytes) -> None:
         stream.close()
 
 
-def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+def run_cli(name: str, argv: Sequence[str], prompt: str, *, timeout: float, cwd: Path) -> bytes:
+    """Run ``argv`` in ``cwd`` with ``prompt`` on stdin; its stdout."""
+    try:
+        proc = subprocess.Popen(
+            argv,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            cwd=cwd,
+            env={
+                name: value
+                for name, value in os.environ.items()
+                if name not in _PRIVATE_NAMES and not name.startswith(_PRIVATE_PREFIXES)
+            },
+            start_new_session=True,  # its own process group: a timeout kills all of it
+            close_fds=True,
+        )
+    except OSError as exc:
+        # Not installed, not executable: errno and the program name only.
+        raise BackendUnavailable(
+            f"{name}: cannot run {argv[0]!r} ({exc.strerror or type(exc).__name__})"
+        ) from None
+    if proc.stdin is None or proc.stdout is None or proc.stderr is None:
+        raise RuntimeError("Popen without the pipes it was asked for")
+    out: list[bytes] = []
+    err: list[bytes] = []
+    threads = [
+        threading.Thread(target=_feed, args=(proc.stdin, prompt.encode()), daemon=True),
+        threading.Thread(
+            target=_drain, args=(proc.stdout, MAX_REPLY_BYTES, out, False), daemon=True
+        ),
+        threading.Thread(target=_drain, args=(proc.stderr, _STDERR_KEEP, err, True), daemon=True),
+    ]
+    for thread in threads:
+        thread.start()
+    try:
+        proc.wait(timeout=timeout)
+        failure = f"exited with status {proc.returncode}" if proc.returncode else ""
+    except subprocess.TimeoutExpired:
+        failure = "timed out"
+    # Helpers it left running would hold the pipes open: they end with it.
     with suppress(ProcessLookupError, PermissionError):
         os.killpg(proc.pid, signal.SIGKILL)
-
-
-class CliRun:
-    """One CLI invocation in its private folder: ``with CliRun(...) as run: run.result``.
-
-    The folder exists for the ``with`` block (a CLI may write its answer into a file
-    there, as ``codex exec -o`` does) and is removed after it.
-    """
-
-    def __init__(
-        self,
-        name: str,
-        argv: Sequence[str],
-        prompt: str,
-        *,
-        timeout: float,
-        environ: Mapping[str, str] | None = None,
-    ) -> None:
-        self.name = name
-        self.argv = list(argv)
-        self.prompt = prompt
-        self.timeout = timeout
-        self.environ = os.environ if environ is None else environ
-        self._dir: tempfile.TemporaryDirectory[str] | None = None
-
-    def __enter__(self) -> CliRun:
-        self._dir = tempfile.TemporaryDirectory(prefix="kirocrew-summary-")
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self._dir is not None:
-            self._dir.cleanup()
-
-    @property
-    def workdir(self) -> Path:
-        if self._dir is None:
-            raise RuntimeError("CliRun used outside its with block")
-        return Path(self._dir.name)
-
-    def run(self, extra_argv: Sequence[str] = ()) -> CliResult:
-        argv = self.argv + list(extra_argv)
-        try:
-            proc = subprocess.Popen(
-                argv,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                cwd=self.workdir,
-                env=cli_env(self.environ),
-                start_new_session=True,  # its own process group: a timeout kills all of it
-                close_fds=True,
-            )
-        except OSError as exc:
-            # Not installed, not executable: errno and the program name only.
-            raise BackendUnavailable(
-                f"{self.name}: cannot run {argv[0]!r} ({exc.strerror or type(exc).__name__})"
-            ) from None
-        if proc.stdin is None or proc.stdout is None or proc.stderr is None:
-            raise RuntimeError("Popen without the pipes it was asked for")
-        out: list[bytes] = []
-        err: list[bytes] = []
-        threads = [
-            threading.Thread(target=_feed, args=(proc.stdin, self.prompt.encode()), daemon=True),
-            threading.Thread(
-                target=_drain, args=(proc.stdout, MAX_REPLY_BYTES, out, False), daemon=True
-            ),
-            threading.Thread(
-                target=_drain, args=(proc.stderr, _STDERR_KEEP, err, True), daemon=True
-            ),
-        ]
-        for thread in threads:
-            thread.start()
-        try:
-            proc.wait(timeout=self.timeout)
-        except subprocess.TimeoutExpired:
-            _kill_group(proc)
-            proc.wait()
-            self._join(threads)
-            self._log_stderr(err, "timed out")
-            raise BackendTimeout(
-                f"{self.name} did not answer within {self.timeout:g} s; its process group "
-                "was killed"
-            ) from None
-        # Helpers it left running would hold the pipes open: they end with it.
-        _kill_group(proc)
-        self._join(threads)
-        stdout = out[0] if out else b""
-        if proc.returncode != 0:
-            self._log_stderr(err, f"exited with status {proc.returncode}")
-            raise BackendUnavailable(
-                f"{self.name} exited with status {proc.returncode} (its stderr is in the log)"
-            )
-        if len(stdout) > MAX_REPLY_BYTES:
-            raise BackendRunaway(f"{self.name} wrote more than {MAX_REPLY_BYTES} bytes")
-        return CliResult(stdout=stdout, returncode=proc.returncode, workdir=self.workdir)
-
-    def _join(self, threads: list[threading.Thread]) -> None:
-        for thread in threads:
-            thread.join(_DRAIN_GRACE)
-
-    def _log_stderr(self, err: list[bytes], what: str) -> None:
+    proc.wait()
+    for thread in threads:
+        thread.join(_DRAIN_GRACE)
+    if failure:
         excerpt = stderr_excerpt(err[0] if err else b"")
-        log.warning("summary backend %s %s; stderr tail: %s", self.name, what, excerpt or "(empty)")
+        log.warning("summary backend %s %s; stderr tail: %s", name, failure, excerpt or "(empty)")
+        if failure == "timed out":
+            raise BackendTimeout(
+                f"{name} did not answer within {timeout:g} s; its process group was killed"
+            )
+        raise BackendUnavailable(f"{name} {failure} (its stderr is in the log)")
+    stdout = out[0] if out else b""
+    if len(stdout) > MAX_REPLY_BYTES:
+        raise BackendRunaway(f"{name} wrote more than {MAX_REPLY_BYTES} bytes")
+    return stdout
 
 
 class CliBackend:
-    """An agent CLI as a backend: its command words, an optional model, the timeout."""
+    """An agent CLI as a backend: its command words, an optional model, the timeout. Each
+    call runs in a fresh private folder, removed afterwards."""
 
     KIND: ClassVar[str]  # the spec's prefix: "claude-cli", "codex-cli"
 
@@ -236,3 +154,87 @@ class CliBackend:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(command={self.command!r}, model={self.model!r})"
+
+    def _workdir(self) -> tempfile.TemporaryDirectory[str]:
+        return tempfile.TemporaryDirectory(prefix="kirocrew-summary-")
+
+
+class CliSettings(Protocol):
+    KIROCREW_CLAUDE_CLI: str
+    KIROCREW_CODEX_CLI: str
+    KIROCREW_CLI_TIMEOUT: float
+
+
+#: Print mode, one JSON result object, and no session file left in ~/.claude/projects
+#: (which ``import_transcripts`` reads).
+CLAUDE_FLAGS: Final = ("-p", "--output-format", "json", "--no-session-persistence")
+
+
+class ClaudeCliBackend(CliBackend):
+    """``claude -p ... [--model M]``, the prompt on stdin; the answer is one JSON object,
+    ``{"type": "result", "subtype": "success", "is_error": false, "result": "<reply>",
+    ...}``. Any other subtype (``error_max_turns``, ...) or ``is_error`` is a failure."""
+
+    KIND = "claude-cli"
+
+    def argv(self) -> list[str]:
+        model = ["--model", self.model] if self.model else []
+        return [*self.command, *CLAUDE_FLAGS, *model]
+
+    def generate(self, prompt: str, turns: Sequence[Any]) -> str:
+        with self._workdir() as cwd:
+            stdout = run_cli(self.name, self.argv(), prompt, timeout=self.timeout, cwd=Path(cwd))
+        payload = reply_json(stdout, "claude-cli output")
+        if not isinstance(payload, dict) or payload.get("type") != "result":
+            raise BackendBadReply("claude-cli output is not a result object")
+        subtype = payload.get("subtype")
+        if payload.get("is_error") is True or subtype != "success":
+            shown = subtype if isinstance(subtype, str) and subtype.isidentifier() else "error"
+            raise BackendBadReply(f"claude-cli reported {shown}")
+        text = payload.get("result")
+        if not isinstance(text, str) or not text.strip():
+            raise BackendBadReply("claude-cli result is empty")
+        return text
+
+
+#: ``--ephemeral``: no rollout file under ~/.codex/sessions (which ``import_transcripts``
+#: reads).
+CODEX_FLAGS: Final = ("exec", "--ephemeral", "--skip-git-repo-check", "--sandbox", "read-only")
+LAST_MESSAGE: Final = "last-message.txt"
+
+
+class CodexCliBackend(CliBackend):
+    """``codex exec ... -o <file> [-m M] -``: the prompt on stdin (``-``), progress on
+    stderr, and the final agent message, the reply, written to ``<file>``."""
+
+    KIND = "codex-cli"
+
+    def argv(self, last_message: str) -> list[str]:
+        model = ["-m", self.model] if self.model else []
+        return [*self.command, *CODEX_FLAGS, "--color", "never", "-o", last_message, *model, "-"]
+
+    def generate(self, prompt: str, turns: Sequence[Any]) -> str:
+        with self._workdir() as cwd:
+            answer = Path(cwd) / LAST_MESSAGE
+            run_cli(self.name, self.argv(str(answer)), prompt, timeout=self.timeout, cwd=Path(cwd))
+            try:
+                with answer.open("rb") as f:
+                    raw = f.read(MAX_REPLY_BYTES + 1)
+            except FileNotFoundError:
+                raise BackendBadReply("codex-cli wrote no final message") from None
+        if len(raw) > MAX_REPLY_BYTES:
+            raise BackendRunaway(f"codex-cli's final message exceeds {MAX_REPLY_BYTES} bytes")
+        text = raw.decode("utf-8", errors="replace")
+        if not text.strip():
+            raise BackendBadReply("codex-cli's final message is empty")
+        return text
+
+
+def claude_cli_backend(model: str, settings: CliSettings) -> ClaudeCliBackend:
+    command = command_words("KIROCREW_CLAUDE_CLI", settings.KIROCREW_CLAUDE_CLI)
+    return ClaudeCliBackend(command, model, timeout=settings.KIROCREW_CLI_TIMEOUT)
+
+
+def codex_cli_backend(model: str, settings: CliSettings) -> CodexCliBackend:
+    command = command_words("KIROCREW_CODEX_CLI", settings.KIROCREW_CODEX_CLI)
+    return CodexCliBackend(command, model, timeout=settings.KIROCREW_CLI_TIMEOUT)

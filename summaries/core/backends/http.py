@@ -1,15 +1,8 @@
-"""What every HTTP model backend shares: one client policy, bounded reads, safe error
-codes, ``Retry-After``, and the translation of transport failures into ``BackendError``s.
-
-The rules live here once so the OpenAI and Anthropic backends cannot drift apart:
-
-- ``trust_env`` is off: the base URL is explicit configuration, and proxy variables or a
-  ``.netrc`` must not silently reroute, or add credentials to, a request that carries the
-  user's conversation. No redirects are followed (a redirect could move the body elsewhere).
-- Every body is read under a byte cap and a wall-clock deadline: one bad server cannot
-  exhaust a worker's memory or hold it by trickling bytes.
-- Nothing from a server's free-text error message is ever copied into an exception: a
-  server may echo the request (the conversation) back in it. Only identifier-like codes.
+"""What every HTTP model backend shares, so the OpenAI and Anthropic ones cannot drift:
+``trust_env`` off and no redirects (proxy variables or a ``.netrc`` must not reroute or add
+credentials to a request carrying the conversation); every body read under a byte cap and
+a wall-clock deadline; only identifier-like codes copied from an error body (a server may
+echo the request back in its message); one retry at most.
 """
 
 from __future__ import annotations
@@ -48,7 +41,6 @@ MAX_REPLY_BYTES: Final = 2 * 1024 * 1024
 # what the 4,096-token output limit can produce; past it the reply is a runaway.
 MAX_REPLY_TEXT_BYTES: Final = 64 * 1024
 MAX_STREAM_BYTES: Final = 16 * MAX_REPLY_BYTES
-#: How much of an error body is read to look for a machine-readable error code.
 MAX_ERROR_BODY_BYTES: Final = 64 * 1024
 #: Connecting is quick or hopeless; do not spend a whole generation timeout on it.
 MAX_CONNECT_TIMEOUT: Final = 10.0
@@ -93,9 +85,7 @@ def http_client(timeout: float, transport: httpx.BaseTransport | None) -> httpx.
 
 
 def endpoint_url(base_url: str, path: str, *, setting: str) -> str:
-    """``base_url`` + ``path``, refusing what cannot be logged or would not survive the
-    join. Neither the URL nor its parts are echoed in the error, in case they hold a
-    secret."""
+    """``base_url`` + ``path``; the error never echoes the URL, in case it holds a secret."""
     base = (base_url or "").strip()
     parts = urlsplit(base)
     if parts.scheme not in ("http", "https") or not parts.hostname:
@@ -107,17 +97,19 @@ def endpoint_url(base_url: str, path: str, *, setting: str) -> str:
     return base.rstrip("/") + path
 
 
+def spec_model(kind: str, model: str, example: str) -> str:
+    """The model named after ``kind:`` in ``KIROCREW_SUMMARY_MODEL``; there must be one."""
+    if not model.strip():
+        raise ValueError(
+            f"KIROCREW_SUMMARY_MODEL '{kind}:' needs a model name, e.g. '{kind}:{example}'"
+        )
+    return model.strip()
+
+
 def check_timeout(timeout: float) -> float:
     if not (isinstance(timeout, int | float) and math.isfinite(timeout) and timeout > 0):
         raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
     return float(timeout)
-
-
-def check_max_tokens(max_tokens: int) -> int:
-    """A positive integer, clamped to :data:`MAX_OUTPUT_TOKENS`."""
-    if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
-        raise ValueError(f"max_tokens must be a positive integer, got {max_tokens!r}")
-    return min(max_tokens, MAX_OUTPUT_TOKENS)
 
 
 def read_capped(response: httpx.Response, cap: int, deadline: float, timeout: float) -> bytes:
@@ -140,15 +132,16 @@ def read_capped(response: httpx.Response, cap: int, deadline: float, timeout: fl
 
 
 def read_error_body(response: httpx.Response) -> tuple[bytes, Any]:
-    """An error body (bounded) and its parsed JSON (None when it is not JSON)."""
+    """An error body (bounded) and its JSON's ``error`` member (None when there is none)."""
     try:
         raw = read_capped(response, MAX_ERROR_BODY_BYTES, time.monotonic() + 5.0, timeout=5.0)
     except (httpx.HTTPError, BackendBadReply):
         return b"", None  # the status code alone is enough to report; the body is a bonus
     try:
-        return raw, json.loads(raw)
+        payload = json.loads(raw)
     except ValueError:
         return raw, None
+    return raw, payload.get("error") if isinstance(payload, dict) else None
 
 
 def retry_after(response: httpx.Response) -> float | None:
@@ -163,12 +156,9 @@ def retry_after(response: httpx.Response) -> float | None:
 
 @contextlib.contextmanager
 def transport_errors(url: str, timeout: float) -> Iterator[None]:
-    """httpx's failures as ``BackendError``s whose messages name no header or body.
-
-    A connect failure (refused, DNS, a connect timeout) never reached the model:
-    ``BackendUnavailable``, safe to retry. A read timeout is ``BackendTimeout``: the
-    model may still be generating, so the caller must not blindly ask again.
-    """
+    """httpx's failures as ``BackendError``s naming no header or body. A connect failure
+    never reached the model: ``BackendUnavailable``, safe to retry. A read timeout is
+    ``BackendTimeout``: the model may still be generating; do not blindly ask again."""
     try:
         yield
     except httpx.ConnectTimeout as exc:
@@ -192,41 +182,38 @@ def transport_errors(url: str, timeout: float) -> Iterator[None]:
 
 
 class HTTPBackend:
-    """What every HTTP model backend holds and how it shows itself: the model, a validated
-    endpoint (no userinfo, query or fragment: safe in logs and messages), the timeout, the
-    reply's token limit, the retry back-off and the key, which ``repr`` never prints."""
+    """The model, a validated endpoint (no userinfo, query or fragment: safe in logs), the
+    timeout (each read, and each attempt's wall clock), the reply's token limit, the retry
+    back-off, and the key, which ``repr`` never prints; each call builds its own client."""
 
     KIND: ClassVar[str]  # the spec's prefix: "openai", "anthropic"
     ENDPOINT: ClassVar[str]  # the path under the base URL
     URL_SETTING: ClassVar[str]  # named in a bad base URL's error
+    CUT_OFF: ClassVar[str]  # the stop reason of a reply cut at the token limit
 
-    name: str
-    model: str
-    url: str
-    timeout: float
-    max_tokens: int
-    retry_backoff: float
-
-    def _configure(
+    def __init__(
         self,
         model: str,
         base_url: str,
         api_key: str | None,
-        timeout: float,
-        max_tokens: int,
-        transport: httpx.BaseTransport | None,
-        retry_backoff: float,
+        timeout: float = 60.0,
+        max_tokens: int = 2000,
+        transport: httpx.BaseTransport | None = None,
+        *,
+        retry_backoff: float = 0.5,
     ) -> None:
         model = model.strip()
         if not model:
             raise ValueError(f"{type(self).__name__} needs a model name")
         if not (math.isfinite(retry_backoff) and retry_backoff >= 0):
             raise ValueError(f"retry_backoff must be >= 0 seconds, got {retry_backoff!r}")
+        if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
+            raise ValueError(f"max_tokens must be a positive integer, got {max_tokens!r}")
         self.name = f"{self.KIND}:{model}"
         self.model = model
         self.url = endpoint_url(base_url, self.ENDPOINT, setting=self.URL_SETTING)
         self.timeout = check_timeout(timeout)
-        self.max_tokens = check_max_tokens(max_tokens)
+        self.max_tokens = min(max_tokens, MAX_OUTPUT_TOKENS)
         self.retry_backoff = float(retry_backoff)
         self._transport = transport
         # A key copied from an env file often carries a trailing newline, which httpx
@@ -241,14 +228,11 @@ class HTTPBackend:
             f"api_key={'set' if self._api_key else 'unset'})"
         )
 
-    # --- one request, the same way for every protocol ------------------------------------
-
     def generate(self, prompt: str, turns: Sequence[TranscriptTurn]) -> str:
         """One streamed POST, retried at most once when ``_retry_wait`` allows it."""
         client = http_client(self.timeout, self._transport)
-        stream = True
+        stream, attempt = True, 1
         try:
-            attempt = 1
             while True:
                 body, headers = self._request(prompt, stream=stream)
                 try:
@@ -264,7 +248,7 @@ class HTTPBackend:
                         continue
                     wait = self._retry_wait(exc)
                     if attempt >= ATTEMPTS or wait is None:
-                        raise self._public(exc) from exc
+                        raise exc from exc
                     log.info(
                         "summary backend %s: attempt %d failed (%s: %s); retrying in %.1f s",
                         self.name,
@@ -299,41 +283,36 @@ class HTTPBackend:
         return text
 
     # What each protocol says for itself.
-    CUT_OFF: ClassVar[str]  # the stop reason of a reply cut at the token limit
-
     def _request(self, prompt: str, *, stream: bool) -> tuple[dict[str, Any], dict[str, str]]:
-        """The body and headers of one attempt (``stream``: ask for server-sent events)."""
-        raise NotImplementedError
+        raise NotImplementedError  # the body and headers of one attempt
 
     def _read_stream(self, response: httpx.Response, deadline: float) -> tuple[str, str | None]:
-        """A streamed reply's text and stop reason."""
-        raise NotImplementedError
+        raise NotImplementedError  # a streamed reply's text and stop reason
 
     def _read_body(self, raw: bytes) -> tuple[str, str | None]:
-        """A whole (non-streamed) reply's text and stop reason."""
-        raise NotImplementedError
+        raise NotImplementedError  # a whole reply's text and stop reason
 
     def _http_error(self, response: httpx.Response) -> BackendHTTPError:
         raise NotImplementedError
 
     def _retry_wait(self, exc: BackendError) -> float | None:
-        """Seconds to wait before the one retry, or None: not retried."""
-        raise NotImplementedError
+        """Seconds to wait before the one retry, or None: not retried. A refused or dropped
+        connection never reached the model; an HTTP error carries its own ``retry_wait``."""
+        if isinstance(exc, BackendUnavailable):
+            return self.retry_backoff
+        return exc.retry_wait if isinstance(exc, BackendHTTPError) else None
 
     def _stepped_down(self, exc: BackendError) -> bool:
         """Whether the refusal ``exc`` made the next request ask differently (and so is
         tried again without counting as an attempt)."""
         return False
 
-    def _public(self, exc: BackendError) -> BackendError:
-        """The error the caller sees."""
-        return exc
 
-
-def stream_lines(response: httpx.Response, deadline: float, timeout: float) -> Iterator[bytes]:
-    """The lines of a streamed body as they come, under ``MAX_STREAM_BYTES`` (a runaway
-    past it) and ``deadline``. The caller stops reading when its protocol says done;
-    leaving its ``with`` closes the connection, which stops a real server's generation."""
+def sse_data(response: httpx.Response, deadline: float, timeout: float) -> Iterator[bytes]:
+    """The data of each ``data:`` line of an event stream as it comes (blank lines,
+    comments and ``event:`` names are framing), under ``MAX_STREAM_BYTES`` (a runaway past
+    it) and ``deadline``. The caller stops reading when its protocol says done; leaving its
+    ``with`` closes the connection, which stops a real server's generation."""
     size, pending = 0, b""
     for chunk in response.iter_bytes():
         size += len(chunk)
@@ -343,7 +322,17 @@ def stream_lines(response: httpx.Response, deadline: float, timeout: float) -> I
             raise httpx.ReadTimeout(f"reply still streaming after {timeout:g} s")
         pending += chunk
         *lines, pending = pending.split(b"\n")
-        yield from lines
+        for line in lines:
+            line = line.strip()
+            if line.startswith(b"data:"):
+                yield line[5:].strip()
+
+
+def reply_json(raw: bytes, what: str) -> Any:
+    try:
+        return json.loads(raw)
+    except ValueError as exc:  # JSONDecodeError and UnicodeDecodeError
+        raise BackendBadReply(f"{what} is not JSON") from exc
 
 
 @dataclass(slots=True)

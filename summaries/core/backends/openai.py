@@ -1,63 +1,83 @@
-"""Summarizer backend that speaks the OpenAI chat-completions protocol over httpx.
-
-Works with api.openai.com and with local OpenAI-compatible servers (Ollama, llama.cpp's
-``llama_cpp.server``, vLLM) at e.g. ``http://127.0.0.1:11434/v1``.
-"""
+"""``openai:<model>``: the OpenAI chat-completions protocol, for api.openai.com and local
+compatible servers (Ollama, llama.cpp's ``llama_cpp.server``, vLLM) at e.g.
+``http://127.0.0.1:11434/v1``; the ``response_format`` ladder each server is asked for;
+reading a streamed or whole answer."""
 
 from __future__ import annotations
 
 import logging
+import re
+import threading
+from enum import Enum
 from typing import Any, Final, Protocol
 
 import httpx
 
 from summaries.core.backends.base import (
+    BackendBadReply,
     BackendContextOverflow,
+    BackendEmptyStream,
     BackendError,
     BackendHTTPError,
     BackendUnavailable,
 )
 from summaries.core.backends.http import (
-    MAX_REPLY_BYTES,
     HTTPBackend,
+    StreamedText,
     names_overflow,
     read_error_body,
+    reply_json,
     safe_code,
+    spec_model,
+    sse_data,
 )
-from summaries.core.backends.openai_format import (
-    FORMAT_NAMES,
-    FORMAT_REFUSALS,
-    JSON_OBJECT_FORMAT,
-    JSON_OBJECT_SCHEMA_FORMAT,
-    RESPONSE_FORMAT,
-    OutputFormat,
-    format_learned,
-    format_remember,
-)
-from summaries.core.backends.openai_reply import extract_content, read_stream
-
-__all__ = [
-    "JSON_OBJECT_FORMAT",
-    "JSON_OBJECT_SCHEMA_FORMAT",
-    "MAX_REPLY_BYTES",
-    "RESPONSE_FORMAT",
-    "SYSTEM_LINE",
-    "OpenAIBackend",
-    "OutputFormat",
-    "openai_backend",
-]
+from summaries.core.intents import reply_json_schema
 
 log = logging.getLogger(__name__)
 
-DEFAULT_RETRY_BACKOFF: Final = 0.5
 SYSTEM_LINE: Final = (
     "You summarize chat transcripts by intent. Reply with one JSON object and nothing else."
 )
+#: The reply's shape, sent so a server that supports structured output keeps to it. Not
+#: ``strict``: the normalizer copes with anything, and strict mode would refuse the
+#: schema's optional fields on api.openai.com.
+RESPONSE_FORMAT: Final = {
+    "type": "json_schema",
+    "json_schema": {"name": "intent_summary", "schema": reply_json_schema(), "strict": False},
+}
+#: llama.cpp's form: a JSON object constrained by the same schema (its grammar honours it).
+JSON_OBJECT_SCHEMA_FORMAT: Final = {"type": "json_object", "schema": reply_json_schema()}
+JSON_OBJECT_FORMAT: Final = {"type": "json_object"}  # the last resort: any JSON object
+
+
+class OutputFormat(Enum):
+    """The ``response_format`` ladder, most structured first. A server that refuses one
+    (naming it) gets the next; the step is remembered per (URL, model) for the process."""
+
+    JSON_SCHEMA = "json_schema"
+    JSON_OBJECT_SCHEMA = "json_object+schema"
+    JSON_OBJECT = "json_object"
+
+
+#: Each format's body, and the next format down.
+_LADDER: Final[dict[OutputFormat, tuple[dict[str, Any], OutputFormat | None]]] = {
+    OutputFormat.JSON_SCHEMA: (RESPONSE_FORMAT, OutputFormat.JSON_OBJECT_SCHEMA),
+    OutputFormat.JSON_OBJECT_SCHEMA: (JSON_OBJECT_SCHEMA_FORMAT, OutputFormat.JSON_OBJECT),
+    OutputFormat.JSON_OBJECT: (JSON_OBJECT_FORMAT, None),
+}
+#: A refusal of the output format: 400/422 from servers that validate the field, 500 from
+#: llama_cpp.server, which fails while building the grammar. Only with the field named in
+#: the body: 401/403/404 and other 4xx/5xx are not cured by another format.
+FORMAT_REFUSALS: Final = frozenset({400, 422, 500})
+FORMAT_NAMES: Final = re.compile(rb"response_format|json_schema", re.IGNORECASE)
+
+# Process memory: a restarted worker asks once more (one refused request), and a server
+# upgraded to support structured output gets it back then.
+_format_memory: dict[tuple[str, str], OutputFormat] = {}
+_format_lock = threading.Lock()
 
 
 class OpenAISettings(Protocol):
-    """The settings this backend reads (declared in kirocrew_site/settings.py)."""
-
     KIROCREW_OPENAI_BASE_URL: str
     KIROCREW_OPENAI_API_KEY: str
     KIROCREW_OPENAI_TIMEOUT: float
@@ -66,58 +86,26 @@ class OpenAISettings(Protocol):
 
 
 class OpenAIBackend(HTTPBackend):
-    """Chat-completions client for the background summarizer role.
-
-    One ``generate`` call is one streamed ``POST {base_url}/chat/completions``
-    (``stream: true``, ``temperature`` 0, the learned ``response_format``) whose deltas
-    are joined into the reply text, returned unparsed. A server that ignores ``stream``
-    and answers one JSON completion is read as such. ``turns`` is ignored: the prompt
-    already contains the rendered transcript.
-
-    Streamed so that giving up ends the work: a real server (llama.cpp, vLLM) stops
+    """One streamed ``POST {base_url}/chat/completions`` (a server that ignores ``stream``
+    is read whole). Streamed so that giving up ends the work: a real server stops
     generating when the client closes the connection, whereas a non-streamed request
     abandoned at the timeout kept a single-slot server generating for minutes for nobody.
 
-    Retry policy: at most one retry (two attempts), after ``retry_backoff`` seconds, only
-    when the request cannot have left a generation behind or paid for one: a refused or
-    dropped connection, or an HTTP 5xx. A timeout is NOT retried (the server was still
-    generating; asking again doubles the queue on a single-slot server), nor a 4xx
-    (the same request gets the same answer), nor a 2xx with an unusable body (the model
-    already ran). A reply cut at ``max_tokens`` is :class:`BackendRunaway`; a prompt over
-    the context window :class:`BackendContextOverflow` (the pass shrinks it). There is
-    never a fallback to another model.
-
-    Timeouts: ``timeout`` bounds each read (the wait for the next token) and each
-    attempt's wall-clock time, checked between chunks; connecting is capped at
-    ``MAX_CONNECT_TIMEOUT``.
-
-    Thread safety: each call builds and closes its own ``httpx.Client``; the instance
-    holds only configuration, and the format memory is module-level and locked.
-
-    The API key is sent only as ``Authorization: Bearer`` and only when non-empty; it
-    never appears in ``repr`` or in exception messages.
+    Retried once, only when no generation can have been left behind or paid for: a refused
+    or dropped connection, or an HTTP 5xx. Not a timeout (the server is still generating),
+    a 4xx (the same answer again), or an unusable 2xx (the model already ran).
     """
 
     KIND = "openai"
     ENDPOINT = "/chat/completions"
     URL_SETTING = "the OpenAI base URL"
-
-    def __init__(
-        self,
-        model: str,
-        base_url: str,
-        api_key: str | None,
-        timeout: float = 60.0,
-        max_tokens: int = 2000,
-        transport: httpx.BaseTransport | None = None,
-        *,
-        retry_backoff: float = DEFAULT_RETRY_BACKOFF,
-    ) -> None:
-        self._configure(model, base_url, api_key, timeout, max_tokens, transport, retry_backoff)
+    CUT_OFF = "length"
 
     @property
     def output_format(self) -> OutputFormat:
-        return format_learned(self.url, self.model)
+        """The most structured format this model at this URL has not refused (here)."""
+        with _format_lock:
+            return _format_memory.get((self.url, self.model), OutputFormat.JSON_SCHEMA)
 
     def _request(self, prompt: str, *, stream: bool) -> tuple[dict[str, Any], dict[str, str]]:
         headers = {
@@ -136,24 +124,56 @@ class OpenAIBackend(HTTPBackend):
             "temperature": 0,
             "max_tokens": self.max_tokens,
             "stream": stream,
-            "response_format": self.output_format.body,
+            "response_format": _LADDER[self.output_format][0],
         }
         return body, headers
 
-    CUT_OFF = "length"
-
     def _read_stream(self, response: httpx.Response, deadline: float) -> tuple[str, str | None]:
-        return read_stream(response, deadline, self.timeout)
+        text = StreamedText()
+        finish_reason: str | None = None
+        done = False
+        events = 0
+        for data in sse_data(response, deadline, self.timeout):
+            if data == b"[DONE]":
+                done = True
+                break
+            if (event := _stream_event(reply_json(data, "reply stream event"))) is None:
+                continue
+            events += 1
+            delta, reason = event
+            text.add(delta)
+            finish_reason = reason or finish_reason
+        if not done and finish_reason is None:
+            if not events:
+                raise BackendEmptyStream("model server ended the reply stream before any event")
+            raise BackendUnavailable("model server ended the reply stream before it was complete")
+        content = text.text()
+        if not content.strip():
+            raise BackendBadReply("reply stream content is empty")
+        return content, finish_reason
 
     def _read_body(self, raw: bytes) -> tuple[str, str | None]:
-        return extract_content(raw)
-
-    def _retry_wait(self, exc: BackendError) -> float | None:
-        return self.retry_backoff if _is_transient(exc) else None
+        payload = reply_json(raw, "reply body")
+        if not isinstance(payload, dict):
+            raise BackendBadReply(f"reply JSON is a {type(payload).__name__}, not an object")
+        choices = payload.get("choices")
+        if not isinstance(choices, list) or not choices:
+            raise BackendBadReply("reply JSON has no choices")
+        choice = choices[0]
+        message = choice.get("message") if isinstance(choice, dict) else None
+        if not isinstance(message, dict):
+            raise BackendBadReply("reply choices[0] has no message object")
+        content = message.get("content")
+        if not isinstance(content, str):
+            raise BackendBadReply(
+                f"reply choices[0].message.content is {type(content).__name__}, not a string"
+            )
+        if not content.strip():
+            raise BackendBadReply("reply choices[0].message.content is empty")
+        finish_reason = choice.get("finish_reason")
+        return content, finish_reason if isinstance(finish_reason, str) else None
 
     def _stepped_down(self, exc: BackendError) -> bool:
-        """The next format down the ladder when the server refused the current one,
-        remembered for this URL and model (so the next request and pass ask for it)."""
         if not (
             isinstance(exc, BackendHTTPError)
             and not isinstance(exc, BackendContextOverflow)
@@ -162,7 +182,7 @@ class OpenAIBackend(HTTPBackend):
         ):
             return False
         fmt = self.output_format
-        lower = fmt.fallback
+        lower = _LADDER[fmt][1]
         if lower is None:
             return False
         log.warning(
@@ -173,37 +193,51 @@ class OpenAIBackend(HTTPBackend):
             exc.status,
             lower.value,
         )
-        format_remember(self.url, self.model, lower)
+        with _format_lock:
+            _format_memory[(self.url, self.model)] = lower
         return True
 
     def _http_error(self, response: httpx.Response) -> BackendHTTPError:
-        """The typed error for a non-success answer.
-
-        OpenAI sends ``{"error": {"message", "type", "code", "param"}}``; compatible
-        servers vary. Only identifier-like codes are kept; the message is read for the
-        format and overflow words alone, never copied.
-        """
-        raw, payload = read_error_body(response)
-        error = payload.get("error") if isinstance(payload, dict) else None
+        # OpenAI sends {"error": {"message", "type", "code", "param"}}; compatible servers
+        # vary. The message is read for the format and overflow words alone, never copied.
+        raw, error = read_error_body(response)
         code = None
         if isinstance(error, dict):
             code = safe_code(error.get("code")) or safe_code(error.get("type"))
         status = response.status_code
         if code == "context_length_exceeded" or (status in (400, 413, 422) and names_overflow(raw)):
             return BackendContextOverflow(status, code=code or "context_length_exceeded")
-        return BackendHTTPError(
+        error = BackendHTTPError(
             status, code=code, about_format=FORMAT_NAMES.search(raw) is not None
         )
+        if status >= 500:  # the server's own failure: worth the one retry
+            error.retry_wait = self.retry_backoff
+        return error
+
+
+def _stream_event(payload: Any) -> tuple[str, str | None] | None:
+    """One event's (delta text, finish reason); None for usage-only chunks and the like."""
+    if not isinstance(payload, dict):
+        raise BackendBadReply("reply stream event is not an object")
+    if "error" in payload:
+        error = payload["error"]
+        code = (
+            safe_code(error.get("code") or error.get("type")) if isinstance(error, dict) else None
+        )
+        raise BackendBadReply(f"reply stream carried an error ({code or 'no code'})")
+    choices = payload.get("choices")
+    choice = choices[0] if isinstance(choices, list) and choices else None
+    if not isinstance(choice, dict):
+        return None
+    delta = choice.get("delta")
+    text = delta.get("content") if isinstance(delta, dict) else None
+    reason = choice.get("finish_reason")
+    return (text if isinstance(text, str) else "", reason if isinstance(reason, str) else None)
 
 
 def openai_backend(model: str, settings: OpenAISettings) -> OpenAIBackend:
-    """The registry's factory for ``openai:<model>``: the model from the spec, the rest
-    from :class:`OpenAISettings`."""
-    model = model.strip()
-    if not model:
-        raise ValueError(
-            "KIROCREW_SUMMARY_MODEL 'openai:' needs a model name, e.g. 'openai:gpt-4o-mini'"
-        )
+    """The registry's factory for ``openai:<model>``."""
+    model = spec_model("openai", model, "gpt-4o-mini")
     base_url = settings.KIROCREW_OPENAI_BASE_URL
     if not (base_url or "").strip():
         raise ValueError(
@@ -217,14 +251,4 @@ def openai_backend(model: str, settings: OpenAISettings) -> OpenAIBackend:
         timeout=settings.KIROCREW_OPENAI_TIMEOUT,
         max_tokens=settings.KIROCREW_OPENAI_MAX_TOKENS,
         retry_backoff=settings.KIROCREW_OPENAI_RETRY_BACKOFF,
-    )
-
-
-def _is_transient(exc: BackendError) -> bool:
-    if isinstance(exc, BackendUnavailable):
-        return True
-    return (
-        isinstance(exc, BackendHTTPError)
-        and not isinstance(exc, BackendContextOverflow)
-        and exc.status >= 500
     )

@@ -18,10 +18,9 @@ from typing import Any
 import pytest
 
 from summaries import services
-from summaries.core.extract import count_user_turns, extract_turns
+from summaries.core.extract import count_user_turns, extract_turns, window_turns
 from summaries.core.sidecar import INTENTS, read_strict
 from summaries.core.transcript_turn import TranscriptTurn
-from summaries.core.window import window_turns
 from summaries.services import PassOutcome, PassResult, summary_generate
 from summaries.state import summary_turn_mark_set
 from tests.summaries.django.conftest import must

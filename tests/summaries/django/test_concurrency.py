@@ -14,8 +14,15 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
-from summaries.core.claim import Claim, claim_take
-from summaries.core.sidecar import INTENTS, ONE_LINE, read_for_panel, read_strict, sidecar_path
+from summaries.core.sidecar import (
+    INTENTS,
+    ONE_LINE,
+    Claim,
+    claim_take,
+    read_for_panel,
+    read_strict,
+    sidecar_path,
+)
 from summaries.models import IntentSummary, OneLineSummary
 from summaries.services import PassOutcome, PassResult, summary_generate
 from summaries.state import pass_done, pass_started, summary_in_flight_until

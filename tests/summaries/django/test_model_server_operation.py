@@ -10,8 +10,7 @@ from io import StringIO
 import pytest
 from django.core.management import call_command
 
-from summaries.core.budget import input_budget
-from summaries.core.prompt import build_prompt
+from summaries.core.prompt import build_prompt, input_budget
 from summaries.services import PassOutcome, PassResult, summary_generate
 from tests.fixtures.slots import add_exchanges
 from tests.summaries.django.conftest import VALID_REPLY

@@ -8,8 +8,7 @@ import datetime as dt
 import pytest
 from django.utils import timezone
 
-from summaries.core.claim import Claim, claim_take
-from summaries.core.sidecar import INTENTS, sidecar_path
+from summaries.core.sidecar import INTENTS, Claim, claim_take, sidecar_path
 from summaries.services import PassOutcome, PassResult, summary_generate
 from summaries.state import summary_in_flight_until, summary_turn_mark, summary_turn_mark_set
 from tests.fixtures.slots import add_exchanges
