@@ -27,7 +27,6 @@ class Caller:
 
     @property
     def scope(self) -> App | Literal[""]:
-        """The ownership scope the selectors take: the app, or "" for a dashboard user."""
         return self.app if self.app is not None else ""
 
     @property
@@ -35,11 +34,8 @@ class Caller:
         return f"app:{self.app.name}" if self.app is not None else f"user:{self.user_id}"
 
     def may(self, perm: str) -> bool:
-        """May this caller use a destructive route guarded by ``perm``?
-
-        An app may, on its own slots (ownership is checked per slot); a dashboard user
-        needs staff or the Django permission (reads stay open to every login).
-        """
+        """May this caller use a destructive route guarded by ``perm``? An app may, on its
+        own slots (checked per slot); a dashboard user needs staff or the permission."""
         if self.app is not None:
             return True
         user = self.user
@@ -49,7 +45,7 @@ class Caller:
 
 
 class CsrfRejected(Exception):
-    """A session-authenticated unsafe request without a valid CSRF token."""
+    pass
 
 
 class AppBearer(HttpBearer):

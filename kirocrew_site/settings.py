@@ -1,16 +1,9 @@
-"""The one settings module. Every knob comes from the environment.
+"""The one settings module: every setting the code reads is declared here, and every
+environment value goes through a strict reader (``kirocrew_site.env``).
 
-Every setting the code reads is declared here (code reads ``settings.X``, never a
-``getattr`` with a default of its own), and every environment value goes through a strict
-reader in ``kirocrew_site.env``: a value that does not parse stops start-up with
-``ImproperlyConfigured`` naming the variable.
-
-Two profiles, chosen by environment alone:
-
-* embedded (default): SQLite under ``$KIROCREW_HOME``, in-memory channel layer,
-  Celery tasks run inline, the offline ``heuristic`` summarizer.
-* services: ``DATABASE_URL`` (PostgreSQL) and/or ``REDIS_URL`` (Celery broker
-  and channels-redis layer).
+Two profiles, chosen by environment alone: embedded (default: SQLite under
+``$KIROCREW_HOME``, in-memory channel layer, inline Celery, the ``heuristic`` summarizer)
+and services (``DATABASE_URL`` PostgreSQL and/or ``REDIS_URL`` for Celery and channels).
 """
 
 from __future__ import annotations
@@ -43,10 +36,8 @@ django_stubs_ext.monkeypatch()
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 # ---------------------------------------------------------------- data root
-# Every entry point (manage.py and so every command and runserver, asgi.py, wsgi.py, the
-# Celery app) loads this module before it writes a byte: from here on this process creates
-# files 0600 and folders 0700. The home holds transcripts, login sessions and password
-# hashes; no other local user may read them (kirocrew_site/home).
+# Every entry point loads this module before it writes a byte: from here on this process
+# creates files 0600 and folders 0700 (kirocrew_site/home).
 private_umask()
 KIROCREW_HOME = Path(os.environ.get("KIROCREW_HOME") or BASE_DIR / "var").resolve()
 KIROCREW_SESSIONS_DIR = KIROCREW_HOME / "sessions"
@@ -56,8 +47,6 @@ KIROCREW_SESSIONS_DIR.mkdir(parents=True, exist_ok=True)
 
 # ---------------------------------------------------------------- core Django
 DEBUG = env_bool("DJANGO_DEBUG", False)
-# KIROCREW_SECRET_KEY / DJANGO_SECRET_KEY, else $KIROCREW_HOME/secret_key (created 0600 on
-# the first run); with DEBUG off, no key at all stops the site from starting.
 SECRET_KEY = secret_key_load(KIROCREW_HOME, debug=DEBUG, env=os.environ)
 ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", "127.0.0.1,localhost,testserver")
 CSRF_TRUSTED_ORIGINS = env_list(
@@ -103,9 +92,8 @@ MIDDLEWARE = [
 ]
 
 # ---------------------------------------------------------------- TLS and browser hardening
-# KIROCREW_TLS=1: the site is reached over HTTPS (directly or through a TLS proxy; behind
-# a proxy also set DJANGO_SECURE_PROXY_SSL_HEADER). It turns on Secure cookies, the
-# redirect to https and HSTS; each has its own DJANGO_* override.
+# KIROCREW_TLS=1: the site is reached over HTTPS (directly or through a TLS proxy). It
+# turns on Secure cookies, the redirect to https and HSTS; each has a DJANGO_* override.
 KIROCREW_TLS = env_bool("KIROCREW_TLS", False)
 SESSION_COOKIE_SECURE = env_bool("DJANGO_SESSION_COOKIE_SECURE", KIROCREW_TLS)
 CSRF_COOKIE_SECURE = env_bool("DJANGO_CSRF_COOKIE_SECURE", KIROCREW_TLS)
@@ -114,9 +102,8 @@ SECURE_HSTS_SECONDS = env_duration("DJANGO_SECURE_HSTS_SECONDS", 31_536_000 if K
 SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("DJANGO_SECURE_HSTS_INCLUDE_SUBDOMAINS", KIROCREW_TLS)
 SECURE_HSTS_PRELOAD = env_bool("DJANGO_SECURE_HSTS_PRELOAD", KIROCREW_TLS)
 SECURE_PROXY_SSL_HEADER = env_proxy_header("DJANGO_SECURE_PROXY_SSL_HEADER")
-# Sent on every response (kirocrew_site.middleware). The dashboard and the admin run no
-# inline script or style; the socket is same-origin ('self' covers ws:/wss: to this host).
-# An empty value sends no policy.
+# The dashboard and the admin run no inline script or style; the socket is same-origin
+# ('self' covers ws:/wss: to this host). An empty value sends no policy.
 KIROCREW_CSP = env_str(
     "KIROCREW_CSP",
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
@@ -181,13 +168,10 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
 ]
-# Password logins (dashboard and admin) go through the throttle: after MAX_FAILURES
-# attempts for one username from one address, further ones (even right) are refused until
-# WINDOW_SECONDS after the first. Counted in the database, so it holds across processes.
+# Every password login goes through the throttle (kirocrew_site/dashboard/throttle.py).
 AUTHENTICATION_BACKENDS = ["kirocrew_site.dashboard.throttle.ThrottledModelBackend"]
 KIROCREW_LOGIN_MAX_FAILURES = env_int("KIROCREW_LOGIN_MAX_FAILURES", 5)
 KIROCREW_LOGIN_WINDOW_SECONDS = env_duration("KIROCREW_LOGIN_WINDOW_SECONDS", 900)
-# The session page opens at this many of its last turns; earlier ones load on demand.
 KIROCREW_SESSION_PAGE_TURNS = env_int("KIROCREW_SESSION_PAGE_TURNS", 20, minimum=1)
 LOGIN_URL = "/login/"
 LOGIN_REDIRECT_URL = "/"
@@ -217,8 +201,7 @@ if REDIS_URL:
         }
     }
 else:
-    # Works inside ONE process only: pushes from a worker or a command are lost
-    # by design; the panel converges on the next page load.
+    # One process only: other processes' frames go through the relay (realtime/relay.py).
     CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
 
 # No CELERY_RESULT_BACKEND: the one task ignores its result and nothing waits on one.
@@ -241,13 +224,9 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
 }
 
 # ---------------------------------------------------------------- transcripts
-# never | rotate | always: fsync policy for appends (rewrites always fsync unless never).
 TRANSCRIPT_FSYNC = env_choice("KIROCREW_TRANSCRIPT_FSYNC", "rotate", ("never", "rotate", "always"))
-# A transcript file over this many bytes is rotated, keeping its last KEEP_LINES lines
-# (transcripts/core/store.py MAX_BYTES, KEEP_LINES).
 TRANSCRIPT_MAX_BYTES = env_int("KIROCREW_TRANSCRIPT_MAX_BYTES", 10 * 1024 * 1024, minimum=1)
 TRANSCRIPT_KEEP_LINES = env_int("KIROCREW_TRANSCRIPT_KEEP_LINES", 200, minimum=1)
-# purge_archives removes rotated archives older than this many days.
 KIROCREW_ARCHIVE_RETENTION_DAYS = env_int("KIROCREW_ARCHIVE_RETENTION_DAYS", 30)
 # import_transcripts skips a file larger than this (apparent size: a sparse file counts whole).
 KIROCREW_IMPORT_MAX_BYTES = env_int("KIROCREW_IMPORT_MAX_BYTES", 512 * 1024 * 1024)
@@ -305,12 +284,8 @@ KIROCREW_SUMMARY_IN_FLIGHT_TTL = env_duration("KIROCREW_SUMMARY_IN_FLIGHT_TTL", 
 # Seconds a slot write's dirty lease lasts: longer than any write (lock wait + append +
 # rotation); a writer killed mid-write blocks summaries of its slot at most this long.
 KIROCREW_SLOT_DIRTY_TTL = env_duration("KIROCREW_SLOT_DIRTY_TTL", 60, minimum=1)
-# Where a summary pass runs (summaries/tasks.py, after the commit that asked for it):
-# "celery" (the broker's workers; the default when a broker is configured), "process"
-# (the embedded default: KIROCREW_SUMMARY_WORKERS worker processes of their own, fed
-# round-robin between apps, summaries/worker.py; at most KIROCREW_SUMMARY_QUEUE slots
-# queued), or "inline" (in the caller, done when the call returns: tests). "worker" is
-# the former name of "process".
+# Where a summary pass runs (summaries/tasks.py): "celery", "process" (worker processes
+# of their own, summaries/worker.py) or "inline" (tests). "worker" is an alias of "process".
 KIROCREW_SUMMARY_WORKERS = env_int("KIROCREW_SUMMARY_WORKERS", 1, minimum=1)
 KIROCREW_SUMMARY_QUEUE = env_int("KIROCREW_SUMMARY_QUEUE", 256, minimum=1)
 KIROCREW_SUMMARY_DISPATCH = env_choice(

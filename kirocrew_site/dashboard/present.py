@@ -1,9 +1,6 @@
-"""Pure presentation helpers for the dashboard templates (no Django imports).
-
-Live rows are rendered here too (the ``rows`` partial view), so a row reads the same live
-and after a reload. The label tables are not copied: the session page hands
-``STATE_LABELS`` and ``EVIDENCE_LABELS`` to the panel in its page state.
-"""
+"""Rows and summaries shaped for the dashboard templates (pure). Live rows are rendered
+here too, so a row reads the same live and after a reload; the panel's JS gets the label
+tables in its page state, never a copy."""
 
 from __future__ import annotations
 
@@ -80,9 +77,7 @@ OFFLINE_ESTIMATE = "Offline estimate"
 
 
 def written_by(model: object) -> dict[str, Any]:
-    """Who wrote a stored summary, for the panel's byline: the backend its ``model`` field
-    names, or, for the offline heuristic, an estimate (the panel offers staff a link to
-    pick a model). ``label`` is "" when the summary records no model."""
+    """The panel's byline for a stored summary's ``model`` ("" when it records none)."""
     if model == HEURISTIC:
         return {"label": OFFLINE_ESTIMATE, "estimate": True}
     if isinstance(model, str) and model.strip():
@@ -91,8 +86,6 @@ def written_by(model: object) -> dict[str, Any]:
 
 
 class RowKind(StrEnum):
-    """How the page shows a row (a person's turn, the agent's words, tool output, …)."""
-
     USER = "user"
     NOTE = "note"  # automation under role user, an empty message, any other role
     ASSISTANT = "assistant"
@@ -102,8 +95,6 @@ class RowKind(StrEnum):
 
 @dataclass(slots=True)
 class Item:
-    """One transcript row as the template shows it."""
-
     kind: RowKind  # its CSS class: row-<kind>
     label: str
     cursor: str
@@ -132,14 +123,12 @@ def text_of(content: Any) -> str:
 
 
 def when(ts: Any) -> str:
-    """``2026-01-15T10:15:00+00:00`` → ``2026-01-15 10:15`` (the row's own clock)."""
     return ts[:16].replace("T", " ") if isinstance(ts, str) else ""
 
 
 def happened(row: dict[str, Any]) -> tuple[str, str, str]:
     """(the ``datetime`` attribute, the time shown, when it was stored if that reads
-    differently): an imported row happened when its agent wrote it (``meta.source_ts``,
-    the rule the session's last activity follows), not when the import stored it."""
+    differently): an imported row happened when its agent wrote it (``meta.source_ts``)."""
     ts = row.get("ts")
     stamp = str(ts) if ts is not None else ""
     source = source_ts(row)
@@ -177,14 +166,12 @@ def transcript_items(
     turns_before: int = 0,
     seen: Counter[str] | None = None,
 ) -> tuple[list[Item], int]:
-    """Display items for the folded rows, and the number of genuine user turns.
+    """Display items for the folded rows, and the user turns through them.
 
-    Turns are numbered exactly as the summarizer numbers them (``is_user_turn`` over the
-    whole session), so a summary's ``turns 3-5`` link lands on the right rows. For the rows
-    after a cursor (the live rows), ``after`` continues the ``ts#n`` numbering of shared
-    timestamps and ``turns_before`` the turn numbers; the count returned is the total.
-    ``seen`` (the ts bearers before ``rows``, when legacy rows share a ts out of order)
-    replaces what ``after`` says.
+    Turns are numbered as the summarizer numbers them (``is_user_turn``), so a summary's
+    ``turns 3-5`` link lands on the right rows. ``after`` continues the ``ts#n`` numbering
+    of shared timestamps and ``turns_before`` the turn numbers; ``seen`` (the ts bearers
+    before ``rows``, when legacy rows share a ts out of order) replaces what ``after`` says.
     """
     items: list[Item] = []
     seen = Counter(seen or ())
@@ -222,16 +209,10 @@ def transcript_items(
 
 
 def fold_warning(report: FoldReport) -> FoldWarning | None:
-    """The fold report as the page's warning: skipped lines first; None when clean."""
     if not report.anomalies:
         return None
-    warning = FoldWarning()
-    for anomaly in report.anomalies:
-        if anomaly.kind in KEPT_KINDS:
-            warning.kept += 1
-        else:
-            warning.skipped += 1
-    warning.lines = [
+    kept = sum(a.kind in KEPT_KINDS for a in report.anomalies)
+    lines = [
         {
             "kind": KIND_LABELS.get(a.kind, a.kind),
             "skipped": a.kind not in KEPT_KINDS,
@@ -240,7 +221,7 @@ def fold_warning(report: FoldReport) -> FoldWarning | None:
         }
         for a in report.anomalies[:50]
     ]
-    return warning
+    return FoldWarning(len(report.anomalies) - kept, kept, lines)
 
 
 def state_chips(states: str) -> list[dict[str, Any]]:
@@ -254,9 +235,8 @@ def state_chips(states: str) -> list[dict[str, Any]]:
 
 
 def panel_intents(intents: list[Any]) -> list[Any]:
-    """Every intent with its ``state`` derived as the summarizer derives it (the rule the
-    list's filter matches, through the mirror), so a summary stored before the rule last
-    changed shows the badge the filter finds; the panel only looks the label up."""
+    """Every intent with its ``state`` derived as the summarizer derives it, so a summary
+    stored before the rule last changed shows the badge the list's filter finds."""
     return [
         {**intent, "state": intent_state(intent)} if isinstance(intent, dict) else intent
         for intent in intents
@@ -264,7 +244,6 @@ def panel_intents(intents: list[Any]) -> list[Any]:
 
 
 def panel_texts(body: dict[str, Any]) -> list[str]:
-    """Every text the summary panel shows from a summary body (to render as Markdown)."""
     texts: list[Any] = []
     for intent in body.get("intents") or []:
         if not isinstance(intent, dict):

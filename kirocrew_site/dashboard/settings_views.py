@@ -1,5 +1,5 @@
 """The settings page (staff only): session summaries on or off, and which backend writes
-them (listed, tested with one short request, picked). Views translate and delegate."""
+them (listed, tested with one short request, picked)."""
 
 from __future__ import annotations
 
@@ -29,9 +29,7 @@ from summaries.core.config import ConfigWriteError, write_enabled
 from summaries.envconfig import ENV_ENABLED
 from summaries.runtime import summary_backend_choice, summary_config
 
-
-def _json_error(status: int, code: str, error: str) -> JsonResponse:
-    return JsonResponse({"error": error, "code": code}, status=status)
+from .views import json_error
 
 
 @login_required
@@ -73,7 +71,6 @@ def settings_page(request: HttpRequest) -> HttpResponse:
 
 
 def _in_use_note(picked: bool) -> str:
-    """Where the backend in use comes from: a pick here, or the environment's default."""
     configured = settings.KIROCREW_SUMMARY_MODEL
     if picked:
         return f"picked here; KIROCREW_SUMMARY_MODEL is {configured}"
@@ -81,12 +78,11 @@ def _in_use_note(picked: bool) -> str:
 
 
 def _staff_post(request: HttpRequest) -> JsonResponse | None:
-    """The JSON refusal for a backend POST from someone who is not staff, else None."""
     user: Any = request.user
     if not user.is_authenticated:
-        return _json_error(401, "login_required", "log in first")
+        return json_error(401, "login_required", "log in first")
     if not user.is_staff:
-        return _json_error(403, "staff_only", "only staff choose the summary backend")
+        return json_error(403, "staff_only", "only staff choose the summary backend")
     return None
 
 
@@ -99,7 +95,7 @@ def settings_backend_test(request: HttpRequest) -> JsonResponse:
     try:
         choice = backend_choice_parse(request.POST)
     except ChoiceRefused as exc:
-        return _json_error(422, "invalid_backend", str(exc))
+        return json_error(422, "invalid_backend", str(exc))
     return JsonResponse(_check_body(backend_test(choice)))
 
 
@@ -107,20 +103,12 @@ def _check_body(result: CheckResult) -> dict[str, Any]:
     if result.ok:
         shape = "" if result.json_reply else " (its reply was not JSON)"
         text = f"{result.model} answered in {result.latency_ms} ms{shape}."
-        return {"ok": True, "model": result.model, "latency_ms": result.latency_ms, "text": text}
-    lead = _failure_words(result.error_type)
-    return {
-        "ok": False,
-        "model": result.model,
-        "latency_ms": result.latency_ms,
-        "text": f"{result.model} failed: {lead} ({result.error}).",
-    }
-
-
-def _failure_words(error_type: str) -> str:
-    """The summary API's own words for a backend failure of this type (summaries.api)."""
-    found = BACKEND_REFUSALS.get(error_type)
-    return found[2] if found else "the summary model failed"
+    else:
+        # The summary API's own words for a backend failure of this type.
+        found = BACKEND_REFUSALS.get(result.error_type)
+        lead = found[2] if found else "the summary model failed"
+        text = f"{result.model} failed: {lead} ({result.error})."
+    return {"ok": result.ok, "model": result.model, "latency_ms": result.latency_ms, "text": text}
 
 
 @require_http_methods(["POST"])
@@ -133,11 +121,11 @@ def settings_backend_use(request: HttpRequest) -> JsonResponse:
     try:
         choice = None if reset else backend_choice_parse(request.POST)
     except ChoiceRefused as exc:
-        return _json_error(422, "invalid_backend", str(exc))
+        return json_error(422, "invalid_backend", str(exc))
     try:
         backend_choice_store(choice)
     except (ConfigWriteError, OSError) as exc:
-        return _json_error(409, "config_not_written", f"config.json was not changed: {exc}")
+        return json_error(409, "config_not_written", f"config.json was not changed: {exc}")
     spec = effective_spec(choice, settings.KIROCREW_SUMMARY_MODEL)
     enabled = summary_config().enabled
     text = (

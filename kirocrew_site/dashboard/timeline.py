@@ -1,11 +1,7 @@
-"""The session's shape at a glance: an intent timeline laid out for inline SVG (pure).
+"""The intent timeline laid out for inline SVG: one lane per intent, a bar per turn range.
 
-One lane per intent, in the order the work started (so an intent begun inside another
-sits below it); each of its turn ranges is a bar on a shared axis of the session's turns,
-and the dormant stretch between two ranges of one intent a thin line. The template
-(``partials/timeline.html``) draws each lane's track as an SVG whose viewBox is the turn
-axis, so it scales to any width without a script; coordinates are strings here so no
-template localization can turn ``2.5`` into ``2,5``. No Django imports.
+Each lane's SVG viewBox is the turn axis, so it scales without a script; coordinates are
+strings so no template localization can turn ``2.5`` into ``2,5``.
 """
 
 from __future__ import annotations
@@ -20,8 +16,6 @@ MIN_BAR_SHARE = 0.012  # a one-turn range of a long session still gets a bar a f
 
 @dataclass(frozen=True, slots=True)
 class Bar:
-    """One turn range of an intent, in viewBox units (x: turns before it)."""
-
     first: int
     last: int
     x: str
@@ -30,13 +24,12 @@ class Bar:
 
     @property
     def anchor(self) -> str:
-        """The session page's turn anchor (``row.html``'s ``id="turn-N"``)."""
         return f"turn-{self.first}"
 
 
 @dataclass(frozen=True, slots=True)
 class Dormant:
-    """The gap between two ranges of one intent: the work waited here."""
+    """The stretch between two ranges of one intent: the work waited here."""
 
     x: str
     width: str
@@ -72,7 +65,6 @@ def _num(value: float) -> str:
 
 
 def _ranges(raw: Any) -> list[tuple[int, int]]:
-    """The intent's ranges as ``(first, last)`` turn pairs, sorted; malformed ones dropped."""
     found: list[tuple[int, int]] = []
     for item in raw if isinstance(raw, list) else []:
         if not isinstance(item, list) or len(item) != 2:
@@ -90,8 +82,7 @@ def _turns_text(first: int, last: int) -> str:
 def timeline_layout(
     intents: list[Any], *, turns: int, covered: int | None, labels: Mapping[str, str]
 ) -> Timeline | None:
-    """The timeline of ``intents`` (dumped intents, each with its ``state``) over a session
-    of ``turns`` user turns; None when no intent names a turn."""
+    """None when no intent names a turn."""
     parsed = [
         (intent, spans)
         for intent in intents

@@ -1,4 +1,5 @@
-"""Dashboard pages. Views translate the request and call selectors/services; no logic here."""
+"""Dashboard pages (sessions, a session, projects): views translate the request and call
+the selectors; no logic here."""
 
 from __future__ import annotations
 
@@ -33,6 +34,7 @@ from .present import (
     state_chips,
     written_by,
 )
+from .projects import project_get, project_list
 from .selectors import (
     UNSCOPED,
     app_names,
@@ -49,31 +51,28 @@ MAX_GAP_TURNS = 200  # turns per gap load, whatever the page opens with
 
 
 def _page_turns() -> int:
-    """How many of its last turns the session page opens with (KIROCREW_SESSION_PAGE_TURNS)."""
     return max(1, int(settings.KIROCREW_SESSION_PAGE_TURNS))
 
 
-def _gap_turns() -> int:
-    """How many turns a gap's button or a link into a gap loads."""
-    return min(_page_turns(), MAX_GAP_TURNS)
+def _param(request: HttpRequest, name: str) -> str:
+    # NUL is dropped from filters: PostgreSQL cannot compare text holding it (a 500), and
+    # no title, key or app name can contain one (the content rule refuses it on input).
+    return request.GET.get(name, "").replace("\x00", "")
 
 
 @login_required
 @require_GET
 def session_list(request: HttpRequest) -> HttpResponse:
     enabled = summary_config().enabled
-    # NUL is dropped from filters: PostgreSQL cannot compare text holding it (a 500), and
-    # no title, key or app name can contain one (the content rule refuses it on input).
-    search = request.GET.get("q", "").replace("\x00", "").strip()[:200]
-    app = request.GET.get("app", "").replace("\x00", "")
-    state = request.GET.get("state", "").replace("\x00", "") if enabled else ""
+    search = _param(request, "q").strip()[:200]
+    app = _param(request, "app")
+    state = _param(request, "state") if enabled else ""
     asked_source = request.GET.get("source", "")
     # An unknown origin (a URL edited by hand) filters nothing, and the page says so.
     source = asked_source if asked_source in SOURCE_LABELS else ""
     unknown_source = bool(asked_source) and not source
     sessions = dashboard_sessions(app=app, state=state, search=search, source=source)
-    # Keyset pages (transcripts/listing.py): a page costs the same at 10 or 10 000
-    # sessions. A cursor that is not ours (edited by hand) shows the first page.
+    # A cursor that is not ours (edited by hand) shows the first page.
     try:
         page = session_page(
             sessions,
@@ -84,7 +83,6 @@ def session_list(request: HttpRequest) -> HttpResponse:
     except InvalidListCursor:
         page = session_page(sessions, limit=PAGE_SIZE)
     rows = [_card(session, enabled) for session in page.items]
-    # What was said, beside the titles: the text index's best matches (kirocrew_site/search).
     hits = dashboard_search(app=app, search=search) if search else []
     filtered = bool(search or app or state or source)
     query = request.GET.copy()  # the filters, carried by the Older / Newer links
@@ -118,7 +116,6 @@ def session_list(request: HttpRequest) -> HttpResponse:
 @require_GET
 def session_detail(request: HttpRequest, slot: str) -> HttpResponse:
     found = _dashboard_slot(slot)
-    # A long session opens at its last turns; earlier ones load on demand (the rows view).
     opening = transcript_opening(found.session.key, _page_turns())
     user: Any = request.user
     panel = _panel_body(found)
@@ -126,10 +123,8 @@ def session_detail(request: HttpRequest, slot: str) -> HttpResponse:
         "slot": found.name,
         "running": found.running,
         "staff": bool(user.is_staff),
-        # Which "unavailable" the panel explains: the gate's own rule, never a copy of it.
         "restricted": is_restricted(found.session.memory_mode),
         "cursor": opening.position.token(),  # opaque: the JS echoes it to the rows view
-        # The panel labels with the server's tables (present.py).
         "stateLabels": STATE_LABELS,
         "evidenceLabels": EVIDENCE_LABELS,
         "noEvidence": NO_EVIDENCE,
@@ -153,7 +148,6 @@ def session_detail(request: HttpRequest, slot: str) -> HttpResponse:
 
 
 def _card(session: Any, enabled: bool) -> dict[str, Any]:
-    """One session card's data (the list and a live card's fragment alike)."""
     intents = getattr(session, "intent_summary", None) if enabled else None
     gist = getattr(session, "one_line_summary", None) if enabled else None
     return {
@@ -174,8 +168,7 @@ def _card(session: Any, enabled: bool) -> dict[str, Any]:
 @login_required
 @require_GET
 def session_card_partial(request: HttpRequest, slot: str) -> JsonResponse:
-    """A session's card as the list renders it, for the list page to swap in when a frame
-    says the session changed (turns, a summary): ``{html}``."""
+    """``{html}``: the card the list shows, swapped in when a frame says the session changed."""
     session = dashboard_sessions().filter(slot__name=slot).first()
     if session is None:
         raise Http404("no such session")
@@ -191,8 +184,7 @@ def _dashboard_slot(name: str) -> Any:
 
 
 def _panel_body(found: Any) -> dict[str, Any]:
-    """The summary API's body plus ``rendered`` (its texts as sanitized inline HTML), each
-    intent with the state its badge shows."""
+    """The summary API's body plus ``rendered`` (its texts as sanitized inline HTML)."""
     body = summary_body(found)
     intents = panel_intents(list(body.get("intents") or []))
     return {
@@ -206,13 +198,10 @@ def _panel_body(found: Any) -> dict[str, Any]:
 @login_required
 @require_GET
 def session_rows_partial(request: HttpRequest, slot: str) -> JsonResponse:
-    """The page's rows, rendered by the page's own partials, so they read as after a reload.
-
-    ``at`` (the opaque position the page was last given; none: from the first row) and
-    ``why`` (the frames that asked): the rows after it, read a page at a time (O(new
-    rows), not a fold per pushed row), with ``replace``, the first page row they replace.
-    ``gap`` (and ``target``, a link's turn): a gap's turns and its smaller gap markers.
-    """
+    """The page's rows through its own partials, so they read as after a reload: the rows
+    after ``at`` (the position the page was given; none: the first row) for the frames
+    ``why`` names, with ``replace``, the first page row they replace; or with ``gap`` (and
+    ``target``, a link's turn), a gap's turns and its smaller gap markers."""
     found = _dashboard_slot(slot)
     token = request.GET.get("at", "")
     try:
@@ -220,11 +209,11 @@ def session_rows_partial(request: HttpRequest, slot: str) -> JsonResponse:
             return _gap_rows(request, found)
         position = Position.parse(token) if token else Position.start("", 0)
     except InvalidToken:
-        return _json_error(422, "invalid_request", "not a position or gap this page was given")
+        return json_error(422, "invalid_request", "not a position or gap this page was given")
     try:
         live = transcript_live(found.session.key, position, request.GET.getlist("why"))
     except InvalidCursor:
-        return _json_error(422, "invalid_cursor", "the position names no row of this session")
+        return json_error(422, "invalid_cursor", "the position names no row of this session")
     except SessionNotFound:
         raise Http404("no such session") from None
     html = render_to_string("dashboard/partials/rows.html", {"items": live.items})
@@ -239,10 +228,10 @@ def session_rows_partial(request: HttpRequest, slot: str) -> JsonResponse:
 
 
 def _gap_rows(request: HttpRequest, found: Any) -> JsonResponse:
-    """A gap's turns in its place: ``gap`` names the marker the answer's ``html`` replaces
-    ("" = no gap sent holds the target: nothing to load)."""
+    """``gap``: the marker the answer's ``html`` replaces ("": no gap sent holds the target)."""
     gaps = [Gap.parse(token) for token in request.GET.getlist("gap")]
-    chosen = gap_request(gaps, request.GET.get("target", ""), _gap_turns())
+    size = min(_page_turns(), MAX_GAP_TURNS)
+    chosen = gap_request(gaps, request.GET.get("target", ""), size)
     if chosen is None:
         return JsonResponse({"gap": "", "html": ""})
     gap, first, last = chosen
@@ -257,33 +246,30 @@ def _gap_rows(request: HttpRequest, found: Any) -> JsonResponse:
     )
 
 
-def _json_error(status: int, code: str, error: str) -> JsonResponse:
+def json_error(status: int, code: str, error: str) -> JsonResponse:
     return JsonResponse({"error": error, "code": code}, status=status)
 
 
 @login_required
 @require_GET
 def session_summary_partial(request: HttpRequest, slot: str) -> JsonResponse:
-    """The summary panel's read: the API body with its texts rendered (see _panel_body)."""
     return JsonResponse(_panel_body(_dashboard_slot(slot)))
 
 
 @login_required
 @require_GET
 def session_timeline_partial(request: HttpRequest, slot: str) -> JsonResponse:
-    """The intent timeline as the session page draws it, for the page to swap in when a
-    summary frame says the stored summary changed (the server draws; the script swaps)."""
+    """``{html}``: the intent timeline, swapped in when a frame says the summary changed."""
     try:
         found = _dashboard_slot(slot)
     except Http404:
-        return _json_error(404, "slot_not_found", "no such session")
+        return json_error(404, "slot_not_found", "no such session")
     context = {"timeline": _timeline(found, summary_body(found))}
     return JsonResponse({"html": render_to_string("dashboard/partials/timeline.html", context)})
 
 
 def _timeline(found: Any, body: dict[str, Any]) -> Timeline | None:
-    """The stored summary's intents over the session's turns (none while summaries are off:
-    the flag gates reads)."""
+    """None while summaries are off (the flag gates reads)."""
     if not body.get("enabled"):
         return None
     covers = body.get("covers_through_turn")
@@ -292,6 +278,32 @@ def _timeline(found: Any, body: dict[str, Any]) -> Timeline | None:
         turns=found.session.user_turns,
         covered=covers if isinstance(covers, int) else None,
         labels=STATE_LABELS,
+    )
+
+
+@login_required
+@require_GET
+def project_index(request: HttpRequest) -> HttpResponse:
+    app = _param(request, "app")
+    return render(
+        request,
+        "dashboard/projects.html",
+        {"projects": project_list(app=app), "app": app, "unscoped": UNSCOPED},
+    )
+
+
+@login_required
+@require_GET
+def project_detail(request: HttpRequest) -> HttpResponse:
+    """``?path=<the project>``; ``?path=`` (empty) is "No project"."""
+    if "path" not in request.GET:
+        raise Http404("which project? (?path=)")
+    app = _param(request, "app")
+    project = project_get(path=request.GET["path"], app=app)
+    if project is None:
+        raise Http404("no session of this project")
+    return render(
+        request, "dashboard/project.html", {"project": project, "app": app, "unscoped": UNSCOPED}
     )
 
 

@@ -2,8 +2,7 @@ from django.apps import AppConfig
 
 
 class HomeConfig(AppConfig):
-    """The data folder (``KIROCREW_HOME``): its modes are checked at start-up and
-    tightened by ``manage.py secure_home``. No models."""
+    """The data folder (``KIROCREW_HOME``): its modes checked at start-up."""
 
     name = "kirocrew_site.home"
     label = "home"

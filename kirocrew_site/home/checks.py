@@ -1,9 +1,5 @@
-"""The start-up warning for a data folder other users can read.
-
-Commands and ``runserver`` get it from the system check framework; daphne, a WSGI server
-and a Celery worker run no checks, so their entry points call ``home_warn_at_start``,
-which logs the same line unless the check already reported it in this process.
-"""
+"""The start-up warning for a data folder other users can read: a system check, and the
+same line logged by the entry points that run no checks (daphne, WSGI, a Celery worker)."""
 
 from __future__ import annotations
 
@@ -22,7 +18,6 @@ _reported = False
 
 
 def home_exposure_message() -> str | None:
-    """One line naming the folder and the command that fixes it, or None when private."""
     home = settings.KIROCREW_HOME
     found = exposure(home)
     if not found:
@@ -47,9 +42,8 @@ def home_exposure_check(app_configs: Any = None, **kwargs: Any) -> list[checks.C
 
 
 def home_warn_at_start(*, unless_checked: bool = True) -> None:
-    """Log the warning for a server or worker start; by default not again after the check
-    printed it in this process (``runserver`` imports asgi.py after its checks). Celery
-    runs the checks without printing them: its worker passes ``unless_checked=False``."""
+    """By default not after the check printed it in this process (``runserver`` imports
+    asgi.py after its checks); Celery runs the checks without printing them."""
     if unless_checked and _reported:
         return
     message = home_exposure_message()

@@ -2,12 +2,9 @@
 
 A dashboard user (session cookie, same-origin) joins ``dashboard``; an app (bearer token,
 in the Authorization header or the ``bearer`` subprotocol) joins its own ``app-<id>``.
-What reaches a group is decided by ``services.frame_send``; this consumer only relays.
-
-Authenticated at connect, and kept honest after it: a revoked credential closes the
-socket with 4401 (``revocation.py`` says who sends what), and before relaying a frame a
-socket re-validates its credential if it has not for ``REVALIDATE_SECONDS`` (what no
-message announces: an expired session, a lost message, a token changed by hand).
+A revoked credential closes the socket with 4401 (``revocation.py``), and before relaying
+a frame a socket re-validates its credential if it has not for ``REVALIDATE_SECONDS``
+(what no message announces: an expired session, a lost message, a token changed by hand).
 """
 
 from __future__ import annotations
@@ -22,6 +19,7 @@ from asgiref.sync import sync_to_async
 from channels.auth import get_user
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.conf import settings
+from django.urls import path
 
 from .core.auth import auth_accepted, session_tag
 from .frames import HelloData, HelloFrame, PongFrame, frame_slot, frame_validate
@@ -49,8 +47,8 @@ def _app_for_token(token: str) -> Any:
 
 
 async def _user_of_session(session_key: str) -> Any:
-    """The user the session ``session_key`` holds now, read afresh (the scope's session
-    object caches what it read at connect); AnonymousUser once it is gone or stale."""
+    """The user the session holds now, read afresh (the scope's session object caches what
+    it read at connect); AnonymousUser once it is gone or stale."""
     store = import_module(settings.SESSION_ENGINE).SessionStore(session_key)
     return await get_user(cast(Any, {"session": store}))  # it reads only the session
 
@@ -110,7 +108,6 @@ class DashboardConsumer(AsyncJsonWebsocketConsumer):
             await self.channel_layer.group_discard(group, self.channel_name)
 
     async def _credential_holds(self) -> bool:
-        """The credential the socket connected with still authenticates the same caller."""
         self.checked_at = asyncio.get_running_loop().time()
         self.seen_slots.clear()  # a slot moved to another app stops reaching this one
         if self.app_id is not None:
@@ -120,8 +117,7 @@ class DashboardConsumer(AsyncJsonWebsocketConsumer):
         return bool(user.is_authenticated and str(user.pk) == self.user_id)
 
     async def _revoke(self) -> None:
-        """Closed with 4401, like a socket that never authenticated: out of its group
-        first, so no frame already on its way is relayed after the close."""
+        # Out of its group first, so no frame already on its way is relayed after the close.
         self.revoked = True
         await self._leave()
         await self.close(code=CLOSE_UNAUTHENTICATED)
@@ -154,8 +150,7 @@ class DashboardConsumer(AsyncJsonWebsocketConsumer):
             await self.send_json(frame)
 
     async def _frame_for_me(self, frame: object) -> dict[str, Any] | None:
-        """The frame to relay, or None: one that is not a typed frame, or about a slot this
-        socket's group does not see. Checked here whatever layer delivered it: whoever can
+        """The frame to relay, or None. Checked whatever layer delivered it: whoever can
         write to Redis can send any message to any group."""
         try:
             wire = frame_validate(frame)
@@ -185,8 +180,8 @@ class DashboardConsumer(AsyncJsonWebsocketConsumer):
         log.log(level, "socket in %s dropped %s: %r", self.group, what, detail)
 
     def _named(self, event: dict[str, Any]) -> bool:
-        """Whether a revocation names this socket's credential: its login session, its
-        user or its app. One that names nothing, or is malformed, concerns no one."""
+        """Whether a revocation names this socket's login session, user or app (a malformed
+        one concerns no one)."""
         if self.revoked or self.group is None:
             return False
         try:
@@ -207,3 +202,8 @@ class DashboardConsumer(AsyncJsonWebsocketConsumer):
     async def auth_recheck(self, event: dict[str, Any]) -> None:
         if self._named(event) and not await self._credential_holds():
             await self._revoke()
+
+
+websocket_urlpatterns = [
+    path("ws/dashboard/", DashboardConsumer.as_asgi()),  # type: ignore[arg-type]
+]

@@ -1,8 +1,6 @@
-"""Typed WebSocket frames: the wire format the dashboard's JS and app clients read.
-
-Every frame is a hint: a client that missed one re-syncs from the API (channel layers drop
-messages under load by design). A new frame type is one model here, one receiver in
-``receivers.py`` and one handler in ``static/js/dashboard.js``."""
+"""Typed WebSocket frames: the wire format the dashboard's JS and app clients read. Every
+frame is a hint: a client that missed one re-syncs from the API (channel layers drop
+messages under load by design)."""
 
 from __future__ import annotations
 
@@ -17,14 +15,10 @@ MAX_FRAME_BYTES = 4096
 
 
 class _Strict(BaseModel):
-    """Every frame part: unknown fields refused, immutable once built."""
-
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
 class Frame(_Strict):
-    """A whole frame: ``{"type": ..., "data": {...}}`` on the wire."""
-
     def wire(self) -> dict[str, Any]:
         return self.model_dump()
 
@@ -58,8 +52,6 @@ class RowData(_Strict):
 
 
 class RowFrame(Frame):
-    """A row (or a revision) landed: fetch the transcript ``after`` the last seen ts."""
-
     type: Literal["row"] = "row"
     data: RowData
 
@@ -91,8 +83,6 @@ class Empty(_Strict):
 
 
 class PongFrame(Frame):
-    """The answer to a client's ``{"type": "ping"}``."""
-
     type: Literal["pong"] = "pong"
     data: Empty = Empty()
 
@@ -102,9 +92,8 @@ _SOCKET_ONLY = (HelloFrame, PongFrame)  # one socket's own answers, never sent t
 
 def frame_validate(frame: object) -> dict[str, Any]:
     """The frame rebuilt through its model (the wire form ``frame_send`` builds), or
-    ``ValueError`` (pydantic's ``ValidationError`` is one): an unknown type, a bad field,
-    or over ``MAX_FRAME_BYTES``. The one check every frame passes before a socket, whichever
-    way it came (the embedded relay's spool files, the Redis channel layer)."""
+    ``ValueError`` (pydantic's ``ValidationError`` is one). The one check every frame
+    passes before a socket, whichever way it came (the relay's files, Redis)."""
     if not isinstance(frame, dict):
         raise ValueError("a frame is an object")
     kind = frame.get("type")
@@ -124,7 +113,6 @@ def frame_validate(frame: object) -> dict[str, Any]:
 
 
 def frame_slot(wire: dict[str, Any]) -> str | None:
-    """The slot a validated frame is about (every group frame names one), else None."""
     data = wire.get("data")
     key = data.get("key") if isinstance(data, dict) else None
     return key if isinstance(key, str) else None

@@ -14,7 +14,6 @@ from django.http.request import split_domain_port, validate_host
 
 
 def header(scope: Any, name: bytes) -> str | None:
-    """The handshake's first header ``name`` (lowercase bytes), decoded as latin-1."""
     for key, value in scope.get("headers", []):
         if key == name:
             return str(value.decode("latin1"))
@@ -92,9 +91,7 @@ def _trusted(origin: Origin) -> bool:
 
 
 def origin_allowed(scope: Any) -> bool:
-    """The rule of Django's CSRF origin check: the Origin must be the handshake's own
-    origin (scheme, host and port) or a trusted one. Browsers always send Origin;
-    non-browser clients (which authenticate with a bearer header) may omit it."""
+    """The Origin must be the handshake's own (scheme, host and port) or a trusted one."""
     value = header(scope, b"origin")
     if value is None:
         return True

@@ -1,13 +1,10 @@
 """Signals in, frames out: what transcripts and summaries announce, pushed to the sockets.
 
-Connected in ``RealtimeConfig.ready``. Every signal here is sent after the commit that
-made it true, so a frame never announces something that could still roll back. A
-receiver never raises into its sender (a write or a summary pass): a failed send is
-logged and the client converges on its next read.
-
-Not every announcement has a frame: ``session_deleted`` and ``session_rewritten`` have
-none, because no page acts on them (an open session page learns of a delete or a rewind
-from its next read).
+Every signal here is sent after the commit that made it true, so a frame never announces
+something that could still roll back. Frames are hints: a receiver never raises into its
+sender (a write or a summary pass); a failed send is logged, never retried, and the
+client converges on its next read. ``session_deleted`` and ``session_rewritten`` have no
+frame: an open page learns of a delete or a rewind from its next read.
 """
 
 from __future__ import annotations
@@ -17,6 +14,9 @@ from collections.abc import Callable, Iterable
 from datetime import datetime
 from functools import wraps
 from typing import Any
+
+from asgiref.sync import async_to_sync
+from channels.layers import get_channel_layer
 
 from .frames import (
     Frame,
@@ -29,7 +29,8 @@ from .frames import (
     TurnData,
     TurnFrame,
 )
-from .services import frame_send
+from .groups import slot_groups
+from .relay import frame_spool
 
 log = logging.getLogger(__name__)
 
@@ -38,10 +39,26 @@ SUMMARY_UPDATED = "Summary updated"  # the bell feed's title for a stored summar
 Receiver = Callable[..., None]
 
 
+def frame_send(slot_name: str, frame: Frame) -> None:
+    """The one way a frame leaves the server: a group send to everyone who may see the slot."""
+    layer = get_channel_layer()
+    if layer is None:
+        return
+    groups = slot_groups(slot_name)
+    wire = frame.wire()
+    if frame_spool(layer, groups, [wire]):
+        return  # the server's relay sends it: this process's in-memory layer reaches no socket
+
+    async def fan_out() -> None:  # one loop hop for every group, not one per group
+        for group in groups:
+            await layer.group_send(group, {"type": "frame.send", "frame": wire})
+
+    async_to_sync(fan_out)()
+
+
 def _frames(build: Callable[..., Iterable[Frame]]) -> Receiver:
-    """A receiver that sends the frames ``build`` makes for the slot, in order. It never
-    raises into the sender: each failed send is logged on its own (as the next frame may
-    still get through), and so is a failure to build them."""
+    """A receiver that sends the frames ``build`` makes for the slot, in order; each failed
+    send is logged on its own (the next frame may still get through)."""
 
     @wraps(build)
     def receiver(sender: Any, *, slot_name: str, **kwargs: Any) -> None:
@@ -64,14 +81,13 @@ def _frames(build: Callable[..., Iterable[Frame]]) -> Receiver:
 def on_rows_appended(
     *, slot_name: str, ts: list[str], roles: list[str], **_: Any
 ) -> Iterable[Frame]:
-    """One ``row`` frame per row: the client fetches the transcript after that ts."""
     for stamp, role in zip(ts, roles, strict=False):
         yield RowFrame(data=RowData(key=slot_name, ts=stamp, role=role))
 
 
 @_frames
 def on_revision_appended(*, slot_name: str, ts: str, **_: Any) -> Iterable[Frame]:
-    """A revision is a ``row`` frame with role ``revision``: the client re-reads the turn."""
+    """A ``row`` frame with role ``revision``: the client re-reads the turn."""
     yield RowFrame(data=RowData(key=slot_name, ts=ts, role="revision"))
 
 

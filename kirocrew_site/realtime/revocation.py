@@ -1,21 +1,12 @@
 """Credentials revoked, sockets closed: a socket is authenticated once, at connect, so
-whatever later revokes what it was opened with must tell it.
+whatever later revokes what it was opened with must tell it, through its own group.
 
-Two messages, sent to the group whose frames the credential's sockets relay (no group of
-their own: one socket, one group), naming whose credential they concern:
-
-``auth.revoked``
-    close now, no question asked. To ``dashboard`` naming a login session (its
-    ``session_tag``: logout, flush, expiry cleanup) or a user (deleted).
-``auth.recheck``
-    re-validate the credential against the database and close if it no longer holds.
-    To ``app-<id>`` naming the app (its token was rotated: a socket opened with the new
-    token in the instant after the commit stays open), to ``dashboard`` naming a user
-    (saved: a new password rotates the session auth hash; ``is_active`` off refuses the user).
-
-Each is sent after the commit that made it true (a recheck before it would still see the
-old row) and never raises into the sender: a failed send is logged, and the consumer's own
-periodic re-validation (``consumer.REVALIDATE_SECONDS``) closes the socket in the end.
+``auth.revoked`` (close now) names a login session (logout, flush, expiry cleanup) or a
+deleted user. ``auth.recheck`` (re-validate, close if it no longer holds) names an app
+whose token was rotated (a socket opened with the new token stays open) or a saved user
+(a new password, ``is_active`` off). Each is sent after the commit that made it true (a
+recheck before it would still see the old row); a failed send is logged, and the
+consumer's periodic re-validation closes the socket in the end.
 """
 
 from __future__ import annotations
@@ -56,7 +47,7 @@ def _after_commit(kind: str, **names: str) -> None:
 
 
 def on_app_token_rotated(sender: Any, *, app_id: int, **_: Any) -> None:
-    """Sent after commit by ``app_token_rotate`` (``transcripts.signals``)."""
+    # Sent after commit already.
     auth_send(app_group(app_id), AUTH_RECHECK, app=str(app_id))
 
 
@@ -68,8 +59,7 @@ def on_user_logged_out(sender: Any, request: Any = None, **_: Any) -> None:
 
 
 def on_login_session_deleted(sender: Any, instance: Any, **_: Any) -> None:
-    """A row of Django's session table deleted: a flush, a key cycled at login, expiry
-    cleanup. Covers what never passes ``user_logged_out`` (the database session engines)."""
+    # Covers what never passes ``user_logged_out`` (the database session engines).
     _after_commit(AUTH_REVOKED, session=session_tag(instance.session_key))
 
 

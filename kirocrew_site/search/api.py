@@ -1,8 +1,4 @@
-"""``GET /api/chat/search?q=``: the caller's own sessions' matching text, with snippets.
-
-An app sees its own sessions only (a foreign app's text is never matched, counted or
-cut into a snippet); a dashboard user sees every session, as the list does. A ``q``
-with no word, or too long, is 422 ``invalid_request`` in the one envelope."""
+"""``GET /api/chat/search?q=``: the caller's own sessions' matching text, with snippets."""
 
 from __future__ import annotations
 

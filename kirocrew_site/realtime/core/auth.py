@@ -21,10 +21,9 @@ def session_tag(session_key: str) -> str:
 
 
 def auth_accepted(message: dict[str, Any]) -> dict[str, Any]:
-    """A revocation as ``revocation.py`` sends it (the relay checks a spooled one, the
-    consumer every one it receives), or ``ValueError``: its kind and exactly one name, a
-    session tag, a user's pk or an app's pk. A name-less message would concern every
-    socket that receives it: whoever can write to the channel layer could close them all."""
+    """A revocation as ``revocation.py`` sends it, or ``ValueError``: its kind and exactly
+    one name (a session tag, a user's or an app's pk). A name-less message would concern
+    every socket: whoever can write to the channel layer could close them all."""
     names = {k: v for k, v in message.items() if k != "type"}
     if message.get("type") not in AUTH_KINDS or len(names) != 1:
         raise ValueError("not a revocation naming one credential")

@@ -1,18 +1,98 @@
-"""What text the index holds for a row and for a stored summary.
+"""The search index's pure rules (no Django): how a person's words become a query, how a
+marked snippet becomes safe fragments, and what text a row or a summary contributes.
 
-The index holds what is stored, nothing else: rows are redacted at the write boundary, so
-their text is indexed as read. Long texts are cut into chunks: PostgreSQL refuses a
-``tsvector`` over 1 MB, and both engines re-read a hit's whole text to cut its snippet
-(``ts_headline`` on twenty 16 000-character chunks took ~105 ms, on 2 000 ~7 ms).
+Neither engine's own query language reaches the database: FTS5 would read ``"``, ``*``,
+``NEAR`` or ``col:`` as syntax (a typo is an error, a column filter a probe), so the text
+is cut into words and every word is required, quoted as a literal on FTS5 and handed to
+PostgreSQL's ``plainto_tsquery``. The engines mark matches with two private-use characters
+(never HTML) and fragments carry text only, so transcript text can never become markup.
+
+The index holds what is stored (rows are redacted at the write boundary). Long texts are
+cut into chunks: PostgreSQL refuses a ``tsvector`` over 1 MB, and both engines re-read a
+hit's whole text to cut its snippet (``ts_headline`` on twenty 16 000-character chunks
+took ~105 ms, on 2 000 ~7 ms).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import re
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from .snippet import MARK_CLOSE, MARK_OPEN
+MAX_QUERY_CHARS = 200
+MAX_TERMS = 12
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+class QueryRejected(ValueError):
+    """The text names nothing to search for, or too much; the message says which."""
+
+
+@dataclass(frozen=True, slots=True)
+class Terms:
+    words: tuple[str, ...]
+
+    def fts5(self) -> str:
+        """An FTS5 MATCH expression: each word a quoted string (AND between them)."""
+        return " ".join(f'"{word}"' for word in self.words)
+
+    def plain(self) -> str:
+        """The words for ``plainto_tsquery`` (which ANDs them)."""
+        return " ".join(self.words)
+
+
+def parse_terms(text: str) -> Terms:
+    if len(text) > MAX_QUERY_CHARS:
+        raise QueryRejected(f"q must be at most {MAX_QUERY_CHARS} characters")
+    words = tuple(dict.fromkeys(w.lower() for w in _WORD.findall(text.replace("\x00", " "))))
+    if not words:
+        raise QueryRejected("q must contain a word to search for")
+    if len(words) > MAX_TERMS:
+        raise QueryRejected(f"q may hold at most {MAX_TERMS} words")
+    return Terms(words)
+
+
+MARK_OPEN = "\ue000"
+MARK_CLOSE = "\ue001"
+ELLIPSIS = "…"
+
+
+@dataclass(frozen=True, slots=True)
+class Fragment:
+    text: str
+    hit: bool  # a matched word: shown highlighted
+
+
+def fragments(marked: str) -> tuple[Fragment, ...]:
+    """``"a \\ue000b\\ue001 c"`` -> (a , plain), (b, hit), ( c, plain)."""
+    out: list[Fragment] = []
+    rest = marked
+    while rest:
+        start = rest.find(MARK_OPEN)
+        if start < 0:
+            out.append(Fragment(rest.replace(MARK_CLOSE, ""), False))
+            break
+        if start:
+            out.append(Fragment(rest[:start].replace(MARK_CLOSE, ""), False))
+        end = rest.find(MARK_CLOSE, start + 1)
+        end = len(rest) if end < 0 else end
+        hit = rest[start + 1 : end].replace(MARK_OPEN, "")
+        if hit:
+            out.append(Fragment(hit, True))
+        rest = rest[end + 1 :]
+    return tuple(_merge(f for f in out if f.text))
+
+
+def _merge(parts: Iterable[Fragment]) -> list[Fragment]:
+    merged: list[Fragment] = []
+    for part in parts:
+        if merged and merged[-1].hit == part.hit:
+            merged[-1] = Fragment(merged[-1].text + part.text, part.hit)
+        else:
+            merged.append(part)
+    return merged
+
 
 CHUNK_CHARS = 4_000  # a chunk's length; cut at the last whitespace in its final 10 %
 _MAX_DEPTH = 64  # the content rule's own bound: nothing stored is deeper
