@@ -227,13 +227,6 @@ def port_problem(host: str, port: int) -> str | None:
     return None
 
 
-def free_port_after(host: str, port: int) -> int | None:
-    for candidate in range(port + 1, min(port + 21, 65536)):
-        if port_problem(host, candidate) is None:
-            return candidate
-    return None
-
-
 def check_port(host: str, port_text: str) -> int:
     """0 when free, else one line and 1 (2: usage)."""
     if not port_text.isdigit() or not 0 < int(port_text) < 65536:
@@ -245,7 +238,8 @@ def check_port(host: str, port_text: str) -> int:
         return 0
     advice = ""
     if problem.endswith(IN_USE):
-        spare = free_port_after(host, port)
+        candidates = range(port + 1, min(port + 21, 65536))
+        spare = next((p for p in candidates if port_problem(host, p) is None), None)
         advice = f"; try: make run PORT={spare}" if spare else "; choose one: make run PORT=N"
     sys.stderr.write(f"make run: {problem}{advice}\n")
     return 1

@@ -1,5 +1,6 @@
 """The one settings module: every setting the code reads is declared here, and every
-environment value goes through a strict reader (``kirocrew_site.env``).
+environment value goes through a strict reader (``kirocrew_site.env``). What each variable
+means is the README's settings table; the comments here say why.
 
 Two profiles, chosen by environment alone: embedded (default: SQLite under
 ``$KIROCREW_HOME``, in-memory channel layer, inline Celery, the ``heuristic`` summarizer)
@@ -217,8 +218,7 @@ CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
-# Redis broker: a task a killed worker never acked (acks_late) is redelivered once it has
-# been unacked this long, at the next worker start or restore scan.
+# Redis broker: a task a killed worker never acked is redelivered after this long.
 CELERY_BROKER_TRANSPORT_OPTIONS = {
     "visibility_timeout": env_duration("KIROCREW_CELERY_VISIBILITY_TIMEOUT", 3600, minimum=1)
 }
@@ -228,25 +228,18 @@ TRANSCRIPT_FSYNC = env_choice("KIROCREW_TRANSCRIPT_FSYNC", "rotate", ("never", "
 TRANSCRIPT_MAX_BYTES = env_int("KIROCREW_TRANSCRIPT_MAX_BYTES", 10 * 1024 * 1024, minimum=1)
 TRANSCRIPT_KEEP_LINES = env_int("KIROCREW_TRANSCRIPT_KEEP_LINES", 200, minimum=1)
 KIROCREW_ARCHIVE_RETENTION_DAYS = env_int("KIROCREW_ARCHIVE_RETENTION_DAYS", 30)
-# import_transcripts skips a file larger than this (apparent size: a sparse file counts whole).
 KIROCREW_IMPORT_MAX_BYTES = env_int("KIROCREW_IMPORT_MAX_BYTES", 512 * 1024 * 1024)
-# Worker processes that read a run's new sources (import_transcripts --format claude-code|codex|
-# auto): 0 = one per core this process may run on, at most 8.
 KIROCREW_IMPORT_WORKERS = env_int("KIROCREW_IMPORT_WORKERS", 0, minimum=0)
 
 # ---------------------------------------------------------------- summaries
 KIROCREW_SUMMARY_MODEL = env_str("KIROCREW_SUMMARY_MODEL", "heuristic")
-# KIROCREW_SUMMARY_ENABLED and the count keys' overrides of config.json (summaries/
-# envconfig.py): read here only so that a bad value stops start-up; each summary_config()
-# reads them again through the same reader.
+# config.json's environment overrides: read here only so that a bad value stops start-up.
 summary_overrides_read()
 KIROCREW_OPENAI_BASE_URL = env_url(
     "KIROCREW_OPENAI_BASE_URL", "http://127.0.0.1:11434/v1", schemes=("http", "https")
 )
 KIROCREW_OPENAI_API_KEY = env_str("KIROCREW_OPENAI_API_KEY", "")
-# Where the settings page looks for a local OpenAI-compatible server to offer (GET
-# <url>/models, ~1 s each, in parallel; never a prompt): Ollama's and llama.cpp's usual
-# addresses. `off`: look nowhere.
+# Ollama's and llama.cpp's usual addresses.
 KIROCREW_LOCAL_MODEL_URLS = env_url_list(
     "KIROCREW_LOCAL_MODEL_URLS",
     "http://127.0.0.1:11434/v1,http://127.0.0.1:8080/v1",
@@ -254,38 +247,26 @@ KIROCREW_LOCAL_MODEL_URLS = env_url_list(
 )
 KIROCREW_OPENAI_TIMEOUT = env_float("KIROCREW_OPENAI_TIMEOUT", 60.0, minimum=0.001)
 KIROCREW_OPENAI_MAX_TOKENS = env_int("KIROCREW_OPENAI_MAX_TOKENS", 2000, minimum=1)
-# Seconds before the one retry of a failed model request (a dropped connection, a 5xx).
-# A setting so tests retry at once; not read from the environment (no operator asked).
+# Seconds before the one retry of a failed model request: a setting so tests retry at
+# once; not read from the environment (no operator asked).
 KIROCREW_OPENAI_RETRY_BACKOFF = 0.5
-# With a valid previous summary a model pass sends it, the turns since and their tool facts
-# (an incremental pass); every this-many passes, and whenever the checks reject the update,
-# the pass reads the whole session again. 1 = always a full pass.
 KIROCREW_SUMMARY_FULL_PASS_EVERY = env_int("KIROCREW_SUMMARY_FULL_PASS_EVERY", 10, minimum=1)
-# anthropic:<model> (the Messages API). The key is read under Anthropic's own name.
+# The key is read under Anthropic's own name.
 KIROCREW_ANTHROPIC_BASE_URL = env_url(
     "KIROCREW_ANTHROPIC_BASE_URL", "https://api.anthropic.com", schemes=("http", "https")
 )
 ANTHROPIC_API_KEY = env_str("ANTHROPIC_API_KEY", "")
 KIROCREW_ANTHROPIC_TIMEOUT = env_float("KIROCREW_ANTHROPIC_TIMEOUT", 60.0, minimum=0.001)
 KIROCREW_ANTHROPIC_MAX_TOKENS = env_int("KIROCREW_ANTHROPIC_MAX_TOKENS", 2000, minimum=1)
-# claude-cli / codex-cli: the agent CLI the person is logged in to, run once per pass.
 KIROCREW_CLAUDE_CLI = env_str("KIROCREW_CLAUDE_CLI", "claude")
 KIROCREW_CODEX_CLI = env_str("KIROCREW_CODEX_CLI", "codex")
 KIROCREW_CLI_TIMEOUT = env_float("KIROCREW_CLI_TIMEOUT", 300.0, minimum=0.001)
-# The model's context window in tokens: the transcript the prompt carries is sized to fit
-# it (summaries/core/budget.py). 0 = unknown: a fixed 40,000 characters.
 KIROCREW_SUMMARY_CONTEXT_TOKENS = env_int("KIROCREW_SUMMARY_CONTEXT_TOKENS", 0, minimum=0)
-# After a runaway or unusable model reply, a slot's turn-end passes wait this long (a
-# forced pass, the Summarize button or `manage.py summarize`, does not).
 KIROCREW_SUMMARY_BACKOFF = env_duration("KIROCREW_SUMMARY_BACKOFF", 600, minimum=0)
-# Seconds a slot reads "generating" at most after a pass that was killed before it said it
-# ended (summaries/marker.py: display only; one pass per slot is the claim's file lock).
 KIROCREW_SUMMARY_IN_FLIGHT_TTL = env_duration("KIROCREW_SUMMARY_IN_FLIGHT_TTL", 600, minimum=1)
-# Seconds a slot write's dirty lease lasts: longer than any write (lock wait + append +
-# rotation); a writer killed mid-write blocks summaries of its slot at most this long.
+# Longer than any write (lock wait + append + rotation).
 KIROCREW_SLOT_DIRTY_TTL = env_duration("KIROCREW_SLOT_DIRTY_TTL", 60, minimum=1)
-# Where a summary pass runs (summaries/tasks.py): "celery", "process" (worker processes
-# of their own, summaries/worker.py) or "inline" (tests). "worker" is an alias of "process".
+# "worker" is the former name of "process".
 KIROCREW_SUMMARY_WORKERS = env_int("KIROCREW_SUMMARY_WORKERS", 1, minimum=1)
 KIROCREW_SUMMARY_QUEUE = env_int("KIROCREW_SUMMARY_QUEUE", 256, minimum=1)
 KIROCREW_SUMMARY_DISPATCH = env_choice(
@@ -295,8 +276,6 @@ KIROCREW_SUMMARY_DISPATCH = env_choice(
 )
 if KIROCREW_SUMMARY_DISPATCH == "worker":
     KIROCREW_SUMMARY_DISPATCH = "process"
-# Seconds a turn end's Celery pass waits before it runs; a later turn end of the same
-# slot within them supersedes it (summaries/tasks.py).
 KIROCREW_SUMMARY_SETTLE = env_float("KIROCREW_SUMMARY_SETTLE", 2.0, minimum=0.0)
 
 # ---------------------------------------------------------------- logging

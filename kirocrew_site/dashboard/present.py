@@ -143,11 +143,6 @@ def preview(text: str, limit: int = 90) -> str:
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
-def _meta_kind(row: dict[str, Any]) -> Any:
-    meta = row.get("meta")
-    return meta.get("kind") if isinstance(meta, dict) else None
-
-
 def row_kind(row: dict[str, Any]) -> RowKind:
     role = row.get("role")
     if role == Role.USER:
@@ -190,7 +185,8 @@ def transcript_items(
         label = ROLE_LABELS.get(role, role.replace("_", " ").capitalize())
         if role == Role.USER and kind is RowKind.NOTE:
             label = "Automation" if is_injected(text) else "Empty message"
-        command = role == Role.NOTICE and _meta_kind(row) == "command"  # an agent's /clear
+        meta = row.get("meta")
+        command = role == Role.NOTICE and isinstance(meta, dict) and meta.get("kind") == "command"
         if command:
             label = "Command"
         # Tool output and JSON payloads are shown as code, never read as Markdown.

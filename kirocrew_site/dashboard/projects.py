@@ -45,12 +45,6 @@ class ProjectRow:
         return project_label(self.path)
 
 
-def _newest(a: dt.datetime | None, b: dt.datetime | None) -> dt.datetime | None:
-    if a is None or b is None:
-        return a or b
-    return max(a, b)
-
-
 def projects_group(
     rows: Iterable[tuple[str, dt.datetime | None, str | None]], *, summaries: bool
 ) -> list[ProjectRow]:
@@ -60,7 +54,7 @@ def projects_group(
     for path, when, states in rows:
         row = found.setdefault(path, ProjectRow(path))
         row.sessions += 1
-        row.last_activity = _newest(row.last_activity, when)
+        row.last_activity = max(filter(None, (row.last_activity, when)), default=None)
         if summaries and states:
             for state in states.split(","):
                 row.open += is_open(state)
@@ -143,15 +137,6 @@ class ProjectCounts:
     in_progress: int
 
 
-def project_counts(items: Iterable[OpenItem]) -> ProjectCounts:
-    listed = list(items)
-    return ProjectCounts(
-        needs_you=sum(item.state == NEEDS_YOU for item in listed),
-        questions=sum(item.question is not None for item in listed),
-        in_progress=sum(item.state != NEEDS_YOU for item in listed),
-    )
-
-
 def project_list(*, app: str = "") -> list[ProjectRow]:
     """Every project of the sessions the list shows: one query over three small columns."""
     rows = dashboard_sessions(app=app).values_list(
@@ -203,7 +188,11 @@ def project_get(*, path: str, app: str = "") -> ProjectView | None:
         label=project_label(path),
         summaries=summaries,
         items=items,
-        counts=project_counts(items),
+        counts=ProjectCounts(
+            needs_you=sum(item.state == NEEDS_YOU for item in items),
+            questions=sum(item.question is not None for item in items),
+            in_progress=sum(item.state != NEEDS_YOU for item in items),
+        ),
         sessions=sessions,
         truncated=len(found) > PROJECT_SESSIONS_MAX,
     )

@@ -63,10 +63,6 @@ def login_throttle_reserve(*, username: str, address: str) -> int | None:
     return None
 
 
-def login_throttle_clear(*, username: str, address: str) -> None:
-    LoginThrottle.objects.filter(key=throttle_key(username, address)).delete()
-
-
 class ThrottledModelBackend(ModelBackend):
     """Django's ModelBackend behind the throttle. A locked-out attempt raises
     PermissionDenied, which stops ``authenticate()`` from trying anything else."""
@@ -90,8 +86,8 @@ class ThrottledModelBackend(ModelBackend):
                 setattr(request, LOCKED_ATTR, wait)
             raise PermissionDenied("too many failed logins")
         user = super().authenticate(request, username=username, password=password, **kwargs)
-        if user is not None:
-            login_throttle_clear(username=str(username), address=address)
+        if user is not None:  # a success clears the counter
+            LoginThrottle.objects.filter(key=throttle_key(str(username), address)).delete()
         return user
 
     async def aauthenticate(

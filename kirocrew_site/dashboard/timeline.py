@@ -75,10 +75,6 @@ def _ranges(raw: Any) -> list[tuple[int, int]]:
     return sorted(found)
 
 
-def _turns_text(first: int, last: int) -> str:
-    return f"turn {first}" if first == last else f"turns {first}\u2013{last}"  # an en dash
-
-
 def timeline_layout(
     intents: list[Any], *, turns: int, covered: int | None, labels: Mapping[str, str]
 ) -> Timeline | None:
@@ -104,7 +100,8 @@ def timeline_layout(
         for first, last in spans:
             width = max(float(last - first + 1), least)
             x = min(float(first - 1), axis - width)
-            tip = f"{title} — {label}, {_turns_text(first, last)}"
+            turns_text = f"turn {first}" if first == last else f"turns {first}\u2013{last}"
+            tip = f"{title} — {label}, {turns_text}"
             bars.append(Bar(first, last, _num(x), _num(width), tip))
         dormant = tuple(
             Dormant(_num(prev[1]), _num(nxt[0] - 1 - prev[1]))

@@ -3,9 +3,13 @@ and ``app-<id>`` (one app's sockets, which receive frames only for that app's ow
 
 from __future__ import annotations
 
+import re
+
 from transcripts.models import Slot
 
 DASHBOARD_GROUP = "dashboard"
+# Every group name this module spells, and no other spelling (no leading zeros, ASCII digits).
+GROUP_NAME = re.compile(rf"{DASHBOARD_GROUP}|app-(?:0|[1-9][0-9]{{0,18}})")
 
 
 def app_group(app_id: int) -> str:

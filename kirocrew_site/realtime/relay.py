@@ -35,12 +35,11 @@ from .core.spool import (
     spool_take,
 )
 from .frames import frame_validate
-from .groups import DASHBOARD_GROUP, app_group
+from .groups import GROUP_NAME
 
 log = logging.getLogger(__name__)
 
 TICK_S = 0.25  # the latency a relayed frame adds, at most, on top of the writer's own
-_APP_PREFIX = app_group(0).removesuffix("0")  # "app-": the form's only varying part is the id
 
 
 class _State:
@@ -59,16 +58,7 @@ def spool_folder() -> Path:
 
 
 def group_accepted(group: str) -> bool:
-    if group == DASHBOARD_GROUP:
-        return True
-    digits = group.removeprefix(_APP_PREFIX)
-    return (
-        digits != group
-        and 0 < len(digits) <= 19
-        and digits.isascii()
-        and digits.isdigit()
-        and app_group(int(digits)) == group  # no leading zeros, no other spelling
-    )
+    return GROUP_NAME.fullmatch(group) is not None
 
 
 def frame_accepted(frame: dict[str, Any]) -> dict[str, Any]:

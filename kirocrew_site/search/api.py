@@ -11,7 +11,7 @@ from kirocrew_site.auth import caller_of
 from transcripts.api import ERRORS
 from transcripts.api_support import ApiError
 
-from .selectors import LIMIT_DEFAULT, LIMIT_MAX, QueryRejected, SearchHit, search_query
+from .selectors import LIMIT_DEFAULT, LIMIT_MAX, QueryRejected, search_query
 
 router = Router(tags=["search"])
 
@@ -40,18 +40,6 @@ class SearchOut(Schema):
     hits: list[SearchHitOut]
 
 
-def hit_payload(hit: SearchHit) -> dict[str, Any]:
-    return {
-        "slot": hit.slot,
-        "title": hit.title,
-        "kind": hit.kind.value,
-        "turn": hit.turn,
-        "ts": hit.cursor,
-        "role": hit.role,
-        "snippet": [{"text": f.text, "hit": f.hit} for f in hit.snippet],
-    }
-
-
 @router.get(
     "/search",
     response={200: SearchOut, **ERRORS},
@@ -73,4 +61,18 @@ def search(request: HttpRequest, query: Query[SearchQueryIn]) -> dict[str, Any]:
     except QueryRejected as exc:
         raise ApiError(422, "invalid_request", str(exc)) from None
     # An app's hits are its slots' (a session without a slot has no route to read it by).
-    return {"hits": [hit_payload(hit) for hit in hits if hit.slot or caller.app is None]}
+    shown = [hit for hit in hits if hit.slot or caller.app is None]
+    return {
+        "hits": [
+            {
+                "slot": hit.slot,
+                "title": hit.title,
+                "kind": hit.kind.value,
+                "turn": hit.turn,
+                "ts": hit.cursor,
+                "role": hit.role,
+                "snippet": [{"text": f.text, "hit": f.hit} for f in hit.snippet],
+            }
+            for hit in shown
+        ]
+    }

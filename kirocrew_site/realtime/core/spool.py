@@ -19,7 +19,7 @@ import re
 import stat
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -196,7 +196,9 @@ def spool_take(
     is deleted unread; a temporary file is left to its writer until stale.
     """
     taken = Taken()
-    for name in sorted(_names(folder)):
+    with os.scandir(folder) as entries:
+        names = sorted(entry.name for entry in entries)
+    for name in names:
         if name == HEARTBEAT:
             continue
         path = folder / name
@@ -280,11 +282,6 @@ def _send_parse(
 
 def _bounded_list(value: object, most: int) -> bool:
     return isinstance(value, list) and 0 < len(value) <= most
-
-
-def _names(folder: Path) -> Iterable[str]:
-    with os.scandir(folder) as entries:
-        return [entry.name for entry in entries]
 
 
 def _read(path: Path) -> bytes:
