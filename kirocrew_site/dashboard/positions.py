@@ -110,17 +110,6 @@ class Gap:
     def count(self) -> int:
         return self.last - self.first + 1
 
-    def contains(self, turn: int) -> bool:
-        return self.first <= turn <= self.last
-
-    def tail(self, size: int) -> tuple[int, int]:
-        """The turns its button loads: its last ``size``."""
-        return max(self.first, self.last - size + 1), self.last
-
-    def from_turn(self, turn: int, size: int) -> tuple[int, int]:
-        """The turns a link to ``turn`` loads: it and the ones after it, up to ``size``."""
-        return turn, min(self.last, turn + size - 1)
-
     def split(self, first: int, last: int) -> tuple[Gap | None, Gap | None]:
         """What is left of this gap once turns ``first..last`` came: before and after them."""
         before = Gap(self.first, first - 1) if first > self.first else None
@@ -138,11 +127,6 @@ class Gap:
         return cls(first, last)
 
 
-def target_turn(target: str) -> int | None:
-    found = _TURN_ID.fullmatch(target)
-    return int(found.group(1)) if found else None
-
-
 def gap_request(gaps: list[Gap], target: str, size: int) -> tuple[Gap, int, int] | None:
     """``(gap, first, last)``: without ``target`` the one gap sent, its last ``size`` turns
     (its button); with one, the gap holding that turn, from it on (a link). None: no gap
@@ -150,9 +134,11 @@ def gap_request(gaps: list[Gap], target: str, size: int) -> tuple[Gap, int, int]
     if not target:
         if len(gaps) != 1:
             raise InvalidToken("a gap's button sends exactly one gap")
-        return gaps[0], *gaps[0].tail(size)
-    turn = target_turn(target)
-    if turn is None:
+        first, last = gaps[0].first, gaps[0].last
+        return gaps[0], max(first, last - size + 1), last
+    found = _TURN_ID.fullmatch(target)  # a link's fragment: turn-30
+    if found is None:
         return None
-    gap = next((g for g in gaps if g.contains(turn)), None)
-    return None if gap is None else (gap, *gap.from_turn(turn, size))
+    turn = int(found.group(1))
+    held = next((gap for gap in gaps if gap.first <= turn <= gap.last), None)
+    return None if held is None else (held, turn, min(held.last, turn + size - 1))

@@ -1,14 +1,11 @@
 """Login throttling for every password login (the dashboard's and /admin/login/), and the
 two login forms that say why a locked-out login failed.
 
-The check lives in the authentication backend, so every caller of ``authenticate()`` with
-a username and password goes through it. An attempt is *reserved* before the password is
-checked: a row lock (PostgreSQL) or SQLite's immediate transaction serializes the count, so
-parallel guesses from several processes cannot slip past the limit together. A success
-clears the counter; ``KIROCREW_LOGIN_MAX_FAILURES`` failures lock that username from that
-address until the window that began with the first of them ends, and during the lockout
-even the right password is refused without being checked. The dashboard's login page
-answers a lockout 429 with ``Retry-After``, so a script can tell it from a typo.
+The check is the authentication backend, so every password ``authenticate()`` goes through
+it. An attempt is reserved before the password is checked, under a row lock (SQLite: its
+immediate transaction), so parallel guesses cannot slip past the limit together. During a
+lockout even the right password is refused unchecked. The dashboard's login page answers
+a lockout 429 with ``Retry-After``, so a script can tell it from a typo.
 """
 
 from __future__ import annotations

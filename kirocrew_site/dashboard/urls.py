@@ -1,7 +1,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from . import settings_views, views
+from . import views
 from .throttle import LoginView
 
 app_name = "dashboard"
@@ -15,11 +15,9 @@ urlpatterns = [
     path("s/<str:slot>/timeline/", views.session_timeline_partial, name="session-timeline"),
     path("projects/", views.project_index, name="projects"),
     path("project/", views.project_detail, name="project"),
-    path("settings/", settings_views.settings_page, name="settings"),
-    path(
-        "settings/backend/test/", settings_views.settings_backend_test, name="settings-backend-test"
-    ),
-    path("settings/backend/use/", settings_views.settings_backend_use, name="settings-backend-use"),
+    path("settings/", views.settings_page, name="settings"),
+    path("settings/backend/test/", views.settings_backend_test, name="settings-backend-test"),
+    path("settings/backend/use/", views.settings_backend_use, name="settings-backend-use"),
     path("login/", LoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     # Pages without our <link rel="icon"> (the admin, the API docs) still ask for this.

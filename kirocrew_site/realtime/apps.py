@@ -23,7 +23,7 @@ class RealtimeConfig(AppConfig):
         from summaries.signals import summary_stored
         from transcripts import signals
 
-        from . import receivers, revocation
+        from . import receivers
 
         user = get_user_model()
         for signal, receiver, sender in (
@@ -32,12 +32,12 @@ class RealtimeConfig(AppConfig):
             (signals.turn_started, receivers.on_turn_started, None),
             (signals.turn_ended, receivers.on_turn_ended, None),
             (summary_stored, receivers.on_summary_stored, None),
-            (signals.app_token_rotated, revocation.on_app_token_rotated, None),
-            (user_logged_out, revocation.on_user_logged_out, None),
+            (signals.app_token_rotated, receivers.on_app_token_rotated, None),
+            (user_logged_out, receivers.on_user_logged_out, None),
             # A login session deleted (a flush, a key cycled at login, expiry cleanup), a
             # user saved (password, ``is_active``) or deleted.
-            (post_delete, revocation.on_login_session_deleted, Session),
-            (post_save, revocation.on_user_saved, user),
-            (post_delete, revocation.on_user_deleted, user),
+            (post_delete, receivers.on_login_session_deleted, Session),
+            (post_save, receivers.on_user_saved, user),
+            (post_delete, receivers.on_user_deleted, user),
         ):
             signal.connect(receiver, sender=sender, dispatch_uid=f"realtime.{receiver.__name__}")

@@ -2,7 +2,7 @@
 
 A dashboard user (session cookie, same-origin) joins ``dashboard``; an app (bearer token,
 in the Authorization header or the ``bearer`` subprotocol) joins its own ``app-<id>``.
-A revoked credential closes the socket with 4401 (``revocation.py``), and before relaying
+A revoked credential closes the socket with 4401 (``receivers.py``), and before relaying
 a frame a socket re-validates its credential if it has not for ``REVALIDATE_SECONDS``
 (what no message announces: an expired session, a lost message, a token changed by hand).
 """
@@ -21,8 +21,17 @@ from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.conf import settings
 from django.urls import path
 
-from .core.auth import auth_accepted, session_tag
-from .frames import HelloData, HelloFrame, PongFrame, frame_slot, frame_validate
+from transcripts.services import app_authenticate
+
+from .frames import (
+    HelloData,
+    HelloFrame,
+    PongFrame,
+    auth_accepted,
+    frame_slot,
+    frame_validate,
+    session_tag,
+)
 from .groups import DASHBOARD_GROUP, app_group, group_sees_slot
 from .origin import header, origin_allowed
 
@@ -35,22 +44,9 @@ CLOSE_FORBIDDEN_ORIGIN = 4403
 REVALIDATE_SECONDS = 5.0
 
 
-_group_sees_slot = sync_to_async(group_sees_slot)
 SEEN_SLOTS_MAX = 256  # slots a socket remembers it may see, between credential checks
-
-
-@sync_to_async
-def _app_for_token(token: str) -> Any:
-    from transcripts.services import app_authenticate
-
-    return app_authenticate(token=token)
-
-
-async def _user_of_session(session_key: str) -> Any:
-    """The user the session holds now, read afresh (the scope's session object caches what
-    it read at connect); AnonymousUser once it is gone or stale."""
-    store = import_module(settings.SESSION_ENGINE).SessionStore(session_key)
-    return await get_user(cast(Any, {"session": store}))  # it reads only the session
+_group_sees_slot = sync_to_async(group_sees_slot)
+_app_for_token = sync_to_async(app_authenticate)
 
 
 class DashboardConsumer(AsyncJsonWebsocketConsumer):
@@ -80,7 +76,7 @@ class DashboardConsumer(AsyncJsonWebsocketConsumer):
         user = self.scope.get("user")
         session = self.scope.get("session")
         if token:
-            app = await _app_for_token(token)
+            app = await _app_for_token(token=token)
             if app is not None:
                 self.group, self.app_id, self.token = app_group(app.pk), app.pk, token
         elif user is not None and user.is_authenticated and session and session.session_key:
@@ -111,9 +107,12 @@ class DashboardConsumer(AsyncJsonWebsocketConsumer):
         self.checked_at = asyncio.get_running_loop().time()
         self.seen_slots.clear()  # a slot moved to another app stops reaching this one
         if self.app_id is not None:
-            app = await _app_for_token(self.token)
+            app = await _app_for_token(token=self.token)
             return app is not None and app.pk == self.app_id
-        user = await _user_of_session(self.session_key)
+        # Read afresh (the scope's session caches what it read at connect); AnonymousUser
+        # once it is gone or stale. get_user reads only the session of the scope it is given.
+        store = import_module(settings.SESSION_ENGINE).SessionStore(self.session_key)
+        user = await get_user(cast(Any, {"session": store}))
         return bool(user.is_authenticated and str(user.pk) == self.user_id)
 
     async def _revoke(self) -> None:
@@ -130,12 +129,7 @@ class DashboardConsumer(AsyncJsonWebsocketConsumer):
             content = json.loads(text_data) if text_data else None
         except (ValueError, RecursionError):
             return
-        await self.receive_json(content, **kwargs)
-
-    async def receive_json(self, content: Any, **kwargs: Any) -> None:
-        if self.revoked:
-            return
-        if isinstance(content, dict) and content.get("type") == "ping":
+        if not self.revoked and isinstance(content, dict) and content.get("type") == "ping":
             await self.send_json(PongFrame().wire())
 
     async def frame_send(self, event: dict[str, Any]) -> None:

@@ -1,12 +1,8 @@
-"""The frame relay: frames from other processes reach the server's sockets without Redis.
-
-The embedded profile's ``InMemoryChannelLayer`` exists once per process, so a command's
-frames (``import_transcripts --follow``) would never reach a socket. The server runs a
-relay task, started on its first connection (daphne sends no lifespan event): every
-``TICK_S`` it touches the heartbeat, takes the spooled files (``core.spool``) and sends
-their frames on its layer. ``frame_spool`` spools a send instead when the layer is
-in-memory, this process runs no relay and the heartbeat is fresh; with no server running
-nothing is written. With ``REDIS_URL`` none of this runs.
+"""The frame relay: frames from other processes reach the server's sockets without Redis
+(an ``InMemoryChannelLayer`` exists once per process). The server runs a relay task,
+started on its first connection (daphne sends no lifespan event), that touches the
+heartbeat and sends the spooled files' frames (``core.spool``); other processes spool
+while the heartbeat is fresh, and write nothing with no server running.
 """
 
 from __future__ import annotations
@@ -25,7 +21,6 @@ from asgiref.typing import ASGI3Application, ASGIReceiveCallable, ASGISendCallab
 from channels.layers import BaseChannelLayer, InMemoryChannelLayer, get_channel_layer
 from django.conf import settings
 
-from .core.auth import AUTH_KINDS, auth_accepted
 from .core.spool import (
     SpoolWriter,
     heartbeat_drop,
@@ -34,7 +29,7 @@ from .core.spool import (
     spool_prepare,
     spool_take,
 )
-from .frames import frame_validate
+from .frames import AUTH_KINDS, auth_accepted, frame_validate
 from .groups import GROUP_NAME
 
 log = logging.getLogger(__name__)

@@ -1,15 +1,7 @@
-"""Search reads: ``search_query(scope, text, limit)`` -> typed hits, on either engine.
-
-* SQLite: ``search_fts``, an external-content FTS5 table over ``search_searchdoc.text``
-  (tokenizer ``porter unicode61``), kept in step by triggers; ranked by bm25, snippets by
-  ``snippet()``.
-* PostgreSQL: ``search_searchdoc.vector``, a stored generated ``tsvector``
-  (``to_tsvector('english', text)``) with a GIN index; ranked by ``ts_rank``, snippets by
-  ``ts_headline``.
-
-Both mark matches with ``core``'s private-use markers, never with HTML. Ownership
-is a clause of the engine's query, never a filter after it: a foreign session's text never
-reaches a hit, a count or a snippet. Summary text is searched only while summaries are on.
+"""Search reads on either engine (the index each queries is made by the migration): SQLite
+FTS5 ranked by bm25, PostgreSQL a ``tsvector`` ranked by ``ts_rank``. Ownership is a clause
+of the engine's query, never a filter after it: a foreign session's text never reaches a
+hit, a count or a snippet. Summary text is searched only while summaries are on.
 """
 
 from __future__ import annotations

@@ -1,11 +1,9 @@
 """Django's SQLite backend, plus reads from a database on a read-only filesystem.
 
 A WAL database whose ``-wal``/``-shm`` files are gone cannot be opened on a read-only
-mount, not even with ``mode=ro`` (SQLite would create the shared memory file), so every
-request failed. When the normal open fails on a read-only mount with no ``-wal`` file
-(every commit is in the main file), the file is opened ``immutable``: reads are exact and
-a write fails with SQLITE_READONLY (the API's 503). Decided per connection: a remount
-read-write is seen by the next request.
+mount, not even with ``mode=ro`` (SQLite would create the shared memory file). With no
+``-wal`` file every commit is in the main file, so it is opened ``immutable``: reads are
+exact and a write fails with SQLITE_READONLY (the API's 503). Decided per connection.
 """
 
 from __future__ import annotations
