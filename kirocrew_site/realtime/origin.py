@@ -46,8 +46,7 @@ def _parse_origin(value: str) -> Origin | None:
 
 
 def _is_secure(scope: Any) -> bool:
-    """What ``request.is_secure()`` says for this handshake: the transport's scheme, or
-    the proxy header named by ``SECURE_PROXY_SSL_HEADER`` when one is configured."""
+    """What ``request.is_secure()`` says for this handshake."""
     proxy = settings.SECURE_PROXY_SSL_HEADER
     if proxy:
         meta_name, secure_value = proxy
@@ -59,8 +58,7 @@ def _is_secure(scope: Any) -> bool:
 
 
 def _own_origin(scope: Any) -> Origin | None:
-    """The handshake's own origin, as Django's CSRF check builds it from the request:
-    ws -> http, wss -> https, the Host header (which must be an allowed host)."""
+    """The handshake's own origin, as Django's CSRF check builds it from the request."""
     host = header(scope, b"host")
     if settings.USE_X_FORWARDED_HOST:
         host = header(scope, b"x-forwarded-host") or host

@@ -99,8 +99,7 @@ _MAX_DEPTH = 64  # the content rule's own bound: nothing stored is deeper
 
 
 def content_text(content: Any) -> str:
-    """A row's searchable text: a string as is; structured content's string leaves
-    (tool inputs, outputs, block texts) joined by newlines, keys and numbers left out."""
+    """A string as is; structured content's string leaves (keys and numbers left out)."""
     if isinstance(content, str):
         return content
     parts: list[str] = []
@@ -130,8 +129,7 @@ def clean(text: str) -> str:
 
 
 def chunks(text: str, size: int = CHUNK_CHARS) -> Iterator[str]:
-    """``text`` in pieces of at most ``size`` characters, cut at whitespace when one is
-    near the end so a word is rarely split; blank text yields nothing."""
+    """Pieces of at most ``size`` characters, cut at whitespace near the end when there is one."""
     text = clean(text)
     start = 0
     while start < len(text):
@@ -157,8 +155,7 @@ class SummaryText:
 
 
 def summary_texts(payload: Any, gist: str = "") -> list[SummaryText]:
-    """The stored summary's words: the one-line gist, each intent (title, why it started,
-    progress, next steps) pointing at the turn it came from, and the constraints."""
+    """The gist, each intent's words pointing at the turn it came from, the constraints."""
     out: list[SummaryText] = []
     if gist.strip():
         out.append(SummaryText(clean(gist), 0))

@@ -160,8 +160,7 @@ class SearchHit:
 
 
 def search_query(scope: Scope, text: str, limit: int = LIMIT_DEFAULT) -> list[SearchHit]:
-    """The best matches of ``text`` among ``scope``'s sessions. Raises ``QueryRejected``
-    for text with no word."""
+    """The best matches of ``text`` among ``scope``'s sessions (``QueryRejected``: no word)."""
     terms = parse_terms(text)
     limit = max(1, min(limit, LIMIT_MAX))
     rows_only = not summary_config().enabled

@@ -260,24 +260,19 @@ def spooled_parse(
     sends = doc["sends"]
     if not _bounded_list(sends, MAX_SENDS):
         raise ValueError("sends are not a list")
-    return [_send_parse(send, accept_group, accept_frame) for send in sends]
-
-
-def _send_parse(
-    send: object,
-    accept_group: Callable[[str], bool],
-    accept_frame: Callable[[dict[str, Any]], dict[str, Any]],
-) -> Spooled:
-    if not isinstance(send, dict) or set(send) != {"groups", "frames"}:
-        raise ValueError("not a send")
-    groups, frames = send["groups"], send["frames"]
-    if not _bounded_list(groups, MAX_GROUPS) or not all(
-        isinstance(g, str) and accept_group(g) for g in groups
-    ):
-        raise ValueError("unknown groups")
-    if not _bounded_list(frames, MAX_FRAMES) or not all(isinstance(f, dict) for f in frames):
-        raise ValueError("frames are not a list of objects")
-    return Spooled(tuple(groups), tuple(accept_frame(f) for f in frames))
+    spooled = []
+    for send in sends:
+        if not isinstance(send, dict) or set(send) != {"groups", "frames"}:
+            raise ValueError("not a send")
+        groups, frames = send["groups"], send["frames"]
+        if not _bounded_list(groups, MAX_GROUPS) or not all(
+            isinstance(g, str) and accept_group(g) for g in groups
+        ):
+            raise ValueError("unknown groups")
+        if not _bounded_list(frames, MAX_FRAMES) or not all(isinstance(f, dict) for f in frames):
+            raise ValueError("frames are not a list of objects")
+        spooled.append(Spooled(tuple(groups), tuple(accept_frame(f) for f in frames)))
+    return spooled
 
 
 def _bounded_list(value: object, most: int) -> bool:
