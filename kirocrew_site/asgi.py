@@ -12,7 +12,7 @@ from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from daphne import http_protocol  # noqa: E402
 from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler  # noqa: E402
 
-from kirocrew_site.home.checks import home_warn_at_start  # noqa: E402
+from kirocrew_site.home.apps import home_warn_at_start  # noqa: E402
 from kirocrew_site.realtime.consumer import websocket_urlpatterns  # noqa: E402
 from kirocrew_site.realtime.relay import relay_asgi  # noqa: E402
 

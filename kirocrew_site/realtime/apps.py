@@ -2,14 +2,10 @@ from django.apps import AppConfig
 
 
 class RealtimeConfig(AppConfig):
-    """The WebSocket layer: the dashboard socket, its frames, and the receivers that turn
-    what transcripts and summaries announce (after commit) into frames, and what revokes a
-    socket's credential into a close.
-
-    Listed before ``summaries`` in INSTALLED_APPS on purpose: receivers run in the order
-    they were connected, and an inline summary pass (run by summaries' ``turn_ended``
-    receiver) announces its summary at once, so the turn's own end frame must go first.
-    """
+    """The WebSocket layer. Listed before ``summaries`` in INSTALLED_APPS: receivers run in
+    the order they were connected, and an inline summary pass (run by summaries'
+    ``turn_ended`` receiver) announces its summary at once, so the turn's own end frame
+    must go first."""
 
     name = "kirocrew_site.realtime"
     label = "realtime"

@@ -28,7 +28,6 @@ from .frames import (
     HelloFrame,
     PongFrame,
     auth_accepted,
-    frame_slot,
     frame_validate,
     session_tag,
 )
@@ -151,8 +150,9 @@ class DashboardConsumer(AsyncJsonWebsocketConsumer):
         except ValueError as exc:
             self._dropped("a malformed frame", str(exc)[:200])
             return None
-        slot = frame_slot(wire)
-        if slot is None:
+        data = wire.get("data")  # every group frame names its slot
+        slot = data.get("key") if isinstance(data, dict) else None
+        if not isinstance(slot, str):
             self._dropped("a frame naming no slot", str(wire.get("type")))
             return None
         group = self.group

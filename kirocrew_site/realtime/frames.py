@@ -115,12 +115,6 @@ def frame_validate(frame: object) -> dict[str, Any]:
     return wire
 
 
-def frame_slot(wire: dict[str, Any]) -> str | None:
-    data = wire.get("data")
-    key = data.get("key") if isinstance(data, dict) else None
-    return key if isinstance(key, str) else None
-
-
 AUTH_REVOKED = "auth.revoked"
 AUTH_RECHECK = "auth.recheck"
 AUTH_KINDS = frozenset({AUTH_REVOKED, AUTH_RECHECK})
