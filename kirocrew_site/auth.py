@@ -1,7 +1,5 @@
-"""Who is calling: an app (``Authorization: Bearer <token>``) or a dashboard user (session).
-
-Shared by the Ninja API and the WebSocket consumer. Tokens are never logged.
-"""
+"""Who is calling the API: an app (``Authorization: Bearer <token>``) or a dashboard user
+(session). Tokens are never logged."""
 
 from __future__ import annotations
 

@@ -127,15 +127,19 @@ def when(ts: Any) -> str:
     return ts[:16].replace("T", " ") if isinstance(ts, str) else ""
 
 
+def row_stamp(row: dict[str, Any]) -> str:
+    """The row's ts as its cursor spells it ("" for none)."""
+    ts = row.get("ts")
+    return str(ts) if ts is not None else ""
+
+
 def happened(row: dict[str, Any]) -> tuple[str, str, str]:
     """(the ``datetime`` attribute, the time shown, when it was stored if that reads
     differently): an imported row happened when its agent wrote it (``meta.source_ts``)."""
-    ts = row.get("ts")
-    stamp = str(ts) if ts is not None else ""
     source = source_ts(row)
     if not isinstance(source, str) or parse_ts(source) is None:
-        return stamp, when(ts), ""
-    shown, stored = when(source), when(ts)
+        return row_stamp(row), when(row.get("ts")), ""
+    shown, stored = when(source), when(row.get("ts"))
     return source, shown, stored if stored != shown else ""
 
 
@@ -176,8 +180,7 @@ def transcript_items(
         seen[stamp] = nth
     turn = turns_before
     for row in rows:
-        ts = row.get("ts")
-        stamp = str(ts) if ts is not None else ""
+        stamp = row_stamp(row)
         seen[stamp] += 1
         cursor = stamp if seen[stamp] == 1 else f"{stamp}#{seen[stamp]}"
         text = text_of(row.get("content"))

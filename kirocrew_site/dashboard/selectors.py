@@ -20,7 +20,7 @@ from transcripts.selectors import InvalidCursor, session_list, session_transcrip
 
 from ..search.selectors import QueryRejected, SearchHit, search_query
 from .positions import Gap, Position
-from .present import STATE_LABELS, Item, transcript_items
+from .present import STATE_LABELS, Item, row_stamp, transcript_items
 
 UNSCOPED = "-"  # the app filter's value for sessions no app owns
 
@@ -158,17 +158,12 @@ def _window_folded(key: str, first: int, last: int | None) -> TurnWindow:
     first, end = _span(total, first, last)
     start = starts[first - 1] if total and first > 1 else 0
     stop = starts[end] if end < total else len(rows)
-    seen = Counter(_stamp(row) for row in rows[:start])
+    seen = Counter(row_stamp(row) for row in rows[:start])
     window = TurnWindow(rows[start:stop], report, False, first, end, total, seen=seen)
     if start:
-        stamp = _stamp(rows[start - 1])
+        stamp = row_stamp(rows[start - 1])
         window.after = stamp if seen[stamp] == 1 else f"{stamp}#{seen[stamp]}"
     return window
-
-
-def _stamp(row: dict[str, Any]) -> str:
-    ts = row.get("ts")
-    return str(ts) if ts is not None else ""
 
 
 def window_items(window: TurnWindow) -> tuple[list[Item], int]:
