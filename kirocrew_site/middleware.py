@@ -16,7 +16,6 @@ CODES = {
     413: ("payload_too_large", "request body too large"),
     500: ("internal_error", "internal error"),
 }
-KEPT_HEADERS = ("Allow",)
 
 
 class _Middleware:
@@ -41,9 +40,8 @@ class ApiJsonErrors(_Middleware):
         replaced: HttpResponse = JsonResponse(
             {"error": error, "code": code}, status=response.status_code
         )
-        for header in KEPT_HEADERS:
-            if response.has_header(header):
-                replaced[header] = response[header]
+        if response.has_header("Allow"):  # a 405's: the methods the path answers
+            replaced["Allow"] = response["Allow"]
         return replaced
 
 

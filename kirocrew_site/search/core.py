@@ -16,8 +16,9 @@ took ~105 ms, on 2 000 ~7 ms).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
+from itertools import groupby
 from typing import Any
 
 MAX_QUERY_CHARS = 200
@@ -81,17 +82,11 @@ def fragments(marked: str) -> tuple[Fragment, ...]:
         if hit:
             out.append(Fragment(hit, True))
         rest = rest[end + 1 :]
-    return tuple(_merge(f for f in out if f.text))
-
-
-def _merge(parts: Iterable[Fragment]) -> list[Fragment]:
-    merged: list[Fragment] = []
-    for part in parts:
-        if merged and merged[-1].hit == part.hit:
-            merged[-1] = Fragment(merged[-1].text + part.text, part.hit)
-        else:
-            merged.append(part)
-    return merged
+    kept = (f for f in out if f.text)  # neighbours of one kind merged
+    return tuple(
+        Fragment("".join(f.text for f in run), hit)
+        for hit, run in groupby(kept, key=lambda f: f.hit)
+    )
 
 
 CHUNK_CHARS = 4_000  # a chunk's length; cut at the last whitespace in its final 10 %
