@@ -7,6 +7,7 @@ generic body; anything unexpected a generic 500 JSON (never a traceback or HTML 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from django.core.exceptions import RequestDataTooBig
@@ -55,9 +56,8 @@ class HealthOut(Schema):
     "/health", response={200: HealthOut, 401: ErrorOut}, operation_id="health", tags=["health"]
 )
 def health(request: HttpRequest) -> dict[str, bool]:
-    """A trivial authenticated JSON answer (no disk, one token lookup): a liveness check
-    for callers and the baseline arm of bench/bench_summary_rps.py. Authenticated like
-    every API route, so an anonymous request is 401."""
+    """A liveness check (no disk, one token lookup) and the baseline arm of
+    bench/bench_summary_rps.py. Authenticated like every route: anonymous is 401."""
     return {"ok": True}
 
 
@@ -65,19 +65,29 @@ def envelope(request: HttpRequest, status: int, code: str, error: str) -> HttpRe
     return api.create_response(request, {"error": error, "code": code}, status=status)
 
 
+# Exceptions answered with a fixed envelope: (status, code, error).
+FIXED_ANSWERS: dict[type[Exception], tuple[int, str, str]] = {
+    AuthenticationError: (401, "unauthorized", "authentication required"),
+    CsrfRejected: (403, "csrf_failed", "CSRF verification failed"),
+    Http404: (404, "not_found", "not found"),
+    # Over DATA_UPLOAD_MAX_MEMORY_SIZE: refused before a byte is parsed or written.
+    RequestDataTooBig: (413, "payload_too_large", "request body too large"),
+    InvalidSlotName: (400, "invalid_slot_name", "invalid slot name"),
+    LockTimeout: (503, "busy", "the session is busy; try again"),
+}
+
+
+def _fixed_answer(status: int, code: str, error: str) -> Callable[..., HttpResponse]:
+    return lambda request, exc: envelope(request, status, code, error)
+
+
+for _exc, _answer in FIXED_ANSWERS.items():
+    api.add_exception_handler(_exc, _fixed_answer(*_answer))
+
+
 @api.exception_handler(ApiError)
 def on_api_error(request: HttpRequest, exc: ApiError) -> HttpResponse:
     return envelope(request, exc.status, exc.code, exc.error)
-
-
-@api.exception_handler(AuthenticationError)
-def on_unauthenticated(request: HttpRequest, exc: AuthenticationError) -> HttpResponse:
-    return envelope(request, 401, "unauthorized", "authentication required")
-
-
-@api.exception_handler(CsrfRejected)
-def on_csrf(request: HttpRequest, exc: CsrfRejected) -> HttpResponse:
-    return envelope(request, 403, "csrf_failed", "CSRF verification failed")
 
 
 @api.exception_handler(ValidationError)
@@ -92,28 +102,12 @@ def on_invalid(request: HttpRequest, exc: ValidationError) -> HttpResponse:
     return envelope(request, 422, "invalid_request", message[:1000])
 
 
-@api.exception_handler(Http404)
-def on_404(request: HttpRequest, exc: Http404) -> HttpResponse:
-    return envelope(request, 404, "not_found", "not found")
-
-
 @api.exception_handler(HttpError)
 def on_http_error(request: HttpRequest, exc: HttpError) -> HttpResponse:
     if isinstance(exc.__cause__, ContentRejected):  # the body parser refused its content
         return envelope(request, 422, "invalid_request", f"invalid request: {exc.__cause__}")
     code = "bad_request" if exc.status_code == 400 else "http_error"
     return envelope(request, exc.status_code, code, str(exc.message)[:200])
-
-
-@api.exception_handler(RequestDataTooBig)
-def on_too_big(request: HttpRequest, exc: RequestDataTooBig) -> HttpResponse:
-    # Over DATA_UPLOAD_MAX_MEMORY_SIZE: refused before a byte is parsed or written.
-    return envelope(request, 413, "payload_too_large", "request body too large")
-
-
-@api.exception_handler(InvalidSlotName)
-def on_bad_name(request: HttpRequest, exc: InvalidSlotName) -> HttpResponse:
-    return envelope(request, 400, "invalid_slot_name", "invalid slot name")
 
 
 @api.exception_handler(RecordRejected)
@@ -142,11 +136,6 @@ def on_storage_error(request: HttpRequest, exc: Any) -> HttpResponse:
 
 for _storage in (TranscriptWriteError, OSError, DatabaseError):
     api.add_exception_handler(_storage, on_storage_error)
-
-
-@api.exception_handler(LockTimeout)
-def on_busy(request: HttpRequest, exc: LockTimeout) -> HttpResponse:
-    return envelope(request, 503, "busy", "the session is busy; try again")
 
 
 def on_slot_gone(request: HttpRequest, exc: object) -> HttpResponse:

@@ -1,4 +1,5 @@
 import os
+from typing import Any
 
 from django.core.asgi import get_asgi_application
 
@@ -8,12 +9,12 @@ django_asgi_app = get_asgi_application()
 
 from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
+from daphne import http_protocol  # noqa: E402
 from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler  # noqa: E402
 
-from kirocrew_site.daphne_request import daphne_raw_bodies  # noqa: E402
-from kirocrew_site.home.checks import home_warn_at_start  # noqa: E402
+from kirocrew_site.home.apps import home_warn_at_start  # noqa: E402
+from kirocrew_site.realtime.consumer import websocket_urlpatterns  # noqa: E402
 from kirocrew_site.realtime.relay import relay_asgi  # noqa: E402
-from kirocrew_site.realtime.routing import websocket_urlpatterns  # noqa: E402
 
 # relay_asgi: in the embedded profile the server relays other processes' frames (a
 # --follow import's) to its sockets, started on the first connection.
@@ -27,5 +28,17 @@ router = ProtocolTypeRouter(
     }
 )
 application = relay_asgi(router)
-daphne_raw_bodies()  # a malformed multipart body reaches the API (its JSON 400), not Twisted
+
+
+class RawBodyWebRequest(http_protocol.WebRequest):  # type: ignore[misc]
+    """Twisted parses a POST's form body before daphne sees it, and answers one it cannot
+    parse with a bare 400 itself, so the API never gave its JSON envelope. Daphne never
+    reads the parse (it passes the raw body on), so it is skipped (Twisted 24.7+)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs["parsePOSTFormSubmission"] = False
+        super().__init__(*args, **kwargs)
+
+
+http_protocol.WebRequest = RawBodyWebRequest  # daphne builds requests from this global
 home_warn_at_start()  # daphne runs no system checks: a data folder others can read is said here

@@ -1,7 +1,5 @@
-"""Who is calling: an app (``Authorization: Bearer <token>``) or a dashboard user (session).
-
-Shared by the Ninja API and the WebSocket consumer. Tokens are never logged.
-"""
+"""Who is calling the API: an app (``Authorization: Bearer <token>``) or a dashboard user
+(session). Tokens are never logged."""
 
 from __future__ import annotations
 
@@ -27,7 +25,6 @@ class Caller:
 
     @property
     def scope(self) -> App | Literal[""]:
-        """The ownership scope the selectors take: the app, or "" for a dashboard user."""
         return self.app if self.app is not None else ""
 
     @property
@@ -35,11 +32,8 @@ class Caller:
         return f"app:{self.app.name}" if self.app is not None else f"user:{self.user_id}"
 
     def may(self, perm: str) -> bool:
-        """May this caller use a destructive route guarded by ``perm``?
-
-        An app may, on its own slots (ownership is checked per slot); a dashboard user
-        needs staff or the Django permission (reads stay open to every login).
-        """
+        """May this caller use a destructive route guarded by ``perm``? An app may, on its
+        own slots (checked per slot); a dashboard user needs staff or the permission."""
         if self.app is not None:
             return True
         user = self.user
@@ -49,7 +43,7 @@ class Caller:
 
 
 class CsrfRejected(Exception):
-    """A session-authenticated unsafe request without a valid CSRF token."""
+    pass
 
 
 class AppBearer(HttpBearer):

@@ -15,6 +15,6 @@ app.autodiscover_tasks()
 def _home_warn(**kwargs: Any) -> None:
     # The worker runs the system checks but prints none (settings, and so the private
     # umask, are loaded by now).
-    from kirocrew_site.home.checks import home_warn_at_start
+    from kirocrew_site.home.apps import home_warn_at_start
 
     home_warn_at_start(unless_checked=False)

@@ -1,11 +1,6 @@
-"""The demo: sample sessions imported, then one session replayed live through the HTTP API.
-
-Also ``make run``'s port check (``python -m kirocrew_site.demo check-port HOST PORT``), so
-a busy port stops it at once instead of sending the demo's token to whatever listens there.
-
-The replay goes through the running server's API (not in-process services) because the
-embedded profile's in-memory channel layer only reaches sockets inside the server's own
-process: only requests the server handles can push frames to the open dashboard.
+"""The demo's live replay through the running server's HTTP API (so its frames reach the
+open dashboard), and ``make run``'s port check (``python -m kirocrew_site.demo check-port
+HOST PORT``): a busy port stops it before the demo's token is sent to whatever listens.
 """
 
 from __future__ import annotations
@@ -37,8 +32,8 @@ class Turn:
 
 
 def ran(command: str, output: str) -> tuple[Row, Row]:
-    """A shell command that succeeded and its result, as an agent's tool rows: the summary's evidence (a
-    reply that only says "tests pass" verifies nothing)."""
+    """A shell command that succeeded and its result: the summary's evidence (a reply that
+    only says "tests pass" verifies nothing)."""
     return (
         {"role": "tool_call", "content": command, "meta": {"tool": "bash"}},
         {
@@ -146,10 +141,8 @@ API_TITLE = "Kiro Crew sessions"  # the OpenAPI title of this site's API (kirocr
 
 
 def wait_for_server(base_url: str, timeout: float) -> bool:
-    """True once this site's API answers at ``base_url``; False when nothing answered in time.
-
-    DemoError when another program answers there: the replay would send it the app's token.
-    """
+    """True once this site's API answers; False when nothing did in time; DemoError when
+    another program answers (the replay would send it the app's token)."""
     url = base_url.rstrip("/") + "/api/openapi.json"
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -190,11 +183,7 @@ def not_ours(base_url: str, what: str, code: int = 200) -> str:
 
 
 def replay(client: DemoClient, *, pause: float, say: Callable[[str], None]) -> None:
-    """Create the live slot and play the scripted turns with pauses (DemoError on failure).
-
-    The caller removes an earlier run's slot first (in-process, whoever owns it), so a
-    re-run never meets a 409 here.
-    """
+    """Create the live slot (the caller removed an earlier run's) and play the turns."""
     client.post("/api/chat/slots", {"name": REPLAY_SLOT, "title": "CSV export fixes"})
     say(f"replaying {len(REPLAY)} turns into slot {REPLAY_SLOT!r}")
     for number, turn in enumerate(REPLAY, start=1):
@@ -209,7 +198,6 @@ def replay(client: DemoClient, *, pause: float, say: Callable[[str], None]) -> N
 
 
 def login_box(lines: list[str]) -> str:
-    """``lines`` framed, so the login stands out below the server's start-up output."""
     width = max(len(line) for line in lines)
     rule = "+" + "-" * (width + 2) + "+"
     return "\n".join([rule, *(f"| {line.ljust(width)} |" for line in lines), rule])
@@ -219,10 +207,8 @@ IN_USE = "is in use (another program listens there)"
 
 
 def port_problem(host: str, port: int) -> str | None:
-    """Why the server could not listen on ``host:port`` (None: it can), found by binding it.
-
-    SO_REUSEADDR, as the server sets it: a port that only has closing connections of an
-    earlier run is free, one that a program listens on is not.
+    """Why the server could not listen on ``host:port`` (None: it can), found by binding it
+    with SO_REUSEADDR, as the server does (closing connections of an earlier run are free).
     """
     try:
         family, kind, proto, _name, address = socket.getaddrinfo(
@@ -241,16 +227,8 @@ def port_problem(host: str, port: int) -> str | None:
     return None
 
 
-def free_port_after(host: str, port: int) -> int | None:
-    """The first port above ``port`` that ``host`` can listen on (None: none of the next 20)."""
-    for candidate in range(port + 1, min(port + 21, 65536)):
-        if port_problem(host, candidate) is None:
-            return candidate
-    return None
-
-
 def check_port(host: str, port_text: str) -> int:
-    """``make run``'s check before anything starts: 0 when free, else one line and 1 (2: usage)."""
+    """0 when free, else one line and 1 (2: usage)."""
     if not port_text.isdigit() or not 0 < int(port_text) < 65536:
         sys.stderr.write(f"make run: PORT must be a number from 1 to 65535, not {port_text!r}\n")
         return 2
@@ -260,7 +238,8 @@ def check_port(host: str, port_text: str) -> int:
         return 0
     advice = ""
     if problem.endswith(IN_USE):
-        spare = free_port_after(host, port)
+        candidates = range(port + 1, min(port + 21, 65536))
+        spare = next((p for p in candidates if port_problem(host, p) is None), None)
         advice = f"; try: make run PORT={spare}" if spare else "; choose one: make run PORT=N"
     sys.stderr.write(f"make run: {problem}{advice}\n")
     return 1

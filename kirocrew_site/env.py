@@ -1,13 +1,7 @@
-"""Strict readers of the environment for settings.py.
-
-An unset or empty variable gives the default; any other value must parse, or the
-reader raises ``ImproperlyConfigured`` naming the variable. A typo in a deployment's
-environment must stop the site at start-up, not silently run it with a default.
-
-The one reader of the environment: ``summaries/envconfig.py`` reads config.json's
-overrides through it too. django-environ was measured against it and refused
-(docs/DESIGN.md, "Hand-written parts kept"): it reads ``ture`` as False and ``1,5`` as 1.5, raises a bare
-ValueError that names no variable, and has no minimum or duration.
+"""Strict readers of the environment: an unset or empty variable gives the default; any
+other value must parse, or ``ImproperlyConfigured`` names the variable (a typo must stop
+the site at start-up, not run it with a default). django-environ was refused: it reads
+``ture`` as False and ``1,5`` as 1.5, names no variable, and has no minimum or duration.
 """
 
 from __future__ import annotations
@@ -91,8 +85,7 @@ def env_float(
 def env_duration(
     name: str, default: int, *, minimum: int = 0, env: Mapping[str, str] | None = None
 ) -> int:
-    """Whole seconds: ``600``, ``600s``, ``10m``, ``1h`` or ``1d`` (a bare number is seconds,
-    so every value the older integer reader accepted still means the same)."""
+    """Whole seconds: ``600``, ``600s``, ``10m``, ``1h`` or ``1d``."""
     value = _raw(name, env)
     if value is None:
         return default
@@ -123,7 +116,6 @@ def env_url(
     schemes: Iterable[str],
     env: Mapping[str, str] | None = None,
 ) -> str:
-    """A URL with one of ``schemes``; a host is required unless the scheme is a file one."""
     value = _raw(name, env)
     if value is None:
         return default
@@ -150,7 +142,7 @@ def env_url(
 def env_url_list(
     name: str, default: str, *, schemes: Iterable[str], env: Mapping[str, str] | None = None
 ) -> list[str]:
-    """Comma-separated URLs, each as :func:`env_url` reads one; ``off`` is none."""
+    """Comma-separated URLs; ``off`` is none."""
     value = _raw(name, env)
     if value is not None and value.lower() == "off":
         return []

@@ -1,12 +1,9 @@
-"""Log hygiene, installed on the console handler (``settings.LOGGING``), so it applies to
-every logger that reaches it, Django's request logger included.
+"""Log hygiene on the console handler, so it applies to every logger, Django's included.
 
-- A ``RecursionError`` is logged with the last few frames, never all of them: a stack
-  overflow's traceback repeats the same frames about a thousand times (some 150 KB per
-  request); logged whole on every request it floods the log and hides everything else.
-- A refused request (4xx) is one line: Django logs a ``PermissionDenied`` (403) or a
-  ``BadRequest`` with its traceback, ~37 lines for a non-staff user opening /settings/.
-  The request was refused as designed; there is nothing to debug.
+- A ``RecursionError`` keeps its last few frames: the whole traceback repeats the same
+  frames about a thousand times (some 150 KB per request).
+- A refused request (4xx) is one line: Django logs a ``PermissionDenied`` with its
+  traceback (~37 lines) though there is nothing to debug.
 """
 
 from __future__ import annotations
@@ -30,8 +27,6 @@ class TrimRecursionTracebacks(logging.Filter):
 
 
 class RefusalsInOneLine(logging.Filter):
-    """Drop the traceback of a request log record whose answer was a 4xx."""
-
     def filter(self, record: logging.LogRecord) -> bool:
         status = getattr(record, "status_code", None)
         if record.exc_info and isinstance(status, int) and 400 <= status < 500:

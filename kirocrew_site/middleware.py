@@ -1,12 +1,4 @@
-"""Site middleware. ``ApiJsonErrors``: under ``/api/`` every error is the JSON envelope
-``{"error", "code"}``. ``ApiHead``: HEAD under ``/api/`` answers as GET, without a body.
-``ContentSecurityPolicy``: the CSP header on every response.
-
-Ninja's own handlers cover its operations; this catches what never reaches them: the
-405 a path answers for a method it lacks (ninja sends a bare text body), Django's 404,
-400 and 500 pages (HTML, a debug page under DEBUG) and the CSRF middleware's 403 for
-the few non-ninja views under /api/.
-"""
+"""Site middleware: the JSON error envelope and HEAD under ``/api/``, and the CSP header."""
 
 from __future__ import annotations
 
@@ -24,14 +16,17 @@ CODES = {
     413: ("payload_too_large", "request body too large"),
     500: ("internal_error", "internal error"),
 }
-KEPT_HEADERS = ("Allow",)
 
 
-class ApiJsonErrors:
-    """Innermost middleware: rewrites a non-JSON error answer for an /api/ path."""
-
+class _Middleware:
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponseBase]) -> None:
         self.get_response = get_response
+
+
+class ApiJsonErrors(_Middleware):
+    """Innermost: a non-JSON error answer under /api/ becomes ``{"error", "code"}``. Ninja's
+    handlers cover its operations; this catches what never reaches them: ninja's 405 (a
+    bare text body), Django's 404, 400 and 500 pages and the CSRF middleware's 403."""
 
     def __call__(self, request: HttpRequest) -> HttpResponseBase:
         response = self.get_response(request)
@@ -45,23 +40,17 @@ class ApiJsonErrors:
         replaced: HttpResponse = JsonResponse(
             {"error": error, "code": code}, status=response.status_code
         )
-        for header in KEPT_HEADERS:
-            if response.has_header(header):
-                replaced[header] = response[header]
+        if response.has_header("Allow"):  # a 405's: the methods the path answers
+            replaced["Allow"] = response["Allow"]
         return replaced
 
 
-class ApiHead:
-    """HEAD on an /api/ path is answered as GET, with GET's status and headers (its
-    Content-Length too) and no body: RFC 9110 section 9.3.2 requires HEAD wherever GET is
-    supported, and ninja routes one method per operation (HEAD was a 405). Here rather
-    than on each route, so every GET route has it, no HEAD operation doubles the OpenAPI
-    document, and an answer is GET's byte for byte (a foreign slot's 404 is a missing
-    one's). Outside ApiJsonErrors, so an error envelope is built before its body is
-    dropped; the view sees GET, which CSRF and the auth classes treat as HEAD (safe)."""
-
-    def __init__(self, get_response: Callable[[HttpRequest], HttpResponseBase]) -> None:
-        self.get_response = get_response
+class ApiHead(_Middleware):
+    """HEAD under /api/ is answered as GET, with GET's status and headers and no body (RFC
+    9110 requires HEAD wherever GET is supported; ninja routes one method per operation).
+    Here rather than per route, so no HEAD operation doubles the OpenAPI document and an
+    answer is GET's byte for byte (a foreign slot's 404 is a missing one's). Outside
+    ApiJsonErrors, so an error envelope is built before its body is dropped."""
 
     def __call__(self, request: HttpRequest) -> HttpResponseBase:
         if request.method != "HEAD" or not request.path.startswith(API_PREFIX):
@@ -80,12 +69,8 @@ class ApiHead:
         return response
 
 
-class ContentSecurityPolicy:
-    """Adds ``settings.KIROCREW_CSP`` as the ``Content-Security-Policy`` header to every
-    response that does not set its own (an empty setting sends none)."""
-
-    def __init__(self, get_response: Callable[[HttpRequest], HttpResponseBase]) -> None:
-        self.get_response = get_response
+class ContentSecurityPolicy(_Middleware):
+    """``settings.KIROCREW_CSP`` on every response that sets none (an empty setting: none)."""
 
     def __call__(self, request: HttpRequest) -> HttpResponseBase:
         response = self.get_response(request)

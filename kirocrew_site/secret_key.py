@@ -1,11 +1,8 @@
 """Where ``SECRET_KEY`` comes from: the environment, else ``$KIROCREW_HOME/secret_key``.
 
-No key ships with the code. On the first run the file is created with a fresh random key
-(mode 0600, written to a temporary file and hard-linked into place, so two processes
-starting together agree on one key and nobody ever reads a half-written file). An existing
-file is never overwritten. With ``DEBUG`` off the site refuses to start when no key can be
-had (an empty or unreadable file, a key file others may read, a data root it cannot write)
-rather than run with a guessable one. Imported by settings: no Django settings here.
+The file is created on the first run (0600, hard-linked into place, so two processes
+starting together agree on one key) and never overwritten. With ``DEBUG`` off the site
+refuses to start when no key can be had rather than run with a guessable one.
 """
 
 from __future__ import annotations
@@ -63,7 +60,6 @@ def _read(path: Path, *, debug: bool) -> str:
 
 
 def _create(path: Path) -> None:
-    """Write a new key next to ``path`` and link it into place unless another process won."""
     path.parent.mkdir(parents=True, exist_ok=True)
     key = (secrets.token_urlsafe(48) + "\n").encode()
     with contextlib.suppress(FileExistsError):  # another process won: use its key

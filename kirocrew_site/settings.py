@@ -1,16 +1,10 @@
-"""The one settings module. Every knob comes from the environment.
+"""The one settings module: every setting the code reads is declared here, and every
+environment value goes through a strict reader (``kirocrew_site.env``). What each variable
+means is the README's settings table; the comments here say why.
 
-Every setting the code reads is declared here (code reads ``settings.X``, never a
-``getattr`` with a default of its own), and every environment value goes through a strict
-reader in ``kirocrew_site.env``: a value that does not parse stops start-up with
-``ImproperlyConfigured`` naming the variable.
-
-Two profiles, chosen by environment alone:
-
-* embedded (default): SQLite under ``$KIROCREW_HOME``, in-memory channel layer,
-  Celery tasks run inline, the offline ``heuristic`` summarizer.
-* services: ``DATABASE_URL`` (PostgreSQL) and/or ``REDIS_URL`` (Celery broker
-  and channels-redis layer).
+Two profiles, chosen by environment alone: embedded (default: SQLite under
+``$KIROCREW_HOME``, in-memory channel layer, inline Celery, the ``heuristic`` summarizer)
+and services (``DATABASE_URL`` PostgreSQL and/or ``REDIS_URL`` for Celery and channels).
 """
 
 from __future__ import annotations
@@ -43,10 +37,8 @@ django_stubs_ext.monkeypatch()
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 # ---------------------------------------------------------------- data root
-# Every entry point (manage.py and so every command and runserver, asgi.py, wsgi.py, the
-# Celery app) loads this module before it writes a byte: from here on this process creates
-# files 0600 and folders 0700. The home holds transcripts, login sessions and password
-# hashes; no other local user may read them (kirocrew_site/home).
+# Every entry point loads this module before it writes a byte: from here on this process
+# creates files 0600 and folders 0700 (kirocrew_site/home).
 private_umask()
 KIROCREW_HOME = Path(os.environ.get("KIROCREW_HOME") or BASE_DIR / "var").resolve()
 KIROCREW_SESSIONS_DIR = KIROCREW_HOME / "sessions"
@@ -56,8 +48,6 @@ KIROCREW_SESSIONS_DIR.mkdir(parents=True, exist_ok=True)
 
 # ---------------------------------------------------------------- core Django
 DEBUG = env_bool("DJANGO_DEBUG", False)
-# KIROCREW_SECRET_KEY / DJANGO_SECRET_KEY, else $KIROCREW_HOME/secret_key (created 0600 on
-# the first run); with DEBUG off, no key at all stops the site from starting.
 SECRET_KEY = secret_key_load(KIROCREW_HOME, debug=DEBUG, env=os.environ)
 ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", "127.0.0.1,localhost,testserver")
 CSRF_TRUSTED_ORIGINS = env_list(
@@ -103,9 +93,8 @@ MIDDLEWARE = [
 ]
 
 # ---------------------------------------------------------------- TLS and browser hardening
-# KIROCREW_TLS=1: the site is reached over HTTPS (directly or through a TLS proxy; behind
-# a proxy also set DJANGO_SECURE_PROXY_SSL_HEADER). It turns on Secure cookies, the
-# redirect to https and HSTS; each has its own DJANGO_* override.
+# KIROCREW_TLS=1: the site is reached over HTTPS (directly or through a TLS proxy). It
+# turns on Secure cookies, the redirect to https and HSTS; each has a DJANGO_* override.
 KIROCREW_TLS = env_bool("KIROCREW_TLS", False)
 SESSION_COOKIE_SECURE = env_bool("DJANGO_SESSION_COOKIE_SECURE", KIROCREW_TLS)
 CSRF_COOKIE_SECURE = env_bool("DJANGO_CSRF_COOKIE_SECURE", KIROCREW_TLS)
@@ -114,9 +103,8 @@ SECURE_HSTS_SECONDS = env_duration("DJANGO_SECURE_HSTS_SECONDS", 31_536_000 if K
 SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("DJANGO_SECURE_HSTS_INCLUDE_SUBDOMAINS", KIROCREW_TLS)
 SECURE_HSTS_PRELOAD = env_bool("DJANGO_SECURE_HSTS_PRELOAD", KIROCREW_TLS)
 SECURE_PROXY_SSL_HEADER = env_proxy_header("DJANGO_SECURE_PROXY_SSL_HEADER")
-# Sent on every response (kirocrew_site.middleware). The dashboard and the admin run no
-# inline script or style; the socket is same-origin ('self' covers ws:/wss: to this host).
-# An empty value sends no policy.
+# The dashboard and the admin run no inline script or style; the socket is same-origin
+# ('self' covers ws:/wss: to this host). An empty value sends no policy.
 KIROCREW_CSP = env_str(
     "KIROCREW_CSP",
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
@@ -181,13 +169,10 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
 ]
-# Password logins (dashboard and admin) go through the throttle: after MAX_FAILURES
-# attempts for one username from one address, further ones (even right) are refused until
-# WINDOW_SECONDS after the first. Counted in the database, so it holds across processes.
+# Every password login goes through the throttle (kirocrew_site/dashboard/throttle.py).
 AUTHENTICATION_BACKENDS = ["kirocrew_site.dashboard.throttle.ThrottledModelBackend"]
 KIROCREW_LOGIN_MAX_FAILURES = env_int("KIROCREW_LOGIN_MAX_FAILURES", 5)
 KIROCREW_LOGIN_WINDOW_SECONDS = env_duration("KIROCREW_LOGIN_WINDOW_SECONDS", 900)
-# The session page opens at this many of its last turns; earlier ones load on demand.
 KIROCREW_SESSION_PAGE_TURNS = env_int("KIROCREW_SESSION_PAGE_TURNS", 20, minimum=1)
 LOGIN_URL = "/login/"
 LOGIN_REDIRECT_URL = "/"
@@ -217,8 +202,7 @@ if REDIS_URL:
         }
     }
 else:
-    # Works inside ONE process only: pushes from a worker or a command are lost
-    # by design; the panel converges on the next page load.
+    # One process only: other processes' frames go through the relay (realtime/relay.py).
     CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
 
 # No CELERY_RESULT_BACKEND: the one task ignores its result and nothing waits on one.
@@ -234,40 +218,28 @@ CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
-# Redis broker: a task a killed worker never acked (acks_late) is redelivered once it has
-# been unacked this long, at the next worker start or restore scan.
+# Redis broker: a task a killed worker never acked is redelivered after this long.
 CELERY_BROKER_TRANSPORT_OPTIONS = {
     "visibility_timeout": env_duration("KIROCREW_CELERY_VISIBILITY_TIMEOUT", 3600, minimum=1)
 }
 
 # ---------------------------------------------------------------- transcripts
-# never | rotate | always: fsync policy for appends (rewrites always fsync unless never).
 TRANSCRIPT_FSYNC = env_choice("KIROCREW_TRANSCRIPT_FSYNC", "rotate", ("never", "rotate", "always"))
-# A transcript file over this many bytes is rotated, keeping its last KEEP_LINES lines
-# (transcripts/core/store.py MAX_BYTES, KEEP_LINES).
 TRANSCRIPT_MAX_BYTES = env_int("KIROCREW_TRANSCRIPT_MAX_BYTES", 10 * 1024 * 1024, minimum=1)
 TRANSCRIPT_KEEP_LINES = env_int("KIROCREW_TRANSCRIPT_KEEP_LINES", 200, minimum=1)
-# purge_archives removes rotated archives older than this many days.
 KIROCREW_ARCHIVE_RETENTION_DAYS = env_int("KIROCREW_ARCHIVE_RETENTION_DAYS", 30)
-# import_transcripts skips a file larger than this (apparent size: a sparse file counts whole).
 KIROCREW_IMPORT_MAX_BYTES = env_int("KIROCREW_IMPORT_MAX_BYTES", 512 * 1024 * 1024)
-# Worker processes that read a run's new sources (import_transcripts --format claude-code|codex|
-# auto): 0 = one per core this process may run on, at most 8.
 KIROCREW_IMPORT_WORKERS = env_int("KIROCREW_IMPORT_WORKERS", 0, minimum=0)
 
 # ---------------------------------------------------------------- summaries
 KIROCREW_SUMMARY_MODEL = env_str("KIROCREW_SUMMARY_MODEL", "heuristic")
-# KIROCREW_SUMMARY_ENABLED and the count keys' overrides of config.json (summaries/
-# envconfig.py): read here only so that a bad value stops start-up; each summary_config()
-# reads them again through the same reader.
+# config.json's environment overrides: read here only so that a bad value stops start-up.
 summary_overrides_read()
 KIROCREW_OPENAI_BASE_URL = env_url(
     "KIROCREW_OPENAI_BASE_URL", "http://127.0.0.1:11434/v1", schemes=("http", "https")
 )
 KIROCREW_OPENAI_API_KEY = env_str("KIROCREW_OPENAI_API_KEY", "")
-# Where the settings page looks for a local OpenAI-compatible server to offer (GET
-# <url>/models, ~1 s each, in parallel; never a prompt): Ollama's and llama.cpp's usual
-# addresses. `off`: look nowhere.
+# Ollama's and llama.cpp's usual addresses.
 KIROCREW_LOCAL_MODEL_URLS = env_url_list(
     "KIROCREW_LOCAL_MODEL_URLS",
     "http://127.0.0.1:11434/v1,http://127.0.0.1:8080/v1",
@@ -275,42 +247,26 @@ KIROCREW_LOCAL_MODEL_URLS = env_url_list(
 )
 KIROCREW_OPENAI_TIMEOUT = env_float("KIROCREW_OPENAI_TIMEOUT", 60.0, minimum=0.001)
 KIROCREW_OPENAI_MAX_TOKENS = env_int("KIROCREW_OPENAI_MAX_TOKENS", 2000, minimum=1)
-# Seconds before the one retry of a failed model request (a dropped connection, a 5xx).
-# A setting so tests retry at once; not read from the environment (no operator asked).
+# Seconds before the one retry of a failed model request: a setting so tests retry at
+# once; not read from the environment (no operator asked).
 KIROCREW_OPENAI_RETRY_BACKOFF = 0.5
-# With a valid previous summary a model pass sends it, the turns since and their tool facts
-# (an incremental pass); every this-many passes, and whenever the checks reject the update,
-# the pass reads the whole session again. 1 = always a full pass.
 KIROCREW_SUMMARY_FULL_PASS_EVERY = env_int("KIROCREW_SUMMARY_FULL_PASS_EVERY", 10, minimum=1)
-# anthropic:<model> (the Messages API). The key is read under Anthropic's own name.
+# The key is read under Anthropic's own name.
 KIROCREW_ANTHROPIC_BASE_URL = env_url(
     "KIROCREW_ANTHROPIC_BASE_URL", "https://api.anthropic.com", schemes=("http", "https")
 )
 ANTHROPIC_API_KEY = env_str("ANTHROPIC_API_KEY", "")
 KIROCREW_ANTHROPIC_TIMEOUT = env_float("KIROCREW_ANTHROPIC_TIMEOUT", 60.0, minimum=0.001)
 KIROCREW_ANTHROPIC_MAX_TOKENS = env_int("KIROCREW_ANTHROPIC_MAX_TOKENS", 2000, minimum=1)
-# claude-cli / codex-cli: the agent CLI the person is logged in to, run once per pass.
 KIROCREW_CLAUDE_CLI = env_str("KIROCREW_CLAUDE_CLI", "claude")
 KIROCREW_CODEX_CLI = env_str("KIROCREW_CODEX_CLI", "codex")
 KIROCREW_CLI_TIMEOUT = env_float("KIROCREW_CLI_TIMEOUT", 300.0, minimum=0.001)
-# The model's context window in tokens: the transcript the prompt carries is sized to fit
-# it (summaries/core/prompt.py). 0 = unknown: a fixed 40,000 characters.
 KIROCREW_SUMMARY_CONTEXT_TOKENS = env_int("KIROCREW_SUMMARY_CONTEXT_TOKENS", 0, minimum=0)
-# After a runaway or unusable model reply, a slot's turn-end passes wait this long (a
-# forced pass, the Summarize button or `manage.py summarize`, does not).
 KIROCREW_SUMMARY_BACKOFF = env_duration("KIROCREW_SUMMARY_BACKOFF", 600, minimum=0)
-# Seconds a slot reads "generating" at most after a pass that was killed before it said it
-# ended (summaries/state.py: display only; one pass per slot is the claim's file lock).
 KIROCREW_SUMMARY_IN_FLIGHT_TTL = env_duration("KIROCREW_SUMMARY_IN_FLIGHT_TTL", 600, minimum=1)
-# Seconds a slot write's dirty lease lasts: longer than any write (lock wait + append +
-# rotation); a writer killed mid-write blocks summaries of its slot at most this long.
+# Longer than any write (lock wait + append + rotation).
 KIROCREW_SLOT_DIRTY_TTL = env_duration("KIROCREW_SLOT_DIRTY_TTL", 60, minimum=1)
-# Where a summary pass runs (summaries/tasks.py, after the commit that asked for it):
-# "celery" (the broker's workers; the default when a broker is configured), "process"
-# (the embedded default: KIROCREW_SUMMARY_WORKERS worker processes of their own, fed
-# round-robin between apps, summaries/worker.py; at most KIROCREW_SUMMARY_QUEUE slots
-# queued), or "inline" (in the caller, done when the call returns: tests). "worker" is
-# the former name of "process".
+# "worker" is the former name of "process".
 KIROCREW_SUMMARY_WORKERS = env_int("KIROCREW_SUMMARY_WORKERS", 1, minimum=1)
 KIROCREW_SUMMARY_QUEUE = env_int("KIROCREW_SUMMARY_QUEUE", 256, minimum=1)
 KIROCREW_SUMMARY_DISPATCH = env_choice(
@@ -320,8 +276,6 @@ KIROCREW_SUMMARY_DISPATCH = env_choice(
 )
 if KIROCREW_SUMMARY_DISPATCH == "worker":
     KIROCREW_SUMMARY_DISPATCH = "process"
-# Seconds a turn end's Celery pass waits before it runs; a later turn end of the same
-# slot within them supersedes it (summaries/tasks.py).
 KIROCREW_SUMMARY_SETTLE = env_float("KIROCREW_SUMMARY_SETTLE", 2.0, minimum=0.0)
 
 # ---------------------------------------------------------------- logging

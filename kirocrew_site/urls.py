@@ -1,25 +1,13 @@
 from django.contrib import admin
-from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.urls import include, path
 
 from .api import api
-from .dashboard.login import ThrottledAdminAuthenticationForm
+from .dashboard.throttle import ThrottledAdminAuthenticationForm
 
 # The admin's login goes through the same throttle (the backend) and explains a lockout.
 admin.site.login_form = ThrottledAdminAuthenticationForm
 
-
-def not_found(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
-    """JSON for API paths (callers parse it), Django's page elsewhere."""
-    if request.path.startswith("/api/"):
-        return JsonResponse({"error": "not found", "code": "not_found"}, status=404)
-    from django.views.defaults import page_not_found
-
-    return page_not_found(request, exception or Exception("not found"))
-
-
-handler404 = not_found
-
+# A 404 under /api/ is JSON through middleware.ApiJsonErrors, like every other error there.
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/", api.urls),

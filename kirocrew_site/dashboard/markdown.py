@@ -1,10 +1,8 @@
 """Transcript and summary text as safe HTML: Markdown rendered on the server, then sanitized.
 
-markdown-it-py (CommonMark, raw HTML off: a ``<b>`` in a transcript is shown as text)
-renders; nh3 (an allow-list sanitizer) then removes anything the allow-list does not name,
-so a parser bug still cannot put a script, an event handler or a ``javascript:`` link on
-the page. Redaction markers become ``<mark class="redacted">`` inside the renderer, on
-text tokens only, so they are never looked for inside code or produced from raw input.
+markdown-it-py renders with raw HTML off; nh3 (an allow-list) then cleans, so a parser bug
+still cannot put a script on the page. Redaction markers become ``<mark>`` on text tokens
+only, so they are never looked for inside code or produced from raw input.
 """
 
 from __future__ import annotations
@@ -41,7 +39,6 @@ URL_SCHEMES = {"http", "https", "mailto"}
 
 
 def _redactions(state: StateCore) -> None:
-    """Split text tokens at redaction markers into ``redacted`` tokens (a core rule)."""
     for block in state.tokens:
         if block.type != "inline" or not block.children:
             continue
@@ -112,14 +109,12 @@ def _clean(html: str) -> str:
 
 
 def render_block(text: str) -> str:
-    """A transcript row's text as sanitized HTML (paragraphs, lists, code blocks)."""
     if len(text) > MAX_CHARS:
         return _clean(f"<pre>{escape(text)}</pre>")
     return _clean(_parser().render(text))
 
 
 def render_code(text: str) -> str:
-    """Structured content (a JSON payload) as one code block, never read as Markdown."""
     html = f"<pre><code>{escape(text)}</code></pre>"
     lines = text.count("\n") + 1
     if lines > LONG_CODE_LINES:
@@ -128,12 +123,10 @@ def render_code(text: str) -> str:
 
 
 def render_inline(text: str) -> str:
-    """One line of panel text (a title, a list item) as sanitized inline HTML."""
     if len(text) > MAX_CHARS:
         return escape(text)
     return _clean(_parser().renderInline(text))
 
 
 def rendered_texts(values: Iterable[Any]) -> dict[str, str]:
-    """``{text: inline html}`` for every non-empty string, for the panel's JS to look up."""
     return {v: render_inline(v) for v in values if isinstance(v, str) and v.strip()}

@@ -6,11 +6,8 @@ from django.db import models
 
 
 class LoginThrottle(models.Model):
-    """Attempts made in the window that started at ``window_start``.
-
-    In the database, not a per-process cache, so every daphne process and worker sees
-    the same count. ``key`` is a hash: the table never stores a username or an address.
-    """
+    """Attempts in the window that started at ``window_start``: in the database, so every
+    process sees the same count. ``key`` is a hash: no username or address is stored."""
 
     key = models.CharField(max_length=64, unique=True)
     attempts = models.PositiveIntegerField(default=0)

@@ -1,14 +1,9 @@
 """The session page's opaque tokens: where its rows end, and the gaps it has not loaded.
 
-The page's JS echoes these tokens back and never reads them (it holds no turn numbers
-and no cursors), so every rule they carry lives here, once: turn numbers continue from
-``turns``, ``ts#n`` cursors from ``after``, and a re-read starts where the running turn
-starts. Pure (no Django imports).
-
-A token is base64url of a JSON array, checked on the way in: one that is not well formed
-is refused (``InvalidToken``). It names positions in a transcript the reader may read
-whole anyway, so it needs no signature: an edited one can only mis-number that reader's
-own page, and a cursor that names no row is refused by the reader (``InvalidCursor``).
+The page's JS echoes them back and never reads them, so every rule they carry lives here.
+A token is base64url of a JSON array, checked on the way in (``InvalidToken``). It needs
+no signature: it names positions in a transcript the reader may read whole anyway, so an
+edited one can only mis-number that reader's own page.
 """
 
 from __future__ import annotations
@@ -29,7 +24,7 @@ _TURN_ID = re.compile(r"turn-([1-9][0-9]{0,8})")
 
 
 class InvalidToken(ValueError):
-    """A token the server did not issue."""
+    pass
 
 
 def _encode(values: list[Any]) -> str:
@@ -64,11 +59,8 @@ def _decode(token: str, shape: tuple[type, ...]) -> list[Any]:
 
 @dataclass(frozen=True, slots=True)
 class Position:
-    """Where the page's rows end, and where its running turn starts.
-
-    The running turn is the rows from the last user turn on (from the session's first row
-    while there is none): a revision re-reads exactly those.
-    """
+    """Where the page's rows end, and where its running turn (the rows from the last user
+    turn on: what a revision re-reads) starts."""
 
     after: str  # the cursor of the page's last row ("" = none yet: read from the start)
     turns: int  # user turns through that row
@@ -78,7 +70,6 @@ class Position:
 
     @classmethod
     def start(cls, after: str, turns: int) -> Position:
-        """The position before a page's first rows: the row ``after``, ``turns`` turns in."""
         return cls(after, turns, after, turns, "")
 
     def read_from(self, reasons: list[str]) -> tuple[Position, str]:
@@ -89,7 +80,6 @@ class Position:
         return Position.start(self.turn_after, self.turn_turns), self.turn_row
 
     def advance(self, items: list[Item], turns: int) -> Position:
-        """The position after ``items`` (read from here; ``turns``: the count through them)."""
         turn_after, turn_turns, turn_row = self.turn_after, self.turn_turns, self.turn_row
         previous = self.after
         for item in items:
@@ -111,7 +101,7 @@ class Position:
 
 @dataclass(frozen=True, slots=True)
 class Gap:
-    """Turns ``first..last`` that the page has not loaded (one marker on the page)."""
+    """Turns ``first..last`` that the page has not loaded (one marker)."""
 
     first: int
     last: int
@@ -119,17 +109,6 @@ class Gap:
     @property
     def count(self) -> int:
         return self.last - self.first + 1
-
-    def contains(self, turn: int) -> bool:
-        return self.first <= turn <= self.last
-
-    def tail(self, size: int) -> tuple[int, int]:
-        """The turns its button loads: its last ``size``."""
-        return max(self.first, self.last - size + 1), self.last
-
-    def from_turn(self, turn: int, size: int) -> tuple[int, int]:
-        """The turns a link to ``turn`` loads: it and the ones after it, up to ``size``."""
-        return turn, min(self.last, turn + size - 1)
 
     def split(self, first: int, last: int) -> tuple[Gap | None, Gap | None]:
         """What is left of this gap once turns ``first..last`` came: before and after them."""
@@ -148,25 +127,18 @@ class Gap:
         return cls(first, last)
 
 
-def target_turn(target: str) -> int | None:
-    """``turn-30`` (a link's fragment) -> 30; None for a fragment that names no turn."""
-    found = _TURN_ID.fullmatch(target)
-    return int(found.group(1)) if found else None
-
-
 def gap_request(gaps: list[Gap], target: str, size: int) -> tuple[Gap, int, int] | None:
-    """Which gap a request loads and which of its turns: ``(gap, first, last)``.
-
-    Without ``target`` the one gap sent loads its last ``size`` turns (its button); with
-    one, the gap holding that turn loads it and the turns after it (a link). None: the
-    target names no turn, or no gap sent holds it.
-    """
+    """``(gap, first, last)``: without ``target`` the one gap sent, its last ``size`` turns
+    (its button); with one, the gap holding that turn, from it on (a link). None: no gap
+    sent holds the target."""
     if not target:
         if len(gaps) != 1:
             raise InvalidToken("a gap's button sends exactly one gap")
-        return gaps[0], *gaps[0].tail(size)
-    turn = target_turn(target)
-    if turn is None:
+        first, last = gaps[0].first, gaps[0].last
+        return gaps[0], max(first, last - size + 1), last
+    found = _TURN_ID.fullmatch(target)  # a link's fragment: turn-30
+    if found is None:
         return None
-    gap = next((g for g in gaps if g.contains(turn)), None)
-    return None if gap is None else (gap, *gap.from_turn(turn, size))
+    turn = int(found.group(1))
+    held = next((gap for gap in gaps if gap.first <= turn <= gap.last), None)
+    return None if held is None else (held, turn, min(held.last, turn + size - 1))

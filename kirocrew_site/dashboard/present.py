@@ -1,16 +1,20 @@
-"""Pure presentation helpers for the dashboard templates (no Django imports).
+"""Rows and summaries shaped for the dashboard templates (pure). Live rows are rendered
+here too, so a row reads the same live and after a reload; the panel's JS gets the label
+tables in its page state, never a copy.
 
-Live rows are rendered here too (the ``rows`` partial view), so a row reads the same live
-and after a reload. The label tables are not copied: the session page hands
-``STATE_LABELS`` and ``EVIDENCE_LABELS`` to the panel in its page state.
+The intent timeline is laid out for inline SVG, one lane per intent and a bar per turn
+range: each lane's viewBox is the turn axis, so it scales without a script; coordinates
+are strings so no template localization can turn ``2.5`` into ``2,5``.
 """
 
 from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
+from itertools import pairwise
 from typing import Any
 
 from summaries.core.backends import HEURISTIC
@@ -23,17 +27,11 @@ from transcripts.core.user_turns import is_injected, is_user_turn
 
 from .markdown import render_block, render_code
 
+# Every other role reads as its name ("tool_call": "Tool call").
 ROLE_LABELS: dict[str, str] = {
     Role.USER: "You",
     Role.ASSISTANT: "Agent",
     Role.MERGED_SUMMARY: "Merged result",
-    Role.TOOL: "Tool",
-    Role.TOOL_CALL: "Tool call",
-    Role.TOOL_RESULT: "Tool result",
-    Role.SYSTEM: "System",
-    Role.ERROR: "Error",
-    Role.NOTICE: "Notice",
-    Role.NUDGE: "Nudge",
     Role.INJECT: "Injected",
 }
 # Anomalies whose row is still shown (its ts or its nesting is odd); every other kind is a
@@ -80,9 +78,7 @@ OFFLINE_ESTIMATE = "Offline estimate"
 
 
 def written_by(model: object) -> dict[str, Any]:
-    """Who wrote a stored summary, for the panel's byline: the backend its ``model`` field
-    names, or, for the offline heuristic, an estimate (the panel offers staff a link to
-    pick a model). ``label`` is "" when the summary records no model."""
+    """The panel's byline for a stored summary's ``model`` ("" when it records none)."""
     if model == HEURISTIC:
         return {"label": OFFLINE_ESTIMATE, "estimate": True}
     if isinstance(model, str) and model.strip():
@@ -91,8 +87,6 @@ def written_by(model: object) -> dict[str, Any]:
 
 
 class RowKind(StrEnum):
-    """How the page shows a row (a person's turn, the agent's words, tool output, …)."""
-
     USER = "user"
     NOTE = "note"  # automation under role user, an empty message, any other role
     ASSISTANT = "assistant"
@@ -102,8 +96,6 @@ class RowKind(StrEnum):
 
 @dataclass(slots=True)
 class Item:
-    """One transcript row as the template shows it."""
-
     kind: RowKind  # its CSS class: row-<kind>
     label: str
     cursor: str
@@ -132,31 +124,28 @@ def text_of(content: Any) -> str:
 
 
 def when(ts: Any) -> str:
-    """``2026-01-15T10:15:00+00:00`` → ``2026-01-15 10:15`` (the row's own clock)."""
     return ts[:16].replace("T", " ") if isinstance(ts, str) else ""
+
+
+def row_stamp(row: dict[str, Any]) -> str:
+    """The row's ts as its cursor spells it ("" for none)."""
+    ts = row.get("ts")
+    return str(ts) if ts is not None else ""
 
 
 def happened(row: dict[str, Any]) -> tuple[str, str, str]:
     """(the ``datetime`` attribute, the time shown, when it was stored if that reads
-    differently): an imported row happened when its agent wrote it (``meta.source_ts``,
-    the rule the session's last activity follows), not when the import stored it."""
-    ts = row.get("ts")
-    stamp = str(ts) if ts is not None else ""
+    differently): an imported row happened when its agent wrote it (``meta.source_ts``)."""
     source = source_ts(row)
     if not isinstance(source, str) or parse_ts(source) is None:
-        return stamp, when(ts), ""
-    shown, stored = when(source), when(ts)
+        return row_stamp(row), when(row.get("ts")), ""
+    shown, stored = when(source), when(row.get("ts"))
     return source, shown, stored if stored != shown else ""
 
 
 def preview(text: str, limit: int = 90) -> str:
     line = next((part.strip() for part in text.splitlines() if part.strip()), "")
     return line if len(line) <= limit else line[: limit - 1] + "…"
-
-
-def _meta_kind(row: dict[str, Any]) -> Any:
-    meta = row.get("meta")
-    return meta.get("kind") if isinstance(meta, dict) else None
 
 
 def row_kind(row: dict[str, Any]) -> RowKind:
@@ -177,14 +166,12 @@ def transcript_items(
     turns_before: int = 0,
     seen: Counter[str] | None = None,
 ) -> tuple[list[Item], int]:
-    """Display items for the folded rows, and the number of genuine user turns.
+    """Display items for the folded rows, and the user turns through them.
 
-    Turns are numbered exactly as the summarizer numbers them (``is_user_turn`` over the
-    whole session), so a summary's ``turns 3-5`` link lands on the right rows. For the rows
-    after a cursor (the live rows), ``after`` continues the ``ts#n`` numbering of shared
-    timestamps and ``turns_before`` the turn numbers; the count returned is the total.
-    ``seen`` (the ts bearers before ``rows``, when legacy rows share a ts out of order)
-    replaces what ``after`` says.
+    Turns are numbered as the summarizer numbers them (``is_user_turn``), so a summary's
+    ``turns 3-5`` link lands on the right rows. ``after`` continues the ``ts#n`` numbering
+    of shared timestamps and ``turns_before`` the turn numbers; ``seen`` (the ts bearers
+    before ``rows``, when legacy rows share a ts out of order) replaces what ``after`` says.
     """
     items: list[Item] = []
     seen = Counter(seen or ())
@@ -193,8 +180,7 @@ def transcript_items(
         seen[stamp] = nth
     turn = turns_before
     for row in rows:
-        ts = row.get("ts")
-        stamp = str(ts) if ts is not None else ""
+        stamp = row_stamp(row)
         seen[stamp] += 1
         cursor = stamp if seen[stamp] == 1 else f"{stamp}#{seen[stamp]}"
         text = text_of(row.get("content"))
@@ -203,7 +189,8 @@ def transcript_items(
         label = ROLE_LABELS.get(role, role.replace("_", " ").capitalize())
         if role == Role.USER and kind is RowKind.NOTE:
             label = "Automation" if is_injected(text) else "Empty message"
-        command = role == Role.NOTICE and _meta_kind(row) == "command"  # an agent's /clear
+        meta = row.get("meta")
+        command = role == Role.NOTICE and isinstance(meta, dict) and meta.get("kind") == "command"
         if command:
             label = "Command"
         # Tool output and JSON payloads are shown as code, never read as Markdown.
@@ -222,16 +209,10 @@ def transcript_items(
 
 
 def fold_warning(report: FoldReport) -> FoldWarning | None:
-    """The fold report as the page's warning: skipped lines first; None when clean."""
     if not report.anomalies:
         return None
-    warning = FoldWarning()
-    for anomaly in report.anomalies:
-        if anomaly.kind in KEPT_KINDS:
-            warning.kept += 1
-        else:
-            warning.skipped += 1
-    warning.lines = [
+    kept = sum(a.kind in KEPT_KINDS for a in report.anomalies)
+    lines = [
         {
             "kind": KIND_LABELS.get(a.kind, a.kind),
             "skipped": a.kind not in KEPT_KINDS,
@@ -240,7 +221,7 @@ def fold_warning(report: FoldReport) -> FoldWarning | None:
         }
         for a in report.anomalies[:50]
     ]
-    return warning
+    return FoldWarning(len(report.anomalies) - kept, kept, lines)
 
 
 def state_chips(states: str) -> list[dict[str, Any]]:
@@ -254,9 +235,8 @@ def state_chips(states: str) -> list[dict[str, Any]]:
 
 
 def panel_intents(intents: list[Any]) -> list[Any]:
-    """Every intent with its ``state`` derived as the summarizer derives it (the rule the
-    list's filter matches, through the mirror), so a summary stored before the rule last
-    changed shows the badge the filter finds; the panel only looks the label up."""
+    """Every intent with its ``state`` derived as the summarizer derives it, so a summary
+    stored before the rule last changed shows the badge the list's filter finds."""
     return [
         {**intent, "state": intent_state(intent)} if isinstance(intent, dict) else intent
         for intent in intents
@@ -264,7 +244,6 @@ def panel_intents(intents: list[Any]) -> list[Any]:
 
 
 def panel_texts(body: dict[str, Any]) -> list[str]:
-    """Every text the summary panel shows from a summary body (to render as Markdown)."""
     texts: list[Any] = []
     for intent in body.get("intents") or []:
         if not isinstance(intent, dict):
@@ -276,3 +255,105 @@ def panel_texts(body: dict[str, Any]) -> list[str]:
                 texts += [step.get("what"), step.get("why"), step.get("expect")]
     texts += [c for c in body.get("constraints") or [] if isinstance(c, str)]
     return [t for t in texts if isinstance(t, str)]
+
+
+MIN_BAR_SHARE = 0.012  # a one-turn range of a long session still gets a bar a finger can hit
+
+
+@dataclass(frozen=True, slots=True)
+class Bar:
+    first: int
+    last: int
+    x: str
+    width: str
+    tip: str  # the SVG <title>: what hovering shows
+
+    @property
+    def anchor(self) -> str:
+        return f"turn-{self.first}"
+
+
+@dataclass(frozen=True, slots=True)
+class Dormant:
+    """The stretch between two ranges of one intent: the work waited here."""
+
+    x: str
+    width: str
+
+
+@dataclass(frozen=True, slots=True)
+class Lane:
+    title: str
+    state: str
+    label: str  # the state's label (present.STATE_LABELS)
+    bars: tuple[Bar, ...]
+    dormant: tuple[Dormant, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Timeline:
+    turns: int  # the axis: the session's turns (or the last turn a range names, if later)
+    covered: int  # turns the summary covers; later ones are drawn as not summarized yet
+    lanes: tuple[Lane, ...]
+
+    @property
+    def uncovered_x(self) -> str:
+        return _num(self.covered)
+
+    @property
+    def uncovered_width(self) -> str:
+        return _num(max(0, self.turns - self.covered))
+
+
+def _num(value: float) -> str:
+    text = f"{value:.3f}".rstrip("0").rstrip(".")
+    return text or "0"
+
+
+def _ranges(raw: Any) -> list[tuple[int, int]]:
+    found: list[tuple[int, int]] = []
+    for item in raw if isinstance(raw, list) else []:
+        if not isinstance(item, list) or len(item) != 2:
+            continue
+        a, b = item
+        if type(a) is int and type(b) is int and a >= 1 and b >= 1:  # a JSON true is no turn
+            found.append((min(a, b), max(a, b)))
+    return sorted(found)
+
+
+def timeline_layout(
+    intents: list[Any], *, turns: int, covered: int | None, labels: Mapping[str, str]
+) -> Timeline | None:
+    """None when no intent names a turn."""
+    parsed = [
+        (intent, spans)
+        for intent in intents
+        if isinstance(intent, dict) and (spans := _ranges(intent.get("ranges")))
+    ]
+    if not parsed:
+        return None
+    axis = max(turns, *(spans[-1][1] for _, spans in parsed))
+    least = axis * MIN_BAR_SHARE
+    # The order work started in; at one start the longer first, so a nested intent sits
+    # right below the one it is nested in.
+    parsed.sort(key=lambda pair: (pair[1][0][0], -(pair[1][-1][1] - pair[1][0][0])))
+    lanes: list[Lane] = []
+    for intent, spans in parsed:
+        title = str(intent.get("title") or "Untitled intent")
+        state = str(intent.get("state") or "")
+        label = labels.get(state, state)
+        bars = []
+        for first, last in spans:
+            width = max(float(last - first + 1), least)
+            x = min(float(first - 1), axis - width)
+            turns_text = f"turn {first}" if first == last else f"turns {first}\u2013{last}"
+            tip = f"{title} — {label}, {turns_text}"
+            bars.append(Bar(first, last, _num(x), _num(width), tip))
+        dormant = tuple(
+            Dormant(_num(prev[1]), _num(nxt[0] - 1 - prev[1]))
+            for prev, nxt in pairwise(spans)
+            if nxt[0] - 1 > prev[1]
+        )
+        lanes.append(Lane(title, state, label, tuple(bars), dormant))
+    shown = axis if covered is None else max(0, min(covered, axis))
+    return Timeline(axis, shown, tuple(lanes))

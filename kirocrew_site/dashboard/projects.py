@@ -1,11 +1,9 @@
-"""Where was I, across sessions: projects and their open intents, shaped for the pages (pure).
+"""Where was I, across sessions: projects and their open intents, for the project pages.
 
 A project is the cwd (or repository) a session ran in, as line 0 names it
-(``transcripts/core/provenance.session_project``, mirrored as ``Session.project``);
-sessions that name none (API-created ones) are grouped under "No project". Which intents
-are open is ``summaries.core.intents``'s rule; each intent's state is the one the
-panel's badge and the list's "Needs you" filter show (``present.panel_intents``). The
-selectors (``project_selectors.py``) read the database and call these. No Django imports.
+(``Session.project``); sessions that name none are grouped under "No project". Both reads
+start from ``dashboard_sessions`` with the list's ``app`` filter, so a project page never
+shows a session the list would not.
 """
 
 from __future__ import annotations
@@ -16,11 +14,18 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from summaries.core.intents import is_open, open_question
-from transcripts.core.provenance import short_project
+from summaries.runtime import summary_config
+from transcripts.core.provenance import MAX_PROJECT, short_project
+
+from .present import STATE_LABELS, panel_intents
+from .selectors import dashboard_sessions
 
 NO_PROJECT = ""  # Session.project of a session whose line 0 names no project
 NO_PROJECT_LABEL = "No project"
 NEEDS_YOU = "needs-you"  # the state the sessions list's "Needs you" filter matches
+# A project page reads at most this many of its most recently active sessions (one query;
+# each stored summary is a small JSON document).
+PROJECT_SESSIONS_MAX = 500
 
 
 def project_label(path: str) -> str:
@@ -29,9 +34,6 @@ def project_label(path: str) -> str:
 
 @dataclass(slots=True)
 class ProjectRow:
-    """One project of the index: its sessions and, from their stored summaries, the open
-    intents and how many of them need the person."""
-
     path: str
     sessions: int = 0
     open: int = 0
@@ -43,26 +45,16 @@ class ProjectRow:
         return project_label(self.path)
 
 
-def _newest(a: dt.datetime | None, b: dt.datetime | None) -> dt.datetime | None:
-    if a is None or b is None:
-        return a or b
-    return max(a, b)
-
-
 def projects_group(
     rows: Iterable[tuple[str, dt.datetime | None, str | None]], *, summaries: bool
 ) -> list[ProjectRow]:
-    """``(project, last_activity, the mirror's states)`` per session → projects, most recent
-    activity first ("No project" and never-active ones last among equals).
-
-    ``states`` is the mirror's comma-joined intent states (``IntentSummary.states``, the
-    column the list's chips and its state filter read); ``summaries`` off counts none.
-    """
+    """``(project, last_activity, IntentSummary.states)`` per session → projects, most
+    recent activity first ("No project" and never-active ones last among equals)."""
     found: dict[str, ProjectRow] = {}
     for path, when, states in rows:
         row = found.setdefault(path, ProjectRow(path))
         row.sessions += 1
-        row.last_activity = _newest(row.last_activity, when)
+        row.last_activity = max(filter(None, (row.last_activity, when)), default=None)
         if summaries and states:
             for state in states.split(","):
                 row.open += is_open(state)
@@ -77,8 +69,6 @@ def projects_group(
 
 @dataclass(frozen=True, slots=True)
 class SessionIntents:
-    """One session of a project and its stored intents (each with its ``state``)."""
-
     slot: str | None  # the session page's name; None: no live handle, nothing to link
     title: str
     last_activity: dt.datetime | None
@@ -89,9 +79,6 @@ class SessionIntents:
 
 @dataclass(frozen=True, slots=True)
 class OpenItem:
-    """An open intent of one of the project's sessions, linked to the turn it was last
-    touched in."""
-
     title: str
     state: str
     label: str
@@ -113,14 +100,10 @@ def _turn(intent: Mapping[str, Any]) -> int:
 
 
 def open_items(sessions: Iterable[SessionIntents], labels: Mapping[str, str]) -> list[OpenItem]:
-    """Every open intent of ``sessions``, most recently touched first.
-
-    Touch times are known per session (its last activity) and, within one, by turn: items
-    are ordered by their session's last activity, then by their last touched turn (the
-    summary's own order breaks ties). Exact within a session; across sessions an older
-    intent of a busy session sorts above a quieter session's newest (a turn's time would
-    need a transcript read per session).
-    """
+    """Every open intent of ``sessions``: by its session's last activity, then its last
+    touched turn, then the summary's order. Across sessions an older intent of a busy
+    session sorts above a quieter session's newest (a turn's time would need a transcript
+    read per session)."""
     found: list[tuple[tuple[float, int, int], OpenItem]] = []
     for session in sessions:
         when = session.last_activity.timestamp() if session.last_activity else float("-inf")
@@ -154,10 +137,62 @@ class ProjectCounts:
     in_progress: int
 
 
-def project_counts(items: Iterable[OpenItem]) -> ProjectCounts:
-    listed = list(items)
-    return ProjectCounts(
-        needs_you=sum(item.state == NEEDS_YOU for item in listed),
-        questions=sum(item.question is not None for item in listed),
-        in_progress=sum(item.state != NEEDS_YOU for item in listed),
+def project_list(*, app: str = "") -> list[ProjectRow]:
+    """Every project of the sessions the list shows: one query over three small columns."""
+    rows = dashboard_sessions(app=app).values_list(
+        "project", "last_activity", "intent_summary__states"
+    )
+    return projects_group(rows, summaries=summary_config().enabled)
+
+
+@dataclass(frozen=True, slots=True)
+class ProjectView:
+    path: str
+    label: str
+    summaries: bool  # off: no intents are read (the flag gates reads)
+    items: list[OpenItem]
+    counts: ProjectCounts
+    sessions: list[SessionIntents]
+    truncated: bool  # more sessions than PROJECT_SESSIONS_MAX: the oldest were not read
+
+
+def project_get(*, path: str, app: str = "") -> ProjectView | None:
+    """The project ``path`` ("" = "No project"), or None when the list shows no session of it."""
+    if len(path) > MAX_PROJECT or "\x00" in path:
+        return None  # no stored project can be this (provenance cuts and drops NUL)
+    summaries = summary_config().enabled
+    found = list(dashboard_sessions(app=app).filter(project=path)[: PROJECT_SESSIONS_MAX + 1])
+    if not found:
+        return None
+    sessions = []
+    for session in found[:PROJECT_SESSIONS_MAX]:
+        mirror = getattr(session, "intent_summary", None) if summaries else None
+        payload = mirror.payload if mirror is not None and isinstance(mirror.payload, dict) else {}
+        raw = payload.get("intents")
+        slot = getattr(session, "slot", None)
+        sessions.append(
+            SessionIntents(
+                slot=slot.name if slot is not None else None,
+                title=session.title or (slot.name if slot is not None else session.key),
+                last_activity=session.last_activity,
+                turns=session.user_turns,
+                behind=mirror is not None
+                and (mirror.sig, mirror.gen) != (session.sig, session.gen),
+                # Each intent's state as the panel's badge and the list's filter read it.
+                intents=panel_intents(list(raw)) if isinstance(raw, list) else [],
+            )
+        )
+    items = open_items(sessions, STATE_LABELS)
+    return ProjectView(
+        path=path,
+        label=project_label(path),
+        summaries=summaries,
+        items=items,
+        counts=ProjectCounts(
+            needs_you=sum(item.state == NEEDS_YOU for item in items),
+            questions=sum(item.question is not None for item in items),
+            in_progress=sum(item.state != NEEDS_YOU for item in items),
+        ),
+        sessions=sessions,
+        truncated=len(found) > PROJECT_SESSIONS_MAX,
     )

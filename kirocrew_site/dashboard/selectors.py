@@ -20,7 +20,7 @@ from transcripts.selectors import InvalidCursor, session_list, session_transcrip
 
 from ..search.selectors import QueryRejected, SearchHit, search_query
 from .positions import Gap, Position
-from .present import STATE_LABELS, Item, transcript_items
+from .present import STATE_LABELS, Item, row_stamp, transcript_items
 
 UNSCOPED = "-"  # the app filter's value for sessions no app owns
 
@@ -32,12 +32,9 @@ def app_names() -> list[str]:
 def dashboard_sessions(
     *, app: str = "", state: str = "", search: str = "", source: str = ""
 ) -> QuerySet[Session]:
-    """Every session (a dashboard user is unrestricted), newest activity first.
-
-    ``app``: "" all, ``UNSCOPED`` the unowned ones, else that app's (an unknown name
-    matches nothing). ``state``: only sessions whose stored summary has an intent in it.
-    ``source``: only sessions of that origin (``SOURCE_LABELS``; another value is ignored).
-    """
+    """Every session (a dashboard user is unrestricted), newest activity first. ``state``:
+    an intent of the stored summary is in it; ``source``: of that origin (``SOURCE_LABELS``;
+    another value is ignored)."""
     owner = _app_scope(app)
     if owner is False:
         return Session.objects.none()
@@ -53,8 +50,8 @@ def dashboard_sessions(
 
 
 def _app_scope(app: str) -> App | Literal["", False] | None:
-    """The app filter's scope: "" all, None the unowned sessions (``UNSCOPED``), else that
-    app; False for an unknown app name (it matches nothing)."""
+    """ "" all, None the unowned sessions (``UNSCOPED``), else that app; False for an
+    unknown app name (it matches nothing)."""
     if app == UNSCOPED:
         return None
     if not app:
@@ -67,9 +64,8 @@ SEARCH_HITS = 20  # text matches shown above the list
 
 
 def dashboard_search(*, app: str = "", search: str = "") -> list[SearchHit]:
-    """What was said that matches ``search``, in the sessions the app filter shows (a
-    dashboard user is unrestricted, as in ``dashboard_sessions``). Text with no word to
-    search for matches nothing here (the title search still runs)."""
+    """What was said that matches ``search``, in the sessions the app filter shows. Text
+    with no word to search for matches nothing here (the title search still runs)."""
     scope = _app_scope(app)
     if scope is False:
         return []
@@ -77,16 +73,6 @@ def dashboard_search(*, app: str = "", search: str = "") -> list[SearchHit]:
         return search_query(scope, search, SEARCH_HITS)
     except QueryRejected:
         return []
-
-
-def session_rows(key: str) -> tuple[list[dict[str, Any]], FoldReport, bool]:
-    """The whole folded session (archives + file) once: ``(rows, report, missing)``."""
-    try:
-        view = get_store().read_session(key)
-    except SessionNotFound:
-        return [], FoldReport(), True
-    # Rows nested too deep (imported) are shown with a marker and reported, never a 500.
-    return bound_rows(view.rows, view.report), view.report, False
 
 
 WINDOW_FIRST, WINDOW_PAGE = 100, 500  # rows per cursor read while collecting rows
@@ -108,14 +94,10 @@ class TurnWindow:
 
 
 def session_turn_window(key: str, first: int, last: int | None) -> TurnWindow:
-    """Turns ``first..last`` of the session (``last`` None: to its end), at O(window).
-
-    ``first`` <= 0 counts from the end (``-19``: the last 20 turns).
-
-    Turn k starts at the k-th user row over the whole folded session (archives included),
-    found in the offset index's turn marks (``core/turnmarks.py``) and read with the cursor
-    reader; when the marks cannot say (position hints, legacy ts, a revision of a role or
-    content) the whole session is folded and sliced, with the same answer.
+    """Turns ``first..last`` of the session (``last`` None: to its end; ``first`` <= 0
+    counts from the end), at O(window): found in the offset index's turn marks and read
+    with the cursor reader. When the marks cannot say (position hints, legacy ts, a
+    revision of a role or content) the whole session is folded and sliced, same answer.
     """
     try:
         marks = turn_marks(get_store(), key)
@@ -149,12 +131,8 @@ def _window_marked(key: str, marks: TurnMarks, first: int, last: int | None) -> 
 def rows_after(
     key: str, after: str | None, *, stop: str | None = None, max_rows: int | None = None
 ) -> list[dict[str, Any]]:
-    """The folded rows after the cursor ``after`` (None: from the first), read a page at a
-    time through the cursor reader: O(rows read), never a fold of the whole session.
-
-    Stops before the row whose ts is ``stop``, or once ``max_rows`` came (the caller's
-    cursor then continues from the last). Raises ``InvalidCursor`` and ``SessionNotFound``.
-    """
+    """The folded rows after the cursor ``after`` (None: from the first), a page at a time:
+    O(rows read). Stops before the row whose ts is ``stop``, or once ``max_rows`` came."""
     rows: list[dict[str, Any]] = []
     cursor, limit = after, WINDOW_FIRST
     while True:
@@ -169,27 +147,26 @@ def rows_after(
 
 
 def _window_folded(key: str, first: int, last: int | None) -> TurnWindow:
-    rows, report, missing = session_rows(key)
+    try:
+        view = get_store().read_session(key)
+    except SessionNotFound:
+        return TurnWindow([], FoldReport(), missing=True)
+    # Rows nested too deep (imported) are shown with a marker and reported, never a 500.
+    rows, report = bound_rows(view.rows, view.report), view.report
     starts = [i for i, row in enumerate(rows) if is_user_turn(row)]
     total = len(starts)
     first, end = _span(total, first, last)
     start = starts[first - 1] if total and first > 1 else 0
     stop = starts[end] if end < total else len(rows)
-    seen = Counter(_stamp(row) for row in rows[:start])
-    window = TurnWindow(rows[start:stop], report, missing, first, end, total, seen=seen)
+    seen = Counter(row_stamp(row) for row in rows[:start])
+    window = TurnWindow(rows[start:stop], report, False, first, end, total, seen=seen)
     if start:
-        stamp = _stamp(rows[start - 1])
+        stamp = row_stamp(rows[start - 1])
         window.after = stamp if seen[stamp] == 1 else f"{stamp}#{seen[stamp]}"
     return window
 
 
-def _stamp(row: dict[str, Any]) -> str:
-    ts = row.get("ts")
-    return str(ts) if ts is not None else ""
-
-
 def window_items(window: TurnWindow) -> tuple[list[Item], int]:
-    """The window's rows as the page shows them, numbered as over the whole session."""
     return transcript_items(
         window.rows, after=window.after, turns_before=window.first - 1, seen=window.seen
     )
@@ -197,8 +174,6 @@ def window_items(window: TurnWindow) -> tuple[list[Item], int]:
 
 @dataclass(slots=True)
 class Opening:
-    """The session page as it opens: its last turns, the gap before them, its position."""
-
     window: TurnWindow
     items: list[Item]
     gap: Gap | None
@@ -206,7 +181,6 @@ class Opening:
 
 
 def transcript_opening(key: str, turns: int) -> Opening:
-    """The last ``turns`` turns of the session (earlier ones are one gap, loaded on demand)."""
     window = session_turn_window(key, 1 - turns, None)
     items, through = window_items(window)
     gap = Gap(1, window.first - 1) if window.total and window.first > 1 else None
@@ -216,8 +190,6 @@ def transcript_opening(key: str, turns: int) -> Opening:
 
 @dataclass(slots=True)
 class LiveRows:
-    """What a live read brings: rows, the page row they replace, the page's new position."""
-
     items: list[Item]
     replace: str  # the first page row these replace, and every row after it ("": appended)
     position: Position
@@ -225,9 +197,6 @@ class LiveRows:
 
 
 def transcript_live(key: str, position: Position, reasons: list[str]) -> LiveRows:
-    """The rows after the page's position (``reasons``: why the page reads, see
-    ``Position.read_from``). Raises ``InvalidCursor`` (rewritten since) and
-    ``SessionNotFound``."""
     start, replaced = position.read_from(reasons)
     rows = rows_after(key, start.after or None, max_rows=LIVE_MAX_ROWS)
     items, through = transcript_items(rows, after=start.after, turns_before=start.turns)
@@ -236,8 +205,6 @@ def transcript_live(key: str, position: Position, reasons: list[str]) -> LiveRow
 
 @dataclass(slots=True)
 class GapRows:
-    """A gap's loaded turns, and what is left of the gap before and after them."""
-
     items: list[Item]
     before: Gap | None
     after: Gap | None
@@ -245,8 +212,7 @@ class GapRows:
 
 
 def transcript_gap(key: str, gap: Gap, first: int, last: int) -> GapRows:
-    """Turns ``first..last`` of ``gap`` (``SessionNotFound``). Turns that are gone (the
-    session was rewound) leave nothing: the gap goes."""
+    """Turns ``first..last`` of ``gap``; turns that are gone (a rewind) leave nothing."""
     window = session_turn_window(key, first, last)
     if window.missing:
         raise SessionNotFound(key)

@@ -1,12 +1,11 @@
-"""Login throttling for every password login (the dashboard's and /admin/login/).
+"""Login throttling for every password login (the dashboard's and /admin/login/), and the
+two login forms that say why a locked-out login failed.
 
-The check lives in the authentication backend, so every caller of ``authenticate()`` with
-a username and password goes through it. An attempt is *reserved* before the password is
-checked: a row lock (PostgreSQL) or SQLite's immediate transaction serializes the count, so
-parallel guesses from several processes cannot slip past the limit together. A success
-clears the counter; ``KIROCREW_LOGIN_MAX_FAILURES`` failures lock that username from that
-address until the window that began with the first of them ends, and during the lockout
-even the right password is refused without being checked.
+The check is the authentication backend, so every password ``authenticate()`` goes through
+it. An attempt is reserved before the password is checked, under a row lock (SQLite: its
+immediate transaction), so parallel guesses cannot slip past the limit together. During a
+lockout even the right password is refused unchecked. The dashboard's login page answers
+a lockout 429 with ``Retry-After``, so a script can tell it from a typo.
 """
 
 from __future__ import annotations
@@ -18,32 +17,26 @@ from typing import Any
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
+from django.contrib.admin.forms import AdminAuthenticationForm
+from django.contrib.auth import get_user_model
+from django.contrib.auth import views as auth_views
 from django.contrib.auth.backends import ModelBackend
+from django.contrib.auth.forms import AuthenticationForm
 from django.contrib.auth.models import User
-from django.core.exceptions import PermissionDenied
+from django.core.exceptions import NON_FIELD_ERRORS, PermissionDenied, ValidationError
 from django.db import transaction
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponse
 from django.utils import timezone
 
 from .models import LoginThrottle
 
 # Set on the request by the backend when it refused a locked-out login: seconds to wait.
 LOCKED_ATTR = "kirocrew_login_locked_for"
+LOCKED_CODE = "locked"
 
 
 def throttle_key(username: str, address: str) -> str:
     return hashlib.sha256(f"{username.casefold()}\0{address}".encode()).hexdigest()
-
-
-def client_address(request: HttpRequest | None) -> str:
-    """The peer address daphne or the WSGI server reports (a proxy's, behind one)."""
-    if request is None:
-        return ""
-    return str(request.META.get("REMOTE_ADDR") or "")
-
-
-def _window() -> timedelta:
-    return timedelta(seconds=max(1, int(settings.KIROCREW_LOGIN_WINDOW_SECONDS)))
 
 
 def login_throttle_reserve(*, username: str, address: str) -> int | None:
@@ -53,7 +46,7 @@ def login_throttle_reserve(*, username: str, address: str) -> int | None:
     if limit <= 0:
         return None
     now = timezone.now()
-    window = _window()
+    window = timedelta(seconds=max(1, int(settings.KIROCREW_LOGIN_WINDOW_SECONDS)))
     with transaction.atomic():
         # Expired windows are dead weight: drop them while the table is locked anyway.
         LoginThrottle.objects.filter(window_start__lt=now - window).delete()
@@ -65,10 +58,6 @@ def login_throttle_reserve(*, username: str, address: str) -> int | None:
         row.attempts += 1
         row.save(update_fields=["attempts"])
     return None
-
-
-def login_throttle_clear(*, username: str, address: str) -> None:
-    LoginThrottle.objects.filter(key=throttle_key(username, address)).delete()
 
 
 class ThrottledModelBackend(ModelBackend):
@@ -83,18 +72,19 @@ class ThrottledModelBackend(ModelBackend):
         **kwargs: Any,
     ) -> User | None:
         if username is None:
-            username = kwargs.get(self._username_field())
+            username = kwargs.get(get_user_model().USERNAME_FIELD)
         if username is None or password is None:
             return None
-        address = client_address(request)
+        # The peer address daphne or the WSGI server reports (a proxy's, behind one).
+        address = str(request.META.get("REMOTE_ADDR") or "") if request is not None else ""
         wait = login_throttle_reserve(username=str(username), address=address)
         if wait is not None:
             if request is not None:
                 setattr(request, LOCKED_ATTR, wait)
             raise PermissionDenied("too many failed logins")
         user = super().authenticate(request, username=username, password=password, **kwargs)
-        if user is not None:
-            login_throttle_clear(username=str(username), address=address)
+        if user is not None:  # a success clears the counter
+            LoginThrottle.objects.filter(key=throttle_key(str(username), address)).delete()
         return user
 
     async def aauthenticate(
@@ -109,14 +99,40 @@ class ThrottledModelBackend(ModelBackend):
             request, username=username, password=password, **kwargs
         )
 
-    @staticmethod
-    def _username_field() -> str:
-        from django.contrib.auth import get_user_model
-
-        return str(get_user_model().USERNAME_FIELD)
-
 
 def locked_for(request: HttpRequest | None) -> int | None:
     """Seconds the last ``authenticate()`` on this request was locked out for, if it was."""
     wait = getattr(request, LOCKED_ATTR, None) if request is not None else None
     return int(wait) if wait is not None else None
+
+
+class ThrottledAuthenticationForm(AuthenticationForm):
+    """Say why a locked-out login failed, on the dashboard's and the admin's form alike."""
+
+    def get_invalid_login_error(self) -> ValidationError:
+        wait = locked_for(self.request)
+        if wait is None:
+            return super().get_invalid_login_error()
+        minutes = max(1, math.ceil(wait / 60))
+        return ValidationError(
+            "Too many failed login attempts. Try again in %(minutes)d minute%(plural)s.",
+            code=LOCKED_CODE,
+            params={"minutes": minutes, "plural": "" if minutes == 1 else "s"},
+        )
+
+
+class ThrottledAdminAuthenticationForm(ThrottledAuthenticationForm, AdminAuthenticationForm):
+    pass
+
+
+class LoginView(auth_views.LoginView):
+    authentication_form = ThrottledAuthenticationForm
+    redirect_authenticated_user = True
+
+    def form_invalid(self, form: Any) -> HttpResponse:
+        response = super().form_invalid(form)
+        wait = locked_for(self.request)
+        if wait is not None and form.has_error(NON_FIELD_ERRORS, code=LOCKED_CODE):
+            response.status_code = 429
+            response["Retry-After"] = str(wait)
+        return response

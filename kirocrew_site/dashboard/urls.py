@@ -1,8 +1,8 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from . import project_views, settings_views, views
-from .login import LoginView
+from . import views
+from .throttle import LoginView
 
 app_name = "dashboard"
 
@@ -13,13 +13,11 @@ urlpatterns = [
     path("s/<str:slot>/summary/", views.session_summary_partial, name="session-summary"),
     path("s/<str:slot>/card/", views.session_card_partial, name="session-card"),
     path("s/<str:slot>/timeline/", views.session_timeline_partial, name="session-timeline"),
-    path("projects/", project_views.project_index, name="projects"),
-    path("project/", project_views.project_detail, name="project"),
-    path("settings/", settings_views.settings_page, name="settings"),
-    path(
-        "settings/backend/test/", settings_views.settings_backend_test, name="settings-backend-test"
-    ),
-    path("settings/backend/use/", settings_views.settings_backend_use, name="settings-backend-use"),
+    path("projects/", views.project_index, name="projects"),
+    path("project/", views.project_detail, name="project"),
+    path("settings/", views.settings_page, name="settings"),
+    path("settings/backend/test/", views.settings_backend_test, name="settings-backend-test"),
+    path("settings/backend/use/", views.settings_backend_use, name="settings-backend-use"),
     path("login/", LoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     # Pages without our <link rel="icon"> (the admin, the API docs) still ask for this.

@@ -1,19 +1,36 @@
-"""Dashboard pages. Views translate the request and call selectors/services; no logic here."""
+"""Dashboard pages (sessions, a session, projects, settings): views translate the request
+and call the selectors and services; no logic here. The settings page is staff only."""
 
 from __future__ import annotations
 
+import json
+import os
 from typing import Any
 
 from django.conf import settings
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.template.loader import render_to_string
 from django.templatetags.static import static
-from django.views.decorators.http import require_GET
+from django.views.decorators.http import require_GET, require_http_methods
 
+from summaries.api import BACKEND_REFUSALS
+from summaries.core.config import ConfigWriteError, effective_spec, write_enabled
+from summaries.core.discovery import CheckResult
 from summaries.core.gate import is_restricted
-from summaries.runtime import summary_config
+from summaries.envconfig import ENV_ENABLED
+from summaries.runtime import (
+    ChoiceRefused,
+    backend_choice_parse,
+    backend_choice_store,
+    backend_options,
+    backend_test,
+    summary_backend_choice,
+    summary_config,
+)
 from summaries.selectors import summary_behind, summary_body
 from transcripts.core.errors import SessionNotFound
 from transcripts.core.provenance import SOURCE_LABELS, short_project
@@ -27,12 +44,15 @@ from .present import (
     EVIDENCE_LABELS,
     NO_EVIDENCE,
     STATE_LABELS,
+    Timeline,
     fold_warning,
     panel_intents,
     panel_texts,
     state_chips,
+    timeline_layout,
     written_by,
 )
+from .projects import project_get, project_list
 from .selectors import (
     UNSCOPED,
     app_names,
@@ -42,38 +62,34 @@ from .selectors import (
     transcript_live,
     transcript_opening,
 )
-from .timeline import Timeline, timeline_layout
 
 PAGE_SIZE = 50
 MAX_GAP_TURNS = 200  # turns per gap load, whatever the page opens with
 
 
 def _page_turns() -> int:
-    """How many of its last turns the session page opens with (KIROCREW_SESSION_PAGE_TURNS)."""
     return max(1, int(settings.KIROCREW_SESSION_PAGE_TURNS))
 
 
-def _gap_turns() -> int:
-    """How many turns a gap's button or a link into a gap loads."""
-    return min(_page_turns(), MAX_GAP_TURNS)
+def _param(request: HttpRequest, name: str) -> str:
+    # NUL is dropped from filters: PostgreSQL cannot compare text holding it (a 500), and
+    # no title, key or app name can contain one (the content rule refuses it on input).
+    return request.GET.get(name, "").replace("\x00", "")
 
 
 @login_required
 @require_GET
 def session_list(request: HttpRequest) -> HttpResponse:
     enabled = summary_config().enabled
-    # NUL is dropped from filters: PostgreSQL cannot compare text holding it (a 500), and
-    # no title, key or app name can contain one (the content rule refuses it on input).
-    search = request.GET.get("q", "").replace("\x00", "").strip()[:200]
-    app = request.GET.get("app", "").replace("\x00", "")
-    state = request.GET.get("state", "").replace("\x00", "") if enabled else ""
+    search = _param(request, "q").strip()[:200]
+    app = _param(request, "app")
+    state = _param(request, "state") if enabled else ""
     asked_source = request.GET.get("source", "")
     # An unknown origin (a URL edited by hand) filters nothing, and the page says so.
     source = asked_source if asked_source in SOURCE_LABELS else ""
     unknown_source = bool(asked_source) and not source
     sessions = dashboard_sessions(app=app, state=state, search=search, source=source)
-    # Keyset pages (transcripts/listing.py): a page costs the same at 10 or 10 000
-    # sessions. A cursor that is not ours (edited by hand) shows the first page.
+    # A cursor that is not ours (edited by hand) shows the first page.
     try:
         page = session_page(
             sessions,
@@ -84,7 +100,6 @@ def session_list(request: HttpRequest) -> HttpResponse:
     except InvalidListCursor:
         page = session_page(sessions, limit=PAGE_SIZE)
     rows = [_card(session, enabled) for session in page.items]
-    # What was said, beside the titles: the text index's best matches (kirocrew_site/search).
     hits = dashboard_search(app=app, search=search) if search else []
     filtered = bool(search or app or state or source)
     query = request.GET.copy()  # the filters, carried by the Older / Newer links
@@ -118,7 +133,6 @@ def session_list(request: HttpRequest) -> HttpResponse:
 @require_GET
 def session_detail(request: HttpRequest, slot: str) -> HttpResponse:
     found = _dashboard_slot(slot)
-    # A long session opens at its last turns; earlier ones load on demand (the rows view).
     opening = transcript_opening(found.session.key, _page_turns())
     user: Any = request.user
     panel = _panel_body(found)
@@ -126,10 +140,8 @@ def session_detail(request: HttpRequest, slot: str) -> HttpResponse:
         "slot": found.name,
         "running": found.running,
         "staff": bool(user.is_staff),
-        # Which "unavailable" the panel explains: the gate's own rule, never a copy of it.
         "restricted": is_restricted(found.session.memory_mode),
         "cursor": opening.position.token(),  # opaque: the JS echoes it to the rows view
-        # The panel labels with the server's tables (present.py).
         "stateLabels": STATE_LABELS,
         "evidenceLabels": EVIDENCE_LABELS,
         "noEvidence": NO_EVIDENCE,
@@ -153,7 +165,6 @@ def session_detail(request: HttpRequest, slot: str) -> HttpResponse:
 
 
 def _card(session: Any, enabled: bool) -> dict[str, Any]:
-    """One session card's data (the list and a live card's fragment alike)."""
     intents = getattr(session, "intent_summary", None) if enabled else None
     gist = getattr(session, "one_line_summary", None) if enabled else None
     return {
@@ -174,8 +185,7 @@ def _card(session: Any, enabled: bool) -> dict[str, Any]:
 @login_required
 @require_GET
 def session_card_partial(request: HttpRequest, slot: str) -> JsonResponse:
-    """A session's card as the list renders it, for the list page to swap in when a frame
-    says the session changed (turns, a summary): ``{html}``."""
+    """``{html}``: the card the list shows, swapped in when a frame says the session changed."""
     session = dashboard_sessions().filter(slot__name=slot).first()
     if session is None:
         raise Http404("no such session")
@@ -191,8 +201,7 @@ def _dashboard_slot(name: str) -> Any:
 
 
 def _panel_body(found: Any) -> dict[str, Any]:
-    """The summary API's body plus ``rendered`` (its texts as sanitized inline HTML), each
-    intent with the state its badge shows."""
+    """The summary API's body plus ``rendered`` (its texts as sanitized inline HTML)."""
     body = summary_body(found)
     intents = panel_intents(list(body.get("intents") or []))
     return {
@@ -206,13 +215,10 @@ def _panel_body(found: Any) -> dict[str, Any]:
 @login_required
 @require_GET
 def session_rows_partial(request: HttpRequest, slot: str) -> JsonResponse:
-    """The page's rows, rendered by the page's own partials, so they read as after a reload.
-
-    ``at`` (the opaque position the page was last given; none: from the first row) and
-    ``why`` (the frames that asked): the rows after it, read a page at a time (O(new
-    rows), not a fold per pushed row), with ``replace``, the first page row they replace.
-    ``gap`` (and ``target``, a link's turn): a gap's turns and its smaller gap markers.
-    """
+    """The page's rows through its own partials, so they read as after a reload: the rows
+    after ``at`` (the position the page was given; none: the first row) for the frames
+    ``why`` names, with ``replace``, the first page row they replace; or with ``gap`` (and
+    ``target``, a link's turn), a gap's turns and its smaller gap markers."""
     found = _dashboard_slot(slot)
     token = request.GET.get("at", "")
     try:
@@ -220,11 +226,11 @@ def session_rows_partial(request: HttpRequest, slot: str) -> JsonResponse:
             return _gap_rows(request, found)
         position = Position.parse(token) if token else Position.start("", 0)
     except InvalidToken:
-        return _json_error(422, "invalid_request", "not a position or gap this page was given")
+        return json_error(422, "invalid_request", "not a position or gap this page was given")
     try:
         live = transcript_live(found.session.key, position, request.GET.getlist("why"))
     except InvalidCursor:
-        return _json_error(422, "invalid_cursor", "the position names no row of this session")
+        return json_error(422, "invalid_cursor", "the position names no row of this session")
     except SessionNotFound:
         raise Http404("no such session") from None
     html = render_to_string("dashboard/partials/rows.html", {"items": live.items})
@@ -239,10 +245,10 @@ def session_rows_partial(request: HttpRequest, slot: str) -> JsonResponse:
 
 
 def _gap_rows(request: HttpRequest, found: Any) -> JsonResponse:
-    """A gap's turns in its place: ``gap`` names the marker the answer's ``html`` replaces
-    ("" = no gap sent holds the target: nothing to load)."""
+    """``gap``: the marker the answer's ``html`` replaces ("": no gap sent holds the target)."""
     gaps = [Gap.parse(token) for token in request.GET.getlist("gap")]
-    chosen = gap_request(gaps, request.GET.get("target", ""), _gap_turns())
+    size = min(_page_turns(), MAX_GAP_TURNS)
+    chosen = gap_request(gaps, request.GET.get("target", ""), size)
     if chosen is None:
         return JsonResponse({"gap": "", "html": ""})
     gap, first, last = chosen
@@ -257,33 +263,30 @@ def _gap_rows(request: HttpRequest, found: Any) -> JsonResponse:
     )
 
 
-def _json_error(status: int, code: str, error: str) -> JsonResponse:
+def json_error(status: int, code: str, error: str) -> JsonResponse:
     return JsonResponse({"error": error, "code": code}, status=status)
 
 
 @login_required
 @require_GET
 def session_summary_partial(request: HttpRequest, slot: str) -> JsonResponse:
-    """The summary panel's read: the API body with its texts rendered (see _panel_body)."""
     return JsonResponse(_panel_body(_dashboard_slot(slot)))
 
 
 @login_required
 @require_GET
 def session_timeline_partial(request: HttpRequest, slot: str) -> JsonResponse:
-    """The intent timeline as the session page draws it, for the page to swap in when a
-    summary frame says the stored summary changed (the server draws; the script swaps)."""
+    """``{html}``: the intent timeline, swapped in when a frame says the summary changed."""
     try:
         found = _dashboard_slot(slot)
     except Http404:
-        return _json_error(404, "slot_not_found", "no such session")
+        return json_error(404, "slot_not_found", "no such session")
     context = {"timeline": _timeline(found, summary_body(found))}
     return JsonResponse({"html": render_to_string("dashboard/partials/timeline.html", context)})
 
 
 def _timeline(found: Any, body: dict[str, Any]) -> Timeline | None:
-    """The stored summary's intents over the session's turns (none while summaries are off:
-    the flag gates reads)."""
+    """None while summaries are off (the flag gates reads)."""
     if not body.get("enabled"):
         return None
     covers = body.get("covers_through_turn")
@@ -295,6 +298,146 @@ def _timeline(found: Any, body: dict[str, Any]) -> Timeline | None:
     )
 
 
+@login_required
+@require_GET
+def project_index(request: HttpRequest) -> HttpResponse:
+    app = _param(request, "app")
+    return render(
+        request,
+        "dashboard/projects.html",
+        {"projects": project_list(app=app), "app": app, "unscoped": UNSCOPED},
+    )
+
+
+@login_required
+@require_GET
+def project_detail(request: HttpRequest) -> HttpResponse:
+    """``?path=<the project>``; ``?path=`` (empty) is "No project"."""
+    if "path" not in request.GET:
+        raise Http404("which project? (?path=)")
+    app = _param(request, "app")
+    project = project_get(path=request.GET["path"], app=app)
+    if project is None:
+        raise Http404("no session of this project")
+    return render(
+        request, "dashboard/project.html", {"project": project, "app": app, "unscoped": UNSCOPED}
+    )
+
+
 @require_GET
 def favicon(request: HttpRequest) -> HttpResponse:
     return redirect(static("favicon.svg"), permanent=True)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def settings_page(request: HttpRequest) -> HttpResponse:
+    user: Any = request.user
+    if not user.is_staff:
+        raise PermissionDenied("staff only")
+    path = settings.KIROCREW_CONFIG_PATH
+    if request.method == "POST":
+        wanted = request.POST.get("enabled")
+        if wanted not in {"on", "off"}:
+            messages.error(request, "Choose on or off.")
+        else:
+            try:
+                write_enabled(path, wanted == "on")
+            except (ConfigWriteError, OSError) as exc:
+                messages.error(request, f"config.json was not changed: {exc}")
+            else:
+                messages.success(request, f"Session summaries turned {wanted} in {path.name}.")
+        return redirect("dashboard:settings")
+    cfg = summary_config()
+    chosen = summary_backend_choice()
+    return render(
+        request,
+        "dashboard/settings.html",
+        {
+            "config": [(key, json.dumps(value)) for key, value in cfg.to_dict().items()],
+            "enabled": cfg.enabled,
+            "env_override": os.environ.get(ENV_ENABLED),
+            "env_name": ENV_ENABLED,
+            "model": effective_spec(chosen, settings.KIROCREW_SUMMARY_MODEL),
+            "in_use_note": _in_use_note(chosen is not None),
+            "configured": settings.KIROCREW_SUMMARY_MODEL,
+            "chosen": chosen,
+            "options": backend_options(),
+        },
+    )
+
+
+def _in_use_note(picked: bool) -> str:
+    configured = settings.KIROCREW_SUMMARY_MODEL
+    if picked:
+        return f"picked here; KIROCREW_SUMMARY_MODEL is {configured}"
+    return "KIROCREW_SUMMARY_MODEL; nothing picked here yet"
+
+
+def _staff_post(request: HttpRequest) -> JsonResponse | None:
+    user: Any = request.user
+    if not user.is_authenticated:
+        return json_error(401, "login_required", "log in first")
+    if not user.is_staff:
+        return json_error(403, "staff_only", "only staff choose the summary backend")
+    return None
+
+
+@require_http_methods(["POST"])
+def settings_backend_test(request: HttpRequest) -> JsonResponse:
+    """One short request through the posted backend: its name and latency, or the error
+    in plain words. Sends no conversation."""
+    if (refused := _staff_post(request)) is not None:
+        return refused
+    try:
+        choice = backend_choice_parse(request.POST)
+    except ChoiceRefused as exc:
+        return json_error(422, "invalid_backend", str(exc))
+    return JsonResponse(_check_body(backend_test(choice)))
+
+
+def _check_body(result: CheckResult) -> dict[str, Any]:
+    if result.ok:
+        shape = "" if result.json_reply else " (its reply was not JSON)"
+        text = f"{result.model} answered in {result.latency_ms} ms{shape}."
+    else:
+        # The summary API's own words for a backend failure of this type.
+        found = BACKEND_REFUSALS.get(result.error_type)
+        lead = found[2] if found else "the summary model failed"
+        text = f"{result.model} failed: {lead} ({result.error})."
+    return {"ok": result.ok, "model": result.model, "latency_ms": result.latency_ms, "text": text}
+
+
+@require_http_methods(["POST"])
+def settings_backend_use(request: HttpRequest) -> JsonResponse:
+    """Store the posted backend as the one that writes summaries (``reset``: forget the
+    pick, back to KIROCREW_SUMMARY_MODEL). Says so when summaries are off."""
+    if (refused := _staff_post(request)) is not None:
+        return refused
+    reset = request.POST.get("reset") == "1"
+    try:
+        choice = None if reset else backend_choice_parse(request.POST)
+    except ChoiceRefused as exc:
+        return json_error(422, "invalid_backend", str(exc))
+    try:
+        backend_choice_store(choice)
+    except (ConfigWriteError, OSError) as exc:
+        return json_error(409, "config_not_written", f"config.json was not changed: {exc}")
+    spec = effective_spec(choice, settings.KIROCREW_SUMMARY_MODEL)
+    enabled = summary_config().enabled
+    text = (
+        f"Summaries are now written by {spec}."
+        if choice
+        else f"Back to the default, {spec} (KIROCREW_SUMMARY_MODEL)."
+    )
+    if not enabled:
+        text += " Session summaries are off, so nothing is written until you turn them on."
+    return JsonResponse(
+        {
+            "ok": True,
+            "model": spec,
+            "note": _in_use_note(choice is not None),
+            "enabled": enabled,
+            "text": text,
+        }
+    )

@@ -2,12 +2,13 @@
 
 A dashboard user (session cookie, same-origin) joins ``dashboard``; an app (bearer token,
 in the Authorization header or the ``bearer`` subprotocol) joins its own ``app-<id>``.
-What reaches a group is decided by ``services.frame_send``; this consumer only relays.
+A revoked credential closes the socket with 4401 (``receivers.py``), and before relaying
+a frame a socket re-validates its credential if it has not for ``REVALIDATE_SECONDS``
+(what no message announces: an expired session, a lost message, a token changed by hand).
 
-Authenticated at connect, and kept honest after it: a revoked credential closes the
-socket with 4401 (``revocation.py`` says who sends what), and before relaying a frame a
-socket re-validates its credential if it has not for ``REVALIDATE_SECONDS`` (what no
-message announces: an expired session, a lost message, a token changed by hand).
+The Origin rule is Django's CSRF origin check applied to the handshake: a browser always
+sends Origin, so a cross-site page cannot open a socket that rides the dashboard's session
+cookie. Non-browser clients (bearer token) may omit it.
 """
 
 from __future__ import annotations
@@ -17,16 +18,26 @@ import json
 import logging
 from importlib import import_module
 from typing import Any, Literal, cast
+from urllib.parse import urlsplit
 
 from asgiref.sync import sync_to_async
 from channels.auth import get_user
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.conf import settings
+from django.http.request import split_domain_port, validate_host
+from django.urls import path
 
-from .core.auth import auth_accepted, session_tag
-from .frames import HelloData, HelloFrame, PongFrame, frame_slot, frame_validate
+from transcripts.services import app_authenticate
+
+from .frames import (
+    HelloData,
+    HelloFrame,
+    PongFrame,
+    auth_accepted,
+    frame_validate,
+    session_tag,
+)
 from .groups import DASHBOARD_GROUP, app_group, group_sees_slot
-from .origin import header, origin_allowed
 
 log = logging.getLogger(__name__)
 
@@ -37,22 +48,95 @@ CLOSE_FORBIDDEN_ORIGIN = 4403
 REVALIDATE_SECONDS = 5.0
 
 
-_group_sees_slot = sync_to_async(group_sees_slot)
 SEEN_SLOTS_MAX = 256  # slots a socket remembers it may see, between credential checks
+_group_sees_slot = sync_to_async(group_sees_slot)
+_app_for_token = sync_to_async(app_authenticate)
 
 
-@sync_to_async
-def _app_for_token(token: str) -> Any:
-    from transcripts.services import app_authenticate
+def header(scope: Any, name: bytes) -> str | None:
+    for key, value in scope.get("headers", []):
+        if key == name:
+            return str(value.decode("latin1"))
+    return None
 
-    return app_authenticate(token=token)
+
+DEFAULT_PORTS = {"http": 80, "https": 443}
+Origin = tuple[str, str, int]  # scheme, lowercased host, port (the default port filled in)
 
 
-async def _user_of_session(session_key: str) -> Any:
-    """The user the session ``session_key`` holds now, read afresh (the scope's session
-    object caches what it read at connect); AnonymousUser once it is gone or stale."""
-    store = import_module(settings.SESSION_ENGINE).SessionStore(session_key)
-    return await get_user(cast(Any, {"session": store}))  # it reads only the session
+def _parse_origin(value: str) -> Origin | None:
+    """``scheme://host[:port]`` and nothing else: userinfo, a path, a query or an unknown
+    scheme make it no origin at all (a browser never sends one)."""
+    try:
+        parts = urlsplit(value.strip())
+        port = parts.port
+    except ValueError:
+        return None
+    scheme = parts.scheme.lower()
+    if (
+        scheme not in DEFAULT_PORTS
+        or "@" in parts.netloc
+        or parts.path not in {"", "/"}
+        or parts.query
+        or parts.fragment
+        or not parts.hostname
+    ):
+        return None
+    return scheme, parts.hostname.lower(), port or DEFAULT_PORTS[scheme]
+
+
+def _is_secure(scope: Any) -> bool:
+    """What ``request.is_secure()`` says for this handshake."""
+    proxy = settings.SECURE_PROXY_SSL_HEADER
+    if proxy:
+        meta_name, secure_value = proxy
+        name = meta_name.removeprefix("HTTP_").lower().replace("_", "-").encode()
+        sent = header(scope, name)
+        if sent is not None:
+            return bool(sent.split(",", 1)[0].strip() == secure_value)
+    return str(scope.get("scheme", "ws")) in {"wss", "https"}
+
+
+def _own_origin(scope: Any) -> Origin | None:
+    """The handshake's own origin, as Django's CSRF check builds it from the request."""
+    host = header(scope, b"host")
+    if settings.USE_X_FORWARDED_HOST:
+        host = header(scope, b"x-forwarded-host") or host
+    if not host:
+        return None
+    domain, _port = split_domain_port(host)
+    if not domain or not validate_host(domain, settings.ALLOWED_HOSTS):
+        return None
+    return _parse_origin(f"{'https' if _is_secure(scope) else 'http'}://{host}")
+
+
+def _trusted(origin: Origin) -> bool:
+    """``CSRF_TRUSTED_ORIGINS``: exact origins, or ``scheme://*.domain`` for subdomains."""
+    scheme, host, port = origin
+    for entry in settings.CSRF_TRUSTED_ORIGINS:
+        if "://*." in entry:
+            entry_scheme, rest = entry.split("://*.", 1)
+            wanted = _parse_origin(f"{entry_scheme}://{rest}")
+            if (
+                wanted is not None
+                and (scheme, port) == (wanted[0], wanted[2])
+                and host.endswith("." + wanted[1])
+            ):
+                return True
+        elif _parse_origin(entry) == origin:
+            return True
+    return False
+
+
+def origin_allowed(scope: Any) -> bool:
+    """The Origin must be the handshake's own (scheme, host and port) or a trusted one."""
+    value = header(scope, b"origin")
+    if value is None:
+        return True
+    origin = _parse_origin(value)
+    if origin is None:
+        return False
+    return origin == _own_origin(scope) or _trusted(origin)
 
 
 class DashboardConsumer(AsyncJsonWebsocketConsumer):
@@ -82,7 +166,7 @@ class DashboardConsumer(AsyncJsonWebsocketConsumer):
         user = self.scope.get("user")
         session = self.scope.get("session")
         if token:
-            app = await _app_for_token(token)
+            app = await _app_for_token(token=token)
             if app is not None:
                 self.group, self.app_id, self.token = app_group(app.pk), app.pk, token
         elif user is not None and user.is_authenticated and session and session.session_key:
@@ -110,18 +194,19 @@ class DashboardConsumer(AsyncJsonWebsocketConsumer):
             await self.channel_layer.group_discard(group, self.channel_name)
 
     async def _credential_holds(self) -> bool:
-        """The credential the socket connected with still authenticates the same caller."""
         self.checked_at = asyncio.get_running_loop().time()
         self.seen_slots.clear()  # a slot moved to another app stops reaching this one
         if self.app_id is not None:
-            app = await _app_for_token(self.token)
+            app = await _app_for_token(token=self.token)
             return app is not None and app.pk == self.app_id
-        user = await _user_of_session(self.session_key)
+        # Read afresh (the scope's session caches what it read at connect); AnonymousUser
+        # once it is gone or stale. get_user reads only the session of the scope it is given.
+        store = import_module(settings.SESSION_ENGINE).SessionStore(self.session_key)
+        user = await get_user(cast(Any, {"session": store}))
         return bool(user.is_authenticated and str(user.pk) == self.user_id)
 
     async def _revoke(self) -> None:
-        """Closed with 4401, like a socket that never authenticated: out of its group
-        first, so no frame already on its way is relayed after the close."""
+        # Out of its group first, so no frame already on its way is relayed after the close.
         self.revoked = True
         await self._leave()
         await self.close(code=CLOSE_UNAUTHENTICATED)
@@ -134,12 +219,7 @@ class DashboardConsumer(AsyncJsonWebsocketConsumer):
             content = json.loads(text_data) if text_data else None
         except (ValueError, RecursionError):
             return
-        await self.receive_json(content, **kwargs)
-
-    async def receive_json(self, content: Any, **kwargs: Any) -> None:
-        if self.revoked:
-            return
-        if isinstance(content, dict) and content.get("type") == "ping":
+        if not self.revoked and isinstance(content, dict) and content.get("type") == "ping":
             await self.send_json(PongFrame().wire())
 
     async def frame_send(self, event: dict[str, Any]) -> None:
@@ -154,16 +234,16 @@ class DashboardConsumer(AsyncJsonWebsocketConsumer):
             await self.send_json(frame)
 
     async def _frame_for_me(self, frame: object) -> dict[str, Any] | None:
-        """The frame to relay, or None: one that is not a typed frame, or about a slot this
-        socket's group does not see. Checked here whatever layer delivered it: whoever can
+        """The frame to relay, or None. Checked whatever layer delivered it: whoever can
         write to Redis can send any message to any group."""
         try:
             wire = frame_validate(frame)
         except ValueError as exc:
             self._dropped("a malformed frame", str(exc)[:200])
             return None
-        slot = frame_slot(wire)
-        if slot is None:
+        data = wire.get("data")  # every group frame names its slot
+        slot = data.get("key") if isinstance(data, dict) else None
+        if not isinstance(slot, str):
             self._dropped("a frame naming no slot", str(wire.get("type")))
             return None
         group = self.group
@@ -185,8 +265,8 @@ class DashboardConsumer(AsyncJsonWebsocketConsumer):
         log.log(level, "socket in %s dropped %s: %r", self.group, what, detail)
 
     def _named(self, event: dict[str, Any]) -> bool:
-        """Whether a revocation names this socket's credential: its login session, its
-        user or its app. One that names nothing, or is malformed, concerns no one."""
+        """Whether a revocation names this socket's login session, user or app (a malformed
+        one concerns no one)."""
         if self.revoked or self.group is None:
             return False
         try:
@@ -207,3 +287,8 @@ class DashboardConsumer(AsyncJsonWebsocketConsumer):
     async def auth_recheck(self, event: dict[str, Any]) -> None:
         if self._named(event) and not await self._credential_holds():
             await self._revoke()
+
+
+websocket_urlpatterns = [
+    path("ws/dashboard/", DashboardConsumer.as_asgi()),  # type: ignore[arg-type]
+]

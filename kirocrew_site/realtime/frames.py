@@ -1,12 +1,13 @@
-"""Typed WebSocket frames: the wire format the dashboard's JS and app clients read.
-
-Every frame is a hint: a client that missed one re-syncs from the API (channel layers drop
-messages under load by design). A new frame type is one model here, one receiver in
-``receivers.py`` and one handler in ``static/js/dashboard.js``."""
+"""What travels on the channel layer to a socket: typed frames (the wire format the
+dashboard's JS and app clients read) and the revocation messages (``receivers.py`` sends
+them, the consumer acts on them). Every frame is a hint: a client that missed one
+re-syncs from the API (channel layers drop messages under load by design)."""
 
 from __future__ import annotations
 
+import hashlib
 import json
+import re
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -17,14 +18,10 @@ MAX_FRAME_BYTES = 4096
 
 
 class _Strict(BaseModel):
-    """Every frame part: unknown fields refused, immutable once built."""
-
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
 class Frame(_Strict):
-    """A whole frame: ``{"type": ..., "data": {...}}`` on the wire."""
-
     def wire(self) -> dict[str, Any]:
         return self.model_dump()
 
@@ -58,8 +55,6 @@ class RowData(_Strict):
 
 
 class RowFrame(Frame):
-    """A row (or a revision) landed: fetch the transcript ``after`` the last seen ts."""
-
     type: Literal["row"] = "row"
     data: RowData
 
@@ -91,8 +86,6 @@ class Empty(_Strict):
 
 
 class PongFrame(Frame):
-    """The answer to a client's ``{"type": "ping"}``."""
-
     type: Literal["pong"] = "pong"
     data: Empty = Empty()
 
@@ -102,9 +95,8 @@ _SOCKET_ONLY = (HelloFrame, PongFrame)  # one socket's own answers, never sent t
 
 def frame_validate(frame: object) -> dict[str, Any]:
     """The frame rebuilt through its model (the wire form ``frame_send`` builds), or
-    ``ValueError`` (pydantic's ``ValidationError`` is one): an unknown type, a bad field,
-    or over ``MAX_FRAME_BYTES``. The one check every frame passes before a socket, whichever
-    way it came (the embedded relay's spool files, the Redis channel layer)."""
+    ``ValueError`` (pydantic's ``ValidationError`` is one). The one check every frame
+    passes before a socket, whichever way it came (the relay's files, Redis)."""
     if not isinstance(frame, dict):
         raise ValueError("a frame is an object")
     kind = frame.get("type")
@@ -123,8 +115,30 @@ def frame_validate(frame: object) -> dict[str, Any]:
     return wire
 
 
-def frame_slot(wire: dict[str, Any]) -> str | None:
-    """The slot a validated frame is about (every group frame names one), else None."""
-    data = wire.get("data")
-    key = data.get("key") if isinstance(data, dict) else None
-    return key if isinstance(key, str) else None
+AUTH_REVOKED = "auth.revoked"
+AUTH_RECHECK = "auth.recheck"
+AUTH_KINDS = frozenset({AUTH_REVOKED, AUTH_RECHECK})
+PK_NAMES = frozenset({"user", "app"})  # named by their primary key, in decimal
+_TAG = re.compile(r"[0-9a-f]{32}")  # session_tag's form
+
+
+def session_tag(session_key: str) -> str:
+    # Not the key itself: a message is readable by whoever reads the channel layer
+    # (Redis), and a session key is a bearer credential.
+    return hashlib.sha256(session_key.encode()).hexdigest()[:32]
+
+
+def auth_accepted(message: dict[str, Any]) -> dict[str, Any]:
+    """A revocation as ``receivers.py`` sends it, or ``ValueError``: its kind and exactly
+    one name (a session tag, a user's or an app's pk). A name-less message would concern
+    every socket: whoever can write to the channel layer could close them all."""
+    names = {k: v for k, v in message.items() if k != "type"}
+    if message.get("type") not in AUTH_KINDS or len(names) != 1:
+        raise ValueError("not a revocation naming one credential")
+    for name, value in names.items():
+        if name == "session" and isinstance(value, str) and _TAG.fullmatch(value):
+            continue
+        if name in PK_NAMES and isinstance(value, str) and value.isascii() and value.isdigit():
+            continue
+        raise ValueError(f"bad revocation name {str(name)[:20]!r}")
+    return {"type": message["type"], **names}

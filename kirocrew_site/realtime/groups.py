@@ -3,9 +3,13 @@ and ``app-<id>`` (one app's sockets, which receive frames only for that app's ow
 
 from __future__ import annotations
 
+import re
+
 from transcripts.models import Slot
 
 DASHBOARD_GROUP = "dashboard"
+# Every group name this module spells, and no other spelling (no leading zeros, ASCII digits).
+GROUP_NAME = re.compile(rf"{DASHBOARD_GROUP}|app-(?:0|[1-9][0-9]{{0,18}})")
 
 
 def app_group(app_id: int) -> str:
@@ -13,7 +17,6 @@ def app_group(app_id: int) -> str:
 
 
 def slot_groups(slot_name: str) -> list[str]:
-    """The dashboard, and the owning app's group when an app owns the slot."""
     app_id = Slot.objects.filter(name=slot_name).values_list("app_id", flat=True).first()
     groups = [DASHBOARD_GROUP]
     if app_id is not None:
@@ -22,7 +25,6 @@ def slot_groups(slot_name: str) -> list[str]:
 
 
 def group_sees_slot(group: str, slot_name: str) -> bool:
-    """Whether ``slot_groups`` sends ``slot_name``'s frames to ``group``: what a socket
-    checks of a frame it received, since anyone who can write to the channel layer (Redis)
-    can send any frame to any group."""
+    """Whether ``slot_groups`` sends ``slot_name``'s frames to ``group``: anyone who can
+    write to the channel layer (Redis) can send any frame to any group."""
     return group == DASHBOARD_GROUP or group in slot_groups(slot_name)

@@ -1,13 +1,17 @@
-"""Signals in, frames out: what transcripts and summaries announce, pushed to the sockets.
+"""Signals in, messages out: what transcripts and summaries announce, pushed to the
+sockets as frames, and what revokes a socket's credential, as a revocation.
 
-Connected in ``RealtimeConfig.ready``. Every signal here is sent after the commit that
-made it true, so a frame never announces something that could still roll back. A
-receiver never raises into its sender (a write or a summary pass): a failed send is
-logged and the client converges on its next read.
+Every signal here is sent after the commit that made it true, so a frame never announces
+something that could still roll back. Frames are hints: a receiver never raises into its
+sender (a write or a summary pass); a failed send is logged, never retried, and the
+client converges on its next read. ``session_deleted`` and ``session_rewritten`` have no
+frame: an open page learns of a delete or a rewind from its next read.
 
-Not every announcement has a frame: ``session_deleted`` and ``session_rewritten`` have
-none, because no page acts on them (an open session page learns of a delete or a rewind
-from its next read).
+A socket is authenticated once, at connect, so whatever later revokes its credential must
+tell it: ``auth.revoked`` (close now) or ``auth.recheck`` (re-validate; a socket opened with
+a rotated token's successor stays open), sent after the commit (a recheck before it would
+still see the old row). A failed send is logged; the consumer's periodic re-validation
+closes the socket in the end.
 """
 
 from __future__ import annotations
@@ -15,10 +19,16 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterable
 from datetime import datetime
-from functools import wraps
+from functools import partial, wraps
 from typing import Any
 
+from asgiref.sync import async_to_sync
+from channels.layers import get_channel_layer
+from django.db import transaction
+
 from .frames import (
+    AUTH_RECHECK,
+    AUTH_REVOKED,
     Frame,
     NotificationData,
     NotificationFrame,
@@ -28,8 +38,10 @@ from .frames import (
     SlotRef,
     TurnData,
     TurnFrame,
+    session_tag,
 )
-from .services import frame_send
+from .groups import DASHBOARD_GROUP, app_group, slot_groups
+from .relay import frame_spool
 
 log = logging.getLogger(__name__)
 
@@ -38,10 +50,26 @@ SUMMARY_UPDATED = "Summary updated"  # the bell feed's title for a stored summar
 Receiver = Callable[..., None]
 
 
+def frame_send(slot_name: str, frame: Frame) -> None:
+    """The one way a frame leaves the server: a group send to everyone who may see the slot."""
+    layer = get_channel_layer()
+    if layer is None:
+        return
+    groups = slot_groups(slot_name)
+    wire = frame.wire()
+    if frame_spool(layer, groups, [wire]):
+        return  # the server's relay sends it: this process's in-memory layer reaches no socket
+
+    async def fan_out() -> None:  # one loop hop for every group, not one per group
+        for group in groups:
+            await layer.group_send(group, {"type": "frame.send", "frame": wire})
+
+    async_to_sync(fan_out)()
+
+
 def _frames(build: Callable[..., Iterable[Frame]]) -> Receiver:
-    """A receiver that sends the frames ``build`` makes for the slot, in order. It never
-    raises into the sender: each failed send is logged on its own (as the next frame may
-    still get through), and so is a failure to build them."""
+    """A receiver that sends the frames ``build`` makes for the slot, in order; each failed
+    send is logged on its own (the next frame may still get through)."""
 
     @wraps(build)
     def receiver(sender: Any, *, slot_name: str, **kwargs: Any) -> None:
@@ -64,14 +92,13 @@ def _frames(build: Callable[..., Iterable[Frame]]) -> Receiver:
 def on_rows_appended(
     *, slot_name: str, ts: list[str], roles: list[str], **_: Any
 ) -> Iterable[Frame]:
-    """One ``row`` frame per row: the client fetches the transcript after that ts."""
     for stamp, role in zip(ts, roles, strict=False):
         yield RowFrame(data=RowData(key=slot_name, ts=stamp, role=role))
 
 
 @_frames
 def on_revision_appended(*, slot_name: str, ts: str, **_: Any) -> Iterable[Frame]:
-    """A revision is a ``row`` frame with role ``revision``: the client re-reads the turn."""
+    """A ``row`` frame with role ``revision``: the client re-reads the turn."""
     yield RowFrame(data=RowData(key=slot_name, ts=ts, role="revision"))
 
 
@@ -95,3 +122,53 @@ def on_summary_stored(*, slot_name: str, **_: Any) -> Iterable[Frame]:
     yield SessionSummaryFrame(data=SlotRef(key=slot_name))
     ts = datetime.now().astimezone().isoformat()
     yield NotificationFrame(data=NotificationData(key=slot_name, title=SUMMARY_UPDATED, ts=ts))
+
+
+LOGIN_ONLY = frozenset({"last_login"})  # the save every login makes: nothing revoked
+
+
+def auth_send(group: str, kind: str, **names: str) -> None:
+    message = {"type": kind, **names}
+    try:
+        layer = get_channel_layer()
+        if layer is None:
+            return
+        # Sent from another process (a terminal's create_app --rotate) without Redis: the
+        # server's relay carries it to the sockets, as it carries frames.
+        if not frame_spool(layer, [group], [message]):
+            async_to_sync(layer.group_send)(group, message)
+    except Exception:
+        log.warning("%s to %s failed", kind, group, exc_info=True)
+
+
+def _after_commit(kind: str, **names: str) -> None:
+    transaction.on_commit(partial(auth_send, DASHBOARD_GROUP, kind, **names))
+
+
+def on_app_token_rotated(sender: Any, *, app_id: int, **_: Any) -> None:
+    # Sent after commit already.
+    auth_send(app_group(app_id), AUTH_RECHECK, app=str(app_id))
+
+
+def on_user_logged_out(sender: Any, request: Any = None, **_: Any) -> None:
+    # Sent before the session is flushed, while its key is still the socket's.
+    session_key = getattr(getattr(request, "session", None), "session_key", None)
+    if session_key:
+        _after_commit(AUTH_REVOKED, session=session_tag(session_key))
+
+
+def on_login_session_deleted(sender: Any, instance: Any, **_: Any) -> None:
+    # Covers what never passes ``user_logged_out`` (the database session engines).
+    _after_commit(AUTH_REVOKED, session=session_tag(instance.session_key))
+
+
+def on_user_saved(
+    sender: Any, instance: Any, created: bool = False, update_fields: Any = None, **_: Any
+) -> None:
+    if created or (update_fields is not None and frozenset(update_fields) <= LOGIN_ONLY):
+        return  # a new user has no socket yet; a login revokes nothing
+    _after_commit(AUTH_RECHECK, user=str(instance.pk))
+
+
+def on_user_deleted(sender: Any, instance: Any, **_: Any) -> None:
+    _after_commit(AUTH_REVOKED, user=str(instance.pk))

@@ -1,18 +1,8 @@
-"""The frame relay: frames from other processes reach the server's sockets without Redis.
-
-The embedded profile's ``InMemoryChannelLayer`` exists once per process, so a command's
-frames (``import_transcripts --follow`` in another terminal) used to vanish. Now:
-
-* the server process runs a relay, an asyncio task on its own event loop, started on its
-  first connection (``relay_asgi`` wraps the ASGI application; daphne sends no lifespan
-  event). Every ``TICK_S`` it touches the heartbeat ``$KIROCREW_HOME/frames/.relay``,
-  takes the frame files there (``core.spool``) and sends their frames on its layer;
-* ``frame_spool`` (called by ``services.frame_send`` in every process) spools the send
-  instead of sending locally when the layer is in-memory, this process runs no relay, and
-  the heartbeat is fresh (sends within ``LINGER_S`` share a file). With no server running
-  nothing is written.
-
-With ``REDIS_URL`` none of this runs: the layer itself crosses processes (and machines).
+"""The frame relay: frames from other processes reach the server's sockets without Redis
+(an ``InMemoryChannelLayer`` exists once per process). The server runs a relay task,
+started on its first connection (daphne sends no lifespan event), that touches the
+heartbeat and sends the spooled files' frames (``core.spool``); other processes spool
+while the heartbeat is fresh, and write nothing with no server running.
 """
 
 from __future__ import annotations
@@ -31,7 +21,6 @@ from asgiref.typing import ASGI3Application, ASGIReceiveCallable, ASGISendCallab
 from channels.layers import BaseChannelLayer, InMemoryChannelLayer, get_channel_layer
 from django.conf import settings
 
-from .core.auth import AUTH_KINDS, auth_accepted
 from .core.spool import (
     SpoolWriter,
     heartbeat_drop,
@@ -40,13 +29,12 @@ from .core.spool import (
     spool_prepare,
     spool_take,
 )
-from .frames import frame_validate
-from .groups import DASHBOARD_GROUP, app_group
+from .frames import AUTH_KINDS, auth_accepted, frame_validate
+from .groups import GROUP_NAME
 
 log = logging.getLogger(__name__)
 
 TICK_S = 0.25  # the latency a relayed frame adds, at most, on top of the writer's own
-_APP_PREFIX = app_group(0).removesuffix("0")  # "app-": the form's only varying part is the id
 
 
 class _State:
@@ -65,25 +53,13 @@ def spool_folder() -> Path:
 
 
 def group_accepted(group: str) -> bool:
-    """``dashboard`` or ``app-<id>`` exactly as ``groups.py`` spells them."""
-    if group == DASHBOARD_GROUP:
-        return True
-    digits = group.removeprefix(_APP_PREFIX)
-    return (
-        digits != group
-        and 0 < len(digits) <= 19
-        and digits.isascii()
-        and digits.isdigit()
-        and app_group(int(digits)) == group  # no leading zeros, no other spelling
-    )
+    return GROUP_NAME.fullmatch(group) is not None
 
 
 def frame_accepted(frame: dict[str, Any]) -> dict[str, Any]:
-    """The frame rebuilt through its model (the wire form a local send would carry), or
-    ``ValueError`` (pydantic's ``ValidationError`` is one) for an unknown or bad frame.
-
-    A revocation (``revocation.py``: ``create_app --rotate`` or ``changepassword`` in a
-    terminal) rides the same files, as its own message: it can only close sockets."""
+    """The frame rebuilt through its model, or ``ValueError``. A revocation (``create_app
+    --rotate`` in a terminal) rides the same files as its own message: it can only close
+    sockets."""
     if frame.get("type") in AUTH_KINDS:
         return auth_accepted(frame)
     return frame_validate(frame)  # the consumer checks the same, whatever layer delivered
@@ -103,9 +79,8 @@ def frame_spool(
 
 
 def relay_ensure() -> None:
-    """Start the relay on the running loop unless it already runs there (cheap then).
-
-    The loop check matters in tests, where each one has its own loop; daphne has one."""
+    """Start the relay on the running loop unless it already runs there (tests have a loop
+    each; daphne has one)."""
     loop = asyncio.get_running_loop()
     task = _state.task
     if task is not None and not task.done() and task.get_loop() is loop:
@@ -120,8 +95,6 @@ def relay_ensure() -> None:
 
 
 def relay_asgi(app: ASGI3Application) -> ASGI3Application:
-    """``app``, starting the relay on its first connection (HTTP or WebSocket)."""
-
     async def with_relay(
         scope: Scope, receive: ASGIReceiveCallable, send: ASGISendCallable
     ) -> None:
@@ -132,7 +105,7 @@ def relay_asgi(app: ASGI3Application) -> ASGI3Application:
 
 
 async def relay_tick(layer: BaseChannelLayer) -> bool:
-    """One pass: heartbeat, take, send. True when files are left for an immediate pass."""
+    """One pass: heartbeat, take, send. True when files are left for another pass at once."""
     folder = spool_folder()
     spool_prepare(folder)  # every pass: a folder removed under a running server comes back
     heartbeat_touch(folder, _state.token)
@@ -157,8 +130,7 @@ async def relay_tick(layer: BaseChannelLayer) -> bool:
 
 
 async def _relay_run(layer: BaseChannelLayer) -> None:
-    """Pass after pass until the loop ends; a failing pass is logged (once per distinct
-    error, not four times a second) and the relay carries on."""
+    """A failing pass is logged once per distinct error (not four times a second)."""
     while True:
         more = False
         try:

@@ -1,8 +1,4 @@
-"""``GET /api/chat/search?q=``: the caller's own sessions' matching text, with snippets.
-
-An app sees its own sessions only (a foreign app's text is never matched, counted or
-cut into a snippet); a dashboard user sees every session, as the list does. A ``q``
-with no word, or too long, is 422 ``invalid_request`` in the one envelope."""
+"""``GET /api/chat/search?q=``: the caller's own sessions' matching text, with snippets."""
 
 from __future__ import annotations
 
@@ -15,7 +11,7 @@ from kirocrew_site.auth import caller_of
 from transcripts.api import ERRORS
 from transcripts.api_support import ApiError, check_limit
 
-from .selectors import LIMIT_DEFAULT, LIMIT_MAX, QueryRejected, SearchHit, search_query
+from .selectors import LIMIT_DEFAULT, LIMIT_MAX, QueryRejected, search_query
 
 router = Router(tags=["search"])
 
@@ -44,18 +40,6 @@ class SearchOut(Schema):
     hits: list[SearchHitOut]
 
 
-def hit_payload(hit: SearchHit) -> dict[str, Any]:
-    return {
-        "slot": hit.slot,
-        "title": hit.title,
-        "kind": hit.kind.value,
-        "turn": hit.turn,
-        "ts": hit.cursor,
-        "role": hit.role,
-        "snippet": [{"text": f.text, "hit": f.hit} for f in hit.snippet],
-    }
-
-
 @router.get(
     "/search",
     response={200: SearchOut, **ERRORS},
@@ -76,4 +60,18 @@ def search(request: HttpRequest, query: Query[SearchQueryIn]) -> dict[str, Any]:
     except QueryRejected as exc:
         raise ApiError(422, "invalid_request", str(exc)) from None
     # An app's hits are its slots' (a session without a slot has no route to read it by).
-    return {"hits": [hit_payload(hit) for hit in hits if hit.slot or caller.app is None]}
+    shown = [hit for hit in hits if hit.slot or caller.app is None]
+    return {
+        "hits": [
+            {
+                "slot": hit.slot,
+                "title": hit.title,
+                "kind": hit.kind.value,
+                "turn": hit.turn,
+                "ts": hit.cursor,
+                "role": hit.role,
+                "snippet": [{"text": f.text, "hit": f.hit} for f in hit.snippet],
+            }
+            for hit in shown
+        ]
+    }

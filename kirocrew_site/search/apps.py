@@ -2,9 +2,7 @@ from django.apps import AppConfig
 
 
 class SearchConfig(AppConfig):
-    """The full-text index: rows as they are appended, summaries as they are stored, gone
-    with a rewind, rotation, purge or delete. The files are the truth; this is derived
-    (``manage.py search_rebuild`` rebuilds it)."""
+    """The full-text index, derived from the files (``manage.py search_rebuild``)."""
 
     name = "kirocrew_site.search"
     label = "search"
@@ -19,7 +17,7 @@ class SearchConfig(AppConfig):
         for signal, receiver in (
             (signals.rows_appended, receivers.on_rows_appended),
             (signals.revision_appended, receivers.on_revision_appended),
-            (signals.turn_ended, receivers.on_turn_ended),
+            (signals.turn_ended, receivers.on_rows_appended),
             (signals.session_rewritten, receivers.on_session_rewritten),
             (signals.session_deleted, receivers.on_session_deleted),
             (signals.import_finished, receivers.on_import_finished),

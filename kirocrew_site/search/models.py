@@ -1,5 +1,5 @@
 """The index's rows. The engine-side index (FTS5 table / tsvector + GIN) is created by the
-migration for the vendor in use; ``vendor.py`` is the only code that queries it."""
+migration for the vendor in use; ``selectors.py`` is the only code that queries it."""
 
 from __future__ import annotations
 

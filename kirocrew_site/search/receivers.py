@@ -9,15 +9,14 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
+from transcripts.models import Session
+
 from . import services
 
 log = logging.getLogger(__name__)
 
 
 def _never_raises(receiver: Callable[..., None]) -> Callable[..., None]:
-    """The index is derived: a failure to update it is logged and never fails (or, sent
-    with ``send``, breaks) what announced it; the next catch-up or a rebuild repairs it."""
-
     @functools.wraps(receiver)
     def guarded(sender: Any, **kwargs: Any) -> None:
         try:
@@ -28,34 +27,36 @@ def _never_raises(receiver: Callable[..., None]) -> Callable[..., None]:
     return guarded
 
 
-def _index(slot_name: str) -> None:
-    session = services.session_for_slot_name(slot_name)
-    if session is not None:
-        services.search_index_session(session)
+def _on_slot(receiver: Callable[..., None]) -> Callable[..., None]:
+    """A receiver called with the session of the signal's ``slot_name``, when there is one."""
+
+    @functools.wraps(receiver)
+    def on_slot(sender: Any, *, slot_name: str, **kwargs: Any) -> None:
+        session = services.session_for_slot_name(slot_name)
+        if session is not None:
+            receiver(session, **kwargs)
+
+    return _never_raises(on_slot)
 
 
-@_never_raises
-def on_rows_appended(sender: Any, *, slot_name: str, **_: Any) -> None:
-    _index(slot_name)
+@_on_slot
+def on_rows_appended(session: Session, **_: Any) -> None:
+    # Also on turn_ended: rows written without an announcement (a plain service append).
+    services.search_index_session(session)
 
 
-@_never_raises
-def on_turn_ended(sender: Any, *, slot_name: str, **_: Any) -> None:
-    # Rows written without an announcement (a plain service append) are caught up here.
-    _index(slot_name)
+@_on_slot
+def on_revision_appended(session: Session, *, target_ts: str, **_: Any) -> None:
+    services.search_revise_row(session, target_ts)
 
 
-@_never_raises
-def on_revision_appended(sender: Any, *, slot_name: str, target_ts: str, **_: Any) -> None:
-    session = services.session_for_slot_name(slot_name)
-    if session is not None:
-        services.search_revise_row(session, target_ts)
+@_on_slot
+def on_summary_stored(session: Session, **_: Any) -> None:
+    services.search_index_summary(session)
 
 
 @_never_raises
 def on_session_rewritten(sender: Any, *, session_key: str, reason: str, **_: Any) -> None:
-    from transcripts.models import Session
-
     session = Session.objects.filter(key=session_key).first()
     if session is None:
         return
@@ -70,18 +71,9 @@ def on_session_rewritten(sender: Any, *, session_key: str, reason: str, **_: Any
 
 @_never_raises
 def on_session_deleted(sender: Any, *, session_key: str, slot_name: str, **_: Any) -> None:
-    from transcripts.models import Session
-
     # The row may be gone already (cascade); the docs may not be, if the FK was not.
     for session_id in Session.objects.filter(key=session_key).values_list("pk", flat=True):
         services.search_forget_session(session_id)
-
-
-@_never_raises
-def on_summary_stored(sender: Any, *, slot_name: str, **_: Any) -> None:
-    session = services.session_for_slot_name(slot_name)
-    if session is not None:
-        services.search_index_summary(session)
 
 
 @_never_raises

@@ -1,10 +1,9 @@
 """Index writes: rows after the session's mark, a summary replaced, a session forgotten,
 the whole index rebuilt from the files (the truth; the index is derived).
 
-Reads go through ``transcripts.selectors.session_transcript`` (the cursor reader, O(new
-rows)), so an append costs the rows it added. Each session's writes hold its mark row
-locked (``select_for_update``; SQLite's IMMEDIATE transactions serialise writers), so two
-catch-ups of one session never index a row twice.
+Rows are read with the cursor reader, so an append costs the rows it added. Each session's
+writes hold its mark row locked (SQLite's IMMEDIATE transactions serialise writers), so
+two catch-ups of one session never index a row twice.
 """
 
 from __future__ import annotations
@@ -19,11 +18,12 @@ from django.db.models import F
 from summaries.models import IntentSummary, OneLineSummary
 from transcripts.core.errors import SessionNotFound
 from transcripts.core.keys import DASHBOARD_PREFIX
+from transcripts.core.paging import parse_cursor
 from transcripts.core.user_turns import is_user_turn
 from transcripts.models import Session, Slot
 from transcripts.selectors import InvalidCursor, session_transcript
 
-from .core.text import chunks, content_text, summary_texts
+from .core import chunks, content_text, summary_texts
 from .models import DocKind, SearchDoc, SearchMark
 
 log = logging.getLogger(__name__)
@@ -42,10 +42,7 @@ def session_for_slot_name(slot_name: str) -> Session | None:
 
 
 def search_index_session(session: Session) -> int:
-    """Index the session's rows after its mark; returns how many rows were read.
-
-    A mark the transcript no longer has (rewritten without our hearing of it) starts
-    the session over."""
+    """Index the rows after the mark (one the transcript no longer has starts over)."""
     try:
         return _catch_up(session)
     except InvalidCursor:
@@ -53,8 +50,6 @@ def search_index_session(session: Session) -> int:
 
 
 def search_reindex_session(session: Session) -> int:
-    """Drop the session's row docs and index its rows from the first (rewind, purge:
-    rows before the mark may be gone or changed)."""
     with transaction.atomic():
         mark = _locked_mark(session)
         SearchDoc.objects.filter(session=session, kind=DocKind.ROW).delete()
@@ -95,7 +90,6 @@ def _mark_before(session: Session, target_ts: str) -> None:
 
 
 def search_index_summary(session: Session) -> int:
-    """Replace the session's summary docs with the stored summary's words."""
     intents = IntentSummary.objects.filter(session=session).first()
     gist = OneLineSummary.objects.filter(session=session).values_list("summary", flat=True)
     texts = summary_texts(intents.payload if intents else None, next(iter(gist), ""))
@@ -111,16 +105,14 @@ def search_index_summary(session: Session) -> int:
 
 
 def search_forget_session(session_id: int) -> None:
-    """The session is gone: its docs and mark go (its row may already be deleted)."""
     with transaction.atomic():
         SearchDoc.objects.filter(session_id=session_id).delete()
         SearchMark.objects.filter(session_id=session_id).delete()
 
 
 def search_catch_up() -> int:
-    """Index every session whose mark is behind its mirror's row count (or that has none):
-    writers that announce no rows (``import_transcripts`` of kirocrew files) are caught up
-    when the import finishes. Returns how many sessions were read."""
+    """Index every session whose mark is behind its mirror's row count (or has none): for
+    writers that announce no rows (``import_transcripts`` of kirocrew files)."""
     level = SearchMark.objects.filter(session__row_count=F("rows")).values("session_id")
     caught = 0
     for session in Session.objects.exclude(pk__in=level).order_by("pk").iterator():
@@ -137,7 +129,6 @@ class RebuildReport:
 
 
 def search_rebuild(*, progress: Callable[[int], None] | None = None) -> RebuildReport:
-    """The whole index again from the files: every session's rows and stored summary."""
     report = RebuildReport()
     with transaction.atomic():
         SearchDoc.objects.all().delete()
@@ -147,18 +138,13 @@ def search_rebuild(*, progress: Callable[[int], None] | None = None) -> RebuildR
         report.rows += search_reindex_session(session)
         search_index_summary(session)
         if not SearchMark.objects.filter(session=session, rows__gt=0).exists():
-            report.missing += _missing(session)
+            try:
+                session_transcript(key=session.key, limit=1)
+            except SessionNotFound:
+                report.missing += 1
         if progress is not None:
             progress(report.sessions)
     return report
-
-
-def _missing(session: Session) -> int:
-    try:
-        session_transcript(key=session.key, limit=1)
-    except SessionNotFound:
-        return 1
-    return 0
 
 
 def _locked_mark(session: Session) -> SearchMark:
@@ -181,14 +167,15 @@ def _catch_up(session: Session) -> int:
 
 
 def _catch_up_page(session: Session, mark: SearchMark) -> tuple[int, bool]:
-    """One page of rows after ``mark``: indexed, the mark moved. ``(rows, more to read)``."""
+    """``(rows read, more to read)``."""
     try:
         page, _report, following = session_transcript(
             key=session.key, after=mark.cursor or None, limit=PAGE_ROWS
         )
     except SessionNotFound:
         return 0, False
-    seen = _seen_at(mark.cursor)
+    # How many rows bearing the mark's ts were read (``ts#n``: n).
+    seen = dict([parse_cursor(mark.cursor)]) if mark.cursor else {}
     batch: list[SearchDoc] = []
     for row in page:
         ts = str(row.get("ts"))
@@ -218,11 +205,3 @@ def _catch_up_page(session: Session, mark: SearchMark) -> tuple[int, bool]:
     if page:
         mark.save()
     return len(page), bool(page) and bool(following)
-
-
-def _seen_at(cursor: str) -> dict[str, int]:
-    """How many rows bearing the mark's ts were read (``ts#n``: n)."""
-    if not cursor:
-        return {}
-    ts, _, nth = cursor.rpartition("#") if "#" in cursor else (cursor, "", "1")
-    return {ts: int(nth) if nth.isdigit() else 1}

@@ -1,15 +1,9 @@
 """Django's SQLite backend, plus reads from a database on a read-only filesystem.
 
-A WAL database whose ``-wal``/``-shm`` files are gone (a clean shutdown) cannot be opened
-on a read-only mount, not even with ``mode=ro``: SQLite would have to create the shared
-memory file. Without this fallback every request, reads and ``/api/health`` included, ends
-in "unable to open database file". When the normal open fails, the database's directory
-is mounted read-only and no ``-wal`` file exists (so every committed transaction is in
-the main file), the file is opened ``immutable``: reads are exact, since nothing can write
-that filesystem, and any write fails with SQLITE_READONLY, which the API answers 503
-``storage_unavailable``. With a ``-wal`` file present SQLite opens the database read-only
-on its own. Decided per connection (``conn_max_age=0``): a remount read-write is seen by
-the next request.
+A WAL database whose ``-wal``/``-shm`` files are gone cannot be opened on a read-only
+mount, not even with ``mode=ro`` (SQLite would create the shared memory file). With no
+``-wal`` file every commit is in the main file, so it is opened ``immutable``: reads are
+exact and a write fails with SQLITE_READONLY (the API's 503). Decided per connection.
 """
 
 from __future__ import annotations
@@ -37,9 +31,8 @@ def _read_only_fs(path: Path) -> bool:
 
 
 def immutable_uri(path: Path) -> str | None:
-    """The URI to read ``path`` from a read-only mount, or None when the normal open's
-    error stands (a writable filesystem, or a ``-wal`` file whose frames ``immutable``
-    would not read)."""
+    """None when the normal open's error stands (a writable filesystem, or a ``-wal`` file
+    whose frames ``immutable`` would not read)."""
     if not _read_only_fs(path) or not path.is_file():
         return None
     wal = Path(f"{path}-wal")

@@ -10,8 +10,7 @@ from typing import Any
 import pytest
 from django.test import Client
 
-from kirocrew_site.dashboard.present import STATE_LABELS
-from kirocrew_site.dashboard.timeline import MIN_BAR_SHARE, timeline_layout
+from kirocrew_site.dashboard.present import MIN_BAR_SHARE, STATE_LABELS, timeline_layout
 from summaries.core.gate import PassResult
 from summaries.services import summary_generate
 from tests.fixtures.summaries import use_backend

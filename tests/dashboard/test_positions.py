@@ -5,13 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from kirocrew_site.dashboard.positions import (
-    Gap,
-    InvalidToken,
-    Position,
-    gap_request,
-    target_turn,
-)
+from kirocrew_site.dashboard.positions import Gap, InvalidToken, Position, gap_request
 from kirocrew_site.dashboard.present import Item, RowKind
 
 
@@ -61,12 +55,12 @@ def test_a_revision_or_a_resync_reads_the_running_turn_again() -> None:
 
 def test_gaps_split_around_what_came() -> None:
     gap = Gap(1, 40)
-    assert gap.tail(20) == (21, 40)
-    assert gap.from_turn(30, 20) == (30, 40)
+    assert gap_request([gap], "", 20) == (gap, 21, 40)  # its button: its last turns
+    assert gap_request([gap], "turn-30", 20) == (gap, 30, 40)  # a link: from that turn on
     assert gap.split(21, 40) == (Gap(1, 20), None)
     assert gap.split(3, 22) == (Gap(1, 2), Gap(23, 40))
     assert gap.split(1, 40) == (None, None)
-    assert Gap(1, 1).tail(20) == (1, 1)
+    assert gap_request([Gap(1, 1)], "", 20) == (Gap(1, 1), 1, 1)
 
 
 def test_which_gap_a_request_loads() -> None:
@@ -78,8 +72,8 @@ def test_which_gap_a_request_loads() -> None:
     assert gap_request([Gap(23, 40)], "", 5) == (Gap(23, 40), 36, 40)
     with pytest.raises(InvalidToken):
         gap_request(gaps, "", 20)  # a button sends its own gap
-    assert target_turn("turn-07") is None
-    assert target_turn("turn-12") == 12
+    assert gap_request([Gap(1, 40)], "turn-07", 20) is None  # not a turn's anchor
+    assert gap_request([Gap(1, 40)], "turn-12", 20) == (Gap(1, 40), 12, 31)
 
 
 @pytest.mark.parametrize(

@@ -17,8 +17,13 @@ import pytest
 from django.test import Client
 
 from kirocrew_site.dashboard.present import STATE_LABELS
-from kirocrew_site.dashboard.project_selectors import project_get, project_list
-from kirocrew_site.dashboard.projects import NO_PROJECT, SessionIntents, open_items
+from kirocrew_site.dashboard.projects import (
+    NO_PROJECT,
+    SessionIntents,
+    open_items,
+    project_get,
+    project_list,
+)
 from kirocrew_site.dashboard.selectors import dashboard_sessions
 from summaries.core.gate import PassResult
 from summaries.services import summary_generate

@@ -23,7 +23,7 @@ from django.utils import timezone
 
 from kirocrew_site.realtime import consumer
 from kirocrew_site.realtime.frames import TurnData, TurnFrame
-from kirocrew_site.realtime.services import frame_send
+from kirocrew_site.realtime.receivers import frame_send
 from tests.fixtures.personas import app_with_client, dashboard_client, logged_in
 from tests.realtime.conftest import (
     CLOSE_UNAUTHENTICATED,

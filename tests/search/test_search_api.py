@@ -199,10 +199,10 @@ def test_a_rotation_keeps_the_index_without_rebuilding_it(
 def test_an_old_match_is_found_behind_newer_rows_that_do_not_match(
     apps: tuple[Caller, Caller], monkeypatch: Any
 ) -> None:
-    from kirocrew_site.search import vendor
+    from kirocrew_site.search import selectors
 
     # Ranking looks at the newest RANK_WINDOW matches: matches, not rows.
-    monkeypatch.setattr(vendor, "RANK_WINDOW", 2)
+    monkeypatch.setattr(selectors, "RANK_WINDOW", 2)
     alpha, _ = apps
     alpha.turn("alpha-1", "The gecko decision", "Gecko chosen.")
     for n in range(3):

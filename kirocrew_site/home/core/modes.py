@@ -1,9 +1,6 @@
-"""Who may read ``KIROCREW_HOME``: only its owner.
-
-The home holds transcripts, summaries, the database (password and token hashes, live
-login sessions) and the secret key, so every process that writes there runs with a
-umask that removes group and other bits (``private_umask``), and an existing home that
-others can read is reported (``exposure``) and tightened on request (``tighten``).
+"""Who may read ``KIROCREW_HOME`` (transcripts, password and token hashes, login sessions,
+the secret key): only its owner. Every process writes there with a private umask; an
+existing home others can read is reported (``exposure``) and tightened (``tighten``).
 """
 
 from __future__ import annotations
@@ -20,7 +17,7 @@ PRIVATE_BITS = 0o077
 
 
 def private_umask() -> int:
-    """Make every file and folder this process creates private; returns the old umask."""
+    """Returns the old umask."""
     old = os.umask(PRIVATE_BITS)
     os.umask(old | PRIVATE_BITS)
     return old
@@ -33,12 +30,9 @@ class Exposed:
 
 
 def exposure(home: Path) -> list[Exposed]:
-    """The home and its direct entries that give group or other any bit.
-
-    Shallow on purpose: it runs at every start, and the home's own mode is what lets
-    others reach anything below it; a deep walk of the sessions folder is ``tighten``'s.
-    Symbolic links are not judged (their mode means nothing; nothing follows them here).
-    """
+    """The home and its direct entries that give group or other any bit (links not judged).
+    Shallow on purpose: it runs at every start, and the home's own mode is what lets others
+    reach anything below it."""
     found: list[Exposed] = []
     try:
         entries = [home, *(home / name for name in sorted(os.listdir(home)))]
@@ -70,14 +64,9 @@ class TightenReport:
 
 
 def tighten(home: Path) -> TightenReport:
-    """Remove group and other bits from every folder and regular file under ``home``.
-
-    Never follows a link: the walk works on folder descriptors and ``chmod`` is asked not
-    to follow (an entry swapped for a link between the look and the change fails instead
-    of changing the link's target). Other entries (links, FIFOs, sockets) are reported as
-    skipped. Only bits are removed, never added: a 0755 folder becomes 0700, a 0644 file
-    0600, a 0400 file stays 0400.
-    """
+    """Remove group and other bits from every folder and regular file under ``home`` (other
+    entries are skipped). Never follows a link: the walk works on folder descriptors and
+    ``chmod`` does not follow (an entry swapped for a link meanwhile fails instead)."""
     report = TightenReport()
     _tighten_one(report, Path(home), os.path.basename(home), None)  # the home itself
     for top, dirs, files, top_fd in os.fwalk(home, follow_symlinks=False):

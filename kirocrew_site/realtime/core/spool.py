@@ -1,20 +1,11 @@
-"""The frame spool: how a process without the server's channel layer hands frames to it.
+"""The frame spool: files in ``$KIROCREW_HOME/frames/`` that the server's relay takes,
+oldest first, and sends on its own layer (``realtime.relay``).
 
-The embedded profile's channel layer lives inside one process, so a frame announced by a
-command (``import_transcripts --follow``) would never reach the server's sockets. Instead
-the command writes each frame send to a file in ``$KIROCREW_HOME/frames/`` and the server's
-relay (``realtime.relay``) takes the files, oldest first, and sends them on its own layer.
-
-The format, one JSON object per file: ``{"sends": [{"groups": [...], "frames": [...]}]}``,
-each send's frames (wire dicts) to each of its groups, in order. A writer collects the
-sends of ``LINGER_S`` into one file: one import's first poll announces every row it
-imported, one frame per row, and a file per frame costs a third of a millisecond.
-Everything here is plain files and the standard library; which groups and frames are
-acceptable is passed in by the caller (they are Django-side knowledge).
-
-Delivery is at most once and best effort, like the layer it stands in for: a file is
-deleted before its frames are sent, a stale one is dropped unread, and a client that
-missed a frame re-syncs from the API.
+One JSON object per file: ``{"sends": [{"groups": [...], "frames": [...]}]}``. A writer
+collects the sends of ``LINGER_S`` into one file: an import's first poll announces every
+row it imported, and a file per frame costs a third of a millisecond. Delivery is at most
+once and best effort, like the layer it stands in for: a file is deleted before its
+frames are sent, and a stale one is dropped unread.
 """
 
 from __future__ import annotations
@@ -28,7 +19,7 @@ import re
 import stat
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -68,8 +59,6 @@ class Spooled:
 
 @dataclass
 class Taken:
-    """What one ``spool_take`` found: the files' contents in order, and what it dropped."""
-
     batches: list[Spooled] = field(default_factory=list)  # every file's sends, in order
     stale: int = 0
     malformed: list[tuple[str, str]] = field(default_factory=list)  # (file name, why)
@@ -90,8 +79,8 @@ def spool_prepare(folder: Path) -> None:
 
 
 def heartbeat_touch(folder: Path, token: str) -> None:
-    """Say the relay is alive: bump the heartbeat's mtime, writing it (with the relay's
-    token, so only this relay removes it at exit) when it is missing."""
+    """Bump the heartbeat's mtime; a missing one is written with the relay's token, so only
+    this relay removes it at exit."""
     path = folder / HEARTBEAT
     try:
         os.utime(path, follow_symlinks=False)
@@ -109,7 +98,6 @@ def heartbeat_fresh(folder: Path, now: float, fresh_s: float = FRESH_S) -> bool:
 
 
 def heartbeat_drop(folder: Path, token: str) -> None:
-    """Remove the heartbeat if it is this relay's: writers stop spooling at once."""
     path = folder / HEARTBEAT
     try:
         if path.read_bytes() == token.encode():
@@ -122,15 +110,13 @@ Send = tuple[Sequence[str], Sequence[dict[str, Any]]]  # (groups, frames)
 
 
 class SpoolWriter:
-    """Writes frame files whose names sort in the order they were written.
+    """Writes frame files whose names sort in the order they were written: the stamp is
+    the wall clock in ns, forced to grow within the process (a clock step back cannot
+    reorder them), and the lock spans the rename.
 
-    The name's stamp is the wall clock in ns, forced to grow within the process (so a
-    clock step back cannot reorder this process's files); the lock spans the rename, so
-    two threads' files appear in the order of their stamps.
-
-    ``send`` buffers: the first send starts a timer of ``linger_s``, which writes every
-    send buffered by then as one file (a full buffer is written at once). The timer is a
-    non-daemon thread, so a command's last sends are written before its process exits.
+    ``send`` buffers: the first send starts a ``linger_s`` timer that writes every send
+    buffered by then as one file. The timer is a non-daemon thread, so a command's last
+    sends are written before its process exits.
     """
 
     def __init__(self, linger_s: float = LINGER_S, most: int = MAX_SENDS) -> None:
@@ -149,7 +135,6 @@ class SpoolWriter:
         self._timer: threading.Timer | None = None
 
     def write(self, folder: Path, sends: Sequence[Send]) -> Path:
-        """One file of these sends, now."""
         with self._lock:
             return self._write(folder, sends)
 
@@ -191,8 +176,7 @@ class SpoolWriter:
 
 
 def _write_atomic(folder: Path, name: str, body: bytes) -> Path:
-    """The store's one atomic write (temp file, then rename: a reader sees the whole file
-    or none); its temp file is a dot-file, which readers leave to its writer."""
+    # Its temp file is a dot-file, which readers leave to its writer.
     path = folder / name
     atomic_write(path, body, fsync=False, mode=FILE_MODE)
     return path
@@ -207,14 +191,14 @@ def spool_take(
     limit: int = TAKE_LIMIT,
     stale_s: float = STALE_S,
 ) -> Taken:
-    """Take (read and delete) up to ``limit`` frame files, oldest first: their sends in order.
-
-    ``accept_frame`` returns the frame to send or raises ``ValueError``. A file that is
-    not exactly the expected shape is deleted and reported in ``malformed``; a file older
-    than ``stale_s`` is deleted unread; a temporary file is left to its writer until stale.
+    """Take (read and delete) up to ``limit`` frame files, oldest first. A file not exactly
+    the expected shape is deleted and reported in ``malformed``; one older than ``stale_s``
+    is deleted unread; a temporary file is left to its writer until stale.
     """
     taken = Taken()
-    for name in sorted(_names(folder)):
+    with os.scandir(folder) as entries:
+        names = sorted(entry.name for entry in entries)
+    for name in names:
         if name == HEARTBEAT:
             continue
         path = folder / name
@@ -263,8 +247,8 @@ def spooled_parse(
     accept_group: Callable[[str], bool],
     accept_frame: Callable[[dict[str, Any]], dict[str, Any]],
 ) -> list[Spooled]:
-    """One file's bytes, trusted only in the exact shape ``SpoolWriter`` writes: all of
-    it, or (``ValueError``) none of it."""
+    """All of one file's sends, trusted only in the exact shape ``SpoolWriter`` writes, or
+    (``ValueError``) none of them."""
     if len(raw) > MAX_FILE_BYTES:
         raise ValueError("too large")
     try:
@@ -276,33 +260,23 @@ def spooled_parse(
     sends = doc["sends"]
     if not _bounded_list(sends, MAX_SENDS):
         raise ValueError("sends are not a list")
-    return [_send_parse(send, accept_group, accept_frame) for send in sends]
-
-
-def _send_parse(
-    send: object,
-    accept_group: Callable[[str], bool],
-    accept_frame: Callable[[dict[str, Any]], dict[str, Any]],
-) -> Spooled:
-    if not isinstance(send, dict) or set(send) != {"groups", "frames"}:
-        raise ValueError("not a send")
-    groups, frames = send["groups"], send["frames"]
-    if not _bounded_list(groups, MAX_GROUPS) or not all(
-        isinstance(g, str) and accept_group(g) for g in groups
-    ):
-        raise ValueError("unknown groups")
-    if not _bounded_list(frames, MAX_FRAMES) or not all(isinstance(f, dict) for f in frames):
-        raise ValueError("frames are not a list of objects")
-    return Spooled(tuple(groups), tuple(accept_frame(f) for f in frames))
+    spooled = []
+    for send in sends:
+        if not isinstance(send, dict) or set(send) != {"groups", "frames"}:
+            raise ValueError("not a send")
+        groups, frames = send["groups"], send["frames"]
+        if not _bounded_list(groups, MAX_GROUPS) or not all(
+            isinstance(g, str) and accept_group(g) for g in groups
+        ):
+            raise ValueError("unknown groups")
+        if not _bounded_list(frames, MAX_FRAMES) or not all(isinstance(f, dict) for f in frames):
+            raise ValueError("frames are not a list of objects")
+        spooled.append(Spooled(tuple(groups), tuple(accept_frame(f) for f in frames)))
+    return spooled
 
 
 def _bounded_list(value: object, most: int) -> bool:
     return isinstance(value, list) and 0 < len(value) <= most
-
-
-def _names(folder: Path) -> Iterable[str]:
-    with os.scandir(folder) as entries:
-        return [entry.name for entry in entries]
 
 
 def _read(path: Path) -> bytes:

@@ -1,6 +1,5 @@
-"""``createsuperuser`` that says "run migrate first" in one line on a new database (the
-README and the login page send people here first; Django's own printed a 72-line
-``no such table: auth_user`` traceback)."""
+"""``createsuperuser`` that says "run migrate first" in one line on a new database, instead
+of Django's ``no such table: auth_user`` traceback."""
 
 from __future__ import annotations
 

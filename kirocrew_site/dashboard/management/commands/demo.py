@@ -88,7 +88,6 @@ class Command(BaseCommand):
         self.stdout.write(f"demo: {message}")
 
     def _summarize(self, keys: list[str]) -> None:
-        """Summarize what was imported: the demo exists to show a summary when first opened."""
         names = Slot.objects.filter(session__key__in=keys).values_list("name", flat=True)
         written = 0
         for name in sorted(names):
@@ -104,7 +103,7 @@ class Command(BaseCommand):
         return app_create(name=REPLAY_APP)[1]
 
     def _clear_replay_slot(self) -> None:
-        """Remove an earlier run's live session, whoever owns it now (even an older orphan)."""
+        # Whoever owns it now (even an older orphan).
         slot = Slot.objects.select_related("session").filter(name=REPLAY_SLOT).first()
         if slot is not None:
             session_delete(key=slot.session.key)
