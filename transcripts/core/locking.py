@@ -128,17 +128,24 @@ def _flock_file(lock_path: str, deadline: float) -> int | None:
             fd = os.open(lock_path, os.O_RDONLY | os.O_CLOEXEC)
         except FileNotFoundError:
             return None
-    pause = POLL_FIRST_S
     try:
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                return fd
-            except BlockingIOError:
-                if time.monotonic() >= deadline:
-                    raise LockTimeout(f"timed out waiting for {lock_path}") from None
-                time.sleep(pause)
-                pause = min(pause * 2, POLL_MAX_S)
+        wait_flock(fd, deadline, f"timed out waiting for {lock_path}")
     except BaseException:
         os.close(fd)
         raise
+    return fd
+
+
+def wait_flock(fd: int, deadline: float, timeout_message: str) -> None:
+    """``flock(fd)`` exclusively, polling until ``deadline`` (``time.monotonic``), then
+    ``LockTimeout(timeout_message)``."""
+    pause = POLL_FIRST_S
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                raise LockTimeout(timeout_message) from None
+            time.sleep(pause)
+            pause = min(pause * 2, POLL_MAX_S)

@@ -1,17 +1,12 @@
 """Import Claude Code and Codex CLI session files into the store (``import_transcripts``).
 
-Sources are CONVERTED, not copied: each record becomes rows of this project's format and
-goes through the store's append path, so write-boundary redaction and the content rule
-apply as to any other row. Per source file a small state file under the store
-(``.agent-imports/``) holds its identity (device, inode), the byte offset read so far and
-the converter's state, so a re-run reads only what was appended since. Sources are only
-ever opened read-only; whoever imports one holds an ``flock`` on it, so a ``--follow`` and
-a manual run never read the same records.
-
-One path for every source: under the source's lock, a batch is written ahead (the state it
-leads to), appended, mirrored, and its state recorded. A run with many new sources has
-them read, converted, redacted and encoded by forked worker processes first (``prepare``);
-each result then takes that same path, which only writes its bytes.
+Sources are converted, not copied: their rows take the store's append path (write-boundary
+redaction, the content rule). A state file per source (``.agent-imports/``) keeps its
+identity, the byte offset read and the converter's state, so a re-run reads only what was
+appended since. Sources are opened read-only, under an ``flock``, so a ``--follow`` and a
+manual run never read the same records. Under that lock a batch is written ahead, appended,
+mirrored and its state recorded; many new sources are first read, converted, redacted and
+encoded by forked workers (``prepare``), whose bytes then take that same path.
 """
 
 from __future__ import annotations
@@ -164,8 +159,8 @@ def _state_file(path: Path, directory: Path | None) -> str:
     return os.path.join(directory or state_dir(), f"{digest}.json")
 
 
-def state_path(path: Path, directory: Path | None = None) -> Path:
-    return Path(_state_file(path, directory))
+def state_path(path: Path) -> Path:
+    return Path(_state_file(path, None))
 
 
 def pending_path(path: Path, directory: Path | None = None) -> Path:
@@ -218,17 +213,9 @@ def drop_pending(path: Path) -> None:
 def source_lock(fd: int) -> Iterator[None]:
     """Hold the source itself (``flock`` on its read-only fd, advisory: the file is not
     changed and needs no lock file of its own); ``LockTimeout`` after ``LOCK_TIMEOUT_S``."""
-    deadline = time.monotonic() + LOCK_TIMEOUT_S
-    pause = locking.POLL_FIRST_S
-    while True:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            break
-        except BlockingIOError:
-            if time.monotonic() >= deadline:
-                raise LockTimeout("another import of this source is running") from None
-            time.sleep(pause)
-            pause = min(pause * 2, locking.POLL_MAX_S)
+    locking.wait_flock(
+        fd, time.monotonic() + LOCK_TIMEOUT_S, "another import of this source is running"
+    )
     try:
         yield
     finally:
@@ -293,7 +280,9 @@ def _announce(key: str, stamps: list[str], roles: list[str], ended: bool, run: _
     """After commit: the rows (``--follow``) and a turn end, as the turn API's: a clean stop
     recorded, then the gated pass, which reads the current state, so one per batch will do."""
     if run.announce and stamps:
-        transaction.on_commit(partial(_announce_rows, key, stamps, roles))
+        name = slot_name_for_key(key)
+        send = rows_appended.send_robust
+        transaction.on_commit(partial(send, sender=Slot, slot_name=name, ts=stamps, roles=roles))
     if ended:
         _mark_clean_stop(key)
         transaction.on_commit(partial(_announce_turn_end, key, run.frames))
@@ -301,10 +290,6 @@ def _announce(key: str, stamps: list[str], roles: list[str], ended: bool, run: _
 
 def _mark_clean_stop(key: str) -> None:
     Slot.objects.filter(session__key=key).update(running=False, last_stop_reason=CLEAN_STOP)
-
-
-def _announce_rows(key: str, ts: list[str], roles: list[str]) -> None:
-    rows_appended.send_robust(sender=Slot, slot_name=slot_name_for_key(key), ts=ts, roles=roles)
 
 
 def _announce_turn_end(key: str, frames: bool) -> None:
@@ -342,11 +327,9 @@ def _unchanged(
     """A source read to its end already, judged from the walk's ``lstat`` and its state read
     without the lock, so an unchanged tree costs no open. Anything else (a moved mtime, a
     state without one, or one being written right now) takes the locked path."""
-    if st is None or state is None or st.st_size > limit:
+    if st is None or state is None or st.st_size > limit or st.st_size != state.offset:
         return None
     if (state.dev, state.ino, state.mtime_ns) != (st.st_dev, st.st_ino, st.st_mtime_ns):
-        return None
-    if st.st_size != state.offset:
         return None
     return FileOutcome(str(path), ImportStatus.UNCHANGED, state.key)
 
@@ -399,13 +382,12 @@ def _import_open(
         if fmt == "auto" and found == "kirocrew":
             run.kiro.append(path)
             return FileOutcome(label, ImportStatus.DELEGATED)
-        if found not in CONVERTERS:  # this project's own format, under --format claude-code
-            hint = "import it without --format, or with --format auto"
-            return FileOutcome(
-                label, ImportStatus.BAD, reason=f"looks like {found}, not {fmt} ({hint})"
+        if found not in CONVERTERS or (fmt != "auto" and found != fmt):
+            hint = (  # not converted: this project's own format, under --format claude-code
+                "import it without --format, or with --format auto"
+                if found not in CONVERTERS
+                else f"use --format {found} or auto"
             )
-        if fmt != "auto" and found != fmt:
-            hint = f"use --format {found} or auto"
             return FileOutcome(
                 label, ImportStatus.BAD, reason=f"looks like {found}, not {fmt} ({hint})"
             )
@@ -517,7 +499,7 @@ def _settle_pending(path: Path, app: App | None) -> None:
     from the file (its transaction may not have committed), its turn end recorded and its
     state taken; otherwise it is read again. Under the source lock, and only the importer
     appends to an imported session, so growth is this batch's."""
-    pending = _read(_state_file(path, None) + PENDING_SUFFIX, Pending)
+    pending = _read(str(pending_path(path)), Pending)
     if pending is not None:
         target, current = pending.next, load_state(path)
         if current is None or current.offset < target.offset:

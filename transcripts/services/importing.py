@@ -80,6 +80,7 @@ class _Candidate:
     archives: tuple[Path, ...] = ()  # archives copied with it: they leave with a bad file
 
 
+CONFLICT_REASON = "a different file of that name is already in the store"
 SKIPPED = (ImportRefused, OSError)  # a file refused, not a regular file, or unreadable
 
 
@@ -151,7 +152,7 @@ def _gather(
         status = _try_copy(result, path.name, path, dest, limit)
         if status == "conflict":
             result.outcomes.append(
-                FileOutcome(path.name, ImportStatus.CONFLICT, reason=_reason(status))
+                FileOutcome(path.name, ImportStatus.CONFLICT, reason=CONFLICT_REASON)
             )
         elif status:
             read = dest if dest.exists() else path
@@ -166,7 +167,8 @@ def _gather(
         dest = store.archive_dir / archive.name
         status = _try_copy(result, label, archive, dest, limit, refuse)
         if status:
-            result.outcomes.append(FileOutcome(label, ImportStatus(status), reason=_reason(status)))
+            reason = CONFLICT_REASON if status == "conflict" else ""
+            result.outcomes.append(FileOutcome(label, ImportStatus(status), reason=reason))
         if status == "copied":
             brought.setdefault(owner, []).append(dest)
     return [replace(c, archives=tuple(brought.get(c.target.name, ()))) for c in candidates]
@@ -181,10 +183,6 @@ def _try_copy(
     except SKIPPED as exc:
         result.outcomes.append(skipped_file(label, exc))
         return ""
-
-
-def _reason(status: str) -> str:
-    return "a different file of that name is already in the store" if status == "conflict" else ""
 
 
 def session_import_paths(

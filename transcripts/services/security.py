@@ -25,6 +25,7 @@ log = logging.getLogger(__name__)
 WINDOW = timedelta(minutes=10)
 MAX_ROWS_PER_WINDOW = 100  # distinct rows per caller and window, overflow rows aside
 OVERFLOW_RESOURCE = "(over the per-window limit)"
+_FIELDS = ("caller", "operation", "outcome", "source", "resource", "error")
 
 
 def _now() -> datetime:
@@ -81,14 +82,8 @@ def security_event_record(
 ) -> None:
     """Count one security-relevant outcome; ``caller`` names, never authenticates. The
     per-window cap is checked without a lock: concurrent writers may pass it by their number."""
-    fields = {
-        "caller": _clip(caller, "caller"),
-        "operation": _clip(operation, "operation"),
-        "outcome": _clip(outcome, "outcome"),
-        "source": _clip(source, "source"),
-        "resource": _clip(resource, "resource"),
-        "error": _clip(error, "error"),
-    }
+    values = (caller, operation, outcome, source, resource, error)
+    fields = {name: _clip(value, name) for name, value in zip(_FIELDS, values, strict=True)}
     try:
         _record(fields)
     except DatabaseError as exc:

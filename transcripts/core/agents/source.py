@@ -12,6 +12,7 @@ import os
 import zlib
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
@@ -184,13 +185,9 @@ class Batch:
 
 
 def head_lines(fd: int, size: int) -> list[bytes]:
-    lines = []
-    for line, _ in complete_lines(fd, 0, size):
-        if line.strip():
-            lines.append(line)
-        if len(lines) >= HEAD_LINES:
-            break
-    return lines
+    return list(
+        islice((line for line, _ in complete_lines(fd, 0, size) if line.strip()), HEAD_LINES)
+    )
 
 
 def new_state(fmt: str, path: Path, st: os.stat_result) -> SourceState:
@@ -299,14 +296,11 @@ def convert_range(
 
 def _lines(fd: int, start: int, end: int) -> Iterator[tuple[bytes, int]]:
     """``complete_lines``, with a range of up to one block read at once and split in one call."""
-    if end - start > BLOCK:
+    data = os.pread(fd, end - start, start) if end - start <= BLOCK else b""
+    if len(data) != end - start:  # longer than a block, or shrank meanwhile: the careful reader
         yield from complete_lines(fd, start, end)
-        return
-    data = os.pread(fd, end - start, start)
-    if len(data) != end - start:  # the file shrank meanwhile: the careful reader
-        yield from complete_lines(fd, start, end)
-        return
-    yield from _split(data, start)
+    else:
+        yield from _split(data, start)
 
 
 def _split(data: bytes, start: int) -> Iterator[tuple[bytes, int]]:

@@ -1,24 +1,14 @@
 """Credential and exfiltration-URL redaction (pure: standard library only, no Django).
 
-A port of the original's ``redact_credentials`` and ``redact_exfiltration_urls``
-(reference §4.3, §4.4) with current provider formats. It runs at the transcript write
-boundary (:func:`redact_text`, :func:`redact_value`) and on model-written summary
-payloads (:func:`redact_payload`). What counts as a secret is :mod:`.patterns`. A call:
+A port of the original's ``redact_credentials`` and ``redact_exfiltration_urls`` (reference
+§4.3, §4.4) with current provider formats, run at the transcript write boundary
+(:func:`redact_text`, :func:`redact_value`) and on model-written summary payloads
+(:func:`redact_payload`). What counts as a secret is :mod:`.patterns`. A call: one scan
+(:mod:`.prefilter`), the fast path (:mod:`.views`), pass 1 (:mod:`.finders`), passes 2 and 3
+(:mod:`.credentials`), exfiltration URLs (:mod:`.urls`).
 
-* :mod:`.prefilter`: one hyperscan scan of the UTF-8 bytes names the fast-path triggers;
-  none means nothing to redact, with no view built.
-* :mod:`.views`: without a scan, C-speed checks on a latin-1 view find the same
-  triggers: ``FAST_PATH_ANCHORS``, the lowercase anchors, a run of 15+ window chars.
-* Pass 1 (:mod:`.finders`) emulates the original's single alternation (leftmost match,
-  then lowest rule index), running only the rules whose anchors occur; windowed rules
-  scan only the windows. An assignment's span is its value, so the key stays readable.
-* Passes 2 and 3 (:mod:`.credentials`: base64-encoded credentials, bare AWS secret
-  keys) scan 40+ runs of the original text, skipping what an earlier pass covered, as
-  the original's ``result.replace`` did.
-* Exfiltration URLs (:mod:`.urls`): the original's per-URL verdict; clean ones cached.
-* Rounds repeat to a fixpoint: a tag ends in "]", which can satisfy a neighbour's
-  look-behind the original character did not (two rounds when something was found).
-
+Rounds repeat to a fixpoint: a tag ends in "]", which can satisfy a neighbour's
+look-behind the original character did not (two rounds when something was found).
 No pattern backtracks catastrophically: where the original is quadratic or worse (JWT,
 Telegram, PEM without END, S3 presigned) linear finders return the same matches, and
 1 MB inputs take well under a second (``bench/bench_redaction.py``).
@@ -104,11 +94,8 @@ def redact_exfiltration_urls(text: str) -> tuple[str, RedactionReport]:
 
 
 def redact_text(text: str) -> tuple[str, RedactionReport]:
-    """Return ``text`` with secrets replaced and a value-free report {kind: count}.
-
-    Write-boundary order (reference §1.5): exfiltration URLs, then credentials.
-    Idempotent: ``redact_text(redact_text(x)[0])[0] == redact_text(x)[0]``.
-    """
+    """``text`` with secrets replaced, and a value-free report {kind: count}; idempotent:
+    ``redact_text(redact_text(x)[0])[0] == redact_text(x)[0]``."""
     return _redact(text, _write_boundary_round)
 
 
@@ -125,11 +112,8 @@ def _unique_key(key: str, taken: dict[Any, Any]) -> str:
 
 def _redact_tree(value: Any, redact: Redact) -> tuple[Any, RedactionReport]:
     """Every string inside dicts, lists and tuples, keys included, into new containers.
-
-    Iterative (an explicit stack), so no depth raises ``RecursionError``: writers refuse
-    deep content before redaction, but summaries redact model output, and a redactor
-    must never be the thing that fails.
-    """
+    Iterative: summaries redact model output of any depth, and a redactor must never be
+    the thing that fails (``RecursionError``)."""
     reports: list[RedactionReport] = []
 
     def text(node: str) -> str:

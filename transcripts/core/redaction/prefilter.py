@@ -148,12 +148,6 @@ def _may_hold_secret_slow(data: bytes) -> bool:
     return any(a in low for a in _MINIMAL)
 
 
-def may_hold_secret(data: bytes) -> bool:
-    """False only if no string inside ``data`` (UTF-8 text or JSON) has a fast-path trigger."""
-    found = scan(data)
-    return _may_hold_secret_slow(data) if found is None else bool(found)
-
-
 def value_may_hold_secret(value: Any) -> bool:
     """False only if no string of ``value`` (values and keys, at any depth) can be redacted.
 
@@ -165,4 +159,5 @@ def value_may_hold_secret(value: Any) -> bool:
         data = orjson.dumps(value)
     except TypeError:
         return True
-    return may_hold_secret(data)
+    found = scan(data)
+    return _may_hold_secret_slow(data) if found is None else bool(found)
