@@ -102,6 +102,29 @@ def test_a_huge_exit_code_in_a_codex_output_never_stalls_the_file(
     _poisoned_then_appended(store, path, "codex", f"codex:{CODEX_ID}", later)
 
 
+@pytest.mark.parametrize("kind", [["user"], {"type": "user"}])
+def test_a_record_type_that_is_a_list_or_an_object_never_stalls_a_claude_file(
+    tmp_path: Path, store: TranscriptStore, kind: Any
+) -> None:
+    path = project_dir(tmp_path) / f"{SID}.jsonl"
+    odd = {**prompt(2, "odd"), "type": kind}
+    path.write_text(jl(prompt(1, "run it"), odd, reply(3, "done")))
+    later = jl(prompt(4, "the record appended later"))
+    _poisoned_then_appended(store, path, "claude-code", f"claude:{SID}", later)
+
+
+@pytest.mark.parametrize("kind", [["user_message"], {"type": "message"}])
+@pytest.mark.parametrize("wrap", [codex_event, codex_item])
+def test_a_payload_type_that_is_a_list_or_an_object_never_stalls_a_codex_file(
+    tmp_path: Path, store: TranscriptStore, kind: Any, wrap: Any
+) -> None:
+    path = tmp_path / "sessions" / f"rollout-2026-11-30T11-00-00-{CODEX_ID}.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_text(jl(codex_meta(), codex_user("go"), wrap({"type": kind}), codex_assistant("ok")))
+    later = jl(codex_user("the record appended later"))
+    _poisoned_then_appended(store, path, "codex", f"codex:{CODEX_ID}", later)
+
+
 def test_a_deeply_nested_timestamp_never_stalls_the_file(
     tmp_path: Path, store: TranscriptStore
 ) -> None:

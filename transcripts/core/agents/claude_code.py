@@ -281,6 +281,8 @@ def convert(rec: Any, state: ConvState) -> Step:
     if "payload" in rec and "sessionId" not in rec:
         return Step(bucket=f"{FOREIGN}:{label(kind)}")
     provenance(rec, state)
+    if not isinstance(kind, str):  # a list or an object would not hash in the sets below
+        return Step(bucket=f"{UNKNOWN}:{label(kind)}")
     ts = source_ts(rec)
     if kind in ("user", "assistant") and bool(rec.get("isSidechain")) != state.sidechain:
         return Step(bucket=f"{DROPPED}:other_thread")  # subagents live in their own session

@@ -156,6 +156,8 @@ def _close(step: Step, state: ConvState) -> Step:
 
 def _event(payload: dict[str, Any], state: ConvState, ts: Any) -> Step:
     kind = payload.get("type")
+    if not isinstance(kind, str):  # a list or an object would not hash in the sets below
+        return Step(bucket=f"{UNKNOWN}:event_msg/{label(kind)}")
     if kind == "user_message":
         text = payload.get("message")
         if not isinstance(text, str) or not text.strip():
@@ -181,6 +183,8 @@ def _event(payload: dict[str, Any], state: ConvState, ts: Any) -> Step:
 
 def _item(payload: dict[str, Any], state: ConvState, ts: Any) -> Step:
     kind = payload.get("type")
+    if not isinstance(kind, str):  # a list or an object would not hash in the sets below
+        return Step(bucket=f"{UNKNOWN}:response_item/{label(kind)}")
     if kind == "message":
         return _message(payload, state, ts)
     if kind in ("function_call", "custom_tool_call", "local_shell_call", "web_search_call"):
