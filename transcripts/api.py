@@ -1,7 +1,5 @@
-"""The slot API: its bodies, the slot routes (``router``: read, rename, delete, transcript,
-rewind, fork) and the turn loop's (``turns_router``: create and list slots, turn start,
-rows, revisions, turn end). Handlers translate and delegate: ownership via
-``slot_for_caller``, writes via services.
+"""The slot API: ``router`` (read, rename, delete, transcript, rewind, fork) and the turn
+loop's ``turns_router`` (create and list slots, turns, rows, revisions, turn end).
 """
 
 from __future__ import annotations
@@ -137,8 +135,7 @@ ERRORS: dict[int, type[Schema]] = dict.fromkeys(
 
 
 def slot_payload(slot: Slot) -> dict[str, Any]:
-    """A slot as every route shows it, with the fields other apps add (``selectors.SlotExtra``:
-    summaries' one-line ``summary``), the same values on every route."""
+    """A slot as every route shows it, with the fields other apps add (``SlotExtra``)."""
     session = slot.session
     return {
         "name": slot.name,
@@ -281,9 +278,7 @@ def append_row(request: HttpRequest, slot: str, body: RowIn) -> Status[Any]:
 
 
 @turns_router.post(
-    "/slots/{slot}/rows/{ts}/revisions",
-    response={201: TsOut, **ERRORS},
-    operation_id="row_revise",
+    "/slots/{slot}/rows/{ts}/revisions", response={201: TsOut, **ERRORS}, operation_id="row_revise"
 )
 def revise_row(request: HttpRequest, slot: str, ts: str, body: RevisionIn) -> Status[Any]:
     found = slot_for_caller(caller_of(request), slot, operation="row_revise")

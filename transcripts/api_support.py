@@ -1,9 +1,8 @@
 """What every API router shares: the error type, the ownership and permission checks.
 
-Every denial answers exactly like a missing slot (same status, body and headers) and
-records a SecurityEvent with the true reason (anti-enumeration, CWE-204). For an app
-caller a missing slot is recorded too (outcome ``not_found``), so both paths run the
-same statements and take the same time (no timing oracle, CWE-208).
+Every denial answers exactly like a missing slot and records a SecurityEvent with the true
+reason (CWE-204). For an app a missing slot is recorded too, so both paths run the same
+statements and take the same time (CWE-208).
 """
 
 from __future__ import annotations
@@ -36,11 +35,9 @@ class ApiError(Exception):
 
 
 class ContentParser(Parser):
-    """Request bodies under the content rule (``transcripts.core.content``), before any
-    handler runs: ``NaN``, ``Infinity``, ``1e400``, nesting past ``MAX_DEPTH``, NUL and
-    over-long strings are refused here, so no route can write them. Ninja wraps a parser
-    error in a 400 ``HttpError``; the API maps one caused by ``ContentRejected`` to 422
-    ``invalid_request`` with the rule's message (never the submitted value)."""
+    """Request bodies under the content rule (``transcripts.core.content``) before any
+    handler runs, so no route can write what it refuses. Ninja wraps a parser error in a
+    400; the API maps one caused by ``ContentRejected`` to 422 ``invalid_request``."""
 
     def parse_body(self, request: HttpRequest) -> Any:
         return loads_checked(request.body)
@@ -64,7 +61,7 @@ REFUSED: dict[type[Exception], tuple[int, str, str]] = {
 
 @contextmanager
 def refused_as(*refusals: type[Exception]) -> Iterator[None]:
-    """Answer ``refusals`` (and nothing else) raised inside with their ``REFUSED`` row."""
+    """Answer ``refusals`` (nothing else) with their ``REFUSED`` row."""
     try:
         yield
     except refusals as exc:
@@ -72,7 +69,6 @@ def refused_as(*refusals: type[Exception]) -> Iterator[None]:
 
 
 def check_limit(limit: int, maximum: int) -> None:
-    """A page size out of ``1..maximum``: the paginated routes' one 422."""
     if not 1 <= limit <= maximum:
         raise ApiError(422, "invalid_request", f"limit must be between 1 and {maximum}")
 
@@ -81,9 +77,8 @@ def slot_not_found() -> ApiError:
     return ApiError(404, "slot_not_found", "not found")
 
 
-# The not-found family: what a request meets after its lookup when a DELETE of the same
-# slot wins the race (transcript gone from disk, mirror rows gone). The API answers each
-# with the 404 of a missing slot (kirocrew_site/api.py registers one handler for them all).
+# What a request meets after its lookup when a DELETE of the slot wins the race: the API
+# answers each with the 404 of a missing slot.
 SLOT_GONE: tuple[type[Exception], ...] = (SessionNotFound, Slot.DoesNotExist, Session.DoesNotExist)
 
 
@@ -94,19 +89,15 @@ def slot_gone(slot: Slot) -> bool:
 
 
 def _reaches(caller: Caller, slot: Slot) -> bool:
-    """A dashboard user reaches every slot; an app only its own."""
     return caller.app is None or slot.app_id == caller.app.pk
 
 
 def slot_for_caller(
     caller: Caller, name: str, *, operation: str, found: Slot | None = None
 ) -> Slot:
-    """The slot ``name`` if ``caller`` may reach it; else the one 404 for missing and denied.
-
-    THE ownership check: every route asks it. ``found`` is the slot a route already read
-    with its own cheaper query; it is used only when the caller reaches it, so a foreign
-    slot costs the same queries as a missing one (no timing difference to probe).
-    """
+    """THE ownership check: the slot ``name`` if ``caller`` may reach it, else the one 404.
+    ``found``: the slot a route already read with a cheaper query, used only when the
+    caller reaches it, so a foreign slot costs the same queries as a missing one."""
     if not is_valid_slot_name(name):
         raise ApiError(*REFUSED[InvalidSlotName])
     if found is not None and found.name == name and _reaches(caller, found):
@@ -115,7 +106,7 @@ def slot_for_caller(
     slot = next(iter(Slot.objects.select_related("session", "app").filter(name=name)[:1]), None)
     if slot is not None and _reaches(caller, slot):
         return slot
-    if caller.app is None:  # a dashboard user reaches every slot: missing, nothing to hide
+    if caller.app is None:  # a dashboard user: nothing to hide
         raise slot_not_found()
     # Missing and denied: the same record call (one upsert), then the same 404.
     security_event_record(
@@ -134,8 +125,8 @@ def slot_for_caller(
 
 
 def permission_required(caller: Caller, perm: str, *, operation: str, name: str) -> None:
-    """Destructive routes: a dashboard user needs staff or ``perm`` (an app needs ownership,
-    which ``slot_for_caller`` checks). Refused before any lookup: 403 for every name."""
+    """Destructive routes: a dashboard user needs staff or ``perm``. Refused before any
+    lookup: 403 for every name."""
     if caller.may(perm):
         return
     security_event_record(
