@@ -27,8 +27,8 @@ router = Router(tags=["turns and summaries"])
 
 
 class SummaryOut(Schema):
-    """A slot's summary: its intents, the project notes, and when and from how many user
-    turns it was written."""
+    """A slot's summary: its intents (the payload model, ``summaries.core.intents``), the
+    project notes, and when and from how many user turns it was written."""
 
     enabled: bool
     stale: bool

@@ -150,22 +150,19 @@ def slot_for_summary_read(name: str) -> Slot | None:
         for convert in converters:
             value = convert(value, col, connection)
         values.append(value)
-    split = len(Slot._meta.concrete_fields)
-    cut = split + len(Session._meta.concrete_fields)
-    slot = Slot.from_db(alias, [f.attname for f, _, _ in fields[:split]], values[:split])
-    session = Session.from_db(
-        alias, [f.attname for f, _, _ in fields[split:cut]], values[split:cut]
-    )
-    slot.session = session
-    state = values[cut:]
+    made: list[Any] = []  # Slot, Session, SummaryState (None: the LEFT JOIN found no row)
+    start = 0
+    for model in (Slot, Session, SummaryState):
+        end = start + len(model._meta.concrete_fields)
+        names = [field.attname for field, _, _ in fields[start:end]]
+        own = values[start:end]
+        made.append(None if own[0] is None else model.from_db(alias, names, own))
+        start = end
+    slot: Slot = made[0]
+    slot.session = made[1]
     # Cached on the slot as select_related would (None: no row yet, and no query later).
     rel: Any = Slot._meta.get_field("summary_state")  # the reverse one-to-one
-    rel.set_cached_value(
-        slot,
-        SummaryState.from_db(alias, [f.attname for f, _, _ in fields[cut:]], state)
-        if state[0] is not None
-        else None,
-    )
+    rel.set_cached_value(slot, made[2])
     return slot
 
 

@@ -132,6 +132,9 @@ turns_router = Router(tags=["turns and summaries"])
 ERRORS: dict[int, type[Schema]] = dict.fromkeys(
     (400, 401, 403, 404, 409, 413, 422, 503, 507), ErrorOut
 )
+SLOT = {200: SlotOut, **ERRORS}
+NEW_SLOT = {201: SlotOut, **ERRORS}
+NEW_ROW = {201: TsOut, **ERRORS}
 
 
 def slot_payload(slot: Slot) -> dict[str, Any]:
@@ -153,12 +156,12 @@ def slot_payload(slot: Slot) -> dict[str, Any]:
     }
 
 
-@router.get("/slots/{slot}", response={200: SlotOut, **ERRORS}, operation_id="slot_get")
+@router.get("/slots/{slot}", response=SLOT, operation_id="slot_get")
 def get_slot(request: HttpRequest, slot: str) -> dict[str, Any]:
     return slot_payload(slot_for_caller(caller_of(request), slot, operation="slot_read"))
 
 
-@router.patch("/slots/{slot}", response={200: SlotOut, **ERRORS}, operation_id="slot_update")
+@router.patch("/slots/{slot}", response=SLOT, operation_id="slot_update")
 def update_slot(request: HttpRequest, slot: str, body: SlotPatchIn) -> dict[str, Any]:
     found = slot_for_caller(caller_of(request), slot, operation="slot_update")
     if body.title is not None:
@@ -200,7 +203,7 @@ def get_transcript(
     return {"rows": rows, "report": report.as_dict(), "next": cursor}
 
 
-@router.post("/slots/{slot}/rewind", response={200: SlotOut, **ERRORS}, operation_id="slot_rewind")
+@router.post("/slots/{slot}/rewind", response=SLOT, operation_id="slot_rewind")
 def rewind_slot(request: HttpRequest, slot: str, body: RewindIn) -> dict[str, Any]:
     caller = caller_of(request)
     permission_required(caller, "transcripts.rewind_session", operation="slot_rewind", name=slot)
@@ -211,7 +214,7 @@ def rewind_slot(request: HttpRequest, slot: str, body: RewindIn) -> dict[str, An
     return slot_payload(found)
 
 
-@router.post("/slots/{slot}/fork", response={201: SlotOut, **ERRORS}, operation_id="slot_fork")
+@router.post("/slots/{slot}/fork", response=NEW_SLOT, operation_id="slot_fork")
 def fork_slot(request: HttpRequest, slot: str, body: ForkIn) -> Status[Any]:
     found = slot_for_caller(caller_of(request), slot, operation="slot_fork")
     with refused_as(SlotExists):
@@ -220,9 +223,7 @@ def fork_slot(request: HttpRequest, slot: str, body: ForkIn) -> Status[Any]:
 
 
 # Filed with the other slot routes in the API docs.
-@turns_router.post(
-    "/slots", response={201: SlotOut, **ERRORS}, operation_id="slot_create", tags=["slots"]
-)
+@turns_router.post("/slots", response=NEW_SLOT, operation_id="slot_create", tags=["slots"])
 def create_slot(request: HttpRequest, body: SlotCreateIn) -> Status[Any]:
     caller = caller_of(request)
     # Names are one global namespace (a 409 tells that a name is taken, by anyone): a
@@ -260,9 +261,7 @@ def list_slots(request: HttpRequest, query: Query[SlotListQuery]) -> dict[str, A
     return {"slots": [slot_payload(session.slot) for session in page.items], "next": page.older}
 
 
-@turns_router.post(
-    "/slots/{slot}/turns", response={201: TsOut, **ERRORS}, operation_id="turn_start"
-)
+@turns_router.post("/slots/{slot}/turns", response=NEW_ROW, operation_id="turn_start")
 def start_turn(request: HttpRequest, slot: str, body: TurnIn) -> Status[Any]:
     found = slot_for_caller(caller_of(request), slot, operation="turn_start")
     with refused_as(TurnRunning):
@@ -270,16 +269,14 @@ def start_turn(request: HttpRequest, slot: str, body: TurnIn) -> Status[Any]:
     return Status(201, {"ts": appended.ts[0]})
 
 
-@turns_router.post("/slots/{slot}/rows", response={201: TsOut, **ERRORS}, operation_id="row_append")
+@turns_router.post("/slots/{slot}/rows", response=NEW_ROW, operation_id="row_append")
 def append_row(request: HttpRequest, slot: str, body: RowIn) -> Status[Any]:
     found = slot_for_caller(caller_of(request), slot, operation="row_append")
     appended = slot_append_row(slot=found, role=body.role, content=body.content, meta=body.meta)
     return Status(201, {"ts": appended.ts[0]})
 
 
-@turns_router.post(
-    "/slots/{slot}/rows/{ts}/revisions", response={201: TsOut, **ERRORS}, operation_id="row_revise"
-)
+@turns_router.post("/slots/{slot}/rows/{ts}/revisions", response=NEW_ROW, operation_id="row_revise")
 def revise_row(request: HttpRequest, slot: str, ts: str, body: RevisionIn) -> Status[Any]:
     found = slot_for_caller(caller_of(request), slot, operation="row_revise")
     with refused_as(RowNotFound):  # a vanished transcript (SessionNotFound) is slot_not_found
@@ -287,9 +284,7 @@ def revise_row(request: HttpRequest, slot: str, ts: str, body: RevisionIn) -> St
     return Status(201, {"ts": appended.ts[0]})
 
 
-@turns_router.post(
-    "/slots/{slot}/turns/end", response={200: SlotOut, **ERRORS}, operation_id="turn_end"
-)
+@turns_router.post("/slots/{slot}/turns/end", response=SLOT, operation_id="turn_end")
 def end_turn(request: HttpRequest, slot: str, body: TurnEndIn) -> dict[str, Any]:
     found = slot_for_caller(caller_of(request), slot, operation="turn_end")
     return slot_payload(slot_turn_end(slot=found, stop_reason=body.stop_reason))
