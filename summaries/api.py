@@ -12,8 +12,7 @@ from django.http import HttpRequest
 from ninja import Router, Schema
 
 from kirocrew_site.auth import caller_of
-from transcripts.api import ERRORS
-from transcripts.api_support import ApiError, slot_for_caller, slot_gone, slot_not_found
+from transcripts.api import ERRORS, ApiError, slot_for_caller, slot_gone, slot_not_found
 from transcripts.core.keys import is_valid_slot_name
 
 from .core.gate import PassOutcome, PassResult, should_summarize

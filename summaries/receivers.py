@@ -90,14 +90,10 @@ def on_import_finished(sender: Any, *, interrupted: bool, **_: Any) -> None:
     folder = sweep_folder()
     if sweeper_alive(folder, time.time()):
         sweep_request(folder)
-        log.info("%d earlier %s a summary: the running server is summarizing them", count, sessions)
-        return
-    log.info(
-        "%d earlier %s a summary: they will be summarized when the server runs or by the "
-        "next import",
-        count,
-        sessions,
-    )
+        then = "the running server is summarizing them"
+    else:
+        then = "they will be summarized when the server runs or by the next import"
+    log.info("%d earlier %s a summary: %s", count, sessions, then)
 
 
 def on_first_request(sender: Any, **_: Any) -> None:

@@ -18,7 +18,6 @@ import sys
 import threading
 from collections.abc import Hashable
 from pathlib import Path
-from typing import IO
 
 from django.conf import settings
 
@@ -69,14 +68,13 @@ class _Worker(threading.Thread):
 
     def _pass(self, job: Job, epoch: int) -> str | None:
         child = self._spawn()
-        stdin: IO[bytes] | None = child.stdin
-        stdout: IO[bytes] | None = child.stdout
-        if stdin is None or stdout is None:  # never: both are pipes
+        if child.stdin is None or child.stdout is None:  # never: both are pipes
             raise RuntimeError("summary worker started without its pipes")
         try:
-            stdin.write(json.dumps({"slot": job.slot_name, "force": job.force}).encode() + b"\n")
-            stdin.flush()
-            line = stdout.readline()
+            job_line = json.dumps({"slot": job.slot_name, "force": job.force}) + "\n"
+            child.stdin.write(job_line.encode())
+            child.stdin.flush()
+            line = child.stdout.readline()
         except (BrokenPipeError, OSError):
             line = b""
         if not line:
