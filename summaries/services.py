@@ -150,8 +150,7 @@ def _run_pass(slot: Slot, cfg: SessionSummaryConfig, *, force: bool) -> PassOutc
     # the user_turns this pass would count: the gate and the "current" answer need no byte
     # of the session (an unchanged 100 MB transcript costs a stat and a small file read).
     current = summary_strict(store, key, identity=identity)
-    counted = current.user_turns if current is not None else None
-    if current is not None and counted is not None:
+    if current is not None and (counted := current.user_turns) is not None:
         slot.refresh_from_db()
         refusal = should_summarize(cfg, slot_view(slot), counted, force=force, holding_guard=True)
         return refusal or _current(slot, current, identity, counted)
@@ -207,14 +206,8 @@ def _run_pass(slot: Slot, cfg: SessionSummaryConfig, *, force: bool) -> PassOutc
     if not write_guarded(store, key, INTENTS, body, sig=identity.sig, gen=identity.gen):
         return PassOutcome(PassResult.WRITE_REFUSED)
     gist = one_line_gist(payload)
-    write_guarded(
-        store,
-        key,
-        ONE_LINE,
-        {"summary": gist, "generated_at": payload.generated_at},
-        sig=identity.sig,
-        gen=identity.gen,
-    )
+    line = {"summary": gist, "generated_at": payload.generated_at}
+    write_guarded(store, key, ONE_LINE, line, sig=identity.sig, gen=identity.gen)
     _mirror(slot, payload, gist, identity.sig, identity.gen)
     summary_backoff_clear(slot.pk)
     log.info(
