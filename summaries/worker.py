@@ -118,8 +118,6 @@ def _job_done(job: Job, epoch: int, outcome: str | None) -> None:
 
 def _ensure_workers() -> None:
     """Their children start at their first job."""
-    if len(_workers) >= max(1, settings.KIROCREW_SUMMARY_WORKERS):
-        return
     with _cond:
         while len(_workers) < max(1, settings.KIROCREW_SUMMARY_WORKERS):
             worker = _Worker(len(_workers))
