@@ -20,16 +20,9 @@ from transcripts.models import Slot
 from .models import SummaryState
 
 
-def summary_state_write(
-    slot_id: int, *, turn_mark: int | None = None, in_flight_until: datetime | None = None
-) -> None:
-    """Upsert the given fields (``None``: left as they are); nothing for a slot that is gone."""
-    values: dict[str, object] = {}
-    if turn_mark is not None:
-        values["turn_mark"] = turn_mark
-    if in_flight_until is not None:
-        values["in_flight_until"] = in_flight_until
-    if not values or not Slot.objects.filter(pk=slot_id).exists():
+def summary_state_write(slot_id: int, **values: int | datetime) -> None:
+    """Upsert these fields of the slot's state row; nothing for a slot that is gone."""
+    if not Slot.objects.filter(pk=slot_id).exists():
         return
     SummaryState.objects.bulk_create(
         [SummaryState(slot_id=slot_id, **values)],

@@ -83,7 +83,6 @@ def _older(sessions: QuerySet[Session], at: tuple[Any, int] | None, n: int) -> l
 def _newer(sessions: QuerySet[Session], at: tuple[Any, int], n: int) -> list[Session]:
     """Up to ``n`` sessions just before position ``at``, nearest first."""
     active = sessions.filter(last_activity__isnull=False).order_by("last_activity", "pk")
-    found: list[Session] = []
     when, pk = at
     if when is None:
         found = list(sessions.filter(last_activity__isnull=True, pk__gt=pk).order_by("pk")[:n])
