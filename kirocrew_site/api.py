@@ -17,9 +17,15 @@ from ninja import NinjaAPI, Schema
 from ninja.errors import AuthenticationError, HttpError, ValidationError
 
 from summaries.api import router as summaries_router
-from transcripts.api import ErrorOut, turns_router
+from transcripts.api import (
+    SLOT_GONE,
+    ApiError,
+    ContentParser,
+    ErrorOut,
+    slot_not_found,
+    turns_router,
+)
 from transcripts.api import router as transcripts_router
-from transcripts.api_support import SLOT_GONE, ApiError, ContentParser, slot_not_found
 from transcripts.core.content import ContentRejected
 from transcripts.core.errors import LockTimeout, RecordRejected, TranscriptWriteError
 from transcripts.core.storage import storage_fault

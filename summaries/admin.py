@@ -1,5 +1,5 @@
-"""Admin for the summary mirrors and state, plus the one-session "Summarize now" action on
-sessions (no batch spending: it refuses a selection of more than one)."""
+"""Admin for the summary mirrors and state, and "Summarize now" on one session (no batch
+spending)."""
 
 from __future__ import annotations
 
@@ -59,8 +59,7 @@ class IntentSummaryAdmin(ReadOnlyAdmin):
 
     @admin.display(description="checks")
     def checks(self, obj: IntentSummary) -> str:
-        """What the checks removed or downgraded in the reply before it was stored, in
-        their log form ("titles_cut=1"); "-" for a summary stored before the checks."""
+        """What the checks changed in the reply, in their log form ("titles_cut=1")."""
         raw = obj.payload.get("checks") if isinstance(obj.payload, dict) else None
         try:
             return SummaryChecks.model_validate(raw).describe() if isinstance(raw, dict) else "-"
@@ -119,8 +118,8 @@ def summarize_now(
 
 
 def summarize_now_told(name: str, outcome: PassOutcome) -> str:
-    """The pass's outcome as a sentence that starts with words, not the slot's name (the
-    admin capitalizes a message's first letter); why not in the API's own words."""
+    """A sentence that starts with words, not the slot's name (the admin capitalizes a
+    message's first letter); why not in the API's own words."""
     if outcome.reason is PassResult.STORED:
         return f"A new summary of {name} was written."
     if outcome.reason is PassResult.CURRENT:
@@ -128,14 +127,13 @@ def summarize_now_told(name: str, outcome: PassOutcome) -> str:
     return f"No summary of {name} was written: {REFUSALS[outcome.reason][2]}."
 
 
-# The session admin belongs to transcripts, which knows nothing of summaries: its
-# documented extension point takes the summary inline and action.
+# The session admin is transcripts', which knows nothing of summaries.
 session_admin_extend(inlines=(IntentSummaryInline,), actions=(summarize_now,))
 
 
 @admin.register(SummaryState)
 class SummaryStateAdmin(admin.ModelAdmin[SummaryState]):
-    """Editable so an operator can clear a stuck in-flight marker or reset the turn mark."""
+    """Editable: an operator may clear a stuck "generating" flag or reset the turn mark."""
 
     list_display = ("slot", "turn_mark", "in_flight_until")
     search_fields = ("slot__name",)

@@ -1,9 +1,6 @@
-"""Summary routes (the turn loop's are ``transcripts.api.turns_router``).
-
-GET never generates. POST asks for a forced pass: a refusal the slot's state already
-decides is its 409 at once; else the pass is queued and the answer is 202 with the body as
-it is ("generating"): the ``session_summary`` frame or a later GET tells the result. Only
-the ``inline`` dispatch (tests) runs the pass in the request (200 or the pass's 409).
+"""Summary routes. GET never generates. POST asks for a forced pass: a refusal the slot's
+state already decides is its 409 at once; else the pass is queued and the answer is 202
+("generating"). Only the ``inline`` dispatch (tests) runs the pass in the request.
 """
 
 from __future__ import annotations
@@ -15,8 +12,7 @@ from django.http import HttpRequest
 from ninja import Router, Schema
 
 from kirocrew_site.auth import caller_of
-from transcripts.api import ERRORS
-from transcripts.api_support import ApiError, slot_for_caller, slot_gone, slot_not_found
+from transcripts.api import ERRORS, ApiError, slot_for_caller, slot_gone, slot_not_found
 from transcripts.core.keys import is_valid_slot_name
 
 from .core.gate import PassOutcome, PassResult, should_summarize
@@ -51,8 +47,7 @@ class SummaryOut(Schema):
 )
 def get_summary(request: HttpRequest, slot: str) -> dict[str, Any]:
     caller = caller_of(request)
-    # The polled read: one precompiled query, then the shared ownership check on what it
-    # read (a bad name, a missing or foreign slot: its 400 or its audited 404).
+    # The polled read: one precompiled query, then the shared ownership check on it.
     found = slot_for_summary_read(slot) if is_valid_slot_name(slot) else None
     return summary_body(slot_for_caller(caller, slot, operation="slot_summary_read", found=found))
 
@@ -67,10 +62,8 @@ _BAD_REPLY: Refusal = (
     "the model's reply was not a usable summary; the previous summary is kept",
 )
 _MODEL_FAILED: Refusal = (409, "summary_model_failed", "the summary model failed")
-# Every way a pass can end without a summary, and what the POST answers for it: one row
-# per PassResult member (tests/api/test_summary_refusals.py fails while one has none).
-# Each cause has its own code or message: "try again in a moment" is only true of some.
-# A forced pass never meets stop_reason, cadence or the back-off; they are mapped anyway.
+# What the POST answers for every way a pass can end without a summary (one row per
+# PassResult member); each cause its own code or message: "try again" is true of some only.
 REFUSALS: Mapping[PassResult, Refusal] = {
     PassResult.DISABLED: (409, "summary_disabled", "session summaries are switched off"),
     PassResult.IN_FLIGHT: (409, "summary_in_flight", "a summary is already being written"),
@@ -112,8 +105,7 @@ REFUSALS: Mapping[PassResult, Refusal] = {
         "could not summarize this session (see the server log)",
     ),
 }
-# BACKEND_ERROR by what failed (its detail: the BackendError type): the person learns
-# whether waiting helps, and the operator where to look.
+# BACKEND_ERROR by its BackendError type: whether waiting helps, and where to look.
 BACKEND_REFUSALS: Mapping[str, Refusal] = {
     "BackendTimeout": (
         409,
@@ -159,8 +151,7 @@ def refusal_for(outcome: PassOutcome) -> Refusal:
 def generate_summary(request: HttpRequest, slot: str) -> Any:
     found = slot_for_caller(caller_of(request), slot, operation="slot_summary_generate")
     if dispatch_mode() is not DispatchMode.INLINE:
-        # What the slot's state already decides (switched off, incognito, a turn running,
-        # too few turns) is answered now, by the gate the pass asks; the rest is the pass's.
+        # What the slot's state already decides is answered now, by the gate the pass asks.
         refusal = should_summarize(
             summary_config(),
             slot_view(found),

@@ -3,7 +3,6 @@ from django.apps import AppConfig
 
 class SummariesConfig(AppConfig):
     name = "summaries"
-    verbose_name = "Summaries"
 
     def ready(self) -> None:
         from django.core.signals import request_started

@@ -1,8 +1,5 @@
-"""Receivers of ``transcripts.signals`` (connected in ``SummariesConfig.ready``), so
-transcripts never imports summaries, and the server's backlog sweeper.
-
-Every turn end (the turn API's and an import's: imported agent sessions have no turn API)
-reaches the summary dispatch here, and every session delete the state reaper.
+"""Receivers of ``transcripts.signals`` (connected in ``SummariesConfig.ready``, so
+transcripts never imports summaries), and the server's backlog sweeper.
 """
 
 from __future__ import annotations
@@ -34,12 +31,9 @@ log = logging.getLogger(__name__)
 
 
 def on_turn_ended(sender: Any, *, slot_name: str, **_: Any) -> None:
-    """A turn end, or ``summary_wanted`` (a pass refused while another ran, which has now
-    ended): queue the gated pass. The gate is asked once, by the pass, on the configured
-    executor after the commit, never on the request's thread. A full queue drops the pass
-    (logged); the backlog sweep retries it. A broker that is down, or an inline pass
-    failing before its own containment, is logged and never fails the sender, nor the
-    receivers after this one."""
+    """A turn end (the turn API's or an import's), or ``summary_wanted``: queue the pass,
+    which asks the gate on its executor, never on the request's thread. A failure here is
+    logged and never fails the sender, nor the receivers after this one."""
     try:
         summary_dispatch(slot_name)
     except Exception:
@@ -48,8 +42,8 @@ def on_turn_ended(sender: Any, *, slot_name: str, **_: Any) -> None:
 
 def on_session_rewritten(sender: Any, *, slot_name: str | None, reason: str, **_: Any) -> None:
     """A rewind removed turns: a turn mark ahead of the count (cadence would hold passes
-    back until the count caught up) is reset, and a pass is queued: it summarizes what is
-    left, or, with too few turns left, removes the summary of turns that are gone."""
+    back until the count caught up) is reset, and a pass is queued (it summarizes what is
+    left, or removes the summary of turns that are gone)."""
     if reason != "rewind" or not slot_name:
         return
     try:
@@ -71,11 +65,10 @@ def on_session_deleted(sender: Any, *, slot_name: str, **_: Any) -> None:
 
 
 def on_import_finished(sender: Any, *, interrupted: bool, **_: Any) -> None:
-    """``import_transcripts`` is returning. Interrupted: the passes it queued stop now.
-    Else, on the embedded executor: wait for the passes of the sessions THIS run touched,
-    and hand the rest of the backlog (an earlier, killed run's) on without waiting: to
-    this home's running server, or its first request or the next import. Celery: queue
-    the whole backlog (queuing there never waits)."""
+    """``import_transcripts`` is returning. Interrupted: its passes stop now. Embedded
+    executor: wait for the passes of the sessions THIS run touched, and hand the rest of
+    the backlog (an earlier, killed run's) to the running server without waiting. Celery:
+    queue the whole backlog."""
     mode = dispatch_mode()
     if interrupted:
         summary_worker_cancel()
@@ -97,25 +90,21 @@ def on_import_finished(sender: Any, *, interrupted: bool, **_: Any) -> None:
     folder = sweep_folder()
     if sweeper_alive(folder, time.time()):
         sweep_request(folder)
-        log.info("%d earlier %s a summary: the running server is summarizing them", count, sessions)
-        return
-    log.info(
-        "%d earlier %s a summary: they will be summarized when the server runs or by the "
-        "next import",
-        count,
-        sessions,
-    )
+        then = "the running server is summarizing them"
+    else:
+        then = "they will be summarized when the server runs or by the next import"
+    log.info("%d earlier %s a summary: %s", count, sessions, then)
 
 
 def on_first_request(sender: Any, **_: Any) -> None:
-    """The server's first request: queue the backlog without waiting for it; once."""
+    """The server's first request, once: start the sweeper, queue the backlog."""
     from django.core.signals import request_started
 
     request_started.disconnect(dispatch_uid=FIRST_REQUEST_UID)
     if dispatch_mode() is not DispatchMode.PROCESS:
         return  # Celery: a worker's redelivery and the imports' sweep; inline: tests
     try:
-        summary_sweeper_start()  # answers an import's request to sweep, from now on
+        summary_sweeper_start()
         summary_backlog_dispatch(wait=False)
     except Exception:
         log.warning("Summary backlog sweep failed", exc_info=True)
@@ -124,9 +113,8 @@ def on_first_request(sender: Any, **_: Any) -> None:
 FIRST_REQUEST_UID = "summaries-first-request"
 
 
-# The server's backlog sweeper: a daemon thread started by the server's first request
-# (embedded executor only). Every TICK_S it beats its heartbeat and, when an import asked
-# (core.sweep_request), queues the backlog without waiting: that import returns at once.
+# The server's backlog sweeper (embedded executor): every TICK_S it beats its heartbeat
+# and, when an import asked (core.sweep_request), queues the backlog: the import need not wait.
 _sweeper_started = threading.Event()
 
 
@@ -135,7 +123,7 @@ def sweep_folder() -> Path:
 
 
 def summary_sweeper_start() -> None:
-    """Start the sweeper once per process (its first beat is before this returns)."""
+    """Once per process; its first beat is before this returns."""
     if _sweeper_started.is_set():
         return
     _sweeper_started.set()

@@ -1,6 +1,5 @@
 """Django bindings of the pure core: the effective config and the backend, configured or
-picked on the settings page (offered without sending a prompt, tested with one short
-request, stored in config.json, where the pick wins over ``KIROCREW_SUMMARY_MODEL``)."""
+picked on the settings page (stored in config.json, winning over ``KIROCREW_SUMMARY_MODEL``)."""
 
 from __future__ import annotations
 
@@ -28,17 +27,15 @@ from .envconfig import summary_overrides_read
 #: The longest a settings-page test request may wait for its answer (a CLI's own
 #: timeout is minutes long; a person is watching this one).
 CHECK_TIMEOUT = 60.0
+TIMEOUTS = ("KIROCREW_OPENAI_TIMEOUT", "KIROCREW_ANTHROPIC_TIMEOUT", "KIROCREW_CLI_TIMEOUT")
 
 _caches: dict[Path, ConfigCache] = {}
 _caches_lock = threading.Lock()
 
 
 def summary_config() -> SessionSummaryConfig:
-    """The ``session_summary`` section of ``$KIROCREW_HOME/config.json`` + the
-    environment's overrides (strict: settings.py has refused a bad one at start-up).
-
-    Re-read when the file changes, so turning summaries on or off needs no restart.
-    """
+    """config.json's ``session_summary`` + the environment's overrides; re-read when the
+    file changes, so turning summaries on or off needs no restart."""
     path = Path(settings.KIROCREW_CONFIG_PATH)
     with _caches_lock:
         cache = _caches.get(path)
@@ -48,20 +45,18 @@ def summary_config() -> SessionSummaryConfig:
 
 
 def summary_backend_choice() -> BackendChoice | None:
-    """The backend staff picked on the settings page (config.json), if any."""
+    """The backend staff picked on the settings page, if any."""
     return read_choice(Path(settings.KIROCREW_CONFIG_PATH))
 
 
 def summary_backend() -> SummaryBackend:
-    """The background model role: the backend picked on the settings page, else
-    ``KIROCREW_SUMMARY_MODEL``; each backend reads its own settings. Never falls back to
-    another model: a bad value is ImproperlyConfigured."""
+    """The picked backend, else ``KIROCREW_SUMMARY_MODEL``; never falls back to another
+    model: a bad value is ImproperlyConfigured."""
     return backend_build(summary_backend_choice() or BackendChoice(settings.KIROCREW_SUMMARY_MODEL))
 
 
 def backend_build(choice: BackendChoice, *, check: bool = False) -> SummaryBackend:
-    """The backend ``choice`` names, built by its registry factory. ``check``: with the
-    short timeouts of a settings-page test request."""
+    """``check``: with the short timeouts of a settings-page test request."""
     try:
         return resolve_backend(choice.spec, _ChoiceSettings(choice, check=check))
     except ValueError as exc:  # the message names the setting, never a key
@@ -78,14 +73,10 @@ class _ChoiceSettings:
         overrides: dict[str, object] = {}
         if choice.base_url:
             overrides["KIROCREW_OPENAI_BASE_URL"] = choice.base_url
-            same = _same_url(choice.base_url, settings.KIROCREW_OPENAI_BASE_URL)
+            same = _url(choice.base_url) == _url(settings.KIROCREW_OPENAI_BASE_URL)
             overrides["KIROCREW_OPENAI_API_KEY"] = settings.KIROCREW_OPENAI_API_KEY if same else ""
         if check:
-            for name in (
-                "KIROCREW_OPENAI_TIMEOUT",
-                "KIROCREW_ANTHROPIC_TIMEOUT",
-                "KIROCREW_CLI_TIMEOUT",
-            ):
+            for name in TIMEOUTS:
                 overrides[name] = min(float(getattr(settings, name)), CHECK_TIMEOUT)
         self._overrides = overrides
 
@@ -93,8 +84,8 @@ class _ChoiceSettings:
         return self._overrides[name] if name in self._overrides else getattr(self._base, name)
 
 
-def _same_url(a: str, b: str) -> bool:
-    return a.strip().rstrip("/") == b.strip().rstrip("/")
+def _url(url: str) -> str:
+    return url.strip().rstrip("/")
 
 
 #: The reply reserve of a backend that declares none (the CLI agents pick their own).
@@ -102,9 +93,8 @@ DEFAULT_REPLY_TOKENS = 2000
 
 
 def summary_input_budget(backend: SummaryBackend) -> int:
-    """Characters of transcript the prompt may carry for ``backend``:
-    ``KIROCREW_SUMMARY_CONTEXT_TOKENS`` less the backend's reply reserve (its
-    ``max_tokens`` when it has one)."""
+    """Characters of transcript the prompt may carry: ``KIROCREW_SUMMARY_CONTEXT_TOKENS``
+    less the backend's reply reserve (its ``max_tokens`` when it has one)."""
     reply = getattr(backend, "max_tokens", None)
     reserve = reply if isinstance(reply, int) and reply > 0 else DEFAULT_REPLY_TOKENS
     return input_budget(settings.KIROCREW_SUMMARY_CONTEXT_TOKENS, reserve)
@@ -137,12 +127,12 @@ def _program(command: str) -> str:
 
 
 def backend_choice_parse(form: Mapping[str, str]) -> BackendChoice:
-    """The posted ``spec`` (plus ``model`` for a prefix that wants one typed in, and
-    ``base_url`` for a local server) as a choice; refused unless the registry knows the
-    spec and the address is one the page probes or the configured OpenAI one."""
+    """The posted ``spec`` (+ ``model`` for a prefix that wants one typed in, ``base_url``
+    for a local server); refused unless the registry knows the spec and the address is one
+    the page probes or the configured OpenAI one."""
     spec = (form.get("spec") or "").strip()
     model = (form.get("model") or "").strip()
-    base_url = (form.get("base_url") or "").strip().rstrip("/")
+    base_url = _url(form.get("base_url") or "")
     if spec.endswith(":"):
         if not model:
             raise ChoiceRefused(f"type the model name for {spec}<model>")
@@ -151,7 +141,7 @@ def backend_choice_parse(form: Mapping[str, str]) -> BackendChoice:
         raise ChoiceRefused("pick one of the listed backends")
     if base_url:
         allowed = {u.rstrip("/") for u in settings.KIROCREW_LOCAL_MODEL_URLS}
-        allowed.add(settings.KIROCREW_OPENAI_BASE_URL.strip().rstrip("/"))
+        allowed.add(_url(settings.KIROCREW_OPENAI_BASE_URL))
         if not spec.startswith("openai:") or base_url not in allowed:
             raise ChoiceRefused("that server address is not one this page looks at")
     choice = BackendChoice(spec=spec, base_url=base_url)
@@ -163,12 +153,10 @@ def backend_choice_parse(form: Mapping[str, str]) -> BackendChoice:
 
 
 def backend_test(choice: BackendChoice) -> CheckResult:
-    """ONE short request (a tiny prompt) through the backend ``choice`` names (from
-    :func:`backend_choice_parse`, so it builds), with at most a minute's wait."""
+    """ONE short request (a tiny prompt), with at most a minute's wait."""
     return backend_check(backend_build(choice, check=True))
 
 
 def backend_choice_store(choice: BackendChoice | None) -> None:
-    """Store the pick in config.json (None: forget it, back to KIROCREW_SUMMARY_MODEL).
-    Raises ConfigWriteError / OSError when config.json cannot be written."""
+    """None: forget the pick. Raises ConfigWriteError / OSError."""
     write_choice(Path(settings.KIROCREW_CONFIG_PATH), choice)

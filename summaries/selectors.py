@@ -19,16 +19,14 @@ from .state import pass_pending, summary_turn_mark
 
 
 def summary_behind(*, moved: bool, user_turns_now: int, covers: int | None) -> bool:
-    """Whether a stored summary is behind the conversation (the panel's banner, the
-    list's "Summary behind" chip): the transcript moved since it was written AND a turn
-    came or went. A bookkeeping line (a revision, a metadata edit) moves the transcript,
-    not the conversation; a summary that does not say what it covers goes by the move."""
+    """Whether a stored summary is behind the conversation: the transcript moved AND a turn
+    came or went (a revision or metadata edit moves only the transcript). A summary that
+    does not say what it covers goes by the move."""
     return moved and (covers is None or user_turns_now != covers)
 
 
 def summary_body(slot: Slot) -> dict[str, Any]:
-    """The GET/POST body. With the feature off nothing is served, even if a sidecar exists;
-    what does not fit the payload model (an older or foreign writer's) is not served."""
+    """The GET/POST body. With the feature off nothing is served, even if a sidecar exists."""
     cfg = summary_config()
     user_turns_now = slot.session.user_turns
     body: dict[str, Any] = {
@@ -65,11 +63,9 @@ def summary_body(slot: Slot) -> dict[str, Any]:
 
 
 def summary_backlog() -> list[str]:
-    """Slots an automatic pass would summarize and whose summary is not current: no
-    mirror for the session's exact transcript (sig + gen), enough user turns, its last
-    turn ended cleanly and none runs, and the cadence reached (or nothing stored yet).
-    What a killed import or worker, or a dropped pass, left: the transcript and the
-    mirror say so, so nothing else has to remember it."""
+    """Slots an automatic pass would summarize whose mirror is not for the exact transcript
+    (sig + gen): what a killed import or worker, or a dropped pass, left. The transcript and
+    the mirror say so, so nothing else has to remember it."""
     cfg = summary_config()
     if not cfg.enabled:
         return []
@@ -81,9 +77,7 @@ def summary_backlog() -> list[str]:
     mark = Coalesce("summary_state__turn_mark", 0)
     rows = (
         Slot.objects.filter(
-            running=False,
-            last_stop_reason=CLEAN_STOP,
-            session__user_turns__gte=cfg.min_user_turns,
+            running=False, last_stop_reason=CLEAN_STOP, session__user_turns__gte=cfg.min_user_turns
         )
         .annotate(mark=mark)
         .filter(Q(mark=0) | Q(session__user_turns__gte=F("mark") + cfg.regenerate_after_turns))
@@ -95,9 +89,8 @@ def summary_backlog() -> list[str]:
 
 
 def slot_gist_fields(session: Session) -> dict[str, Any]:
-    """The slot payload's ``summary`` (a ``transcripts.selectors.SlotExtra``): the stored
-    one-line gist, joined by the slot list, else read here (one query)."""
-    # The reverse one-to-one; a missing row raises an AttributeError subclass.
+    """The slot payload's ``summary`` (a ``SlotExtra``): joined by the slot list, else one
+    query. A missing reverse one-to-one raises an AttributeError subclass."""
     gist = getattr(session, "one_line_summary", None)
     return {"summary": gist.summary if gist is not None else ""}
 
@@ -142,8 +135,8 @@ def _statement(alias: str) -> tuple[str, list[Column]]:
 
 
 def slot_for_summary_read(name: str) -> Slot | None:
-    """The slot ``name`` with its session and summary state, in one precompiled query (no
-    ownership check: the caller compares ``app_id``); None when there is none."""
+    """The slot with its session and summary state, in one precompiled query; no ownership
+    check."""
     alias = router.db_for_read(Slot)
     sql, fields = _statement(alias)
     connection = connections[alias]
@@ -157,27 +150,24 @@ def slot_for_summary_read(name: str) -> Slot | None:
         for convert in converters:
             value = convert(value, col, connection)
         values.append(value)
-    split = len(Slot._meta.concrete_fields)
-    cut = split + len(Session._meta.concrete_fields)
-    slot = Slot.from_db(alias, [f.attname for f, _, _ in fields[:split]], values[:split])
-    session = Session.from_db(
-        alias, [f.attname for f, _, _ in fields[split:cut]], values[split:cut]
-    )
-    slot.session = session
-    state = values[cut:]
+    made: list[Any] = []  # Slot, Session, SummaryState (None: the LEFT JOIN found no row)
+    start = 0
+    for model in (Slot, Session, SummaryState):
+        end = start + len(model._meta.concrete_fields)
+        names = [field.attname for field, _, _ in fields[start:end]]
+        own = values[start:end]
+        made.append(None if own[0] is None else model.from_db(alias, names, own))
+        start = end
+    slot: Slot = made[0]
+    slot.session = made[1]
     # Cached on the slot as select_related would (None: no row yet, and no query later).
     rel: Any = Slot._meta.get_field("summary_state")  # the reverse one-to-one
-    rel.set_cached_value(
-        slot,
-        SummaryState.from_db(alias, [f.attname for f, _, _ in fields[cut:]], state)
-        if state[0] is not None
-        else None,
-    )
+    rel.set_cached_value(slot, made[2])
     return slot
 
 
 def slot_view(slot: Slot) -> SlotView:
-    """The gate's view of ``slot``; ``in_flight``: the "generating" flag, not the claim."""
+    """``in_flight``: the "generating" flag, not the claim."""
     return SlotView(
         in_flight=pass_pending(slot),
         memory_mode=slot.session.memory_mode or "",

@@ -1,8 +1,6 @@
 """The summary pass (DESIGN §5.1): gate, claim, snapshot, read, model, checks, quiescence,
-guarded write, mirror, push after commit.
-
-Every failure is swallowed and logged with the slot and the reason; the previous summary
-stays valid. A pass never raises into a turn.
+guarded write, mirror, push after commit. A pass never raises: every failure is logged and
+the previous summary stays valid.
 """
 
 from __future__ import annotations
@@ -72,8 +70,8 @@ def summary_generate(
     *, slot_name: str, force: bool = False, asked: dt.datetime | None = None
 ) -> PassOutcome:
     """One summary pass for a slot. ``force`` lifts exactly stop_reason and cadence.
-    ``asked``: the stamp of the request this pass answers (``state.pass_requested``); a
-    later request pending supersedes it, whichever worker holds that one."""
+    ``asked``: the stamp of the request it answers (``state.pass_requested``); a later
+    pending request supersedes it."""
     if asked is not None and pass_superseded(slot_name, asked):
         log.info("Session summary skipped for %s: superseded", slot_name)
         return PassOutcome(PassResult.SUPERSEDED)
@@ -153,14 +151,11 @@ def _run_pass(slot: Slot, cfg: SessionSummaryConfig, *, force: bool) -> PassOutc
     identity = store.identity(key)
     if identity is None:
         return PassOutcome(PassResult.NO_TRANSCRIPT)
-    # A sidecar valid for exactly this sig + gen describes the transcript as it is now,
-    # and its user_turns is the count this pass would make (same rule, same rows): the
-    # gate and the "current" answer need no byte of the session (an unchanged 100 MB
-    # transcript costs a stat and a small file read), in the same order as below. Checked
-    # against the snapshot just taken: a second identity read here would guard nothing more.
+    # A sidecar valid for exactly this sig + gen describes the transcript as it is now, with
+    # the user_turns this pass would count: the gate and the "current" answer need no byte
+    # of the session (an unchanged 100 MB transcript costs a stat and a small file read).
     current = summary_strict(store, key, identity=identity)
-    counted = current.user_turns if current is not None else None
-    if current is not None and counted is not None:
+    if current is not None and (counted := current.user_turns) is not None:
         slot.refresh_from_db()
         refusal = should_summarize(cfg, slot_view(slot), counted, force=force)
         return refusal or _current(slot, current, identity, counted)
@@ -216,14 +211,8 @@ def _run_pass(slot: Slot, cfg: SessionSummaryConfig, *, force: bool) -> PassOutc
     if not write_guarded(store, key, INTENTS, body, sig=identity.sig, gen=identity.gen):
         return PassOutcome(PassResult.WRITE_REFUSED)
     gist = one_line_gist(payload)
-    write_guarded(
-        store,
-        key,
-        ONE_LINE,
-        {"summary": gist, "generated_at": payload.generated_at},
-        sig=identity.sig,
-        gen=identity.gen,
-    )
+    line = {"summary": gist, "generated_at": payload.generated_at}
+    write_guarded(store, key, ONE_LINE, line, sig=identity.sig, gen=identity.gen)
     _mirror(slot, payload, gist, identity.sig, identity.gen)
     summary_backoff_clear(slot.pk)
     log.info(
@@ -236,7 +225,7 @@ def _run_pass(slot: Slot, cfg: SessionSummaryConfig, *, force: bool) -> PassOutc
 
 
 def _announce(slot_name: str) -> None:
-    """``summary_stored``; ``send_robust``: a failing receiver never fails the pass."""
+    """``send_robust``: a failing receiver never fails the pass."""
     summary_stored.send_robust(sender=IntentSummary, slot_name=slot_name)
 
 
@@ -245,7 +234,7 @@ CLEARED = "cleared"  # TOO_FEW_TURNS's detail when the pass removed a summary be
 
 def summary_clear_beyond(slot: Slot) -> bool:
     """Remove the stored summary (sidecars, mirrors, turn mark) when it covers turns the
-    transcript lost; True when it did (the panel is told after the commit)."""
+    transcript lost; True when it did."""
     slot.session.refresh_from_db()
     summary, _stale = summary_for_panel(get_store(), slot.session.key)
     covers = summary.user_turns if summary is not None else None
@@ -265,9 +254,8 @@ def summary_clear_beyond(slot: Slot) -> bool:
 def _current(
     slot: Slot, sidecar: StoredSummary, identity: Identity, user_turns: int
 ) -> PassOutcome:
-    """The stored ``sidecar`` already describes the transcript (it matched ``identity``):
-    nothing to generate; the turn mark records the turns it covers. A mirror that does not
-    match it (its pass died before the mirror commit, or the database was rebuilt from
+    """The stored ``sidecar`` matches ``identity``: nothing to generate. A mirror that does
+    not match it (its pass died before the mirror commit, or the database was rebuilt from
     disk) is restored from it, with the push nobody received: the session list reads it."""
     sig, gen = identity.sig, identity.gen
     if IntentSummary.objects.filter(session_id=slot.session_id, sig=sig, gen=gen).exists():
@@ -290,8 +278,8 @@ def _current(
 def _read_turns(
     store: TranscriptStore, key: str, identity: Identity, excerpt_chars: int
 ) -> tuple[list[TranscriptTurn], int]:
-    """The turns the pass reads and the session's genuine user turn count: bounded
-    (``_read_window``) when the window can stand for the session, else whole."""
+    """The turns the pass reads and the session's user turn count: the window when it can
+    stand for the session, else the whole session."""
     bounded = _read_window(store, key, identity, excerpt_chars)
     if bounded is not None:
         return bounded
@@ -303,8 +291,7 @@ def _read_window(
     store: TranscriptStore, key: str, identity: Identity, excerpt_chars: int
 ) -> tuple[list[TranscriptTurn], int] | None:
     """The last ``WINDOW_BYTES`` of the session, numbered by the mirror's user turn count,
-    which is trusted only from a mirror of exactly this file (sig, gen and size of the
-    snapshot): it is then the whole session's fold's count (``session_sync``)."""
+    trusted only from a mirror of exactly this file (the snapshot's sig, gen and size)."""
     mirror = Session.objects.filter(key=key).values_list("sig", "gen", "size", "user_turns").first()
     if mirror is None or tuple(mirror[:3]) != (identity.sig, identity.gen, identity.size):
         return None
@@ -316,14 +303,13 @@ def _read_window(
 
 
 def _read_all(store: TranscriptStore, key: str, excerpt_chars: int) -> list[TranscriptTurn]:
-    """The whole session's turns. A helper, so the folded rows do not outlive the read (the
-    model call that follows can take seconds)."""
+    """A helper, so the folded rows do not outlive the read (the model call takes seconds)."""
     return extract_turns(store.read_session(key).rows, assistant_excerpt_chars=excerpt_chars)
 
 
 def one_line_gist(payload: SummaryPayload) -> str:
     """The session list's one-liner: the most recently touched intent and how many are
-    open (states are chips beside it, so the gist names goals and counts, not states)."""
+    open (states are chips beside it)."""
     intents = payload.intents
     if not intents:
         return ""
@@ -370,9 +356,9 @@ def summary_previous(
     store: TranscriptStore, key: str, identity: Identity, user_turns: int, backend: SummaryBackend
 ) -> StoredSummary | None:
     """The summary an incremental pass may update, or None for a full pass: one this
-    backend wrote for this generation (a rewind or rotation makes a new one) from fewer
-    turns, fewer than ``KIROCREW_SUMMARY_FULL_PASS_EVERY - 1`` incremental passes ago.
-    A backend that reads the turns, not the prompt (the heuristic), is always full."""
+    backend wrote for this generation from fewer turns, fewer than
+    ``KIROCREW_SUMMARY_FULL_PASS_EVERY - 1`` incremental passes ago. A backend that reads
+    the turns, not the prompt (the heuristic), is always full."""
     if not getattr(backend, "reads_prompt", True):
         return None
     data, _ = read_for_panel(store, key)
@@ -399,9 +385,9 @@ def summary_reply_generate(
     cfg: SessionSummaryConfig,
     previous: StoredSummary | None,
 ) -> tuple[SummaryPayload | None, int]:
-    """The model call(s) and the checked payload, with the stored summary's count of
-    incremental passes. With ``previous`` the update prompt goes first; a reply the checks
-    had to correct is thrown away for a full pass; one it cannot use at all is unusable."""
+    """The checked payload and its count of incremental passes. With ``previous`` the
+    update prompt goes first; a reply the checks had to correct is thrown away for a full
+    pass."""
     if previous is not None:
         since = previous.user_turns or 0
         reply = backend.generate(build_incremental_prompt(previous, turns, since), turns)
@@ -416,9 +402,8 @@ def summary_reply_generate(
 
 
 def _full_reply(backend: SummaryBackend, turns: list[TranscriptTurn], slot_name: str) -> str:
-    """The model's reply to the full-pass prompt, sized to its context window; a server
-    that still refuses it as too long is asked again with a shorter one, at most
-    ``budget.OVERFLOW_SHRINKS`` times, so a long session still gets a summary."""
+    """The reply to the full-pass prompt, sized to the context window; a server that still
+    refuses it as too long is asked again with a shorter one (``OVERFLOW_SHRINKS`` times)."""
     budget = summary_input_budget(backend)
     shrinks = 0
     while True:
@@ -447,8 +432,8 @@ def _checked_payload(
     cfg: SessionSummaryConfig,
     previous: StoredSummary | None,
 ) -> SummaryPayload | None:
-    """The reply parsed, checked against the transcript's rows and shaped (None:
-    unusable); what the checks removed or downgraded is logged and kept with it."""
+    """The reply parsed, checked against the transcript's rows and shaped (None: unusable);
+    what the checks changed is logged and kept with it."""
     shaped = shape_reply(
         reply,
         turns,

@@ -1,15 +1,9 @@
 """Summaries' own state of a slot: the turn mark and the "generating" flag (``SummaryState``),
 and the back-off after a bad reply (Django's cache).
 
-Who owns what: one pass per session is the claim's (``core/claim.py``, a flock the kernel
-drops when its holder dies) and a pass asked for while another ran is the wanted file
-beside it; ``in_flight_until`` decides nothing, it is what the panel shows. The dirty lease
-a pass respects is the turn loop's (``Slot.dirty``).
-
-One row per slot, created on first need by ``summary_state_write``: one upsert of the
-fields it sets (concurrent passes create it once), and only while the slot exists. One
-racing the slot's delete may outlive it: ``summary_state_reap`` removes it when the delete
-is announced. A slot without a row reads as mark 0 with no pass in flight.
+Exclusion is the claim's (``core/claim.py``), not ``in_flight_until``: the flag is only what
+the panel shows. A row is upserted on first need; one racing the slot's delete may outlive
+it until ``summary_state_reap``. A slot without a row reads as mark 0, nothing in flight.
 """
 
 from __future__ import annotations
@@ -26,17 +20,9 @@ from transcripts.models import Slot
 from .models import SummaryState
 
 
-def summary_state_write(
-    slot_id: int, *, turn_mark: int | None = None, in_flight_until: datetime | None = None
-) -> None:
-    """Set the given fields (``None``: left as they are) on the slot's state row, creating
-    it with the other fields' defaults; nothing for a slot that is gone."""
-    values: dict[str, object] = {}
-    if turn_mark is not None:
-        values["turn_mark"] = turn_mark
-    if in_flight_until is not None:
-        values["in_flight_until"] = in_flight_until
-    if not values or not Slot.objects.filter(pk=slot_id).exists():
+def summary_state_write(slot_id: int, **values: int | datetime) -> None:
+    """Upsert these fields of the slot's state row; nothing for a slot that is gone."""
+    if not Slot.objects.filter(pk=slot_id).exists():
         return
     SummaryState.objects.bulk_create(
         [SummaryState(slot_id=slot_id, **values)],
@@ -47,16 +33,15 @@ def summary_state_write(
 
 
 def summary_state_reap() -> int:
-    """Delete state rows whose slot is gone (no foreign key stops a pass creating one while
-    its slot is deleted, see ``SummaryState.slot``); how many went."""
+    """Delete state rows whose slot is gone (``SummaryState.slot`` has no database
+    constraint); how many went."""
     gone = ~Exists(Slot.objects.filter(pk=OuterRef("slot_id")))
     deleted, _ = SummaryState.objects.filter(gone).delete()
     return deleted
 
 
 def summary_state_of(slot: Slot) -> SummaryState | None:
-    """The slot's state row as last read with it (cached on the instance until
-    ``refresh_from_db``), None when it has none."""
+    """The state row as last read with the slot (cached until ``refresh_from_db``)."""
     try:
         return slot.summary_state
     except SummaryState.DoesNotExist:
@@ -64,13 +49,11 @@ def summary_state_of(slot: Slot) -> SummaryState | None:
 
 
 def summary_turn_mark(slot: Slot) -> int:
-    state = summary_state_of(slot)
-    return state.turn_mark if state is not None else 0
+    return getattr(summary_state_of(slot), "turn_mark", 0)
 
 
 def summary_in_flight_until(slot: Slot) -> datetime | None:
-    state = summary_state_of(slot)
-    return state.in_flight_until if state is not None else None
+    return getattr(summary_state_of(slot), "in_flight_until", None)
 
 
 def summary_turn_mark_set(slot_id: int, user_turns: int) -> None:
@@ -79,8 +62,8 @@ def summary_turn_mark_set(slot_id: int, user_turns: int) -> None:
 
 
 def summary_turn_mark_clamp(slot_name: str) -> None:
-    """After a rewind: a mark above the session's user turn count belongs to a summary of
-    turns that no longer exist, so it is reset (0: nothing valid stored, no cadence)."""
+    """After a rewind: a mark above the user turn count (a summary of turns that no longer
+    exist) is reset to 0."""
     slot = Slot.objects.filter(name=slot_name).values_list("id", "session__user_turns").first()
     if slot is not None:
         SummaryState.objects.filter(slot_id=slot[0], turn_mark__gt=slot[1]).update(turn_mark=0)
@@ -89,14 +72,14 @@ def summary_turn_mark_clamp(slot_name: str) -> None:
 # The "generating" flag: set when a pass is dispatched, cleared by the pass that ran for
 # that request; one killed before clearing it leaves it for at most the flag's TTL.
 def pass_started() -> datetime:
-    """The flag's expiry from now; as a pass's start, the bound ``pass_done`` clears
-    below: requests made after this pass started keep their "generating"."""
+    """The flag's expiry from now; as a pass's start, the bound ``pass_done`` clears below
+    (requests made after this pass started keep their "generating")."""
     return timezone.now() + timedelta(seconds=settings.KIROCREW_SUMMARY_IN_FLIGHT_TTL)
 
 
 def pass_requested(slot_name: str) -> datetime | None:
-    """A pass for the slot was queued: "generating" from now on (no slot: nothing). The
-    stamp it returns is this request's: a later request's is greater (``pass_superseded``)."""
+    """A pass for the slot was queued: "generating" from now on; this request's stamp (a
+    later request's is greater: ``pass_superseded``), None for no slot."""
     slot_id = Slot.objects.filter(name=slot_name).values_list("id", flat=True).first()
     if slot_id is None:
         return None

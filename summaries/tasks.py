@@ -1,7 +1,6 @@
-"""The one dispatch of a summary pass (slot names in, never model instances): after the
-commit that asked for it, to the executor ``KIROCREW_SUMMARY_DISPATCH`` names: ``celery``
-(the ``summarize_slot`` task), ``process`` (the embedded worker processes, ``worker.py``)
-or ``inline`` (in the caller: tests). No request thread runs a pass outside ``inline``.
+"""The one dispatch of a summary pass, after the commit that asked for it, to the executor
+``KIROCREW_SUMMARY_DISPATCH`` names: ``celery``, ``process`` (``worker.py``) or ``inline``
+(in the caller: tests). No request thread runs a pass outside ``inline``.
 """
 
 from __future__ import annotations
@@ -45,21 +44,19 @@ def summarize_slot(slot_name: str, force: bool = False, asked: str | None = None
 
 
 def summary_run(slot_name: str, *, force: bool = False, asked: datetime | None = None) -> str:
-    """One queued pass, wherever it runs; its outcome's label. The gate's config-only rule
-    comes first, as in ``should_summarize``: switched off, the pass ends there, clearing
-    only its "generating" flag (logged at DEBUG only: the operator already knows)."""
+    """One queued pass, wherever it runs; its outcome's label. Switched off, it ends before
+    the pass, clearing only its "generating" flag (DEBUG only: the operator knows)."""
     refusal = switched_off(summary_config())
     if refusal is not None:
         log.debug("Session summary skipped for %s: %s", slot_name, refusal.label)
-        pass_request_drop(slot_name)  # switched off after it was queued: not "generating"
+        pass_request_drop(slot_name)
         return refusal.label
     return summary_generate(slot_name=slot_name, force=force, asked=asked).label
 
 
 def summary_dispatch(slot_name: str, *, force: bool = False, wait: bool = False) -> None:
-    """Queue a pass for ``slot_name`` once the current transaction commits (at once
-    outside one). ``wait``: a caller outside a request (a command) may wait for room in
-    the embedded queue instead of dropping the pass."""
+    """Queue a pass once the current transaction commits. ``wait``: a command may wait for
+    room in the embedded queue instead of dropping the pass."""
     mode = dispatch_mode()
     if mode is DispatchMode.INLINE:
         summary_run(slot_name, force=force)
@@ -68,8 +65,8 @@ def summary_dispatch(slot_name: str, *, force: bool = False, wait: bool = False)
 
 
 def _enqueue(mode: DispatchMode, slot_name: str, force: bool, wait: bool) -> None:
-    """After the commit: a broker that is down or a database error is logged here and
-    never fails the request that committed, nor the commit callbacks after this one."""
+    """A broker that is down or a database error is logged, never failing the request that
+    committed nor the commit callbacks after this one."""
     try:
         if switched_off(summary_config()) is not None:
             return  # the pass would end at its first rule: queue nothing, flag nothing
@@ -93,8 +90,7 @@ def _enqueue(mode: DispatchMode, slot_name: str, force: bool, wait: bool) -> Non
 
 
 def summary_backlog_dispatch(*, wait: bool, only: Collection[str] | None = None) -> int:
-    """Queue a pass for every slot of ``selectors.summary_backlog`` (``only``: of these
-    slots alone); how many were queued."""
+    """Queue a pass for every slot of the backlog (``only``: of these alone); how many."""
     from .selectors import summary_backlog
 
     names = summary_backlog()

@@ -1,16 +1,10 @@
-"""The embedded profile's summary executor: passes run in worker processes of their own.
+"""The embedded profile's summary executor: ``KIROCREW_SUMMARY_WORKERS`` child processes
+(``summaries.passworker``), fed by one thread each from a fair queue (``core.fairqueue``).
 
-Processes, because a pass is CPU work (the heuristic, the extraction): in the server's
-interpreter it held the GIL against the request threads (one pathological pass made
-another app's ``/api/health`` take 11.45 s). ``KIROCREW_SUMMARY_WORKERS`` children
-(``python -m summaries.passworker``, in their own session) run the passes; the server keeps
-the queue and one thread per child, blocked on its pipe without the GIL.
-
-The queue (``core.fairqueue``) serves apps round-robin, one pass per slot at a time here
-(across processes the pass's claim decides), and holds at most ``KIROCREW_SUMMARY_QUEUE``
-slots: a request's pass beyond that is dropped with a warning (the next turn end, POST or
-sweep retries) while a command waits for room. A child killed mid-pass costs that pass
-only: its thread logs it and starts a new child for the next job.
+Processes, because a pass is CPU work: in the server's interpreter it held the GIL against
+the request threads (one pathological pass made ``/api/health`` take 11.45 s). A request's
+pass beyond ``KIROCREW_SUMMARY_QUEUE`` is dropped with a warning (the next turn end, POST
+or sweep retries) while a command waits for room. A child killed mid-pass costs that pass.
 """
 
 from __future__ import annotations
@@ -24,7 +18,6 @@ import sys
 import threading
 from collections.abc import Hashable
 from pathlib import Path
-from typing import IO
 
 from django.conf import settings
 
@@ -75,14 +68,13 @@ class _Worker(threading.Thread):
 
     def _pass(self, job: Job, epoch: int) -> str | None:
         child = self._spawn()
-        stdin: IO[bytes] | None = child.stdin
-        stdout: IO[bytes] | None = child.stdout
-        if stdin is None or stdout is None:  # never: both are pipes
+        if child.stdin is None or child.stdout is None:  # never: both are pipes
             raise RuntimeError("summary worker started without its pipes")
         try:
-            stdin.write(json.dumps({"slot": job.slot_name, "force": job.force}).encode() + b"\n")
-            stdin.flush()
-            line = stdout.readline()
+            job_line = json.dumps({"slot": job.slot_name, "force": job.force}) + "\n"
+            child.stdin.write(job_line.encode())
+            child.stdin.flush()
+            line = child.stdout.readline()
         except (BrokenPipeError, OSError):
             line = b""
         if not line:
@@ -125,9 +117,7 @@ def _job_done(job: Job, epoch: int, outcome: str | None) -> None:
 
 
 def _ensure_workers() -> None:
-    """Start the worker threads (their children start at their first job)."""
-    if len(_workers) >= max(1, settings.KIROCREW_SUMMARY_WORKERS):
-        return
+    """Their children start at their first job."""
     with _cond:
         while len(_workers) < max(1, settings.KIROCREW_SUMMARY_WORKERS):
             worker = _Worker(len(_workers))
@@ -136,8 +126,8 @@ def _ensure_workers() -> None:
 
 
 def summary_enqueue(app: Hashable, slot_name: str, *, force: bool = False, wait: bool) -> bool:
-    """Queue a pass for ``slot_name`` in ``app``'s queue; False when coalesced with one
-    already queued, or dropped because the queue is full (``wait``: wait for room first)."""
+    """Queue a pass in ``app``'s queue; False when coalesced with a queued one, or dropped
+    because the queue is full (``wait``: wait for room first)."""
     _ensure_workers()
     with _cond:
         _asked.add(slot_name)
@@ -154,8 +144,7 @@ def summary_enqueue(app: Hashable, slot_name: str, *, force: bool = False, wait:
 
 
 def summary_worker_asked() -> frozenset[str]:
-    """Every slot a pass was asked for in this process, a dropped one too (a command:
-    the sessions this run imported or changed)."""
+    """Every slot a pass was asked for in this process, a dropped one too."""
     with _cond:
         return frozenset(_asked)
 
@@ -173,7 +162,7 @@ def summary_worker_drain(timeout: float | None = 60.0) -> bool:
 
 
 def summary_worker_cancel() -> None:
-    """Stop now: forget the queued passes and kill the running ones' children (a pass is
+    """Forget the queued passes and kill the running ones' children (a pass is
     idempotent; the sweep queues whatever is left)."""
     global _epoch
     with _cond:
@@ -186,8 +175,8 @@ def summary_worker_cancel() -> None:
 
 
 def summary_worker_settle() -> None:
-    """Before a command that queued passes returns: wait for them all; a Ctrl-C meanwhile
-    stops them at once and is re-raised (waits in short slices to see it soon)."""
+    """Wait for every pass a command queued; a Ctrl-C stops them and is re-raised (short
+    waits, to see it soon)."""
     left = summary_worker_pending()
     if not left:
         return

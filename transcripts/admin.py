@@ -42,10 +42,9 @@ def session_admin_extend(
     inlines: tuple[type[InlineModelAdmin[Any, Any]], ...] = (),
     actions: tuple[SessionAction, ...] = (),
 ) -> None:
-    """Add inlines (of models related to ``Session``) and ``@admin.action`` functions to
-    the session admin, each once. An action must declare ``permissions``: its own app's
-    (``"summaries.generate_intentsummary"``) or this admin's short ones (``"view"``,
-    ``"rotate"``); one without is never offered (nor run: the admin runs what it offers)."""
+    """Add inlines and ``@admin.action`` functions to the session admin, each once. An
+    action must declare ``permissions`` (its app's dotted ones, or this admin's ``"view"``,
+    ``"rotate"``); one without is never offered, nor run."""
     _extra_inlines.extend(i for i in inlines if i not in _extra_inlines)
     _extra_actions.extend(a for a in actions if a not in _extra_actions)
 
@@ -113,9 +112,7 @@ def _row_html(index: int, row: dict[str, Any]) -> tuple[Any, ...]:
 
 @admin.register(Session)
 class SessionAdmin(ReadOnlyAdmin):
-    """A mirror of files: sessions are created by the API or import_transcripts and
-    edited through the services; deleting only the row would be drift (the API deletes
-    for real)."""
+    """A mirror of files: deleting only the row would be drift (the API deletes for real)."""
 
     # Short headers and a compact date: at 1 366 px the long ones pushed "anomalies" out of
     # the changelist's scroll box (column headers never wrap in the admin).
@@ -197,12 +194,10 @@ class SessionAdmin(ReadOnlyAdmin):
         if isinstance(view, str):
             return format_html("<p>{}</p>", view)
         report = view.report.as_dict()
-        shown = report["anomalies"][:MAX_ANOMALIES]
-        report["anomalies"] = shown
-        files = ", ".join(view.files)
+        report["anomalies"] = report["anomalies"][:MAX_ANOMALIES]
         return format_html(
             "<p>files (read order): {}</p><pre>{}</pre>",
-            files,
+            ", ".join(view.files),
             json.dumps(report, indent=2, ensure_ascii=False),
         )
 
@@ -248,8 +243,7 @@ class SessionAdmin(ReadOnlyAdmin):
 
 
 def _label(session: Session) -> str:
-    """How a person knows the session: its slot name, else its key (``Dashboard:s1`` reads
-    like a typo next to a colon)."""
+    """Its slot name, else its key (``Dashboard:s1`` reads like a typo next to a colon)."""
     slot = getattr(session, "slot", None)
     return f"Session {slot.name!r}" if slot is not None else f"Session {session.key!r}"
 
@@ -260,8 +254,7 @@ class SlotAdmin(admin.ModelAdmin[Slot]):
     list_filter = ("app", "running")  # "dirty" is a lease (a property), not a column
     search_fields = ("name", "session__key", "session__title")
     list_select_related = ("session", "app")
-    # Turn state is editable so an operator can clear a stuck turn (a stuck summary marker:
-    # the summary states admin).
+    # Turn state is editable so an operator can clear a stuck turn.
     readonly_fields = ("name", "session", "app", "created_at")
 
     def has_add_permission(self, request: HttpRequest) -> bool:

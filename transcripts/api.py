@@ -1,33 +1,33 @@
-"""The slot API: its bodies, the slot routes (``router``: read, rename, delete, transcript,
-rewind, fork) and the turn loop's (``turns_router``: create and list slots, turn start,
-rows, revisions, turn end). Handlers translate and delegate: ownership via
-``slot_for_caller``, writes via services.
+"""The slot API: ``router`` (read, rename, delete, transcript, rewind, fork), the turn loop's
+``turns_router`` (create and list slots, turns, rows, revisions, turn end), and what every
+API router shares: the error type, the ownership and permission checks.
+
+Every denial answers exactly like a missing slot and records a SecurityEvent with the true
+reason (CWE-204). For an app a missing slot is recorded too, so both paths run the same
+statements and take the same time (CWE-208).
 """
 
 from __future__ import annotations
 
 import secrets
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any, Literal
 
 from django.http import HttpRequest, HttpResponse
 from ninja import Field, Query, Router, Schema
+from ninja.parser import Parser
 from ninja.responses import Status
 
-from kirocrew_site.auth import caller_of
+from kirocrew_site.auth import Caller, caller_of
 
-from .api_support import (
-    check_limit,
-    permission_required,
-    refused_as,
-    slot_for_caller,
-    slot_gone,
-    slot_not_found,
-)
-from .core.content import MAX_TEXT_CHARS
-from .core.errors import RowNotFound
+from .core.content import MAX_TEXT_CHARS, loads_checked
+from .core.errors import RowNotFound, SessionNotFound
+from .core.keys import is_valid_slot_name
 from .core.roles import Role
 from .listing import PAGE_DEFAULT, PAGE_MAX, InvalidListCursor
-from .models import Slot
+from .models import Session, Slot
+from .runtime import get_store
 from .selectors import (
     MAX_PAGE,
     InvalidCursor,
@@ -39,6 +39,7 @@ from .services import (
     InvalidSlotName,
     SlotExists,
     TurnRunning,
+    security_event_record,
     session_create,
     session_delete,
     session_fork,
@@ -49,6 +50,122 @@ from .services import (
     slot_turn_end,
     slot_turn_start,
 )
+
+
+class ApiError(Exception):
+    def __init__(self, status: int, code: str, error: str) -> None:
+        super().__init__(error)
+        self.status = status
+        self.code = code
+        self.error = error
+
+
+class ContentParser(Parser):
+    """Request bodies under the content rule (``transcripts.core.content``) before any
+    handler runs, so no route can write what it refuses. Ninja wraps a parser error in a
+    400; the API maps one caused by ``ContentRejected`` to 422 ``invalid_request``."""
+
+    def parse_body(self, request: HttpRequest) -> Any:
+        return loads_checked(request.body)
+
+
+# A service's refusal and its answer, on the routes that can meet it (``refused_as``).
+REFUSED: dict[type[Exception], tuple[int, str, str]] = {
+    TurnRunning: (409, "turn_running", "this session has a turn in progress"),
+    SlotExists: (409, "slot_exists", "a slot with that name already exists"),
+    RowNotFound: (404, "row_not_found", "no row with that ts in the current transcript"),
+    # Never the submitted name: it may be a pasted secret.
+    InvalidSlotName: (
+        400,
+        "invalid_slot_name",
+        "slot names match [A-Za-z0-9][A-Za-z0-9._:-]{0,127}",
+    ),
+    InvalidCursor: (422, "invalid_cursor", "after names no row of this session"),
+    InvalidListCursor: (422, "invalid_cursor", "cursor is not a slot list cursor"),
+}
+
+
+@contextmanager
+def refused_as(*refusals: type[Exception]) -> Iterator[None]:
+    """Answer ``refusals`` (nothing else) with their ``REFUSED`` row."""
+    try:
+        yield
+    except refusals as exc:
+        raise ApiError(*next(REFUSED[r] for r in refusals if isinstance(exc, r))) from None
+
+
+def check_limit(limit: int, maximum: int) -> None:
+    if not 1 <= limit <= maximum:
+        raise ApiError(422, "invalid_request", f"limit must be between 1 and {maximum}")
+
+
+def slot_not_found() -> ApiError:
+    return ApiError(404, "slot_not_found", "not found")
+
+
+# What a request meets after its lookup when a DELETE of the slot wins the race: the API
+# answers each with the 404 of a missing slot.
+SLOT_GONE: tuple[type[Exception], ...] = (SessionNotFound, Slot.DoesNotExist, Session.DoesNotExist)
+
+
+def slot_gone(slot: Slot) -> bool:
+    """Whether ``slot`` was deleted since it was looked up. A delete removes the files
+    first and the rows second, so a missing transcript already counts as gone."""
+    return not get_store().exists(slot.session.key) or not Slot.objects.filter(pk=slot.pk).exists()
+
+
+def _reaches(caller: Caller, slot: Slot) -> bool:
+    return caller.app is None or slot.app_id == caller.app.pk
+
+
+def slot_for_caller(
+    caller: Caller, name: str, *, operation: str, found: Slot | None = None
+) -> Slot:
+    """THE ownership check: the slot ``name`` if ``caller`` may reach it, else the one 404.
+    ``found``: the slot a route already read with a cheaper query, used only when the
+    caller reaches it, so a foreign slot costs the same queries as a missing one."""
+    if not is_valid_slot_name(name):
+        raise ApiError(*REFUSED[InvalidSlotName])
+    if found is not None and found.name == name and _reaches(caller, found):
+        return found
+    # .filter()[:1]: one SELECT and no exception object on either branch; names are unique.
+    slot = next(iter(Slot.objects.select_related("session", "app").filter(name=name)[:1]), None)
+    if slot is not None and _reaches(caller, slot):
+        return slot
+    if caller.app is None:  # a dashboard user: nothing to hide
+        raise slot_not_found()
+    # Missing and denied: the same record call (one upsert), then the same 404.
+    security_event_record(
+        caller=caller.label,
+        operation=operation,
+        outcome="not_found" if slot is None else "denied",
+        source="app_isolation",
+        resource=f"slot={name}",
+        error="no such slot"
+        if slot is None
+        else "app cannot access unscoped slots"
+        if slot.app_id is None
+        else "app does not own this slot",
+    )
+    raise slot_not_found()
+
+
+def permission_required(caller: Caller, perm: str, *, operation: str, name: str) -> None:
+    """Destructive routes: a dashboard user needs staff or ``perm``. Refused before any
+    lookup: 403 for every name."""
+    if caller.may(perm):
+        return
+    security_event_record(
+        caller=caller.label,
+        operation=operation,
+        source="dashboard_permission",
+        resource=f"slot={name}",
+        error=f"needs staff or {perm}",
+    )
+    raise ApiError(
+        403, "permission_denied", f"this action needs a staff account or the {perm} permission"
+    )
+
 
 # The bodies: the stable turn-loop interface.
 MemoryMode = Literal["", "persistent", "default", "incognito", "temporary"]
@@ -134,11 +251,13 @@ turns_router = Router(tags=["turns and summaries"])
 ERRORS: dict[int, type[Schema]] = dict.fromkeys(
     (400, 401, 403, 404, 409, 413, 422, 503, 507), ErrorOut
 )
+SLOT = {200: SlotOut, **ERRORS}
+NEW_SLOT = {201: SlotOut, **ERRORS}
+NEW_ROW = {201: TsOut, **ERRORS}
 
 
 def slot_payload(slot: Slot) -> dict[str, Any]:
-    """A slot as every route shows it, with the fields other apps add (``selectors.SlotExtra``:
-    summaries' one-line ``summary``), the same values on every route."""
+    """A slot as every route shows it, with the fields other apps add (``SlotExtra``)."""
     session = slot.session
     return {
         "name": slot.name,
@@ -156,12 +275,12 @@ def slot_payload(slot: Slot) -> dict[str, Any]:
     }
 
 
-@router.get("/slots/{slot}", response={200: SlotOut, **ERRORS}, operation_id="slot_get")
+@router.get("/slots/{slot}", response=SLOT, operation_id="slot_get")
 def get_slot(request: HttpRequest, slot: str) -> dict[str, Any]:
     return slot_payload(slot_for_caller(caller_of(request), slot, operation="slot_read"))
 
 
-@router.patch("/slots/{slot}", response={200: SlotOut, **ERRORS}, operation_id="slot_update")
+@router.patch("/slots/{slot}", response=SLOT, operation_id="slot_update")
 def update_slot(request: HttpRequest, slot: str, body: SlotPatchIn) -> dict[str, Any]:
     found = slot_for_caller(caller_of(request), slot, operation="slot_update")
     if body.title is not None:
@@ -203,7 +322,7 @@ def get_transcript(
     return {"rows": rows, "report": report.as_dict(), "next": cursor}
 
 
-@router.post("/slots/{slot}/rewind", response={200: SlotOut, **ERRORS}, operation_id="slot_rewind")
+@router.post("/slots/{slot}/rewind", response=SLOT, operation_id="slot_rewind")
 def rewind_slot(request: HttpRequest, slot: str, body: RewindIn) -> dict[str, Any]:
     caller = caller_of(request)
     permission_required(caller, "transcripts.rewind_session", operation="slot_rewind", name=slot)
@@ -214,7 +333,7 @@ def rewind_slot(request: HttpRequest, slot: str, body: RewindIn) -> dict[str, An
     return slot_payload(found)
 
 
-@router.post("/slots/{slot}/fork", response={201: SlotOut, **ERRORS}, operation_id="slot_fork")
+@router.post("/slots/{slot}/fork", response=NEW_SLOT, operation_id="slot_fork")
 def fork_slot(request: HttpRequest, slot: str, body: ForkIn) -> Status[Any]:
     found = slot_for_caller(caller_of(request), slot, operation="slot_fork")
     with refused_as(SlotExists):
@@ -223,9 +342,7 @@ def fork_slot(request: HttpRequest, slot: str, body: ForkIn) -> Status[Any]:
 
 
 # Filed with the other slot routes in the API docs.
-@turns_router.post(
-    "/slots", response={201: SlotOut, **ERRORS}, operation_id="slot_create", tags=["slots"]
-)
+@turns_router.post("/slots", response=NEW_SLOT, operation_id="slot_create", tags=["slots"])
 def create_slot(request: HttpRequest, body: SlotCreateIn) -> Status[Any]:
     caller = caller_of(request)
     # Names are one global namespace (a 409 tells that a name is taken, by anyone): a
@@ -263,9 +380,7 @@ def list_slots(request: HttpRequest, query: Query[SlotListQuery]) -> dict[str, A
     return {"slots": [slot_payload(session.slot) for session in page.items], "next": page.older}
 
 
-@turns_router.post(
-    "/slots/{slot}/turns", response={201: TsOut, **ERRORS}, operation_id="turn_start"
-)
+@turns_router.post("/slots/{slot}/turns", response=NEW_ROW, operation_id="turn_start")
 def start_turn(request: HttpRequest, slot: str, body: TurnIn) -> Status[Any]:
     found = slot_for_caller(caller_of(request), slot, operation="turn_start")
     with refused_as(TurnRunning):
@@ -273,18 +388,14 @@ def start_turn(request: HttpRequest, slot: str, body: TurnIn) -> Status[Any]:
     return Status(201, {"ts": appended.ts[0]})
 
 
-@turns_router.post("/slots/{slot}/rows", response={201: TsOut, **ERRORS}, operation_id="row_append")
+@turns_router.post("/slots/{slot}/rows", response=NEW_ROW, operation_id="row_append")
 def append_row(request: HttpRequest, slot: str, body: RowIn) -> Status[Any]:
     found = slot_for_caller(caller_of(request), slot, operation="row_append")
     appended = slot_append_row(slot=found, role=body.role, content=body.content, meta=body.meta)
     return Status(201, {"ts": appended.ts[0]})
 
 
-@turns_router.post(
-    "/slots/{slot}/rows/{ts}/revisions",
-    response={201: TsOut, **ERRORS},
-    operation_id="row_revise",
-)
+@turns_router.post("/slots/{slot}/rows/{ts}/revisions", response=NEW_ROW, operation_id="row_revise")
 def revise_row(request: HttpRequest, slot: str, ts: str, body: RevisionIn) -> Status[Any]:
     found = slot_for_caller(caller_of(request), slot, operation="row_revise")
     with refused_as(RowNotFound):  # a vanished transcript (SessionNotFound) is slot_not_found
@@ -292,9 +403,7 @@ def revise_row(request: HttpRequest, slot: str, ts: str, body: RevisionIn) -> St
     return Status(201, {"ts": appended.ts[0]})
 
 
-@turns_router.post(
-    "/slots/{slot}/turns/end", response={200: SlotOut, **ERRORS}, operation_id="turn_end"
-)
+@turns_router.post("/slots/{slot}/turns/end", response=SLOT, operation_id="turn_end")
 def end_turn(request: HttpRequest, slot: str, body: TurnEndIn) -> dict[str, Any]:
     found = slot_for_caller(caller_of(request), slot, operation="turn_end")
     return slot_payload(slot_turn_end(slot=found, stop_reason=body.stop_reason))

@@ -1,13 +1,7 @@
-"""Keyset pages of a session list: newest activity first, at a cost of O(page).
-
-Order: ``last_activity`` descending (sessions that never had a row last), then ``id``
-descending, so every position is unique and a page boundary neither skips nor repeats a
-session while others are written. A cursor is the boundary session's ``(last_activity,
-id)``, base64url-encoded: opaque to clients, checked on the way in.
-
-Each page is at most two index range scans (``session_activity_id_idx`` and its
-per-app twin), never an OFFSET or a COUNT: the sessions with an activity, then, once
-those run out, the ones without.
+"""Keyset pages of a session list, O(page): ``last_activity`` descending (never-active
+sessions last), then ``id`` descending, so a page boundary neither skips nor repeats a
+session while others are written. A cursor is the boundary's ``(last_activity, id)``,
+base64url-encoded. A page is at most two index range scans, never an OFFSET or a COUNT.
 """
 
 from __future__ import annotations
@@ -89,7 +83,6 @@ def _older(sessions: QuerySet[Session], at: tuple[Any, int] | None, n: int) -> l
 def _newer(sessions: QuerySet[Session], at: tuple[Any, int], n: int) -> list[Session]:
     """Up to ``n`` sessions just before position ``at``, nearest first."""
     active = sessions.filter(last_activity__isnull=False).order_by("last_activity", "pk")
-    found: list[Session] = []
     when, pk = at
     if when is None:
         found = list(sessions.filter(last_activity__isnull=True, pk__gt=pk).order_by("pk")[:n])
@@ -107,11 +100,8 @@ def session_page(
     before: str | None = None,
     limit: int = PAGE_DEFAULT,
 ) -> SessionPage:
-    """One page of ``sessions`` (any filters applied; its ordering is replaced).
-
-    ``after``: the page following that cursor (older); ``before``: the page preceding it
-    (newer). Raises ``InvalidListCursor``.
-    """
+    """One page of ``sessions`` (its ordering replaced): ``after`` that cursor (older) or
+    ``before`` it (newer). Raises ``InvalidListCursor``."""
     limit = max(1, min(limit, PAGE_MAX))
     if before:
         nearest = _newer(sessions, _decode(before), limit + 1)

@@ -22,10 +22,8 @@ __all__ = ["InvalidCursor"]  # defined with the paging reader; the API catches i
 
 
 def session_list(*, app: App | Literal[""] | None, search: str = "") -> QuerySet[Session]:
-    """Sessions newest activity first. ``app``: that app's, ``""`` all, None the unscoped ones.
-
-    ``app`` has no default on purpose: every caller states whose sessions it lists.
-    """
+    """Sessions newest activity first. ``app`` (no default: every caller states it): that
+    app's, ``""`` all, None the unscoped ones."""
     sessions = Session.objects.select_related("app", "slot")
     if app is None:
         sessions = sessions.filter(app__isnull=True)
@@ -62,13 +60,10 @@ def _start_after(rows: list[dict[str, Any]], after: str) -> int:
 def session_transcript(
     *, key: str, after: str | None = None, limit: int = 100
 ) -> tuple[list[dict[str, Any]], FoldReport, str | None]:
-    """One page of the folded whole session: ``(rows, report, next_cursor)``.
-
-    Cursors are row ts values; a ts that legacy rows share gets ``#n`` (its nth bearer),
-    so a page boundary between duplicates neither skips nor repeats a row. Raises
-    ``SessionNotFound`` and ``InvalidCursor``. O(page) through the offset index
-    (``core/paging.py``); the whole fold answers only what the index cannot.
-    """
+    """One page of the folded session: ``(rows, report, next_cursor)``. Cursors are row ts
+    values; a ts that legacy rows share gets ``#n`` (its nth bearer), so a page boundary
+    between duplicates neither skips nor repeats a row. O(page) through the offset index
+    (``core/paging.py``); the whole fold answers only what the index cannot."""
     limit = max(1, min(limit, MAX_PAGE))
     store = get_store()
     fast = read_page(store, key, after, limit)
@@ -88,19 +83,12 @@ def session_transcript(
     return page, view.report, next_cursor
 
 
-def slot_list(*, scope: App | Literal[""]) -> QuerySet[Session]:
-    """Own sessions that have a slot, newest activity first, with the slot, its app and
-    what the registered slot extras join (one query for a whole page)."""
-    return (
-        session_list(app=scope)
-        .filter(slot__isnull=False)
-        .select_related("slot__app", *slot_extra_related())
-    )
-
-
 def slot_list_page(*, scope: App | Literal[""], cursor: str | None, limit: int) -> SessionPage:
-    """One keyset page of ``slot_list`` (raises ``InvalidListCursor``)."""
-    return session_page(slot_list(scope=scope), after=cursor, limit=limit)
+    """One keyset page of own sessions with a slot, joined with what the slot extras read
+    (one query per page). Raises ``InvalidListCursor``."""
+    related = ("slot__app", *(rel for extra in _slot_extras.values() for rel in extra.related))
+    slots = session_list(app=scope).filter(slot__isnull=False).select_related(*related)
+    return session_page(slots, after=cursor, limit=limit)
 
 
 # Fields another app adds to every slot payload (``api.slot_payload``) without transcripts
@@ -121,12 +109,5 @@ def slot_extra_register(extra: SlotExtra) -> None:
     _slot_extras[extra.name] = extra
 
 
-def slot_extra_related() -> tuple[str, ...]:
-    return tuple(rel for extra in _slot_extras.values() for rel in extra.related)
-
-
 def slot_extra_fields(session: Session) -> dict[str, Any]:
-    fields: dict[str, Any] = {}
-    for extra in _slot_extras.values():
-        fields.update(extra.fields(session))
-    return fields
+    return {k: v for extra in _slot_extras.values() for k, v in extra.fields(session).items()}

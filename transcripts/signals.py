@@ -1,7 +1,6 @@
 """What transcripts announces, for other apps to act on without transcripts importing them.
-
-Sent after the commit that made it true, so a receiver never sees a state that could still
-roll back; with ``send_robust``, so a failing receiver is logged and never fails the write.
+Sent after the commit that made it true (never a state that could still roll back), with
+``send_robust`` (a failing receiver never fails the write).
 
 ``rows_appended(slot_name, ts, roles)``
     rows landed on disk and in the mirror (turn API, imports, follow mode).
@@ -17,9 +16,9 @@ roll back; with ``send_robust``, so a failing receiver is logged and never fails
 ``session_rewritten(session_key, slot_name, reason)``
     the transcript was rewritten in place (rotation, rewind, purge): its identity moved.
 ``import_finished(interrupted)``
-    ``import_transcripts`` is about to return (``interrupted``: by Ctrl-C); outside any
-    transaction. Work its turn ends queued in this process must finish or be given up
-    now: left to the interpreter's exit, it can no longer push its frames.
+    ``import_transcripts`` is about to return (``interrupted``: by Ctrl-C), outside any
+    transaction: work queued in this process must finish or be given up now (at the
+    interpreter's exit it can no longer push its frames).
 ``app_token_rotated(app_id)``
     the app's token was replaced (``create_app --rotate``): whatever was opened with the
     old one (the app's dashboard sockets) must stop being served.

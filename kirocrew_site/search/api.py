@@ -8,8 +8,7 @@ from django.http import HttpRequest
 from ninja import Query, Router, Schema
 
 from kirocrew_site.auth import caller_of
-from transcripts.api import ERRORS
-from transcripts.api_support import ApiError, check_limit
+from transcripts.api import ERRORS, ApiError, check_limit
 
 from .selectors import LIMIT_DEFAULT, LIMIT_MAX, QueryRejected, search_query
 

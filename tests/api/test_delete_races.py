@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from tests.fixtures.delete_race import ROUTE_IDS, ROUTES, Route, leftovers, send
-from transcripts import api_support
+from transcripts import api as transcripts_api
 from transcripts.models import Slot
 from transcripts.services import session_delete
 
@@ -38,7 +38,7 @@ def stamps_of(owner: Persona) -> list[str]:
 
 def delete_after_lookup(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every route's lookup succeeds, then the slot is deleted before the route goes on."""
-    real = api_support.slot_for_caller
+    real = transcripts_api.slot_for_caller
 
     def lookup_then_delete(caller: Any, name: str, *, operation: str) -> Slot:
         found = real(caller, name, operation=operation)
