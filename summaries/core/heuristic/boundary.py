@@ -31,27 +31,287 @@ are features alike; a weight, not a branch order, says how much each counts.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, replace
 
-from summaries.core.heuristic.boundary_cues import (
-    NEW_TOPIC,
-    adds_beside,
-    aside_elsewhere,
-    asks_again,
-    best_older,
-    closes_earlier_work,
-    continues_closed,
-    corrects_elsewhere,
-    echoes_reply,
-    points_back,
-    ref_owner_of,
-    runs_again,
-)
-from summaries.core.heuristic.draft import CONTINUES, Draft
+from summaries.core.heuristic import lexicon as lx
+from summaries.core.heuristic.draft import CONTINUES, LOOKBACK, Draft, SegState
+from summaries.core.heuristic.evidence import Ev, reply_evidence
 from summaries.core.heuristic.exchanges import Exchange
-from summaries.core.heuristic.segstate import SegState
 from summaries.core.heuristic.signals import UserSignals
 from summaries.core.heuristic.tools import DISCARDED
+
+# Share of a request's distinctive words known to the current intent below which an
+# unmarked request is a new topic.
+NEW_TOPIC = 0.15
+
+
+def best_older(st: SegState, words: frozenset[str]) -> tuple[Draft | None, float]:
+    best: Draft | None = None
+    score = 0.0
+    for draft in st.drafts[-LOOKBACK:]:
+        if draft is st.current:
+            continue
+        s = draft.sim(words)
+        if s > score:
+            best, score = draft, s
+    return best, score
+
+
+def continues_closed(sig: UserSignals, cur: Draft, text: str, *, gap: bool = False) -> bool:
+    """After a close, only follow-ups about the same work stay in the intent.
+
+    After a day-scale pause the bar is higher: finished work is picked up again only by a
+    turn that says so (a close, a result, a regression, a follow-up on its review, a
+    reference back, its own named object), never by shared words, a bare "and"/"same"
+    lead or brevity alone ("same nginx thing on grafana?", "why did it take 41 minutes?").
+    """
+    if cur.dropped:
+        # "while you're in there: ..." after a drop is not about the dropped work
+        return sig.resume or sig.correction or cur.sim(sig.words) >= CONTINUES
+    if gap:
+        return reports_on(sig, cur, text)
+    # "also the queue alert threshold, 500 -> 2000" after the commit: a second deliverable
+    # beside the closed one, when it shares no word with it
+    beside = bool(lx.ADDITIVE.search(text.lower())) and not sig.words & cur.vocab
+    return (
+        reports_on(sig, cur, text)
+        or (sig.continuation and not sig.pivot_weak and not (cur.closed and beside))
+        or cur.related(sig.words)
+    )
+
+
+def reports_on(sig: UserSignals, cur: Draft, text: str) -> bool:
+    """A turn that reports on, closes or follows up the work in hand, whatever its words."""
+    return (
+        sig.close_request
+        or sig.user_close
+        or sig.ack
+        or bool(sig.option_pick)
+        # "no, the other bucket" corrects the work; "the project is acme-analytics now, not
+        # acme-dw. fix profiles.yml" corrects a fact about something the work never touched
+        or (sig.correction and not corrects_elsewhere(sig, cur))
+        or sig.resume
+        or sig.deferred_check
+        or sig.followup
+        or sig.claims_works  # "export ran fine overnight": a report on the work just closed
+        # "main is red now": the closed work is broken after all
+        or (sig.regression and bool(sig.words & cur.vocab))
+        # "the nightly fail, the test same one": a failure told in the work's own words
+        or (sig.problem and "?" not in text and cur.sim(sig.words) >= CONTINUES)
+        or sig.refers_back
+    )
+
+
+def corrects_elsewhere(sig: UserSignals, cur: Draft) -> bool:
+    """ "the project is acme-analytics now, not acme-dw. fix profiles.yml" after a merge: a
+    correction that shares no word with the closed work corrects something else."""
+    return cur.closed and len(sig.words) > 2 and not sig.words & cur.vocab
+
+
+def points_back(sig: UserSignals) -> bool:
+    """Signals that a turn is about the work in hand, whatever its words."""
+    return (
+        sig.continuation
+        or sig.refers_back
+        or sig.claims_works
+        or sig.regression  # "Sentry still shows a few from Monaco" right after the fix
+        or sig.anaphora
+        or sig.ack
+        or bool(sig.option_pick)
+        or sig.correction
+        or sig.user_close
+        or sig.close_request
+        or sig.deferred_check
+        or sig.followup
+    )
+
+
+def adds_beside(older: Draft, sig: UserSignals, text: str) -> bool:
+    """ "can we also rate-limit password reset? same setup": a new deliverable next to
+    finished work, not a reopening of it (a problem with that work would reopen it)."""
+    return (
+        older.closed
+        and older.settled
+        and sig.work_order
+        and not (sig.resume or sig.problem or sig.correction)
+        and bool(lx.ADDITIVE.search(text.lower()))
+    )
+
+
+def ref_owner_of(st: SegState, sig: UserSignals) -> Draft | None:
+    """ "#3301 got approved. merge it": the one intent where the numbers it names came up."""
+    owners = {id(st.ref_owner[w]): st.ref_owner[w] for w in sig.words if w in st.ref_owner}
+    return next(iter(owners.values())) if len(owners) == 1 else None
+
+
+# The close steps by the words every language borrows for them: "commit", "PR", "push".
+_CLOSE_WORD = re.compile(
+    r"\b(commit\w*|push\w*|merge\w*|pr|mr|pull request|deploy\w*|release\w*|tag\w*)\b",
+    re.IGNORECASE,
+)
+
+
+def closes_earlier_work(st: SegState, ex: Exchange) -> Draft | None:
+    """The reply to the turn commits, pushes or opens a PR and changes nothing new: the turn
+    asked to close work already done, in whatever language: the work in hand, or when nothing
+    was done for that (an add-on only discussed), the intent before it."""
+    cur = st.current
+    kinds = {ev.kind for reply in ex.replies for ev in reply_evidence(reply)}
+    if cur is None or Ev.CLOSE not in kinds or kinds & {Ev.CHANGE, Ev.DOC_CHANGE}:
+        return None
+    if cur.worked:
+        return None if cur.closed or cur.dropped else cur
+    if cur.turns != set(range(cur.origin, ex.turn)) or not _CLOSE_WORD.search(ex.text):
+        # resumed or interrupted: no single intent came just before it; and only a turn
+        # that names the close ("Hazle commit", "Abre um PR") hands back earlier work
+        return None
+    before = next((d for d in st.drafts if cur.origin - 1 in d.turns), None)
+    if before is not None and before.worked and not (before.closed or before.dropped):
+        return before
+    return None
+
+
+# Amounts, counts, ids: "412 twice...", "the 19.99 one". Numbers are no content words (most
+# are noise), but one the person repeats from the reply just given points at that reply.
+_NUMBER = re.compile(r"(?<![\w.,])\d+(?:[.,]\d+)*(?![\w])")
+
+
+# "2026-11-17", "11-19": a calendar day named in a turn (its year is no amount).
+_DAY = re.compile(r"(?<![\w.-])(?:\d{4}-)?(0?[1-9]|1[0-2])-(0?[1-9]|[12]\d|3[01])(?![\w-])")
+
+
+def _numbers(text: str) -> set[str]:
+    """Each number and its whole part ("412.00" is also "412"); days are not numbers here
+    ("2026-11-16" after a reply about 2026-11-15 repeats no amount)."""
+    out: set[str] = set()
+    for n in _NUMBER.findall(_DAY.sub(" ", text)):
+        out |= {n, re.split(r"[.,]", n)[0]}
+    return {n for n in out if len(n) >= 3}
+
+
+def echoes_reply(cur: Draft, ex: Exchange) -> bool:
+    """The turn repeats a number from the reply to the turn just before it (part of the work
+    in hand): a follow-up on what that reply reported, in any language."""
+    if not cur.entries or cur.entries[-1].turn != ex.turn - 1:
+        return False
+    said = _numbers(ex.text)
+    if not said:
+        return False
+    shown = {n for r in cur.entries[-1].replies for n in _numbers(r)}
+    # "what's new in 1.9?" after "db-r3 runs 1.9.1": a version names its own releases too
+    return any(n == m or m.startswith(n + ".") for n in said for m in shown)
+
+
+def finished(draft: Draft) -> bool:
+    return not draft.dropped and (draft.closed or draft.settled or draft.made)
+
+
+def runs_again(older: Draft, sig: UserSignals, ex: Exchange) -> bool:
+    """ "today's reconciliation run" the next morning: the same words as finished work, on a
+    later day, ask for a new run of it (a new intent), unless the turn reports on that work."""
+    return ex.gap_before and finished(older) and not reports_on(sig, older, ex.text)
+
+
+def _opening_words(draft: Draft) -> frozenset[str]:
+    return draft.entries[0].sig.words if draft.entries else frozenset()
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.lower().split()).rstrip(" ?!.")
+
+
+# At most this many words: a terse routine ask, matched against an earlier opening word
+# for word ("morning check" against "morning check pls").
+TERSE_RERUN = 4
+
+
+def _tokens(text: str) -> set[str]:
+    return set(re.findall(r"\w+", text))
+
+
+def asks_again(st: SegState, sig: UserSignals, ex: Exchange) -> bool:
+    """After a day-scale pause, the person's own words for finished work, more than for the
+    work in hand: a routine asked for again ("today's reconciliation run pls")."""
+    cur = st.current
+    if cur is None:
+        return False
+    said = _norm(ex.text)
+    terse = _tokens(said)
+    for draft in st.drafts[-LOOKBACK:]:
+        # "nightly ok?" word for word as a finished intent opened, on a later day: the
+        # routine again, however many words the work in hand shares with it. A terse ask
+        # ("morning check" after "morning check pls") counts in all its words, stopwords
+        # too: it may have no distinctive word at all.
+        if draft is cur or not draft.entries:
+            continue
+        first = _norm(draft.entries[0].text)
+        if first == said:
+            return runs_again(draft, sig, ex)
+        named = any(len(t) >= 5 for t in terse)  # "morning check", not "fix it"
+        if named and len(terse) <= TERSE_RERUN and terse <= _tokens(first):
+            # an earlier run the person left for other work was taken, "ok" or not
+            left = not draft.dropped and all(e.replies for e in draft.entries)
+            if runs_again(draft, sig, ex) or (
+                ex.gap_before and left and not reports_on(sig, draft, ex.text)
+            ):
+                return True
+    if not sig.words:
+        return False
+    opened = _opening_words(cur)
+    if 3 * len(sig.words & opened) >= 2 * len(sig.words) and runs_again(cur, sig, ex):
+        # "morning. backup" the day after "morning, backup check as usual" was done: the
+        # routine in hand asked for again is a new run of it, not more of the old one (a
+        # turn mostly in new words, "dashboard shows no data", reports on it instead)
+        return True
+    mine = len(sig.words & cur.user_words)
+    for draft in st.drafts[-LOOKBACK:]:
+        shared = len(sig.words & draft.user_words)
+        if draft is not cur and 2 * shared >= len(sig.words) and shared > mine:
+            return runs_again(draft, sig, ex)
+    return False
+
+
+# "cool. also the compactor job OOMs on fridays": an aside added after an acknowledgement.
+_ADDITIVE = re.compile(
+    r"^\W*((ok(ay)?|yes|yep|cool|good|great|nice|thanks|thx|perfect)\b[\s,.!]*)*"
+    r"(also|and also|plus|meanwhile|btw|by the way|unrelated|one more thing|another thing"
+    r"|(and )?while (you'?re|you are|we'?re) (in|at) (there|it))\b",
+    re.IGNORECASE,
+)
+ASIDE_WORDS = 4
+ASIDE_SHARED = 1
+ASIDE_SHARE = 0.5
+
+
+def aside_elsewhere(sig: UserSignals, cur: Draft, text: str) -> bool:
+    """ "also, X has been failing since friday, dig into it", "while you're in there, bump
+    node" once the work in hand has a result: an added aside in 4+ distinctive words, at
+    most one of them the person's own for that work and no name it shares with it, is
+    other work (an "also" about the work in hand adds to it instead)."""
+    if not (cur.settled or cur.made or cur.closed) or not _ADDITIVE.match(text):
+        return False
+    if len(sig.words) < ASIDE_WORDS:
+        return False
+    # The person's own words of that work say what it is about (its replies name much
+    # more): one shared plain word is chance, a shared name ("ingest-check") is the work.
+    if names_in(text) & names_in(" ".join(e.text for e in cur.entries)):
+        return False
+    shared = sig.words & cur.user_words
+    return len(shared) <= ASIDE_SHARED and cur.sim(sig.words) < ASIDE_SHARE
+
+
+# Entered at the start of a word run only: the first ASCII letter of the run starts the name
+# (as before: a name found from a later letter is also found from the first), so a long
+# "word" is read once, not from each of its letters. findall returns the group.
+_NAME = re.compile(r"(?<!\w)[^\WA-Za-z]*+([A-Za-z][\w]*(?:[-_./][\w]+)+)")
+
+
+def names_in(text: str) -> set[str]:
+    """Compound names a person types ("ingest-check", "merge.rs", "api/v2"): exact, in any
+    language."""
+    return {m.lower() for m in _NAME.findall(text)}
+
 
 # A turn answering the assistant's question with at most this many distinctive words is
 # an answer about the work in hand, not a new topic.

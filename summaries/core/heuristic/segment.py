@@ -31,13 +31,11 @@ import re
 from collections.abc import Sequence
 
 from summaries.core.heuristic import lexicon as lx
-from summaries.core.heuristic.boundary import route
-from summaries.core.heuristic.boundary_cues import asks_again, finished
+from summaries.core.heuristic.boundary import asks_again, finished, route
 from summaries.core.heuristic.constraints import states_rule_only
-from summaries.core.heuristic.draft import Draft, Role
+from summaries.core.heuristic.draft import LOOKBACK, Draft, Pending, Role, SegState
 from summaries.core.heuristic.evidence import Ev, reply_evidence
 from summaries.core.heuristic.exchanges import Exchange
-from summaries.core.heuristic.segstate import LOOKBACK, Pending, SegState
 from summaries.core.heuristic.signals import (
     UserSignals,
     classify,
