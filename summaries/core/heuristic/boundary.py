@@ -1,32 +1,16 @@
-"""Boundaries as scored decisions: same intent, resume an older one, or a new one.
+"""Boundaries as scored decisions: continue the current intent, resume an older one, or
+open a new one.
 
-For each person's turn (once drops, retractions, facts and feasibility questions are set
-aside, see ``segment``) ``features`` reads the cues of ``boundary_cues`` off the turn and
-the open intents, and every cue that fires votes for one option: ``continue`` the current
-intent, ``resume`` a named older intent, or open a ``new`` one. An option's score is the
-sum of the weights of the features voting for it (a linear score over 0/1 features); the
-highest score wins, ties going to the earlier option in ``_TIE_ORDER`` (the cheaper
-mistake, continuing). Features the fit weighted 0 (topical overlap, the time gap, a turn
-disjoint from settled work, an older intent named in passing) were deleted, not kept at 0,
-and so were those whose removal cost no pooled blind figure (held-out-7..24) more than
-0.01 in all: a generic "continues" vote, a new ticket key, a long disjoint turn, a day
-named after finished work, a definite reference to an older unfinished intent
-(docs/DESIGN.md, "The heuristic made smaller").
-
-The weights live in one table, ``WEIGHTS``. They started as the rules' old order (each
-weight above the sum of all below it, which reproduces the nested rules exactly) and were
-then fitted by ``bench/fit_boundaries.py`` (a coordinate search over the labelled sets,
-the tuning set kept at F1 >= 0.99, state >= 0.98, origin >= 0.995; see its docstring).
-The features added on 2026-12-02 (``closes_work``, ``echoes_reply``) were
-checked the same way on the tuning set and held-out-7,
--8 and -9, one weight at a time over 0/32/256/1024/4096: each set to 0 lowers the blind
-objective, and each table value sits on the plateau of its best. Round 3
-(``order_after_check``, ``aside_elsewhere``) was swept the same way over 0/16/64/512/4096 on
-the tuning set and held-out-7..12.
-Structural features (close events, a gap, overlap of words, paths and identifiers with
-each open intent, numbered refs, an answer to the assistant's question, a compaction) and
-the English cues read through ``signals`` (pivot phrases, "also")
-are features alike; a weight, not a branch order, says how much each counts.
+For each person's turn that ``segment`` has not already settled (drops, retractions,
+facts, feasibility questions), ``features`` reads the cues below off the turn and the open
+intents; each cue that fires votes for one option with its weight in ``WEIGHTS`` (a linear
+score over 0/1 features, fitted by bench/fit_boundaries.py), and the highest sum wins,
+ties going to continuing, the cheaper mistake. Splitting is the costlier mistake, so a
+follow-up that points back at the work stays with it even when it shares few words;
+finished work must not absorb what follows it (after a day-scale pause it is picked up
+again only by a turn that reports on it). Features the fit weighted 0, or whose removal
+cost no pooled blind figure more than 0.01, were deleted (docs/DESIGN.md, "The heuristic
+made smaller").
 """
 
 from __future__ import annotations
@@ -40,32 +24,31 @@ from summaries.core.heuristic.evidence import Ev, reply_evidence
 from summaries.core.heuristic.exchanges import Exchange
 from summaries.core.heuristic.signals import UserSignals
 from summaries.core.heuristic.tools import DISCARDED
+from summaries.core.heuristic.words import wordset
 
 # Share of a request's distinctive words known to the current intent below which an
 # unmarked request is a new topic.
 NEW_TOPIC = 0.15
+# Signals that a turn reports on, closes or follows up the work in hand, whatever its words.
+_REPORTS = wordset(
+    "close_request user_close ack option_pick deferred_check followup claims_works refers_back"
+)
 
 
 def best_older(st: SegState, words: frozenset[str]) -> tuple[Draft | None, float]:
     best: Draft | None = None
     score = 0.0
     for draft in st.drafts[-LOOKBACK:]:
-        if draft is st.current:
-            continue
-        s = draft.sim(words)
+        s = draft.sim(words) if draft is not st.current else 0.0
         if s > score:
             best, score = draft, s
     return best, score
 
 
 def continues_closed(sig: UserSignals, cur: Draft, text: str, *, gap: bool = False) -> bool:
-    """After a close, only follow-ups about the same work stay in the intent.
-
-    After a day-scale pause the bar is higher: finished work is picked up again only by a
-    turn that says so (a close, a result, a regression, a follow-up on its review, a
-    reference back, its own named object), never by shared words, a bare "and"/"same"
-    lead or brevity alone ("same nginx thing on grafana?", "why did it take 41 minutes?").
-    """
+    """After a close, only follow-ups about the same work stay in the intent; after a
+    day-scale pause only a turn that reports on it, never shared words, a bare "and"/"same"
+    lead or brevity alone ("same nginx thing on grafana?")."""
     if cur.dropped:
         # "while you're in there: ..." after a drop is not about the dropped work
         return sig.resume or sig.correction or cur.sim(sig.words) >= CONTINUES
@@ -84,22 +67,13 @@ def continues_closed(sig: UserSignals, cur: Draft, text: str, *, gap: bool = Fal
 def reports_on(sig: UserSignals, cur: Draft, text: str) -> bool:
     """A turn that reports on, closes or follows up the work in hand, whatever its words."""
     return (
-        sig.close_request
-        or sig.user_close
-        or sig.ack
-        or bool(sig.option_pick)
-        # "no, the other bucket" corrects the work; "the project is acme-analytics now, not
-        # acme-dw. fix profiles.yml" corrects a fact about something the work never touched
-        or (sig.correction and not corrects_elsewhere(sig, cur))
+        any(getattr(sig, name) for name in _REPORTS)
         or sig.resume
-        or sig.deferred_check
-        or sig.followup
-        or sig.claims_works  # "export ran fine overnight": a report on the work just closed
+        or (sig.correction and not corrects_elsewhere(sig, cur))
         # "main is red now": the closed work is broken after all
         or (sig.regression and bool(sig.words & cur.vocab))
         # "the nightly fail, the test same one": a failure told in the work's own words
         or (sig.problem and "?" not in text and cur.sim(sig.words) >= CONTINUES)
-        or sig.refers_back
     )
 
 
@@ -110,20 +84,10 @@ def corrects_elsewhere(sig: UserSignals, cur: Draft) -> bool:
 
 
 def points_back(sig: UserSignals) -> bool:
-    """Signals that a turn is about the work in hand, whatever its words."""
-    return (
-        sig.continuation
-        or sig.refers_back
-        or sig.claims_works
-        or sig.regression  # "Sentry still shows a few from Monaco" right after the fix
-        or sig.anaphora
-        or sig.ack
-        or bool(sig.option_pick)
-        or sig.correction
-        or sig.user_close
-        or sig.close_request
-        or sig.deferred_check
-        or sig.followup
+    """Signals that a turn is about the work in hand, whatever its words ("Sentry still
+    shows a few from Monaco" right after the fix is a regression)."""
+    return any(getattr(sig, name) for name in _REPORTS) or (
+        sig.continuation or sig.regression or sig.anaphora or sig.correction
     )
 
 
@@ -153,9 +117,9 @@ _CLOSE_WORD = re.compile(
 
 
 def closes_earlier_work(st: SegState, ex: Exchange) -> Draft | None:
-    """The reply to the turn commits, pushes or opens a PR and changes nothing new: the turn
-    asked to close work already done, in whatever language: the work in hand, or when nothing
-    was done for that (an add-on only discussed), the intent before it."""
+    """The reply commits, pushes or opens a PR and changes nothing new: the turn asked to
+    close work already done, in any language: the work in hand, or when nothing was done
+    for it (an add-on only discussed), the intent just before it."""
     cur = st.current
     kinds = {ev.kind for reply in ex.replies for ev in reply_evidence(reply)}
     if cur is None or Ev.CLOSE not in kinds or kinds & {Ev.CHANGE, Ev.DOC_CHANGE}:
@@ -175,8 +139,6 @@ def closes_earlier_work(st: SegState, ex: Exchange) -> Draft | None:
 # Amounts, counts, ids: "412 twice...", "the 19.99 one". Numbers are no content words (most
 # are noise), but one the person repeats from the reply just given points at that reply.
 _NUMBER = re.compile(r"(?<![\w.,])\d+(?:[.,]\d+)*(?![\w])")
-
-
 # "2026-11-17", "11-19": a calendar day named in a turn (its year is no amount).
 _DAY = re.compile(r"(?<![\w.-])(?:\d{4}-)?(0?[1-9]|1[0-2])-(0?[1-9]|[12]\d|3[01])(?![\w-])")
 
@@ -213,21 +175,17 @@ def runs_again(older: Draft, sig: UserSignals, ex: Exchange) -> bool:
     return ex.gap_before and finished(older) and not reports_on(sig, older, ex.text)
 
 
-def _opening_words(draft: Draft) -> frozenset[str]:
-    return draft.entries[0].sig.words if draft.entries else frozenset()
-
-
 def _norm(text: str) -> str:
     return " ".join(text.lower().split()).rstrip(" ?!.")
+
+
+def _tokens(text: str) -> set[str]:
+    return set(re.findall(r"\w+", text))
 
 
 # At most this many words: a terse routine ask, matched against an earlier opening word
 # for word ("morning check" against "morning check pls").
 TERSE_RERUN = 4
-
-
-def _tokens(text: str) -> set[str]:
-    return set(re.findall(r"\w+", text))
 
 
 def asks_again(st: SegState, sig: UserSignals, ex: Exchange) -> bool:
@@ -239,10 +197,9 @@ def asks_again(st: SegState, sig: UserSignals, ex: Exchange) -> bool:
     said = _norm(ex.text)
     terse = _tokens(said)
     for draft in st.drafts[-LOOKBACK:]:
-        # "nightly ok?" word for word as a finished intent opened, on a later day: the
-        # routine again, however many words the work in hand shares with it. A terse ask
-        # ("morning check" after "morning check pls") counts in all its words, stopwords
-        # too: it may have no distinctive word at all.
+        # "nightly ok?" word for word as a finished intent opened: the routine again, however
+        # many words the work in hand shares with it. A terse ask counts in all its words,
+        # stopwords too: it may have no distinctive word at all.
         if draft is cur or not draft.entries:
             continue
         first = _norm(draft.entries[0].text)
@@ -258,11 +215,11 @@ def asks_again(st: SegState, sig: UserSignals, ex: Exchange) -> bool:
                 return True
     if not sig.words:
         return False
-    opened = _opening_words(cur)
+    opened = cur.entries[0].sig.words if cur.entries else frozenset()
     if 3 * len(sig.words & opened) >= 2 * len(sig.words) and runs_again(cur, sig, ex):
         # "morning. backup" the day after "morning, backup check as usual" was done: the
-        # routine in hand asked for again is a new run of it, not more of the old one (a
-        # turn mostly in new words, "dashboard shows no data", reports on it instead)
+        # routine in hand asked for again (a turn mostly in new words, "dashboard shows no
+        # data", reports on it instead)
         return True
     mine = len(sig.words & cur.user_words)
     for draft in st.drafts[-LOOKBACK:]:
@@ -285,31 +242,28 @@ ASIDE_SHARE = 0.5
 
 
 def aside_elsewhere(sig: UserSignals, cur: Draft, text: str) -> bool:
-    """ "also, X has been failing since friday, dig into it", "while you're in there, bump
-    node" once the work in hand has a result: an added aside in 4+ distinctive words, at
-    most one of them the person's own for that work and no name it shares with it, is
-    other work (an "also" about the work in hand adds to it instead)."""
+    """ "also, X has been failing since friday, dig into it" once the work in hand has a
+    result: an added aside in 4+ distinctive words, at most one of them the person's own for
+    that work and no name it shares with it, is other work."""
     if not (cur.settled or cur.made or cur.closed) or not _ADDITIVE.match(text):
         return False
     if len(sig.words) < ASIDE_WORDS:
         return False
-    # The person's own words of that work say what it is about (its replies name much
-    # more): one shared plain word is chance, a shared name ("ingest-check") is the work.
+    # The person's own words say what the work is about (its replies name much more): one
+    # shared plain word is chance, a shared name ("ingest-check") is the work.
     if names_in(text) & names_in(" ".join(e.text for e in cur.entries)):
         return False
     shared = sig.words & cur.user_words
     return len(shared) <= ASIDE_SHARED and cur.sim(sig.words) < ASIDE_SHARE
 
 
-# Entered at the start of a word run only: the first ASCII letter of the run starts the name
-# (as before: a name found from a later letter is also found from the first), so a long
-# "word" is read once, not from each of its letters. findall returns the group.
+# Entered at the start of a word run only (a name found from a later letter is also found
+# from the first), so a long "word" is read once, not from each of its letters.
 _NAME = re.compile(r"(?<!\w)[^\WA-Za-z]*+([A-Za-z][\w]*(?:[-_./][\w]+)+)")
 
 
 def names_in(text: str) -> set[str]:
-    """Compound names a person types ("ingest-check", "merge.rs", "api/v2"): exact, in any
-    language."""
+    """Compound names a person types ("ingest-check", "merge.rs", "api/v2"), any language."""
     return {m.lower() for m in _NAME.findall(text)}
 
 
@@ -322,8 +276,9 @@ TERSE_ORDER = 4
 NEW, CONTINUE, RESUME = "new", "continue", "resume"
 _TIE_ORDER = (CONTINUE, RESUME, NEW)
 
-# feature -> weight. Each feature votes for one option (see ``features``). Read from the
-# top: the first rows were the first rules. Fitted by bench/fit_boundaries.py.
+# feature -> weight; each feature votes for one option (see ``features``). The first rows
+# were the first rules (each weight above the sum of all below it); the rest were fitted
+# one at a time on the tuning set and the blind batches, each value on its best plateau.
 WEIGHTS: dict[str, float] = {
     "ref_number": 16384.0,  # a numbered PR/issue ("#3301") came up in exactly one intent
     "older_topic": 8192.0,  # after a gap/pivot/resume cue, an older intent shares more words
@@ -332,28 +287,26 @@ WEIGHTS: dict[str, float] = {
     "short_answer": 1024.0,  # <= 8 words right after the assistant asked something
     "compaction": 512.0,  # right after a compaction or context reset
     "correction": 256.0,  # "no, the other bucket": corrects the work in hand
-    "closed_followup": 32.0,
+    "closed_followup": 32.0,  # after a close (or finished work and a gap): reports on it
     # the reply throws away the work in hand's changes ("lascia stare, butta via le
     # modifiche" -> git checkout -- ...): the turn is about that work, in any language
     "discards_work": 1536.0,
     # "412 twice... check the payouts table": a number from the reply just given, repeated
     "echoes_reply": 1024.0,
-    # the reply commits, pushes or opens a PR and changes nothing new: the turn closes the
-    # latest work done and not closed yet, whatever language it is in (above a short answer:
-    # what was done in reply says more than the turn's length)
-    "closes_work": 1536.0,  # after a close (or finished work and a gap): reports on it
-    # after a close: anything substantial not about it (old order 32; fitted 768: above a
-    # compaction and a correction of something else)
+    # the reply closes and changes nothing new: the turn closes the latest work not closed
+    # yet, in any language (above a short answer: what was done says more than length)
+    "closes_work": 1536.0,
+    # after a close: anything substantial not about it (above a compaction and a
+    # correction of something else)
     "closed_other": 768.0,
-    # finished work, and 3+ words about something else (old order 16; fitted 48: above the
-    # after-a-close rules. The search's best, 8192, also outranked a short answer to the
-    # assistant's question, a structural cue the unit tests pin, so it was not taken)
+    # finished work, and 3+ words about something else. The search's best, 8192, also
+    # outranked a short answer to the assistant's question, which unit tests pin: not taken
     "settled_other": 48.0,
-    # a check or question answered, nothing changed for it: an order about none of its words
-    # ("deploy compactor-prod" after "all 24 partitions present") starts other work
+    # a check answered, nothing changed for it: an order about none of its words ("deploy
+    # compactor-prod" after "all 24 partitions present") starts other work
     "order_after_check": 16.0,
     # "cool. also the compactor job OOMs on fridays, dig into it" once the work in hand has a
-    # result: an aside in words that work never used (2026-12-02 round 3)
+    # result: an aside in words that work never used
     "aside_elsewhere": 64.0,
     "weak_pivot": 4.0,  # "also/btw ..." sharing almost nothing with the work
     "unrelated_request": 2.0,  # a request that starts work and shares almost nothing
@@ -471,6 +424,4 @@ def decide(votes: list[Vote], weights: dict[str, float] | None = None) -> tuple[
 def route(st: SegState, ex: Exchange, sig: UserSignals) -> tuple[str, Draft | None]:
     """new / continue / resume for a turn, by the scored features."""
     cur = st.current
-    if cur is None:
-        return (NEW, None)
-    return decide(features(st, ex, sig, cur))
+    return (NEW, None) if cur is None else decide(features(st, ex, sig, cur))

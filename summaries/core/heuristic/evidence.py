@@ -139,46 +139,24 @@ _RED = (
         r"|were|went|turned|still|now) (?:still )?red\b",
     ),
 )
-_CLOSE = _Rule(
-    (
-        "committed",
-        "merged",
-        "pushed",
-        "deployed",
-        "shipped",
-        "released",
-        "published",
-        "opened",
-        "tagged",
-        "rolled out",
-        "live",
-        "went out",
-        "landed",
-        "posted",
-        "sent",
-        "emailed",
-        "delivered",
-        "pr #",
-        "mr #",
-    ),
-    re.compile(
-        r"(?<!\bare )(?<!\bwere )(?<!\bbe )(?<!\bbeen )(?<!\bget )(?<!\bgot )(?<!n't )(?<!not )"
-        r"(?<!never )\b(?:committed|merged|pushed|deployed|shipped|released|published)\b"
-        r"(?!\s+(?:synchronously|automatically|asynchronously|after|before|when|per|every|by))"
-        r"|\bopened (?:a |the )?(?:draft )?(?:pr|mr|cr|pull request|merge request)\b"
-        r"|\bopened #\d+|\btagged v?\d"
-        # "PR #1290 against develop", "PR #287 skapad": the request exists, in any language
-        r"|\b(?:pr|mr) #\d+ (?:against|into|onto|opened|created|skapad|erstellt|créée?|creado"
-        r"|criado|aperta|otwarty|vytvořen\w*|oluşturuldu|aangemaakt)\b"
-        # "rolled out to all pods", "it's live", "went out with the 02:00 train"
-        r"|(?<!n't )(?<!not )\b(?:rolled out|went (?:out|live)|landed on (?:main|master|prod\w*))\b"
-        r"|\b(?:it'?s|is|are|now) live\b(?! ?\?)"
-        # "Posted to #finance-ops", "sent it to the auditors": handed to whoever reads it
-        r"|(?<!n't )(?<!not )(?<!never )(?<!be )\b(?:posted|sent|emailed|delivered)\b(?: it| them| the \w+)?"
-        r" (?:to|in|into) (?:#|@|the |them|him|her)"
-        r"|^\W*(?:posted|sent|emailed|delivered)\b(?! (?:by|from)\b)",
-        _I,
-    ),
+_CLOSE = _rule(
+    "committed|merged|pushed|deployed|shipped|released|published|opened|tagged|rolled out|live"
+    "|went out|landed|posted|sent|emailed|delivered|pr #|mr #",
+    r"(?<!\bare )(?<!\bwere )(?<!\bbe )(?<!\bbeen )(?<!\bget )(?<!\bgot )(?<!n't )(?<!not )"
+    r"(?<!never )\b(?:committed|merged|pushed|deployed|shipped|released|published)\b"
+    r"(?!\s+(?:synchronously|automatically|asynchronously|after|before|when|per|every|by))"
+    r"|\bopened (?:a |the )?(?:draft )?(?:pr|mr|cr|pull request|merge request)\b"
+    r"|\bopened #\d+|\btagged v?\d"
+    # "PR #1290 against develop", "PR #287 skapad": the request exists, in any language
+    r"|\b(?:pr|mr) #\d+ (?:against|into|onto|opened|created|skapad|erstellt|créée?|creado"
+    r"|criado|aperta|otwarty|vytvořen\w*|oluşturuldu|aangemaakt)\b"
+    # "rolled out to all pods", "it's live", "went out with the 02:00 train"
+    r"|(?<!n't )(?<!not )\b(?:rolled out|went (?:out|live)|landed on (?:main|master|prod\w*))\b"
+    r"|\b(?:it'?s|is|are|now) live\b(?! ?\?)"
+    # "Posted to #finance-ops", "sent it to the auditors": handed to whoever reads it
+    r"|(?<!n't )(?<!not )(?<!never )(?<!be )\b(?:posted|sent|emailed|delivered)\b(?: it| them| the \w+)?"
+    r" (?:to|in|into) (?:#|@|the |them|him|her)"
+    r"|^\W*(?:posted|sent|emailed|delivered)\b(?! (?:by|from)\b)",
 )
 _OPEN = re.compile(
     r"\b(?:haven'?t|have not|didn'?t|did not|not yet|never|hasn'?t|couldn'?t|can'?t|cannot"
@@ -259,7 +237,13 @@ def _sentence_events(sentence: str, doc_intent: bool) -> list[tuple[int, Ev]]:
 
 
 @lru_cache(maxsize=4096)
-def _evidence(text: str, doc_intent: bool) -> tuple[Evidence, ...]:
+def reply_evidence(text: str, *, doc_intent: bool = False) -> tuple[Evidence, ...]:
+    """Evidence found in one assistant reply, in reading order.
+
+    Cached: segmentation and status both read every reply, and a resent question often
+    gets the same reply text again; ``forget_replies`` empties the cache after a pass, so
+    no transcript text outlives the call that read it.
+    """
     out: list[Evidence] = []
     for sentence in sentences(text):
         for _, kind in _sentence_events(sentence, doc_intent):
@@ -271,15 +255,5 @@ def _evidence(text: str, doc_intent: bool) -> tuple[Evidence, ...]:
     return tuple(out)
 
 
-def reply_evidence(text: str, *, doc_intent: bool = False) -> tuple[Evidence, ...]:
-    """Evidence found in one assistant reply, in reading order.
-
-    Cached: segmentation and status both read every reply, and a resent question
-    often gets the same reply text again. ``forget_replies`` empties the cache after a
-    pass, so no transcript text outlives the call that read it.
-    """
-    return _evidence(text, doc_intent)
-
-
 def forget_replies() -> None:
-    _evidence.cache_clear()
+    reply_evidence.cache_clear()

@@ -9,7 +9,7 @@ so they can neither create an intent nor lend it evidence (prompt trap 1).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
 from summaries.core.heuristic.lexicon import COMPACTION
@@ -91,30 +91,18 @@ def _soon(prev: datetime | None, now: datetime | None) -> bool:
 
 @dataclass(slots=True)
 class _Pending:
-    turn: int
-    text: str
-    ts: datetime | None
-    repeat_of: int | None
-    gap_before: bool
-    after_compaction: bool
-    replies: list[str]
-    answers: bool = False
-    asked: bool = False  # its last assistant reply ends with a question mark
-    raw_ts: str | None = None
+    """An exchange while its replies, their stamps and the notifications are collected."""
+
+    ex: Exchange
+    replies: list[str] = field(default_factory=list)
     reply_ts: list[str | None] = field(default_factory=list)
     notes: list[tuple[int, str, str | None]] = field(default_factory=list)
+    asked: bool = False  # its last assistant reply ends with a question mark
 
     def close(self) -> Exchange:
-        return Exchange(
-            turn=self.turn,
-            text=self.text,
-            ts=self.ts,
-            repeat_of=self.repeat_of,
+        return replace(
+            self.ex,
             replies=tuple(self.replies),
-            gap_before=self.gap_before,
-            after_compaction=self.after_compaction,
-            answers=self.answers,
-            raw_ts=self.raw_ts,
             reply_ts=tuple(self.reply_ts),
             notes=tuple(self.notes),
         )
@@ -146,18 +134,20 @@ def build_exchanges(turns: Sequence[TranscriptTurn]) -> list[Exchange]:
             if turn.injected or turn.user_turn is None:
                 compaction_pending = compaction_pending or bool(COMPACTION.search(turn.text))
                 continue
-            current = _Pending(
+            gap = _gap(last_ts, ts)
+            ex = Exchange(
                 turn=turn.user_turn,
                 text=turn.text,
                 ts=ts,
                 repeat_of=turn.repeat_of,
-                gap_before=_gap(last_ts, ts),
+                replies=(),
+                gap_before=gap,
                 # A person re-briefing after a reset is continuing, not starting over.
                 after_compaction=compaction_pending or bool(COMPACTION.search(turn.text)),
-                replies=[],
+                answers=asked and not gap,
                 raw_ts=turn.ts,
             )
-            current.answers = asked and not current.gap_before
+            current = _Pending(ex)
             asked, compaction_pending = False, False
             last_ts = ts or last_ts
         elif _is_compaction_notice(turn.text):
