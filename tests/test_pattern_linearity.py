@@ -160,7 +160,7 @@ def test_patterns_are_collected_from_every_package() -> None:
 # Triggers inside a nested alternative, which the prefix sampler does not reach: each
 # was quadratic ("vercel" then a scan to the next operator; ", because" then ".*").
 CRAFTED = {
-    "summaries.core.heuristic.tools._DEPLOY_CMD": lambda n: ("vercel " * n)[:n],
+    "summaries.core.heuristic.evidence._DEPLOY_CMD": lambda n: ("vercel " * n)[:n],
     "summaries.core.heuristic.constraints._NOT_PHRASE": lambda n: (
         (", not x, because a" * n)[:n] + "\nz"
     ),

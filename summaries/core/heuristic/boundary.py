@@ -20,10 +20,9 @@ from dataclasses import dataclass, replace
 
 from summaries.core.heuristic import lexicon as lx
 from summaries.core.heuristic.draft import CONTINUES, LOOKBACK, Draft, SegState
-from summaries.core.heuristic.evidence import Ev, reply_evidence
+from summaries.core.heuristic.evidence import DISCARDED, Ev, reply_evidence
 from summaries.core.heuristic.exchanges import Exchange
 from summaries.core.heuristic.signals import UserSignals
-from summaries.core.heuristic.tools import DISCARDED
 from summaries.core.heuristic.words import wordset
 
 # Share of a request's distinctive words known to the current intent below which an

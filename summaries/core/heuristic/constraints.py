@@ -480,11 +480,12 @@ def _rule(sentence: str, turn_text: str) -> str | None:
         return None  # a question or a "don't change anything" states no standing fact
     if FACT_LEAD.search(turn_text) and KEY.search(sentence):
         return sentence  # "fyi the client points at /api/v2": flagged for later by the person
-    if _FLAG.search(sentence) and (_REQUIRE.search(sentence) or _NAME_FIX.search(sentence)):
-        return sentence
-    if _COMMAND.search(sentence) and (_REQUIRE.search(sentence) or _HOW_WE_RUN.search(sentence)):
-        return sentence
-    if any(rx.search(sentence) for rx in (_NAME_FIX, _ALWAYS_NEVER, _CONDITION)):
+    command = _COMMAND.search(sentence)
+    if (
+        ((_FLAG.search(sentence) or command) and _REQUIRE.search(sentence))
+        or (command and _HOW_WE_RUN.search(sentence))
+        or any(rx.search(sentence) for rx in (_NAME_FIX, _ALWAYS_NEVER, _CONDITION))
+    ):
         return sentence
     if _TEMPORARY.search(sentence) and not EVERY_RUN.search(sentence):
         return None  # "before every commit, you did it this time" is still every time
@@ -498,26 +499,24 @@ def _rule(sentence: str, turn_text: str) -> str | None:
         # "ask Minh before changing the schema, he owns that table": who owns what is a
         # standing fact even inside a request
         return _clause(sentence, m.start())
-    if _WINDOW.search(sentence) or _MUST_STAY.search(sentence):
-        return sentence
-    if _ONLY_PATH.search(sentence) and KEY.search(sentence):
-        return sentence  # "always via the bastion, jump.example.internal"
-    if states_shaped_rule(sentence, is_work_order(sentence)):
+    if (
+        _WINDOW.search(sentence)
+        or _MUST_STAY.search(sentence)
+        or (_ONLY_PATH.search(sentence) and KEY.search(sentence))  # "always via jump.internal"
+        or states_shaped_rule(sentence, is_work_order(sentence))
+    ):
         return sentence
     fixed = corrects_value(sentence, turn_text)
     if fixed:
         return fixed
-    if is_work_order(sentence) and not _EVERY_TIME.search(sentence):
-        return None  # "upgrade X and make sure the migrations apply": about this work only
-    if TO_DO.search(sentence) and not _EVERY_TIME.search(sentence):
-        return None  # "the smsgate key must be rotated": a task, not a standing rule
-    if _OPS.search(sentence) and (_ONLY_PATH.search(sentence) or _STANDING_LEAD.search(sentence)):
-        return sentence
-    if _PORT_FACT.search(sentence):
-        return sentence
-    if _MISTYPED.search(turn_text) and not _MISTYPED.search(sentence) and KEY.search(sentence):
-        return sentence  # "the bucket is acme-export, singular. I mistyped it before."
-    return None
+    # "upgrade X and make sure the migrations apply", "the smsgate key must be rotated": about
+    # this work only, a task, not a standing rule
+    if (is_work_order(sentence) or TO_DO.search(sentence)) and not _EVERY_TIME.search(sentence):
+        return None
+    ops = _OPS.search(sentence) and (_ONLY_PATH.search(sentence) or _STANDING_LEAD.search(sentence))
+    # "the bucket is acme-export, singular. I mistyped it before."
+    typo = _MISTYPED.search(turn_text) and not _MISTYPED.search(sentence) and KEY.search(sentence)
+    return sentence if ops or _PORT_FACT.search(sentence) or typo else None
 
 
 _RENAMED = re.compile(r"\b(renamed|is stale)\b", _I)
@@ -525,24 +524,18 @@ _MOVED = re.compile(r"\b(renamed|moved|is now|are now|it'?s now|changed to|now)\
 _PORT = re.compile(r"\b\d{4,5}\b")
 
 
-def _keys(text: str) -> set[str]:
-    keys = {k.lower().strip(".") for k in KEY.findall(text)}
-    if _WINDOW.search(text):
-        keys.add("<window>")
-    # A rename or move restates a fact without naming the old value ("the flag got
-    # renamed, it's --no-assets now"): it supersedes the earlier fact of its kind.
-    if _MOVED.search(text):
-        if _FLAG.search(text):
-            keys.add("<flag>")
-        if _PORT.search(text):
-            keys.add("<port>")
-    return keys
-
-
 def _kinds(text: str) -> set[str]:
-    kinds = {k for k, rx in (("<flag>", _FLAG), ("<port>", _PORT)) if rx.search(text)}
-    # a window stated again ("the window moved to Saturday 23:00") replaces the old one
-    return kinds | ({"<window>"} if _WINDOW.search(text) else set())
+    pairs = (("<flag>", _FLAG), ("<port>", _PORT), ("<window>", _WINDOW))
+    return {k for k, rx in pairs if rx.search(text)}
+
+
+def _keys(text: str) -> set[str]:
+    """What a fact is about: its values, and its kind when it restates a fact without naming
+    the old value ("the flag got renamed, it's --no-assets now", "the window moved to
+    Saturday 23:00"): it supersedes the earlier fact of that kind."""
+    moved = _MOVED.search(text)
+    kinds = {k for k in _kinds(text) if moved or k == "<window>"}
+    return {k.lower().strip(".") for k in KEY.findall(text)} | kinds
 
 
 # "the port is 5439, not 5432": a correction states the value that holds; the superseded one

@@ -1,19 +1,24 @@
-"""Evidence in assistant replies: changes, test/build runs, closes, open ends.
+"""Evidence for status and verified: in assistant replies (changes, runs, closes, open
+ends) and in tool rows (what ran, how it exited, what the runner itself reported).
 
-Status and verified are read from this evidence, in order: a passing run only
-verifies the work if it comes after the last change, and a close (commit, merge,
-PR, push, deploy) ends the work whether or not anything was run.
+A passing run verifies the work only after the last change; a close (commit, merge, PR,
+push, deploy) ends the work whether or not anything ran. Tool rows say the same in any
+language: each call/result pair becomes at most one short sentence in the words the reply
+rules read ("Tests failed.", "Committed."), placed where the row was, so order is kept.
+An unknown command failing (a ``grep`` with no match) adds nothing: it is no failed check.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
 from functools import lru_cache
 
 from summaries.core.heuristic.lexicon import CODE_FILE, NON_CODE_OBJECT
 from summaries.core.heuristic.words import sentences
+from summaries.core.transcript_turn import ToolRow
 
 _I = re.IGNORECASE
 
@@ -257,3 +262,287 @@ def reply_evidence(text: str, *, doc_intent: bool = False) -> tuple[Evidence, ..
 
 def forget_replies() -> None:
     reply_evidence.cache_clear()
+
+
+# --- tool rows ----------------------------------------------------------------------
+
+# A test runner by its command line.
+_TEST_CMD = re.compile(
+    r"\b(?:pytest|py\.test|tox|nox|jest|vitest|mocha|rspec|phpunit|ctest|playwright test"
+    r"|go test|cargo (?:test|nextest)|mvn\b[^|;&]*\b(?:test|verify)"
+    # Gradle tasks by name: test, check, testDebugUnitTest, connectedAndroidTest
+    r"|gradlew?\b[^|;&]*\b(?:test|check|\w+Test)\w*|dotnet test|(?:npm|yarn|pnpm|bun)(?: run)? test\w*|make (?:test|check)\w*"
+    r"|manage\.py test|unittest|(?:flutter|dart) test)\b",
+    _I,
+)
+_LINT_CMD = re.compile(
+    r"\b(?:ruff|flake8|pylint|mypy|pyright|eslint|tsc|clippy|golangci-lint|go vet"
+    r"|shellcheck|rubocop|stylelint|(?:npm|yarn|pnpm)(?: run)? (?:lint|typecheck)"
+    r"|(?:flutter|dart) analyze)\b",
+    _I,
+)
+_BUILD_CMD = re.compile(
+    r"\b(?:(?:npm|yarn|pnpm|bun)(?: run)? build|cargo build|go build|docker build"
+    r"|python -m build|mvn\b[^|;&]*\bpackage|gradlew?\b[^|;&]*\b(?:build|assemble)"
+    r"|make(?: build| all)?$|dotnet build|xcodebuild|flutter build)\b",
+    _I,
+)
+_COMMIT_CMD = re.compile(r"\bgit\b[^|;&]*\bcommit\b", _I)
+_PUSH_CMD = re.compile(r"\bgit\b[^|;&]*\bpush\b", _I)
+_PR_OPEN_CMD = re.compile(r"\b(?:gh pr create|glab mr create|hub pull-request)\b", _I)
+_PR_MERGE_CMD = re.compile(r"\b(?:gh pr merge|glab mr merge)\b", _I)
+_CI_CMD = re.compile(r"\b(?:gh (?:pr checks|run (?:watch|view))|glab ci (?:status|view))\b", _I)
+_DEPLOY_CMD = re.compile(
+    r"\b(?:kubectl (?:apply|rollout (?:restart|undo)|set (?:image|resources))|helm (?:upgrade"
+    r"|install)|fly(?:ctl)? deploy|terraform apply|vercel\b[^|;&]{0,400}--prod|ansible-playbook"
+    r"|cap \w+ deploy|eb deploy|serverless deploy|sls deploy|gcloud \w+ deploy|az \w+ deploy"
+    r"|(?:make|npm run|yarn|pnpm|just|task) deploy\w*)\b"
+    # a program named deploy: "./deploy.sh prod", "bin/deploy staging"
+    # (path segments are read once each: "\S*/" re-scanned the word from every "/")
+    r"|(?:^|[;&|]\s*)(?:[^\s/;&|]*+/)*deploy(?:[\w-]*\.sh)?(?=\s|$)",
+    _I,
+)
+_PUBLISH_CMD = re.compile(
+    r"\b(?:twine upload|npm publish|cargo publish|gem push|gh release create|poetry publish"
+    r"|uv publish|docker push|flit publish)\b",
+    _I,
+)
+# A check by its name ("restore-check.sh", "verify_backup", "healthcheck", "smoke"), run
+# rather than read: a program whose name says it checks reports pass or fail by exit code.
+_CHECK_CMD = re.compile(
+    r"(?<![\w./-])[\w./-]*(?:check(?!out)|verify|validate|smoke|health|probe)[\w.-]*", _I
+)
+# Operational checks that report health by exit code and output: a rollout that finished,
+# an Argo app that is healthy, manifests or configs that validate, dbt's tests. What a
+# person on call reads as "it works now".
+_OPS_CHECK_CMD = re.compile(
+    r"\b(?:kubectl\b[^|;&]*\brollout status|argocd app (?:wait|get)|kubeconform|helm lint"
+    r"|promtool check|nginx -t|terraform validate|dbt (?:test|build)|systemctl is-active"
+    r"|logrotate -d)\b",
+    _I,
+)
+# A count of none is not a failure: "1 chart(s) linted, 0 chart(s) failed", "0 errors".
+_ZERO_COUNT = re.compile(r"\b0\s+(?:[\w()]+\s+)?(?:failed|failures?|errors?)\b", _I)
+_OPS_BAD = re.compile(
+    r"\b(?:Degraded|OutOfSync|CrashLoopBackOff|ImagePullBackOff|Progressing|failed|inactive"
+    r"|timed out|error(?!=0\b|s?: 0\b))\b",
+    _I,
+)
+# Dry runs that check the live state against the code: a plan with nothing to change.
+# After a change, "it matches" is a verification.
+_DRY_RUN = re.compile(r"--dry-run|--check\b|\bdiff\b|\bplan\b|DRY_RUN")
+_PLAN_CMD = re.compile(r"\b(?:terraform|tofu|terragrunt) plan\b", _I)
+_NO_DRIFT = re.compile(r"\bNo changes\.|\bmatches the configuration\b", _I)
+_READ_CMD = re.compile(
+    r"^\s*(?:grep|rg|cat|less|head|tail|sed|awk|ls|find|vim?|nano|code|git (?:log|show|diff|grep)"
+    r"|journalctl|echo|wc|diff)\b",
+    _I,
+)
+_EDIT_TOOLS = frozenset({"edit", "write", "multiedit", "str_replace", "apply_patch", "create"})
+_EDIT_CALL = re.compile(r"^\s*(?:edit|write|create|apply_patch)\b\s*(\S*)", _I)
+# A file written from the shell: "cat > path <<'EOF'", "tee path <<EOF" (not "> /dev/null").
+_SHELL_WRITE = re.compile(r"^\s*(?:cat\s+>|(?:sudo\s+)?tee(?:\s+-a)?)\s*([\w./-]+)\s*<<", _I)
+
+# A runner's own summary, failures first: "1 failed, 5 passed", "Tests: 2 failed",
+# "test result: FAILED", "--- FAIL", "BUILD FAILURE", "Failures: 3".
+_FAILED = re.compile(
+    r"\b[1-9]\d*\s+(?:failed|failing|failures?|errors?)\b|\btest result: FAILED\b|^--- FAIL\b"
+    r"|^FAIL\b|\bBUILD FAIL\w*|\bFailures: [1-9]|\bErrors: [1-9]|\bTests failed\b"
+    # (a count is read from the start of its digit run, never from each digit)
+    r"|\bFAILED\b|(?<!\d)0*+[1-9]\d* (?:problems?|errors?) \(",
+    re.MULTILINE,
+)
+_PASSED = re.compile(
+    r"\b[1-9]\d*\s+(?:passed|passing|tests? passed)\b|\btest result: ok\b|^ok\s+\S"
+    r"|\b[1-9]\d* tests completed, 0 failed\b"
+    r"|^PASS\b|\bBUILD SUCCESS\w*|\bTests run: [1-9]\d*, Failures: 0, Errors: 0"
+    r"|\bAll checks passed\b|\bSuccess: no issues\b|\bFound 0 errors\b|\b0 errors\b",
+    re.MULTILINE,
+)
+_CI_FAIL = re.compile(r"(?:^|\s)(?:X|✗|fail(?:ed|ure)?)\s", _I | re.MULTILINE)
+_CI_PASS = re.compile(r"\bpass\b|✓", _I)
+_PR_NUM = re.compile(r"/(?:pull|merge_requests)/(\d+)\b|#(\d+)")
+# Throwing the work away: its changes restored, its branch deleted, its PR closed. Only a
+# command line that does nothing else: "git checkout -- base.yaml && cat > overlay.yaml"
+# moves the work, and "git checkout -- v2.py && pytest" goes on with it.
+_DISCARD_CMD = re.compile(
+    r"\bgit (?:checkout|restore) (?:--\s|\.\s*(?:$|&&))|\bgit reset --hard\b|\bgit clean -\w*f"
+    r"|\bgit branch -D\b|\bgit push \S+ --delete\b|\b(?:gh pr|glab mr) close\b|\bgit stash drop\b",
+    _I,
+)
+_AFTER_DISCARD = re.compile(
+    r">|\btee\b|\bsed -i|\b(?:cp|mv|apply|install|add|commit|test|pytest|build|run|move)\b|superseded",
+    _I,
+)
+DISCARDED = "Discarded the changes."
+_NOTHING = re.compile(r"\bnothing to commit\b|\beverything up-to-date\b|\brejected\b", _I)
+
+
+PASSED_CHECK, FAILED_CHECK = "The check passed.", "The check failed."
+_TOOL_CHANGE = re.compile(r"Changed(?: \S+)?\.")
+
+
+def is_tool_change(sentence: str) -> bool:
+    """The sentence an edit tool row became ("Changed src/a.py.")."""
+    return _TOOL_CHANGE.fullmatch(sentence) is not None
+
+
+# What a notification posted by CI, a deploy tool or a job runner says of its run:
+# "CI for PR #921: passed", "argocd sync: Synced / Healthy", "atlantis apply succeeded",
+# "1 failed, 399 passed", "FAILED (job: lint)". Machine-written, so the same in any
+# session language. A failure outranks a pass; a count of none is neither.
+_NOTE_FAIL = re.compile(
+    r"\b(?:fail(?:ed|ure|ing|s)?|errored|timed out|Degraded|CrashLoopBackOff|broken)\b"
+    r"|\berror\b(?!\s+(?:rate|budget))",
+    _I,
+)
+_NOTE_PASS = re.compile(
+    r"\b(?:pass(?:ed|es)?|success(?:ful)?|succeeded|Healthy|green|OK|ok)\b|PASS=[1-9]|✓", _I
+)
+
+
+# Where a notification's headline ends: its verdict is stated there ("... failed — job
+# lint: ..."); what follows is detail, and a finding in a report ("the ACME order failed")
+# is not the run's outcome.
+_HEADLINE_END = re.compile(r" — | - |\. |; |\n")
+HEADLINE_CHARS = 160
+
+
+def notification_verdict(text: str) -> str | None:
+    """An automation row's verdict on a run as an evidence sentence ("The check passed." /
+    "The check failed."), or None when its headline reports no run outcome (an alert, an
+    approval, a plan, a schedule, a subagent's findings)."""
+    body = text.split("]", 1)[1] if text.startswith("[") and "]" in text else text
+    head = _HEADLINE_END.split(body.strip(), maxsplit=1)[0][:HEADLINE_CHARS]
+    said = _ZERO_COUNT.sub("", head)
+    if _NOTE_FAIL.search(said):
+        return FAILED_CHECK
+    if _NOTE_PASS.search(said):
+        return PASSED_CHECK
+    return None
+
+
+def _run_outcome(code: int | None, out: str) -> bool | None:
+    """True passed, False failed, None unknown. The runner's own summary outranks the
+    exit code (a wrapper may swallow it); an exit code alone still decides."""
+    if _FAILED.search(out):
+        return False
+    if code is not None and code != 0:
+        return False
+    if _PASSED.search(out) or code == 0:
+        return True
+    return None
+
+
+def _pr_number(*texts: str) -> str:
+    for text in texts:
+        m = _PR_NUM.search(text)
+        if m:
+            return f" #{m.group(1) or m.group(2)}"
+    return ""
+
+
+def _discards(cmd: str) -> bool:
+    """A command line that only throws work away (``git status`` after it is a look)."""
+    found = _DISCARD_CMD.search(cmd)
+    if found is None:
+        return False
+    rest = _DISCARD_CMD.sub(" ", cmd.replace("--theirs", "").replace("--ours", ""))
+    return "--theirs" not in cmd and "--ours" not in cmd and not _AFTER_DISCARD.search(rest)
+
+
+_RM = re.compile(r"^\s*rm\s+(?:-\w+\s+)*([\w./-]+)\s*$")
+
+
+def _runs_edited(cmd: str, edited: set[str]) -> bool:
+    """The command runs a file changed earlier in the same stretch ("Edit retention.sh",
+    then "/opt/hv/bin/retention.sh"): an observed run of the change."""
+    if _READ_CMD.match(cmd) or _RM.match(cmd):
+        return False
+    return any(path in cmd for path in edited if "." in path)
+
+
+def _pair_sentences(
+    cmd: str, tool: str | None, code: int | None, out: str, edited: set[str]
+) -> list[str]:
+    """Sentences for one call and its result; a chained command can yield several."""
+    ok = code is None or code == 0
+    said: list[str] = []
+    edit = _EDIT_CALL.match(cmd) or _SHELL_WRITE.match(cmd)
+    if (tool or "").lower() in _EDIT_TOOLS or (edit and tool in (None, "edit", "bash")):
+        target = edit.group(1) if edit else ""
+        if target:
+            edited.add(target.rsplit("/", 1)[-1])
+        return [f"Changed {target}".rstrip() + "."] if ok else []
+    if _TEST_CMD.search(cmd) or (not cmd and (_FAILED.search(out) or _PASSED.search(out))):
+        passed = _run_outcome(code, out)
+        if passed is not None:
+            said.append("Tests passed." if passed else "Tests failed.")
+    elif _LINT_CMD.search(cmd) or _BUILD_CMD.search(cmd):
+        what = "Lint" if _LINT_CMD.search(cmd) else "Build"
+        passed = _run_outcome(code, out)
+        if passed is not None:
+            said.append(f"{what} passed." if passed else f"{what} failed.")
+    elif _PLAN_CMD.search(cmd):
+        if ok and _NO_DRIFT.search(out):
+            said.append(PASSED_CHECK)
+    elif code is not None and _OPS_CHECK_CMD.search(cmd):
+        said_out = _ZERO_COUNT.sub("", out)
+        healthy = code == 0 and not _OPS_BAD.search(said_out) and not _FAILED.search(said_out)
+        said.append(PASSED_CHECK if healthy else FAILED_CHECK)
+    elif code is not None and not _READ_CMD.match(cmd) and _CHECK_CMD.search(cmd):
+        said.append(PASSED_CHECK if _run_outcome(code, out) else FAILED_CHECK)
+    elif (
+        code == 0 and "DRY_RUN" not in cmd and "--dry-run" not in cmd and _runs_edited(cmd, edited)
+    ):
+        said.append("The run passed.")
+    if _CI_CMD.search(cmd):
+        if not ok or _CI_FAIL.search(out):
+            said.append("CI failed.")
+        elif _CI_PASS.search(out):
+            said.append("CI checks passed.")
+    if not ok:
+        if (_DEPLOY_CMD.search(cmd) or _PUBLISH_CMD.search(cmd)) and not _DRY_RUN.search(cmd):
+            said.append("The deploy failed.")
+        return said
+    if _discards(cmd):
+        return [*said, DISCARDED]
+    if _COMMIT_CMD.search(cmd) and not _NOTHING.search(out):
+        said.append("Committed.")
+    if _PUSH_CMD.search(cmd) and not _NOTHING.search(out):
+        said.append("Pushed.")
+    if _PR_OPEN_CMD.search(cmd):
+        said.append(f"Opened PR{_pr_number(out, cmd)}.")
+    if _PR_MERGE_CMD.search(cmd):
+        said.append(f"Merged PR{_pr_number(cmd, out)}.")
+    if _PUBLISH_CMD.search(cmd):
+        said.append("Published.")
+    elif _DEPLOY_CMD.search(cmd) and not _DRY_RUN.search(cmd):
+        said.append("Deployed.")
+    return said
+
+
+def tool_sentences_at(
+    rows: Sequence[ToolRow], edited: set[str] | None = None
+) -> list[tuple[str, str | None]]:
+    """Evidence sentences for a run of tool rows, in order, each with the stamp of the
+    result row it came from, so a summary's evidence can link to the row that showed it.
+    ``edited`` collects the file names changed so far in the session, so a later run of one
+    of them is recognised."""
+    out: list[tuple[str, str | None]] = []
+    edited = set() if edited is None else edited
+    call: ToolRow | None = None
+    for row in rows:
+        if row.kind == "call":
+            call = row  # a call with no result may never have run: it says nothing
+            continue
+        cmd = _command(call.text) if call is not None else ""
+        tool = row.tool or (call.tool if call is not None else None)
+        said = _pair_sentences(cmd, tool, row.exit_code, row.text, edited)
+        out.extend((s, row.ts) for s in said)
+        call = None
+    return out
+
+
+def _command(text: str) -> str:
+    return " ".join(text.strip().splitlines()[:1])[:400]

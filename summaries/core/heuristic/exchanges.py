@@ -12,8 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
+from summaries.core.heuristic.evidence import FAILED_CHECK, notification_verdict, tool_sentences_at
 from summaries.core.heuristic.lexicon import COMPACTION
-from summaries.core.heuristic.tools import FAILED_CHECK, notification_verdict, tool_sentences_at
 from summaries.core.transcript_turn import TranscriptTurn
 
 # A day-scale gap separates a routine re-run from a retry (boundary signal 2). Twelve

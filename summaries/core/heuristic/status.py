@@ -1,29 +1,14 @@
-"""Status (about the work) and verified (about the result), read from evidence.
+"""Status (about the work) and verified (about the result), read from evidence in order.
 
-The two are decided separately because they disagree in the cases that matter:
-merged-but-never-run is completed and unverified. Evidence is read in order; the
-rules, first match wins:
-
-* an explicit drop abandons the intent; new work on it afterwards, or the person
-  bringing it back ("bring the guide back"), reopens it, and dropping or retracting
-  only an added ask leaves the finished work finished;
-* an informational intent (questions only) is completed once answered, verified
-  null: nothing was run;
-* a close (commit, merge, PR, push, deploy, the person's "it's live", or the person
-  handing it to whoever takes it from here: "sent it to Marta") completes it; a push
-  still waiting on its run ("pushed; CI is running") does not; a failing run after the
-  close, or the person reporting it still or again broken, reopens it;
-* the person accepting the result, a passing run after the last change with
-  nothing left open, or a change reported made with nothing left open completes it,
-  including when the person says they will check it later (made, not verified);
-* anything else is active.
-
-Verified is true after a passing run that follows the last change (a run of only
-one part, "I ran only its SELECT part", is not one), or when the
-person confirms it works or reports it green in their own words ("that did the
-trick", "CI is happy", "I eyeballed it"); false when a change was never run, the
-last run failed, or the person says they have not checked yet or will check later;
-null when there is nothing to run (text, a document, an analysis).
+They are decided apart because they disagree where it matters: merged-but-never-run is
+completed and unverified. Status, first match wins: a drop abandons (new work or "bring it
+back" reopens; dropping only an added ask leaves finished work finished); questions only,
+answered, is completed; a close (a push waiting on its run is none yet) completes, a
+failing run or a reported regression after it reopens; the person accepting, a pass after
+the last change, or a change made with nothing left open completes; else active.
+Verified is true after a pass that follows the last change (a run of one part is none) or
+the person's own "that did the trick"; false when a change never ran, the last run
+failed, or the person will check later; null when there is nothing to run.
 """
 
 from __future__ import annotations
@@ -33,9 +18,8 @@ from dataclasses import dataclass, field
 
 from summaries.core.heuristic import lexicon as lx
 from summaries.core.heuristic.draft import Draft, Entry, Role
-from summaries.core.heuristic.evidence import Ev, reply_evidence
+from summaries.core.heuristic.evidence import DISCARDED, Ev, is_tool_change, reply_evidence
 from summaries.core.heuristic.lexicon import CODE_FILE, DOCS
-from summaries.core.heuristic.tools import DISCARDED, is_tool_change
 
 _BROKE = re.compile(
     r"\bbroke\b|\bbroken\b|\bdoesn'?t work\b|\bdidn'?t work\b|\bstill\b|\bfails?\b|\bwrong\b", re.I
