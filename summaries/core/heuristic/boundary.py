@@ -22,6 +22,7 @@ from summaries.core.heuristic import lexicon as lx
 from summaries.core.heuristic.draft import CONTINUES, LOOKBACK, Draft, SegState
 from summaries.core.heuristic.evidence import DISCARDED, Ev, reply_evidence
 from summaries.core.heuristic.exchanges import Exchange
+from summaries.core.heuristic.lexicon import rx
 from summaries.core.heuristic.signals import UserSignals
 from summaries.core.heuristic.words import wordset
 
@@ -109,10 +110,7 @@ def ref_owner_of(st: SegState, sig: UserSignals) -> Draft | None:
 
 
 # The close steps by the words every language borrows for them: "commit", "PR", "push".
-_CLOSE_WORD = re.compile(
-    r"\b(commit\w*|push\w*|merge\w*|pr|mr|pull request|deploy\w*|release\w*|tag\w*)\b",
-    re.IGNORECASE,
-)
+_CLOSE_WORD = rx(r"\b(commit\w*|push\w*|merge\w*|pr|mr|pull request|deploy\w*|release\w*|tag\w*)\b")
 
 
 def closes_earlier_work(st: SegState, ex: Exchange) -> Draft | None:
@@ -229,11 +227,10 @@ def asks_again(st: SegState, sig: UserSignals, ex: Exchange) -> bool:
 
 
 # "cool. also the compactor job OOMs on fridays": an aside added after an acknowledgement.
-_ADDITIVE = re.compile(
+_ADDITIVE = rx(
     r"^\W*((ok(ay)?|yes|yep|cool|good|great|nice|thanks|thx|perfect)\b[\s,.!]*)*"
     r"(also|and also|plus|meanwhile|btw|by the way|unrelated|one more thing|another thing"
-    r"|(and )?while (you'?re|you are|we'?re) (in|at) (there|it))\b",
-    re.IGNORECASE,
+    r"|(and )?while (you'?re|you are|we'?re) (in|at) (there|it))\b"
 )
 ASIDE_WORDS = 4
 ASIDE_SHARED = 1

@@ -15,6 +15,7 @@ from summaries.core.heuristic.constraints import extract_constraints
 from summaries.core.heuristic.draft import Draft, Entry, Role, ranges
 from summaries.core.heuristic.evidence import forget_replies
 from summaries.core.heuristic.exchanges import Exchange, build_exchanges
+from summaries.core.heuristic.lexicon import rx
 from summaries.core.heuristic.segment import segment
 from summaries.core.heuristic.signals import is_work_order
 from summaries.core.heuristic.status import Verdict, judge
@@ -23,7 +24,7 @@ from summaries.core.payload import evidence_quote
 from summaries.core.transcript_turn import TranscriptTurn
 
 _I = re.IGNORECASE
-_FILLER = re.compile(
+_FILLER = rx(
     r"^\W*((ok(ay)?|so|hey|hi|hmm|ugh|eh|ah|right|fine|now|next|first|also|and|then|please"
     # greetings, in the languages people write to us in: "Hello again.", "Bom dia!"
     r"|hello( again)?|hi there|(good )?morning|hallo|moin|hola|buenos d[ií]as|salut|bonjour"
@@ -32,26 +33,23 @@ _FILLER = re.compile(
     r"|good|cool|perfect|thanks|different topic|unrelated|separately|on (a|an) \w+ note"
     r"|switching to|let'?s switch to|moving on( to)?|recap|but|question|i'?m trying to"
     r" (understand|figure out)( why)?|i want to (know|understand)( why)?|i wonder( why)?)"
-    r"\b[\s,.:;!-]*)+",
-    _I,
+    r"\b[\s,.:;!-]*)+"
 )
-_ASK = re.compile(
+_ASK = rx(
     r"^\W*(can you|could you|would you|will you|can we|could we|please|let'?s( try)?( do)?"
     r"|i want (you )?to|i'?d like (you )?to|we need to|help me (think through|understand"
-    r"|figure out)|go ahead (and|with)|look at|now let'?s( look at)?)\b[\s:]*",
-    _I,
+    r"|figure out)|go ahead (and|with)|look at|now let'?s( look at)?)\b[\s:]*"
 )
 _MAX_PROGRESS = 5
-_NOT_RUN = re.compile(r"\b(haven'?t|not yet|didn'?t|can'?t) (yet )?(run|ran|test|tested)\b", _I)
+_NOT_RUN = rx(r"\b(haven'?t|not yet|didn'?t|can'?t) (yet )?(run|ran|test|tested)\b")
 
 
 # A title never ends on one of these words. They are stripped one at a time from the right:
 # "(\s+(word))+$" re-read the tail from every blank (quadratic); each search here enters a
 # blank run at its start only.
-_WEAK_WORD = re.compile(
+_WEAK_WORD = rx(
     r"(?<!\s)\s+(?:the|a|an|of|to|for|from|with|in|on|at|and|or|that|this|it|instead|like"
-    r"|such as|e\.g\.|de|la|le|les|des|du|der|die|das|den|el|los|las|em|para|com|und|et|y)$",
-    _I,
+    r"|such as|e\.g\.|de|la|le|les|des|du|der|die|das|den|el|los|las|em|para|com|und|et|y)$"
 )
 
 
@@ -101,21 +99,20 @@ _LINKS = (
     r"(?:whose|which|that|because|so|when|where|while|if|since|but|after|before|until|unless"
     r"|although|though|then|weil|wenn|damit|porque|cuando|parce|quand)"
 )
-_CLAUSE_END = re.compile(
+_CLAUSE_END = rx(
     # the CJK comma, enumeration comma, semicolon and colon end a clause too
     # A blank run is entered at its start only ("(?<!\s)"): from inside it the same cut
     # would be found later, after re-scanning the run from each of its blanks.
     r"(?:(?<!\s)\s+)?[,;:()\u2014\u3001\uff0c\uff1b\uff1a]\s*|(?<!\s)\s+[-\u2013]\s+"
-    r"|(?<!\s)\s+(?=" + _LINKS + r"\b)",
-    _I,
+    r"|(?<!\s)\s+(?=" + _LINKS + r"\b)"
 )
 # Where a phrase ends inside a clause: before a preposition or a conjunction.
 _PREPS = (
     r"(?:in|on|for|with|to|from|by|of|at|into|over|under|via|and|or|than|without"
     r"|im|mit|für|von|auf|und|oder|en|con|para|de|por|y|o|dans|avec|pour|sur|et|ou|em|com)"
 )
-_PHRASE_END = re.compile(r"(?<!\s)\s+(?=" + _PREPS + r"\b)", _I)
-_ENDS_ON_LINK = re.compile(r"\b(?:" + _LINKS + "|" + _PREPS + r")$", _I)
+_PHRASE_END = rx(r"(?<!\s)\s+(?=" + _PREPS + r"\b)")
+_ENDS_ON_LINK = rx(r"\b(?:" + _LINKS + "|" + _PREPS + r")$")
 
 
 _SENTENCE_END = re.compile(r"(?<=\w)[.?!:]\s|\s[\u2014-]\s")

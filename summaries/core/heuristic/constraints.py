@@ -13,7 +13,7 @@ import re
 from collections.abc import Sequence
 
 from summaries.core.heuristic.exchanges import Exchange
-from summaries.core.heuristic.lexicon import FACT_LEAD, NO_CHANGE_YET
+from summaries.core.heuristic.lexicon import FACT_LEAD, NO_CHANGE_YET, rx
 from summaries.core.heuristic.signals import is_work_order
 from summaries.core.heuristic.words import clip, content_words, sentences
 
@@ -27,97 +27,85 @@ ALWAYS_NEVER_WORDS = (
     r"|zawsze|nigdy|vždy|nikdy|asla|daima|her zaman"
 )
 # "we use pnpm here", "usamos pnpm, no npm", "we use poetry btw not pip"
-_WE_USE = re.compile(
+_WE_USE = rx(
     r"\b(we|i) (use|are using|work with)\b[^.;]{0,30}?(\b(here|in this repo|not|instead of)\b"
     r"|,\s*(no|not|pas|nicht|nie|ne|inte)\b)"
     r"|\b(usamos|utilisons|on utilise|nutzen wir|wir nutzen|verwenden wir|używamy|používáme"
     r"|kullan\u0131yoruz|gebruiken we|vi använder)\b[^.;]{0,30}?(,\s*(no|not|pas|nicht|nie|ne|inte)"
-    r"|\b(aquí|ici|hier|tutaj|zde|här|burada|qui))\b",
-    _I,
+    r"|\b(aquí|ici|hier|tutaj|zde|här|burada|qui))\b"
 )
 # "tutto passa da Atlantis", "ça passe toujours par le pipeline", "goes through Ilse",
 # "her şey ArgoCD üzerinden gidiyor", "everything goes in the ansible roles", "gitops only"
-_PATH = re.compile(
+_PATH = rx(
     r"\b(goes|go|passes|pass|runs?|happens?) (only )?(through|via)\b|\bpassa da\b"
     r"|\bpass(e|ent) (toujours |uniquement )?par\b|\büzerinden\b|\bläuft (immer )?über\b"
     r"|\beverything (goes|go|lives|belongs) (in|into|through|via|to)\b"
     # (a leading "-" run belongs to the name, never to both: "\W*" alone re-split it)
-    r"|^(?:\W*[^\w-])?[\w-]+ only\s*(,|$)",
-    _I,
+    r"|^(?:\W*[^\w-])?[\w-]+ only\s*(,|$)"
 )
 # "never ... by hand", "non fare mai ... in locale", "手でALTERしないで", "elle ... yapma"
-_BY_HAND = re.compile(
+_BY_HAND = rx(
     r"\b(by hand|manually|à la main|a mano|in locale|von hand|händisch|ręcznie|ručně|elle"
-    r"|för hand|from a laptop|vanaf een laptop)\b|手で",
-    _I,
+    r"|för hand|from a laptop|vanaf een laptop)\b|手で"
 )
-_NEGATION = re.compile(
+_NEGATION = rx(
     rf"\b(never|don'?t|dont|do not|no|not|{ALWAYS_NEVER_WORDS}|nicht|kein|ne|non|yapma|inte"
-    r"|nie|ani)\b|しないで|ないで",
-    _I,
+    r"|nie|ani)\b|しないで|ないで"
 )
 # "no apply before I see the plan", "Kein apply bevor ich den Plan gesehen habe",
 # "visa mig innan du gör apply", "show me before apply": a gate before an irreversible step
-_GATE = re.compile(
+_GATE = rx(
     r"\b(before|bevor|avant que|antes de que|prima che|innan|zanim|než|until)\b[^.;]{0,30}"
     r"\b(i|ich|je|yo|io|jag|ja|me|mig|mir|moi)\b[^.;]{0,20}\b(see|seen|gesehen|vu|visto|sett"
     r"|zobaczę|approve|ok|okay|review)\w*"
     r"|\b(show me|zeig mir|visa mig|montre-moi|muéstrame|mostrami|pokaż mi)\b[^.;]{0,40}"
-    r"\b(before|bevor|innan|avant|antes|prima|zanim)\b",
-    _I,
+    r"\b(before|bevor|innan|avant|antes|prima|zanim)\b"
 )
 # "MSRV is 1.74", "MSRV zostaje 1.74", "our minimum is iOS 15", "minSdk is actually 26",
 # "we stay on java 21": a version the work may not go past
-_PIN = re.compile(
+_PIN = rx(
     r"\b(msrv|minsdk|min sdk|min(imum)? (version|sdk)|our minimum|rust-version|target sdk)\b"
     r"[^.;]{0,25}\d+(\.\d+)*"
-    r"|\bwe (stay|are staying|remain) on [a-z]+ \d+(\.\d+)*\b",
-    _I,
+    r"|\bwe (stay|are staying|remain) on [a-z]+ \d+(\.\d+)*\b"
 )
 # "without asking me first", "bez uzgodnienia", "ohne Rücksprache": a permission rule
-_WITHOUT_ASKING = re.compile(
+_WITHOUT_ASKING = rx(
     r"\bwithout (asking|checking with|telling|my ok|approval|review)\b|\bbez uzgodnienia\b"
-    r"|\bohne rücksprache\b|\bsans (demander|validation)\b|\bsin (preguntar|consultar)\b",
-    _I,
+    r"|\bohne rücksprache\b|\bsans (demander|validation)\b|\bsin (preguntar|consultar)\b"
 )
 # "make lint before every commit", "like always", ", ever", "no exceptions"
-EVERY_RUN = re.compile(
+EVERY_RUN = rx(
     r"\b(before|after) (every|each|any) \w+|,\s*ever\b"
-    r"|\bno exceptions\b",
-    _I,
+    r"|\bno exceptions\b"
 )
 # "migrations are expand/contract here", "benchmarks use criterion", "all index changes go
 # through Ilse", "every architectural decision gets an ADR": how a kind of thing is done here
-_HOW_HERE = re.compile(
+_HOW_HERE = rx(
     r"\b(tests|benchmarks|migrations|deploys|deployments|releases|builds|commits|commit messages?"
     r"|prs|secrets|schema changes|index changes)\b (here )?(always )?(uses?|go|goes|runs?|needs?|must"
     r"|lives?|gets?|are [^.;]{0,30}\bhere)\b"
     r"|\bevery [\w ]{0,25}? (gets|goes|needs|must|has to)\b"
     # "all clinics are in Europe/Vienna"
-    r"|\ball \w+ (are|is|run|live) (in|on|at) \w+[/.-]\w",
-    _I,
+    r"|\ball \w+ (are|is|run|live) (in|on|at) \w+[/.-]\w"
 )
 # "must come from the i18n file", "måste ha taggen cost-center", "needs to sit behind the
 # FeatureFlags system": where a thing must come from or live
-_MUST_PLACE = re.compile(
+_MUST_PLACE = rx(
     r"\b(must|needs? to|has to|have to|måste|muss|doit|debe|deve|musi|musí)\b (\w+ ){0,1}"
     r"(come from|come out of|go (through|in|into|via)|live in|sit behind|be behind|ha|haben"
-    r"|have the|have a tag|use)\b",
-    _I,
+    r"|have the|have a tag|use)\b"
 )
 # "don't touch build numbers, fastlane does that", "src/legacy no se toca"
-DONT_TOUCH = re.compile(
+DONT_TOUCH = rx(
     r"\b(don'?t|dont|do not|never) touch (?!anything|it\b|that\b|this\b|yet\b)[\w.`/]|\bno se toca\b|\bnicht anfassen\b|\bne touche pas\b"
     r"|\bnon toccare\b|\bnie ruszaj\b|\bnesahej\b|\bniet aanraken\b|\bpas y toucher\b"
     r"|\bne (?:pas|jamais) (?:y )?toucher\b|\bhaath mat lagana\b|\bmat chhedna\b|건드리지 마"
-    r"|触らないで|不要(?:碰|动|改)",
-    _I,
+    r"|触らないで|不要(?:碰|动|改)"
 )
 # "no X in library code, only in tests", "žádné unwrap v knihovním kódu, jen v testech"
-_NONE_BUT = re.compile(
+_NONE_BUT = rx(
     r"\b(no|žádné|žádný|keine?|aucun|ningún|nessun|żadnych|inga|hiç)\b [^.;,]{1,40},\s*"
-    r"(only|jen|nur|seulement|solo|tylko|bara|sadece)\b",
-    _I,
+    r"(only|jen|nur|seulement|solo|tylko|bara|sadece)\b"
 )
 
 
@@ -125,11 +113,10 @@ _NONE_BUT = re.compile(
 # often written without the Latin words above: Japanese, Korean, Chinese, Russian,
 # Vietnamese and romanized Hindi. With a named thing beside it (an ASCII name inside the
 # script, a path, a flag) it states a standing rule.
-_ALWAYS_NEVER_SCRIPT = re.compile(
+_ALWAYS_NEVER_SCRIPT = rx(
     r"必ず|絶対|常に|今後|決して|절대|항상|반드시|앞으로|一直|总是|始终|永远|绝不|以后|必须"
     r"|\b(?:всегда|никогда|впредь|luôn|không bao giờ|hamesha|kabhi (?:nahi|mat))\b"
-    r"|\bnon\b[^.;]{0,30}\bmai\b|\bni(?:emals)?\b[^.;]{0,5}\b(?:mehr)\b|\bничего не\b",
-    _I,
+    r"|\bnon\b[^.;]{0,30}\bmai\b|\bni(?:emals)?\b[^.;]{0,5}\b(?:mehr)\b|\bничего не\b"
 )
 # A named thing: backticks, a path or dotted/hyphenated/underscored name, a flag, a name
 # with digits, or a camelCase name ("ktlintCheck", "raw.*", "release/*", "fp16").
@@ -154,24 +141,22 @@ def _always_named(sentence: str) -> bool:
 # Not English (its "always"/"never" also describe: "we never had e2e", "I always mix them
 # up"; the shapes above read it), nor the bare "nie" (Polish "not") and "mai" (Romanian
 # "more"): alone they say nothing
-_ALWAYS_LATIN = re.compile(
+_ALWAYS_LATIN = rx(
     r"\b(?:"
     + "|".join(w for w in ALWAYS_NEVER_WORDS.split("|") if w not in ("nie", "mai"))
-    + r")\b",
-    _I,
+    + r")\b"
 )
 # "Zawsze, przy każdym pushu": the sentence before it is the rule, this one makes it standing
-MAKES_STANDING_ANY = re.compile(
+MAKES_STANDING_ANY = rx(
     r"^\W*(?:always|zawsze|immer|toujours|siempre|sempre|altijd|alltid|vždy|всегда|항상|必ず"
-    r"|一直)\W*(?:[,:]|$)",
-    _I,
+    r"|一直)\W*(?:[,:]|$)"
 )
 
 
 # "post it in #fin-ops like always": a habit, but only with the value it is about
-_AS_ALWAYS = re.compile(r"\b(like|as) always\b|\bas usual\b", _I)
+_AS_ALWAYS = rx(r"\b(like|as) always\b|\bas usual\b")
 _VALUE = re.compile(r"#[\w-]+|\b\w+[-_./]\w[\w./-]*")
-_DETERMINER = re.compile(r"\b(the|all|our|every|any)\s+$", _I)
+_DETERMINER = rx(r"\b(the|all|our|every|any)\s+$")
 _STRONG = (_GATE, _PIN, _WITHOUT_ASKING, EVERY_RUN, DONT_TOUCH, _NONE_BUT)
 # These also read as a request about the work in hand ("add that ssh goes through the
 # bastion"), so only a statement counts.
@@ -184,7 +169,7 @@ def states_shaped_rule(sentence: str, work_order: bool) -> bool:
         return True
     if _AS_ALWAYS.search(sentence) and _VALUE.search(sentence):
         return True
-    if any(rx.search(sentence) for rx in _STRONG):
+    if any(p.search(sentence) for p in _STRONG):
         return True
     if not work_order and _always_named(sentence):
         return True
@@ -197,30 +182,28 @@ def states_shaped_rule(sentence: str, work_order: bool) -> bool:
         # beside a request; "Deploys go through X", which reads as an order to deploy, only
         # with a determiner that makes "deploys" a noun ("all deploys go through X")
         return True
-    return not work_order and any(rx.search(sentence) for rx in _STATEMENT_ONLY)
+    return not work_order and any(p.search(sentence) for p in _STATEMENT_ONLY)
 
 
 # A turn that says an older value is wrong or gone: "the README is wrong", "X was the old
 # layout", "prod-eu-1 war der alte", "eu-west-1 är bara gamla staging", "stock は昔の名前".
 # Its statements that carry a value are corrections.
-OLD_VALUE = re.compile(
+OLD_VALUE = rx(
     r"\b(the old|is the old|was the old|old name|der alte|die alte|das alte|gamla|l'ancien"
     r"|el viejo|il vecchio|stary|starý|eski|torn down|is dead|gibts nicht mehr|doesn'?t exist"
     r"|out of date|outdated|pas à jour|veraltet|desactualizad\w*|is wrong|are wrong|thats wrong"
-    r"|that'?s wrong|don'?t trust (those|that|it))\b|昔|旧",
-    _I,
+    r"|that'?s wrong|don'?t trust (those|that|it))\b|昔|旧"
 )
 # "we must change the relay to the new one": a change to make, not a fact that holds
 # "the smsgate key must be rotated": a one-off task said with a modal
-TO_DO = re.compile(
+TO_DO = rx(
     r"\b(must|need to|needs to|have to|has to|want to|should) (change|switch|move|update)\b"
     r"|\b(must|needs? to|has to|have to) be (rotated|renewed|replaced|fixed|updated|upgraded"
-    r"|removed|migrated|changed)\b",
-    _I,
+    r"|removed|migrated|changed)\b"
 )
 # The old value itself, or a document that still names it: never the rule
-STILL_SAYS = re.compile(r"\b(still )?(says?|documents?)\b", _I)
-DOCS_WRONG = re.compile(r"\b(readme|docs?)\b[^.;]{0,20}\b(wrong|out of date|outdated|stale)\b", _I)
+STILL_SAYS = rx(r"\b(still )?(says?|documents?)\b")
+DOCS_WRONG = rx(r"\b(readme|docs?)\b[^.;]{0,20}\b(wrong|out of date|outdated|stale)\b")
 NOT_WORDS = r"not|pas|nicht|no|non|inte|nie|ne|niet|ikke"
 # "X, not Y" in the languages people write to us in, and "X değil, Y" (Turkish puts the
 # negation after the old value): a value corrected in place
@@ -228,7 +211,7 @@ NOT_WORDS = r"not|pas|nicht|no|non|inte|nie|ne|niet|ikke"
 # starts inside a run also matches from the run's start, so the leftmost match is the
 # same, but a long "word" is no longer re-scanned from each of its characters (quadratic:
 # 0.6 s per call on one 4,000-character word).
-VALUE_NOT = re.compile(
+VALUE_NOT = rx(
     rf"(?<![\w./:@`-])[\w./:@`-]+,?\s+({NOT_WORDS})\s+`?[\w./:@-]+"
     r"|(?<!\S)\S+ değil,\s*\S+"
     # "minSdkは24じゃなくて26", "前缀是 /api/v2，不是 /api", "24가 아니라 26", "не staging, а
@@ -236,14 +219,13 @@ VALUE_NOT = re.compile(
     r"|(?<![\w./:@'-])[\w./:@'-]+\s*(?:じゃなくて|ではなく|でなく|가 아니라|이 아니라)\s*[\w./:@'-]+"
     r"|(?<![\w./:@'-])[\w./:@'-]+\s*[，,]\s*不是\s*[\w./:@'-]+|不是\s*[\w./:@'-]+\s*[，,]?\s*(?:而)?是\s*[\w./:@'-]+"
     r"|\bне\s+[\w./:@'-]+\s*,\s*а\s+[\w./:@'-]+"
-    r"|'[\w./-]+'[^.;]{0,20},\s*'[\w./-]+' nahi\b",
-    _I,
+    r"|'[\w./-]+'[^.;]{0,20},\s*'[\w./-]+' nahi\b"
 )
 
 
 # --- corrected values ------------------------------------------------------------
 # A value a rule is about: a command, a flag, a port, a dotted, dashed or slashed name
-KEY = re.compile(r"`[^`]+`|(?<![\w-])--?[a-z][\w-]*|\b\d{4,5}\b|\b[\w]+[-_./][\w./-]+\b", _I)
+KEY = rx(r"`[^`]+`|(?<![\w-])--?[a-z][\w-]*|\b\d{4,5}\b|\b[\w]+[-_./][\w./-]+\b")
 
 # One sentence often carries two facts ("we deploy with X, and you must run Y first"); each
 # is kept or superseded on its own.
@@ -258,16 +240,15 @@ _VALUE_KINDS = (
     re.compile(r"(?<![\w.:/-])(?!19\d\d\b|20\d\d\b)\d{4,5}(?![\w-]|\.\w)"),  # ports, not years
     re.compile(r"(?<![\w/])/[\w.-]+(?:/[\w.-]+)*"),  # paths
     re.compile(r"(?<![\w@])@[\w-]+"),  # handles
-    re.compile(r"\b[a-z]+-\d+\b", _I),  # numbered hosts ("gpu-11")
+    rx(r"\b[a-z]+-\d+\b"),  # numbered hosts ("gpu-11")
 )
-_NOW_WORD = re.compile(r"\b(now|jetzt|ahora|maintenant|agora|ora|nu)\b", _I)
-_NEGATED = re.compile(r"\b(not|nicht|no|pas|não|nao|non|kein|statt)\W+(\w+\W+)?$", _I)
+_NOW_WORD = rx(r"\b(now|jetzt|ahora|maintenant|agora|ora|nu)\b")
+_NEGATED = rx(r"\b(not|nicht|no|pas|não|nao|non|kein|statt)\W+(\w+\W+)?$")
 _PAIR_SPAN = 40
 # What sets the value that holds against the other: a negation, "instead", "the old", "was".
-_SETS_APART = re.compile(
+_SETS_APART = rx(
     r"\b(not|nicht|no|pas|não|nao|non|kein|statt|instead|rather|old|alte|ancien|viejo|was|war"
-    r"|correct|richtig|correcto|correto)\b|\bn'?t\b",
-    _I,
+    r"|correct|richtig|correcto|correto)\b|\bn'?t\b"
 )
 
 
@@ -292,8 +273,8 @@ def corrects_value(sentence: str, turn_text: str) -> str | None:
 
 
 def value_correction(sentence: str) -> str | None:
-    for rx in _VALUE_KINDS:
-        hits = list(rx.finditer(sentence))
+    for p in _VALUE_KINDS:
+        hits = list(p.finditer(sentence))
         if len(hits) != 2 or hits[0].group(0) == hits[1].group(0):
             continue
         first, second = hits
@@ -319,18 +300,16 @@ def value_correction(sentence: str) -> str | None:
 MAX_CONSTRAINTS = 5  # "at most a handful": a long list stops being read
 
 _FLAG = re.compile(r"(?<![\w-])--[a-z][\w-]*|(?<![\w-])-[a-zA-Z]\s+[\w./-]+")
-_REQUIRE = re.compile(
+_REQUIRE = rx(
     r"\b(always|must|have to|has to|need to|needs to|required|requires|make sure|remember to"
-    r"|don'?t forget|or (else )?(it|they)\b|otherwise|only works with)\b",
-    _I,
+    r"|don'?t forget|or (else )?(it|they)\b|otherwise|only works with)\b"
 )
-_NAME_FIX = re.compile(
+_NAME_FIX = rx(
     r"\b(it'?s|is called|named|is)\s+`?[\w./:@-]+`?,?\s+not\s+`?[\w./:@-]+"
     r"|\b(got|was|been|is) renamed\b|\bis `[^`]+` now\b|\b(was|got|been) (removed|replaced)\b"
     r"|\b(is|are) (now )?(called|named) [\w./:@`-]+( now)?\b|\bnow (called|named)\b"
     r"|\b(we|i|they|it got|was) renamed (\S+ ){0,2}to\b"
-    r"|\b(isn'?t|is not|aren'?t|are not) (called|named) \S+,? (it'?s|they'?re)\b",
-    _I,
+    r"|\b(isn'?t|is not|aren'?t|are not) (called|named) \S+,? (it'?s|they'?re)\b"
 )
 # "we always run tests with `make test`, never bare pytest": a standing rule about a command.
 # The words for "always" and "never" in the languages people write to us in (a thin layer:
@@ -339,107 +318,93 @@ _ALWAYS_WORDS = (
     r"always|never|only ever|must always|must never|immer|niemals|nie|toujours|jamais"
     r"|siempre|nunca|sempre|mai"
 )
-_ALWAYS_NEVER = re.compile(
+_ALWAYS_NEVER = rx(
     rf"\b({_ALWAYS_WORDS})\b[^.;]{{0,60}}(`[^`]+`|(?<![\w-])--?[a-z][\w-]+)"
     # "se fait avec `./deploy.sh staging`, jamais avec kubectl": the command, then the word
-    rf"|(`[^`]+`|(?<![\w-])--[a-z][\w-]+)[^.;]{{0,12}}\b({_ALWAYS_WORDS})\b",
-    _I,
+    rf"|(`[^`]+`|(?<![\w-])--[a-z][\w-]+)[^.;]{{0,12}}\b({_ALWAYS_WORDS})\b"
 )
 # "staging deploys only work from the VPN": a condition the environment imposes.
-_CONDITION = re.compile(
+_CONDITION = rx(
     r"\bonly works? (from|with|on|over|inside|behind|if|when)\b"
     r"|\b(won'?t|doesn'?t|does not|will not) work (unless|without|outside|off)\b"
     r"|\b(you have to|you need to|you must) be (on|connected|logged|inside|behind)\b"
     # "anything on *.internal is only reachable over the VPN"
     r"|\bonly (reachable|accessible|available|visible|resolvable|routable) (from|over|via"
-    r"|through|inside|behind|on|with|in)\b",
-    _I,
+    r"|through|inside|behind|on|with|in)\b"
 )
 # "We deploy with `fab deploy:prod`", "you must run `fab db.migrate` first"
 _COMMAND = re.compile(r"`[^`]+`|(?<![\w-])--?[a-z][\w-]*|\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\b")
-_HOW_WE_RUN = re.compile(
+_HOW_WE_RUN = rx(
     r"\bwe (deploy|build|release|test|run|start|migrate|ship|publish)\w* (it )?(with|using|via"
-    r"|through)\b",
-    _I,
+    r"|through)\b"
 )
 # A standing rule said as one: "remember prod only changes through argocd", "from now on
 # ...", "make sure to ...", "we use pnpm, not npm". Only with an operational subject (an
 # environment, a tool, a process), so a wish about one piece of work does not qualify.
-_STANDING_LEAD = re.compile(
+_STANDING_LEAD = rx(
     r"(?<!you )(?<!do )\bremember(?! when\b| how\b| what\b| why\b| if\b)\b|\bfrom now on\b"
     r"|\bgoing forward\b|\bin (the )?future\b|\bmake sure (to|you|that|the|we)\b"
-    r"|\b(always|never|must|must not|mustn'?t|has to|have to|needs to|need to)\b",
-    _I,
+    r"|\b(always|never|must|must not|mustn'?t|has to|have to|needs to|need to)\b"
 )
-_OPS = re.compile(
+_OPS = rx(
     r"\b(prod|production|staging|stage|ci|main|master|branch|deploy\w*|releas\w*|migrations?"
     r"|database|db|cluster|vpn|server|runners?|env|docker\w*|k8s|kubernetes|helm|argo\s?cd|argocd"
     r"|terraform|pipeline|repo|bucket|region|account|alias|registry|image|node|python|pnpm|npm"
     r"|yarn|uv|poetry|pip|make|gradle|ssh|host|port|secrets?|keys?|tokens?|lockfile|schema"
-    r"|sandbox|prod\w*)\b",
-    _I,
+    r"|sandbox|prod\w*)\b"
 )
 # "prod only changes through argocd", "only deploy via the pipeline", "don't helm upgrade
 # prod directly": the one sanctioned path.
-_ONLY_PATH = re.compile(
+_ONLY_PATH = rx(
     r"\b(only|always) (\w+ ){0,2}(through|via|from|with|using|by|to)\b|\b(don'?t|never"
     r"|do not) [^.;]{0,40}\bdirectly\b"
-    r"|\bwe use \S+,? not\b|\buse \S+,? (not|never) \S+",
-    _I,
+    r"|\bwe use \S+,? not\b|\buse \S+,? (not|never) \S+"
 )
 # "batch jobs run only between 01:00 and 05:00", "maintenance window is sat 23:00-02:00",
 # "deploys are frozen on fridays", "only run on saturday": when something may happen.
-_WINDOW = re.compile(
+_WINDOW = rx(
     r"\bonly (\w+ ){0,2}(between|after|before|during|on|at) [^.;]{0,30}"
     r"(\d{1,2}:\d{2}|\b(mon|tue|wed|thu|fri|sat|sun)\w*|weekends?|nights?)\b"
     r"|\bwindow (is|runs|opens|moved)\b[^.;]{0,20}\d{1,2}:\d{2}"
-    r"|\b(frozen|freeze|no deploys?) (on|during) \w+",
-    _I,
+    r"|\b(frozen|freeze|no deploys?) (on|during) \w+"
 )
 # "the admin interface must stay in english": a property the work must leave as it is
-_MUST_STAY = re.compile(r"\b(must|has to|have to|should|needs? to) (always )?(stay|remain)\b", _I)
+_MUST_STAY = rx(r"\b(must|has to|have to|should|needs? to) (always )?(stay|remain)\b")
 # "keep runs-on as it is": a standing instruction about a named setting
-_KEEP_AS = re.compile(r"\bkeep [\w./:@-]+ (as (it )?is|unchanged|that way|pinned)\b", _I)
+_KEEP_AS = rx(r"\bkeep [\w./:@-]+ (as (it )?is|unchanged|that way|pinned)\b")
 _PASTE = re.compile(r"```.*?(```|$)", re.S)
 # "always", "from now on": said of every run, not of the work in hand
-_EVERY_TIME = re.compile(
-    r"\b(always|never|from now on|going forward|in (the )?future|whenever|every time|each time)\b",
-    _I,
+_EVERY_TIME = rx(
+    r"\b(always|never|from now on|going forward|in (the )?future|whenever|every time|each time)\b"
 )
 # A rule for now is not a standing fact.
-_TEMPORARY = re.compile(
-    r"\b(for now|for today|this time|just this once|until (the|we|i|she|he))\b", _I
-)
-_OWNERSHIP = re.compile(
+_TEMPORARY = rx(r"\b(for now|for today|this time|just this once|until (the|we|i|she|he))\b")
+_OWNERSHIP = rx(
     r"\b(?!who\b)\w+ owns? the\b|\bowned by\b|\bdon'?t touch (the|our) \w+"
     r"|\bnever (push|commit|deploy|touch|edit)\b"
     # "he owns prod airflow deploys", "finance (Marta) runs anything that touches balances"
     r"|\b(he|she|they|(?!who\b)\w+\)?) owns\b|\b(he|she|they) own (that|this|the|those)\b"
     r"|\b(runs|handles|does|approves|signs off on|reviews) (anything|everything|all|any)\b"
-    r"[^.;]{0,12}\b(that|which|touching|in|on|to do with)\b",
-    _I,
+    r"[^.;]{0,12}\b(that|which|touching|in|on|to do with)\b"
 )
-_MISTYPED = re.compile(r"\b(mistyped|misspelled|typo in the name)\b", _I)
+_MISTYPED = rx(r"\b(mistyped|misspelled|typo in the name)\b")
 # "always do that for these numbers": the rule is the sentence before, made standing
-_MAKES_STANDING = re.compile(
+_MAKES_STANDING = rx(
     r"^\W*(and |so )?(always|from now on|going forward|every time|each time)\b[^.;]{0,20}?"
     r"\b(do|apply|keep|use) (that|this|it)\b"
     r"|^\W*(and |so )?(do|apply|keep|use) (that|this|it) (always|from now on|going forward"
-    r"|every time|each time)\b",
-    _I,
+    r"|every time|each time)\b"
 )
-_PRONOUN_LEAD = re.compile(r"^\W*(he|she|they|it)\b", _I)
+_PRONOUN_LEAD = rx(r"^\W*(he|she|they|it)\b")
 # "don't touch .gitlab-ci.yml, infra owns it": the object is in the clause before
-_OWNS_PRONOUN = re.compile(r"^\W*\w+ owns? (it|that|this|them)\b", _I)
+_OWNS_PRONOUN = rx(r"^\W*\w+ owns? (it|that|this|them)\b")
 
-_PORT_FACT = re.compile(
-    r"\b(should|must|always|moved|now|lives?|listens?)\b[^.;]{0,40}\b(on|to|at) (port )?\d{4,5}\b",
-    _I,
+_PORT_FACT = rx(
+    r"\b(should|must|always|moved|now|lives?|listens?)\b[^.;]{0,40}\b(on|to|at) (port )?\d{4,5}\b"
 )
-_LEAD = re.compile(
+_LEAD = rx(
     r"^\W*((you forgot|reminder|note|fyi|also|and|oh|ok|okay|so|btw|actually|wait|reviewer says)\b"
-    r"[\s:,.-]*)+",
-    _I,
+    r"[\s:,.-]*)+"
 )
 
 
@@ -457,10 +422,9 @@ def _clause(sentence: str, at: int) -> str:
     return clause
 
 
-_ASKS = re.compile(
+_ASKS = rx(
     r"^\W*(?:why|does|do|did|is|are|was|were|can|could|should|would|what|how|which|where"
-    r"|when|who|any idea|is there)\b",
-    re.IGNORECASE,
+    r"|when|who|any idea|is there)\b"
 )
 
 
@@ -484,7 +448,7 @@ def _rule(sentence: str, turn_text: str) -> str | None:
     if (
         ((_FLAG.search(sentence) or command) and _REQUIRE.search(sentence))
         or (command and _HOW_WE_RUN.search(sentence))
-        or any(rx.search(sentence) for rx in (_NAME_FIX, _ALWAYS_NEVER, _CONDITION))
+        or any(p.search(sentence) for p in (_NAME_FIX, _ALWAYS_NEVER, _CONDITION))
     ):
         return sentence
     if _TEMPORARY.search(sentence) and not EVERY_RUN.search(sentence):
@@ -519,14 +483,14 @@ def _rule(sentence: str, turn_text: str) -> str | None:
     return sentence if ops or _PORT_FACT.search(sentence) or typo else None
 
 
-_RENAMED = re.compile(r"\b(renamed|is stale)\b", _I)
-_MOVED = re.compile(r"\b(renamed|moved|is now|are now|it'?s now|changed to|now)\b", _I)
+_RENAMED = rx(r"\b(renamed|is stale)\b")
+_MOVED = rx(r"\b(renamed|moved|is now|are now|it'?s now|changed to|now)\b")
 _PORT = re.compile(r"\b\d{4,5}\b")
 
 
 def _kinds(text: str) -> set[str]:
     pairs = (("<flag>", _FLAG), ("<port>", _PORT), ("<window>", _WINDOW))
-    return {k for k, rx in pairs if rx.search(text)}
+    return {k for k, p in pairs if p.search(text)}
 
 
 def _keys(text: str) -> set[str]:
@@ -540,21 +504,19 @@ def _keys(text: str) -> set[str]:
 
 # "the port is 5439, not 5432": a correction states the value that holds; the superseded one
 # is left out, so a reader (or a later model) never picks up the wrong value from it.
-_NOT_OLD = re.compile(
-    rf"(?:(?<!\s)\s+)?(?:,|\u2014|\u2013|\s-)\s*(?:{NOT_WORDS})\s+`?[\w./:@-]+`?(?=\s*(?:[.;,)\u2014\u2013]|$))",
-    _I,
+_NOT_OLD = rx(
+    rf"(?:(?<!\s)\s+)?(?:,|\u2014|\u2013|\s-)\s*(?:{NOT_WORDS})\s+`?[\w./:@-]+`?(?=\s*(?:[.;,)\u2014\u2013]|$))"
 )
 
 
 # "... a new instance, not point-in-time recovery, because PITR has bitten us" and "`v3` not
 # warehouse.old": the rejected alternative (up to four words) and the story behind it go too;
 # "..., nobody runs plan from a laptop" restates the rule by the practice it forbids.
-_NOT_PHRASE = re.compile(
+_NOT_PHRASE = rx(
     r"(?:(?:(?<!\s)\s+)?,\s*|(?<=`)\s+)(?:not|pas|nicht|inte|niet|ikke)\s+[\w./:@`-]+(?:\s+[\w./:@`-]+){0,3}"
-    r"(?:\s*,\s*because\b.{0,400})?\s*(?=[.;]|$)",  # (".*" re-read the line per ", because")
-    _I,
+    r"(?:\s*,\s*because\b.{0,400})?\s*(?=[.;]|$)"  # (".*" re-read the line per ", because")
 )
-_NOBODY = re.compile(r"(?:(?<!\s)\s+)?,\s*(?:nobody|no one|noone)\b[^.;]*(?=[.;]|$)", _I)
+_NOBODY = rx(r"(?:(?<!\s)\s+)?,\s*(?:nobody|no one|noone)\b[^.;]*(?=[.;]|$)")
 
 
 def _shape(text: str) -> str:
@@ -567,7 +529,7 @@ def _is_standing(sentence: str) -> bool:
     """Said of every run, not of the work in hand: a corrected value ("port 5439, not 5432")
     is about the work and goes with it."""
     return any(
-        rx.search(sentence) for rx in (_EVERY_TIME, _ALWAYS_NEVER, _OWNERSHIP, _WINDOW, _CONDITION)
+        p.search(sentence) for p in (_EVERY_TIME, _ALWAYS_NEVER, _OWNERSHIP, _WINDOW, _CONDITION)
     )
 
 
@@ -585,10 +547,10 @@ def states_rule_only(text: str) -> bool:
 
 
 # A value with a unit: "--lock-timeout=5s" then "actually 3s".
-_DURATION = re.compile(r"(?<![\w.])\d+(?:\.\d+)?\s?(?:ms|s|sec|m|min|h)\b", _I)
+_DURATION = rx(r"(?<![\w.])\d+(?:\.\d+)?\s?(?:ms|s|sec|m|min|h)\b")
 
 
-_PERSON_LEAD = re.compile(r"^\W*(he|she|they)\b", _I)
+_PERSON_LEAD = rx(r"^\W*(he|she|they)\b")
 # "One note for the future, since this bit me before: migrations are ...": a preamble of
 # words and no value before a colon; the rule is what follows it.
 _PREAMBLE = re.compile(r"^[^:`/\n]{8,80}?:\s+(?=\S)")
@@ -606,8 +568,8 @@ def _restated(text: str, last: str | None) -> str | None:
     of the kind the rule just stated holds one, and no rule of its own, corrects that value."""
     if last is None or len(text.split()) > 12 or "?" in text:
         return None
-    for rx in (_DURATION, _PORT):
-        said, held = rx.findall(text), rx.findall(last)
+    for p in (_DURATION, _PORT):
+        said, held = p.findall(text), p.findall(last)
         if len(said) == 1 and len(held) == 1 and said[0] != held[0]:
             return last.replace(held[0], said[0])
     return None

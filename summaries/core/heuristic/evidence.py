@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from enum import Enum
 from functools import lru_cache
 
-from summaries.core.heuristic.lexicon import CODE_FILE, NON_CODE_OBJECT
+from summaries.core.heuristic.lexicon import CODE_FILE, NON_CODE_OBJECT, rx
 from summaries.core.heuristic.words import sentences
 from summaries.core.transcript_turn import ToolRow
 
@@ -39,7 +39,7 @@ class Evidence:
     sentence: str
 
 
-_CHANGE = re.compile(
+_CHANGE = rx(
     r"(?:^|[.;:!?\n]\s*|\band\s+|,\s*|\bthen\s+)"
     r"(?:i\s+(?:have\s+)?|i'?ve\s+|done[,:.]?\s+|ok[,:.]?\s+|right[,:.]?\s+|also\s+)?"
     r"(added|changed|updated|replaced|removed|fixed|implemented|set|bumped|converted|extracted"
@@ -52,8 +52,7 @@ _CHANGE = re.compile(
     r"|\bnow (uses|reads|renders|stores|routes|carries|offers|writes|sends|points|imports"
     r"|calls|checks|validates|ignores|skips|handles|supports|accepts|rejects|excludes|includes"
     r"|filters|logs|waits|retries|falls back|defaults|requires|escapes|sorts|caches|batches)\b"
-    r"|^\W*done\b\s*[,.:;!]",  # "Done, ..." reports the asked-for change as made
-    _I,
+    r"|^\W*done\b\s*[,.:;!]"  # "Done, ..." reports the asked-for change as made
 )
 _NEG = r"(?<!n't )(?<!not )(?<!never )(?<!without )"
 
@@ -119,9 +118,7 @@ _GREEN = (
 # "49 passed, 1 error".
 _FAILED_N = r"[1-9][\d,]*\s+(?:tests?\s+)?(?:failed|errors?)"
 _PASSED_N = r"[\d,]+\s+(?:tests?\s+)?passed"
-_COUNTED_FAIL = re.compile(
-    rf"\b{_FAILED_N}\b[,;]?\s+{_PASSED_N}\b|\b{_PASSED_N}\b[,;]?\s+{_FAILED_N}\b", _I
-)
+_COUNTED_FAIL = rx(rf"\b{_FAILED_N}\b[,;]?\s+{_PASSED_N}\b|\b{_PASSED_N}\b[,;]?\s+{_FAILED_N}\b")
 _RED = (
     _rule(
         "fail|error",
@@ -163,7 +160,7 @@ _CLOSE = _rule(
     r" (?:to|in|into) (?:#|@|the |them|him|her)"
     r"|^\W*(?:posted|sent|emailed|delivered)\b(?! (?:by|from)\b)",
 )
-_OPEN = re.compile(
+_OPEN = rx(
     r"\b(?:haven'?t|have not|didn'?t|did not|not yet|never|hasn'?t|couldn'?t|can'?t|cannot"
     r"|wasn'?t able to) (?:yet )?(?:run|ran|tested|test|checked|check|confirmed|confirm|verified"
     r"|verify|benchmarked|loaded|seen|looked|measured|tried)\b"
@@ -172,32 +169,28 @@ _OPEN = re.compile(
     r"|verify)\b"
     r"|\bstill running\b|\bneeds? (?:updating|to be updated|fixing|a fix|work)\b|\btodo\b"
     r"|\bchecking whether\b|\binvestigating\b|\blooking into\b|\bnot (?:on|in) \w+ yet\b"
-    r"|\bscheduled (?:it |the \w+ )?for\b|\bqueued for\b|\bwill (?:go out|run|deploy|ship)\b",
-    _I,
+    r"|\bscheduled (?:it |the \w+ )?for\b|\bqueued for\b|\bwill (?:go out|run|deploy|ship)\b"
 )
 # A run under way has no outcome yet: "Pushed to #3302; CI is running".
-_RUNNING = re.compile(
+_RUNNING = rx(
     r"\b(?:ci|tests?|suite|build|pipeline|checks?|jobs?)\b[^.;]{0,20}\b(?:is|are) (?:still )?"
-    r"(?:running|pending|queued|in progress)\b",
-    _I,
+    r"(?:running|pending|queued|in progress)\b"
 )
-_PUSH = re.compile(r"\bpushed\b", _I)
+_PUSH = rx(r"\bpushed\b")
 # A run of one part ("I ran only its SELECT part") checks that part, not the change.
-_PARTIAL_RUN = re.compile(
+_PARTIAL_RUN = rx(
     r"\b(?:ran|run|tested|executed|checked|tried) (?:only|just) (?:its|the|a|one|that)\b"
-    r"|\bonly (?:ran|tested|executed|checked|tried)\b",
-    _I,
+    r"|\bonly (?:ran|tested|executed|checked|tried)\b"
 )
-_HANDOFF = re.compile(r"\byou'?ll (?:need|have) to\b|\byou need to\b|\byou'?ll want to\b", _I)
-_RUN_LEAD = re.compile(
+_HANDOFF = rx(r"\byou'?ll (?:need|have) to\b|\byou need to\b|\byou'?ll want to\b")
+_RUN_LEAD = rx(
     r"^\W*(?:i\s+)?(?:ran|re-?ran|retried|replayed|executed|running|run:|tried)\b"
     # "On a staging copy: no lock over 200ms" / "Applied on staging: 4ms" report a run
     r"|^\W*(?:(?:applied|tried|checked|tested)(?: it)? )?(?:on|against|in) (?:a |the )?"
     r"(?:staging|prod|production|test|local|dev)\b[^:]{0,20}:"
-    r"|^\W*`[^`]+`\s*(?:->|\u2192|:)",
-    _I,
+    r"|^\W*`[^`]+`\s*(?:->|\u2192|:)"
 )
-_SHIPPING = re.compile(r"\b(deploy|release|publish|push|merge)\w*|\./deploy", _I)
+_SHIPPING = rx(r"\b(deploy|release|publish|push|merge)\w*|\./deploy")
 
 
 def _is_doc_change(sentence: str, doc_intent: bool) -> bool:
@@ -267,81 +260,71 @@ def forget_replies() -> None:
 # --- tool rows ----------------------------------------------------------------------
 
 # A test runner by its command line.
-_TEST_CMD = re.compile(
+_TEST_CMD = rx(
     r"\b(?:pytest|py\.test|tox|nox|jest|vitest|mocha|rspec|phpunit|ctest|playwright test"
     r"|go test|cargo (?:test|nextest)|mvn\b[^|;&]*\b(?:test|verify)"
     # Gradle tasks by name: test, check, testDebugUnitTest, connectedAndroidTest
     r"|gradlew?\b[^|;&]*\b(?:test|check|\w+Test)\w*|dotnet test|(?:npm|yarn|pnpm|bun)(?: run)? test\w*|make (?:test|check)\w*"
-    r"|manage\.py test|unittest|(?:flutter|dart) test)\b",
-    _I,
+    r"|manage\.py test|unittest|(?:flutter|dart) test)\b"
 )
-_LINT_CMD = re.compile(
+_LINT_CMD = rx(
     r"\b(?:ruff|flake8|pylint|mypy|pyright|eslint|tsc|clippy|golangci-lint|go vet"
     r"|shellcheck|rubocop|stylelint|(?:npm|yarn|pnpm)(?: run)? (?:lint|typecheck)"
-    r"|(?:flutter|dart) analyze)\b",
-    _I,
+    r"|(?:flutter|dart) analyze)\b"
 )
-_BUILD_CMD = re.compile(
+_BUILD_CMD = rx(
     r"\b(?:(?:npm|yarn|pnpm|bun)(?: run)? build|cargo build|go build|docker build"
     r"|python -m build|mvn\b[^|;&]*\bpackage|gradlew?\b[^|;&]*\b(?:build|assemble)"
-    r"|make(?: build| all)?$|dotnet build|xcodebuild|flutter build)\b",
-    _I,
+    r"|make(?: build| all)?$|dotnet build|xcodebuild|flutter build)\b"
 )
-_COMMIT_CMD = re.compile(r"\bgit\b[^|;&]*\bcommit\b", _I)
-_PUSH_CMD = re.compile(r"\bgit\b[^|;&]*\bpush\b", _I)
-_PR_OPEN_CMD = re.compile(r"\b(?:gh pr create|glab mr create|hub pull-request)\b", _I)
-_PR_MERGE_CMD = re.compile(r"\b(?:gh pr merge|glab mr merge)\b", _I)
-_CI_CMD = re.compile(r"\b(?:gh (?:pr checks|run (?:watch|view))|glab ci (?:status|view))\b", _I)
-_DEPLOY_CMD = re.compile(
+_COMMIT_CMD = rx(r"\bgit\b[^|;&]*\bcommit\b")
+_PUSH_CMD = rx(r"\bgit\b[^|;&]*\bpush\b")
+_PR_OPEN_CMD = rx(r"\b(?:gh pr create|glab mr create|hub pull-request)\b")
+_PR_MERGE_CMD = rx(r"\b(?:gh pr merge|glab mr merge)\b")
+_CI_CMD = rx(r"\b(?:gh (?:pr checks|run (?:watch|view))|glab ci (?:status|view))\b")
+_DEPLOY_CMD = rx(
     r"\b(?:kubectl (?:apply|rollout (?:restart|undo)|set (?:image|resources))|helm (?:upgrade"
     r"|install)|fly(?:ctl)? deploy|terraform apply|vercel\b[^|;&]{0,400}--prod|ansible-playbook"
     r"|cap \w+ deploy|eb deploy|serverless deploy|sls deploy|gcloud \w+ deploy|az \w+ deploy"
     r"|(?:make|npm run|yarn|pnpm|just|task) deploy\w*)\b"
     # a program named deploy: "./deploy.sh prod", "bin/deploy staging"
     # (path segments are read once each: "\S*/" re-scanned the word from every "/")
-    r"|(?:^|[;&|]\s*)(?:[^\s/;&|]*+/)*deploy(?:[\w-]*\.sh)?(?=\s|$)",
-    _I,
+    r"|(?:^|[;&|]\s*)(?:[^\s/;&|]*+/)*deploy(?:[\w-]*\.sh)?(?=\s|$)"
 )
-_PUBLISH_CMD = re.compile(
+_PUBLISH_CMD = rx(
     r"\b(?:twine upload|npm publish|cargo publish|gem push|gh release create|poetry publish"
-    r"|uv publish|docker push|flit publish)\b",
-    _I,
+    r"|uv publish|docker push|flit publish)\b"
 )
 # A check by its name ("restore-check.sh", "verify_backup", "healthcheck", "smoke"), run
 # rather than read: a program whose name says it checks reports pass or fail by exit code.
-_CHECK_CMD = re.compile(
-    r"(?<![\w./-])[\w./-]*(?:check(?!out)|verify|validate|smoke|health|probe)[\w.-]*", _I
-)
+_CHECK_CMD = rx(r"(?<![\w./-])[\w./-]*(?:check(?!out)|verify|validate|smoke|health|probe)[\w.-]*")
 # Operational checks that report health by exit code and output: a rollout that finished,
 # an Argo app that is healthy, manifests or configs that validate, dbt's tests. What a
 # person on call reads as "it works now".
-_OPS_CHECK_CMD = re.compile(
+_OPS_CHECK_CMD = rx(
     r"\b(?:kubectl\b[^|;&]*\brollout status|argocd app (?:wait|get)|kubeconform|helm lint"
     r"|promtool check|nginx -t|terraform validate|dbt (?:test|build)|systemctl is-active"
-    r"|logrotate -d)\b",
-    _I,
+    r"|logrotate -d)\b"
 )
 # A count of none is not a failure: "1 chart(s) linted, 0 chart(s) failed", "0 errors".
-_ZERO_COUNT = re.compile(r"\b0\s+(?:[\w()]+\s+)?(?:failed|failures?|errors?)\b", _I)
-_OPS_BAD = re.compile(
+_ZERO_COUNT = rx(r"\b0\s+(?:[\w()]+\s+)?(?:failed|failures?|errors?)\b")
+_OPS_BAD = rx(
     r"\b(?:Degraded|OutOfSync|CrashLoopBackOff|ImagePullBackOff|Progressing|failed|inactive"
-    r"|timed out|error(?!=0\b|s?: 0\b))\b",
-    _I,
+    r"|timed out|error(?!=0\b|s?: 0\b))\b"
 )
 # Dry runs that check the live state against the code: a plan with nothing to change.
 # After a change, "it matches" is a verification.
 _DRY_RUN = re.compile(r"--dry-run|--check\b|\bdiff\b|\bplan\b|DRY_RUN")
-_PLAN_CMD = re.compile(r"\b(?:terraform|tofu|terragrunt) plan\b", _I)
-_NO_DRIFT = re.compile(r"\bNo changes\.|\bmatches the configuration\b", _I)
-_READ_CMD = re.compile(
+_PLAN_CMD = rx(r"\b(?:terraform|tofu|terragrunt) plan\b")
+_NO_DRIFT = rx(r"\bNo changes\.|\bmatches the configuration\b")
+_READ_CMD = rx(
     r"^\s*(?:grep|rg|cat|less|head|tail|sed|awk|ls|find|vim?|nano|code|git (?:log|show|diff|grep)"
-    r"|journalctl|echo|wc|diff)\b",
-    _I,
+    r"|journalctl|echo|wc|diff)\b"
 )
 _EDIT_TOOLS = frozenset({"edit", "write", "multiedit", "str_replace", "apply_patch", "create"})
-_EDIT_CALL = re.compile(r"^\s*(?:edit|write|create|apply_patch)\b\s*(\S*)", _I)
+_EDIT_CALL = rx(r"^\s*(?:edit|write|create|apply_patch)\b\s*(\S*)")
 # A file written from the shell: "cat > path <<'EOF'", "tee path <<EOF" (not "> /dev/null").
-_SHELL_WRITE = re.compile(r"^\s*(?:cat\s+>|(?:sudo\s+)?tee(?:\s+-a)?)\s*([\w./-]+)\s*<<", _I)
+_SHELL_WRITE = rx(r"^\s*(?:cat\s+>|(?:sudo\s+)?tee(?:\s+-a)?)\s*([\w./-]+)\s*<<")
 
 # A runner's own summary, failures first: "1 failed, 5 passed", "Tests: 2 failed",
 # "test result: FAILED", "--- FAIL", "BUILD FAILURE", "Failures: 3".
@@ -360,22 +343,20 @@ _PASSED = re.compile(
     re.MULTILINE,
 )
 _CI_FAIL = re.compile(r"(?:^|\s)(?:X|✗|fail(?:ed|ure)?)\s", _I | re.MULTILINE)
-_CI_PASS = re.compile(r"\bpass\b|✓", _I)
+_CI_PASS = rx(r"\bpass\b|✓")
 _PR_NUM = re.compile(r"/(?:pull|merge_requests)/(\d+)\b|#(\d+)")
 # Throwing the work away: its changes restored, its branch deleted, its PR closed. Only a
 # command line that does nothing else: "git checkout -- base.yaml && cat > overlay.yaml"
 # moves the work, and "git checkout -- v2.py && pytest" goes on with it.
-_DISCARD_CMD = re.compile(
+_DISCARD_CMD = rx(
     r"\bgit (?:checkout|restore) (?:--\s|\.\s*(?:$|&&))|\bgit reset --hard\b|\bgit clean -\w*f"
-    r"|\bgit branch -D\b|\bgit push \S+ --delete\b|\b(?:gh pr|glab mr) close\b|\bgit stash drop\b",
-    _I,
+    r"|\bgit branch -D\b|\bgit push \S+ --delete\b|\b(?:gh pr|glab mr) close\b|\bgit stash drop\b"
 )
-_AFTER_DISCARD = re.compile(
-    r">|\btee\b|\bsed -i|\b(?:cp|mv|apply|install|add|commit|test|pytest|build|run|move)\b|superseded",
-    _I,
+_AFTER_DISCARD = rx(
+    r">|\btee\b|\bsed -i|\b(?:cp|mv|apply|install|add|commit|test|pytest|build|run|move)\b|superseded"
 )
 DISCARDED = "Discarded the changes."
-_NOTHING = re.compile(r"\bnothing to commit\b|\beverything up-to-date\b|\brejected\b", _I)
+_NOTHING = rx(r"\bnothing to commit\b|\beverything up-to-date\b|\brejected\b")
 
 
 PASSED_CHECK, FAILED_CHECK = "The check passed.", "The check failed."
@@ -391,13 +372,12 @@ def is_tool_change(sentence: str) -> bool:
 # "CI for PR #921: passed", "argocd sync: Synced / Healthy", "atlantis apply succeeded",
 # "1 failed, 399 passed", "FAILED (job: lint)". Machine-written, so the same in any
 # session language. A failure outranks a pass; a count of none is neither.
-_NOTE_FAIL = re.compile(
+_NOTE_FAIL = rx(
     r"\b(?:fail(?:ed|ure|ing|s)?|errored|timed out|Degraded|CrashLoopBackOff|broken)\b"
-    r"|\berror\b(?!\s+(?:rate|budget))",
-    _I,
+    r"|\berror\b(?!\s+(?:rate|budget))"
 )
-_NOTE_PASS = re.compile(
-    r"\b(?:pass(?:ed|es)?|success(?:ful)?|succeeded|Healthy|green|OK|ok)\b|PASS=[1-9]|✓", _I
+_NOTE_PASS = rx(
+    r"\b(?:pass(?:ed|es)?|success(?:ful)?|succeeded|Healthy|green|OK|ok)\b|PASS=[1-9]|✓"
 )
 
 

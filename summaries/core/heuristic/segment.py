@@ -9,7 +9,6 @@ assistant offered, leaves the intent going.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
 from summaries.core.heuristic import lexicon as lx
@@ -18,6 +17,7 @@ from summaries.core.heuristic.constraints import states_rule_only
 from summaries.core.heuristic.draft import LOOKBACK, Draft, Pending, Role, SegState
 from summaries.core.heuristic.evidence import Ev, reply_evidence
 from summaries.core.heuristic.exchanges import Exchange
+from summaries.core.heuristic.lexicon import rx
 from summaries.core.heuristic.signals import (
     UserSignals,
     classify,
@@ -26,10 +26,9 @@ from summaries.core.heuristic.signals import (
 )
 from summaries.core.heuristic.words import content_words
 
-_UNDO_ONLY = re.compile(
+_UNDO_ONLY = rx(
     r"^\W*(?:and\s+|just\s+|please\s+)*(?:revert|undo|roll ?back|discard|reset|drop)"
-    r"(?:\s+(?:it|that|this|them|everything|all|the changes?|please))*\W*$",
-    re.IGNORECASE,
+    r"(?:\s+(?:it|that|this|them|everything|all|the changes?|please))*\W*$"
 )
 
 

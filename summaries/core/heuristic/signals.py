@@ -61,10 +61,6 @@ def _lead_verb(clause: str) -> str | None:
     return m.group(0) if m and m.group(0) in lx.WORK_VERBS else None
 
 
-def _leads_with_work_verb(clause: str) -> bool:
-    return _lead_verb(clause) is not None
-
-
 def _starts_new_work(text: str) -> bool:
     verbs = [_lead_verb(c) for c in _clauses(text)]
     return any(v in lx.NEW_WORK_VERBS for v in verbs if v)
@@ -76,7 +72,7 @@ def is_work_order(text: str) -> bool:
     if lx.INFO_REQUEST.search(lowered):
         return False
     for clause in _clauses(text):
-        if _leads_with_work_verb(clause):
+        if _lead_verb(clause) is not None:
             return True
         if lx.POLITE_REQUEST.search(clause) and any(
             w in lx.WORK_VERBS for w in _FIRST_WORD.findall(clause.lower())[2:6]
@@ -163,6 +159,8 @@ def classify(text: str) -> UserSignals:
     picks = option_picks(text)
     close_req = _closes_in_a_sentence(text)
     regression = bool(lx.REGRESSION.search(lowered))
+    problem = bool(lx.PROBLEM.search(lowered)) or regression
+    starts = _starts_new_work(text)
     deferred = bool(lx.DEFERRED_CHECK.search(lowered) or lx.USER_UNVERIFIED.search(lowered))
     works = bool(lx.CLAIMS_WORKS.search(lowered) or lx.USER_VERIFIED.search(lowered))
     ack = _is_ack(text, words, work or close_req, question and not feasible) and not drop
@@ -186,14 +184,12 @@ def classify(text: str) -> UserSignals:
         feasibility=feasible,
         question=question and not work,
         work_order=work,
-        problem=bool(lx.PROBLEM.search(lowered)) or regression,
-        new_work=bool(lx.PROBLEM.search(lowered)) or regression or _starts_new_work(text),
+        problem=problem,
+        new_work=problem or starts,
         followup=bool(lx.FOLLOWUP.search(lowered)),
         anaphora=bool(lx.ANAPHORA.search(lowered)) and len(text.split()) <= 12,
         # "fyi ..., keep it that way" records a standing fact; only new work makes a goal
-        fact_only=bool(lx.FACT_LEAD.search(lowered))
-        and not _starts_new_work(text)
-        and "?" not in text,
+        fact_only=bool(lx.FACT_LEAD.search(lowered)) and not starts and "?" not in text,
         deferred_check=deferred,
         regression=regression,
         drop_part=drop and bool(lx.DROP_PART.search(lowered)),

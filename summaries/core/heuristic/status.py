@@ -13,27 +13,25 @@ failed, or the person will check later; null when there is nothing to run.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
 from summaries.core.heuristic import lexicon as lx
 from summaries.core.heuristic.draft import Draft, Entry, Role
 from summaries.core.heuristic.evidence import DISCARDED, Ev, is_tool_change, reply_evidence
-from summaries.core.heuristic.lexicon import CODE_FILE, DOCS
+from summaries.core.heuristic.lexicon import CODE_FILE, DOCS, rx
 
-_BROKE = re.compile(
-    r"\bbroke\b|\bbroken\b|\bdoesn'?t work\b|\bdidn'?t work\b|\bstill\b|\bfails?\b|\bwrong\b", re.I
+_BROKE = rx(
+    r"\bbroke\b|\bbroken\b|\bdoesn'?t work\b|\bdidn'?t work\b|\bstill\b|\bfails?\b|\bwrong\b"
 )
 
 # A document by its name: prose for people, nothing to run ("Changed docs/runbook.md.").
-_DOC_FILE = re.compile(
+_DOC_FILE = rx(
     r"\.(?:md|markdown|mdx|rst|txt|adoc|org)\.$|/(?:README|CHANGELOG|LICENSE|NOTICE|AUTHORS)\.$"
-    r"| (?:README|CHANGELOG|LICENSE|NOTICE|AUTHORS)\.$",
-    re.I,
+    r"| (?:README|CHANGELOG|LICENSE|NOTICE|AUTHORS)\.$"
 )
 
 # A red CI run: other jobs passing in the same reply do not make it green.
-_CI_RED = re.compile(r"\b(?:is|are|was|were|went|turned|still|now) red\b|\bCI failed\b", re.I)
+_CI_RED = rx(r"\b(?:is|are|was|were|went|turned|still|now) red\b|\bCI failed\b")
 
 
 @dataclass(slots=True)
