@@ -187,16 +187,8 @@ def title_for(text: str) -> str:
     return title or clip(text, 60)
 
 
-def _first_work(draft: Draft) -> Entry:
-    for entry in draft.entries:
-        if entry.role is Role.WORK:
-            return entry
-    return draft.entries[0]
-
-
-def _initial_intent(draft: Draft) -> str:
-    origin = next((e for e in draft.entries if e.turn == draft.origin), draft.entries[0])
-    request = _first_work(draft)
+def _initial_intent(draft: Draft, origin: Entry) -> str:
+    request = next((e for e in draft.entries if e.role is Role.WORK), draft.entries[0])
     first = clip(" ".join(sentences(origin.text)[:2]), 240)
     if request is origin or request.turn == origin.turn:
         return first
@@ -257,22 +249,17 @@ def _progress(draft: Draft, v: Verdict) -> list[str]:
     return unique[:room] + fixes
 
 
-def _last_request(draft: Draft) -> Entry:
-    asks = [e for e in draft.entries if e.role is Role.WORK and not e.sig.ack]
-    return asks[-1] if asks else draft.entries[-1]
+def _step(what: str, why: str, expect: str) -> dict[str, str]:
+    return {"what": what, "why": why, "expect": expect}
 
 
 def _next_steps(draft: Draft, v: Verdict) -> list[dict[str, str]]:
     steps: list[dict[str, str]] = []
     if v.status == "completed" and v.verified is False:
         how = clip(v.last_close or v.last_change or "The work", 120)
-        steps.append(
-            {
-                "what": "Run the tests or check the result live",
-                "why": f"Finished without a passing run after the last change: {how}",
-                "expect": "A pass confirms it is done; a failure reopens this intent",
-            }
-        )
+        why = f"Finished without a passing run after the last change: {how}"
+        expect = "A pass confirms it is done; a failure reopens this intent"
+        steps.append(_step("Run the tests or check the result live", why, expect))
     elif v.status == "active":
         if v.last_run_green is False and v.last_fail:
             what, why = "Fix what the last run reports", f"It failed: {clip(v.last_fail, 140)}"
@@ -288,16 +275,17 @@ def _next_steps(draft: Draft, v: Verdict) -> list[dict[str, str]]:
             what, why = "Run the tests for the change", "Changed but not run since"
             expect = "A passing run"
         else:
-            ask = _last_request(draft)
+            asks = [e for e in draft.entries if e.role is Role.WORK and not e.sig.ack]
+            ask = asks[-1] if asks else draft.entries[-1]
             what = f"Continue: {clip(ask.text, 120)}"
             why, expect = (
                 f"Asked at turn {ask.turn}; no result reported yet",
                 "The asked-for result",
             )
-        steps.append({"what": what, "why": why, "expect": expect})
+        steps.append(_step(what, why, expect))
     if v.status != "abandoned":
         for handoff in v.handoffs[-2:]:
-            steps.append({"what": clip(handoff, 140), "why": "Only you can do this", "expect": ""})
+            steps.append(_step(clip(handoff, 140), "Only you can do this", ""))
     return steps
 
 
@@ -321,12 +309,11 @@ def pending_decision(exchanges: Sequence[Exchange]) -> tuple[int, str] | None:
     if not paragraphs:
         return None
     tail = paragraphs[-1].rstrip("*_` )")
+    asked = sentences(tail)
     if tail.endswith("?"):
-        asked = sentences(tail)
         return last.turn, (asked[-1] if asked else tail)
     # "does the rollup recompute every day? If it does, I'd add ...; if not, it stands": the
     # question the answer waits on, followed only by what each answer would change
-    asked = sentences(tail)
     questions = [s for s in asked[-3:] if s.rstrip("*_` )").endswith("?")]
     if questions and len(tail) <= _PENDING_TAIL:
         return last.turn, questions[-1]
@@ -341,11 +328,7 @@ Stamps = dict[int, tuple[str | None, tuple[tuple[str, str | None], ...]]]
 
 
 def stamps(exchanges: Sequence[Exchange]) -> Stamps:
-    out: Stamps = {}
-    for ex in exchanges:
-        stamped = tuple(zip(*ex.with_notes(), strict=False))
-        out[ex.turn] = (ex.raw_ts, stamped)
-    return out
+    return {ex.turn: (ex.raw_ts, tuple(zip(*ex.with_notes(), strict=False))) for ex in exchanges}
 
 
 def _ts(where: tuple[int, str | None], table: Stamps) -> str | None:
@@ -359,12 +342,7 @@ def _ts(where: tuple[int, str | None], table: Stamps) -> str | None:
 
 
 def _cite(kind: str, where: tuple[int, str | None], quote: str, table: Stamps) -> dict[str, object]:
-    return {
-        "turn": where[0],
-        "ts": _ts(where, table),
-        "kind": kind,
-        "quote": evidence_quote(quote),
-    }
+    return {"turn": where[0], "ts": _ts(where, table), "kind": kind, "quote": evidence_quote(quote)}
 
 
 def intent_evidence(
@@ -398,11 +376,7 @@ def intent_evidence(
 
 
 def _intent(
-    draft: Draft,
-    pending: tuple[int, str] | None = None,
-    table: Stamps | None = None,
-    *,
-    moved_on: bool = False,
+    draft: Draft, pending: tuple[int, str] | None, table: Stamps, moved_on: bool
 ) -> dict[str, object]:
     v = judge(draft, moved_on=moved_on)
     steps = _next_steps(draft, v)
@@ -411,14 +385,9 @@ def _intent(
         if v.status == "completed":
             v.status = "active"
             steps = [s for s in steps if not s["what"].startswith("Run the tests or check")]
-        steps.insert(
-            0,
-            {
-                "what": f"Answer the open question: {clip(pending[1], 140)}",
-                "why": f"Asked after turn {pending[0]}; no answer yet",
-                "expect": "The work continues with the option you pick",
-            },
-        )
+        what = f"Answer the open question: {clip(pending[1], 140)}"
+        why = f"Asked after turn {pending[0]}; no answer yet"
+        steps.insert(0, _step(what, why, "The work continues with the option you pick"))
         steps = [s for s in steps if not s["what"].startswith("Continue:")]
     origin = next((e for e in draft.entries if e.turn == draft.origin), draft.entries[0])
     return {
@@ -427,11 +396,11 @@ def _intent(
         "status": v.status,
         "verified": v.verified,
         "origin_turn": draft.origin,
-        "initial_intent": _initial_intent(draft),
+        "initial_intent": _initial_intent(draft, origin),
         "progress": _progress(draft, v),
         "next_steps": steps,
         # after the pending-question override above, so it cites what the status says
-        "evidence": intent_evidence(v, pending if v.status != "abandoned" else None, table or {}),
+        "evidence": intent_evidence(v, pending if v.status != "abandoned" else None, table),
     }
 
 
@@ -449,7 +418,7 @@ def summarize_turns(turns: Sequence[TranscriptTurn]) -> dict[str, object]:
                     d,
                     pending if pending and pending[0] in d.turns else None,
                     table,
-                    moved_on=newest > max(d.turns),
+                    newest > max(d.turns),
                 )
                 for d in drafts
             ],

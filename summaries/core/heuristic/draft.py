@@ -70,7 +70,10 @@ class Draft:
             evidence = replies
         runs: tuple[str, ...] = ()
         if role is Role.SPAN:
-            runs = tuple(r for r in ex.with_notes()[0] if _ran(r))
+            ran = (Ev.GREEN, Ev.RED)
+            runs = tuple(
+                r for r in ex.with_notes()[0] if any(e.kind in ran for e in reply_evidence(r))
+            )
         self.entries.append(Entry(ex.turn, text or ex.text, sig, evidence, role, runs))
         self.turns.add(ex.turn)
         if ex.gap_before:
@@ -83,10 +86,8 @@ class Draft:
             self.vocab |= content_words(reply) | refs(reply)
         if role is Role.DROP:
             self.dropped, self.closed = True, False
-        elif role is Role.WORK:
-            self._track_close(sig, replies)
-
-    def _track_close(self, sig: UserSignals, replies: tuple[str, ...]) -> None:
+        if role is not Role.WORK:
+            return
         if not (sig.ack or sig.close_request or sig.user_close):
             self.closed = self.dropped = False  # new work on this intent reopens it
         self.settled = sig.ack or sig.accept or sig.claims_works or (self.settled and sig.question)
@@ -117,10 +118,6 @@ class Draft:
         intent's vocabulary, "model", "data", "run", and is not about it for that)."""
         share = self.sim(words)
         return share >= CONTINUES or (len(words & self.vocab) >= 3 and share >= RELATED_SHARE)
-
-
-def _ran(reply: str) -> bool:
-    return any(ev.kind in (Ev.GREEN, Ev.RED) for ev in reply_evidence(reply))
 
 
 def ranges(draft: Draft) -> list[list[int]]:

@@ -405,13 +405,9 @@ def notification_verdict(text: str) -> str | None:
 def _run_outcome(code: int | None, out: str) -> bool | None:
     """True passed, False failed, None unknown. The runner's own summary outranks the
     exit code (a wrapper may swallow it); an exit code alone still decides."""
-    if _FAILED.search(out):
+    if _FAILED.search(out) or (code is not None and code != 0):
         return False
-    if code is not None and code != 0:
-        return False
-    if _PASSED.search(out) or code == 0:
-        return True
-    return None
+    return True if _PASSED.search(out) or code == 0 else None
 
 
 def _pr_number(*texts: str) -> str:
@@ -424,8 +420,7 @@ def _pr_number(*texts: str) -> str:
 
 def _discards(cmd: str) -> bool:
     """A command line that only throws work away (``git status`` after it is a look)."""
-    found = _DISCARD_CMD.search(cmd)
-    if found is None:
+    if _DISCARD_CMD.search(cmd) is None:
         return False
     rest = _DISCARD_CMD.sub(" ", cmd.replace("--theirs", "").replace("--ours", ""))
     return "--theirs" not in cmd and "--ours" not in cmd and not _AFTER_DISCARD.search(rest)
@@ -516,13 +511,9 @@ def tool_sentences_at(
         if row.kind == "call":
             call = row  # a call with no result may never have run: it says nothing
             continue
-        cmd = _command(call.text) if call is not None else ""
+        cmd = " ".join(call.text.strip().splitlines()[:1])[:400] if call is not None else ""
         tool = row.tool or (call.tool if call is not None else None)
         said = _pair_sentences(cmd, tool, row.exit_code, row.text, edited)
         out.extend((s, row.ts) for s in said)
         call = None
     return out
-
-
-def _command(text: str) -> str:
-    return " ".join(text.strip().splitlines()[:1])[:400]

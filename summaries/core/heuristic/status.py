@@ -79,9 +79,8 @@ def is_doc_intent(draft: Draft) -> bool:
 
 def _is_new_ask(entry: Entry) -> bool:
     sig = entry.sig
-    if sig.ack or sig.close_request or sig.user_close:
-        return False
-    return sig.work_order or sig.problem or sig.correction
+    asks = sig.work_order or sig.problem or sig.correction
+    return asks and not (sig.ack or sig.close_request or sig.user_close)
 
 
 @dataclass(slots=True)
