@@ -43,7 +43,6 @@ _ASK = rx(
 _MAX_PROGRESS = 5
 _NOT_RUN = rx(r"\b(haven'?t|not yet|didn'?t|can'?t) (yet )?(run|ran|test|tested)\b")
 
-
 # A title never ends on one of these words. They are stripped one at a time from the right:
 # "(\s+(word))+$" re-read the tail from every blank (quadratic); each search here enters a
 # blank run at its start only.
@@ -113,7 +112,6 @@ _PREPS = (
 )
 _PHRASE_END = rx(r"(?<!\s)\s+(?=" + _PREPS + r"\b)")
 _ENDS_ON_LINK = rx(r"\b(?:" + _LINKS + "|" + _PREPS + r")$")
-
 
 _SENTENCE_END = re.compile(r"(?<=\w)[.?!:]\s|\s[\u2014-]\s")
 

@@ -108,7 +108,6 @@ _NONE_BUT = rx(
     r"(only|jen|nur|seulement|solo|tylko|bara|sadece)\b"
 )
 
-
 # "always" / "never" / "from now on" in the scripts that have no word boundaries or are
 # often written without the Latin words above: Japanese, Korean, Chinese, Russian,
 # Vietnamese and romanized Hindi. With a named thing beside it (an ASCII name inside the
@@ -151,7 +150,6 @@ MAKES_STANDING_ANY = rx(
     r"^\W*(?:always|zawsze|immer|toujours|siempre|sempre|altijd|alltid|vždy|всегда|항상|必ず"
     r"|一直)\W*(?:[,:]|$)"
 )
-
 
 # "post it in #fin-ops like always": a habit, but only with the value it is about
 _AS_ALWAYS = rx(r"\b(like|as) always\b|\bas usual\b")
@@ -222,7 +220,6 @@ VALUE_NOT = rx(
     r"|'[\w./-]+'[^.;]{0,20},\s*'[\w./-]+' nahi\b"
 )
 
-
 # --- corrected values ------------------------------------------------------------
 # A value a rule is about: a command, a flag, a port, a dotted, dashed or slashed name
 KEY = rx(r"`[^`]+`|(?<![\w-])--?[a-z][\w-]*|\b\d{4,5}\b|\b[\w]+[-_./][\w./-]+\b")
@@ -230,7 +227,6 @@ KEY = rx(r"`[^`]+`|(?<![\w-])--?[a-z][\w-]*|\b\d{4,5}\b|\b[\w]+[-_./][\w./-]+\b"
 # One sentence often carries two facts ("we deploy with X, and you must run Y first"); each
 # is kept or superseded on its own.
 FACT_SPLIT = re.compile(r",\s+and\s+|,\s+but\s+|;\s+|\.\s+|\?\s+")
-
 
 # Structural, any language: two values of one kind side by side in a statement ("die Test-DB
 # läuft auf 5434, nicht 5433", "@mkoval now not @dpr", "gpu-07 was retired, now is gpu-11")
@@ -508,7 +504,6 @@ _NOT_OLD = rx(
     rf"(?:(?<!\s)\s+)?(?:,|\u2014|\u2013|\s-)\s*(?:{NOT_WORDS})\s+`?[\w./:@-]+`?(?=\s*(?:[.;,)\u2014\u2013]|$))"
 )
 
-
 # "... a new instance, not point-in-time recovery, because PITR has bitten us" and "`v3` not
 # warehouse.old": the rejected alternative (up to four words) and the story behind it go too;
 # "..., nobody runs plan from a laptop" restates the rule by the practice it forbids.
@@ -548,7 +543,6 @@ def states_rule_only(text: str) -> bool:
 
 # A value with a unit: "--lock-timeout=5s" then "actually 3s".
 _DURATION = rx(r"(?<![\w.])\d+(?:\.\d+)?\s?(?:ms|s|sec|m|min|h)\b")
-
 
 _PERSON_LEAD = rx(r"^\W*(he|she|they)\b")
 # "One note for the future, since this bit me before: migrations are ...": a preamble of

@@ -178,6 +178,12 @@ class SegState:
         for ref in refs(entry.text) | made_refs(entry.replies):
             self.ref_owner.setdefault(ref, draft)
 
+    def aside(self, ex: Exchange, sig: UserSignals) -> None:
+        """A side turn: in the range of the current intent while that one is open."""
+        cur = self.current
+        if cur is not None and not (cur.closed or cur.dropped):
+            self.place(cur, ex, sig, Role.SPAN)
+
     def open_from(self, p: Pending, ex: Exchange, sig: UserSignals) -> Draft:
         draft = Draft(origin=p.turn)
         self.drafts.append(draft)

@@ -358,7 +358,6 @@ _AFTER_DISCARD = rx(
 DISCARDED = "Discarded the changes."
 _NOTHING = rx(r"\bnothing to commit\b|\beverything up-to-date\b|\brejected\b")
 
-
 PASSED_CHECK, FAILED_CHECK = "The check passed.", "The check failed."
 _TOOL_CHANGE = re.compile(r"Changed(?: \S+)?\.")
 
@@ -379,7 +378,6 @@ _NOTE_FAIL = rx(
 _NOTE_PASS = rx(
     r"\b(?:pass(?:ed|es)?|success(?:ful)?|succeeded|Healthy|green|OK|ok)\b|PASS=[1-9]|✓"
 )
-
 
 # Where a notification's headline ends: its verdict is stated there ("... failed — job
 # lint: ..."); what follows is detail, and a finding in a report ("the ACME order failed")

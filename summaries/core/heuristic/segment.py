@@ -89,9 +89,7 @@ def _handle_drop(st: SegState, ex: Exchange, sig: UserSignals, prev: Pending | N
         st.place(cur, ex, sig, Role.SPAN)
     elif prev is not None:
         st.pending.remove(prev)  # "let's leave it there": the idea never became work
-        cur = st.current
-        if cur is not None and not (cur.closed or cur.dropped):
-            st.place(cur, ex, sig, Role.SPAN)
+        st.aside(ex, sig)
     elif (target := _drop_target(st, sig)) is not None:
         # Without new work in the same turn, the reply (a revert, say) belongs here.
         st.place(target, ex, sig, Role.DROP, replies=() if new_work else ex.replies)
@@ -144,9 +142,8 @@ def segment(exchanges: Sequence[Exchange]) -> list[Draft]:
             question = Pending(ex.turn, set(sig.words), [(ex, sig)])
             st.pending.append(question)
             last_pending = question
-            cur = st.current
-            if cur is not None and not (cur.closed or cur.dropped or ex.gap_before):
-                st.place(cur, ex, sig, Role.SPAN)
+            if not ex.gap_before:
+                st.aside(ex, sig)
             continue
         if prev is not None and not sig.work_order and not sig.pivot_strong:
             if sig.drop:
@@ -156,9 +153,7 @@ def segment(exchanges: Sequence[Exchange]) -> list[Draft]:
                 prev.items.append((ex, sig))
                 prev.words |= sig.words
                 last_pending = prev
-                cur = st.current
-                if cur is not None and not (cur.closed or cur.dropped):
-                    st.place(cur, ex, sig, Role.SPAN)
+                st.aside(ex, sig)
                 continue
         if (
             sig.retract
