@@ -121,17 +121,17 @@ def _in_brackets(text: str, at: int) -> bool:
     return text.count("[", 0, at) > text.count("]", 0, at)
 
 
-def fit_phrase(core: str, limit: int = _TITLE_MAX) -> str:
+def fit_phrase(core: str) -> str:
     """``core`` if it fits, else its longest prefix that ends a clause, else one that ends a
     phrase, so a title is never cut mid-phrase ("... drops rows whose customer name has")."""
-    if len(core) <= limit:
+    if len(core) <= _TITLE_MAX:
         return core
     for boundary in (_CLAUSE_END, _PHRASE_END):
         heads = [
             core[: m.start()]
             for m in boundary.finditer(core)
             # never inside brackets: a cut must not split a "[REDACTED: ...]" tag
-            if 0 < m.start() <= limit and not _in_brackets(core, m.start())
+            if 0 < m.start() <= _TITLE_MAX and not _in_brackets(core, m.start())
         ]
         heads = [
             h
@@ -140,9 +140,9 @@ def fit_phrase(core: str, limit: int = _TITLE_MAX) -> str:
         ]
         if heads:
             return heads[-1]
-    cut = core[: limit + 1]
+    cut = core[: _TITLE_MAX + 1]
     spaces = [i for i, c in enumerate(cut) if c == " " and _balanced(cut[:i])]
-    return cut[: spaces[-1]] if spaces else cut[:limit]
+    return cut[: spaces[-1]] if spaces else cut[:_TITLE_MAX]
 
 
 def _balanced(head: str) -> bool:
