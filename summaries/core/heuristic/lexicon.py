@@ -312,7 +312,6 @@ OPTION_PICK = rx(
     r"(\s*(,|and|&|\+)\s*(\d|[a-d]\b))*(?=\W|$)"
 )
 OPTION_LINE = re.compile(r"^\s*(?:(\d)[.)]|[-*\u2022]|option (\d)[:.)]?)\s+(\S.*)$", re.I | re.M)
-ORDINALS = {"first": 1, "second": 2, "third": 3, "fourth": 4}
 
 # A turn that only records a fact ("before I forget: staging needs the VPN") is not a goal.
 FACT_LEAD = rx(

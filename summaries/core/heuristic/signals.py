@@ -81,20 +81,15 @@ def is_work_order(text: str) -> bool:
     return False
 
 
+# An option named by its number, its place or its letter: "2", "the second one", "b".
+_PICK = re.compile(r"\b\d\b|\b(?:first|second|third|fourth)\b|(?<![\w'])[a-d]\b")
+_PLACES = {"first": 1, "second": 2, "third": 3, "fourth": 4, "a": 1, "b": 2, "c": 3, "d": 4}
+
+
 def option_picks(text: str) -> tuple[int, ...]:
     m = lx.OPTION_PICK.match(text.strip().lower())
-    if not m:
-        return ()
-    picked = re.findall(r"\b(\d)\b|\b(first|second|third|fourth)\b|(?<![\w'])([a-d])\b", m.group(0))
-    out: list[int] = []
-    for digit, ordinal, letter in picked:
-        if digit:
-            out.append(int(digit))
-        elif ordinal:
-            out.append(lx.ORDINALS[ordinal])
-        elif letter:
-            out.append("abcd".index(letter) + 1)
-    return tuple(out)
+    picked = _PICK.findall(m.group(0)) if m else []
+    return tuple(int(p) if p.isdigit() else _PLACES[p] for p in picked)
 
 
 def _leading(rx: re.Pattern[str], lowered: str) -> bool:
@@ -115,12 +110,6 @@ def _closes_in_a_sentence(text: str) -> bool:
     return any(
         len(c.split()) <= 6 and lx.CLOSE_REQUEST.match(c.lower()) for c in _clauses(text)[1:]
     )
-
-
-def _is_ack(text: str, words: frozenset[str], work: bool, question: bool) -> bool:
-    if work or question or not lx.ACK.search(text.lower()):
-        return False
-    return len(text.split()) <= 8 or len(words) <= 2
 
 
 def _after_aside(text: str) -> str | None:
@@ -163,7 +152,12 @@ def classify(text: str) -> UserSignals:
     starts = _starts_new_work(text)
     deferred = bool(lx.DEFERRED_CHECK.search(lowered) or lx.USER_UNVERIFIED.search(lowered))
     works = bool(lx.CLAIMS_WORKS.search(lowered) or lx.USER_VERIFIED.search(lowered))
-    ack = _is_ack(text, words, work or close_req, question and not feasible) and not drop
+    # a pure acknowledgement: short, and asking for nothing
+    ack = (
+        not (work or close_req or (question and not feasible) or drop)
+        and bool(lx.ACK.search(lowered))
+        and (len(text.split()) <= 8 or len(words) <= 2)
+    )
     return UserSignals(
         words=words,
         ack=ack,
