@@ -407,8 +407,7 @@ _LEAD = rx(
 def _clause(sentence: str, at: int) -> str:
     """The clause holding position ``at``; with a pronoun for a subject ("he owns prod
     deploys"), the clause before it too, which names who that is."""
-    cuts = [sentence.rfind(sep, 0, at) for sep in (", ", "; ", ": ")]
-    start = max(cuts)
+    start = max(sentence.rfind(sep, 0, at) for sep in (", ", "; ", ": "))
     if start < 0:
         return sentence
     clause = sentence[start + 2 :]

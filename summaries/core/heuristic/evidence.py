@@ -66,13 +66,13 @@ class _Rule:
     rx: re.Pattern[str]
 
     def starts(self, sentence: str, low: str) -> list[int]:
-        if self.needles and not any(n in low for n in self.needles):
+        if not any(n in low for n in self.needles):
             return []
         return [m.start() for m in self.rx.finditer(sentence)]
 
 
 def _rule(needles: str, pattern: str, flags: int = _I) -> _Rule:
-    return _Rule(tuple(needles.split("|")) if needles else (), re.compile(pattern, flags))
+    return _Rule(tuple(needles.split("|")), re.compile(pattern, flags))
 
 
 _GREEN = (
@@ -193,20 +193,14 @@ _RUN_LEAD = rx(
 _SHIPPING = rx(r"\b(deploy|release|publish|push|merge)\w*|\./deploy")
 
 
-def _is_doc_change(sentence: str, doc_intent: bool) -> bool:
-    if NON_CODE_OBJECT.search(sentence):
-        return True
-    return doc_intent and not CODE_FILE.search(sentence)
-
-
 def _sentence_events(sentence: str, doc_intent: bool) -> list[tuple[int, Ev]]:
     low = sentence.lower()
-    found: list[tuple[int, Ev]] = []
-    for m in _CHANGE.finditer(sentence):
-        kind = Ev.DOC_CHANGE if _is_doc_change(sentence, doc_intent) else Ev.CHANGE
-        found.append((m.start(), kind))
-    fails = [p for rule in _RED for p in rule.starts(sentence, low)]
-    found.extend((p, Ev.RED) for p in fails)
+    changes = [m.start() for m in _CHANGE.finditer(sentence)]
+    doc = changes and (
+        NON_CODE_OBJECT.search(sentence) or (doc_intent and not CODE_FILE.search(sentence))
+    )
+    found = [(p, Ev.DOC_CHANGE if doc else Ev.CHANGE) for p in changes]
+    found.extend((p, Ev.RED) for rule in _RED for p in rule.starts(sentence, low))
     # A run's tally with failures in it ("2 failed, 49 passed") is a red run, whatever
     # order it lists them in: its passed count is no green of its own.
     counted_red = bool(_COUNTED_FAIL.search(sentence))
@@ -227,9 +221,8 @@ def _sentence_events(sentence: str, doc_intent: bool) -> list[tuple[int, Ev]]:
             found.append((offset, Ev.GREEN))
         offset += len(clause) + 1
     found.extend((p, Ev.CLOSE) for p in _CLOSE.starts(sentence, low))
-    found.extend((m.start(), Ev.OPEN) for m in _OPEN.finditer(sentence))
-    found.extend((m.start(), Ev.OPEN) for m in _RUNNING.finditer(sentence))
-    found.extend((m.start(), Ev.HANDOFF) for m in _HANDOFF.finditer(sentence))
+    for kind, pattern in ((Ev.OPEN, _OPEN), (Ev.OPEN, _RUNNING), (Ev.HANDOFF, _HANDOFF)):
+        found.extend((m.start(), kind) for m in pattern.finditer(sentence))
     found.sort(key=lambda item: item[0])
     return found
 
