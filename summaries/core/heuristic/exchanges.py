@@ -59,10 +59,9 @@ def parse_ts(value: str | None) -> datetime | None:
     if not value:
         return None
     try:
-        parsed = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+        return datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
     except ValueError:
         return None
-    return parsed.replace(tzinfo=None) if parsed.tzinfo is None else parsed
 
 
 def _is_compaction_notice(text: str) -> bool:
@@ -77,16 +76,6 @@ def _elapsed(prev: datetime | None, now: datetime | None) -> timedelta | None:
     if prev is None or now is None or (prev.tzinfo is None) != (now.tzinfo is None):
         return None
     return now - prev
-
-
-def _gap(prev: datetime | None, now: datetime | None) -> bool:
-    elapsed = _elapsed(prev, now)
-    return elapsed is not None and elapsed >= DAY_GAP
-
-
-def _soon(prev: datetime | None, now: datetime | None) -> bool:
-    elapsed = _elapsed(prev, now)
-    return elapsed is not None and timedelta(0) <= elapsed <= NOTIFICATION_WINDOW
 
 
 @dataclass(slots=True)
@@ -120,7 +109,9 @@ def build_exchanges(turns: Sequence[TranscriptTurn]) -> list[Exchange]:
         ts = parse_ts(turn.ts)
         if turn.role == "user":
             verdict = notification_verdict(turn.text) if turn.injected else None
-            if current is not None and verdict is not None and _soon(last_ts, ts):
+            elapsed = _elapsed(last_ts, ts)
+            soon = elapsed is not None and timedelta(0) <= elapsed <= NOTIFICATION_WINDOW
+            if current is not None and verdict is not None and soon:
                 # CI reporting on what this exchange pushed: evidence for it, never a
                 # request. After a red run the assistant fixing it goes on with the same
                 # exchange; after a green one, what it says next answers the automation.
@@ -134,7 +125,7 @@ def build_exchanges(turns: Sequence[TranscriptTurn]) -> list[Exchange]:
             if turn.injected or turn.user_turn is None:
                 compaction_pending = compaction_pending or bool(COMPACTION.search(turn.text))
                 continue
-            gap = _gap(last_ts, ts)
+            gap = elapsed is not None and elapsed >= DAY_GAP
             ex = Exchange(
                 turn=turn.user_turn,
                 text=turn.text,
