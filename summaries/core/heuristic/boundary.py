@@ -232,9 +232,6 @@ _ADDITIVE = rx(
     r"(also|and also|plus|meanwhile|btw|by the way|unrelated|one more thing|another thing"
     r"|(and )?while (you'?re|you are|we'?re) (in|at) (there|it))\b"
 )
-ASIDE_WORDS = 4
-ASIDE_SHARED = 1
-ASIDE_SHARE = 0.5
 
 
 def aside_elsewhere(sig: UserSignals, cur: Draft, text: str) -> bool:
@@ -243,14 +240,14 @@ def aside_elsewhere(sig: UserSignals, cur: Draft, text: str) -> bool:
     that work and no name it shares with it, is other work."""
     if not (cur.settled or cur.made or cur.closed) or not _ADDITIVE.match(text):
         return False
-    if len(sig.words) < ASIDE_WORDS:
+    if len(sig.words) < 4:
         return False
     # The person's own words say what the work is about (its replies name much more): one
     # shared plain word is chance, a shared name ("ingest-check") is the work.
     if names_in(text) & names_in(" ".join(e.text for e in cur.entries)):
         return False
     shared = sig.words & cur.user_words
-    return len(shared) <= ASIDE_SHARED and cur.sim(sig.words) < ASIDE_SHARE
+    return len(shared) <= 1 and cur.sim(sig.words) < 0.5
 
 
 # Entered at the start of a word run only (a name found from a later letter is also found

@@ -533,8 +533,7 @@ def states_rule_only(text: str) -> bool:
     words of thanks, whatever the language."""
     if "?" in text:
         return False
-    parts = [p for s in sentences(_PASTE.sub(" ", text)) for p in FACT_SPLIT.split(s)]
-    parts = [p for p in parts if p.strip()]
+    parts = [p for s in sentences(_PASTE.sub(" ", text)) for p in FACT_SPLIT.split(s) if p.strip()]
     rules = [p for p in parts if _rule(p, text) is not None and _is_standing(p)]
     rest = [p for p in parts if p not in rules]
     return bool(rules) and all(len(content_words(p)) <= 2 for p in rest)

@@ -105,9 +105,7 @@ def _leading(rx: re.Pattern[str], lowered: str) -> bool:
 
 def _closes_in_a_sentence(text: str) -> bool:
     """ "CI is happy. merge it": a short clause of its own that asks for the close."""
-    if lx.CLOSE_REQUEST.match(text.lower().strip()):
-        return True
-    return any(
+    return bool(lx.CLOSE_REQUEST.match(text.lower().strip())) or any(
         len(c.split()) <= 6 and lx.CLOSE_REQUEST.match(c.lower()) for c in _clauses(text)[1:]
     )
 
