@@ -195,17 +195,18 @@ def _initial_intent(draft: Draft, origin: Entry) -> str:
 
 def _picked_options(draft: Draft) -> list[str]:
     out: list[str] = []
-    previous: Entry | None = None
-    for entry in draft.entries:
-        if entry.sig.option_pick and previous is not None:
-            offered = {
-                int(m.group(1) or m.group(2) or 0) or i + 1: m.group(3)
-                for i, m in enumerate(lx.OPTION_LINE.finditer("\n".join(previous.replies)))
-            }
-            for n in entry.sig.option_pick:
-                if n in offered:
-                    out.append(f"Chose option {n}: {clip(offered[n], 120)}")
-        previous = entry
+    for previous, entry in zip(draft.entries, draft.entries[1:], strict=False):
+        if not entry.sig.option_pick:
+            continue
+        offered = {
+            int(m.group(1) or m.group(2) or 0) or i + 1: m.group(3)
+            for i, m in enumerate(lx.OPTION_LINE.finditer("\n".join(previous.replies)))
+        }
+        out.extend(
+            f"Chose option {n}: {clip(offered[n], 120)}"
+            for n in entry.sig.option_pick
+            if n in offered
+        )
     return out
 
 
