@@ -1,10 +1,10 @@
 """Session constraints: operational facts the person stated or corrected.
 
-Only the person's own words qualify (a required flag, a step that must follow a
-change, a corrected name, who owns what, where a service listens), never the
-assistant's, never automation, never a resend. The latest statement of a fact
-wins: a later constraint that names the same flag, port or identifier replaces
-the earlier one, so a renamed flag never survives under its old name.
+Only the person's own words qualify (a required flag, a step that must follow a change, a
+corrected name or value, who owns what, where a service listens), never the assistant's,
+automation or a resend. Rule shapes are structural, with a thin lexicon per language: the
+words alone never make a rule. The latest statement of a fact wins: a later constraint
+naming the same flag, port or identifier replaces the earlier one.
 """
 
 from __future__ import annotations
