@@ -227,14 +227,19 @@ def _sentence_events(sentence: str, doc_intent: bool) -> list[tuple[int, Ev]]:
     return found
 
 
-@lru_cache(maxsize=4096)
 def reply_evidence(text: str, *, doc_intent: bool = False) -> tuple[Evidence, ...]:
     """Evidence found in one assistant reply, in reading order.
 
     Cached: segmentation and status both read every reply, and a resent question often
     gets the same reply text again; ``forget_replies`` empties the cache after a pass, so
-    no transcript text outlives the call that read it.
+    no transcript text outlives the call that read it. (One positional key: a keyword in
+    the key would cache each reply twice.)
     """
+    return _evidence(text, doc_intent)
+
+
+@lru_cache(maxsize=4096)
+def _evidence(text: str, doc_intent: bool) -> tuple[Evidence, ...]:
     out: list[Evidence] = []
     for sentence in sentences(text):
         for _, kind in _sentence_events(sentence, doc_intent):
@@ -247,7 +252,7 @@ def reply_evidence(text: str, *, doc_intent: bool = False) -> tuple[Evidence, ..
 
 
 def forget_replies() -> None:
-    reply_evidence.cache_clear()
+    _evidence.cache_clear()
 
 
 # --- tool rows ----------------------------------------------------------------------
