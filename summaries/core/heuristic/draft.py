@@ -154,13 +154,12 @@ class SegState:
     before_open: Draft | None = None  # the current intent before the newest was opened
     ref_owner: dict[str, Draft] = field(default_factory=dict)  # "#3301": where it first came up
 
-    def open(self, ex: Exchange, sig: UserSignals, text: str | None = None) -> Draft:
+    def open(self, ex: Exchange, sig: UserSignals, text: str | None = None) -> None:
         draft = Draft(origin=ex.turn)
         self.before_open = self.current
         self.drafts.append(draft)
         self.place(draft, ex, sig, Role.WORK, text=text)
         self.current = draft
-        return draft
 
     def place(
         self,
@@ -184,7 +183,7 @@ class SegState:
         if cur is not None and not (cur.closed or cur.dropped):
             self.place(cur, ex, sig, Role.SPAN)
 
-    def open_from(self, p: Pending, ex: Exchange, sig: UserSignals) -> Draft:
+    def open_from(self, p: Pending, ex: Exchange, sig: UserSignals) -> None:
         draft = Draft(origin=p.turn)
         self.drafts.append(draft)
         for q_ex, q_sig in p.items:
@@ -192,7 +191,6 @@ class SegState:
         self.place(draft, ex, sig, Role.WORK)
         self.pending.remove(p)
         self.current = draft
-        return draft
 
 
 def made_refs(replies: tuple[str, ...]) -> frozenset[str]:
