@@ -187,13 +187,6 @@ class _Run:
                 v.handoffs.append(ev.sentence)
 
 
-def _informational(draft: Draft, v: Verdict) -> bool:
-    asks = [e for e in draft.entries if e.role in (Role.WORK, Role.QUESTION) and not e.sig.ack]
-    answered = bool(asks) and bool(asks[-1].replies)
-    no_work = all(e.sig.question for e in asks)
-    return answered and no_work and not v.changed and v.last_close is None
-
-
 def _asked_for_nothing(draft: Draft) -> bool:
     """No turn of the intent asked for a change, reported a problem or corrected one, and
     every turn was answered: a check or a question, however it was worded."""
@@ -233,7 +226,10 @@ def judge(draft: Draft, *, moved_on: bool = False) -> Verdict:
     taken = moved_on and answered and not (v.changed or run.open or run.failed)
     if draft.late_accept or taken:
         run.accepted = True
-    v.informational = _informational(draft, v)
+    # questions only, the last one answered, nothing changed or closed
+    asks = [e for e in draft.entries if e.role in (Role.WORK, Role.QUESTION) and not e.sig.ack]
+    questions = bool(asks) and bool(asks[-1].replies) and all(e.sig.question for e in asks)
+    v.informational = questions and not v.changed and v.last_close is None
     # nothing left open, nothing failed, and the assistant's last word was not a question
     last_reply = next((e.replies[-1] for e in reversed(draft.entries) if e.replies), "")
     settled = not (run.open or run.failed or last_reply.rstrip(" *_`)").endswith("?"))

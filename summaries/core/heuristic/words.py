@@ -129,8 +129,7 @@ def refs(text: str) -> frozenset[str]:
 
 def sentences(text: str) -> list[str]:
     """Split into sentences and lines; code-ish dots (file.py, 2.4.1) do not split."""
-    parts = _SENTENCE_END.split(text)
-    return [p.strip() for p in parts if p and p.strip()]
+    return [p.strip() for p in _SENTENCE_END.split(text) if p and p.strip()]
 
 
 def clip(text: str, limit: int) -> str:
