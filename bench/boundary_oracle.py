@@ -30,9 +30,8 @@ if str(ROOT) not in sys.path:
 from bench.fit_boundaries import Fit, line, load  # noqa: E402
 from bench.summary_quality import Score, Session, heuristic_predictor, score_session  # noqa: E402
 from summaries.core.heuristic import boundary, segment  # noqa: E402
-from summaries.core.heuristic.draft import Draft  # noqa: E402
+from summaries.core.heuristic.draft import Draft, SegState  # noqa: E402
 from summaries.core.heuristic.exchanges import Exchange  # noqa: E402
-from summaries.core.heuristic.segstate import SegState  # noqa: E402
 from summaries.core.heuristic.signals import UserSignals  # noqa: E402
 from summaries.core.transcript_turn import TranscriptTurn  # noqa: E402
 

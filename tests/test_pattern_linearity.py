@@ -152,7 +152,7 @@ def test_pattern_steps_grow_linearly_with_input(name: str, pattern: re.Pattern) 
 
 def test_patterns_are_collected_from_every_package() -> None:
     names = {n for n, _ in PATTERNS}
-    assert "summaries.core.heuristic.rule_shapes.VALUE_NOT" in names
+    assert "summaries.core.heuristic.constraints.VALUE_NOT" in names
     assert any(n.startswith("transcripts.core.redaction.patterns.assignments.") for n in names)
     assert len(PATTERNS) > 100
 
@@ -160,7 +160,7 @@ def test_patterns_are_collected_from_every_package() -> None:
 # Triggers inside a nested alternative, which the prefix sampler does not reach: each
 # was quadratic ("vercel" then a scan to the next operator; ", because" then ".*").
 CRAFTED = {
-    "summaries.core.heuristic.tools._DEPLOY_CMD": lambda n: ("vercel " * n)[:n],
+    "summaries.core.heuristic.evidence._DEPLOY_CMD": lambda n: ("vercel " * n)[:n],
     "summaries.core.heuristic.constraints._NOT_PHRASE": lambda n: (
         (", not x, because a" * n)[:n] + "\nz"
     ),

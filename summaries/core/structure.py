@@ -13,7 +13,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from .heuristic.tools import DISCARDED, notification_verdict, tool_sentences_at
+from .heuristic.evidence import DISCARDED, notification_verdict, tool_sentences_at
 from .transcript_turn import ToolRow, TranscriptTurn
 
 #: The index's share of the prompt: the turns get the rest of the input budget.

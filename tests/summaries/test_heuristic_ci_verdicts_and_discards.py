@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from summaries.core.heuristic.tools import DISCARDED, notification_verdict, tool_sentences_at
+from summaries.core.heuristic.evidence import DISCARDED, notification_verdict, tool_sentences_at
 from summaries.core.transcript_turn import ToolRow
 from tests.summaries.test_evidence import only_intent
 from tests.summaries.test_heuristic_structure import Row

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from summaries.core.heuristic.tools import tool_sentences_at
+from summaries.core.heuristic.evidence import tool_sentences_at
 from summaries.core.transcript_turn import ToolRow
 from tests.summaries.test_evidence import only_intent
 from tests.summaries.test_heuristic_structure import Row

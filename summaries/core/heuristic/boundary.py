@@ -1,57 +1,264 @@
-"""Boundaries as scored decisions: same intent, resume an older one, or a new one.
+"""Boundaries as scored decisions: continue the current intent, resume an older one, or
+open a new one.
 
-For each person's turn (once drops, retractions, facts and feasibility questions are set
-aside, see ``segment``) ``features`` reads the cues of ``boundary_cues`` off the turn and
-the open intents, and every cue that fires votes for one option: ``continue`` the current
-intent, ``resume`` a named older intent, or open a ``new`` one. An option's score is the
-sum of the weights of the features voting for it (a linear score over 0/1 features); the
-highest score wins, ties going to the earlier option in ``_TIE_ORDER`` (the cheaper
-mistake, continuing). Features the fit weighted 0 (topical overlap, the time gap, a turn
-disjoint from settled work, an older intent named in passing) were deleted, not kept at 0,
-and so were those whose removal cost no pooled blind figure (held-out-7..24) more than
-0.01 in all: a generic "continues" vote, a new ticket key, a long disjoint turn, a day
-named after finished work, a definite reference to an older unfinished intent
-(docs/DESIGN.md, "The heuristic made smaller").
-
-The weights live in one table, ``WEIGHTS``. They started as the rules' old order (each
-weight above the sum of all below it, which reproduces the nested rules exactly) and were
-then fitted by ``bench/fit_boundaries.py`` (a coordinate search over the labelled sets,
-the tuning set kept at F1 >= 0.99, state >= 0.98, origin >= 0.995; see its docstring).
-The features added on 2026-12-02 (``closes_work``, ``echoes_reply``) were
-checked the same way on the tuning set and held-out-7,
--8 and -9, one weight at a time over 0/32/256/1024/4096: each set to 0 lowers the blind
-objective, and each table value sits on the plateau of its best. Round 3
-(``order_after_check``, ``aside_elsewhere``) was swept the same way over 0/16/64/512/4096 on
-the tuning set and held-out-7..12.
-Structural features (close events, a gap, overlap of words, paths and identifiers with
-each open intent, numbered refs, an answer to the assistant's question, a compaction) and
-the English cues read through ``signals`` (pivot phrases, "also")
-are features alike; a weight, not a branch order, says how much each counts.
+For each person's turn that ``segment`` has not already settled (drops, retractions,
+facts, feasibility questions), ``features`` reads the cues below off the turn and the open
+intents; each cue that fires votes for one option with its weight in ``WEIGHTS`` (a linear
+score over 0/1 features, fitted by bench/fit_boundaries.py), and the highest sum wins,
+ties going to continuing, the cheaper mistake. Splitting is the costlier mistake, so a
+follow-up that points back at the work stays with it even when it shares few words;
+finished work must not absorb what follows it (after a day-scale pause it is picked up
+again only by a turn that reports on it). Features the fit weighted 0, or whose removal
+cost no pooled blind figure more than 0.01, were deleted (docs/DESIGN.md, "The heuristic
+made smaller").
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, replace
 
-from summaries.core.heuristic.boundary_cues import (
-    NEW_TOPIC,
-    adds_beside,
-    aside_elsewhere,
-    asks_again,
-    best_older,
-    closes_earlier_work,
-    continues_closed,
-    corrects_elsewhere,
-    echoes_reply,
-    points_back,
-    ref_owner_of,
-    runs_again,
-)
-from summaries.core.heuristic.draft import CONTINUES, Draft
+from summaries.core.heuristic import lexicon as lx
+from summaries.core.heuristic.draft import CONTINUES, LOOKBACK, Draft, SegState
+from summaries.core.heuristic.evidence import DISCARDED, Ev, reply_evidence
 from summaries.core.heuristic.exchanges import Exchange
-from summaries.core.heuristic.segstate import SegState
+from summaries.core.heuristic.lexicon import rx
 from summaries.core.heuristic.signals import UserSignals
-from summaries.core.heuristic.tools import DISCARDED
+from summaries.core.heuristic.words import wordset
+
+# Share of a request's distinctive words known to the current intent below which an
+# unmarked request is a new topic.
+NEW_TOPIC = 0.15
+# Signals that a turn reports on, closes or follows up the work in hand, whatever its words.
+_REPORTS = wordset(
+    "close_request user_close ack option_pick deferred_check followup claims_works refers_back"
+)
+
+
+def best_older(st: SegState, words: frozenset[str]) -> tuple[Draft | None, float]:
+    best: Draft | None = None
+    score = 0.0
+    for draft in st.drafts[-LOOKBACK:]:
+        s = draft.sim(words) if draft is not st.current else 0.0
+        if s > score:
+            best, score = draft, s
+    return best, score
+
+
+def continues_closed(sig: UserSignals, cur: Draft, text: str, *, gap: bool = False) -> bool:
+    """After a close, only follow-ups about the same work stay in the intent; after a
+    day-scale pause only a turn that reports on it, never shared words, a bare "and"/"same"
+    lead or brevity alone ("same nginx thing on grafana?")."""
+    if cur.dropped:
+        # "while you're in there: ..." after a drop is not about the dropped work
+        return sig.resume or sig.correction or cur.sim(sig.words) >= CONTINUES
+    if gap:
+        return reports_on(sig, cur, text)
+    # "also the queue alert threshold, 500 -> 2000" after the commit: a second deliverable
+    # beside the closed one, when it shares no word with it
+    beside = bool(lx.ADDITIVE.search(text.lower())) and not sig.words & cur.vocab
+    return (
+        reports_on(sig, cur, text)
+        or (sig.continuation and not sig.pivot_weak and not (cur.closed and beside))
+        or cur.related(sig.words)
+    )
+
+
+def reports_on(sig: UserSignals, cur: Draft, text: str) -> bool:
+    """A turn that reports on, closes or follows up the work in hand, whatever its words."""
+    return (
+        any(getattr(sig, name) for name in _REPORTS)
+        or sig.resume
+        or (sig.correction and not corrects_elsewhere(sig, cur))
+        # "main is red now": the closed work is broken after all
+        or (sig.regression and bool(sig.words & cur.vocab))
+        # "the nightly fail, the test same one": a failure told in the work's own words
+        or (sig.problem and "?" not in text and cur.sim(sig.words) >= CONTINUES)
+    )
+
+
+def corrects_elsewhere(sig: UserSignals, cur: Draft) -> bool:
+    """ "the project is acme-analytics now, not acme-dw. fix profiles.yml" after a merge: a
+    correction that shares no word with the closed work corrects something else."""
+    return cur.closed and len(sig.words) > 2 and not sig.words & cur.vocab
+
+
+def points_back(sig: UserSignals) -> bool:
+    """Signals that a turn is about the work in hand, whatever its words ("Sentry still
+    shows a few from Monaco" right after the fix is a regression)."""
+    return any(getattr(sig, name) for name in _REPORTS) or (
+        sig.continuation or sig.regression or sig.anaphora or sig.correction
+    )
+
+
+def adds_beside(older: Draft, sig: UserSignals, text: str) -> bool:
+    """ "can we also rate-limit password reset? same setup": a new deliverable next to
+    finished work, not a reopening of it (a problem with that work would reopen it)."""
+    return (
+        older.closed
+        and older.settled
+        and sig.work_order
+        and not (sig.resume or sig.problem or sig.correction)
+        and bool(lx.ADDITIVE.search(text.lower()))
+    )
+
+
+def ref_owner_of(st: SegState, sig: UserSignals) -> Draft | None:
+    """ "#3301 got approved. merge it": the one intent where the numbers it names came up."""
+    owners = {id(st.ref_owner[w]): st.ref_owner[w] for w in sig.words if w in st.ref_owner}
+    return next(iter(owners.values())) if len(owners) == 1 else None
+
+
+# The close steps by the words every language borrows for them: "commit", "PR", "push".
+_CLOSE_WORD = rx(r"\b(commit\w*|push\w*|merge\w*|pr|mr|pull request|deploy\w*|release\w*|tag\w*)\b")
+
+
+def closes_earlier_work(st: SegState, ex: Exchange) -> Draft | None:
+    """The reply commits, pushes or opens a PR and changes nothing new: the turn asked to
+    close work already done, in any language: the work in hand, or when nothing was done
+    for it (an add-on only discussed), the intent just before it."""
+    cur = st.current
+    kinds = {ev.kind for reply in ex.replies for ev in reply_evidence(reply)}
+    if cur is None or Ev.CLOSE not in kinds or kinds & {Ev.CHANGE, Ev.DOC_CHANGE}:
+        return None
+    if cur.worked:
+        return None if cur.closed or cur.dropped else cur
+    if cur.turns != set(range(cur.origin, ex.turn)) or not _CLOSE_WORD.search(ex.text):
+        # resumed or interrupted: no single intent came just before it; and only a turn
+        # that names the close ("Hazle commit", "Abre um PR") hands back earlier work
+        return None
+    before = next((d for d in st.drafts if cur.origin - 1 in d.turns), None)
+    if before is not None and before.worked and not (before.closed or before.dropped):
+        return before
+    return None
+
+
+# Amounts, counts, ids: "412 twice...", "the 19.99 one". Numbers are no content words (most
+# are noise), but one the person repeats from the reply just given points at that reply.
+_NUMBER = re.compile(r"(?<![\w.,])\d+(?:[.,]\d+)*(?![\w])")
+# "2026-11-17", "11-19": a calendar day named in a turn (its year is no amount).
+_DAY = re.compile(r"(?<![\w.-])(?:\d{4}-)?(0?[1-9]|1[0-2])-(0?[1-9]|[12]\d|3[01])(?![\w-])")
+
+
+def _numbers(text: str) -> set[str]:
+    """Each number and its whole part ("412.00" is also "412"); days are not numbers here
+    ("2026-11-16" after a reply about 2026-11-15 repeats no amount)."""
+    out: set[str] = set()
+    for n in _NUMBER.findall(_DAY.sub(" ", text)):
+        out |= {n, re.split(r"[.,]", n)[0]}
+    return {n for n in out if len(n) >= 3}
+
+
+def echoes_reply(cur: Draft, ex: Exchange) -> bool:
+    """The turn repeats a number from the reply to the turn just before it (part of the work
+    in hand): a follow-up on what that reply reported, in any language."""
+    if not cur.entries or cur.entries[-1].turn != ex.turn - 1:
+        return False
+    said = _numbers(ex.text)
+    if not said:
+        return False
+    shown = {n for r in cur.entries[-1].replies for n in _numbers(r)}
+    # "what's new in 1.9?" after "db-r3 runs 1.9.1": a version names its own releases too
+    return any(n == m or m.startswith(n + ".") for n in said for m in shown)
+
+
+def finished(draft: Draft) -> bool:
+    return not draft.dropped and (draft.closed or draft.settled or draft.made)
+
+
+def runs_again(older: Draft, sig: UserSignals, ex: Exchange) -> bool:
+    """ "today's reconciliation run" the next morning: the same words as finished work, on a
+    later day, ask for a new run of it (a new intent), unless the turn reports on that work."""
+    return ex.gap_before and finished(older) and not reports_on(sig, older, ex.text)
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.lower().split()).rstrip(" ?!.")
+
+
+def _tokens(text: str) -> set[str]:
+    return set(re.findall(r"\w+", text))
+
+
+# At most this many words: a terse routine ask, matched against an earlier opening word
+# for word ("morning check" against "morning check pls").
+TERSE_RERUN = 4
+
+
+def asks_again(st: SegState, sig: UserSignals, ex: Exchange) -> bool:
+    """After a day-scale pause, the person's own words for finished work, more than for the
+    work in hand: a routine asked for again ("today's reconciliation run pls")."""
+    cur = st.current
+    if cur is None:
+        return False
+    said = _norm(ex.text)
+    terse = _tokens(said)
+    for draft in st.drafts[-LOOKBACK:]:
+        # "nightly ok?" word for word as a finished intent opened: the routine again, however
+        # many words the work in hand shares with it. A terse ask counts in all its words,
+        # stopwords too: it may have no distinctive word at all.
+        if draft is cur or not draft.entries:
+            continue
+        first = _norm(draft.entries[0].text)
+        if first == said:
+            return runs_again(draft, sig, ex)
+        named = any(len(t) >= 5 for t in terse)  # "morning check", not "fix it"
+        if named and len(terse) <= TERSE_RERUN and terse <= _tokens(first):
+            # an earlier run the person left for other work was taken, "ok" or not
+            left = not draft.dropped and all(e.replies for e in draft.entries)
+            if runs_again(draft, sig, ex) or (
+                ex.gap_before and left and not reports_on(sig, draft, ex.text)
+            ):
+                return True
+    if not sig.words:
+        return False
+    opened = cur.entries[0].sig.words if cur.entries else frozenset()
+    if 3 * len(sig.words & opened) >= 2 * len(sig.words) and runs_again(cur, sig, ex):
+        # "morning. backup" the day after "morning, backup check as usual" was done: the
+        # routine in hand asked for again (a turn mostly in new words, "dashboard shows no
+        # data", reports on it instead)
+        return True
+    mine = len(sig.words & cur.user_words)
+    for draft in st.drafts[-LOOKBACK:]:
+        shared = len(sig.words & draft.user_words)
+        if draft is not cur and 2 * shared >= len(sig.words) and shared > mine:
+            return runs_again(draft, sig, ex)
+    return False
+
+
+# "cool. also the compactor job OOMs on fridays": an aside added after an acknowledgement.
+_ADDITIVE = rx(
+    r"^\W*((ok(ay)?|yes|yep|cool|good|great|nice|thanks|thx|perfect)\b[\s,.!]*)*"
+    r"(also|and also|plus|meanwhile|btw|by the way|unrelated|one more thing|another thing"
+    r"|(and )?while (you'?re|you are|we'?re) (in|at) (there|it))\b"
+)
+
+
+def aside_elsewhere(sig: UserSignals, cur: Draft, text: str) -> bool:
+    """ "also, X has been failing since friday, dig into it" once the work in hand has a
+    result: an added aside in 4+ distinctive words, at most one of them the person's own for
+    that work and no name it shares with it, is other work."""
+    if not (cur.settled or cur.made or cur.closed) or not _ADDITIVE.match(text):
+        return False
+    if len(sig.words) < 4:
+        return False
+    # The person's own words say what the work is about (its replies name much more): one
+    # shared plain word is chance, a shared name ("ingest-check") is the work.
+    if names_in(text) & names_in(" ".join(e.text for e in cur.entries)):
+        return False
+    shared = sig.words & cur.user_words
+    return len(shared) <= 1 and cur.sim(sig.words) < 0.5
+
+
+# Entered at the start of a word run only (a name found from a later letter is also found
+# from the first), so a long "word" is read once, not from each of its letters.
+_NAME = re.compile(r"(?<!\w)[^\WA-Za-z]*+([A-Za-z][\w]*(?:[-_./][\w]+)+)")
+
+
+def names_in(text: str) -> set[str]:
+    """Compound names a person types ("ingest-check", "merge.rs", "api/v2"), any language."""
+    return {m.lower() for m in _NAME.findall(text)}
+
 
 # A turn answering the assistant's question with at most this many distinctive words is
 # an answer about the work in hand, not a new topic.
@@ -62,8 +269,9 @@ TERSE_ORDER = 4
 NEW, CONTINUE, RESUME = "new", "continue", "resume"
 _TIE_ORDER = (CONTINUE, RESUME, NEW)
 
-# feature -> weight. Each feature votes for one option (see ``features``). Read from the
-# top: the first rows were the first rules. Fitted by bench/fit_boundaries.py.
+# feature -> weight; each feature votes for one option (see ``features``). The first rows
+# were the first rules (each weight above the sum of all below it); the rest were fitted
+# one at a time on the tuning set and the blind batches, each value on its best plateau.
 WEIGHTS: dict[str, float] = {
     "ref_number": 16384.0,  # a numbered PR/issue ("#3301") came up in exactly one intent
     "older_topic": 8192.0,  # after a gap/pivot/resume cue, an older intent shares more words
@@ -72,28 +280,26 @@ WEIGHTS: dict[str, float] = {
     "short_answer": 1024.0,  # <= 8 words right after the assistant asked something
     "compaction": 512.0,  # right after a compaction or context reset
     "correction": 256.0,  # "no, the other bucket": corrects the work in hand
-    "closed_followup": 32.0,
+    "closed_followup": 32.0,  # after a close (or finished work and a gap): reports on it
     # the reply throws away the work in hand's changes ("lascia stare, butta via le
     # modifiche" -> git checkout -- ...): the turn is about that work, in any language
     "discards_work": 1536.0,
     # "412 twice... check the payouts table": a number from the reply just given, repeated
     "echoes_reply": 1024.0,
-    # the reply commits, pushes or opens a PR and changes nothing new: the turn closes the
-    # latest work done and not closed yet, whatever language it is in (above a short answer:
-    # what was done in reply says more than the turn's length)
-    "closes_work": 1536.0,  # after a close (or finished work and a gap): reports on it
-    # after a close: anything substantial not about it (old order 32; fitted 768: above a
-    # compaction and a correction of something else)
+    # the reply closes and changes nothing new: the turn closes the latest work not closed
+    # yet, in any language (above a short answer: what was done says more than length)
+    "closes_work": 1536.0,
+    # after a close: anything substantial not about it (above a compaction and a
+    # correction of something else)
     "closed_other": 768.0,
-    # finished work, and 3+ words about something else (old order 16; fitted 48: above the
-    # after-a-close rules. The search's best, 8192, also outranked a short answer to the
-    # assistant's question, a structural cue the unit tests pin, so it was not taken)
+    # finished work, and 3+ words about something else. The search's best, 8192, also
+    # outranked a short answer to the assistant's question, which unit tests pin: not taken
     "settled_other": 48.0,
-    # a check or question answered, nothing changed for it: an order about none of its words
-    # ("deploy compactor-prod" after "all 24 partitions present") starts other work
+    # a check answered, nothing changed for it: an order about none of its words ("deploy
+    # compactor-prod" after "all 24 partitions present") starts other work
     "order_after_check": 16.0,
     # "cool. also the compactor job OOMs on fridays, dig into it" once the work in hand has a
-    # result: an aside in words that work never used (2026-12-02 round 3)
+    # result: an aside in words that work never used
     "aside_elsewhere": 64.0,
     "weak_pivot": 4.0,  # "also/btw ..." sharing almost nothing with the work
     "unrelated_request": 2.0,  # a request that starts work and shares almost nothing
@@ -211,6 +417,4 @@ def decide(votes: list[Vote], weights: dict[str, float] | None = None) -> tuple[
 def route(st: SegState, ex: Exchange, sig: UserSignals) -> tuple[str, Draft | None]:
     """new / continue / resume for a turn, by the scored features."""
     cur = st.current
-    if cur is None:
-        return (NEW, None)
-    return decide(features(st, ex, sig, cur))
+    return (NEW, None) if cur is None else decide(features(st, ex, sig, cur))

@@ -11,19 +11,20 @@ import re
 from collections.abc import Sequence
 
 from summaries.core.heuristic import lexicon as lx
-from summaries.core.heuristic.cite import Stamps, intent_evidence, stamps
 from summaries.core.heuristic.constraints import extract_constraints
 from summaries.core.heuristic.draft import Draft, Entry, Role, ranges
 from summaries.core.heuristic.evidence import forget_replies
 from summaries.core.heuristic.exchanges import Exchange, build_exchanges
+from summaries.core.heuristic.lexicon import rx
 from summaries.core.heuristic.segment import segment
 from summaries.core.heuristic.signals import is_work_order
 from summaries.core.heuristic.status import Verdict, judge
 from summaries.core.heuristic.words import clip, content_words, sentences
+from summaries.core.payload import evidence_quote
 from summaries.core.transcript_turn import TranscriptTurn
 
 _I = re.IGNORECASE
-_FILLER = re.compile(
+_FILLER = rx(
     r"^\W*((ok(ay)?|so|hey|hi|hmm|ugh|eh|ah|right|fine|now|next|first|also|and|then|please"
     # greetings, in the languages people write to us in: "Hello again.", "Bom dia!"
     r"|hello( again)?|hi there|(good )?morning|hallo|moin|hola|buenos d[ií]as|salut|bonjour"
@@ -32,26 +33,22 @@ _FILLER = re.compile(
     r"|good|cool|perfect|thanks|different topic|unrelated|separately|on (a|an) \w+ note"
     r"|switching to|let'?s switch to|moving on( to)?|recap|but|question|i'?m trying to"
     r" (understand|figure out)( why)?|i want to (know|understand)( why)?|i wonder( why)?)"
-    r"\b[\s,.:;!-]*)+",
-    _I,
+    r"\b[\s,.:;!-]*)+"
 )
-_ASK = re.compile(
+_ASK = rx(
     r"^\W*(can you|could you|would you|will you|can we|could we|please|let'?s( try)?( do)?"
     r"|i want (you )?to|i'?d like (you )?to|we need to|help me (think through|understand"
-    r"|figure out)|go ahead (and|with)|look at|now let'?s( look at)?)\b[\s:]*",
-    _I,
+    r"|figure out)|go ahead (and|with)|look at|now let'?s( look at)?)\b[\s:]*"
 )
 _MAX_PROGRESS = 5
-_NOT_RUN = re.compile(r"\b(haven'?t|not yet|didn'?t|can'?t) (yet )?(run|ran|test|tested)\b", _I)
-
+_NOT_RUN = rx(r"\b(haven'?t|not yet|didn'?t|can'?t) (yet )?(run|ran|test|tested)\b")
 
 # A title never ends on one of these words. They are stripped one at a time from the right:
 # "(\s+(word))+$" re-read the tail from every blank (quadratic); each search here enters a
 # blank run at its start only.
-_WEAK_WORD = re.compile(
+_WEAK_WORD = rx(
     r"(?<!\s)\s+(?:the|a|an|of|to|for|from|with|in|on|at|and|or|that|this|it|instead|like"
-    r"|such as|e\.g\.|de|la|le|les|des|du|der|die|das|den|el|los|las|em|para|com|und|et|y)$",
-    _I,
+    r"|such as|e\.g\.|de|la|le|les|des|du|der|die|das|den|el|los|las|em|para|com|und|et|y)$"
 )
 
 
@@ -101,22 +98,20 @@ _LINKS = (
     r"(?:whose|which|that|because|so|when|where|while|if|since|but|after|before|until|unless"
     r"|although|though|then|weil|wenn|damit|porque|cuando|parce|quand)"
 )
-_CLAUSE_END = re.compile(
+_CLAUSE_END = rx(
     # the CJK comma, enumeration comma, semicolon and colon end a clause too
     # A blank run is entered at its start only ("(?<!\s)"): from inside it the same cut
     # would be found later, after re-scanning the run from each of its blanks.
     r"(?:(?<!\s)\s+)?[,;:()\u2014\u3001\uff0c\uff1b\uff1a]\s*|(?<!\s)\s+[-\u2013]\s+"
-    r"|(?<!\s)\s+(?=" + _LINKS + r"\b)",
-    _I,
+    r"|(?<!\s)\s+(?=" + _LINKS + r"\b)"
 )
 # Where a phrase ends inside a clause: before a preposition or a conjunction.
 _PREPS = (
     r"(?:in|on|for|with|to|from|by|of|at|into|over|under|via|and|or|than|without"
     r"|im|mit|für|von|auf|und|oder|en|con|para|de|por|y|o|dans|avec|pour|sur|et|ou|em|com)"
 )
-_PHRASE_END = re.compile(r"(?<!\s)\s+(?=" + _PREPS + r"\b)", _I)
-_ENDS_ON_LINK = re.compile(r"\b(?:" + _LINKS + "|" + _PREPS + r")$", _I)
-
+_PHRASE_END = rx(r"(?<!\s)\s+(?=" + _PREPS + r"\b)")
+_ENDS_ON_LINK = rx(r"\b(?:" + _LINKS + "|" + _PREPS + r")$")
 
 _SENTENCE_END = re.compile(r"(?<=\w)[.?!:]\s|\s[\u2014-]\s")
 
@@ -126,17 +121,17 @@ def _in_brackets(text: str, at: int) -> bool:
     return text.count("[", 0, at) > text.count("]", 0, at)
 
 
-def fit_phrase(core: str, limit: int = _TITLE_MAX) -> str:
+def fit_phrase(core: str) -> str:
     """``core`` if it fits, else its longest prefix that ends a clause, else one that ends a
     phrase, so a title is never cut mid-phrase ("... drops rows whose customer name has")."""
-    if len(core) <= limit:
+    if len(core) <= _TITLE_MAX:
         return core
     for boundary in (_CLAUSE_END, _PHRASE_END):
         heads = [
             core[: m.start()]
             for m in boundary.finditer(core)
             # never inside brackets: a cut must not split a "[REDACTED: ...]" tag
-            if 0 < m.start() <= limit and not _in_brackets(core, m.start())
+            if 0 < m.start() <= _TITLE_MAX and not _in_brackets(core, m.start())
         ]
         heads = [
             h
@@ -145,9 +140,9 @@ def fit_phrase(core: str, limit: int = _TITLE_MAX) -> str:
         ]
         if heads:
             return heads[-1]
-    cut = core[: limit + 1]
+    cut = core[: _TITLE_MAX + 1]
     spaces = [i for i, c in enumerate(cut) if c == " " and _balanced(cut[:i])]
-    return cut[: spaces[-1]] if spaces else cut[:limit]
+    return cut[: spaces[-1]] if spaces else cut[:_TITLE_MAX]
 
 
 def _balanced(head: str) -> bool:
@@ -190,16 +185,8 @@ def title_for(text: str) -> str:
     return title or clip(text, 60)
 
 
-def _first_work(draft: Draft) -> Entry:
-    for entry in draft.entries:
-        if entry.role is Role.WORK:
-            return entry
-    return draft.entries[0]
-
-
-def _initial_intent(draft: Draft) -> str:
-    origin = next((e for e in draft.entries if e.turn == draft.origin), draft.entries[0])
-    request = _first_work(draft)
+def _initial_intent(draft: Draft, origin: Entry) -> str:
+    request = next((e for e in draft.entries if e.role is Role.WORK), draft.entries[0])
     first = clip(" ".join(sentences(origin.text)[:2]), 240)
     if request is origin or request.turn == origin.turn:
         return first
@@ -208,17 +195,18 @@ def _initial_intent(draft: Draft) -> str:
 
 def _picked_options(draft: Draft) -> list[str]:
     out: list[str] = []
-    previous: Entry | None = None
-    for entry in draft.entries:
-        if entry.sig.option_pick and previous is not None:
-            offered = {
-                int(m.group(1) or m.group(2) or 0) or i + 1: m.group(3)
-                for i, m in enumerate(lx.OPTION_LINE.finditer("\n".join(previous.replies)))
-            }
-            for n in entry.sig.option_pick:
-                if n in offered:
-                    out.append(f"Chose option {n}: {clip(offered[n], 120)}")
-        previous = entry
+    for previous, entry in zip(draft.entries, draft.entries[1:], strict=False):
+        if not entry.sig.option_pick:
+            continue
+        offered = {
+            int(m.group(1) or m.group(2) or 0) or i + 1: m.group(3)
+            for i, m in enumerate(lx.OPTION_LINE.finditer("\n".join(previous.replies)))
+        }
+        out.extend(
+            f"Chose option {n}: {clip(offered[n], 120)}"
+            for n in entry.sig.option_pick
+            if n in offered
+        )
     return out
 
 
@@ -260,22 +248,17 @@ def _progress(draft: Draft, v: Verdict) -> list[str]:
     return unique[:room] + fixes
 
 
-def _last_request(draft: Draft) -> Entry:
-    asks = [e for e in draft.entries if e.role is Role.WORK and not e.sig.ack]
-    return asks[-1] if asks else draft.entries[-1]
+def _step(what: str, why: str, expect: str) -> dict[str, str]:
+    return {"what": what, "why": why, "expect": expect}
 
 
 def _next_steps(draft: Draft, v: Verdict) -> list[dict[str, str]]:
     steps: list[dict[str, str]] = []
     if v.status == "completed" and v.verified is False:
         how = clip(v.last_close or v.last_change or "The work", 120)
-        steps.append(
-            {
-                "what": "Run the tests or check the result live",
-                "why": f"Finished without a passing run after the last change: {how}",
-                "expect": "A pass confirms it is done; a failure reopens this intent",
-            }
-        )
+        why = f"Finished without a passing run after the last change: {how}"
+        expect = "A pass confirms it is done; a failure reopens this intent"
+        steps.append(_step("Run the tests or check the result live", why, expect))
     elif v.status == "active":
         if v.last_run_green is False and v.last_fail:
             what, why = "Fix what the last run reports", f"It failed: {clip(v.last_fail, 140)}"
@@ -291,16 +274,17 @@ def _next_steps(draft: Draft, v: Verdict) -> list[dict[str, str]]:
             what, why = "Run the tests for the change", "Changed but not run since"
             expect = "A passing run"
         else:
-            ask = _last_request(draft)
+            asks = [e for e in draft.entries if e.role is Role.WORK and not e.sig.ack]
+            ask = asks[-1] if asks else draft.entries[-1]
             what = f"Continue: {clip(ask.text, 120)}"
             why, expect = (
                 f"Asked at turn {ask.turn}; no result reported yet",
                 "The asked-for result",
             )
-        steps.append({"what": what, "why": why, "expect": expect})
+        steps.append(_step(what, why, expect))
     if v.status != "abandoned":
         for handoff in v.handoffs[-2:]:
-            steps.append({"what": clip(handoff, 140), "why": "Only you can do this", "expect": ""})
+            steps.append(_step(clip(handoff, 140), "Only you can do this", ""))
     return steps
 
 
@@ -324,24 +308,74 @@ def pending_decision(exchanges: Sequence[Exchange]) -> tuple[int, str] | None:
     if not paragraphs:
         return None
     tail = paragraphs[-1].rstrip("*_` )")
+    asked = sentences(tail)
     if tail.endswith("?"):
-        asked = sentences(tail)
         return last.turn, (asked[-1] if asked else tail)
     # "does the rollup recompute every day? If it does, I'd add ...; if not, it stands": the
     # question the answer waits on, followed only by what each answer would change
-    asked = sentences(tail)
     questions = [s for s in asked[-3:] if s.rstrip("*_` )").endswith("?")]
     if questions and len(tail) <= _PENDING_TAIL:
         return last.turn, questions[-1]
     return None
 
 
+# --- why an intent has its state: the one row whose evidence decided it (status decides,
+# this reads back where that evidence stood so the panel can link to the row) ---------
+
+# turn -> (the person row's stamp, ((reply text, its row's stamp), ...))
+Stamps = dict[int, tuple[str | None, tuple[tuple[str, str | None], ...]]]
+
+
+def stamps(exchanges: Sequence[Exchange]) -> Stamps:
+    return {ex.turn: (ex.raw_ts, tuple(zip(*ex.with_notes(), strict=False))) for ex in exchanges}
+
+
+def _ts(where: tuple[int, str | None], table: Stamps) -> str | None:
+    turn, reply = where
+    user_ts, replies = table.get(turn, (None, ()))
+    if reply is None:
+        return user_ts
+    # the latest reply with that text: the verdict keeps the latest evidence
+    found = [ts for text, ts in replies if text == reply]
+    return found[-1] if found else user_ts
+
+
+def _cite(kind: str, where: tuple[int, str | None], quote: str, table: Stamps) -> dict[str, object]:
+    return {"turn": where[0], "ts": _ts(where, table), "kind": kind, "quote": evidence_quote(quote)}
+
+
+def intent_evidence(
+    v: Verdict, pending: tuple[int, str] | None, table: Stamps
+) -> dict[str, object] | None:
+    """``{turn, ts, kind, quote}`` for the evidence behind ``v``'s state, else None."""
+    if v.status == "abandoned":
+        drop = v.drop or v.discarded_by
+        if drop is None:
+            return None
+        return _cite("dropped", (drop.turn, None), drop.text, table)
+    if pending is not None:
+        replies = table.get(pending[0], (None, ()))[1]
+        last = (pending[0], replies[-1][0] if replies else None)
+        return _cite("pending_decision", last, pending[1], table)
+    if v.verified is True:
+        confirmed = v.confirmed_by
+        if confirmed is not None and (v.pass_at is None or v.pass_at[0] <= confirmed.turn):
+            return _cite("user_confirmed", (confirmed.turn, None), confirmed.text, table)
+        if v.pass_at is not None and v.last_pass:
+            return _cite("test_passed", v.pass_at, v.last_pass, table)
+        return None
+    if v.verified is False:
+        if v.last_run_green is False and v.fail_at is not None and v.last_fail:
+            return _cite("test_failed", v.fail_at, v.last_fail, table)
+        if v.deferred is not None:
+            return _cite("user_deferred", (v.deferred.turn, None), v.deferred.text, table)
+        if v.status == "completed" and v.close_at is not None and v.last_close:
+            return _cite("merged_unverified", v.close_at, v.last_close, table)
+    return None
+
+
 def _intent(
-    draft: Draft,
-    pending: tuple[int, str] | None = None,
-    table: Stamps | None = None,
-    *,
-    moved_on: bool = False,
+    draft: Draft, pending: tuple[int, str] | None, table: Stamps, moved_on: bool
 ) -> dict[str, object]:
     v = judge(draft, moved_on=moved_on)
     steps = _next_steps(draft, v)
@@ -350,14 +384,9 @@ def _intent(
         if v.status == "completed":
             v.status = "active"
             steps = [s for s in steps if not s["what"].startswith("Run the tests or check")]
-        steps.insert(
-            0,
-            {
-                "what": f"Answer the open question: {clip(pending[1], 140)}",
-                "why": f"Asked after turn {pending[0]}; no answer yet",
-                "expect": "The work continues with the option you pick",
-            },
-        )
+        what = f"Answer the open question: {clip(pending[1], 140)}"
+        why = f"Asked after turn {pending[0]}; no answer yet"
+        steps.insert(0, _step(what, why, "The work continues with the option you pick"))
         steps = [s for s in steps if not s["what"].startswith("Continue:")]
     origin = next((e for e in draft.entries if e.turn == draft.origin), draft.entries[0])
     return {
@@ -366,11 +395,11 @@ def _intent(
         "status": v.status,
         "verified": v.verified,
         "origin_turn": draft.origin,
-        "initial_intent": _initial_intent(draft),
+        "initial_intent": _initial_intent(draft, origin),
         "progress": _progress(draft, v),
         "next_steps": steps,
         # after the pending-question override above, so it cites what the status says
-        "evidence": intent_evidence(v, pending if v.status != "abandoned" else None, table or {}),
+        "evidence": intent_evidence(v, pending if v.status != "abandoned" else None, table),
     }
 
 
@@ -388,7 +417,7 @@ def summarize_turns(turns: Sequence[TranscriptTurn]) -> dict[str, object]:
                     d,
                     pending if pending and pending[0] in d.turns else None,
                     table,
-                    moved_on=newest > max(d.turns),
+                    newest > max(d.turns),
                 )
                 for d in drafts
             ],

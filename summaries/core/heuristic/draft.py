@@ -1,4 +1,4 @@
-"""An intent while it is being assembled: its turns, entries and running vocabulary."""
+"""Intents while they are being assembled, and the running state of one segmentation pass."""
 
 from __future__ import annotations
 
@@ -70,7 +70,10 @@ class Draft:
             evidence = replies
         runs: tuple[str, ...] = ()
         if role is Role.SPAN:
-            runs = tuple(r for r in ex.with_notes()[0] if _ran(r))
+            ran = (Ev.GREEN, Ev.RED)
+            runs = tuple(
+                r for r in ex.with_notes()[0] if any(e.kind in ran for e in reply_evidence(r))
+            )
         self.entries.append(Entry(ex.turn, text or ex.text, sig, evidence, role, runs))
         self.turns.add(ex.turn)
         if ex.gap_before:
@@ -83,10 +86,8 @@ class Draft:
             self.vocab |= content_words(reply) | refs(reply)
         if role is Role.DROP:
             self.dropped, self.closed = True, False
-        elif role is Role.WORK:
-            self._track_close(sig, replies)
-
-    def _track_close(self, sig: UserSignals, replies: tuple[str, ...]) -> None:
+        if role is not Role.WORK:
+            return
         if not (sig.ack or sig.close_request or sig.user_close):
             self.closed = self.dropped = False  # new work on this intent reopens it
         self.settled = sig.ack or sig.accept or sig.claims_works or (self.settled and sig.question)
@@ -119,10 +120,6 @@ class Draft:
         return share >= CONTINUES or (len(words & self.vocab) >= 3 and share >= RELATED_SHARE)
 
 
-def _ran(reply: str) -> bool:
-    return any(ev.kind in (Ev.GREEN, Ev.RED) for ev in reply_evidence(reply))
-
-
 def ranges(draft: Draft) -> list[list[int]]:
     """Runs of consecutive turns, split where a day-scale gap fell between them."""
     out: list[list[int]] = []
@@ -132,3 +129,79 @@ def ranges(draft: Draft) -> list[list[int]]:
         else:
             out.append([turn, turn])
     return out
+
+
+# Only this many recent intents and pending questions are compared against each turn,
+# which keeps a pass linear in the number of turns however many intents a session has.
+LOOKBACK = 25
+
+
+@dataclass(slots=True)
+class Pending:
+    """A feasibility question waiting to see whether it leads to work."""
+
+    turn: int
+    words: set[str]
+    items: list[tuple[Exchange, UserSignals]]
+
+
+@dataclass(slots=True)
+class SegState:
+    drafts: list[Draft] = field(default_factory=list)
+    current: Draft | None = None
+    pending: list[Pending] = field(default_factory=list)
+    by_turn: dict[int, Draft] = field(default_factory=dict)
+    before_open: Draft | None = None  # the current intent before the newest was opened
+    ref_owner: dict[str, Draft] = field(default_factory=dict)  # "#3301": where it first came up
+
+    def open(self, ex: Exchange, sig: UserSignals, text: str | None = None) -> None:
+        draft = Draft(origin=ex.turn)
+        self.before_open = self.current
+        self.drafts.append(draft)
+        self.place(draft, ex, sig, Role.WORK, text=text)
+        self.current = draft
+
+    def place(
+        self,
+        draft: Draft,
+        ex: Exchange,
+        sig: UserSignals,
+        role: Role,
+        *,
+        text: str | None = None,
+        replies: tuple[str, ...] | None = None,
+    ) -> None:
+        draft.add(ex, sig, role, text=text, replies=replies)
+        self.by_turn.setdefault(ex.turn, draft)
+        entry = draft.entries[-1]
+        for ref in refs(entry.text) | made_refs(entry.replies):
+            self.ref_owner.setdefault(ref, draft)
+
+    def aside(self, ex: Exchange, sig: UserSignals) -> None:
+        """A side turn: in the range of the current intent while that one is open."""
+        cur = self.current
+        if cur is not None and not (cur.closed or cur.dropped):
+            self.place(cur, ex, sig, Role.SPAN)
+
+    def open_from(self, p: Pending, ex: Exchange, sig: UserSignals) -> None:
+        draft = Draft(origin=p.turn)
+        self.drafts.append(draft)
+        for q_ex, q_sig in p.items:
+            draft.add(q_ex, q_sig, Role.QUESTION)
+        self.place(draft, ex, sig, Role.WORK)
+        self.pending.remove(p)
+        self.current = draft
+
+
+def made_refs(replies: tuple[str, ...]) -> frozenset[str]:
+    """PR and issue numbers a reply reports making ("Opened #3301", "Merged #81"); a number
+    only mentioned in passing ("see #12") says nothing about where it belongs."""
+    made = (Ev.CLOSE, Ev.CHANGE, Ev.DOC_CHANGE)
+    return frozenset(
+        ref
+        for reply in replies
+        if refs(reply)
+        for ev in reply_evidence(reply)
+        if ev.kind in made
+        for ref in refs(ev.sentence)
+    )

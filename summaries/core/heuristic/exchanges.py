@@ -9,11 +9,11 @@ so they can neither create an intent nor lend it evidence (prompt trap 1).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
+from summaries.core.heuristic.evidence import FAILED_CHECK, notification_verdict, tool_sentences_at
 from summaries.core.heuristic.lexicon import COMPACTION
-from summaries.core.heuristic.tools import FAILED_CHECK, notification_verdict, tool_sentences_at
 from summaries.core.transcript_turn import TranscriptTurn
 
 # A day-scale gap separates a routine re-run from a retry (boundary signal 2). Twelve
@@ -59,10 +59,9 @@ def parse_ts(value: str | None) -> datetime | None:
     if not value:
         return None
     try:
-        parsed = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+        return datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
     except ValueError:
         return None
-    return parsed.replace(tzinfo=None) if parsed.tzinfo is None else parsed
 
 
 def _is_compaction_notice(text: str) -> bool:
@@ -79,42 +78,20 @@ def _elapsed(prev: datetime | None, now: datetime | None) -> timedelta | None:
     return now - prev
 
 
-def _gap(prev: datetime | None, now: datetime | None) -> bool:
-    elapsed = _elapsed(prev, now)
-    return elapsed is not None and elapsed >= DAY_GAP
-
-
-def _soon(prev: datetime | None, now: datetime | None) -> bool:
-    elapsed = _elapsed(prev, now)
-    return elapsed is not None and timedelta(0) <= elapsed <= NOTIFICATION_WINDOW
-
-
 @dataclass(slots=True)
 class _Pending:
-    turn: int
-    text: str
-    ts: datetime | None
-    repeat_of: int | None
-    gap_before: bool
-    after_compaction: bool
-    replies: list[str]
-    answers: bool = False
-    asked: bool = False  # its last assistant reply ends with a question mark
-    raw_ts: str | None = None
+    """An exchange while its replies, their stamps and the notifications are collected."""
+
+    ex: Exchange
+    replies: list[str] = field(default_factory=list)
     reply_ts: list[str | None] = field(default_factory=list)
     notes: list[tuple[int, str, str | None]] = field(default_factory=list)
+    asked: bool = False  # its last assistant reply ends with a question mark
 
     def close(self) -> Exchange:
-        return Exchange(
-            turn=self.turn,
-            text=self.text,
-            ts=self.ts,
-            repeat_of=self.repeat_of,
+        return replace(
+            self.ex,
             replies=tuple(self.replies),
-            gap_before=self.gap_before,
-            after_compaction=self.after_compaction,
-            answers=self.answers,
-            raw_ts=self.raw_ts,
             reply_ts=tuple(self.reply_ts),
             notes=tuple(self.notes),
         )
@@ -132,7 +109,9 @@ def build_exchanges(turns: Sequence[TranscriptTurn]) -> list[Exchange]:
         ts = parse_ts(turn.ts)
         if turn.role == "user":
             verdict = notification_verdict(turn.text) if turn.injected else None
-            if current is not None and verdict is not None and _soon(last_ts, ts):
+            elapsed = _elapsed(last_ts, ts)
+            soon = elapsed is not None and timedelta(0) <= elapsed <= NOTIFICATION_WINDOW
+            if current is not None and verdict is not None and soon:
                 # CI reporting on what this exchange pushed: evidence for it, never a
                 # request. After a red run the assistant fixing it goes on with the same
                 # exchange; after a green one, what it says next answers the automation.
@@ -146,18 +125,20 @@ def build_exchanges(turns: Sequence[TranscriptTurn]) -> list[Exchange]:
             if turn.injected or turn.user_turn is None:
                 compaction_pending = compaction_pending or bool(COMPACTION.search(turn.text))
                 continue
-            current = _Pending(
+            gap = elapsed is not None and elapsed >= DAY_GAP
+            ex = Exchange(
                 turn=turn.user_turn,
                 text=turn.text,
                 ts=ts,
                 repeat_of=turn.repeat_of,
-                gap_before=_gap(last_ts, ts),
+                replies=(),
+                gap_before=gap,
                 # A person re-briefing after a reset is continuing, not starting over.
                 after_compaction=compaction_pending or bool(COMPACTION.search(turn.text)),
-                replies=[],
+                answers=asked and not gap,
                 raw_ts=turn.ts,
             )
-            current.answers = asked and not current.gap_before
+            current = _Pending(ex)
             asked, compaction_pending = False, False
             last_ts = ts or last_ts
         elif _is_compaction_notice(turn.text):

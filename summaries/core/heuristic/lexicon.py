@@ -14,14 +14,14 @@ from summaries.core.heuristic.words import wordset
 _I = re.IGNORECASE
 
 
-def _rx(pattern: str) -> re.Pattern[str]:
+def rx(pattern: str) -> re.Pattern[str]:
     return re.compile(pattern, _I)
 
 
 # --- person: how a turn relates to the work -------------------------------------------
 
 # A feasibility question or an explicit "not yet" is not a work order (prompt trap 6).
-FEASIBILITY = _rx(
+FEASIBILITY = rx(
     r"how (hard|difficult|much work|long|big|risky) (would|will|is) it (be|take)"
     r"|what would it take|would it be (possible|feasible|hard|difficult|a lot)"
     r"|is it (possible|feasible|realistic) to|how much effort"
@@ -29,7 +29,7 @@ FEASIBILITY = _rx(
     r"|\bwould\b[^.?!]{0,60}\bbe worth (it|doing|the (effort|trouble|cost))\b"
     r"|\bis (it|that|this) (even |really |actually )?worth (it|doing|the (effort|trouble|cost))\b"
 )
-NO_CHANGE_YET = _rx(
+NO_CHANGE_YET = rx(
     r"(don'?t|do not) (change|build|touch|implement|start|do|write|modify) (anything|it|that|this)?"
     r"|(just|only) (asking|curious|wondering)|not now\b|no changes( yet)?\b"
     r"|thinking out loud|hypothetically|out of curiosity|idle thought|just an idea"
@@ -44,7 +44,7 @@ _CLOSE_STEP = (
     r"|publish|upgrade)"
 )
 # "Drop the bulk export line" edits a text; these phrases drop the work itself.
-DROP = _rx(
+DROP = rx(
     r"\bnever ?mind\b|\bforget (about )?(it|that|this|the\b[^.?!]{0,60})"
     # "forget catboost, we stay with lightgbm": the named thing, then the clause ends
     r"|\bforget (about )?[a-z][\w.-]*(?=\s*[,;!]|\s*\.(\s|$)|\s+(entirely|completely|for now))"
@@ -70,14 +70,14 @@ DROP = _rx(
 )
 # The object of a drop, when it is a piece of the work rather than all of it: "forget the
 # rollback idea" declines only what the assistant offered.
-DROP_PART = _rx(
+DROP_PART = rx(
     r"\b(hold off|forget|scrap|skip|drop|park|shelve|leave) (on |about )?(the|that"
     r"|this) (?P<obj>(?!idea\b"
     r"|whole\b|rest\b|lot\b|thing\b|work\b|task\b|feature\b|plan\b)\w+( \w+){0,2})"
 )
 # "eslint-plugin-react one: skip it", "skip the flaky ones": one member of a set of items
 # the work goes through; the rest of the set, and the work, go on.
-DROP_ITEM = _rx(
+DROP_ITEM = rx(
     # an item is at most 80 characters: a sentence end inside a long dotted run ("x.x.x")
     # would otherwise re-scan the run from each of its dots
     r"(^|[.;!?]\s*)\W*(the |that |this )?[\w.@/-]{1,80}( [\w.@/-]+){0,2} ones?\s*[:,-]\s*(just )?"
@@ -86,22 +86,22 @@ DROP_ITEM = _rx(
     r" ones?\b"
 )
 # Holding a close step ("hold off on merging that", "don't deploy yet") pauses the work.
-PAUSE_STEP = _rx(
+PAUSE_STEP = rx(
     r"\bhold off on (\w+ing|(the |that |this )?(\w+ )?" + _CLOSE_STEP + r")\b"
     # "hold off till Jan is back", "until she has reviewed it": waiting on someone, not a drop
     r"|\bhold off\b[^.?!]{0,50}\b(till|until) \w+ (is back|gets back|returns|reviews?"
     r"|has (looked|reviewed|signed off)|signs? off|approves?|looks)\b"
     r"|\b(don'?t|do not) (merge|deploy|ship|release|push) (it |that |this )?(yet|until|before)\b"
 )
-NEGATED_FORGET = _rx(r"(don'?t|do not|never) forget")
+NEGATED_FORGET = rx(r"(don'?t|do not|never) forget")
 # Retracting part of a request keeps the intent; the retracted part just disappears.
-RETRACT = _rx(
+RETRACT = rx(
     r"\bscratch (that|the\b[^.?!]{0,40})|\bignore (what i said|my last|that)\b|\bdisregard\b"
     r"|\bstrike that\b|\bforget (the|that)\b[^.?!]{0,40}\b(part|bit|step)\b"
 )
-PARTIAL = _rx(r"\b(part|bit|step|piece)\b|\bjust the\b|\bonly the\b")
+PARTIAL = rx(r"\b(part|bit|step|piece)\b|\bjust the\b|\bonly the\b")
 # A correction stays inside its intent and is never summarized away (boundary signal 3).
-CORRECTION = _rx(
+CORRECTION = rx(
     r"^\s*(no|nope|nah|wrong|wait)\b[\s,.!:;-]"
     r"|\bthat'?s (wrong|not (right|it|what))|\bthat is (wrong|not right)"
     r"|\b(revert|undo|roll back) (that|it|this)\b|\bthat broke\b|\bbroke (the|it|my)\b"
@@ -112,7 +112,7 @@ CORRECTION = _rx(
     r"|^\s*actually\b|\bgot renamed\b|\bwas renamed\b|\bwe moved\b|^\W*correction\b"
     r"|\bstill (happening|there|the same|occurring|reproduces|broken|wrong)\b"
 )
-STRONG_PIVOT = _rx(
+STRONG_PIVOT = rx(
     r"\bswitching (to|gears)\b|\bswitch gears\b|\blet'?s switch to\b"
     r"|(^|[.!?:;]\s*|\b(ok(ay)?|also|and|btw|oh|now)[,.]?\s+)(separately|unrelated(ly)?)\b"
     r"|\bunrelated (question|note|thing|topic|issue|but)\b|\bdifferent (topic|thing|question"
@@ -128,18 +128,18 @@ STRONG_PIVOT = _rx(
 # A pivot phrase only moves the work when it leads the turn or one of its sentences:
 # "we'll do a proper hotfix separately" at the end of a revert is not a new topic.
 PIVOT_LEAD_CHARS = 60
-WEAK_PIVOT = _rx(
+WEAK_PIVOT = rx(
     r"^\W*(ok(ay)?[,.]?\s+|good[,.]?\s+|great[,.]?\s+|nice[,.]?\s+|right[,.]?\s+)?(now|next)\b"
     r"|\bnow let'?s\b|\blast thing\b|\bone more thing\b|\bbefore i forget\b"
 )
-RESUME = _rx(
+RESUME = rx(
     r"\bback to\b|\bget back to\b|\bgoing back to\b|\breturn(ing)? to\b|\bresume\b"
     r"|\bpick (it|that|this|the\b[^.?!]{0,40}) (back )?up\b|\bwhere were we\b|\bwhere we left off\b"
     r"|^\W*(continuing|resuming) (with|on)\b|^\W*re:?\s+(the|our|that)\b"
     r"|\bbring (it|that|this|them|the\b[^.?!]{0,40}) back\b|\bbring back\b|\brevive\b"
     r"|\breinstate\b|\bun-?(scrap|park|shelve)\b"
 )
-REFERS_BACK = _rx(
+REFERS_BACK = rx(
     r"\bwe (talked|spoke) about\b|\byou (estimated|described|suggested|mentioned|proposed)\b"
     r"|\bas (we )?discussed\b|\bfrom (before|earlier)\b|\bthen\s*[.!]?\s*$|\bafter all\b"
     r"|\bthough\s*[.!]?\s*$|^\W*but\b"
@@ -150,7 +150,7 @@ REFERS_BACK = _rx(
     # "for the ones branch protection blocks", "the red ones": items of a set already in play
     r"|\b(the|those|these) ([\w-]+ )?ones\b"
 )
-CONTINUE = _rx(
+CONTINUE = rx(
     r"^\W*((ok(ay)?|yes|yep|yeah|good|great|nice|fine|right|sure|perfect|cool|alright)\b[\s,.!]*)*"
     r"(do it|go ahead|do that|carry on|continue|keep going|proceed|implement it|try (it )?again"
     r"|again|run it|build it|ship it|merge\b|commit\b|push\b|deploy (it|that)|redeploy"
@@ -161,18 +161,18 @@ CONTINUE = _rx(
 )
 # "while we're in checkout: is the coupon field debounced?": the lead only names the area the
 # work was in; whether the turn continues that work is up to the rest of it.
-ASIDE_LEAD = _rx(
+ASIDE_LEAD = rx(
     r"^\W*((ok(ay)?|nice|good|great|cool|thanks|thx|also|and|oh|btw|so)\b[\s,.!]*)*"
     r"while (you'?re|we'?re|i'?m|you are|we are) (in|on|at|around|here|there)\b[^:,.;!?]*"
     r"[:,.;!-]\s*"
 )
 # An ask added next to finished work ("can we also rate-limit password reset? same setup"):
 # a second deliverable, not a reopening of the first.
-ADDITIVE = _rx(
+ADDITIVE = rx(
     r"\b(also|too|as well)\b|\bsame (setup|thing|approach|treatment|way|pattern|idea|recipe)\b"
 )
-ANAPHORA = _rx(r"\b(it|that|this|those|them|these)\b")
-CLOSE_REQUEST = _rx(
+ANAPHORA = rx(r"\b(it|that|this|those|them|these)\b")
+CLOSE_REQUEST = rx(
     r"^\W*((ok(ay)?|k|kk|yes|yep|sure|good|great|nice|perfect|cool|fine|lgtm)\b[\s,.!]*)*"
     r"(commit|merge|push|ship|deploy|redeploy|release|publish|open a (pr|mr|cr|pull request)"
     r"|roll (it |this |that )?(out|to))\b"
@@ -180,7 +180,7 @@ CLOSE_REQUEST = _rx(
 # --- person: status evidence in their own words, by meaning ------------------------------
 
 # Unverified completion: the person reports a close (merge, ship, deploy, "it's live").
-USER_CLOSE = _rx(
+USER_CLOSE = rx(
     r"^\W*((ok(ay)?|cool|good|great|nice|done)\b[\s,.!]*)*(i('ve| have)? )?(just )?"
     r"(merged|shipped|deployed|pushed|released|published|rolled (it )?out)\b"
     r"|\b(i|we)('ve| have)? (just )?(merged|shipped|deployed|pushed|released|published"
@@ -194,7 +194,7 @@ USER_CLOSE = _rx(
     r"|review|the (branch|pr|repo|queue|channel))\b)\w+"
 )
 # The person saying it was not checked ("deployed to staging but haven't checked").
-USER_UNVERIFIED = _rx(
+USER_UNVERIFIED = rx(
     r"\b(haven'?t|have not|didn'?t|did not|not yet) (yet )?(checked|tested|verified|confirmed"
     r"|run|ran|clicked through|smoke[- ]tested|eyeballed|looked|tried (it|them|this|that))\b"
     # "never tested it"; but "never run `alembic upgrade` on staging" is a standing rule
@@ -206,7 +206,7 @@ USER_UNVERIFIED = _rx(
 )
 # Verified positive: tests or CI green in the person's words, or the person confirming it
 # ("that did the trick", "CI is happy", "green across the board", "I eyeballed it").
-USER_VERIFIED = _rx(
+USER_VERIFIED = rx(
     r"\b(did|does) the trick\b|\b(works|working) (now|fine|great|perfectly|again|for me"
     r"|like a charm)\b"
     r"|\b(ran|runs|went|worked|came out|looks) (fine|ok|okay|well|smoothly|clean|cleanly|great)\b"
@@ -223,17 +223,17 @@ USER_VERIFIED = _rx(
     r"|\blooks (right|correct|good|fine) (now )?(in|on|from)\b|\bapproved (it|them|the \w+) in\b"
     r"|\bno (more )?(\w+ )?(errors|crashes|complaints|failures)\b"
 )
-ACK = _rx(
+ACK = rx(
     r"\b(thanks|thank you|thx|ty|great|nice|cool|perfect|awesome|good|lgtm|looks good|k|kk"
     r"|sounds good|got it|makes sense|ok|okay|excellent|brilliant|\U0001f44d|sweet|that'?s all)\b"
     r"|\U0001f44d"
 )
-ACCEPT = _rx(
+ACCEPT = rx(
     r"\b(perfect|lgtm|looks (good|great|right|fine|correct)|great|nice|excellent|awesome|thanks"
     r"|thank you"
     r"|works( now)?|that works|good)\b|\U0001f44d"
 )
-CLAIMS_WORKS = _rx(
+CLAIMS_WORKS = rx(
     r"(?<!n't )(?<!not )\b(it works|works now|working now|that works|confirmed it|i checked,? it"
     r"|looks (right|correct) in|that'?s back|it'?s back|works for me|works on my \w+)\b"
     r"|^\W*(confirmed|verified)\b(?![^.]*\b(not|doesn'?t|still|fails?)\b)"
@@ -241,23 +241,23 @@ CLAIMS_WORKS = _rx(
     r"|(?<!nicht )(?<!pas )(?<!no )(?<!não )\b(klappt|funktioniert( jetzt)?|ça marche|ca marche"
     r"|fonctionne|funciona)\b(?! ?(nicht|pas|no)\b)"
 )
-POLITE_REQUEST = _rx(r"\b(can|could|would|will) (you|we)\b|\bplease\b|\bi'?d like\b")
-INFO_REQUEST = _rx(
+POLITE_REQUEST = rx(r"\b(can|could|would|will) (you|we)\b|\bplease\b|\bi'?d like\b")
+INFO_REQUEST = rx(
     r"\bhelp me (think|understand|decide|figure out|compare)|\bexplain\b|\bwalk me through\b"
     r"|\bremind me\b|\btell me (about|how|why|what)\b"
 )
-QUESTION_START = _rx(
+QUESTION_START = rx(
     r"^\W*(and |so |but |ok[,.]? )?(how|what|why|where|when|which|who|does|do|is|are|can|should"
     r"|did|has|have|will|would|could|any)\b"
 )
-PROBLEM = _rx(
+PROBLEM = rx(
     r"\b(fails?|failing|failed|crash(es|ed|ing)?|broken|error|exception|doesn'?t|don'?t get|isn'?t"
     r"|can'?t find|cannot find|(is|are|went|turned) red|chokes?|choking"
     r"|not working|keeps|returns? (a )?\d{3}|is missing|missing|wrong|slow|takes \d+|flooded"
     r"|leak|grows|stuck|hangs|timeout|times out|twice|duplicate|open to anyone|expires|flaky)\b"
 )
 # The person reporting that shipped or finished work is still, or again, broken.
-REGRESSION = _rx(
+REGRESSION = rx(
     r"\bstill (?!(works?|working|passe?s?|passing|green|fine|good|ok(ay)?|up|there for|need|want"
     r"|have to|has to|on\b|in\b|at\b|the\b|a\b|an\b|open|running|waiting|pending|in progress"
     r"|deploying|building|think|prefer|like|wonder|believe|feel|plan|recommend|use[sd]?|using"
@@ -298,30 +298,29 @@ NEW_WORK_VERBS = wordset(
     """
 )
 # After a close, talk about its review, CI or PR is still about the same work.
-FOLLOWUP = _rx(
+FOLLOWUP = rx(
     r"\b(review(er|ers)?|the (pr|mr|cr|pull request|build|pipeline|checks?)|ci\b|rebase|conflicts?)"
 )
-CLAUSE_LEAD = _rx(
+CLAUSE_LEAD = rx(
     r"^\W*((ok(ay)?|so|and|also|then|please|now|next|first|ah|hey|right|fine|good|great|nice|cool"
     r"|perfect|instead|just|alright)\b[\s,.:!-]*)*(can you|could you|would you|will you|let'?s|"
     r"i want you to|i need you to|we need to|you need to|go ahead and)?\s*"
 )
-OPTION_PICK = _rx(
+OPTION_PICK = rx(
     r"^\W*(let'?s (do|go with|use|take) |go with |use |pick |option |take )?"
     r"(\d|[a-d]\b|the (first|second|third|fourth|last) (one|option))"
     r"(\s*(,|and|&|\+)\s*(\d|[a-d]\b))*(?=\W|$)"
 )
 OPTION_LINE = re.compile(r"^\s*(?:(\d)[.)]|[-*\u2022]|option (\d)[:.)]?)\s+(\S.*)$", re.I | re.M)
-ORDINALS = {"first": 1, "second": 2, "third": 3, "fourth": 4}
 
 # A turn that only records a fact ("before I forget: staging needs the VPN") is not a goal.
-FACT_LEAD = _rx(
+FACT_LEAD = rx(
     r"^\W*(before i forget|fyi|heads[- ]up|note|for the record|just so you know"
     r"|for future reference"
     r"|remember that|keep in mind)\b"
 )
 # The person saying they will check it themselves later: the result is not verified yet.
-DEFERRED_CHECK = _rx(
+DEFERRED_CHECK = rx(
     r"\b(i'?ll|i will|will|i'?m going to|gonna|we'?ll|let me)\b[^.?!]{0,30}?\b(check|verify"
     r"|test|look"
     r"|click through|try|review|confirm|send( myself)?|eyeball|poke|see|smoke[- ]test|spin)\w*\b"
@@ -331,26 +330,26 @@ DEFERRED_CHECK = _rx(
 )
 
 # The person settling a question in their own words: the runbook keeps it.
-DECISION = _rx(
+DECISION = rx(
     r"\bdecision:|\bdecided\b|\bwe'?ll go with\b|\blet'?s go with\b|\bgoing with\b"
     r"|\bwe'?ll use\b"
 )
 
 # --- compaction is never a boundary (prompt trap 8) -----------------------------------
 
-COMPACTION = _rx(
+COMPACTION = rx(
     r"context (was |got |has been )?(compacted|reset|summari[sz]ed)|\bcompacted\b"
     r"|conversation (was )?(compacted|summari[sz]ed)|summari[sz]ed to save space|^\s*/compact\b"
     r"|restored context"
 )
-DOCS = _rx(
+DOCS = rx(
     r"\b(readme|changelog|docs?|documentation|typo|wording|badge|copy|comment|docstring"
     r"|release notes|design doc|license|copyright|blog( post)?|announcement|newsletter"
     r"|press release|tone|guide|tutorial|runbook|faq|how-?to|wiki|handbook|playbook)\b"
 )
 # Anything that can be run or tested. Work without any of it (an analysis, a chart, a
 # document) has nothing to verify, so finishing it does not leave it "unverified".
-CODE_MARKERS = _rx(
+CODE_MARKERS = rx(
     r"\.(py|ts|tsx|js|jsx|go|rs|java|kt|rb|php|sql|sh|gradle|css|scss|html|c|cc|cpp|ya?ml|toml|ini"
     r"|json|cfg|conf|tf)\b|\b(function|method|class|module|tests?|endpoint|api|migrations?|schema"
     r"|query|config|deploy\w*|builds?|ci|workflow|hook|script|handler|component|template|view|model"
@@ -367,8 +366,8 @@ CODE_MARKERS = _rx(
     # split point)
     r"|`[^`(/.=]*+[(/.=][^`]*+`"
 )
-CODE_FILE = _rx(r"\.(py|ts|tsx|js|jsx|go|rs|java|kt|rb|php|sql|sh|gradle|css|scss|html|c|cc|cpp)\b")
-NON_CODE_OBJECT = _rx(
+CODE_FILE = rx(r"\.(py|ts|tsx|js|jsx|go|rs|java|kt|rb|php|sql|sh|gradle|css|scss|html|c|cc|cpp)\b")
+NON_CODE_OBJECT = rx(
     r"^\W*(renamed|updated|changed|edited|retitled) the (pr|mr|cr|title|description|commit message"
     r"|branch name|ticket)\b"
 )

@@ -1,43 +1,23 @@
-"""Split a session into intents at the boundary signals the prompt ranks.
+"""Split a session into intents: one pass over the person's turns, in order.
 
-One pass over the person's turns, in order. Each turn either continues the
-current intent, opens a new one, resumes an older one, or is held as a pending
-question. Resends, feasibility questions, drops, retractions and recorded facts are
-handled here; every other turn is decided by ``boundary.route``, a linear score over
-the cues of ``boundary_cues`` with its weights in one table (``boundary.WEIGHTS``, fitted
-by bench/fit_boundaries.py). What the cues encode, most reliable first: a close
-(commit, merge, PR, push, deploy) ends the current intent; a day-scale gap ends its current range; an
-explicit pivot that leads the turn opens a new intent; a correction always stays.
-A compaction is never a boundary, and automation never reaches this module.
-
-Splitting is the costlier mistake, so a follow-up that points back at the work
-stays with it even when it shares few words: a report on the result ("ran fine"), a
-reference back ("what you found", "... though"), a refinement led by an adjusting verb
-("use redis for the counter"). A drop that names only one item of a batch ("the eslint
-one: skip it"), or only what the assistant offered, leaves the intent going.
-
-Merging is the other mistake, and finished work is where it happens: it must not
-absorb what follows it. After a day-scale pause, settled or closed work is picked up
-again only by a turn that reports on it (a result, a regression, a close, a follow-up
-on its review, a reference back), never by shared words or a bare "same ...?". After a
-close, a correction that shares nothing with the work corrects something else. A
-"while we're in X:" lead only names the area; the rest of the turn decides. A numbered
-PR or issue ("#3301") routes a turn to the intent that asked for or made it.
+Each turn continues the current intent, opens a new one, resumes an older one, or is held
+as a pending (feasibility) question. Resends, feasibility questions, drops, retractions
+and recorded facts are handled here; every other turn is scored by ``boundary.route``. A
+drop that names only one item of a batch ("the eslint one: skip it"), or only what the
+assistant offered, leaves the intent going.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
 from summaries.core.heuristic import lexicon as lx
-from summaries.core.heuristic.boundary import route
-from summaries.core.heuristic.boundary_cues import asks_again, finished
+from summaries.core.heuristic.boundary import asks_again, finished, route
 from summaries.core.heuristic.constraints import states_rule_only
-from summaries.core.heuristic.draft import Draft, Role
+from summaries.core.heuristic.draft import LOOKBACK, Draft, Pending, Role, SegState
 from summaries.core.heuristic.evidence import Ev, reply_evidence
 from summaries.core.heuristic.exchanges import Exchange
-from summaries.core.heuristic.segstate import LOOKBACK, Pending, SegState
+from summaries.core.heuristic.lexicon import rx
 from summaries.core.heuristic.signals import (
     UserSignals,
     classify,
@@ -46,16 +26,10 @@ from summaries.core.heuristic.signals import (
 )
 from summaries.core.heuristic.words import content_words
 
-_UNDO_ONLY = re.compile(
+_UNDO_ONLY = rx(
     r"^\W*(?:and\s+|just\s+|please\s+)*(?:revert|undo|roll ?back|discard|reset|drop)"
-    r"(?:\s+(?:it|that|this|them|everything|all|the changes?|please))*\W*$",
-    re.IGNORECASE,
+    r"(?:\s+(?:it|that|this|them|everything|all|the changes?|please))*\W*$"
 )
-
-
-def _open_ok(sig: UserSignals) -> bool:
-    """Whether a turn has enough substance to open an intent of its own."""
-    return bool(sig.words) and not sig.ack
 
 
 def _match_pending(
@@ -104,33 +78,21 @@ def _handle_drop(st: SegState, ex: Exchange, sig: UserSignals, prev: Pending | N
     # "forget it, not this sprint. revert": undoing the dropped work is part of the drop
     new_work = bool(rest) and is_work_order(rest) and not _UNDO_ONLY.match(rest)
     cur = st.current
-    if prev is None and cur is not None and not cur.dropped and sig.drop_item:
-        # one item of the batch is skipped; the batch, and the intent, go on
-        st.place(cur, ex, sig, Role.SPAN)
-        if new_work:
-            st.open(ex, classify(rest), text=rest)
-        return
     if (
         prev is None
         and cur is not None
-        and sig.drop_part
         and not cur.dropped
-        and _declines_a_part(cur, ex.text)
+        # one item of the batch is skipped, or a piece only offered is declined: the
+        # batch, and the intent, go on
+        and (sig.drop_item or (sig.drop_part and _declines_a_part(cur, ex.text)))
     ):
         st.place(cur, ex, sig, Role.SPAN)
-        if new_work:
-            st.open(ex, classify(rest), text=rest)
-        return
-    if prev is not None:
+    elif prev is not None:
         st.pending.remove(prev)  # "let's leave it there": the idea never became work
-        cur = st.current
-        if cur is not None and not (cur.closed or cur.dropped):
-            st.place(cur, ex, sig, Role.SPAN)
-    else:
-        target = _drop_target(st, sig)
-        if target is not None:
-            # Without new work in the same turn, the reply (a revert, say) belongs here.
-            st.place(target, ex, sig, Role.DROP, replies=() if new_work else ex.replies)
+        st.aside(ex, sig)
+    elif (target := _drop_target(st, sig)) is not None:
+        # Without new work in the same turn, the reply (a revert, say) belongs here.
+        st.place(target, ex, sig, Role.DROP, replies=() if new_work else ex.replies)
     if new_work:
         st.open(ex, classify(rest), text=rest)
 
@@ -180,9 +142,8 @@ def segment(exchanges: Sequence[Exchange]) -> list[Draft]:
             question = Pending(ex.turn, set(sig.words), [(ex, sig)])
             st.pending.append(question)
             last_pending = question
-            cur = st.current
-            if cur is not None and not (cur.closed or cur.dropped or ex.gap_before):
-                st.place(cur, ex, sig, Role.SPAN)
+            if not ex.gap_before:
+                st.aside(ex, sig)
             continue
         if prev is not None and not sig.work_order and not sig.pivot_strong:
             if sig.drop:
@@ -192,9 +153,7 @@ def segment(exchanges: Sequence[Exchange]) -> list[Draft]:
                 prev.items.append((ex, sig))
                 prev.words |= sig.words
                 last_pending = prev
-                cur = st.current
-                if cur is not None and not (cur.closed or cur.dropped):
-                    st.place(cur, ex, sig, Role.SPAN)
+                st.aside(ex, sig)
                 continue
         if (
             sig.retract
@@ -223,7 +182,7 @@ def segment(exchanges: Sequence[Exchange]) -> list[Draft]:
         if action == "new":
             # "morning check" has no distinctive word, but a routine's new run opens one
             rerun = ex.gap_before and asks_again(st, sig, ex)
-            if not _open_ok(sig) and not rerun:
+            if not (sig.words and not sig.ack) and not rerun:
                 continue
             if st.current is not None and sig.accept:
                 st.current.late_accept = True  # "ok good. Now let's switch to ..."

@@ -61,10 +61,6 @@ def _lead_verb(clause: str) -> str | None:
     return m.group(0) if m and m.group(0) in lx.WORK_VERBS else None
 
 
-def _leads_with_work_verb(clause: str) -> bool:
-    return _lead_verb(clause) is not None
-
-
 def _starts_new_work(text: str) -> bool:
     verbs = [_lead_verb(c) for c in _clauses(text)]
     return any(v in lx.NEW_WORK_VERBS for v in verbs if v)
@@ -76,7 +72,7 @@ def is_work_order(text: str) -> bool:
     if lx.INFO_REQUEST.search(lowered):
         return False
     for clause in _clauses(text):
-        if _leads_with_work_verb(clause):
+        if _lead_verb(clause) is not None:
             return True
         if lx.POLITE_REQUEST.search(clause) and any(
             w in lx.WORK_VERBS for w in _FIRST_WORD.findall(clause.lower())[2:6]
@@ -85,20 +81,15 @@ def is_work_order(text: str) -> bool:
     return False
 
 
+# An option named by its number, its place or its letter: "2", "the second one", "b".
+_PICK = re.compile(r"\b\d\b|\b(?:first|second|third|fourth)\b|(?<![\w'])[a-d]\b")
+_PLACES = {"first": 1, "second": 2, "third": 3, "fourth": 4, "a": 1, "b": 2, "c": 3, "d": 4}
+
+
 def option_picks(text: str) -> tuple[int, ...]:
     m = lx.OPTION_PICK.match(text.strip().lower())
-    if not m:
-        return ()
-    picked = re.findall(r"\b(\d)\b|\b(first|second|third|fourth)\b|(?<![\w'])([a-d])\b", m.group(0))
-    out: list[int] = []
-    for digit, ordinal, letter in picked:
-        if digit:
-            out.append(int(digit))
-        elif ordinal:
-            out.append(lx.ORDINALS[ordinal])
-        elif letter:
-            out.append("abcd".index(letter) + 1)
-    return tuple(out)
+    picked = _PICK.findall(m.group(0)) if m else []
+    return tuple(int(p) if p.isdigit() else _PLACES[p] for p in picked)
 
 
 def _leading(rx: re.Pattern[str], lowered: str) -> bool:
@@ -114,17 +105,9 @@ def _leading(rx: re.Pattern[str], lowered: str) -> bool:
 
 def _closes_in_a_sentence(text: str) -> bool:
     """ "CI is happy. merge it": a short clause of its own that asks for the close."""
-    if lx.CLOSE_REQUEST.match(text.lower().strip()):
-        return True
-    return any(
+    return bool(lx.CLOSE_REQUEST.match(text.lower().strip())) or any(
         len(c.split()) <= 6 and lx.CLOSE_REQUEST.match(c.lower()) for c in _clauses(text)[1:]
     )
-
-
-def _is_ack(text: str, words: frozenset[str], work: bool, question: bool) -> bool:
-    if work or question or not lx.ACK.search(text.lower()):
-        return False
-    return len(text.split()) <= 8 or len(words) <= 2
 
 
 def _after_aside(text: str) -> str | None:
@@ -163,9 +146,16 @@ def classify(text: str) -> UserSignals:
     picks = option_picks(text)
     close_req = _closes_in_a_sentence(text)
     regression = bool(lx.REGRESSION.search(lowered))
+    problem = bool(lx.PROBLEM.search(lowered)) or regression
+    starts = _starts_new_work(text)
     deferred = bool(lx.DEFERRED_CHECK.search(lowered) or lx.USER_UNVERIFIED.search(lowered))
     works = bool(lx.CLAIMS_WORKS.search(lowered) or lx.USER_VERIFIED.search(lowered))
-    ack = _is_ack(text, words, work or close_req, question and not feasible) and not drop
+    # a pure acknowledgement: short, and asking for nothing
+    ack = (
+        not (work or close_req or (question and not feasible) or drop)
+        and bool(lx.ACK.search(lowered))
+        and (len(text.split()) <= 8 or len(words) <= 2)
+    )
     return UserSignals(
         words=words,
         ack=ack,
@@ -186,14 +176,12 @@ def classify(text: str) -> UserSignals:
         feasibility=feasible,
         question=question and not work,
         work_order=work,
-        problem=bool(lx.PROBLEM.search(lowered)) or regression,
-        new_work=bool(lx.PROBLEM.search(lowered)) or regression or _starts_new_work(text),
+        problem=problem,
+        new_work=problem or starts,
         followup=bool(lx.FOLLOWUP.search(lowered)),
         anaphora=bool(lx.ANAPHORA.search(lowered)) and len(text.split()) <= 12,
         # "fyi ..., keep it that way" records a standing fact; only new work makes a goal
-        fact_only=bool(lx.FACT_LEAD.search(lowered))
-        and not _starts_new_work(text)
-        and "?" not in text,
+        fact_only=bool(lx.FACT_LEAD.search(lowered)) and not starts and "?" not in text,
         deferred_check=deferred,
         regression=regression,
         drop_part=drop and bool(lx.DROP_PART.search(lowered)),

@@ -1,55 +1,37 @@
-"""Status (about the work) and verified (about the result), read from evidence.
+"""Status (about the work) and verified (about the result), read from evidence in order.
 
-The two are decided separately because they disagree in the cases that matter:
-merged-but-never-run is completed and unverified. Evidence is read in order; the
-rules, first match wins:
-
-* an explicit drop abandons the intent; new work on it afterwards, or the person
-  bringing it back ("bring the guide back"), reopens it, and dropping or retracting
-  only an added ask leaves the finished work finished;
-* an informational intent (questions only) is completed once answered, verified
-  null: nothing was run;
-* a close (commit, merge, PR, push, deploy, the person's "it's live", or the person
-  handing it to whoever takes it from here: "sent it to Marta") completes it; a push
-  still waiting on its run ("pushed; CI is running") does not; a failing run after the
-  close, or the person reporting it still or again broken, reopens it;
-* the person accepting the result, a passing run after the last change with
-  nothing left open, or a change reported made with nothing left open completes it,
-  including when the person says they will check it later (made, not verified);
-* anything else is active.
-
-Verified is true after a passing run that follows the last change (a run of only
-one part, "I ran only its SELECT part", is not one), or when the
-person confirms it works or reports it green in their own words ("that did the
-trick", "CI is happy", "I eyeballed it"); false when a change was never run, the
-last run failed, or the person says they have not checked yet or will check later;
-null when there is nothing to run (text, a document, an analysis).
+They are decided apart because they disagree where it matters: merged-but-never-run is
+completed and unverified. Status, first match wins: a drop abandons (new work or "bring it
+back" reopens; dropping only an added ask leaves finished work finished); questions only,
+answered, is completed; a close (a push waiting on its run is none yet) completes, a
+failing run or a reported regression after it reopens; the person accepting, a pass after
+the last change, or a change made with nothing left open completes; else active.
+Verified is true after a pass that follows the last change (a run of one part is none) or
+the person's own "that did the trick"; false when a change never ran, the last run
+failed, or the person will check later; null when there is nothing to run.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
 from summaries.core.heuristic import lexicon as lx
 from summaries.core.heuristic.draft import Draft, Entry, Role
-from summaries.core.heuristic.evidence import Ev, reply_evidence
-from summaries.core.heuristic.lexicon import CODE_FILE, DOCS
-from summaries.core.heuristic.tools import DISCARDED, is_tool_change
+from summaries.core.heuristic.evidence import DISCARDED, Ev, is_tool_change, reply_evidence
+from summaries.core.heuristic.lexicon import CODE_FILE, DOCS, rx
 
-_BROKE = re.compile(
-    r"\bbroke\b|\bbroken\b|\bdoesn'?t work\b|\bdidn'?t work\b|\bstill\b|\bfails?\b|\bwrong\b", re.I
+_BROKE = rx(
+    r"\bbroke\b|\bbroken\b|\bdoesn'?t work\b|\bdidn'?t work\b|\bstill\b|\bfails?\b|\bwrong\b"
 )
 
 # A document by its name: prose for people, nothing to run ("Changed docs/runbook.md.").
-_DOC_FILE = re.compile(
+_DOC_FILE = rx(
     r"\.(?:md|markdown|mdx|rst|txt|adoc|org)\.$|/(?:README|CHANGELOG|LICENSE|NOTICE|AUTHORS)\.$"
-    r"| (?:README|CHANGELOG|LICENSE|NOTICE|AUTHORS)\.$",
-    re.I,
+    r"| (?:README|CHANGELOG|LICENSE|NOTICE|AUTHORS)\.$"
 )
 
 # A red CI run: other jobs passing in the same reply do not make it green.
-_CI_RED = re.compile(r"\b(?:is|are|was|were|went|turned|still|now) red\b|\bCI failed\b", re.I)
+_CI_RED = rx(r"\b(?:is|are|was|were|went|turned|still|now) red\b|\bCI failed\b")
 
 
 @dataclass(slots=True)
@@ -97,9 +79,8 @@ def is_doc_intent(draft: Draft) -> bool:
 
 def _is_new_ask(entry: Entry) -> bool:
     sig = entry.sig
-    if sig.ack or sig.close_request or sig.user_close:
-        return False
-    return sig.work_order or sig.problem or sig.correction
+    asks = sig.work_order or sig.problem or sig.correction
+    return asks and not (sig.ack or sig.close_request or sig.user_close)
 
 
 @dataclass(slots=True)
@@ -206,13 +187,6 @@ class _Run:
                 v.handoffs.append(ev.sentence)
 
 
-def _informational(draft: Draft, v: Verdict) -> bool:
-    asks = [e for e in draft.entries if e.role in (Role.WORK, Role.QUESTION) and not e.sig.ack]
-    answered = bool(asks) and bool(asks[-1].replies)
-    no_work = all(e.sig.question for e in asks)
-    return answered and no_work and not v.changed and v.last_close is None
-
-
 def _asked_for_nothing(draft: Draft) -> bool:
     """No turn of the intent asked for a change, reported a problem or corrected one, and
     every turn was answered: a check or a question, however it was worded."""
@@ -252,7 +226,10 @@ def judge(draft: Draft, *, moved_on: bool = False) -> Verdict:
     taken = moved_on and answered and not (v.changed or run.open or run.failed)
     if draft.late_accept or taken:
         run.accepted = True
-    v.informational = _informational(draft, v)
+    # questions only, the last one answered, nothing changed or closed
+    asks = [e for e in draft.entries if e.role in (Role.WORK, Role.QUESTION) and not e.sig.ack]
+    questions = bool(asks) and bool(asks[-1].replies) and all(e.sig.question for e in asks)
+    v.informational = questions and not v.changed and v.last_close is None
     # nothing left open, nothing failed, and the assistant's last word was not a question
     last_reply = next((e.replies[-1] for e in reversed(draft.entries) if e.replies), "")
     settled = not (run.open or run.failed or last_reply.rstrip(" *_`)").endswith("?"))

@@ -45,7 +45,6 @@ STOPWORDS = wordset(
     """
 )
 
-
 # The commonest function words of the other languages people write to us in (German,
 # French, Spanish, Portuguese): without them two turns in one language share "der", "les",
 # "que" and look related, and a turn in another language never looks disjoint.
@@ -96,7 +95,6 @@ def tokens(text: str) -> list[str]:
 _ACRONYM = re.compile(r"\b[A-Z][A-Z0-9]\b")
 _GENERIC_ACRONYMS = frozenset({"ok", "pr", "mr", "cr", "id", "it", "no", "so", "ai"})
 
-
 # A stopword's other forms are stopwords too: "runs", "needs", "changes" share nothing.
 _STOP_STEMS = frozenset(stem(w) for w in STOPWORDS)
 
@@ -119,7 +117,6 @@ _REF = re.compile(
     re.IGNORECASE,
 )
 
-
 # "LUM-318", "OPS-4411", "FINOPS-210": a tracker's ticket key names one piece of work too.
 _TICKET = re.compile(r"(?<![\w-])([A-Z][A-Z0-9]{1,9}-\d{1,6})(?![\w-])")
 
@@ -132,8 +129,7 @@ def refs(text: str) -> frozenset[str]:
 
 def sentences(text: str) -> list[str]:
     """Split into sentences and lines; code-ish dots (file.py, 2.4.1) do not split."""
-    parts = _SENTENCE_END.split(text)
-    return [p.strip() for p in parts if p and p.strip()]
+    return [p.strip() for p in _SENTENCE_END.split(text) if p and p.strip()]
 
 
 def clip(text: str, limit: int) -> str:
