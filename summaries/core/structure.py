@@ -1,5 +1,5 @@
 """The transcript's structure as facts: one line per tool call and result and per
-automation row, read by the heuristic's own tool-row rules (``heuristic/tools.py``), each
+automation row, read by the heuristic's own tool-row rules (``heuristic/evidence.py``), each
 with a reference the checks resolve against the same index: what the model was shown and
 what the server checks cannot drift apart. ``U<n>`` is the person's turn n; ``F<n>.<k>``
 the k-th fact after it (``n`` 0 before the first); session turn numbers, so a reference
