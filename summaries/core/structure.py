@@ -1,9 +1,8 @@
-"""The transcript's structure as facts: one line per tool call and result and per
-automation row, read by the heuristic's own tool-row rules (``heuristic/tools.py``), each
-with a reference the checks resolve against the same index: what the model was shown and
-what the server checks cannot drift apart. ``U<n>`` is the person's turn n; ``F<n>.<k>``
-the k-th fact after it (``n`` 0 before the first); session turn numbers, so a reference
-reads the same in a windowed pass and in a full one.
+"""The transcript's tool calls, results and automation rows as facts, read by the
+heuristic's tool-row rules, each with a reference the checks resolve against the same
+index: what the model was shown and what is checked cannot drift apart. ``U<n>`` is the
+person's turn n, ``F<n>.<k>`` the k-th fact after it (``n`` 0 before the first), in
+session numbers, so a reference reads the same in a windowed pass and a full one.
 """
 
 from __future__ import annotations
@@ -134,7 +133,6 @@ def _one_line(text: str, limit: int) -> str:
 
 
 def _outcome(result: ToolRow) -> str:
-    """What a result says in a few words: runner tally, commit hash, PR, HTTP status."""
     out = result.text
     parts: list[str] = []
     if result.exit_code is not None:
@@ -170,7 +168,6 @@ def _tool_line(call: ToolRow | None, result: ToolRow, said: Sequence[str]) -> st
 
 
 def build_index(turns: Sequence[TranscriptTurn]) -> StructureIndex:
-    """The facts and person turns of ``turns``, referenced, in session order."""
     index = StructureIndex()
     edited: set[str] = set()
     current = 0
@@ -248,7 +245,6 @@ _TALLY_FAILED = re.compile(r"\b[1-9]\d* (?:failed|errors?|error\(s\)|failures?)\
 
 
 def _ran_ok(call: ToolRow | None, result: ToolRow, kinds: frozenset[FactKind]) -> bool:
-    """The call exited 0, reported no failure and is no read, change or release."""
     if call is None or result.exit_code != 0 or kinds - {FactKind.CHECK_PASSED}:
         return False
     command = " ".join(call.text.split())

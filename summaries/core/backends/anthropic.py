@@ -1,8 +1,5 @@
-"""``anthropic:<model>``: Anthropic's Messages API. ``POST {base}/v1/messages`` with
-``x-api-key`` (from ``ANTHROPIC_API_KEY``, the name Anthropic's own tools read); the reply
-is the ``text`` blocks of ``content``, joined. Of an error body
-(``{"type": "error", "error": {"type": "overloaded_error", "message": ...}}``) only
-``error.type`` is kept, never the message."""
+"""``anthropic:<model>``: Anthropic's Messages API, keyed by ``ANTHROPIC_API_KEY`` (the
+name Anthropic's own tools read). Of an error body only ``error.type`` is kept."""
 
 from __future__ import annotations
 
@@ -46,10 +43,7 @@ class AnthropicSettings(Protocol):
 
 
 class AnthropicBackend(HTTPBackend):
-    """Retried once: a refused or dropped connection; an overloaded (529) or failing (5xx)
-    server; a 429 whose ``retry-after`` is at most ``MAX_RETRY_AFTER`` seconds. The wait
-    is ``retry-after`` when sent, else ``retry_backoff``. Never retried: a timeout (the
-    generation may still be running, and is billed), other 4xx, an unusable 2xx."""
+    """Never retried: a timeout (the generation may still be running, and is billed)."""
 
     KIND = "anthropic"
     ENDPOINT = "/v1/messages"
@@ -91,8 +85,6 @@ class AnthropicBackend(HTTPBackend):
         return body, headers
 
     def _read_stream(self, response: httpx.Response, deadline: float) -> tuple[str, str | None]:
-        """The text deltas, joined, and the stop reason; an ``error`` event ends it
-        (transient ones, ``overloaded_error`` mid-stream, as ``BackendUnavailable``)."""
         text = StreamedText()
         stop: str | None = None
         done = False
@@ -158,7 +150,6 @@ def _checked(text: str, stop: str | None) -> tuple[str, str | None]:
 
 
 def anthropic_backend(model: str, settings: AnthropicSettings) -> AnthropicBackend:
-    """The registry's factory for ``anthropic:<model>``."""
     model = spec_model("anthropic", model, "claude-3-5-haiku-latest")
     key = (settings.ANTHROPIC_API_KEY or "").strip()
     if not key:

@@ -33,8 +33,7 @@ from summaries.core.transcript_turn import TranscriptTurn
 
 log = logging.getLogger(__name__)
 
-#: Largest reply body accepted. A summary is a few KB of JSON; anything near this size is
-#: a misbehaving server (or a runaway generation).
+#: A summary is a few KB of JSON; a body near this size is a misbehaving server or a runaway.
 MAX_REPLY_BYTES: Final = 2 * 1024 * 1024
 # A streamed reply carries each delta in its own JSON event: framing can be ~25x the text
 # of a short delta, so the text and the stream have caps of their own. The text cap is 4x
@@ -47,11 +46,10 @@ MAX_CONNECT_TIMEOUT: Final = 10.0
 #: A reply's output limit is clamped to this many tokens: a summary is about a thousand;
 #: a larger limit only lets a runaway generation hold a single-slot server longer.
 MAX_OUTPUT_TOKENS: Final = 4096
-#: Attempts per ``generate`` call: the first plus exactly one retry (a format step-down
-#: is not an attempt: it is bounded by the ladder's length).
+#: The first plus one retry (a format step-down is not an attempt: the ladder bounds it).
 ATTEMPTS: Final = 2
-#: The longest ``Retry-After`` honoured before one retry; a longer wait is not worth
-#: holding a worker for: the pass fails and the next turn end tries again.
+#: The longest ``Retry-After`` honoured: a longer wait is not worth holding a worker for
+#: (the pass fails; the next turn end tries again).
 MAX_RETRY_AFTER: Final = 30.0
 
 #: A prompt longer than the context window, in the error messages of OpenAI, llama.cpp,
@@ -85,7 +83,7 @@ def http_client(timeout: float, transport: httpx.BaseTransport | None) -> httpx.
 
 
 def endpoint_url(base_url: str, path: str, *, setting: str) -> str:
-    """``base_url`` + ``path``; the error never echoes the URL, in case it holds a secret."""
+    """The error never echoes the URL, in case it holds a secret."""
     base = (base_url or "").strip()
     parts = urlsplit(base)
     if parts.scheme not in ("http", "https") or not parts.hostname:
@@ -98,7 +96,6 @@ def endpoint_url(base_url: str, path: str, *, setting: str) -> str:
 
 
 def spec_model(kind: str, model: str, example: str) -> str:
-    """The model named after ``kind:`` in ``KIROCREW_SUMMARY_MODEL``; there must be one."""
     if not model.strip():
         raise ValueError(
             f"KIROCREW_SUMMARY_MODEL '{kind}:' needs a model name, e.g. '{kind}:{example}'"
@@ -132,7 +129,7 @@ def read_capped(response: httpx.Response, cap: int, deadline: float, timeout: fl
 
 
 def read_error_body(response: httpx.Response) -> tuple[bytes, Any]:
-    """An error body (bounded) and its JSON's ``error`` member (None when there is none)."""
+    """An error body (bounded) and its JSON's ``error`` member."""
     try:
         raw = read_capped(response, MAX_ERROR_BODY_BYTES, time.monotonic() + 5.0, timeout=5.0)
     except (httpx.HTTPError, BackendBadReply):
@@ -157,8 +154,8 @@ def retry_after(response: httpx.Response) -> float | None:
 @contextlib.contextmanager
 def transport_errors(url: str, timeout: float) -> Iterator[None]:
     """httpx's failures as ``BackendError``s naming no header or body. A connect failure
-    never reached the model: ``BackendUnavailable``, safe to retry. A read timeout is
-    ``BackendTimeout``: the model may still be generating; do not blindly ask again."""
+    never reached the model (``BackendUnavailable``, safe to retry); after a read timeout
+    the model may still be generating (``BackendTimeout``: do not blindly ask again)."""
     try:
         yield
     except httpx.ConnectTimeout as exc:
@@ -229,7 +226,6 @@ class HTTPBackend:
         )
 
     def generate(self, prompt: str, turns: Sequence[TranscriptTurn]) -> str:
-        """One streamed POST, retried at most once when ``_retry_wait`` allows it."""
         client = http_client(self.timeout, self._transport)
         stream, attempt = True, 1
         try:
@@ -303,16 +299,15 @@ class HTTPBackend:
         return exc.retry_wait if isinstance(exc, BackendHTTPError) else None
 
     def _stepped_down(self, exc: BackendError) -> bool:
-        """Whether the refusal ``exc`` made the next request ask differently (and so is
-        tried again without counting as an attempt)."""
+        """Whether ``exc`` made the next request ask differently (tried again, not an
+        attempt)."""
         return False
 
 
 def sse_data(response: httpx.Response, deadline: float, timeout: float) -> Iterator[bytes]:
-    """The data of each ``data:`` line of an event stream as it comes (blank lines,
-    comments and ``event:`` names are framing), under ``MAX_STREAM_BYTES`` (a runaway past
-    it) and ``deadline``. The caller stops reading when its protocol says done; leaving its
-    ``with`` closes the connection, which stops a real server's generation."""
+    """The data of each ``data:`` line of an event stream, under ``MAX_STREAM_BYTES`` and
+    ``deadline``. The caller stops when its protocol says done; leaving its ``with``
+    closes the connection, which stops a real server's generation."""
     size, pending = 0, b""
     for chunk in response.iter_bytes():
         size += len(chunk)
