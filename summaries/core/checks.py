@@ -12,7 +12,7 @@ from typing import Any
 
 from .heuristic.words import STOPWORDS, content_words
 from .intents import SummaryChecks
-from .payload import evidence_quote, is_json_int
+from .payload import evidence_quote, is_json_int, range_pairs
 from .structure import CHECKS, CLOSING, Fact, FactKind, StructureIndex, UserRow
 
 TITLE_MAX = 80
@@ -82,24 +82,15 @@ class _Checker:
         setattr(self.report, name, getattr(self.report, name) + 1)
 
     def ranges(self, raw: object) -> tuple[list[list[int]], bool]:
-        if not isinstance(raw, list):
-            return [], False
+        pairs = list(range_pairs(raw))
         out: list[list[int]] = []
-        had = False
-        for item in raw:
-            pair = [item, item] if is_json_int(item) else item
-            if not (isinstance(pair, list | tuple) and len(pair) == 2):
-                continue
-            start, end = pair
-            if not (is_json_int(start) and is_json_int(end)) or start > end:
-                continue
-            had = True
+        for start, end in pairs:
             lo, hi = max(1, start), min(self.total, end)
             if (lo, hi) != (start, end):
                 self.count("ranges_clipped")
             if lo <= hi:
                 out.append([lo, hi])
-        return out, had
+        return out, bool(pairs)
 
     def cite(self, cites: object, evidence: object) -> _Cited:
         found = _Cited()

@@ -1,9 +1,6 @@
-"""Which summary backends this machine can reach, for the settings page, and one short
-request through a picked one (``backend_check``; a tiny prompt, no conversation). Listing
-sends no prompt: local OpenAI-compatible servers are asked ``GET {base}/models`` in
-parallel under one short bound (one that trickles is dropped, not waited for), agent CLIs
-are looked up on PATH, the Anthropic API is offered when its key is set.
-"""
+"""Which summary backends this machine can reach, for the settings page (no prompt sent:
+local servers' ``GET {base}/models`` in parallel under one short bound, CLIs on PATH, the
+Anthropic API when keyed), and one tiny test request through a picked one."""
 
 from __future__ import annotations
 

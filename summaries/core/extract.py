@@ -132,21 +132,19 @@ def last_activity_ts(turns: Sequence[TranscriptTurn]) -> str | None:
     return next((turn.ts for turn in reversed(turns) if turn.ts), None)
 
 
-def _header(turn: TranscriptTurn) -> str:
-    if turn.role != "user":
-        return "ASSISTANT [excerpt]" if turn.truncated else "ASSISTANT"
-    if turn.injected:
-        return AUTOMATION_LABEL
-    head = f"USER (turn {turn.user_turn})"
-    if turn.repeat_of is not None:
-        head += f" [resend of turn {turn.repeat_of}, not a new request]"
-    if turn.ts:
-        head += f" [{turn.ts}]"
-    return head
-
-
 def _block(turn: TranscriptTurn) -> str:
-    return f"{_header(turn)}\n{turn.text}"
+    """A turn as its header line and its text."""
+    if turn.role != "user":
+        head = "ASSISTANT [excerpt]" if turn.truncated else "ASSISTANT"
+    elif turn.injected:
+        head = AUTOMATION_LABEL
+    else:
+        head = f"USER (turn {turn.user_turn})"
+        if turn.repeat_of is not None:
+            head += f" [resend of turn {turn.repeat_of}, not a new request]"
+        if turn.ts:
+            head += f" [{turn.ts}]"
+    return f"{head}\n{turn.text}"
 
 
 def render_input(turns: Iterable[TranscriptTurn]) -> str:

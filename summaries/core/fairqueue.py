@@ -1,8 +1,7 @@
-"""The summary queue's order (pure; the caller holds the lock): one queue per app, and the
-next pass comes from the app served least recently, so an app that ends 500 turns at once
-cannot put every other app's summaries behind its own. Within an app, first come, first
-served. A slot is queued once: a pass reads the transcript as it is when it starts, so a
-second request adds nothing but may raise it to ``force`` (it must not be lost).
+"""The summary queue's order (pure; the caller holds the lock): the next pass comes from
+the app served least recently, so an app that ends 500 turns at once cannot put every
+other app's summaries behind its own; within an app, first come, first served. A slot is
+queued once (a pass reads the transcript as it is when it starts), keeping any ``force``.
 """
 
 from __future__ import annotations

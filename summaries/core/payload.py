@@ -1,12 +1,11 @@
 """Shape a parsed model reply into the stored payload: coerce, derive, cap, redact.
-
-Redaction is the last step of every shaping here: whatever changes case or cuts a
-string runs before it (see :func:`seal_payload`, :func:`clip_sealed`).
+Redaction is always the last step: whatever changes case or cuts a string runs before it.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
 from typing import Any, TypeGuard, TypeVar, get_args
 
 from pydantic import BaseModel, ValidationError
@@ -52,18 +51,15 @@ def _next_steps(value: object) -> list[dict[str, str]]:
     return steps
 
 
-def _ranges(value: object) -> list[list[int]]:
-    if not isinstance(value, list):
-        return []
-    ranges: list[list[int]] = []
-    for item in value:
-        if is_json_int(item) and item >= 1:
-            ranges.append([item, item])  # a bare turn number is a one-turn range
-        elif isinstance(item, list | tuple) and len(item) == 2:
-            start, end = item
-            if is_json_int(start) and is_json_int(end) and 1 <= start <= end:
-                ranges.append([start, end])
-    return ranges  # overlaps are kept: nested and resumed intents are real
+def range_pairs(value: object) -> Iterator[tuple[int, int]]:
+    """The ``(start, end)`` of a reply's ranges that are pairs of JSON integers in order;
+    a bare turn number is a one-turn range."""
+    for item in value if isinstance(value, list) else []:
+        pair = [item, item] if is_json_int(item) else item
+        if isinstance(pair, list | tuple) and len(pair) == 2:
+            start, end = pair
+            if is_json_int(start) and is_json_int(end) and start <= end:
+                yield start, end
 
 
 def evidence_quote(text: str) -> str:
@@ -99,7 +95,8 @@ def _coerce_intent(raw: object) -> dict[str, Any] | None:
     status = raw["status"] if raw.get("status") in STATUSES else "active"
     verified = raw["verified"] if isinstance(raw.get("verified"), bool) else None
     origin = raw.get("origin_turn")
-    ranges = _ranges(raw.get("ranges"))
+    # Overlaps are kept: nested and resumed intents are real.
+    ranges = [[start, end] for start, end in range_pairs(raw.get("ranges")) if start >= 1]
     evidence = evidence_of(raw.get("evidence"))
     return {
         "title": title.strip(),

@@ -1,10 +1,7 @@
-"""The summarization prompts, and how much of a transcript they may carry.
-
-The judgement traps cannot be detected in code, so the prompt names each one and the
-tests pin every phrase: a later trim fails a test instead of quietly degrading summaries.
-The transcript gets what ``KIROCREW_SUMMARY_CONTEXT_TOKENS`` leaves after the
-instructions and the reply (0: the fixed ``MAX_INPUT_CHARS``), shrunk on an overflow.
-"""
+"""The summarization prompts, and how much transcript they carry. The judgement traps
+cannot be detected in code, so the prompt names each one and tests pin every phrase. The
+transcript gets what ``KIROCREW_SUMMARY_CONTEXT_TOKENS`` leaves after the instructions
+and the reply (0: the fixed ``MAX_INPUT_CHARS``), shrunk on an overflow."""
 
 from __future__ import annotations
 
@@ -151,33 +148,29 @@ NEW TURNS
 _STUB_FIELDS = ("id", "title", "ranges", "state")
 
 
-def previous_for_prompt(previous: SummaryPayload, since: int) -> list[dict[str, object]]:
-    """The previous intents, numbered (``id`` = position): open or recently touched ones
-    whole, closed work before the new turns as a stub."""
-    out: list[dict[str, object]] = []
-    for n, intent in enumerate(previous.intents, start=1):
-        body = {
-            "id": n,
-            **intent.model_dump(mode="json", exclude={"evidence", "last_touched_turn"}),
-        }
-        closed = intent.state in {"done", "dropped"} and intent.last_touched_turn < since
-        out.append({k: body[k] for k in _STUB_FIELDS} if closed else body)
-    return out
-
-
 def build_incremental_prompt(
     previous: SummaryPayload,
     turns: Sequence[TranscriptTurn],
     since: int,
     max_chars: int = MAX_INPUT_CHARS,
 ) -> str:
-    """Short rules, the previous summary, the turns after user turn ``since`` and their
-    tool facts (session references: a citation reads the same as in a full pass)."""
+    """Short rules, the previous summary (its intents numbered: ``id`` = position), the
+    turns after user turn ``since`` and their tool facts (session references: a citation
+    reads the same as in a full pass)."""
     start = next((i for i, t in enumerate(turns) if (t.user_turn or 0) > since), len(turns))
     new = list(turns[start:])
-    stood = {"intents": previous_for_prompt(previous, since), "constraints": previous.constraints}
-    body = json.dumps(stood, ensure_ascii=False, separators=(",", ":"))
-    head = INCREMENTAL_PROMPT.format(since=since, previous=body)
+    intents: list[dict[str, object]] = []
+    for n, intent in enumerate(previous.intents, start=1):
+        body = {
+            "id": n,
+            **intent.model_dump(mode="json", exclude={"evidence", "last_touched_turn"}),
+        }
+        closed = intent.state in {"done", "dropped"} and intent.last_touched_turn < since
+        intents.append({k: body[k] for k in _STUB_FIELDS} if closed else body)
+    stood = {"intents": intents, "constraints": previous.constraints}
+    head = INCREMENTAL_PROMPT.format(
+        since=since, previous=json.dumps(stood, ensure_ascii=False, separators=(",", ":"))
+    )
     index = build_index(turns)
     index.facts = [f for f in index.facts if f.turn > since]
     tail = render_facts(index, max_chars // STRUCTURE_SHARE)

@@ -1,17 +1,15 @@
-"""Summary sidecars (``.intents/<safe_key>.json``, ``.summaries/<safe_key>.json``) and the
-pass claim beside them.
+"""Summary sidecars (``.intents/``, ``.summaries/``) and the pass claim beside them.
 
-A sidecar holds a payload plus the ``sig`` (``st_mtime_ns``) and ``gen``
-(``rotation_generation``) of the transcript it describes, snapshotted before the model
-call. The write is refused under the transcript's lock when the transcript is gone or
-either half moved: a delete is never resurrected, an append during generation never
-blessed, and a rewrite (same mtime, new gen) cannot make a stale summary look fresh.
+A sidecar holds the ``sig`` (``st_mtime_ns``) and ``gen`` (``rotation_generation``) of the
+transcript it describes, snapshotted before the model call; the write is refused under
+the transcript's lock when either moved, so a delete is never resurrected, an append
+never blessed, and a rewrite (same mtime, new gen) cannot make a stale summary look fresh.
 
-One pass per session at a time: a non-blocking ``flock`` on ``.intents/<safe_key>.claim``
-held by an open descriptor for the whole pass. The kernel drops it however the pass ends
-(kill -9, OOM), and no expiry can let a second pass start beside a slow one (a database
-marker expired after 600 s against up to ~1,200 s of model time). ``flock``, not
-``fcntl`` record locks: those vanish when any descriptor of the file closes.
+One pass per session: a non-blocking ``flock`` on ``.intents/<safe_key>.claim``, held by
+an open descriptor. The kernel drops it however the pass ends (kill -9, OOM), and no
+expiry lets a second pass start beside a slow one (a database marker's 600 s expiry met
+~1,200 s of model time). ``flock``, not ``fcntl`` record locks: those vanish when any
+descriptor of the file closes.
 """
 
 from __future__ import annotations

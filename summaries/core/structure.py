@@ -258,16 +258,6 @@ def _unanswered(ref: str, turn: int, order: int, call: ToolRow) -> Fact:
     return Fact(ref, turn, order, call.ts, frozenset(), line, (), call.text)
 
 
-def _essential(facts: Sequence[Fact]) -> set[str]:
-    """The facts no cut may drop: per turn, its last change and its last check, and every
-    commit, push, PR, merge, deploy, discard and automation verdict."""
-    last_change = {f.turn: f.ref for f in facts if FactKind.CHANGE in f.kinds}
-    last_check = {f.turn: f.ref for f in facts if f.kinds & CHECKS}
-    closing = CLOSING | {FactKind.DISCARD}
-    keep = {f.ref for f in facts if f.kinds & closing or (f.automation and f.kinds)}
-    return keep | set(last_change.values()) | set(last_check.values())
-
-
 def render_structure(index: StructureIndex, max_chars: int) -> str:
     """The facts as lines (``F3.2 bash: pytest -> exit 1; 2 failed => Tests failed.``),
     at most ``max_chars``: over budget, facts that say nothing are cut first, then other
@@ -278,20 +268,20 @@ def render_structure(index: StructureIndex, max_chars: int) -> str:
     total = sum(len(v) + 1 for v in lines.values())
     if total <= max_chars:
         return "\n".join(lines.values())
-    essential = _essential(index.facts)
-
-    def tier(f: Fact) -> int:
-        if f.ref in essential:
-            return 2
-        return 1 if f.kinds else 0
-
+    # Cut last: per turn its last change and last check, and every commit, push, PR,
+    # merge, deploy, discard and automation verdict.
+    facts = index.facts
+    closing = CLOSING | {FactKind.DISCARD}
+    essential = {f.ref for f in facts if f.kinds & closing or (f.automation and f.kinds)}
+    essential.update({f.turn: f.ref for f in facts if FactKind.CHANGE in f.kinds}.values())
+    essential.update({f.turn: f.ref for f in facts if f.kinds & CHECKS}.values())
     dropped: set[str] = set()
     reserve = 60  # the omission line
     for level in (0, 1, 2):
         for f in index.facts:  # oldest first
             if total + reserve <= max_chars:
                 break
-            if tier(f) == level:
+            if (2 if f.ref in essential else 1 if f.kinds else 0) == level:
                 dropped.add(f.ref)
                 total -= len(lines[f.ref]) + 1
     kept = [lines[f.ref] for f in index.facts if f.ref not in dropped]

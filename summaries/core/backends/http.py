@@ -1,9 +1,7 @@
-"""What every HTTP model backend shares, so the OpenAI and Anthropic ones cannot drift:
+"""What every HTTP model backend shares, so OpenAI's and Anthropic's cannot drift:
 ``trust_env`` off and no redirects (proxy variables or a ``.netrc`` must not reroute or add
-credentials to a request carrying the conversation); every body read under a byte cap and
-a wall-clock deadline; only identifier-like codes copied from an error body (a server may
-echo the request back in its message); one retry at most.
-"""
+credentials to a request carrying the conversation); bodies read under a byte cap and a
+deadline; only identifier-like codes copied from an error body; one retry at most."""
 
 from __future__ import annotations
 
