@@ -216,12 +216,10 @@ class _Checker:
 
     def _fallback(self, out: dict[str, Any], span: list[Fact], cited: _Cited) -> object:
         if out.get("status") == "abandoned":
-            for f in reversed(cited.facts):
-                if FactKind.DISCARD in f.kinds:
-                    return _evidence(f, "dropped")
-            if cited.users:
-                return _user_evidence(cited.users[-1], "dropped")
-            return None
+            discard = next((f for f in reversed(cited.facts) if FactKind.DISCARD in f.kinds), None)
+            if discard is not None:
+                return _evidence(discard, "dropped")
+            return _user_evidence(cited.users[-1], "dropped") if cited.users else None
         if out.get("verified") is False and out.get("status") == "completed":
             for f in reversed(cited.facts):
                 if f.kinds & CLOSING:

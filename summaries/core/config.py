@@ -203,8 +203,7 @@ def update_config(path: Path, change: Callable[[dict[str, Any]], None]) -> None:
 # "nothing chosen" (logged): a typo falls back to the default, the server still starts.
 
 BACKEND_SECTION = "summary_backend"
-#: A spec or URL longer than this is not something a person picked.
-MAX_FIELD_CHARS = 300
+MAX_FIELD_CHARS = 300  # a spec or URL longer than this is not something a person picked
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,14 +14,10 @@ from dataclasses import dataclass
 from .backends import HEURISTIC, BackendError, SummaryBackend
 from .backends.http import endpoint_url, http_client, read_capped
 
-#: Seconds one server probe may take (connect + answer).
-PROBE_TIMEOUT = 1.0
-#: Seconds the whole listing may take, whatever the servers do.
-LISTING_BUDGET = 1.5
-#: A model list is a few KB; more is not a model server's answer.
-MAX_MODELS_BYTES = 256 * 1024
-#: Models shown per server.
-MAX_MODELS = 50
+PROBE_TIMEOUT = 1.0  # seconds one server probe may take (connect + answer)
+LISTING_BUDGET = 1.5  # seconds the whole listing may take, whatever the servers do
+MAX_MODELS_BYTES = 256 * 1024  # a model list is a few KB; more is not a model server's answer
+MAX_MODELS = 50  # models shown per server
 
 
 class OptionKind(enum.Enum):

@@ -133,7 +133,6 @@ def last_activity_ts(turns: Sequence[TranscriptTurn]) -> str | None:
 
 
 def _block(turn: TranscriptTurn) -> str:
-    """A turn as its header line and its text."""
     if turn.role != "user":
         head = "ASSISTANT [excerpt]" if turn.truncated else "ASSISTANT"
     elif turn.injected:

@@ -29,18 +29,15 @@ TurnRange = Annotated[
 ]
 
 
-# Evidence that the work waits on the person whatever its status: the agent asked a
-# question or for a decision nobody answered, or the last run failed.
-WAITING_ON_YOU: frozenset[str] = frozenset({"pending_decision", "test_failed"})
-
-
 def derive_state(status: object, verified: object, evidence: object = None) -> State:
     """The one word the panel shows and the list's state filter matches: status is about
     the work, verified about the result, ``evidence`` (the kind of the row behind it) says
     whether it waits on the person ("needs-you")."""
     if status == "abandoned":
         return "dropped"
-    if evidence in WAITING_ON_YOU:
+    # Waits on the person whatever its status: the agent asked a question or for a
+    # decision nobody answered, or the last run failed.
+    if evidence in ("pending_decision", "test_failed"):
         return "needs-you"
     if status == "completed":
         # Finished work whose result nobody confirmed is exactly what a person forgets.

@@ -29,9 +29,8 @@ def is_json_int(value: object) -> TypeGuard[int]:
 
 
 def _strings(value: object) -> list[str]:
-    if not isinstance(value, list):
-        return []
-    return [s.strip() for s in value if isinstance(s, str) and s.strip()]
+    items = value if isinstance(value, list) else []
+    return [s.strip() for s in items if isinstance(s, str) and s.strip()]
 
 
 def _text(value: object) -> str:
@@ -39,10 +38,8 @@ def _text(value: object) -> str:
 
 
 def _next_steps(value: object) -> list[dict[str, str]]:
-    if not isinstance(value, list):
-        return []
     steps: list[dict[str, str]] = []
-    for item in value:
+    for item in value if isinstance(value, list) else []:
         step = {"what": item} if isinstance(item, str) else item  # a bare string is its what
         what = step.get("what") if isinstance(step, dict) else None
         if isinstance(what, str) and what.strip():

@@ -184,8 +184,7 @@ CHARS_PER_TOKEN: Final = 3
 MIN_INPUT_CHARS: Final = 4_000
 #: Shorter retries after a context overflow, at most (each halves the budget).
 OVERFLOW_SHRINKS: Final = 2
-#: The system line and the chat template's own tokens.
-TEMPLATE_TOKENS: Final = 64
+TEMPLATE_TOKENS: Final = 64  # the system line and the chat template's own tokens
 
 
 def input_budget(context_tokens: int, reply_tokens: int) -> int:

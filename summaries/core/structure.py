@@ -15,8 +15,7 @@ from dataclasses import dataclass, field
 from .heuristic.tools import DISCARDED, notification_verdict, tool_sentences_at
 from .transcript_turn import ToolRow, TranscriptTurn
 
-#: The index's share of the prompt: the turns get the rest of the input budget.
-STRUCTURE_SHARE = 4
+STRUCTURE_SHARE = 4  # the index's share of the prompt: the turns get the rest of the input budget
 _CMD_CHARS = 120
 _OUT_CHARS = 60  # head and tail of an output with nothing better to say
 
@@ -147,23 +146,19 @@ def _outcome(result: ToolRow) -> str:
         parts.append(_one_line(http[-1], 40))
     if len(parts) <= (result.exit_code is not None) and out.strip():
         flat = " ".join(out.split())
-        if len(flat) <= 2 * _OUT_CHARS:
-            parts.append(f"out: {flat}")
-        else:
-            parts.append(f"out: {flat[:_OUT_CHARS]} … {flat[-_OUT_CHARS:]}")
+        cut = len(flat) > 2 * _OUT_CHARS
+        parts.append(f"out: {flat[:_OUT_CHARS]} … {flat[-_OUT_CHARS:]}" if cut else f"out: {flat}")
     return "; ".join(parts)
 
 
 def _tool_line(call: ToolRow | None, result: ToolRow, said: Sequence[str]) -> str:
     tool = result.tool or (call.tool if call is not None else None) or "tool"
-    what = _one_line(call.text, _CMD_CHARS) if call is not None else ""
-    head = f"{tool}: {what}" if what else tool
     if result.kind == "tool":  # legacy free text: the row is both call and result
-        head = f"{tool}: {_one_line(result.text, _CMD_CHARS)}"
-        outcome = ""
+        line = f"{tool}: {_one_line(result.text, _CMD_CHARS)}"
     else:
+        what = _one_line(call.text, _CMD_CHARS) if call is not None else ""
         outcome = _outcome(result)
-    line = head + (f" -> {outcome}" if outcome else "")
+        line = (f"{tool}: {what}" if what else tool) + (f" -> {outcome}" if outcome else "")
     return line + (f" => {' '.join(said)}" if said else "")
 
 

@@ -87,7 +87,6 @@ class AnthropicBackend(HTTPBackend):
     def _read_stream(self, response: httpx.Response, deadline: float) -> tuple[str, str | None]:
         text = StreamedText()
         stop: str | None = None
-        done = False
         for data in sse_data(response, deadline, self.timeout):
             event = reply_json(data, "reply stream event")
             kind = event.get("type") if isinstance(event, dict) else None
@@ -100,7 +99,6 @@ class AnthropicBackend(HTTPBackend):
                 reason = delta.get("stop_reason") if isinstance(delta, dict) else None
                 stop = reason if isinstance(reason, str) else stop
             elif kind == "message_stop":
-                done = True
                 break
             elif kind == "error":
                 error = event.get("error")
@@ -108,7 +106,7 @@ class AnthropicBackend(HTTPBackend):
                 if code in _TRANSIENT_STREAM_ERRORS:
                     raise BackendUnavailable(f"reply stream ended with {code}")
                 raise BackendBadReply(f"reply stream ended with {code or 'an error'}")
-        if not done:
+        else:
             raise BackendUnavailable("model server ended the reply stream before message_stop")
         return _checked(text.text(), stop)
 

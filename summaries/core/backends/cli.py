@@ -29,8 +29,7 @@ log = logging.getLogger(__name__)
 
 #: The tail of stderr that reaches the log (the error is at the end), before redaction.
 STDERR_EXCERPT_CHARS: Final = 1000
-#: How much of stderr is kept in memory at all while the CLI runs.
-_STDERR_KEEP: Final = 64 * 1024
+_STDERR_KEEP: Final = 64 * 1024  # how much of stderr is kept in memory at all while the CLI runs
 #: Environment variables a CLI never sees: ours, and ones that would reroute its traffic.
 _PRIVATE_PREFIXES: Final = ("KIROCREW_", "DJANGO_", "CELERY_")
 _PROXIES: Final = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY")

@@ -112,18 +112,16 @@ def read_capped(response: httpx.Response, cap: int, deadline: float, timeout: fl
     declared = response.headers.get("content-length")
     if declared is not None and declared.strip().isdigit() and int(declared) > cap:
         raise BackendRunaway(f"reply body declares {int(declared)} bytes, over the {cap}-byte cap")
-    chunks: list[bytes] = []
-    size = 0
+    body = bytearray()
     for chunk in response.iter_bytes():
-        size += len(chunk)
-        if size > cap:
+        body += chunk
+        if len(body) > cap:
             raise BackendRunaway(f"reply body exceeds the {cap}-byte cap")
-        chunks.append(chunk)
         # The read timeout bounds each socket read, not the whole body: a server
         # trickling bytes could otherwise hold the worker indefinitely.
         if time.monotonic() > deadline:
             raise httpx.ReadTimeout(f"reply body still arriving after {timeout:g} s")
-    return b"".join(chunks)
+    return bytes(body)
 
 
 def read_error_body(response: httpx.Response) -> tuple[bytes, Any]:
@@ -141,9 +139,8 @@ def read_error_body(response: httpx.Response) -> tuple[bytes, Any]:
 
 def retry_after(response: httpx.Response) -> float | None:
     """``Retry-After`` in seconds (the delta form; an HTTP date is not honoured)."""
-    value = (response.headers.get("retry-after") or "").strip()
     try:
-        seconds = float(value)
+        seconds = float(response.headers.get("retry-after") or "")
     except ValueError:
         return None
     return seconds if math.isfinite(seconds) and seconds >= 0 else None
