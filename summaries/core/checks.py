@@ -81,17 +81,6 @@ class _Checker:
     def count(self, name: str) -> None:
         setattr(self.report, name, getattr(self.report, name) + 1)
 
-    def ranges(self, raw: object) -> tuple[list[list[int]], bool]:
-        pairs = list(range_pairs(raw))
-        out: list[list[int]] = []
-        for start, end in pairs:
-            lo, hi = max(1, start), min(self.total, end)
-            if (lo, hi) != (start, end):
-                self.count("ranges_clipped")
-            if lo <= hi:
-                out.append([lo, hi])
-        return out, bool(pairs)
-
     def cite(self, cites: object, evidence: object) -> _Cited:
         found = _Cited()
         for item in cites if isinstance(cites, list) else []:
@@ -150,8 +139,15 @@ class _Checker:
         if isinstance(title, str) and len(" ".join(title.split())) > TITLE_MAX:
             out["title"] = cut_title(title)
             self.count("titles_cut")
-        ranges, had = self.ranges(raw.get("ranges"))
-        if had and not ranges:
+        pairs = list(range_pairs(raw.get("ranges")))
+        ranges: list[list[int]] = []
+        for start, end in pairs:  # cut to [1, total]
+            lo, hi = max(1, start), min(self.total, end)
+            if (lo, hi) != (start, end):
+                self.count("ranges_clipped")
+            if lo <= hi:
+                ranges.append([lo, hi])
+        if pairs and not ranges:
             self.count("intents_dropped")
             return None
         out["ranges"] = ranges

@@ -180,10 +180,8 @@ def build_incremental_prompt(
 #: Code, JSON and non-English text run nearer 3 characters per token than English's 4:
 #: estimating low leaves room rather than overflowing.
 CHARS_PER_TOKEN: Final = 3
-#: Below this a transcript says too little to summarize; the budget never shrinks past it.
-MIN_INPUT_CHARS: Final = 4_000
-#: Shorter retries after a context overflow, at most (each halves the budget).
-OVERFLOW_SHRINKS: Final = 2
+MIN_INPUT_CHARS: Final = 4_000  # the least worth summarizing: the budget never shrinks below it
+OVERFLOW_SHRINKS: Final = 2  # shorter retries after a context overflow, each halving the budget
 TEMPLATE_TOKENS: Final = 64  # the system line and the chat template's own tokens
 
 
@@ -200,6 +198,4 @@ def input_budget(context_tokens: int, reply_tokens: int) -> int:
 
 def shrunk_budget(budget: int) -> int | None:
     """The budget for the retry after an overflow, or None when it cannot shrink further."""
-    if budget <= MIN_INPUT_CHARS:
-        return None
-    return max(MIN_INPUT_CHARS, budget // 2)
+    return None if budget <= MIN_INPUT_CHARS else max(MIN_INPUT_CHARS, budget // 2)

@@ -49,8 +49,7 @@ __all__ = [
 #: naming the setting that is wrong. Each factory types the settings it reads.
 BackendFactory = Callable[[str, Any], SummaryBackend]
 
-#: The offline summarizer's name: its spec and the ``model`` its summaries record.
-HEURISTIC = "heuristic"
+HEURISTIC = "heuristic"  # the offline summarizer's spec and the model its summaries record
 
 BACKENDS: dict[str, BackendFactory] = {}
 

@@ -27,8 +27,7 @@ from .http import MAX_REPLY_BYTES, check_timeout, reply_json
 
 log = logging.getLogger(__name__)
 
-#: The tail of stderr that reaches the log (the error is at the end), before redaction.
-STDERR_EXCERPT_CHARS: Final = 1000
+STDERR_EXCERPT_CHARS: Final = 1000  # stderr's tail that reaches the log (the error is at the end)
 _STDERR_KEEP: Final = 64 * 1024  # how much of stderr is kept in memory at all while the CLI runs
 #: Environment variables a CLI never sees: ours, and ones that would reroute its traffic.
 _PRIVATE_PREFIXES: Final = ("KIROCREW_", "DJANGO_", "CELERY_")
@@ -36,8 +35,7 @@ _PROXIES: Final = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY")
 _PRIVATE_NAMES: Final = frozenset(
     {"DATABASE_URL", "REDIS_URL", *_PROXIES, *(name.lower() for name in _PROXIES)}
 )
-#: Reading what a killed process group left in its pipes takes no longer than this.
-_DRAIN_GRACE: Final = 5.0
+_DRAIN_GRACE: Final = 5.0  # reading what a killed process group left in its pipes takes no longer
 
 
 def command_words(setting: str, value: str) -> list[str]:

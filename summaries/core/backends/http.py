@@ -39,8 +39,7 @@ MAX_REPLY_BYTES: Final = 2 * 1024 * 1024
 MAX_REPLY_TEXT_BYTES: Final = 64 * 1024
 MAX_STREAM_BYTES: Final = 16 * MAX_REPLY_BYTES
 MAX_ERROR_BODY_BYTES: Final = 64 * 1024
-#: Connecting is quick or hopeless; do not spend a whole generation timeout on it.
-MAX_CONNECT_TIMEOUT: Final = 10.0
+MAX_CONNECT_TIMEOUT: Final = 10.0  # connecting is quick or hopeless
 #: A reply's output limit is clamped to this many tokens: a summary is about a thousand;
 #: a larger limit only lets a runaway generation hold a single-slot server longer.
 MAX_OUTPUT_TOKENS: Final = 4096
