@@ -15,9 +15,9 @@ from summaries.core.backends.base import (
 )
 from summaries.core.backends.http import (
     MAX_RETRY_AFTER,
+    OVERFLOW_WORDS,
     HTTPBackend,
     StreamedText,
-    names_overflow,
     read_error_body,
     reply_json,
     retry_after,
@@ -131,7 +131,7 @@ class AnthropicBackend(HTTPBackend):
         raw, error = read_error_body(response)
         code = safe_code(error.get("type")) if isinstance(error, dict) else None
         status = response.status_code
-        if status in (400, 413) and names_overflow(raw):
+        if status in (400, 413) and OVERFLOW_WORDS.search(raw):
             return BackendContextOverflow(status, code=code)
         error = BackendHTTPError(status, code=code)
         after = retry_after(response)

@@ -51,14 +51,10 @@ MAX_RETRY_AFTER: Final = 30.0
 
 #: A prompt longer than the context window, in the error messages of OpenAI, llama.cpp,
 #: vLLM, Ollama and Anthropic (read for these words alone; never copied).
-_OVERFLOW_WORDS: Final = re.compile(
+OVERFLOW_WORDS: Final = re.compile(
     rb"maximum context length|context window|context length|too many tokens|prompt is too long",
     re.IGNORECASE,
 )
-
-
-def names_overflow(raw: bytes) -> bool:
-    return _OVERFLOW_WORDS.search(raw) is not None
 
 
 # Error codes copied into exception messages must look like identifiers, so a server that

@@ -20,9 +20,9 @@ from summaries.core.backends.base import (
     BackendUnavailable,
 )
 from summaries.core.backends.http import (
+    OVERFLOW_WORDS,
     HTTPBackend,
     StreamedText,
-    names_overflow,
     read_error_body,
     reply_json,
     safe_code,
@@ -198,7 +198,8 @@ class OpenAIBackend(HTTPBackend):
         if isinstance(error, dict):
             code = safe_code(error.get("code")) or safe_code(error.get("type"))
         status = response.status_code
-        if code == "context_length_exceeded" or (status in (400, 413, 422) and names_overflow(raw)):
+        overflow = status in (400, 413, 422) and OVERFLOW_WORDS.search(raw)
+        if code == "context_length_exceeded" or overflow:
             return BackendContextOverflow(status, code=code or "context_length_exceeded")
         error = BackendHTTPError(
             status, code=code, about_format=FORMAT_NAMES.search(raw) is not None
