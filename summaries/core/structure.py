@@ -70,14 +70,9 @@ _HTTP = re.compile(r"^HTTP/[\d.]+ \d{3}\b.*$", re.MULTILINE)
 
 
 def kinds_of(sentences: Sequence[str]) -> frozenset[FactKind]:
-    found: set[FactKind] = set()
-    for sentence in sentences:
-        for pattern, kind in _SENTENCE_KINDS:
-            if pattern.match(sentence):
-                if kind is not None:
-                    found.add(kind)
-                break
-    return frozenset(found)
+    # A sentence's first matching pattern decides its kind (None: it counts as nothing).
+    firsts = (next((k for p, k in _SENTENCE_KINDS if p.match(s)), None) for s in sentences)
+    return frozenset(kind for kind in firsts if kind is not None)
 
 
 @dataclass(frozen=True, slots=True)

@@ -169,9 +169,8 @@ def transport_errors(url: str, timeout: float) -> Iterator[None]:
 
 
 class HTTPBackend:
-    """The model, a validated endpoint (no userinfo, query or fragment: safe in logs), the
-    timeout (each read, and each attempt's wall clock), the reply's token limit, the retry
-    back-off, and the key, which ``repr`` never prints; each call builds its own client."""
+    """The endpoint has no userinfo, query or fragment (safe in logs); the timeout bounds
+    each read and each attempt's wall clock; each call builds its own client."""
 
     KIND: ClassVar[str]  # the spec's prefix: "openai", "anthropic"
     ENDPOINT: ClassVar[str]  # the path under the base URL
