@@ -1,11 +1,6 @@
-"""Checks a reply passes before anything is stored, whichever backend wrote it: a summary
-is read instead of the transcript, so every claim needs its row (a line telling the model
-to "mark everything done" changes nothing). Ranges are clipped to the session's user turns
-(an intent wholly outside is dropped, an origin outside cleared); a citation needs its row
-and its quote; ``verified: true`` needs a cited passing check after the last change or the
-person's confirmation; a red last run after the last change wins over the reply; a
-constraint no person's turn supports is dropped; titles are cut to ``TITLE_MAX``. What was
-done is counted (``SummaryChecks``).
+"""Checks every reply passes before it is stored, whichever backend wrote it: a summary is
+read instead of the transcript, so every claim needs its row (a line telling the model to
+"mark everything done" changes nothing). What they did is counted (``SummaryChecks``).
 """
 
 from __future__ import annotations
@@ -17,7 +12,7 @@ from typing import Any
 
 from .heuristic.words import STOPWORDS, content_words
 from .intents import SummaryChecks
-from .payload import evidence_quote, is_json_int
+from .payload import evidence_quote, is_json_int, range_pairs
 from .structure import CHECKS, CLOSING, Fact, FactKind, StructureIndex, UserRow
 
 TITLE_MAX = 80
@@ -34,7 +29,6 @@ _EXACT = re.compile(r"(?<![\w./:=@-])(?:--?[\w-]{2,}|[\w.-]*[/.:=@][\w./:=@-]+|\
 
 
 def cut_title(title: str) -> str:
-    """``title`` in at most ``TITLE_MAX`` characters, cut at a word when there is one."""
     flat = " ".join(title.split())
     if len(flat) <= TITLE_MAX:
         return flat
@@ -53,8 +47,8 @@ def _quoted_in(quote: str, text: str) -> bool:
 
 
 def supports(turn_text: str, claim: str) -> bool:
-    """Whether a person's words state ``claim``: an exact token of it (a flag, a path, a
-    version) or at least half of its content words appear in them."""
+    """An exact token of ``claim`` (a flag, a path, a version) or half its content words
+    are in a person's words."""
     said = content_words(turn_text)
     words = content_words(claim)
     if not words:
@@ -87,27 +81,6 @@ class _Checker:
     def count(self, name: str) -> None:
         setattr(self.report, name, getattr(self.report, name) + 1)
 
-    def ranges(self, raw: object) -> tuple[list[list[int]], bool]:
-        """The ranges cut to [1, total] and whether the reply had any at all."""
-        if not isinstance(raw, list):
-            return [], False
-        out: list[list[int]] = []
-        had = False
-        for item in raw:
-            pair = [item, item] if is_json_int(item) else item
-            if not (isinstance(pair, list | tuple) and len(pair) == 2):
-                continue
-            start, end = pair
-            if not (is_json_int(start) and is_json_int(end)) or start > end:
-                continue
-            had = True
-            lo, hi = max(1, start), min(self.total, end)
-            if (lo, hi) != (start, end):
-                self.count("ranges_clipped")
-            if lo <= hi:
-                out.append([lo, hi])
-        return out, had
-
     def cite(self, cites: object, evidence: object) -> _Cited:
         found = _Cited()
         for item in cites if isinstance(cites, list) else []:
@@ -139,7 +112,6 @@ class _Checker:
         return True
 
     def _by_ts(self, evidence: dict[str, Any], found: _Cited) -> bool:
-        """An ``evidence`` object (the heuristic's, or a model's own): its row by ts."""
         ts, quote = evidence.get("ts"), evidence.get("quote")
         if not isinstance(ts, str) or not isinstance(quote, str):
             return False
@@ -167,8 +139,15 @@ class _Checker:
         if isinstance(title, str) and len(" ".join(title.split())) > TITLE_MAX:
             out["title"] = cut_title(title)
             self.count("titles_cut")
-        ranges, had = self.ranges(raw.get("ranges"))
-        if had and not ranges:
+        pairs = list(range_pairs(raw.get("ranges")))
+        ranges: list[list[int]] = []
+        for start, end in pairs:  # cut to [1, total]
+            lo, hi = max(1, start), min(self.total, end)
+            if (lo, hi) != (start, end):
+                self.count("ranges_clipped")
+            if lo <= hi:
+                ranges.append([lo, hi])
+        if pairs and not ranges:
             self.count("intents_dropped")
             return None
         out["ranges"] = ranges
@@ -232,14 +211,11 @@ class _Checker:
         out["evidence"] = evidence if valid else self._fallback(out, span, cited)
 
     def _fallback(self, out: dict[str, Any], span: list[Fact], cited: _Cited) -> object:
-        """The evidence a reply's citations support for its (checked) state, or None."""
         if out.get("status") == "abandoned":
-            for f in reversed(cited.facts):
-                if FactKind.DISCARD in f.kinds:
-                    return _evidence(f, "dropped")
-            if cited.users:
-                return _user_evidence(cited.users[-1], "dropped")
-            return None
+            discard = next((f for f in reversed(cited.facts) if FactKind.DISCARD in f.kinds), None)
+            if discard is not None:
+                return _evidence(discard, "dropped")
+            return _user_evidence(cited.users[-1], "dropped") if cited.users else None
         if out.get("verified") is False and out.get("status") == "completed":
             for f in reversed(cited.facts):
                 if f.kinds & CLOSING:
@@ -280,8 +256,8 @@ def check_reply(
     user_turns: int,
     known_constraints: frozenset[str] = frozenset(),
 ) -> tuple[object, SummaryChecks]:
-    """``raw`` (a parsed reply) checked, and what the checks did; ``known_constraints``: the
-    previous summary's (a windowed pass no longer holds the turn that stated them)."""
+    """``known_constraints``: the previous summary's (a windowed pass no longer holds the
+    turn that stated them)."""
     checker = _Checker(index, user_turns, known_constraints)
     if not isinstance(raw, dict):
         return raw, checker.report

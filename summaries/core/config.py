@@ -1,8 +1,7 @@
-"""config.json's ``session_summary`` section (clamps, overrides) and ``summary_backend``
-section (the backend picked on the settings page). A hand-edited config.json never stops
-the server: a malformed value degrades to its default, an out-of-range one is clamped
-with a WARNING. The overrides come parsed (``summaries/envconfig.py``, strict: a typo in
-the environment stops start-up).
+"""config.json's ``session_summary`` (clamps, overrides) and ``summary_backend`` (the
+settings page's pick) sections. A hand-edited config.json never stops the server: a
+malformed value degrades to its default, an out-of-range one is clamped with a WARNING.
+The overrides come parsed (``summaries/envconfig.py``: strict, a typo stops start-up).
 """
 
 from __future__ import annotations
@@ -59,7 +58,6 @@ class SessionSummaryConfig:
 
     @classmethod
     def from_section(cls, obj: object) -> SessionSummaryConfig:
-        """Build from the raw section; a non-dict section means all defaults."""
         return cls(**_section_kwargs(obj))
 
     def to_dict(self) -> dict[str, Any]:
@@ -84,22 +82,17 @@ _DEFAULTS: dict[str, int] = {name: getattr(SessionSummaryConfig(), name) for nam
 
 def _opt_int(value: object) -> int | None:
     """An int from config or env text, or None when it is not clearly an integer."""
-    if isinstance(value, bool):  # JSON true is not a count
-        return None
-    if isinstance(value, int):
-        return value
     if isinstance(value, str):
-        text = value.strip()
         try:
-            return int(text)
+            return int(value)
         except ValueError:
             try:
-                value = float(text)  # "3.0" is a number someone typed; "3.5" is not a count
+                value = float(value)  # "3.0" is a number someone typed; "3.5" is not a count
             except ValueError:
                 return None
     if isinstance(value, float):
         return int(value) if math.isfinite(value) and value.is_integer() else None
-    return None
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def bool_word(value: object) -> bool | None:
@@ -135,7 +128,7 @@ def _read_section(path: Path, section: str, unreadable: str) -> object:
 
 
 def load_config(path: Path, overrides: SummaryOverrides = NO_OVERRIDES) -> SessionSummaryConfig:
-    """Read the section from ``path`` and apply ``overrides``; never raises."""
+    """Never raises."""
     kwargs = _section_kwargs(_read_section(path, SECTION, "session_summary uses defaults"))
     kwargs.update((k, v) for k, v in asdict(overrides).items() if v is not None)
     return SessionSummaryConfig(**kwargs)
@@ -205,26 +198,18 @@ def update_config(path: Path, change: Callable[[dict[str, Any]], None]) -> None:
         atomic_write(path, payload, fsync=True, mode=mode)
 
 
-# --- summary_backend: a stored choice wins over KIROCREW_SUMMARY_MODEL (the environment's
-# default). It records the spec and, for a local server found by discovery, the base URL
-# it answered at. A section that is not the exact shape reads as "nothing chosen"
-# (logged), so a typo falls back to the default instead of stopping the server.
+# --- summary_backend: a stored choice (the spec and, for a discovered local server, its
+# base URL) wins over KIROCREW_SUMMARY_MODEL. A section not of the exact shape reads as
+# "nothing chosen" (logged): a typo falls back to the default, the server still starts.
 
 BACKEND_SECTION = "summary_backend"
-#: A spec or URL longer than this is not something a person picked.
-MAX_FIELD_CHARS = 300
+MAX_FIELD_CHARS = 300  # a spec or URL longer than this is not something a person picked
 
 
 @dataclass(frozen=True, slots=True)
 class BackendChoice:
     spec: str  # a KIROCREW_SUMMARY_MODEL value: heuristic, openai:<m>, claude-cli[:m], ...
     base_url: str = ""  # the OpenAI-compatible server it was found at ("" = the setting's)
-
-    def to_dict(self) -> dict[str, str]:
-        out = {"spec": self.spec}
-        if self.base_url:
-            out["base_url"] = self.base_url
-        return out
 
     @classmethod
     def from_section(cls, obj: object) -> BackendChoice | None:
@@ -246,7 +231,6 @@ def _field_ok(value: object) -> bool:
 
 
 def read_choice(path: Path) -> BackendChoice | None:
-    """The stored choice, or None (no file, no section, or a section of the wrong shape)."""
     section = _read_section(path, BACKEND_SECTION, "no summary backend chosen")
     choice = BackendChoice.from_section(section)
     if section is not None and choice is None:
@@ -255,14 +239,14 @@ def read_choice(path: Path) -> BackendChoice | None:
 
 
 def write_choice(path: Path, choice: BackendChoice | None) -> None:
-    """Store ``choice`` (None: forget it, back to the environment's default), keeping
-    every other key. Raises ConfigWriteError on a config.json that is not a JSON object."""
+    """Store ``choice`` (None: back to the environment's default), keeping every other key."""
 
     def change(data: dict[str, Any]) -> None:
         if choice is None:
             data.pop(BACKEND_SECTION, None)
         else:
-            data[BACKEND_SECTION] = choice.to_dict()
+            url = {"base_url": choice.base_url} if choice.base_url else {}
+            data[BACKEND_SECTION] = {"spec": choice.spec, **url}
 
     update_config(path, change)
 

@@ -1,9 +1,6 @@
-"""Which summary backends this machine can reach, for the settings page, and one short
-request through a picked one (``backend_check``; a tiny prompt, no conversation). Listing
-sends no prompt: local OpenAI-compatible servers are asked ``GET {base}/models`` in
-parallel under one short bound (one that trickles is dropped, not waited for), agent CLIs
-are looked up on PATH, the Anthropic API is offered when its key is set.
-"""
+"""Which summary backends this machine can reach, for the settings page (no prompt sent:
+local servers' ``GET {base}/models`` in parallel under one short bound, CLIs on PATH, the
+Anthropic API when keyed), and one tiny test request through a picked one."""
 
 from __future__ import annotations
 
@@ -17,14 +14,10 @@ from dataclasses import dataclass
 from .backends import HEURISTIC, BackendError, SummaryBackend
 from .backends.http import endpoint_url, http_client, read_capped
 
-#: Seconds one server probe may take (connect + answer).
-PROBE_TIMEOUT = 1.0
-#: Seconds the whole listing may take, whatever the servers do.
-LISTING_BUDGET = 1.5
-#: A model list is a few KB; more is not a model server's answer.
-MAX_MODELS_BYTES = 256 * 1024
-#: Models shown per server.
-MAX_MODELS = 50
+PROBE_TIMEOUT = 1.0  # seconds one server probe may take (connect + answer)
+LISTING_BUDGET = 1.5  # seconds the whole listing may take, whatever the servers do
+MAX_MODELS_BYTES = 256 * 1024  # a model list is a few KB; more is not a model server's answer
+MAX_MODELS = 50  # models shown per server
 
 
 class OptionKind(enum.Enum):

@@ -1,13 +1,10 @@
-"""Reduce transcript rows to the bounded input the summarizer reads: ``extract_turns`` of
-the folded rows (a long session's pass: of its last ``WINDOW_BYTES``, ``window_turns``;
-reading all of a 100 MB session to throw most of it away cost the pass 94 s). Only
-``role``, ``content``, ``ts`` and tool rows' ``meta.tool``/``meta.exit_code`` are read: the
-rest of ``meta`` is most of the bytes and says nothing about intent.
+"""Transcript rows as the bounded input the summarizer reads (a long session's pass reads
+its last ``WINDOW_BYTES``, ``window_turns``: reading all of a 100 MB session cost 94 s).
 
-Every kept text is redacted here, user rows included, before any backend reads it: a
-pasted secret must reach neither a model server nor the heuristic, whose shaping
-(capitals, clipping) could hide it from the final payload redaction. The whole content is
-redacted BEFORE it is cut: a cut can split a secret so that no pattern matches the half.
+Every kept text is redacted here, before any backend reads it: a pasted secret must reach
+neither a model server nor the heuristic, whose shaping (capitals, clipping) could hide it
+from the final redaction. Redacted BEFORE it is cut: a cut can split a secret so that no
+pattern matches the half.
 """
 
 from __future__ import annotations
@@ -59,8 +56,8 @@ def extract_turns(
     assistant_excerpt_chars: int = 400,
     max_user_chars: int = MAX_USER_CHARS,
 ) -> list[TranscriptTurn]:
-    """Kept user/assistant rows of folded transcript records, in order: THE rule of what a
-    turn is and which rows it holds."""
+    """THE rule of what a turn is and which rows it holds. Of ``meta`` only a tool row's
+    ``tool``/``exit_code`` is read: the rest is most of the bytes and says nothing."""
     turns: list[TranscriptTurn] = []
     tools: list[ToolRow] = []
     user_count = 0
@@ -135,25 +132,21 @@ def last_activity_ts(turns: Sequence[TranscriptTurn]) -> str | None:
     return next((turn.ts for turn in reversed(turns) if turn.ts), None)
 
 
-def _header(turn: TranscriptTurn) -> str:
-    if turn.role != "user":
-        return "ASSISTANT [excerpt]" if turn.truncated else "ASSISTANT"
-    if turn.injected:
-        return AUTOMATION_LABEL
-    head = f"USER (turn {turn.user_turn})"
-    if turn.repeat_of is not None:
-        head += f" [resend of turn {turn.repeat_of}, not a new request]"
-    if turn.ts:
-        head += f" [{turn.ts}]"
-    return head
-
-
 def _block(turn: TranscriptTurn) -> str:
-    return f"{_header(turn)}\n{turn.text}"
+    if turn.role != "user":
+        head = "ASSISTANT [excerpt]" if turn.truncated else "ASSISTANT"
+    elif turn.injected:
+        head = AUTOMATION_LABEL
+    else:
+        head = f"USER (turn {turn.user_turn})"
+        if turn.repeat_of is not None:
+            head += f" [resend of turn {turn.repeat_of}, not a new request]"
+        if turn.ts:
+            head += f" [{turn.ts}]"
+    return f"{head}\n{turn.text}"
 
 
 def render_input(turns: Iterable[TranscriptTurn]) -> str:
-    """Every turn as a header line plus its text, blank-line separated."""
     return "\n\n".join(_block(t) for t in turns).strip()
 
 
@@ -175,10 +168,9 @@ def _cut(turn: TranscriptTurn, per_end: int) -> TranscriptTurn:
 
 
 def render_bounded_input(turns: Sequence[TranscriptTurn], max_chars: int = MAX_INPUT_CHARS) -> str:
-    """``render_input`` capped at ``max_chars``. Over budget: each assistant turn is cut
-    to about a quarter of the budget; the turns through the first KEEP_FIRST_TURNS user
-    turns are kept while they fit in half of it (where the session's intent starts); then
-    as many of the newest turns as fit; one line stands for the middle."""
+    """``render_input`` capped at ``max_chars``: assistant turns cut to a quarter of it;
+    the turns through the first KEEP_FIRST_TURNS user turns kept while they fit in half
+    (where the intent starts); then the newest that fit; one line for the middle."""
     full = render_input(turns)
     if len(full) <= max_chars:
         return full
@@ -244,8 +236,8 @@ def window_turns(
 ) -> list[TranscriptTurn] | None:
     """The window's turns, numbered so that the last user turn is ``total_user_turns``.
     Its first user turn only seeds resend detection (its predecessor is outside) and is
-    dropped with all before it. None when the window cannot stand for the session: fewer
-    than two user turns, or a count that does not add up."""
+    dropped with all before it. None when it cannot stand for the session (under two
+    user turns, or a count that does not add up)."""
     # Only the rows from the last max_user_turns + 1 user turns on are extracted (and
     # redacted): the earlier rows of the window would be dropped below anyway.
     turns = extract_turns(

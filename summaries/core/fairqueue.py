@@ -1,8 +1,7 @@
-"""The summary queue's order (pure; the caller holds the lock): one queue per app, and the
-next pass comes from the app served least recently, so an app that ends 500 turns at once
-cannot put every other app's summaries behind its own. Within an app, first come, first
-served. A slot is queued once: a pass reads the transcript as it is when it starts, so a
-second request adds nothing but may raise it to ``force`` (it must not be lost).
+"""The summary queue's order (pure; the caller holds the lock): the next pass comes from
+the app served least recently, so an app that ends 500 turns at once cannot put every
+other app's summaries behind its own; within an app, first come, first served. A slot is
+queued once (a pass reads the transcript as it is when it starts), keeping any ``force``.
 """
 
 from __future__ import annotations
@@ -22,25 +21,22 @@ class FairQueue:
         # app -> its slots in arrival order (value: force); only apps with work are keys,
         # in the order they got work (the tie-break between apps never served)
         self._queues: dict[Hashable, dict[str, bool]] = {}
-        self._app_of: dict[str, Hashable] = {}
         self._served: dict[Hashable, int] = {}  # app -> when it was last served
         self._clock = 0
 
     def __len__(self) -> int:
-        return len(self._app_of)
+        return sum(map(len, self._queues.values()))
 
     def __contains__(self, slot_name: object) -> bool:
-        return slot_name in self._app_of
+        return any(slot_name in queue for queue in self._queues.values())
 
     def push(self, app: Hashable, slot_name: str, *, force: bool = False) -> bool:
         """Queue a pass; False when the slot was already queued (coalesced, ``force``
         kept if either asked for it)."""
-        if (queued_in := self._app_of.get(slot_name)) is not None:
-            queue = self._queues[queued_in]
+        if (queue := next((q for q in self._queues.values() if slot_name in q), None)) is not None:
             queue[slot_name] = queue[slot_name] or force
             return False
         self._queues.setdefault(app, {})[slot_name] = force
-        self._app_of[slot_name] = app
         return True
 
     def pop(self, busy: Container[str] = ()) -> Job | None:
@@ -59,7 +55,6 @@ class FairQueue:
         _, app, slot_name = best
         queue = self._queues[app]
         force = queue.pop(slot_name)
-        del self._app_of[slot_name]
         if not queue:
             del self._queues[app]
         self._clock += 1
@@ -70,5 +65,4 @@ class FairQueue:
         """Empty the queue; the jobs it held, in no particular order."""
         jobs = [Job(name, force) for q in self._queues.values() for name, force in q.items()]
         self._queues.clear()
-        self._app_of.clear()
         return jobs

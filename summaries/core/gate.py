@@ -1,9 +1,6 @@
-"""Whether a summary pass may run, and every way a pass ends: one enum.
-
-A feature that silently declines to run looks broken, so every refusal names its cause: a
-:class:`PassResult` member (what varies in ``PassOutcome.detail``). Callers map the enum,
-never text; a new reason needs its row in ``summaries/api.py``'s table (a test checks).
-"""
+"""Whether a summary pass may run, and every way a pass ends: one enum. A feature that
+silently declines looks broken, so every refusal names its :class:`PassResult`; callers
+map the enum, never text (a new one needs its row in ``summaries/api.py``'s table)."""
 
 from __future__ import annotations
 

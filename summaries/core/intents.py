@@ -1,8 +1,7 @@
-"""THE summary payload, typed, for every place a summary is shaped, stored, served (the
-OpenAPI) or asked for (the reply's JSON schema is :class:`ReplyPayload`'s); and the
-intent state rules. The models check types, never shape text (``payload.py`` does), so
-they never change a sealed string; unknown fields are ignored (older sidecars still
-read), and a turn number must be a JSON integer (``true`` is not turn 1).
+"""THE summary payload, typed, wherever a summary is shaped, stored, served (the OpenAPI)
+or asked for (the reply's JSON schema); and the intent state rules. The models check
+types, never shape text, so they never change a sealed string; unknown fields are ignored
+(older sidecars still read); a turn number is a JSON integer (``true`` is not turn 1).
 """
 
 from __future__ import annotations
@@ -30,18 +29,15 @@ TurnRange = Annotated[
 ]
 
 
-# Evidence that the work waits on the person whatever its status: the agent asked a
-# question or for a decision nobody answered, or the last run failed.
-WAITING_ON_YOU: frozenset[str] = frozenset({"pending_decision", "test_failed"})
-
-
 def derive_state(status: object, verified: object, evidence: object = None) -> State:
     """The one word the panel shows and the list's state filter matches: status is about
     the work, verified about the result, ``evidence`` (the kind of the row behind it) says
     whether it waits on the person ("needs-you")."""
     if status == "abandoned":
         return "dropped"
-    if evidence in WAITING_ON_YOU:
+    # Waits on the person whatever its status: the agent asked a question or for a
+    # decision nobody answered, or the last run failed.
+    if evidence in ("pending_decision", "test_failed"):
         return "needs-you"
     if status == "completed":
         # Finished work whose result nobody confirmed is exactly what a person forgets.
@@ -212,20 +208,15 @@ def reply_json_schema() -> dict[str, Any]:
     return ReplyPayload.model_json_schema()
 
 
-# Open work, the one rule the session list's gist and the project pages read: done and
-# dropped intents are closed; every other state still asks something of someone.
-OPEN_STATES: frozenset[State] = frozenset({"in-progress", "needs-you"})
-# The agent asked a question (or for a decision) that nobody answered yet.
-QUESTION_KIND: EvidenceKind = "pending_decision"
-
-
 def is_open(state: object) -> bool:
-    return state in OPEN_STATES
+    """Open work, the one rule the session list's gist and the project pages read: done
+    and dropped intents are closed; every other state still asks something of someone."""
+    return state in ("in-progress", "needs-you")
 
 
 def open_question(evidence: Any) -> str | None:
     """The unanswered question a dumped ``Evidence`` (or None) quotes, else None."""
-    if not isinstance(evidence, dict) or evidence.get("kind") != QUESTION_KIND:
+    if not isinstance(evidence, dict) or evidence.get("kind") != "pending_decision":
         return None
     quote = evidence.get("quote")
     return quote if isinstance(quote, str) and quote else None

@@ -1,12 +1,11 @@
 """Shape a parsed model reply into the stored payload: coerce, derive, cap, redact.
-
-Redaction is the last step of every shaping here: whatever changes case or cuts a
-string runs before it (see :func:`seal_payload`, :func:`clip_sealed`).
+Redaction is always the last step: whatever changes case or cuts a string runs before it.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
 from typing import Any, TypeGuard, TypeVar, get_args
 
 from pydantic import BaseModel, ValidationError
@@ -30,9 +29,8 @@ def is_json_int(value: object) -> TypeGuard[int]:
 
 
 def _strings(value: object) -> list[str]:
-    if not isinstance(value, list):
-        return []
-    return [s.strip() for s in value if isinstance(s, str) and s.strip()]
+    items = value if isinstance(value, list) else []
+    return [s.strip() for s in items if isinstance(s, str) and s.strip()]
 
 
 def _text(value: object) -> str:
@@ -40,10 +38,8 @@ def _text(value: object) -> str:
 
 
 def _next_steps(value: object) -> list[dict[str, str]]:
-    if not isinstance(value, list):
-        return []
     steps: list[dict[str, str]] = []
-    for item in value:
+    for item in value if isinstance(value, list) else []:
         step = {"what": item} if isinstance(item, str) else item  # a bare string is its what
         what = step.get("what") if isinstance(step, dict) else None
         if isinstance(what, str) and what.strip():
@@ -52,18 +48,15 @@ def _next_steps(value: object) -> list[dict[str, str]]:
     return steps
 
 
-def _ranges(value: object) -> list[list[int]]:
-    if not isinstance(value, list):
-        return []
-    ranges: list[list[int]] = []
-    for item in value:
-        if is_json_int(item) and item >= 1:
-            ranges.append([item, item])  # a bare turn number is a one-turn range
-        elif isinstance(item, list | tuple) and len(item) == 2:
-            start, end = item
-            if is_json_int(start) and is_json_int(end) and 1 <= start <= end:
-                ranges.append([start, end])
-    return ranges  # overlaps are kept: nested and resumed intents are real
+def range_pairs(value: object) -> Iterator[tuple[int, int]]:
+    """The ``(start, end)`` of a reply's ranges that are pairs of JSON integers in order;
+    a bare turn number is a one-turn range."""
+    for item in value if isinstance(value, list) else []:
+        pair = [item, item] if is_json_int(item) else item
+        if isinstance(pair, list | tuple) and len(pair) == 2:
+            start, end = pair
+            if is_json_int(start) and is_json_int(end) and start <= end:
+                yield start, end
 
 
 def evidence_quote(text: str) -> str:
@@ -77,9 +70,8 @@ def evidence_of(value: object) -> dict[str, Any] | None:
     if not isinstance(value, dict):
         return None
     turn, ts, kind, quote = (value.get(k) for k in ("turn", "ts", "kind", "quote"))
-    if kind not in EVIDENCE_KINDS or not is_json_int(turn) or turn < 1:
-        return None
-    if not isinstance(quote, str) or not quote.strip():
+    known = kind in EVIDENCE_KINDS and is_json_int(turn) and turn >= 1
+    if not (known and isinstance(quote, str) and quote.strip()):
         return None
     stamp = ts.strip() if isinstance(ts, str) else ""
     return {
@@ -99,7 +91,8 @@ def _coerce_intent(raw: object) -> dict[str, Any] | None:
     status = raw["status"] if raw.get("status") in STATUSES else "active"
     verified = raw["verified"] if isinstance(raw.get("verified"), bool) else None
     origin = raw.get("origin_turn")
-    ranges = _ranges(raw.get("ranges"))
+    # Overlaps are kept: nested and resumed intents are real.
+    ranges = [[start, end] for start, end in range_pairs(raw.get("ranges")) if start >= 1]
     evidence = evidence_of(raw.get("evidence"))
     return {
         "title": title.strip(),

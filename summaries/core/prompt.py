@@ -1,10 +1,7 @@
-"""The summarization prompts, and how much of a transcript they may carry.
-
-The judgement traps cannot be detected in code, so the prompt names each one and the
-tests pin every phrase: a later trim fails a test instead of quietly degrading summaries.
-The transcript gets what ``KIROCREW_SUMMARY_CONTEXT_TOKENS`` leaves after the
-instructions and the reply (0: the fixed ``MAX_INPUT_CHARS``), shrunk on an overflow.
-"""
+"""The summarization prompts, and how much transcript they carry. The judgement traps
+cannot be detected in code, so the prompt names each one and tests pin every phrase. The
+transcript gets what ``KIROCREW_SUMMARY_CONTEXT_TOKENS`` leaves after the instructions
+and the reply (0: the fixed ``MAX_INPUT_CHARS``), shrunk on an overflow."""
 
 from __future__ import annotations
 
@@ -151,33 +148,29 @@ NEW TURNS
 _STUB_FIELDS = ("id", "title", "ranges", "state")
 
 
-def previous_for_prompt(previous: SummaryPayload, since: int) -> list[dict[str, object]]:
-    """The previous intents, numbered (``id`` = position): open or recently touched ones
-    whole, closed work before the new turns as a stub."""
-    out: list[dict[str, object]] = []
-    for n, intent in enumerate(previous.intents, start=1):
-        body = {
-            "id": n,
-            **intent.model_dump(mode="json", exclude={"evidence", "last_touched_turn"}),
-        }
-        closed = intent.state in {"done", "dropped"} and intent.last_touched_turn < since
-        out.append({k: body[k] for k in _STUB_FIELDS} if closed else body)
-    return out
-
-
 def build_incremental_prompt(
     previous: SummaryPayload,
     turns: Sequence[TranscriptTurn],
     since: int,
     max_chars: int = MAX_INPUT_CHARS,
 ) -> str:
-    """Short rules, the previous summary, the turns after user turn ``since`` and their
-    tool facts (session references: a citation reads the same as in a full pass)."""
+    """Short rules, the previous summary (its intents numbered: ``id`` = position), the
+    turns after user turn ``since`` and their tool facts (session references: a citation
+    reads the same as in a full pass)."""
     start = next((i for i, t in enumerate(turns) if (t.user_turn or 0) > since), len(turns))
     new = list(turns[start:])
-    stood = {"intents": previous_for_prompt(previous, since), "constraints": previous.constraints}
-    body = json.dumps(stood, ensure_ascii=False, separators=(",", ":"))
-    head = INCREMENTAL_PROMPT.format(since=since, previous=body)
+    intents: list[dict[str, object]] = []
+    for n, intent in enumerate(previous.intents, start=1):
+        body = {
+            "id": n,
+            **intent.model_dump(mode="json", exclude={"evidence", "last_touched_turn"}),
+        }
+        closed = intent.state in {"done", "dropped"} and intent.last_touched_turn < since
+        intents.append({k: body[k] for k in _STUB_FIELDS} if closed else body)
+    stood = {"intents": intents, "constraints": previous.constraints}
+    head = INCREMENTAL_PROMPT.format(
+        since=since, previous=json.dumps(stood, ensure_ascii=False, separators=(",", ":"))
+    )
     index = build_index(turns)
     index.facts = [f for f in index.facts if f.turn > since]
     tail = render_facts(index, max_chars // STRUCTURE_SHARE)
@@ -187,12 +180,9 @@ def build_incremental_prompt(
 #: Code, JSON and non-English text run nearer 3 characters per token than English's 4:
 #: estimating low leaves room rather than overflowing.
 CHARS_PER_TOKEN: Final = 3
-#: Below this a transcript says too little to summarize; the budget never shrinks past it.
-MIN_INPUT_CHARS: Final = 4_000
-#: Shorter retries after a context overflow, at most (each halves the budget).
-OVERFLOW_SHRINKS: Final = 2
-#: The system line and the chat template's own tokens.
-TEMPLATE_TOKENS: Final = 64
+MIN_INPUT_CHARS: Final = 4_000  # the least worth summarizing: the budget never shrinks below it
+OVERFLOW_SHRINKS: Final = 2  # shorter retries after a context overflow, each halving the budget
+TEMPLATE_TOKENS: Final = 64  # the system line and the chat template's own tokens
 
 
 def input_budget(context_tokens: int, reply_tokens: int) -> int:
@@ -208,6 +198,4 @@ def input_budget(context_tokens: int, reply_tokens: int) -> int:
 
 def shrunk_budget(budget: int) -> int | None:
     """The budget for the retry after an overflow, or None when it cannot shrink further."""
-    if budget <= MIN_INPUT_CHARS:
-        return None
-    return max(MIN_INPUT_CHARS, budget // 2)
+    return None if budget <= MIN_INPUT_CHARS else max(MIN_INPUT_CHARS, budget // 2)

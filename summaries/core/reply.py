@@ -1,8 +1,6 @@
-"""A model reply's one way to a storable summary: find its JSON payload (in fences or
-prose), merge an incremental update, check it against the transcript, normalize it. The
-pass and the quality bench's replay both call :func:`shape_reply`, so a replayed reply is
-scored through exactly the path a live one is stored through.
-"""
+"""A model reply's one way to a storable summary: find its JSON, merge an incremental
+update, check, normalize. The pass and the quality bench's replay both call
+:func:`shape_reply`, so a replayed reply is scored through the path a live one is stored."""
 
 from __future__ import annotations
 
@@ -25,20 +23,6 @@ _decoder = json.JSONDecoder()
 # A reply is bounded by the model's output limit; this only stops a pathological one
 # (say, 100k opening brackets) from turning the scan quadratic.
 MAX_SCAN_STARTS = 20_000
-
-
-def _payloads_in(value: object, out: list[dict[str, Any]]) -> None:
-    """Payload-shaped dicts inside a decoded wrapper (``[{...}]``, ``{"result": {...}}``)."""
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, dict):
-            if isinstance(item.get("intents"), list):
-                out.append(item)
-            else:
-                stack.extend(reversed(list(item.values())))
-        elif isinstance(item, list):
-            stack.extend(reversed(item))
 
 
 def _scan(text: str) -> dict[str, Any] | None:
@@ -64,9 +48,14 @@ def _scan(text: str) -> dict[str, Any] | None:
             while pos < len(text) and text[pos] == text[start]:
                 pos += 1
             continue
-        found: list[dict[str, Any]] = []
-        _payloads_in(value, found)
-        payloads.extend(found)
+        # Payload-shaped dicts inside a decoded wrapper (``[{...}]``, ``{"result": {...}}``).
+        stack = [value]
+        while stack:
+            item = stack.pop()
+            if isinstance(item, dict) and isinstance(item.get("intents"), list):
+                payloads.append(item)
+            elif isinstance(item, dict | list):
+                stack.extend(reversed(list(item.values()) if isinstance(item, dict) else item))
         if first_dict is None and isinstance(value, dict):
             first_dict = value
         # Skip past anything decoded: its inner braces belong to it, not to new
@@ -104,31 +93,31 @@ def merge_update(raw: object, previous: SummaryPayload) -> object:
         return raw
     before = [i.model_dump(mode="json") for i in previous.intents]
 
+    def ref_of(item: object) -> int | None:
+        ref = item.get("id") if isinstance(item, dict) else None
+        return ref if type(ref) is int and 1 <= ref <= len(before) else None
+
     def said(item: object) -> bool:
-        if not isinstance(item, dict):
-            return False
-        ref, title = item.get("id"), item.get("title")
-        return (type(ref) is int and 1 <= ref <= len(before)) or (
-            isinstance(title, str) and bool(title.strip())
-        )
+        title = item.get("title") if isinstance(item, dict) else None
+        return ref_of(item) is not None or (isinstance(title, str) and bool(title.strip()))
 
     if not any(said(item) for item in raw["intents"]):
         return raw  # nothing kept, changed or new: as unusable as in a full pass
     seen: set[int] = set()
     intents: list[object] = []
     for item in raw["intents"]:
-        ref = item.get("id") if isinstance(item, dict) else None
-        if not (type(ref) is int and 1 <= ref <= len(before)) or ref in seen:
-            intents.append(
-                {k: v for k, v in item.items() if k != "id"} if isinstance(item, dict) else item
-            )
+        if not isinstance(item, dict):
+            intents.append(item)
+            continue
+        ref, fields = ref_of(item), {k: v for k, v in item.items() if k != "id"}
+        if ref is None or ref in seen:
+            intents.append(fields)
             continue
         seen.add(ref)
-        fields = {k: v for k, v in item.items() if k != "id"}
-        if not fields:
-            intents.append(before[ref - 1])
-        else:  # changed: what it said before no longer decides its state
-            intents.append({**before[ref - 1], "evidence": None, **fields})
+        # Changed: what it said before no longer decides its state.
+        intents.append(
+            {**before[ref - 1], "evidence": None, **fields} if fields else before[ref - 1]
+        )
     intents += [b for n, b in enumerate(before, start=1) if n not in seen]
     constraints = raw.get("constraints")
     return {

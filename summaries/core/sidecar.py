@@ -1,19 +1,15 @@
-"""Summary sidecars (``.intents/<safe_key>.json``, ``.summaries/<safe_key>.json``) and the
-pass claim beside them.
+"""Summary sidecars (``.intents/``, ``.summaries/``) and the pass claim beside them.
 
-A sidecar holds a payload plus the ``sig`` (transcript ``st_mtime_ns``) and ``gen``
-(``rotation_generation``) of exactly the transcript it describes, snapshotted by the
-caller before the model call. The write happens under the transcript's lock and is
-refused when the transcript is gone or either half moved, so a delete is never
-resurrected, an append during generation is never blessed, and a rewrite (same mtime,
-new gen) cannot make a stale summary look fresh. The transcript is never touched.
+A sidecar holds the ``sig`` (``st_mtime_ns``) and ``gen`` (``rotation_generation``) of the
+transcript it describes, snapshotted before the model call; the write is refused under
+the transcript's lock when either moved, so a delete is never resurrected, an append
+never blessed, and a rewrite (same mtime, new gen) cannot make a stale summary look fresh.
 
-At most one pass per session runs at a time: an exclusive ``flock`` on
-``.intents/<safe_key>.claim``, taken without waiting and held by an open descriptor for
-the whole pass. The kernel drops it however the pass ends (kill -9, the OOM killer), and
-no expiry can let a second pass start beside a slow one (a database marker expired after
-600 s against up to ~1,200 s of model time). ``flock``, not ``fcntl`` record locks: those
-vanish when any descriptor of the file is closed anywhere in the process.
+One pass per session: a non-blocking ``flock`` on ``.intents/<safe_key>.claim``, held by
+an open descriptor. The kernel drops it however the pass ends (kill -9, OOM), and no
+expiry lets a second pass start beside a slow one (a database marker's 600 s expiry met
+~1,200 s of model time). ``flock``, not ``fcntl`` record locks: those vanish when any
+descriptor of the file closes.
 """
 
 from __future__ import annotations
@@ -50,19 +46,15 @@ def sidecar_path(root: Path, key: str, kind: str) -> Path:
     return root / SIDECAR_DIRS[kind] / f"{safe_key(key)}.json"
 
 
-def claim_path(root: Path, key: str) -> Path:
-    """The pass claim's file, beside the intents sidecar: a delete reaps it."""
-    return root / SIDECAR_DIRS[INTENTS] / f"{safe_key(key)}.claim"
-
-
-def wanted_path(root: Path, key: str) -> Path:
-    """The "another pass is wanted" mark (``pass_wanted_mark``)."""
-    return root / SIDECAR_DIRS[INTENTS] / f"{safe_key(key)}.wanted"
+def _pass_file(root: Path, key: str, suffix: str) -> Path:
+    """The pass claim (``.claim``) or wanted mark (``.wanted``): beside the intents
+    sidecar, so a delete reaps them."""
+    return root / SIDECAR_DIRS[INTENTS] / f"{safe_key(key)}{suffix}"
 
 
 def sidecar_paths(root: Path, key: str) -> list[Path]:
-    """Both sidecars of ``key`` and its pass claim files: what a session delete reaps."""
-    claims = [claim_path(root, key), wanted_path(root, key)]
+    """What a session delete reaps."""
+    claims = [_pass_file(root, key, ".claim"), _pass_file(root, key, ".wanted")]
     return [*(sidecar_path(root, key, kind) for kind in SIDECAR_DIRS), *claims]
 
 
@@ -95,18 +87,16 @@ def read_strict(
     """The sidecar only if it describes the transcript as it is now (``identity``: a
     snapshot the caller has just taken; else it is read here)."""
     data = _read(store, key, kind)
-    if data is None:
+    if data is None or not _matches(data, identity or store.identity(key)):
         return None
-    if identity is None:
-        identity = store.identity(key)
-    return data if _matches(data, identity) else None
+    return data
 
 
 def read_for_panel(
     store: TranscriptStore, key: str, kind: str = INTENTS
 ) -> tuple[dict[str, Any] | None, bool]:
-    """``(data, stale)``; corrupt or shapeless: ``(None, False)``. A stale summary is
-    still served: an empty panel reads as "broken", a stale one as "not regenerated yet"."""
+    """``(data, stale)``; a stale summary is still served: an empty panel reads as
+    "broken", a stale one as "not regenerated yet"."""
     data = _read(store, key, kind)
     if data is None:
         return None, False
@@ -183,7 +173,7 @@ def write_guarded(
 def pass_wanted_mark(root: Path, key: str) -> None:
     """Made by every pass before it tries the claim, so one refused while another holds it
     is not lost (the holder, or whoever takes the claim next, answers it)."""
-    path = wanted_path(root, key)
+    path = _pass_file(root, key, ".wanted")
     path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600))
 
@@ -191,7 +181,7 @@ def pass_wanted_mark(root: Path, key: str) -> None:
 def pass_wanted_take(root: Path, key: str) -> bool:
     """Whether a pass was wanted since the last take; the record is gone afterwards."""
     try:
-        wanted_path(root, key).unlink()
+        _pass_file(root, key, ".wanted").unlink()
     except FileNotFoundError:
         return False
     return True
@@ -211,7 +201,7 @@ class Claim:
 
 def claim_take(root: Path, key: str) -> Claim | None:
     """The claim of session ``key``, or None while another pass holds it."""
-    path = claim_path(root, key)
+    path = _pass_file(root, key, ".claim")
     path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
     try:

@@ -1,9 +1,8 @@
-"""The transcript's structure as facts: one line per tool call and result and per
-automation row, read by the heuristic's own tool-row rules (``heuristic/evidence.py``), each
-with a reference the checks resolve against the same index: what the model was shown and
-what the server checks cannot drift apart. ``U<n>`` is the person's turn n; ``F<n>.<k>``
-the k-th fact after it (``n`` 0 before the first); session turn numbers, so a reference
-reads the same in a windowed pass and in a full one.
+"""The transcript's tool calls, results and automation rows as facts, read by the
+heuristic's tool-row rules (``heuristic/evidence.py``), each with a reference the checks resolve against the same
+index: what the model was shown and what is checked cannot drift apart. ``U<n>`` is the
+person's turn n, ``F<n>.<k>`` the k-th fact after it (``n`` 0 before the first), in
+session numbers, so a reference reads the same in a windowed pass and a full one.
 """
 
 from __future__ import annotations
@@ -16,8 +15,7 @@ from dataclasses import dataclass, field
 from .heuristic.evidence import DISCARDED, notification_verdict, tool_sentences_at
 from .transcript_turn import ToolRow, TranscriptTurn
 
-#: The index's share of the prompt: the turns get the rest of the input budget.
-STRUCTURE_SHARE = 4
+STRUCTURE_SHARE = 4  # the index's share of the prompt: the turns get the rest of the input budget
 _CMD_CHARS = 120
 _OUT_CHARS = 60  # head and tail of an output with nothing better to say
 
@@ -72,14 +70,9 @@ _HTTP = re.compile(r"^HTTP/[\d.]+ \d{3}\b.*$", re.MULTILINE)
 
 
 def kinds_of(sentences: Sequence[str]) -> frozenset[FactKind]:
-    found: set[FactKind] = set()
-    for sentence in sentences:
-        for pattern, kind in _SENTENCE_KINDS:
-            if pattern.match(sentence):
-                if kind is not None:
-                    found.add(kind)
-                break
-    return frozenset(found)
+    # A sentence's first matching pattern decides its kind (None: it counts as nothing).
+    firsts = (next((k for p, k in _SENTENCE_KINDS if p.match(s)), None) for s in sentences)
+    return frozenset(kind for kind in firsts if kind is not None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,7 +127,6 @@ def _one_line(text: str, limit: int) -> str:
 
 
 def _outcome(result: ToolRow) -> str:
-    """What a result says in a few words: runner tally, commit hash, PR, HTTP status."""
     out = result.text
     parts: list[str] = []
     if result.exit_code is not None:
@@ -149,28 +141,23 @@ def _outcome(result: ToolRow) -> str:
         parts.append(_one_line(http[-1], 40))
     if len(parts) <= (result.exit_code is not None) and out.strip():
         flat = " ".join(out.split())
-        if len(flat) <= 2 * _OUT_CHARS:
-            parts.append(f"out: {flat}")
-        else:
-            parts.append(f"out: {flat[:_OUT_CHARS]} … {flat[-_OUT_CHARS:]}")
+        cut = len(flat) > 2 * _OUT_CHARS
+        parts.append(f"out: {flat[:_OUT_CHARS]} … {flat[-_OUT_CHARS:]}" if cut else f"out: {flat}")
     return "; ".join(parts)
 
 
 def _tool_line(call: ToolRow | None, result: ToolRow, said: Sequence[str]) -> str:
     tool = result.tool or (call.tool if call is not None else None) or "tool"
-    what = _one_line(call.text, _CMD_CHARS) if call is not None else ""
-    head = f"{tool}: {what}" if what else tool
     if result.kind == "tool":  # legacy free text: the row is both call and result
-        head = f"{tool}: {_one_line(result.text, _CMD_CHARS)}"
-        outcome = ""
+        line = f"{tool}: {_one_line(result.text, _CMD_CHARS)}"
     else:
+        what = _one_line(call.text, _CMD_CHARS) if call is not None else ""
         outcome = _outcome(result)
-    line = head + (f" -> {outcome}" if outcome else "")
+        line = (f"{tool}: {what}" if what else tool) + (f" -> {outcome}" if outcome else "")
     return line + (f" => {' '.join(said)}" if said else "")
 
 
 def build_index(turns: Sequence[TranscriptTurn]) -> StructureIndex:
-    """The facts and person turns of ``turns``, referenced, in session order."""
     index = StructureIndex()
     edited: set[str] = set()
     current = 0
@@ -248,7 +235,6 @@ _TALLY_FAILED = re.compile(r"\b[1-9]\d* (?:failed|errors?|error\(s\)|failures?)\
 
 
 def _ran_ok(call: ToolRow | None, result: ToolRow, kinds: frozenset[FactKind]) -> bool:
-    """The call exited 0, reported no failure and is no read, change or release."""
     if call is None or result.exit_code != 0 or kinds - {FactKind.CHECK_PASSED}:
         return False
     command = " ".join(call.text.split())
@@ -262,16 +248,6 @@ def _unanswered(ref: str, turn: int, order: int, call: ToolRow) -> Fact:
     return Fact(ref, turn, order, call.ts, frozenset(), line, (), call.text)
 
 
-def _essential(facts: Sequence[Fact]) -> set[str]:
-    """The facts no cut may drop: per turn, its last change and its last check, and every
-    commit, push, PR, merge, deploy, discard and automation verdict."""
-    last_change = {f.turn: f.ref for f in facts if FactKind.CHANGE in f.kinds}
-    last_check = {f.turn: f.ref for f in facts if f.kinds & CHECKS}
-    closing = CLOSING | {FactKind.DISCARD}
-    keep = {f.ref for f in facts if f.kinds & closing or (f.automation and f.kinds)}
-    return keep | set(last_change.values()) | set(last_check.values())
-
-
 def render_structure(index: StructureIndex, max_chars: int) -> str:
     """The facts as lines (``F3.2 bash: pytest -> exit 1; 2 failed => Tests failed.``),
     at most ``max_chars``: over budget, facts that say nothing are cut first, then other
@@ -282,20 +258,20 @@ def render_structure(index: StructureIndex, max_chars: int) -> str:
     total = sum(len(v) + 1 for v in lines.values())
     if total <= max_chars:
         return "\n".join(lines.values())
-    essential = _essential(index.facts)
-
-    def tier(f: Fact) -> int:
-        if f.ref in essential:
-            return 2
-        return 1 if f.kinds else 0
-
+    # Cut last: per turn its last change and last check, and every commit, push, PR,
+    # merge, deploy, discard and automation verdict.
+    facts = index.facts
+    closing = CLOSING | {FactKind.DISCARD}
+    essential = {f.ref for f in facts if f.kinds & closing or (f.automation and f.kinds)}
+    essential.update({f.turn: f.ref for f in facts if FactKind.CHANGE in f.kinds}.values())
+    essential.update({f.turn: f.ref for f in facts if f.kinds & CHECKS}.values())
     dropped: set[str] = set()
     reserve = 60  # the omission line
     for level in (0, 1, 2):
         for f in index.facts:  # oldest first
             if total + reserve <= max_chars:
                 break
-            if tier(f) == level:
+            if (2 if f.ref in essential else 1 if f.kinds else 0) == level:
                 dropped.add(f.ref)
                 total -= len(lines[f.ref]) + 1
     kept = [lines[f.ref] for f in index.facts if f.ref not in dropped]

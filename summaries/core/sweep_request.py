@@ -1,10 +1,6 @@
-"""Asking a running server to sweep the summary backlog now (pure: paths and mtimes).
-
-An import leaves the sessions it did not touch to the server when one runs: it touches the
-request file, and the server's sweeper, which beats its own heartbeat here every
-``TICK_S``, queues the backlog. The sweeper's own heartbeat: it is the thread that must
-be alive to answer.
-"""
+"""Asking a running server's sweeper to queue the summary backlog now (pure: paths and
+mtimes): an import touches the request file; the sweeper thread, the one that must be
+alive to answer, beats its heartbeat here every ``TICK_S``."""
 
 from __future__ import annotations
 

@@ -1,9 +1,6 @@
-"""Summarizer backends (DESIGN §5.3), from one registry: ``KIROCREW_SUMMARY_MODEL`` is an
-exact name (``heuristic``) or a ``prefix:`` and what that backend needs (a model name).
-Each factory reads its own settings by name from the settings object it is passed, so
-this package stays Django-free. A new backend is a module with a :class:`SummaryBackend`
-and its factory, and one ``register_backend`` line at the end of this module.
-"""
+"""Summarizer backends (DESIGN §5.3): ``KIROCREW_SUMMARY_MODEL`` is an exact name or a
+``prefix:`` plus what that backend needs. Each factory reads its own settings by name
+from the object it is passed, so this package stays Django-free."""
 
 from __future__ import annotations
 
@@ -52,8 +49,7 @@ __all__ = [
 #: naming the setting that is wrong. Each factory types the settings it reads.
 BackendFactory = Callable[[str, Any], SummaryBackend]
 
-#: The offline summarizer's name: its spec and the ``model`` its summaries record.
-HEURISTIC = "heuristic"
+HEURISTIC = "heuristic"  # the offline summarizer's spec and the model its summaries record
 
 BACKENDS: dict[str, BackendFactory] = {}
 

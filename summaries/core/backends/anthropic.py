@@ -1,8 +1,5 @@
-"""``anthropic:<model>``: Anthropic's Messages API. ``POST {base}/v1/messages`` with
-``x-api-key`` (from ``ANTHROPIC_API_KEY``, the name Anthropic's own tools read); the reply
-is the ``text`` blocks of ``content``, joined. Of an error body
-(``{"type": "error", "error": {"type": "overloaded_error", "message": ...}}``) only
-``error.type`` is kept, never the message."""
+"""``anthropic:<model>``: Anthropic's Messages API, keyed by ``ANTHROPIC_API_KEY`` (the
+name Anthropic's own tools read). Of an error body only ``error.type`` is kept."""
 
 from __future__ import annotations
 
@@ -18,9 +15,9 @@ from summaries.core.backends.base import (
 )
 from summaries.core.backends.http import (
     MAX_RETRY_AFTER,
+    OVERFLOW_WORDS,
     HTTPBackend,
     StreamedText,
-    names_overflow,
     read_error_body,
     reply_json,
     retry_after,
@@ -46,10 +43,7 @@ class AnthropicSettings(Protocol):
 
 
 class AnthropicBackend(HTTPBackend):
-    """Retried once: a refused or dropped connection; an overloaded (529) or failing (5xx)
-    server; a 429 whose ``retry-after`` is at most ``MAX_RETRY_AFTER`` seconds. The wait
-    is ``retry-after`` when sent, else ``retry_backoff``. Never retried: a timeout (the
-    generation may still be running, and is billed), other 4xx, an unusable 2xx."""
+    """Never retried: a timeout (the generation may still be running, and is billed)."""
 
     KIND = "anthropic"
     ENDPOINT = "/v1/messages"
@@ -91,11 +85,8 @@ class AnthropicBackend(HTTPBackend):
         return body, headers
 
     def _read_stream(self, response: httpx.Response, deadline: float) -> tuple[str, str | None]:
-        """The text deltas, joined, and the stop reason; an ``error`` event ends it
-        (transient ones, ``overloaded_error`` mid-stream, as ``BackendUnavailable``)."""
         text = StreamedText()
         stop: str | None = None
-        done = False
         for data in sse_data(response, deadline, self.timeout):
             event = reply_json(data, "reply stream event")
             kind = event.get("type") if isinstance(event, dict) else None
@@ -108,7 +99,6 @@ class AnthropicBackend(HTTPBackend):
                 reason = delta.get("stop_reason") if isinstance(delta, dict) else None
                 stop = reason if isinstance(reason, str) else stop
             elif kind == "message_stop":
-                done = True
                 break
             elif kind == "error":
                 error = event.get("error")
@@ -116,7 +106,7 @@ class AnthropicBackend(HTTPBackend):
                 if code in _TRANSIENT_STREAM_ERRORS:
                     raise BackendUnavailable(f"reply stream ended with {code}")
                 raise BackendBadReply(f"reply stream ended with {code or 'an error'}")
-        if not done:
+        else:
             raise BackendUnavailable("model server ended the reply stream before message_stop")
         return _checked(text.text(), stop)
 
@@ -141,7 +131,7 @@ class AnthropicBackend(HTTPBackend):
         raw, error = read_error_body(response)
         code = safe_code(error.get("type")) if isinstance(error, dict) else None
         status = response.status_code
-        if status in (400, 413) and names_overflow(raw):
+        if status in (400, 413) and OVERFLOW_WORDS.search(raw):
             return BackendContextOverflow(status, code=code)
         error = BackendHTTPError(status, code=code)
         after = retry_after(response)
@@ -158,7 +148,6 @@ def _checked(text: str, stop: str | None) -> tuple[str, str | None]:
 
 
 def anthropic_backend(model: str, settings: AnthropicSettings) -> AnthropicBackend:
-    """The registry's factory for ``anthropic:<model>``."""
     model = spec_model("anthropic", model, "claude-3-5-haiku-latest")
     key = (settings.ANTHROPIC_API_KEY or "").strip()
     if not key:

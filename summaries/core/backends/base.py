@@ -1,10 +1,7 @@
-"""The contract every summarizer backend meets, and the errors it may raise.
-
-A backend returns the model's raw reply text; the caller parses it, so every backend's
-output goes through the same checks. Errors are typed so the caller can log why a pass
-failed without string matching, and their messages never hold the API key or any part of
-the prompt: the prompt is the user's conversation, and logs outlive it.
-"""
+"""The contract every summarizer backend meets (raw reply text: the caller parses it, so
+every backend's output goes through the same checks), and its typed errors, whose messages
+never hold the API key or any of the prompt: the prompt is the user's conversation, and
+logs outlive it."""
 
 from __future__ import annotations
 
@@ -16,10 +13,9 @@ from summaries.core.transcript_turn import TranscriptTurn
 
 @runtime_checkable
 class SummaryBackend(Protocol):
-    """``name`` is what a stored summary records as its ``model`` (read-only, so any kind
-    of attribute satisfies it). ``generate`` gets the whole prompt and the same transcript
-    as turns (an offline backend reads those instead of re-parsing prose) and returns the
-    reply text unparsed, or raises a :class:`BackendError`."""
+    """``name`` is what a stored summary records as its ``model``. ``generate`` gets the
+    prompt and the same transcript as turns (an offline backend reads those instead of
+    re-parsing prose)."""
 
     @property
     def name(self) -> str: ...

@@ -1,11 +1,9 @@
-"""An agent CLI the person is already logged in to as a summarizer: ``claude-cli[:model]``
-(Claude Code in print mode) and ``codex-cli[:model]`` (``codex exec``), one process per
-pass. The prompt goes on stdin, never on the command line (``ps`` shows it to every
-user). The process runs in a fresh private folder, in its own process group (a timeout
-kills all of it), with the server's environment minus kirocrew's settings, secrets and
-proxy variables. stdout is capped (past it: a runaway); of stderr only a redacted tail
-reaches the log, never an exception. Each CLI's no-persistence flag keeps a pass from
-leaving a session behind for ``import_transcripts`` to summarize.
+"""An agent CLI the person is logged in to as a summarizer: ``claude-cli[:model]`` (Claude
+Code's print mode) and ``codex-cli[:model]`` (``codex exec``), one process per pass. The
+prompt goes on stdin (``ps`` shows a command line to every user). It runs in a fresh
+private folder and its own process group, without kirocrew's settings, secrets and proxy
+variables; stdout is capped; only a redacted stderr tail reaches the log. Each CLI's
+no-persistence flag keeps a pass from leaving a session for ``import_transcripts``.
 """
 
 from __future__ import annotations
@@ -29,23 +27,19 @@ from .http import MAX_REPLY_BYTES, check_timeout, reply_json
 
 log = logging.getLogger(__name__)
 
-#: The tail of stderr that reaches the log (the error is at the end), before redaction.
-STDERR_EXCERPT_CHARS: Final = 1000
-#: How much of stderr is kept in memory at all while the CLI runs.
-_STDERR_KEEP: Final = 64 * 1024
+STDERR_EXCERPT_CHARS: Final = 1000  # stderr's tail that reaches the log (the error is at the end)
+_STDERR_KEEP: Final = 64 * 1024  # how much of stderr is kept in memory at all while the CLI runs
 #: Environment variables a CLI never sees: ours, and ones that would reroute its traffic.
 _PRIVATE_PREFIXES: Final = ("KIROCREW_", "DJANGO_", "CELERY_")
 _PROXIES: Final = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY")
 _PRIVATE_NAMES: Final = frozenset(
     {"DATABASE_URL", "REDIS_URL", *_PROXIES, *(name.lower() for name in _PROXIES)}
 )
-#: Reading what a killed process group left in its pipes takes no longer than this.
-_DRAIN_GRACE: Final = 5.0
+_DRAIN_GRACE: Final = 5.0  # reading what a killed process group left in its pipes takes no longer
 
 
 def command_words(setting: str, value: str) -> list[str]:
-    """A CLI setting (``KIROCREW_CLAUDE_CLI``) as argv words: a path or a command with
-    fixed leading arguments, split like a shell would, never run through one."""
+    """A CLI setting as argv words, split like a shell would, never run through one."""
     try:
         words = shlex.split(value)
     except ValueError as exc:
@@ -56,16 +50,15 @@ def command_words(setting: str, value: str) -> list[str]:
 
 
 def stderr_excerpt(raw: bytes) -> str:
-    """The tail of stderr, decoded, redacted (after the cut is chosen, redaction runs on
-    the whole kept text, then the excerpt is cut again), printable on one log line."""
+    """The tail of stderr, redacted before the final cut, printable on one log line."""
     text = raw[-4 * STDERR_EXCERPT_CHARS :].decode("utf-8", errors="replace")
     text = redact_text(text)[0][-STDERR_EXCERPT_CHARS:]
     return "".join(c if c.isprintable() else " " for c in text).strip()
 
 
 def _drain(stream: IO[bytes], keep: int, out: list[bytes], tail: bool) -> None:
-    """Read ``stream`` to its end, keeping at most ``keep + 1`` bytes (the head, or the
-    tail), so a flood neither blocks the CLI on a full pipe nor fills our memory."""
+    """Read ``stream`` to its end keeping at most ``keep + 1`` bytes (head or tail): a
+    flood neither blocks the CLI on a full pipe nor fills our memory."""
     kept = b""
     with suppress(OSError, ValueError):
         while chunk := stream.read(65536):
@@ -81,7 +74,6 @@ def _feed(stream: IO[bytes], data: bytes) -> None:
 
 
 def run_cli(name: str, argv: Sequence[str], prompt: str, *, timeout: float, cwd: Path) -> bytes:
-    """Run ``argv`` in ``cwd`` with ``prompt`` on stdin; its stdout."""
     try:
         proc = subprocess.Popen(
             argv,
@@ -141,8 +133,7 @@ def run_cli(name: str, argv: Sequence[str], prompt: str, *, timeout: float, cwd:
 
 
 class CliBackend:
-    """An agent CLI as a backend: its command words, an optional model, the timeout. Each
-    call runs in a fresh private folder, removed afterwards."""
+    """Each call runs in a fresh private folder, removed afterwards."""
 
     KIND: ClassVar[str]  # the spec's prefix: "claude-cli", "codex-cli"
 
@@ -171,9 +162,8 @@ CLAUDE_FLAGS: Final = ("-p", "--output-format", "json", "--no-session-persistenc
 
 
 class ClaudeCliBackend(CliBackend):
-    """``claude -p ... [--model M]``, the prompt on stdin; the answer is one JSON object,
-    ``{"type": "result", "subtype": "success", "is_error": false, "result": "<reply>",
-    ...}``. Any other subtype (``error_max_turns``, ...) or ``is_error`` is a failure."""
+    """The answer is ``{"type": "result", "subtype": "success", "is_error": false,
+    "result": "<reply>", ...}``; another subtype (``error_max_turns``) or ``is_error`` fails."""
 
     KIND = "claude-cli"
 
@@ -204,8 +194,7 @@ LAST_MESSAGE: Final = "last-message.txt"
 
 
 class CodexCliBackend(CliBackend):
-    """``codex exec ... -o <file> [-m M] -``: the prompt on stdin (``-``), progress on
-    stderr, and the final agent message, the reply, written to ``<file>``."""
+    """Progress goes to stderr; the final agent message, the reply, to ``-o <file>``."""
 
     KIND = "codex-cli"
 

@@ -1,9 +1,7 @@
-"""What every HTTP model backend shares, so the OpenAI and Anthropic ones cannot drift:
+"""What every HTTP model backend shares, so OpenAI's and Anthropic's cannot drift:
 ``trust_env`` off and no redirects (proxy variables or a ``.netrc`` must not reroute or add
-credentials to a request carrying the conversation); every body read under a byte cap and
-a wall-clock deadline; only identifier-like codes copied from an error body (a server may
-echo the request back in its message); one retry at most.
-"""
+credentials to a request carrying the conversation); bodies read under a byte cap and a
+deadline; only identifier-like codes copied from an error body; one retry at most."""
 
 from __future__ import annotations
 
@@ -33,8 +31,7 @@ from summaries.core.transcript_turn import TranscriptTurn
 
 log = logging.getLogger(__name__)
 
-#: Largest reply body accepted. A summary is a few KB of JSON; anything near this size is
-#: a misbehaving server (or a runaway generation).
+#: A summary is a few KB of JSON; a body near this size is a misbehaving server or a runaway.
 MAX_REPLY_BYTES: Final = 2 * 1024 * 1024
 # A streamed reply carries each delta in its own JSON event: framing can be ~25x the text
 # of a short delta, so the text and the stream have caps of their own. The text cap is 4x
@@ -42,28 +39,22 @@ MAX_REPLY_BYTES: Final = 2 * 1024 * 1024
 MAX_REPLY_TEXT_BYTES: Final = 64 * 1024
 MAX_STREAM_BYTES: Final = 16 * MAX_REPLY_BYTES
 MAX_ERROR_BODY_BYTES: Final = 64 * 1024
-#: Connecting is quick or hopeless; do not spend a whole generation timeout on it.
-MAX_CONNECT_TIMEOUT: Final = 10.0
+MAX_CONNECT_TIMEOUT: Final = 10.0  # connecting is quick or hopeless
 #: A reply's output limit is clamped to this many tokens: a summary is about a thousand;
 #: a larger limit only lets a runaway generation hold a single-slot server longer.
 MAX_OUTPUT_TOKENS: Final = 4096
-#: Attempts per ``generate`` call: the first plus exactly one retry (a format step-down
-#: is not an attempt: it is bounded by the ladder's length).
+#: The first plus one retry (a format step-down is not an attempt: the ladder bounds it).
 ATTEMPTS: Final = 2
-#: The longest ``Retry-After`` honoured before one retry; a longer wait is not worth
-#: holding a worker for: the pass fails and the next turn end tries again.
+#: The longest ``Retry-After`` honoured: a longer wait is not worth holding a worker for
+#: (the pass fails; the next turn end tries again).
 MAX_RETRY_AFTER: Final = 30.0
 
 #: A prompt longer than the context window, in the error messages of OpenAI, llama.cpp,
 #: vLLM, Ollama and Anthropic (read for these words alone; never copied).
-_OVERFLOW_WORDS: Final = re.compile(
+OVERFLOW_WORDS: Final = re.compile(
     rb"maximum context length|context window|context length|too many tokens|prompt is too long",
     re.IGNORECASE,
 )
-
-
-def names_overflow(raw: bytes) -> bool:
-    return _OVERFLOW_WORDS.search(raw) is not None
 
 
 # Error codes copied into exception messages must look like identifiers, so a server that
@@ -85,7 +76,7 @@ def http_client(timeout: float, transport: httpx.BaseTransport | None) -> httpx.
 
 
 def endpoint_url(base_url: str, path: str, *, setting: str) -> str:
-    """``base_url`` + ``path``; the error never echoes the URL, in case it holds a secret."""
+    """The error never echoes the URL, in case it holds a secret."""
     base = (base_url or "").strip()
     parts = urlsplit(base)
     if parts.scheme not in ("http", "https") or not parts.hostname:
@@ -98,7 +89,6 @@ def endpoint_url(base_url: str, path: str, *, setting: str) -> str:
 
 
 def spec_model(kind: str, model: str, example: str) -> str:
-    """The model named after ``kind:`` in ``KIROCREW_SUMMARY_MODEL``; there must be one."""
     if not model.strip():
         raise ValueError(
             f"KIROCREW_SUMMARY_MODEL '{kind}:' needs a model name, e.g. '{kind}:{example}'"
@@ -117,22 +107,20 @@ def read_capped(response: httpx.Response, cap: int, deadline: float, timeout: fl
     declared = response.headers.get("content-length")
     if declared is not None and declared.strip().isdigit() and int(declared) > cap:
         raise BackendRunaway(f"reply body declares {int(declared)} bytes, over the {cap}-byte cap")
-    chunks: list[bytes] = []
-    size = 0
+    body = bytearray()
     for chunk in response.iter_bytes():
-        size += len(chunk)
-        if size > cap:
+        body += chunk
+        if len(body) > cap:
             raise BackendRunaway(f"reply body exceeds the {cap}-byte cap")
-        chunks.append(chunk)
         # The read timeout bounds each socket read, not the whole body: a server
         # trickling bytes could otherwise hold the worker indefinitely.
         if time.monotonic() > deadline:
             raise httpx.ReadTimeout(f"reply body still arriving after {timeout:g} s")
-    return b"".join(chunks)
+    return bytes(body)
 
 
 def read_error_body(response: httpx.Response) -> tuple[bytes, Any]:
-    """An error body (bounded) and its JSON's ``error`` member (None when there is none)."""
+    """An error body (bounded) and its JSON's ``error`` member."""
     try:
         raw = read_capped(response, MAX_ERROR_BODY_BYTES, time.monotonic() + 5.0, timeout=5.0)
     except (httpx.HTTPError, BackendBadReply):
@@ -146,9 +134,8 @@ def read_error_body(response: httpx.Response) -> tuple[bytes, Any]:
 
 def retry_after(response: httpx.Response) -> float | None:
     """``Retry-After`` in seconds (the delta form; an HTTP date is not honoured)."""
-    value = (response.headers.get("retry-after") or "").strip()
     try:
-        seconds = float(value)
+        seconds = float(response.headers.get("retry-after") or "")
     except ValueError:
         return None
     return seconds if math.isfinite(seconds) and seconds >= 0 else None
@@ -157,8 +144,8 @@ def retry_after(response: httpx.Response) -> float | None:
 @contextlib.contextmanager
 def transport_errors(url: str, timeout: float) -> Iterator[None]:
     """httpx's failures as ``BackendError``s naming no header or body. A connect failure
-    never reached the model: ``BackendUnavailable``, safe to retry. A read timeout is
-    ``BackendTimeout``: the model may still be generating; do not blindly ask again."""
+    never reached the model (``BackendUnavailable``, safe to retry); after a read timeout
+    the model may still be generating (``BackendTimeout``: do not blindly ask again)."""
     try:
         yield
     except httpx.ConnectTimeout as exc:
@@ -182,9 +169,8 @@ def transport_errors(url: str, timeout: float) -> Iterator[None]:
 
 
 class HTTPBackend:
-    """The model, a validated endpoint (no userinfo, query or fragment: safe in logs), the
-    timeout (each read, and each attempt's wall clock), the reply's token limit, the retry
-    back-off, and the key, which ``repr`` never prints; each call builds its own client."""
+    """The endpoint has no userinfo, query or fragment (safe in logs); the timeout bounds
+    each read and each attempt's wall clock; each call builds its own client."""
 
     KIND: ClassVar[str]  # the spec's prefix: "openai", "anthropic"
     ENDPOINT: ClassVar[str]  # the path under the base URL
@@ -229,7 +215,6 @@ class HTTPBackend:
         )
 
     def generate(self, prompt: str, turns: Sequence[TranscriptTurn]) -> str:
-        """One streamed POST, retried at most once when ``_retry_wait`` allows it."""
         client = http_client(self.timeout, self._transport)
         stream, attempt = True, 1
         try:
@@ -303,16 +288,15 @@ class HTTPBackend:
         return exc.retry_wait if isinstance(exc, BackendHTTPError) else None
 
     def _stepped_down(self, exc: BackendError) -> bool:
-        """Whether the refusal ``exc`` made the next request ask differently (and so is
-        tried again without counting as an attempt)."""
+        """Whether ``exc`` made the next request ask differently (tried again, not an
+        attempt)."""
         return False
 
 
 def sse_data(response: httpx.Response, deadline: float, timeout: float) -> Iterator[bytes]:
-    """The data of each ``data:`` line of an event stream as it comes (blank lines,
-    comments and ``event:`` names are framing), under ``MAX_STREAM_BYTES`` (a runaway past
-    it) and ``deadline``. The caller stops reading when its protocol says done; leaving its
-    ``with`` closes the connection, which stops a real server's generation."""
+    """The data of each ``data:`` line of an event stream, under ``MAX_STREAM_BYTES`` and
+    ``deadline``. The caller stops when its protocol says done; leaving its ``with``
+    closes the connection, which stops a real server's generation."""
     size, pending = 0, b""
     for chunk in response.iter_bytes():
         size += len(chunk)

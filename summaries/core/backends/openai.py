@@ -1,7 +1,5 @@
-"""``openai:<model>``: the OpenAI chat-completions protocol, for api.openai.com and local
-compatible servers (Ollama, llama.cpp's ``llama_cpp.server``, vLLM) at e.g.
-``http://127.0.0.1:11434/v1``; the ``response_format`` ladder each server is asked for;
-reading a streamed or whole answer."""
+"""``openai:<model>``: the chat-completions protocol, for api.openai.com and compatible
+local servers (Ollama, ``llama_cpp.server``, vLLM), with its ``response_format`` ladder."""
 
 from __future__ import annotations
 
@@ -22,9 +20,9 @@ from summaries.core.backends.base import (
     BackendUnavailable,
 )
 from summaries.core.backends.http import (
+    OVERFLOW_WORDS,
     HTTPBackend,
     StreamedText,
-    names_overflow,
     read_error_body,
     reply_json,
     safe_code,
@@ -86,14 +84,10 @@ class OpenAISettings(Protocol):
 
 
 class OpenAIBackend(HTTPBackend):
-    """One streamed ``POST {base_url}/chat/completions`` (a server that ignores ``stream``
-    is read whole). Streamed so that giving up ends the work: a real server stops
-    generating when the client closes the connection, whereas a non-streamed request
-    abandoned at the timeout kept a single-slot server generating for minutes for nobody.
-
-    Retried once, only when no generation can have been left behind or paid for: a refused
-    or dropped connection, or an HTTP 5xx. Not a timeout (the server is still generating),
-    a 4xx (the same answer again), or an unusable 2xx (the model already ran).
+    """Streamed so that giving up ends the work: a server stops generating when the client
+    closes the connection; a non-streamed request abandoned at the timeout kept a
+    single-slot server generating for minutes for nobody. Retried once, only when no
+    generation can be left behind or paid for: a refused or dropped connection, a 5xx.
     """
 
     KIND = "openai"
@@ -103,7 +97,6 @@ class OpenAIBackend(HTTPBackend):
 
     @property
     def output_format(self) -> OutputFormat:
-        """The most structured format this model at this URL has not refused (here)."""
         with _format_lock:
             return _format_memory.get((self.url, self.model), OutputFormat.JSON_SCHEMA)
 
@@ -205,7 +198,8 @@ class OpenAIBackend(HTTPBackend):
         if isinstance(error, dict):
             code = safe_code(error.get("code")) or safe_code(error.get("type"))
         status = response.status_code
-        if code == "context_length_exceeded" or (status in (400, 413, 422) and names_overflow(raw)):
+        overflow = status in (400, 413, 422) and OVERFLOW_WORDS.search(raw)
+        if code == "context_length_exceeded" or overflow:
             return BackendContextOverflow(status, code=code or "context_length_exceeded")
         error = BackendHTTPError(
             status, code=code, about_format=FORMAT_NAMES.search(raw) is not None
@@ -216,7 +210,7 @@ class OpenAIBackend(HTTPBackend):
 
 
 def _stream_event(payload: Any) -> tuple[str, str | None] | None:
-    """One event's (delta text, finish reason); None for usage-only chunks and the like."""
+    """(delta text, finish reason); None for usage-only chunks and the like."""
     if not isinstance(payload, dict):
         raise BackendBadReply("reply stream event is not an object")
     if "error" in payload:
@@ -236,7 +230,6 @@ def _stream_event(payload: Any) -> tuple[str, str | None] | None:
 
 
 def openai_backend(model: str, settings: OpenAISettings) -> OpenAIBackend:
-    """The registry's factory for ``openai:<model>``."""
     model = spec_model("openai", model, "gpt-4o-mini")
     base_url = settings.KIROCREW_OPENAI_BASE_URL
     if not (base_url or "").strip():
