@@ -1,8 +1,9 @@
 """The transcript's tool calls, results and automation rows as facts, read by the
-heuristic's tool-row rules (``heuristic/evidence.py``), each with a reference the checks resolve against the same
-index: what the model was shown and what is checked cannot drift apart. ``U<n>`` is the
-person's turn n, ``F<n>.<k>`` the k-th fact after it (``n`` 0 before the first), in
-session numbers, so a reference reads the same in a windowed pass and a full one.
+heuristic's tool-row rules (``heuristic/evidence.py``), each with a reference the checks
+resolve against the same index: what the model was shown and what is checked cannot drift
+apart. ``U<n>`` is the person's turn n, ``F<n>.<k>`` the k-th fact after it (``n`` 0
+before the first), in session numbers, so a reference reads the same in a windowed pass
+and a full one.
 """
 
 from __future__ import annotations
