@@ -145,9 +145,11 @@ class StoreFiles:
 
     # ------------------------------------------------------------------ one file folded
     def read_file(self, key: str, *, keep_raw: bool = False) -> Folded:
-        path = self.path(key)
+        return self._fold(self.path(key), self.path(key).name, keep_raw)
+
+    def _fold(self, path: Path, label: str, keep_raw: bool = False) -> Folded:
         with path.open("rb") as fp:
-            return fold_stream(fp, file=path.name, keep_raw=keep_raw, max_line=self.max_line)
+            return fold_stream(fp, file=label, keep_raw=keep_raw, max_line=self.max_line)
 
     # ------------------------------------------------------------------ the session's chain
     def read_session(self, key: str) -> SessionView:
@@ -165,31 +167,41 @@ class StoreFiles:
             current = self.read_file(key)
         except FileNotFoundError:  # deleted since the check: the same answer as before it
             raise SessionNotFound(key) from None
-        current_gen = generation(current.metadata)
-        for archive in self.archive_paths(key):
-            try:
-                fp = archive.open("rb")
-            except FileNotFoundError:
-                # Removed since listed: by retention or as unlanded (its rows are in the
-                # file), or by a delete of the whole session.
-                if not path.is_file():
-                    raise SessionNotFound(key) from None
-                continue
-            with fp:
-                folded = fold_stream(fp, file=f"archive/{archive.name}", max_line=self.max_line)
-            found = membership(folded.header, current_gen)
-            if found is Membership.UNLANDED:
-                # Its rows are still in the file; reading both would double them.
-                report.add("unlanded_archive", 0, f"archive/{archive.name}")
-            if found is not Membership.SESSION:
-                continue
+        gen = generation(current.metadata)
+        for label, folded in self.chain_archives(key, gen, report, self._fold):
             rows.extend(folded.rows)
-            report.extend(folded.report)
-            files.append(f"archive/{archive.name}")
+            files.append(label)
         rows.extend(current.rows)
         report.extend(current.report)
         files.append(path.name)
         return SessionView(key, current.metadata, rows, report, files)
+
+    def chain_archives(
+        self, key: str, gen: int, report: FoldReport, read: Callable[[Path, str], Any]
+    ) -> list[tuple[str, Any]]:
+        """The archives whose rows come first in the session (``membership`` against ``gen``),
+        with their labels, each as ``read`` returns it (its ``header`` and ``report``; None:
+        skip it). Their reports and each unlanded archive go into ``report`` in chain order.
+        """
+        found = []
+        for archive in self.archive_paths(key):
+            label = f"archive/{archive.name}"
+            try:
+                item = read(archive, label)
+            except FileNotFoundError:
+                # Removed since listed: by retention or as unlanded (its rows are in the
+                # file), or by a delete of the whole session.
+                if not self.path(key).is_file():
+                    raise SessionNotFound(key) from None
+                continue
+            member = None if item is None else membership(item.header, gen)
+            if member is Membership.UNLANDED:
+                # Its rows are still in the file; reading both would double them.
+                report.add("unlanded_archive", 0, label)
+            if member is Membership.SESSION:
+                found.append((label, item))
+                report.extend(item.report)
+        return found
 
     def read_session_tail(
         self, key: str, identity: Identity, budget: int
