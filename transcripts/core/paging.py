@@ -1,11 +1,8 @@
 """O(page) reads of a long session through per-file offset indexes (docs/DESIGN.md, "Reading
-long sessions"): one page of the folded session (``read_page``) or where each user turn
-starts (``turn_marks``); None when only the full fold can say.
-
-The index is THE fold keeping byte offsets instead of dicts (``_IndexFold``), so its report
-is the fold's. Appends only add complete lines to the same inode, so an index stays valid
-while the file keeps its device, inode, first bytes and the bytes just before the indexed
-end; anything else (a rewrite, a truncation) rebuilds it from byte 0.
+long sessions"): a page (``read_page``) or the user turns (``turn_marks``); None when only the
+full fold can say. The index is THE fold keeping byte offsets instead of rows, so its report is
+the fold's; it stays valid while the file keeps its device, inode, first bytes and the bytes
+just before the indexed end (appends only add lines), else it is rebuilt from byte 0.
 """
 
 from __future__ import annotations
@@ -76,7 +73,7 @@ class _IndexFold(FoldState):
 
 
 class _Window:
-    """``read`` over the bytes ``[start, end)`` of a file descriptor (for the line reader)."""
+    """``read`` over the bytes ``[start, end)`` of a file descriptor."""
 
     def __init__(self, fd: int, start: int, end: int) -> None:
         self.fd, self.at, self.end = fd, start, end
@@ -171,17 +168,9 @@ class FileIndex:
             and not fold.moves
             and not any(a.kind in ORDER_KINDS for a in report.anomalies)
         )
-        count = len(fold.offsets)
+        count, scanned = len(fold.offsets), self.scanned
         return Snapshot(
-            fd,
-            fold,
-            fold.metadata,
-            fold.header,
-            copy,
-            count,
-            self.scanned,
-            fold.last_row_ts,
-            simple,
+            fd, fold, fold.metadata, fold.header, copy, count, scanned, fold.last_row_ts, simple
         )
 
 

@@ -1,7 +1,6 @@
-"""The store's files and their reads: paths and locks, the cheap reads (line 0, sig,
-identity) and the session's chain (rotate archives oldest first, then the current file)
-read whole or by its end. ``TranscriptStore`` (``store.py``) adds appends; the rewrites
-(``rewrite.py``) take a ``StoreFiles``, so none imports the store that calls them.
+"""The store's files and their reads: paths, locks, line 0, identity, and the session's chain
+(rotate archives oldest first, then the current file) whole or by its end. The rewrites take a
+``StoreFiles``, so none imports the ``TranscriptStore`` that calls them.
 """
 
 from __future__ import annotations
