@@ -16,12 +16,12 @@ from typing import Any
 
 from . import locking
 from .archive import Membership, archive_candidates, membership
-from .codec import MAX_LINE_BYTES, POSITION_HINT, RecordKind, generation
+from .codec import MAX_LINE_BYTES, POSITION_HINT, generation
 from .errors import SessionNotFound
-from .fold import Folded, FoldReport, fold_lines, fold_stream
+from .fold import Folded, FoldReport, FoldState, fold_lines, fold_stream
 from .fsutil import FsyncPolicy, open_regular
 from .keys import BARE_PREFIX, safe_key
-from .reader import UTF8_BOM, RawLine, iter_lines, parse_json_line, read_line0
+from .reader import UTF8_BOM, RawLine, iter_lines, read_line0
 from .timestamps import now_local
 
 # The original's rotation limits: past MAX_BYTES keep at most KEEP_LINES newest rows.
@@ -241,17 +241,14 @@ class StoreFiles:
 
 
 def _archive_header(path: Path, max_line: int) -> dict[str, Any] | None:
-    """The header of an archive as the fold reads it (its first object, a BOM at byte 0
-    removed), reading only up to that object; None when it is no archive header."""
+    """The header of an archive as the fold reads it, folding only up to its first object."""
     fd, _ = open_regular(path)  # never blocks on a FIFO planted in the folder
     with os.fdopen(fd, "rb") as fp:
+        fold = FoldState("", keep_raw=False)
         for line in iter_lines(fp, max_line=max_line, block_size=HEADER_BLOCK):
-            if line.data is None:
-                continue
-            data = line.data.removeprefix(UTF8_BOM) if line.offset == 0 else line.data
-            first, bad = parse_json_line(data)
-            if not bad and type(first) is dict:
-                return first if first.get("_type") == RecordKind.ARCHIVE else None
+            fold.feed(line)
+            if not fold.first:
+                return fold.header
     return None
 
 
