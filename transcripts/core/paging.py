@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .codec import MAX_LINE_BYTES, generation
+from .codec import generation
 from .errors import SessionNotFound
 from .fold import FoldReport, FoldState, fold_lines
 from .fsutil import NotRegularFile, open_regular
@@ -181,9 +181,7 @@ class IndexCache:
         self._items: OrderedDict[str, FileIndex] = OrderedDict()
         self._lock = threading.Lock()
 
-    def snapshot(
-        self, path: str, label: str, fd: int, *, max_line: int = MAX_LINE_BYTES
-    ) -> Snapshot:
+    def snapshot(self, path: str, label: str, fd: int, *, max_line: int) -> Snapshot:
         """The index of the file open as ``fd`` (at ``path``), brought up to its size."""
         st = os.fstat(fd)
         with self._lock:
