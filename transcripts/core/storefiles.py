@@ -230,13 +230,10 @@ class StoreFiles:
             return None
         rows: list[dict[str, Any]] = []
         for tail in tails:
-            # Never 0: read_tail already removed line 0's BOM (offsets only label anomalies).
-            offset = tail.start or 1
-            raw: list[RawLine] = []
-            for line in tail.lines:
-                raw.append(RawLine(offset, line, True))
-                offset += len(line) + 1
-            rows.extend(fold_lines(raw, file=tail.path.name).rows)
+            # Offsets only label anomalies, which this read drops; never 0 (read_tail already
+            # removed line 0's BOM).
+            lines = (RawLine(1, line, True) for line in tail.lines)
+            rows.extend(fold_lines(lines, file=tail.path.name).rows)
         return rows
 
 
