@@ -335,8 +335,7 @@ def _rows(snap: Snapshot, first: int, last: int) -> list[dict[str, Any]] | None:
     """Rows ``first..last-1`` of one file with every revision that targets them, folded."""
     offsets = list(snap.fold.offsets[first:last])
     span_start, span_end = offsets[0], offsets[-1]  # rows before the last one, in one read
-    fd = snap.fd
-    span = os.pread(fd, span_end - span_start, span_start) if span_end > span_start else b""
+    span = os.pread(snap.fd, span_end - span_start, span_start) if span_end > span_start else b""
     wanted = offsets + [o for i in range(first, last) for o in snap.revisions_of(i)]
     lines = []
     for offset in sorted(wanted):
@@ -345,7 +344,7 @@ def _rows(snap: Snapshot, first: int, last: int) -> list[dict[str, Any]] | None:
             end = span.find(b"\n", offset - span_start)
             if end >= 0:
                 data = span[offset - span_start : end]
-        lines.append(RawLine(offset, data if data is not None else line_at(fd, offset), True))
+        lines.append(RawLine(offset, data if data is not None else line_at(snap.fd, offset), True))
     folded = fold_lines(lines, file=snap.fold.file)
     if len(folded.rows) != last - first:
         return None  # the bytes are no longer what was indexed: let the full fold answer
