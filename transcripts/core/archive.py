@@ -39,8 +39,7 @@ def archive_stem(name: str) -> str | None:
 
 def archive_candidates(archive_dir: Path, *stems: str) -> list[Path]:
     """These stems' archives, oldest first (stamp, then collision suffix); regular files only:
-    a link is never followed and a FIFO would block every read.
-    """
+    a link is never followed and a FIFO would block every read."""
     if not archive_dir.is_dir():
         return []
     found: list[tuple[str, int, Path]] = []
@@ -65,10 +64,8 @@ def write_archive(
     fsync: bool,
     generation: int | None = None,
 ) -> Path:
-    """Write the dropped ``lines`` (no newlines) under a fresh name. ``generation`` is the one
-    the rewrite produces: a reader skips an archive whose rewrite never landed (a crash
-    between archive and replace), so its rows are not seen twice.
-    """
+    """Write the dropped ``lines`` (no newlines) under a fresh name. ``generation``: the one
+    the rewrite produces, so a reader can skip the archive if that rewrite never landed."""
     archive_dir.mkdir(parents=True, exist_ok=True)
     header: dict[str, object] = {
         "_type": RecordKind.ARCHIVE,
@@ -166,8 +163,7 @@ def cleanup_archives(
     archive_dir: Path, retention_days: int, now: datetime, *, dry_run: bool
 ) -> list[RetentionDecision]:
     """Delete archives whose header says they are older than ``retention_days`` (negative:
-    never). Returns every decision; a dry run deletes nothing.
-    """
+    never). Returns every decision; a dry run deletes nothing."""
     if retention_days < 0 or not archive_dir.is_dir():
         return []
     cutoff = now.astimezone() - timedelta(days=retention_days)

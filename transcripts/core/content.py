@@ -1,12 +1,7 @@
 """The one rule for JSON content that enters a transcript (docs/DESIGN.md, "One content
-rule"): :func:`check_content` before a byte is written, and its read-side counterpart
-:func:`bound_rows` for rows already on disk (in the presenters, not the fold: finding a deep
-line in the fold's hot path costs about as much as parsing it).
-
-``MAX_DEPTH`` 64 is far beyond any agent's ``meta`` and far below every recursive
-consumer's limit (orjson writes at most 254 levels; Python's recursion limit is 1000).
-Depth counts from the outermost value: a row's fields and a patch sit one level below both
-a body and a record, so both count alike. Every walk stops at ``MAX_DEPTH``.
+rule"), and ``bound_rows`` for rows already on disk: in the presenters, since finding a deep
+line in the fold's hot path costs about as much as parsing it. ``MAX_DEPTH`` is far beyond
+any agent's ``meta`` and far below orjson's 254 levels and Python's recursion limit.
 """
 
 from __future__ import annotations
@@ -81,26 +76,17 @@ def check_content(value: Any, *, what: str = "record") -> None:
         raise ContentRejected(f"{what}: {problem}")
 
 
-def _exceeds_depth(value: Any, limit: int) -> bool:
-    """Whether ``value`` nests more than ``limit`` containers deep (iterative, stops early)."""
-    stack: list[tuple[Any, int]] = [(value, 0)]
-    while stack:
-        node, depth = stack.pop()
-        if type(node) is dict:
-            children: Any = node.values()
-        elif type(node) is list:
-            children = node
-        else:
-            continue
-        if depth >= limit:
-            return True
-        stack.extend((child, depth + 1) for child in children if type(child) in _CONTAINERS)
-    return False
+def _exceeds_depth(container: Any, limit: int) -> bool:
+    """Whether ``container`` holds containers more than ``limit`` levels below it (stops there)."""
+    children = container.values() if type(container) is dict else container
+    return limit <= 0 or any(
+        _exceeds_depth(child, limit - 1) for child in children if type(child) in _CONTAINERS
+    )
 
 
 def bound_row(row: dict[str, Any]) -> dict[str, Any] | None:
-    """``row`` with each field nested too deep (the row deeper than ``MAX_DEPTH``) replaced
-    by ``TOO_DEEP_MARKER``; None when the row is within the limit (the common case)."""
+    """``row`` with each field that makes it deeper than ``MAX_DEPTH`` replaced by
+    ``TOO_DEEP_MARKER``; None when it is within the limit (the common case)."""
     deep = [
         key
         for key, value in row.items()
@@ -112,9 +98,8 @@ def bound_row(row: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def bound_rows(rows: list[dict[str, Any]], report: FoldReport) -> list[dict[str, Any]]:
-    """``rows`` ready for a presenter: each row nested too deep gets :func:`bound_row` and
-    one ``too_deep`` anomaly in ``report`` (offset -1: found in a folded row, not at a
-    line; ``detail`` names its ts). The list is copied only when something changed."""
+    """``rows`` with :func:`bound_row` applied, a ``too_deep`` anomaly per row changed (offset
+    -1: not at a line); the list is copied only when something changed."""
     out = rows
     for index, row in enumerate(rows):
         bounded = bound_row(row)
@@ -139,10 +124,8 @@ def _finite_float(text: str) -> float:
 
 
 def loads_checked(data: bytes | str) -> Any:
-    """Parse a JSON document that is to become content, under the content rule
-    (``ContentRejected``; ``ValueError`` when it is not JSON). The stdlib parses it: orjson
-    reads an integer past 64 bits as a float, silently changing it.
-    """
+    """Parse a JSON document under the content rule (``ContentRejected``; ``ValueError``: not
+    JSON). The stdlib parses it: orjson reads an integer past 64 bits as a float."""
     try:
         value = json.loads(data, parse_constant=_not_finite, parse_float=_finite_float)
     except RecursionError:  # deeper than the interpreter's stack: far past MAX_DEPTH

@@ -1,12 +1,9 @@
 """THE fold: the one function that turns transcript records into the message list.
 
-Line 0 ``{"_type": "metadata", …}`` is the metadata (an archive's is its header); every
-other object without ``_type`` is a row, in file order; a revision (every kind in
-``codec.ROW_CHANGES``) shallow-merges its patch into the last earlier row whose ``ts`` is
-its ``target_ts``, never its ``ts`` or ``_type``; a patch's ``_after_ts`` moves the
-target after that row ("" = to the front), moves applied in file order after all merges.
-Nothing on disk raises: bad lines are skipped and reported with kind and byte offset
-(docs/DESIGN.md, "Fold anomalies"). A file without revisions folds to exactly its rows.
+Line 0 is the metadata (an archive's: its header); every other object without ``_type`` is a
+row; a revision (``codec.ROW_CHANGES``) merges its patch into the row ``target_ts`` names and
+may move it (``_after_ts``; moves applied after all merges). Nothing on disk raises: bad lines
+are reported (docs/DESIGN.md, "Fold anomalies"). A file without revisions folds to its rows.
 """
 
 from __future__ import annotations
@@ -133,7 +130,6 @@ class FoldState(Folded):
         self._record(obj, data, line.offset, line.terminated)
 
     def _record(self, obj: dict[str, Any], data: bytes, offset: int, terminated: bool) -> None:
-        """A line that parsed to an object: a row, a revision, line 0 or a stray record."""
         if not terminated:
             self.report.add("unterminated", offset, self.file)
         first, self.first = self.first, False
@@ -162,7 +158,6 @@ class FoldState(Folded):
             self.raw.append(data)
 
     def _change(self, obj: dict[str, Any], patch: Any, offset: int) -> None:
-        """A row-changing record (a revision or another declared kind) and its patch."""
         self.report.revisions += 1
         self._check_ts(obj.get("ts"), offset)
         target = obj.get(TARGET)
@@ -189,7 +184,7 @@ class FoldState(Folded):
             self._merge(index, patch, offset)
 
     def _merge(self, index: int, patch: dict[str, Any], offset: int) -> None:
-        """Apply a checked patch to row ``index`` (the offset index records it instead)."""
+        # (the offset index records the patch instead)
         self.rows[index] = {**self.rows[index], **patch}
         self.patched.add(index)
 

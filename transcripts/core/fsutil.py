@@ -67,12 +67,10 @@ def atomic_write(
     exclusive: bool = False,
 ) -> None:
     """Replace ``path`` with ``data`` (bytes or chunks; any failure leaves nothing behind).
-
-    ``mtime_ns`` is set on the temp file before the rename, so no reader ever sees the new
-    content with a moved signature. ``mode``: exactly that, with the temp file 0600 until
-    then, so a file that may hold secrets is never readable by others, not even briefly
-    (else 0644 less the umask). ``exclusive``: the temp file is hard-linked into place,
-    which fails with ``FileExistsError`` when any file of that name appeared.
+    ``mtime_ns`` is set before the rename, so no reader sees new content with an old sig.
+    ``mode``: the temp file is 0600 until then, so a file that may hold secrets is never
+    readable by others, even briefly (else 0644 less the umask). ``exclusive``: hard-linked
+    into place, which fails with ``FileExistsError`` when a file of that name appeared.
     """
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}-{secrets.token_hex(4)}")
     create_mode = 0o644 if mode is None else 0o600

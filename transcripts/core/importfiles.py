@@ -33,8 +33,7 @@ def check_size(size: int, limit: int) -> None:
 def copy_new(src: Path, dest: Path, *, dry_run: bool, limit: int, refuse: str = "") -> str:
     """Copy at most ``limit`` bytes of ``src`` to ``dest`` unless something is there: copied |
     present | conflict. ``refuse``: why a new file may not be added (one already there is
-    still compared). Raises ``NotRegularFile``, ``ImportRefused`` or ``OSError``.
-    """
+    still compared)."""
     fd, st = open_regular(src)
     with os.fdopen(fd, "rb") as fp:
         check_size(st.st_size, limit)
@@ -107,8 +106,7 @@ NUL_FIELDS = (
 
 def nul_warnings(metadata: dict[str, Any] | None) -> tuple[str, ...]:
     """What the mirror leaves out of line 0 because it holds NUL (PostgreSQL text cannot hold
-    it; SQLite could, but both profiles mirror the same).
-    """
+    it; SQLite could, but both profiles mirror the same)."""
     meta = metadata or {}
     return tuple(
         f"line 0's {name} holds NUL characters: {effect}"

@@ -1,11 +1,8 @@
 """O(page) reads of a long session through per-file offset indexes (docs/DESIGN.md, "Reading
-long sessions"): one page of the folded session (``read_page``) or where each user turn
-starts (``turn_marks``); None when only the full fold can say.
-
-The index is THE fold keeping byte offsets instead of dicts (``_IndexFold``), so its report
-is the fold's. Appends only add complete lines to the same inode, so an index stays valid
-while the file keeps its device, inode, first bytes and the bytes just before the indexed
-end; anything else (a rewrite, a truncation) rebuilds it from byte 0.
+long sessions"): a page (``read_page``) or the user turns (``turn_marks``); None when only the
+full fold can say. The index is THE fold keeping byte offsets instead of rows, so its report is
+the fold's; it stays valid while the file keeps its device, inode, first bytes and the bytes
+just before the indexed end (appends only add lines), else it is rebuilt from byte 0.
 """
 
 from __future__ import annotations
@@ -17,10 +14,10 @@ from bisect import bisect_left
 from collections import OrderedDict
 from contextlib import ExitStack
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
-from .archive import Membership, membership
-from .codec import MAX_LINE_BYTES, generation
+from .codec import generation
 from .errors import SessionNotFound
 from .fold import FoldReport, FoldState, fold_lines
 from .fsutil import NotRegularFile, open_regular
@@ -76,7 +73,7 @@ class _IndexFold(FoldState):
 
 
 class _Window:
-    """``read`` over the bytes ``[start, end)`` of a file descriptor (for the line reader)."""
+    """``read`` over the bytes ``[start, end)`` of a file descriptor."""
 
     def __init__(self, fd: int, start: int, end: int) -> None:
         self.fd, self.at, self.end = fd, start, end
@@ -94,6 +91,7 @@ class _Window:
 class Snapshot:
     """One consistent view of an index: rows ``< count`` and revisions ``< scanned``."""
 
+    fd: int  # the file it indexes, open until the read's ExitStack closes
     fold: _IndexFold  # its label is ``fold.file``; its ``first_ts`` is set by row 0
     metadata: dict[str, Any] | None
     header: dict[str, Any] | None
@@ -162,7 +160,7 @@ class FileIndex:
         start = max(0, self.scanned - MARK_BYTES)
         self.mark = os.pread(fd, self.scanned - start, start)
 
-    def snapshot(self) -> Snapshot:
+    def snapshot(self, fd: int) -> Snapshot:
         fold, report = self.fold, self.fold.report
         copy = FoldReport(list(report.anomalies), report.lines, report.revisions)
         simple = (
@@ -170,9 +168,9 @@ class FileIndex:
             and not fold.moves
             and not any(a.kind in ORDER_KINDS for a in report.anomalies)
         )
-        count = len(fold.offsets)
+        count, scanned = len(fold.offsets), self.scanned
         return Snapshot(
-            fold, fold.metadata, fold.header, copy, count, self.scanned, fold.last_row_ts, simple
+            fd, fold, fold.metadata, fold.header, copy, count, scanned, fold.last_row_ts, simple
         )
 
 
@@ -183,9 +181,7 @@ class IndexCache:
         self._items: OrderedDict[str, FileIndex] = OrderedDict()
         self._lock = threading.Lock()
 
-    def snapshot(
-        self, path: str, label: str, fd: int, *, max_line: int = MAX_LINE_BYTES
-    ) -> Snapshot:
+    def snapshot(self, path: str, label: str, fd: int, *, max_line: int) -> Snapshot:
         """The index of the file open as ``fd`` (at ``path``), brought up to its size."""
         st = os.fstat(fd)
         with self._lock:
@@ -198,7 +194,7 @@ class IndexCache:
                 index.reset(label, st.st_dev, st.st_ino)  # replaced or truncated: rebuild
             # Appends may have landed since the fstat: index only what it saw.
             index.extend(fd, st, max_line)
-            snap = index.snapshot()
+            snap = index.snapshot(fd)
         self._evict(keep=path)
         return snap
 
@@ -248,19 +244,20 @@ def read_page(
 ) -> Page | None:
     """The page after ``after`` (``SessionNotFound``, ``InvalidCursor``), or None."""
     with ExitStack() as files:
-        chain, report = _open_chain(store, key, files, cache)
-        if not _chain_simple(chain):
+        opened = _open_chain(store, key, files, cache)
+        if opened is None:
             return None
+        chain, report = opened
         start = _locate(chain, after)
         return None if start is None else _collect(chain, start, limit, report)
 
 
 def _open_chain(
     store: StoreFiles, key: str, files: ExitStack, cache: IndexCache
-) -> tuple[list[tuple[int, Snapshot]], FoldReport]:
-    """The session's files as ``read_session`` chains them, each as (fd, index snapshot).
-
-    The fds stay open until ``files`` closes; the report is the whole session's.
+) -> tuple[list[Snapshot], FoldReport] | None:
+    """The session's files as ``read_session`` chains them, each as its index snapshot (its
+    fd open until ``files`` closes), and the whole session's report; None when the chain is
+    not simple: a file is not, or its rows are not all later than the previous file's.
     """
     path = store.path(key)
     try:
@@ -270,51 +267,37 @@ def _open_chain(
         raise SessionNotFound(key) from None
     files.callback(os.close, fd)
     current = cache.snapshot(str(path), path.name, fd, max_line=store.max_line)
-    chain: list[tuple[int, Snapshot]] = []
     report = FoldReport()
-    for archive in store.archive_paths(key):
+
+    def index_archive(archive: Path, label: str) -> Snapshot | None:
         try:
             afd, _ = open_regular(archive)
-        except FileNotFoundError:
-            if not path.is_file():
-                raise SessionNotFound(key) from None
-            continue  # removed since listed, as read_session skips it
         except NotRegularFile:
-            continue  # archive_paths lists regular files only; replaced since
+            return None  # archive_paths lists regular files only; replaced since
         files.callback(os.close, afd)
-        label = f"archive/{archive.name}"
-        snap = cache.snapshot(str(archive), label, afd, max_line=store.max_line)
-        found = membership(snap.header, generation(current.metadata))
-        if found is Membership.UNLANDED:
-            report.add("unlanded_archive", 0, label)
-        if found is not Membership.SESSION:
-            continue
-        chain.append((afd, snap))
-        report.extend(snap.report)
-    chain.append((fd, current))
+        return cache.snapshot(str(archive), label, afd, max_line=store.max_line)
+
+    gen = generation(current.metadata)
+    chain = [snap for _, snap in store.chain_archives(key, gen, report, index_archive)]
+    chain.append(current)
     report.extend(current.report)
+    last: str | None = None
+    for snap in chain:
+        if not snap.simple:
+            return None
+        if snap.count:  # so the fold's first_ts is set (row 0's ts)
+            if last is not None and ts_strictly_after(snap.fold.first_ts or "", last) is not True:
+                return None
+            last = snap.last_ts
     return chain, report
 
 
-def _chain_simple(chain: list[tuple[int, Snapshot]]) -> bool:
-    """Every file simple, and each file's rows strictly later than the previous file's."""
-    last: str | None = None
-    for _, snap in chain:
-        if not snap.simple:
-            return False
-        if snap.count:  # so the fold's first_ts is set (row 0's ts)
-            if last is not None and ts_strictly_after(snap.fold.first_ts or "", last) is not True:
-                return False
-            last = snap.last_ts
-    return True
-
-
-def _locate(chain: list[tuple[int, Snapshot]], after: str | None) -> tuple[int, int] | None:
+def _locate(chain: list[Snapshot], after: str | None) -> tuple[int, int] | None:
     """(file, row) of the page's first row; None to let the full fold decide."""
     if not after:
         return 0, 0
     ts, nth = parse_cursor(after)
-    for number, (_, snap) in enumerate(chain):
+    for number, snap in enumerate(chain):
         row = snap.row_of(ts)
         if row is not None:
             if nth != 1:  # ts are unique here: no second bearer
@@ -326,16 +309,16 @@ def _locate(chain: list[tuple[int, Snapshot]], after: str | None) -> tuple[int, 
 
 
 def _collect(
-    chain: list[tuple[int, Snapshot]], start: tuple[int, int], limit: int, report: FoldReport
+    chain: list[Snapshot], start: tuple[int, int], limit: int, report: FoldReport
 ) -> Page | None:
     rows: list[dict[str, Any]] = []
     number, first = start
     end = start  # (file, row) just after the last row taken
     while number < len(chain):
-        fd, snap = chain[number]
+        snap = chain[number]
         last = min(snap.count, first + limit - len(rows))
         if first < last:
-            page = _rows(fd, snap, first, last)
+            page = _rows(snap, first, last)
             if page is None:
                 return None
             rows.extend(page)
@@ -343,16 +326,16 @@ def _collect(
         if len(rows) >= limit:
             break
         number, first = number + 1, 0
-    more = chain[end[0]][1].count > end[1] or any(snap.count for _, snap in chain[end[0] + 1 :])
+    more = chain[end[0]].count > end[1] or any(snap.count for snap in chain[end[0] + 1 :])
     next_cursor = str(rows[-1].get("ts")) if rows and more else None
     return Page(rows, report, next_cursor)
 
 
-def _rows(fd: int, snap: Snapshot, first: int, last: int) -> list[dict[str, Any]] | None:
+def _rows(snap: Snapshot, first: int, last: int) -> list[dict[str, Any]] | None:
     """Rows ``first..last-1`` of one file with every revision that targets them, folded."""
     offsets = list(snap.fold.offsets[first:last])
     span_start, span_end = offsets[0], offsets[-1]  # rows before the last one, in one read
-    span = os.pread(fd, span_end - span_start, span_start) if span_end > span_start else b""
+    span = os.pread(snap.fd, span_end - span_start, span_start) if span_end > span_start else b""
     wanted = offsets + [o for i in range(first, last) for o in snap.revisions_of(i)]
     lines = []
     for offset in sorted(wanted):
@@ -361,7 +344,7 @@ def _rows(fd: int, snap: Snapshot, first: int, last: int) -> list[dict[str, Any]
             end = span.find(b"\n", offset - span_start)
             if end >= 0:
                 data = span[offset - span_start : end]
-        lines.append(RawLine(offset, data if data is not None else line_at(fd, offset), True))
+        lines.append(RawLine(offset, data if data is not None else line_at(snap.fd, offset), True))
     folded = fold_lines(lines, file=snap.fold.file)
     if len(folded.rows) != last - first:
         return None  # the bytes are no longer what was indexed: let the full fold answer
@@ -397,13 +380,14 @@ class TurnMarks:
 def turn_marks(store: StoreFiles, key: str, *, cache: IndexCache = PAGE_INDEX) -> TurnMarks | None:
     """The session's user turns (``SessionNotFound``), or None: fold instead."""
     with ExitStack() as files:
-        chain, report = _open_chain(store, key, files, cache)
-        if not _chain_simple(chain):
+        opened = _open_chain(store, key, files, cache)
+        if opened is None:
             return None
+        chain, report = opened
         marks: list[tuple[Snapshot, int, str | None]] = []
         before: str | None = None  # the previous file's last row
         total = 0
-        for _, snap in chain:
+        for snap in chain:
             fold, count = snap.fold, snap.count
             if any(row < count for row in list(fold.retyped)):
                 return None

@@ -1,11 +1,9 @@
 """The only writes besides appends: metadata edits, rewind, rotation, delete and fork.
 
-Each rewrite runs under the transcript's lock and replaces the file atomically (temp +
-fsync + replace + directory fsync, per the fsync policy), keeping its mtime so the session
-list order and unrelated caches do not move; rotation and rewind advance ``gen``. Rows a
-rewrite drops are archived first; if archiving fails nothing is rewritten, and if the
-rewrite then fails the archive is taken back so no row shows up twice (docs/DESIGN.md,
-"Transcript store decisions").
+Each rewrite replaces the file atomically under its lock, keeping its mtime (the session list
+order and unrelated caches do not move); rotation and rewind advance ``gen``. Dropped rows are
+archived first, and the archive taken back if the rewrite then fails, so no row shows twice
+(docs/DESIGN.md, "Transcript store decisions").
 """
 
 from __future__ import annotations
@@ -54,9 +52,8 @@ log = logging.getLogger(__name__)
 def _replace(
     store: StoreFiles, key: str, data: bytes, before: os.stat_result, archive: Path | None = None
 ) -> None:
-    """Replace the file, keeping its mtime. When that fails and the old file is still in
-    place, ``archive`` (rows the rewrite would have dropped, all still in the file) is
-    removed: ``read_session`` chains archives and would show them twice."""
+    """Replace the file, keeping its mtime. When that fails with the old file still in place,
+    ``archive`` (rows all still in the file) is removed, or reads would show them twice."""
     path = store.path(key)
     try:
         remove_stale_temps(path.parent, path.name)
@@ -110,15 +107,13 @@ def rewind(store: StoreFiles, key: str, after_ts: str) -> int:
                 (line.data or b"", _classify(line.data))
                 for line in iter_lines(fp, max_line=sys.maxsize)
             ]
-        if not lines:
-            raise RowNotFound(after_ts)
-        metadata = parse_metadata_line(lines[0][0])
         cut = max(
             (i for i, (_, (kind, ts)) in enumerate(lines) if kind == "row" and ts == after_ts),
             default=-1,
         )
         if cut < 0:
             raise RowNotFound(after_ts)
+        metadata = parse_metadata_line(lines[0][0])
         kept = [raw for raw, _ in lines[1 if metadata is not None else 0 : cut + 1]]
         dropped: list[bytes] = []
         dropped_ts: set[str] = set()
@@ -143,8 +138,7 @@ def rewind(store: StoreFiles, key: str, after_ts: str) -> int:
 
 
 def _classify(data: bytes | None) -> tuple[str, str | None]:
-    """("row", its ts), ("change", its target_ts: any ``codec.ROW_CHANGES`` kind) or
-    ("other", None) for one raw line."""
+    """("row", its ts), ("change", its target_ts) or ("other", None) for one raw line."""
     value, bad = parse_json_line(data) if data else (None, "blank")
     if bad or not isinstance(value, dict):
         return "other", None
@@ -182,8 +176,7 @@ def _archive_or_fail(
 
 def reencode(record: dict[str, Any]) -> bytes:
     """``encode_record``, but a record the original's stdlib writer left on disk (a lone
-    surrogate escape, which orjson refuses) is re-encoded its way instead of failing.
-    """
+    surrogate escape, which orjson refuses) is re-encoded its way instead of failing."""
     try:
         return encode_record(record)
     except RecordRejected as refused:
@@ -264,7 +257,6 @@ def rotate_locked(store: StoreFiles, key: str, *, force: bool = False) -> int:
 
 def rotation_blocker(store: StoreFiles, key: str) -> str | None:
     """Why this transcript is over the size limit and appends cannot rotate it, or None.
-
     Reads the whole file: for ``verify_transcripts`` and the admin, never an append."""
     try:
         if store.path(key).stat().st_size <= store.max_bytes:
@@ -298,8 +290,7 @@ def position_revisions(folded: Folded, kept: list[int], now: Any) -> bytes:
     """Re-express the folded order of kept rows as position revisions, if it differs."""
     if folded.order is None:
         return b""
-    kept_set = set(kept)
-    wanted = [i for i in range(len(folded.rows)) if i in kept_set]
+    wanted = sorted(kept)  # kept rows in folded order
     if wanted == kept:
         return b""
     out: list[bytes] = []
@@ -330,12 +321,10 @@ def register_derived(name: str, paths_for_key: DerivedPaths) -> None:
 
 
 def derived_paths(root: Path, key: str) -> list[Path]:
-    """Every registered owner's files for ``key``, owners in registration order."""
     return [path for paths_for_key in _OWNERS.values() for path in paths_for_key(root, key)]
 
 
 def reap_derived(root: Path, key: str) -> None:
-    """Remove every registered owner's files for ``key``; missing ones are fine."""
     for path in derived_paths(root, key):
         with contextlib.suppress(FileNotFoundError):
             path.unlink()
@@ -365,11 +354,8 @@ PROVENANCE = ("forked_from", "fork_parent_sig", "fork_parent_gen", "fork_seed_le
 def fork(
     store: StoreFiles, parent_key: str, child_key: str, metadata: dict[str, Any] | None = None
 ) -> int:
-    """Create ``child_key`` holding the parent's rows; returns how many rows it copied.
-
-    The parent is read under its lock, the child written under its own; the two locks are
-    never held together, so two forks in opposite directions cannot deadlock.
-    ``SessionNotFound`` for a missing parent, ``SessionExists`` for an existing child.
+    """Create ``child_key`` holding the parent's rows; returns how many it copied. The two
+    locks are never held together, so two forks in opposite directions cannot deadlock.
     """
     with store.locked(parent_key):
         view = store.read_session(parent_key)
@@ -417,9 +403,7 @@ def _seed_bytes(rows: list[dict[str, Any]], now: Any) -> bytes:
         # revision could not target: kept as folded.
         return b"".join(line + b"\n" for line in lines)
     by_ts = sorted(range(len(rows)), key=lambda i: ts_sort_key(stamps[i]))
-    physical = [0] * len(rows)
-    for position, index in enumerate(by_ts):
-        physical[index] = position
+    physical = sorted(range(len(rows)), key=by_ts.__getitem__)  # the inverse permutation
     folded = Folded(None, rows, FoldReport(), order=physical)
     body = b"".join(lines[i] + b"\n" for i in by_ts)
     return body + position_revisions(folded, by_ts, now)

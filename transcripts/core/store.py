@@ -143,7 +143,7 @@ class TranscriptStore(StoreFiles):
         fields: dict[str, Any] | None = None,
         metadata: dict[str, Any] | None = None,
     ) -> Appended:
-        """Append one row; ``metadata`` seeds line 0 when this append creates the file."""
+        """``metadata`` seeds line 0 when this append creates the file."""
         row: dict[str, Any] = {"role": role, "content": content, **(fields or {})}
         if meta is not None:
             row["meta"] = meta
@@ -208,7 +208,7 @@ class TranscriptStore(StoreFiles):
     def _append_locked(
         self, key: str, records: list[dict[str, Any]], metadata: dict[str, Any] | None
     ) -> tuple[list[str], Identity, int]:
-        """Write the records; returns their stamps, the identity after, the size before."""
+        """The records' stamps, the identity after, the size before."""
         path = self.path(key)
         # Opened anew after taking the lock: a rotation may have replaced the inode. Only a
         # caller that may create the session (it brings line 0's metadata) creates the file.
@@ -275,9 +275,8 @@ class TranscriptStore(StoreFiles):
         )
 
     def _rotate(self, key: str, st: os.stat_result) -> bool:
-        """Rotate this over-limit file unless its last rotation failed and it has not doubled since
-        (appends to a session that cannot rotate stay O(1) amortized). Whether it rotated.
-        """
+        """Rotate unless the last rotation failed and the file has not doubled since (appends to
+        a session that cannot rotate stay O(1) amortized). Whether it rotated."""
         failed = self._stuck.get((st.st_dev, st.st_ino))
         if failed is not None and st.st_size < 2 * failed:
             return False
@@ -309,7 +308,6 @@ class TranscriptStore(StoreFiles):
                 return ends_clean, None
             window *= 4
 
-    # The rewrites live in rewrite.py; each takes the store as its first argument.
     update_metadata = rewrite.update_metadata
     rewind = rewrite.rewind
     rotate = rewrite.rotate

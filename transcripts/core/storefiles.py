@@ -1,7 +1,6 @@
-"""The store's files and their reads: paths and locks, the cheap reads (line 0, sig,
-identity) and the session's chain (rotate archives oldest first, then the current file)
-read whole or by its end. ``TranscriptStore`` (``store.py``) adds appends; the rewrites
-(``rewrite.py``) take a ``StoreFiles``, so none imports the store that calls them.
+"""The store's files and their reads: paths, locks, line 0, identity, and the session's chain
+(rotate archives oldest first, then the current file) whole or by its end. The rewrites take a
+``StoreFiles``, so none imports the ``TranscriptStore`` that calls them.
 """
 
 from __future__ import annotations
@@ -17,12 +16,12 @@ from typing import Any
 
 from . import locking
 from .archive import Membership, archive_candidates, membership
-from .codec import MAX_LINE_BYTES, POSITION_HINT, RecordKind, generation
+from .codec import MAX_LINE_BYTES, POSITION_HINT, generation
 from .errors import SessionNotFound
-from .fold import Folded, FoldReport, fold_lines, fold_stream
+from .fold import Folded, FoldReport, FoldState, fold_lines, fold_stream
 from .fsutil import FsyncPolicy, open_regular
 from .keys import BARE_PREFIX, safe_key
-from .reader import UTF8_BOM, RawLine, iter_lines, parse_json_line, read_line0
+from .reader import UTF8_BOM, RawLine, iter_lines, read_line0
 from .timestamps import now_local
 
 # The original's rotation limits: past MAX_BYTES keep at most KEEP_LINES newest rows.
@@ -145,9 +144,11 @@ class StoreFiles:
 
     # ------------------------------------------------------------------ one file folded
     def read_file(self, key: str, *, keep_raw: bool = False) -> Folded:
-        path = self.path(key)
+        return self._fold(self.path(key), self.path(key).name, keep_raw)
+
+    def _fold(self, path: Path, label: str, keep_raw: bool = False) -> Folded:
         with path.open("rb") as fp:
-            return fold_stream(fp, file=path.name, keep_raw=keep_raw, max_line=self.max_line)
+            return fold_stream(fp, file=label, keep_raw=keep_raw, max_line=self.max_line)
 
     # ------------------------------------------------------------------ the session's chain
     def read_session(self, key: str) -> SessionView:
@@ -165,31 +166,41 @@ class StoreFiles:
             current = self.read_file(key)
         except FileNotFoundError:  # deleted since the check: the same answer as before it
             raise SessionNotFound(key) from None
-        current_gen = generation(current.metadata)
-        for archive in self.archive_paths(key):
-            try:
-                fp = archive.open("rb")
-            except FileNotFoundError:
-                # Removed since listed: by retention or as unlanded (its rows are in the
-                # file), or by a delete of the whole session.
-                if not path.is_file():
-                    raise SessionNotFound(key) from None
-                continue
-            with fp:
-                folded = fold_stream(fp, file=f"archive/{archive.name}", max_line=self.max_line)
-            found = membership(folded.header, current_gen)
-            if found is Membership.UNLANDED:
-                # Its rows are still in the file; reading both would double them.
-                report.add("unlanded_archive", 0, f"archive/{archive.name}")
-            if found is not Membership.SESSION:
-                continue
+        gen = generation(current.metadata)
+        for label, folded in self.chain_archives(key, gen, report, self._fold):
             rows.extend(folded.rows)
-            report.extend(folded.report)
-            files.append(f"archive/{archive.name}")
+            files.append(label)
         rows.extend(current.rows)
         report.extend(current.report)
         files.append(path.name)
         return SessionView(key, current.metadata, rows, report, files)
+
+    def chain_archives(
+        self, key: str, gen: int, report: FoldReport, read: Callable[[Path, str], Any]
+    ) -> list[tuple[str, Any]]:
+        """The archives whose rows come first in the session (``membership`` against ``gen``),
+        with their labels, each as ``read`` returns it (its ``header`` and ``report``; None:
+        skip it). Their reports and each unlanded archive go into ``report`` in chain order.
+        """
+        found = []
+        for archive in self.archive_paths(key):
+            label = f"archive/{archive.name}"
+            try:
+                item = read(archive, label)
+            except FileNotFoundError:
+                # Removed since listed: by retention or as unlanded (its rows are in the
+                # file), or by a delete of the whole session.
+                if not self.path(key).is_file():
+                    raise SessionNotFound(key) from None
+                continue
+            member = None if item is None else membership(item.header, gen)
+            if member is Membership.UNLANDED:
+                # Its rows are still in the file; reading both would double them.
+                report.add("unlanded_archive", 0, label)
+            if member is Membership.SESSION:
+                found.append((label, item))
+                report.extend(item.report)
+        return found
 
     def read_session_tail(
         self, key: str, identity: Identity, budget: int
@@ -219,28 +230,22 @@ class StoreFiles:
             return None
         rows: list[dict[str, Any]] = []
         for tail in tails:
-            # Never 0: read_tail already removed line 0's BOM (offsets only label anomalies).
-            offset = tail.start or 1
-            raw: list[RawLine] = []
-            for line in tail.lines:
-                raw.append(RawLine(offset, line, True))
-                offset += len(line) + 1
-            rows.extend(fold_lines(raw, file=tail.path.name).rows)
+            # Offsets only label anomalies, which this read drops; never 0 (read_tail already
+            # removed line 0's BOM).
+            lines = (RawLine(1, line, True) for line in tail.lines)
+            rows.extend(fold_lines(lines, file=tail.path.name).rows)
         return rows
 
 
 def _archive_header(path: Path, max_line: int) -> dict[str, Any] | None:
-    """The header of an archive as the fold reads it (its first object, a BOM at byte 0
-    removed), reading only up to that object; None when it is no archive header."""
+    """The header of an archive as the fold reads it, folding only up to its first object."""
     fd, _ = open_regular(path)  # never blocks on a FIFO planted in the folder
     with os.fdopen(fd, "rb") as fp:
+        fold = FoldState("", keep_raw=False)
         for line in iter_lines(fp, max_line=max_line, block_size=HEADER_BLOCK):
-            if line.data is None:
-                continue
-            data = line.data.removeprefix(UTF8_BOM) if line.offset == 0 else line.data
-            first, bad = parse_json_line(data)
-            if not bad and type(first) is dict:
-                return first if first.get("_type") == RecordKind.ARCHIVE else None
+            fold.feed(line)
+            if not fold.first:
+                return fold.header
     return None
 
 

@@ -76,12 +76,12 @@ def newest_ts(values: Iterable[Any]) -> datetime | None:
     # One agent's stamps share a form ("2026-11-30T10:27:00.000Z"): when every value is
     # a UTC stamp of one length, the newest is the greatest string, parsed once (a parse
     # per row was most of a session's cost here).
-    if texts and all(type(t) is str for t in texts):
-        width, utc = len(texts[0]), _UTC_STAMP.fullmatch
-        if all(len(t) == width and utc(t) for t in texts):  # one form: strings order as times
-            newest = storable_ts(max(texts))
-            if newest is not None:
-                return newest
+    utc = _UTC_STAMP.fullmatch
+    # (texts[0] is checked first, so len() only ever sees strings)
+    if texts and all(type(t) is str and len(t) == len(texts[0]) and utc(t) for t in texts):
+        newest = storable_ts(max(texts))  # one form: strings order as times
+        if newest is not None:
+            return newest
     parsed = [p for p in map(storable_ts, texts) if p is not None]
     return max(parsed) if parsed else None
 
