@@ -11,7 +11,7 @@ from django.db.models import F, Q, QuerySet
 from .core.content import bound_rows
 from .core.fold import FoldReport
 from .core.keys import is_valid_slot_name
-from .core.paging import InvalidCursor, read_page
+from .core.paging import InvalidCursor, cursor_of, read_page
 from .listing import SessionPage, session_page
 from .models import App, Session, Slot
 from .runtime import get_store
@@ -79,7 +79,7 @@ def session_transcript(
         last = start + len(page) - 1
         ts = rows[last].get("ts")
         occurrence = sum(1 for row in rows[: last + 1] if row.get("ts") == ts)
-        next_cursor = str(ts) if occurrence == 1 else f"{ts}#{occurrence}"
+        next_cursor = cursor_of(ts, occurrence)
     return page, view.report, next_cursor
 
 

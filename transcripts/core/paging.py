@@ -234,6 +234,12 @@ def parse_cursor(after: str) -> tuple[str, int]:
     return ts, int(nth) if nth.isdigit() and int(nth) > 0 else 0
 
 
+def cursor_of(ts: object, nth: int) -> str:
+    """The cursor of the ``nth`` row stamped ``ts``: ``parse_cursor``'s inverse, the one
+    spelling every page, window and index mark writes."""
+    return str(ts) if nth == 1 else f"{ts}#{nth}"
+
+
 def read_page(
     store: StoreFiles,
     key: str,
