@@ -27,7 +27,6 @@ from .envconfig import summary_overrides_read
 #: The longest a settings-page test request may wait for its answer (a CLI's own
 #: timeout is minutes long; a person is watching this one).
 CHECK_TIMEOUT = 60.0
-TIMEOUTS = ("KIROCREW_OPENAI_TIMEOUT", "KIROCREW_ANTHROPIC_TIMEOUT", "KIROCREW_CLI_TIMEOUT")
 
 _caches: dict[Path, ConfigCache] = {}
 _caches_lock = threading.Lock()
@@ -76,8 +75,12 @@ class _ChoiceSettings:
             same = _url(choice.base_url) == _url(settings.KIROCREW_OPENAI_BASE_URL)
             overrides["KIROCREW_OPENAI_API_KEY"] = settings.KIROCREW_OPENAI_API_KEY if same else ""
         if check:
-            for name in TIMEOUTS:
-                overrides[name] = min(float(getattr(settings, name)), CHECK_TIMEOUT)
+            for name, value in (
+                ("KIROCREW_OPENAI_TIMEOUT", settings.KIROCREW_OPENAI_TIMEOUT),
+                ("KIROCREW_ANTHROPIC_TIMEOUT", settings.KIROCREW_ANTHROPIC_TIMEOUT),
+                ("KIROCREW_CLI_TIMEOUT", settings.KIROCREW_CLI_TIMEOUT),
+            ):
+                overrides[name] = min(float(value), CHECK_TIMEOUT)
         self._overrides = overrides
 
     def __getattr__(self, name: str) -> object:
@@ -100,13 +103,6 @@ def summary_input_budget(backend: SummaryBackend) -> int:
     return input_budget(settings.KIROCREW_SUMMARY_CONTEXT_TOKENS, reserve)
 
 
-#: The agent CLIs the page looks for on PATH: (spec, the setting naming the program).
-CLI_SPECS: tuple[tuple[str, str], ...] = (
-    ("claude-cli", "KIROCREW_CLAUDE_CLI"),
-    ("codex-cli", "KIROCREW_CODEX_CLI"),
-)
-
-
 class ChoiceRefused(ValueError):
     """What was posted is not a backend this page offers; the message says why."""
 
@@ -117,7 +113,10 @@ def backend_options() -> list[BackendOption]:
         settings.KIROCREW_SUMMARY_MODEL,
         local_urls=settings.KIROCREW_LOCAL_MODEL_URLS,
         which=shutil.which,
-        cli_commands=[(spec, _program(getattr(settings, name))) for spec, name in CLI_SPECS],
+        cli_commands=[
+            ("claude-cli", _program(settings.KIROCREW_CLAUDE_CLI)),
+            ("codex-cli", _program(settings.KIROCREW_CODEX_CLI)),
+        ],
         anthropic_key_set=bool(settings.ANTHROPIC_API_KEY.strip()),
     )
 
