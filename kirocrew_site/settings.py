@@ -1,10 +1,7 @@
-"""The one settings module: every setting the code reads is declared here, and every
-environment value goes through a strict reader (``kirocrew_site.env``). What each variable
-means is the README's settings table; the comments here say why.
-
-Two profiles, chosen by environment alone: embedded (default: SQLite under
-``$KIROCREW_HOME``, in-memory channel layer, inline Celery, the ``heuristic`` summarizer)
-and services (``DATABASE_URL`` PostgreSQL and/or ``REDIS_URL`` for Celery and channels).
+"""Every setting the code reads, each environment value through a strict reader (``env``);
+the README's table says what each means, the comments here why. Two profiles, by
+environment alone: embedded (SQLite under ``$KIROCREW_HOME``, in-memory layer, inline
+Celery) and services (``DATABASE_URL`` PostgreSQL and/or ``REDIS_URL``).
 """
 
 from __future__ import annotations

@@ -1,9 +1,7 @@
-"""The session page's opaque tokens: where its rows end, and the gaps it has not loaded.
-
-The page's JS echoes them back and never reads them, so every rule they carry lives here.
-A token is base64url of a JSON array, checked on the way in (``InvalidToken``). It needs
-no signature: it names positions in a transcript the reader may read whole anyway, so an
-edited one can only mis-number that reader's own page.
+"""The session page's opaque tokens (base64url JSON, checked on the way in): where its rows
+end, and the gaps it has not loaded. The JS only echoes them. Unsigned on purpose: they
+name positions in a transcript the reader may read whole, so an edited one can only
+mis-number that reader's own page.
 """
 
 from __future__ import annotations

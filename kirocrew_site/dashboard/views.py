@@ -101,7 +101,6 @@ def session_list(request: HttpRequest) -> HttpResponse:
         page = session_page(sessions, limit=PAGE_SIZE)
     rows = [_card(session, enabled) for session in page.items]
     hits = dashboard_search(app=app, search=search) if search else []
-    filtered = bool(search or app or state or source)
     query = request.GET.copy()  # the filters, carried by the Older / Newer links
     for cursor in ("page", "after", "before"):
         query.pop(cursor, None)
@@ -124,7 +123,7 @@ def session_list(request: HttpRequest) -> HttpResponse:
             "unscoped": UNSCOPED,
             "states": STATE_LABELS.items(),
             "summaries_enabled": enabled,
-            "filtered": filtered,
+            "filtered": bool(search or app or state or source),
         },
     )
 
@@ -294,7 +293,6 @@ def _timeline(found: Any, body: dict[str, Any]) -> Timeline | None:
         panel_intents(list(body.get("intents") or [])),
         turns=found.session.user_turns,
         covered=covers if isinstance(covers, int) else None,
-        labels=STATE_LABELS,
     )
 
 

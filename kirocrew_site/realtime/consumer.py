@@ -1,14 +1,9 @@
-"""The dashboard socket (``/ws/dashboard/``): authenticate, join one group, relay frames.
-
-A dashboard user (session cookie, same-origin) joins ``dashboard``; an app (bearer token,
-in the Authorization header or the ``bearer`` subprotocol) joins its own ``app-<id>``.
-A revoked credential closes the socket with 4401 (``receivers.py``), and before relaying
-a frame a socket re-validates its credential if it has not for ``REVALIDATE_SECONDS``
-(what no message announces: an expired session, a lost message, a token changed by hand).
-
-The Origin rule is Django's CSRF origin check applied to the handshake: a browser always
-sends Origin, so a cross-site page cannot open a socket that rides the dashboard's session
-cookie. Non-browser clients (bearer token) may omit it.
+"""The dashboard socket (``/ws/dashboard/``): a session user (same-origin) joins
+``dashboard``, an app (bearer token: header or ``bearer`` subprotocol) its ``app-<id>``.
+A revoked credential closes it with 4401; before a frame it re-validates every
+``REVALIDATE_SECONDS`` (an expired session, a lost message, a token changed by hand).
+The Origin rule is Django's CSRF origin check on the handshake, so a cross-site page
+cannot ride the session cookie; non-browser (bearer) clients may omit Origin.
 """
 
 from __future__ import annotations
@@ -186,9 +181,6 @@ class DashboardConsumer(AsyncJsonWebsocketConsumer):
         await self.send_json(HelloFrame(data=HelloData(scope=scope)).wire())
 
     async def disconnect(self, code: int) -> None:
-        await self._leave()
-
-    async def _leave(self) -> None:
         group, self.group = self.group, None
         if group is not None:
             await self.channel_layer.group_discard(group, self.channel_name)
@@ -208,7 +200,7 @@ class DashboardConsumer(AsyncJsonWebsocketConsumer):
     async def _revoke(self) -> None:
         # Out of its group first, so no frame already on its way is relayed after the close.
         self.revoked = True
-        await self._leave()
+        await self.disconnect(CLOSE_UNAUTHENTICATED)
         await self.close(code=CLOSE_UNAUTHENTICATED)
 
     async def receive(
