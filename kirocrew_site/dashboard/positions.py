@@ -93,8 +93,7 @@ class Position:
 
     @classmethod
     def parse(cls, token: str) -> Position:
-        after, turns, turn_after, turn_turns, turn_row = _decode(token, (str, int, str, int, str))
-        return cls(after, turns, turn_after, turn_turns, turn_row)
+        return cls(*_decode(token, (str, int, str, int, str)))
 
 
 @dataclass(frozen=True, slots=True)
