@@ -33,7 +33,11 @@ def secret_key_load(home: Path, *, debug: bool, env: Mapping[str, str]) -> str:
     path = home / KEY_FILE_NAME
     try:
         if not path.exists():
-            _create(path)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            key = (secrets.token_urlsafe(48) + "\n").encode()
+            with contextlib.suppress(FileExistsError):  # another process won: use its key
+                # 0600 whatever the umask says; linked into place, never over another key.
+                atomic_write(path, key, fsync=True, mode=0o600, exclusive=True)
         return _read(path, debug=debug)
     except OSError as exc:
         if debug:
@@ -57,11 +61,3 @@ def _read(path: Path, *, debug: bool) -> str:
             f"chmod 600 {path}, or set KIROCREW_SECRET_KEY instead."
         )
     return key
-
-
-def _create(path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    key = (secrets.token_urlsafe(48) + "\n").encode()
-    with contextlib.suppress(FileExistsError):  # another process won: use its key
-        # 0600 whatever the umask says; linked into place, never over another key.
-        atomic_write(path, key, fsync=True, mode=0o600, exclusive=True)

@@ -53,8 +53,7 @@ CSRF_TRUSTED_ORIGINS = env_list(
 
 INSTALLED_APPS = [
     "daphne",
-    # Before django.contrib.auth: its createsuperuser / changepassword check migrate first.
-    "kirocrew_site.accounts",
+    "kirocrew_site.accounts",  # before django.contrib.auth: see its AppConfig
     "django.contrib.admin",
     "django.contrib.auth",
     "django.contrib.contenttypes",
@@ -65,8 +64,8 @@ INSTALLED_APPS = [
     "ninja",
     "kirocrew_site.home",
     "transcripts",
-    # Before summaries: its turn_ended receiver (the turn's end frame) must run before
-    # summaries' (an inline pass announces its summary at once). See realtime/apps.py.
+    # Before summaries: receivers run in the order they were connected, and the turn's end
+    # frame must go before an inline summary pass (summaries' turn_ended) announces one.
     "kirocrew_site.realtime",
     "summaries",
     "kirocrew_site.search",

@@ -70,10 +70,8 @@ class OpenItem:
 
 
 def open_items(sessions: Iterable[SessionIntents]) -> list[OpenItem]:
-    """Every open intent of ``sessions``: by its session's last activity, then its last
-    touched turn, then the summary's order. Across sessions an older intent of a busy
-    session sorts above a quieter session's newest (a turn's time would need a transcript
-    read per session)."""
+    """Every open intent, by its session's last activity, its last touched turn, then the
+    summary's order (a turn's own time would cost a transcript read per session)."""
     found: list[tuple[tuple[float, int, int], OpenItem]] = []
     for session in sessions:
         when = session.last_activity.timestamp() if session.last_activity else float("-inf")

@@ -214,10 +214,9 @@ def _panel_body(found: Any) -> dict[str, Any]:
 @login_required
 @require_GET
 def session_rows_partial(request: HttpRequest, slot: str) -> JsonResponse:
-    """The page's rows through its own partials, so they read as after a reload: the rows
-    after ``at`` (the position the page was given; none: the first row) for the frames
-    ``why`` names, with ``replace``, the first page row they replace; or with ``gap`` (and
-    ``target``, a link's turn), a gap's turns and its smaller gap markers."""
+    """Rows through the page's own partials (as after a reload): those after ``at`` for the
+    frames ``why`` names, with ``replace`` (the first page row they replace); or with
+    ``gap`` (and ``target``, a link's turn), a gap's turns and its smaller gap markers."""
     found = _dashboard_slot(slot)
     token = request.GET.get("at", "")
     try:

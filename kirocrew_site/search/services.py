@@ -139,10 +139,9 @@ def _locked_mark(session: Session) -> SearchMark:
 
 
 def _catch_up(session: Session) -> int:
-    """Index the rows after the mark, a page per transaction: a long session (an import's
-    first catch-up) never holds the database's write lock for its whole read, which on
-    SQLite would stall every other writer past its busy timeout. Raises ``InvalidCursor``
-    (the page that met it rolls back; the pages before it were read while it was valid)."""
+    """Index the rows after the mark, a page per transaction (a long session's whole read
+    under SQLite's write lock would stall other writers past their busy timeout).
+    ``InvalidCursor`` rolls back only the page that met it."""
     read = 0
     while True:
         with transaction.atomic():

@@ -84,22 +84,20 @@ def heartbeat_touch(folder: Path, token: str) -> None:
         _write_atomic(folder, HEARTBEAT, token.encode())
 
 
-def heartbeat_fresh(folder: Path, now: float, fresh_s: float = FRESH_S) -> bool:
-    """A relay touched the heartbeat within ``fresh_s`` (either way: clocks step)."""
+def heartbeat_fresh(folder: Path, now: float) -> bool:
+    """A relay touched the heartbeat within ``FRESH_S`` (either way: clocks step)."""
     try:
         mtime = os.lstat(folder / HEARTBEAT).st_mtime
     except OSError:
         return False
-    return abs(now - mtime) < fresh_s
+    return abs(now - mtime) < FRESH_S
 
 
 def heartbeat_drop(folder: Path, token: str) -> None:
     path = folder / HEARTBEAT
-    try:
+    with contextlib.suppress(OSError):
         if path.read_bytes() == token.encode():
             path.unlink()
-    except OSError:
-        pass
 
 
 Send = tuple[Sequence[str], Sequence[dict[str, Any]]]  # (groups, frames)
@@ -180,7 +178,6 @@ def spool_take(
     accept_group: Callable[[str], bool],
     accept_frame: Callable[[dict[str, Any]], dict[str, Any]],
     limit: int = TAKE_LIMIT,
-    stale_s: float = STALE_S,
 ) -> Taken:
     """Take (read and delete) up to ``limit`` frame files, oldest first: a misshapen one is
     reported in ``malformed``, a stale one dropped unread, a temporary one left until stale."""
@@ -192,7 +189,7 @@ def spool_take(
             continue
         path = folder / name
         if name.startswith("."):  # mid-write, or its writer died before the rename
-            if _age(path, now) > stale_s:
+            if _age(path, now) > STALE_S:
                 _unlink(path)
             continue
         if len(taken.batches) >= limit:
@@ -210,7 +207,7 @@ def spool_take(
             taken.malformed.append((name, "not a regular file"))
             _unlink(path)
             continue
-        if now - info.st_mtime > stale_s:
+        if now - info.st_mtime > STALE_S:
             taken.stale += 1
             _unlink(path)
             continue
