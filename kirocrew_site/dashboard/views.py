@@ -19,7 +19,6 @@ from django.views.decorators.http import require_GET, require_http_methods
 
 from summaries.api import BACKEND_REFUSALS
 from summaries.core.config import ConfigWriteError, effective_spec, write_enabled
-from summaries.core.discovery import CheckResult
 from summaries.core.gate import is_restricted
 from summaries.envconfig import ENV_ENABLED
 from summaries.runtime import (
@@ -390,10 +389,7 @@ def settings_backend_test(request: HttpRequest) -> JsonResponse:
         choice = backend_choice_parse(request.POST)
     except ChoiceRefused as exc:
         return json_error(422, "invalid_backend", str(exc))
-    return JsonResponse(_check_body(backend_test(choice)))
-
-
-def _check_body(result: CheckResult) -> dict[str, Any]:
+    result = backend_test(choice)
     if result.ok:
         shape = "" if result.json_reply else " (its reply was not JSON)"
         text = f"{result.model} answered in {result.latency_ms} ms{shape}."
@@ -402,7 +398,9 @@ def _check_body(result: CheckResult) -> dict[str, Any]:
         found = BACKEND_REFUSALS.get(result.error_type)
         lead = found[2] if found else "the summary model failed"
         text = f"{result.model} failed: {lead} ({result.error})."
-    return {"ok": result.ok, "model": result.model, "latency_ms": result.latency_ms, "text": text}
+    return JsonResponse(
+        {"ok": result.ok, "model": result.model, "latency_ms": result.latency_ms, "text": text}
+    )
 
 
 @require_http_methods(["POST"])

@@ -221,11 +221,11 @@ class DashboardConsumer(AsyncJsonWebsocketConsumer):
         if due and not await self._credential_holds():
             await self._revoke()
             return
-        frame = await self._frame_for_me(event.get("frame"))
+        frame = await self._frame_for_me(event.get("frame"), self.group)
         if frame is not None:
             await self.send_json(frame)
 
-    async def _frame_for_me(self, frame: object) -> dict[str, Any] | None:
+    async def _frame_for_me(self, frame: object, group: str) -> dict[str, Any] | None:
         """The frame to relay, or None. Checked whatever layer delivered it: whoever can
         write to Redis can send any message to any group."""
         try:
@@ -237,9 +237,6 @@ class DashboardConsumer(AsyncJsonWebsocketConsumer):
         slot = data.get("key") if isinstance(data, dict) else None
         if not isinstance(slot, str):
             self._dropped("a frame naming no slot", str(wire.get("type")))
-            return None
-        group = self.group
-        if group is None:
             return None
         if group != DASHBOARD_GROUP and slot not in self.seen_slots:
             if not await _group_sees_slot(group, slot):
