@@ -81,10 +81,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
-    # HEAD under /api/ is served as GET, its body dropped after the envelope is built.
+    # These two last, in this order: see their docstrings.
     "kirocrew_site.middleware.ApiHead",
-    # Innermost: a non-JSON error under /api/ (ninja's 405, Django's 404/500 pages)
-    # becomes the {"error", "code"} envelope.
     "kirocrew_site.middleware.ApiJsonErrors",
 ]
 
@@ -149,7 +147,6 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql" and env_boo
         "timeout": 10,
     }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
-    # Django's backend plus reads from a read-only home (kirocrew_site/sqlite_home).
     DATABASES["default"]["ENGINE"] = "kirocrew_site.sqlite_home"
     # Daphne threads, Celery and commands may all write: wait instead of failing.
     DATABASES["default"]["OPTIONS"] = {
@@ -165,7 +162,6 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
 ]
-# Every password login goes through the throttle (kirocrew_site/dashboard/throttle.py).
 AUTHENTICATION_BACKENDS = ["kirocrew_site.dashboard.throttle.ThrottledModelBackend"]
 KIROCREW_LOGIN_MAX_FAILURES = env_int("KIROCREW_LOGIN_MAX_FAILURES", 5)
 KIROCREW_LOGIN_WINDOW_SECONDS = env_duration("KIROCREW_LOGIN_WINDOW_SECONDS", 900)

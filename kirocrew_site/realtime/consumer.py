@@ -49,10 +49,8 @@ _app_for_token = sync_to_async(app_authenticate)
 
 
 def header(scope: Any, name: bytes) -> str | None:
-    for key, value in scope.get("headers", []):
-        if key == name:
-            return str(value.decode("latin1"))
-    return None
+    """The first ``name`` header of the handshake."""
+    return next((str(v.decode("latin1")) for k, v in scope.get("headers", []) if k == name), None)
 
 
 DEFAULT_PORTS = {"http": 80, "https": 443}
