@@ -16,8 +16,6 @@ from kirocrew_site.home.apps import home_warn_at_start  # noqa: E402
 from kirocrew_site.realtime.consumer import websocket_urlpatterns  # noqa: E402
 from kirocrew_site.realtime.relay import relay_asgi  # noqa: E402
 
-# relay_asgi: in the embedded profile the server relays other processes' frames (a
-# --follow import's) to its sockets, started on the first connection.
 router = ProtocolTypeRouter(
     {
         # The dashboard's few vendored files (and the admin's) are served by daphne itself:

@@ -36,11 +36,7 @@ def ran(command: str, output: str) -> tuple[Row, Row]:
     only says "tests pass" verifies nothing)."""
     return (
         {"role": "tool_call", "content": command, "meta": {"tool": "bash"}},
-        {
-            "role": "tool_result",
-            "content": output,
-            "meta": {"tool": "bash", "exit_code": 0},
-        },
+        {"role": "tool_result", "content": output, "meta": {"tool": "bash", "exit_code": 0}},
     )
 
 

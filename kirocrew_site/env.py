@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Mapping
 from typing import TypeVar
 from urllib.parse import urlsplit
 
@@ -110,23 +110,18 @@ def env_list(name: str, default: str, env: Mapping[str, str] | None = None) -> l
 
 
 def env_url(
-    name: str,
-    default: str,
-    *,
-    schemes: Iterable[str],
-    env: Mapping[str, str] | None = None,
+    name: str, default: str, *, schemes: Collection[str], env: Mapping[str, str] | None = None
 ) -> str:
     value = _raw(name, env)
     if value is None:
         return default
-    allowed = tuple(schemes)
-    expected = f"a URL starting with one of {', '.join(s + '://' for s in allowed)}"
+    expected = f"a URL starting with one of {', '.join(s + '://' for s in schemes)}"
     try:
         parts = urlsplit(value)
     except ValueError:
         raise _bad(name, value, expected) from None
     scheme = parts.scheme.lower()
-    if scheme not in allowed or "://" not in value:
+    if scheme not in schemes or "://" not in value:
         raise _bad(name, value, expected)
     if scheme.startswith(_HOSTLESS):  # a path (or sqlite's :memory:), not a host
         return value
@@ -140,7 +135,7 @@ def env_url(
 
 
 def env_url_list(
-    name: str, default: str, *, schemes: Iterable[str], env: Mapping[str, str] | None = None
+    name: str, default: str, *, schemes: Collection[str], env: Mapping[str, str] | None = None
 ) -> list[str]:
     """Comma-separated URLs; ``off`` is none."""
     value = _raw(name, env)
@@ -148,21 +143,19 @@ def env_url_list(
         return []
     text = default if value is None else value
     urls = [item.strip() for item in text.split(",") if item.strip()]
-    allowed = tuple(schemes)
     for url in urls:
-        env_url(name, "", schemes=allowed, env={name: url})
+        env_url(name, "", schemes=schemes, env={name: url})
     return urls
 
 
 def env_choice(
-    name: str, default: str, choices: Iterable[str], env: Mapping[str, str] | None = None
+    name: str, default: str, choices: Collection[str], env: Mapping[str, str] | None = None
 ) -> str:
     value = _raw(name, env)
     if value is None:
         return default
-    allowed = tuple(choices)
-    if value.lower() not in allowed:
-        raise _bad(name, value, f"one of {', '.join(allowed)}")
+    if value.lower() not in choices:
+        raise _bad(name, value, f"one of {', '.join(choices)}")
     return value.lower()
 
 

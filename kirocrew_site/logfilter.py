@@ -1,10 +1,6 @@
-"""Log hygiene on the console handler, so it applies to every logger, Django's included.
-
-- A ``RecursionError`` keeps its last few frames: the whole traceback repeats the same
-  frames about a thousand times (some 150 KB per request).
-- A refused request (4xx) is one line: Django logs a ``PermissionDenied`` with its
-  traceback (~37 lines) though there is nothing to debug.
-"""
+"""Log hygiene on the console handler (so every logger, Django's included): a
+``RecursionError`` keeps its last frames (the whole one repeats ~1000 frames, ~150 KB per
+request), and a refused request (4xx) is one line, not Django's ~37-line traceback."""
 
 from __future__ import annotations
 

@@ -46,11 +46,9 @@ class ApiJsonErrors(_Middleware):
 
 
 class ApiHead(_Middleware):
-    """HEAD under /api/ is answered as GET, with GET's status and headers and no body (RFC
-    9110 requires HEAD wherever GET is supported; ninja routes one method per operation).
-    Here rather than per route, so no HEAD operation doubles the OpenAPI document and an
-    answer is GET's byte for byte (a foreign slot's 404 is a missing one's). Outside
-    ApiJsonErrors, so an error envelope is built before its body is dropped."""
+    """HEAD under /api/ is GET without the body (RFC 9110; ninja routes one method per
+    operation). Here, not per route: the OpenAPI document is not doubled and the headers
+    are GET's byte for byte. Outside ApiJsonErrors, so an error's envelope is built first."""
 
     def __call__(self, request: HttpRequest) -> HttpResponseBase:
         if request.method != "HEAD" or not request.path.startswith(API_PREFIX):

@@ -33,8 +33,16 @@ def secret_key_load(home: Path, *, debug: bool, env: Mapping[str, str]) -> str:
     path = home / KEY_FILE_NAME
     try:
         if not path.exists():
-            _create(path)
-        return _read(path, debug=debug)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fresh = (secrets.token_urlsafe(48) + "\n").encode()
+            with contextlib.suppress(FileExistsError):  # another process won: use its key
+                # 0600 whatever the umask says; linked into place, never over another key.
+                atomic_write(path, fresh, fsync=True, mode=0o600, exclusive=True)
+        key = path.read_text(encoding="utf-8").strip()
+        if not key:
+            # Never replaced: a new key would silently end every session and signed link.
+            raise ImproperlyConfigured(f"{path} is empty. " + HINT.format(path=path))
+        mode = path.stat().st_mode
     except OSError as exc:
         if debug:
             # A development run on a read-only data root: a key for this process only
@@ -43,25 +51,9 @@ def secret_key_load(home: Path, *, debug: bool, env: Mapping[str, str]) -> str:
         raise ImproperlyConfigured(
             f"No SECRET_KEY: {path} could not be read or created ({exc}). " + HINT.format(path=path)
         ) from exc
-
-
-def _read(path: Path, *, debug: bool) -> str:
-    key = path.read_text(encoding="utf-8").strip()
-    if not key:
-        # Never replaced: a new key would silently end every session and signed link.
-        raise ImproperlyConfigured(f"{path} is empty. " + HINT.format(path=path))
-    mode = path.stat().st_mode
     if not debug and mode & (stat.S_IRWXG | stat.S_IRWXO):
         raise ImproperlyConfigured(
             f"{path} may be read by other users (mode {stat.S_IMODE(mode):o}): "
             f"chmod 600 {path}, or set KIROCREW_SECRET_KEY instead."
         )
     return key
-
-
-def _create(path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    key = (secrets.token_urlsafe(48) + "\n").encode()
-    with contextlib.suppress(FileExistsError):  # another process won: use its key
-        # 0600 whatever the umask says; linked into place, never over another key.
-        atomic_write(path, key, fsync=True, mode=0o600, exclusive=True)

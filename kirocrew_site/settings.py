@@ -1,10 +1,7 @@
-"""The one settings module: every setting the code reads is declared here, and every
-environment value goes through a strict reader (``kirocrew_site.env``). What each variable
-means is the README's settings table; the comments here say why.
-
-Two profiles, chosen by environment alone: embedded (default: SQLite under
-``$KIROCREW_HOME``, in-memory channel layer, inline Celery, the ``heuristic`` summarizer)
-and services (``DATABASE_URL`` PostgreSQL and/or ``REDIS_URL`` for Celery and channels).
+"""Every setting the code reads, each environment value through a strict reader (``env``);
+the README's table says what each means, the comments here why. Two profiles, by
+environment alone: embedded (SQLite under ``$KIROCREW_HOME``, in-memory layer, inline
+Celery) and services (``DATABASE_URL`` PostgreSQL and/or ``REDIS_URL``).
 """
 
 from __future__ import annotations
@@ -56,8 +53,7 @@ CSRF_TRUSTED_ORIGINS = env_list(
 
 INSTALLED_APPS = [
     "daphne",
-    # Before django.contrib.auth: its createsuperuser / changepassword check migrate first.
-    "kirocrew_site.accounts",
+    "kirocrew_site.accounts",  # before django.contrib.auth: see its AppConfig
     "django.contrib.admin",
     "django.contrib.auth",
     "django.contrib.contenttypes",
@@ -68,8 +64,8 @@ INSTALLED_APPS = [
     "ninja",
     "kirocrew_site.home",
     "transcripts",
-    # Before summaries: its turn_ended receiver (the turn's end frame) must run before
-    # summaries' (an inline pass announces its summary at once). See realtime/apps.py.
+    # Before summaries: receivers run in the order they were connected, and the turn's end
+    # frame must go before an inline summary pass (summaries' turn_ended) announces one.
     "kirocrew_site.realtime",
     "summaries",
     "kirocrew_site.search",
@@ -85,10 +81,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
-    # HEAD under /api/ is served as GET, its body dropped after the envelope is built.
+    # These two last, in this order: see their docstrings.
     "kirocrew_site.middleware.ApiHead",
-    # Innermost: a non-JSON error under /api/ (ninja's 405, Django's 404/500 pages)
-    # becomes the {"error", "code"} envelope.
     "kirocrew_site.middleware.ApiJsonErrors",
 ]
 
@@ -153,7 +147,6 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql" and env_boo
         "timeout": 10,
     }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
-    # Django's backend plus reads from a read-only home (kirocrew_site/sqlite_home).
     DATABASES["default"]["ENGINE"] = "kirocrew_site.sqlite_home"
     # Daphne threads, Celery and commands may all write: wait instead of failing.
     DATABASES["default"]["OPTIONS"] = {
@@ -169,7 +162,6 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
 ]
-# Every password login goes through the throttle (kirocrew_site/dashboard/throttle.py).
 AUTHENTICATION_BACKENDS = ["kirocrew_site.dashboard.throttle.ThrottledModelBackend"]
 KIROCREW_LOGIN_MAX_FAILURES = env_int("KIROCREW_LOGIN_MAX_FAILURES", 5)
 KIROCREW_LOGIN_WINDOW_SECONDS = env_duration("KIROCREW_LOGIN_WINDOW_SECONDS", 900)

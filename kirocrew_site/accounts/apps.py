@@ -2,9 +2,8 @@ from django.apps import AppConfig
 
 
 class AccountsConfig(AppConfig):
-    """Django's account commands (``createsuperuser``, ``changepassword``) behind the
-    project's migrate check. Listed before ``django.contrib.auth``: the first app that
-    names a command is the one ``manage.py`` runs."""
+    """``createsuperuser`` and ``changepassword`` behind the migrate check (listed before
+    ``django.contrib.auth``: the first app that names a command is the one that runs)."""
 
     name = "kirocrew_site.accounts"
     label = "accounts"

@@ -1,9 +1,7 @@
-"""The session page's opaque tokens: where its rows end, and the gaps it has not loaded.
-
-The page's JS echoes them back and never reads them, so every rule they carry lives here.
-A token is base64url of a JSON array, checked on the way in (``InvalidToken``). It needs
-no signature: it names positions in a transcript the reader may read whole anyway, so an
-edited one can only mis-number that reader's own page.
+"""The session page's opaque tokens (base64url JSON, checked on the way in): where its rows
+end, and the gaps it has not loaded. The JS only echoes them. Unsigned on purpose: they
+name positions in a transcript the reader may read whole, so an edited one can only
+mis-number that reader's own page.
 """
 
 from __future__ import annotations
@@ -95,8 +93,7 @@ class Position:
 
     @classmethod
     def parse(cls, token: str) -> Position:
-        after, turns, turn_after, turn_turns, turn_row = _decode(token, (str, int, str, int, str))
-        return cls(after, turns, turn_after, turn_turns, turn_row)
+        return cls(*_decode(token, (str, int, str, int, str)))
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,17 +1,13 @@
-"""Rows and summaries shaped for the dashboard templates (pure). Live rows are rendered
-here too, so a row reads the same live and after a reload; the panel's JS gets the label
-tables in its page state, never a copy.
-
-The intent timeline is laid out for inline SVG, one lane per intent and a bar per turn
-range: each lane's viewBox is the turn axis, so it scales without a script; coordinates
-are strings so no template localization can turn ``2.5`` into ``2,5``.
+"""Rows, summaries and the intent timeline shaped for the templates (pure). Live rows are
+rendered here too, so a row reads the same live and after a reload. The timeline is inline
+SVG whose viewBox is the turn axis (it scales without a script); its coordinates are
+strings so no template localization turns ``2.5`` into ``2,5``.
 """
 
 from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from itertools import pairwise
@@ -166,13 +162,10 @@ def transcript_items(
     turns_before: int = 0,
     seen: Counter[str] | None = None,
 ) -> tuple[list[Item], int]:
-    """Display items for the folded rows, and the user turns through them.
-
-    Turns are numbered as the summarizer numbers them (``is_user_turn``), so a summary's
-    ``turns 3-5`` link lands on the right rows. ``after`` continues the ``ts#n`` numbering
-    of shared timestamps and ``turns_before`` the turn numbers; ``seen`` (the ts bearers
-    before ``rows``, when legacy rows share a ts out of order) replaces what ``after`` says.
-    """
+    """Display items for the folded rows, and the user turns through them (numbered as the
+    summarizer numbers them, so a summary's ``turns 3-5`` link lands right). ``after`` and
+    ``turns_before`` continue the ``ts#n`` and turn numbering; ``seen`` (the ts bearers
+    before ``rows``, when legacy rows share a ts out of order) replaces ``after``'s."""
     items: list[Item] = []
     seen = Counter(seen or ())
     if after and not seen:
@@ -321,9 +314,7 @@ def _ranges(raw: Any) -> list[tuple[int, int]]:
     return sorted(found)
 
 
-def timeline_layout(
-    intents: list[Any], *, turns: int, covered: int | None, labels: Mapping[str, str]
-) -> Timeline | None:
+def timeline_layout(intents: list[Any], *, turns: int, covered: int | None) -> Timeline | None:
     """None when no intent names a turn."""
     parsed = [
         (intent, spans)
@@ -341,7 +332,7 @@ def timeline_layout(
     for intent, spans in parsed:
         title = str(intent.get("title") or "Untitled intent")
         state = str(intent.get("state") or "")
-        label = labels.get(state, state)
+        label = STATE_LABELS.get(state, state)
         bars = []
         for first, last in spans:
             width = max(float(last - first + 1), least)

@@ -1,15 +1,12 @@
-"""Where was I, across sessions: projects and their open intents, for the project pages.
-
-A project is the cwd (or repository) a session ran in, as line 0 names it
-(``Session.project``); sessions that name none are grouped under "No project". Both reads
-start from ``dashboard_sessions`` with the list's ``app`` filter, so a project page never
-shows a session the list would not.
+"""Projects (``Session.project``, the cwd line 0 names; none: "No project") and their open
+intents. Both reads start from ``dashboard_sessions`` with the list's ``app`` filter, so a
+project page never shows a session the list would not.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -45,28 +42,6 @@ class ProjectRow:
         return project_label(self.path)
 
 
-def projects_group(
-    rows: Iterable[tuple[str, dt.datetime | None, str | None]], *, summaries: bool
-) -> list[ProjectRow]:
-    """``(project, last_activity, IntentSummary.states)`` per session → projects, most
-    recent activity first ("No project" and never-active ones last among equals)."""
-    found: dict[str, ProjectRow] = {}
-    for path, when, states in rows:
-        row = found.setdefault(path, ProjectRow(path))
-        row.sessions += 1
-        row.last_activity = max(filter(None, (row.last_activity, when)), default=None)
-        if summaries and states:
-            for state in states.split(","):
-                row.open += is_open(state)
-                row.needs_you += state == NEEDS_YOU
-    epoch = dt.datetime.min.replace(tzinfo=dt.UTC)
-    return sorted(
-        found.values(),
-        key=lambda r: (r.last_activity or epoch, r.path != NO_PROJECT, r.path),
-        reverse=True,
-    )
-
-
 @dataclass(frozen=True, slots=True)
 class SessionIntents:
     slot: str | None  # the session page's name; None: no live handle, nothing to link
@@ -94,16 +69,9 @@ class OpenItem:
         return f"turn-{self.turn}" if self.turn > 0 else ""
 
 
-def _turn(intent: Mapping[str, Any]) -> int:
-    value = intent.get("last_touched_turn")
-    return value if type(value) is int and value > 0 else 0
-
-
-def open_items(sessions: Iterable[SessionIntents], labels: Mapping[str, str]) -> list[OpenItem]:
-    """Every open intent of ``sessions``: by its session's last activity, then its last
-    touched turn, then the summary's order. Across sessions an older intent of a busy
-    session sorts above a quieter session's newest (a turn's time would need a transcript
-    read per session)."""
+def open_items(sessions: Iterable[SessionIntents]) -> list[OpenItem]:
+    """Every open intent, by its session's last activity, its last touched turn, then the
+    summary's order (a turn's own time would cost a transcript read per session)."""
     found: list[tuple[tuple[float, int, int], OpenItem]] = []
     for session in sessions:
         when = session.last_activity.timestamp() if session.last_activity else float("-inf")
@@ -114,18 +82,20 @@ def open_items(sessions: Iterable[SessionIntents], labels: Mapping[str, str]) ->
             question = open_question(intent.get("evidence"))
             if not is_open(state) and question is None:
                 continue
+            touched = intent.get("last_touched_turn")
+            touched = touched if type(touched) is int and touched > 0 else 0
             item = OpenItem(
                 title=str(intent.get("title") or "Untitled intent"),
                 state=state,
-                label=labels.get(state, state),
+                label=STATE_LABELS.get(state, state),
                 question=question,
-                turn=min(_turn(intent), session.turns) if session.turns else _turn(intent),
+                turn=min(touched, session.turns) if session.turns else touched,
                 slot=session.slot,
                 session_title=session.title,
                 last_activity=session.last_activity,
                 behind=session.behind,
             )
-            found.append(((when, _turn(intent), -order), item))
+            found.append(((when, touched, -order), item))
     found.sort(key=lambda pair: pair[0], reverse=True)
     return [item for _, item in found]
 
@@ -138,11 +108,27 @@ class ProjectCounts:
 
 
 def project_list(*, app: str = "") -> list[ProjectRow]:
-    """Every project of the sessions the list shows: one query over three small columns."""
+    """Every project of the sessions the list shows (one query over three small columns),
+    most recent activity first ("No project" and never-active ones last among equals)."""
     rows = dashboard_sessions(app=app).values_list(
         "project", "last_activity", "intent_summary__states"
     )
-    return projects_group(rows, summaries=summary_config().enabled)
+    summaries = summary_config().enabled
+    found: dict[str, ProjectRow] = {}
+    for path, when, states in rows:
+        row = found.setdefault(path, ProjectRow(path))
+        row.sessions += 1
+        row.last_activity = max(filter(None, (row.last_activity, when)), default=None)
+        if summaries and states:
+            for state in states.split(","):
+                row.open += is_open(state)
+                row.needs_you += state == NEEDS_YOU
+    epoch = dt.datetime.min.replace(tzinfo=dt.UTC)
+    return sorted(
+        found.values(),
+        key=lambda r: (r.last_activity or epoch, r.path != NO_PROJECT, r.path),
+        reverse=True,
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -182,7 +168,7 @@ def project_get(*, path: str, app: str = "") -> ProjectView | None:
                 intents=panel_intents(list(raw)) if isinstance(raw, list) else [],
             )
         )
-    items = open_items(sessions, STATE_LABELS)
+    items = open_items(sessions)
     return ProjectView(
         path=path,
         label=project_label(path),

@@ -94,11 +94,9 @@ class TurnWindow:
 
 
 def session_turn_window(key: str, first: int, last: int | None) -> TurnWindow:
-    """Turns ``first..last`` of the session (``last`` None: to its end; ``first`` <= 0
-    counts from the end), at O(window): found in the offset index's turn marks and read
-    with the cursor reader. When the marks cannot say (position hints, legacy ts, a
-    revision of a role or content) the whole session is folded and sliced, same answer.
-    """
+    """Turns ``first..last`` (``last`` None: to the end; ``first`` <= 0 counts from the end)
+    at O(window) through the turn marks; where the marks cannot say (position hints, legacy
+    ts, a revised role or content) the whole session is folded and sliced, same answer."""
     try:
         marks = turn_marks(get_store(), key)
     except SessionNotFound:

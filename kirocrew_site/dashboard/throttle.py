@@ -1,11 +1,8 @@
-"""Login throttling for every password login (the dashboard's and /admin/login/), and the
-two login forms that say why a locked-out login failed.
-
-The check is the authentication backend, so every password ``authenticate()`` goes through
-it. An attempt is reserved before the password is checked, under a row lock (SQLite: its
-immediate transaction), so parallel guesses cannot slip past the limit together. During a
-lockout even the right password is refused unchecked. The dashboard's login page answers
-a lockout 429 with ``Retry-After``, so a script can tell it from a typo.
+"""The login throttle, as the authentication backend so every password ``authenticate()``
+passes it, and the login forms that say why a locked-out login failed. An attempt is
+reserved under a row lock before the password is checked, so parallel guesses cannot slip
+past the limit; a lockout refuses even the right password, with 429 and ``Retry-After``
+on the dashboard's login (a script can tell it from a typo).
 """
 
 from __future__ import annotations

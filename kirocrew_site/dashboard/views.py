@@ -19,7 +19,6 @@ from django.views.decorators.http import require_GET, require_http_methods
 
 from summaries.api import BACKEND_REFUSALS
 from summaries.core.config import ConfigWriteError, effective_spec, write_enabled
-from summaries.core.discovery import CheckResult
 from summaries.core.gate import is_restricted
 from summaries.envconfig import ENV_ENABLED
 from summaries.runtime import (
@@ -101,7 +100,6 @@ def session_list(request: HttpRequest) -> HttpResponse:
         page = session_page(sessions, limit=PAGE_SIZE)
     rows = [_card(session, enabled) for session in page.items]
     hits = dashboard_search(app=app, search=search) if search else []
-    filtered = bool(search or app or state or source)
     query = request.GET.copy()  # the filters, carried by the Older / Newer links
     for cursor in ("page", "after", "before"):
         query.pop(cursor, None)
@@ -124,7 +122,7 @@ def session_list(request: HttpRequest) -> HttpResponse:
             "unscoped": UNSCOPED,
             "states": STATE_LABELS.items(),
             "summaries_enabled": enabled,
-            "filtered": filtered,
+            "filtered": bool(search or app or state or source),
         },
     )
 
@@ -215,10 +213,9 @@ def _panel_body(found: Any) -> dict[str, Any]:
 @login_required
 @require_GET
 def session_rows_partial(request: HttpRequest, slot: str) -> JsonResponse:
-    """The page's rows through its own partials, so they read as after a reload: the rows
-    after ``at`` (the position the page was given; none: the first row) for the frames
-    ``why`` names, with ``replace``, the first page row they replace; or with ``gap`` (and
-    ``target``, a link's turn), a gap's turns and its smaller gap markers."""
+    """Rows through the page's own partials (as after a reload): those after ``at`` for the
+    frames ``why`` names, with ``replace`` (the first page row they replace); or with
+    ``gap`` (and ``target``, a link's turn), a gap's turns and its smaller gap markers."""
     found = _dashboard_slot(slot)
     token = request.GET.get("at", "")
     try:
@@ -294,7 +291,6 @@ def _timeline(found: Any, body: dict[str, Any]) -> Timeline | None:
         panel_intents(list(body.get("intents") or [])),
         turns=found.session.user_turns,
         covered=covers if isinstance(covers, int) else None,
-        labels=STATE_LABELS,
     )
 
 
@@ -393,10 +389,7 @@ def settings_backend_test(request: HttpRequest) -> JsonResponse:
         choice = backend_choice_parse(request.POST)
     except ChoiceRefused as exc:
         return json_error(422, "invalid_backend", str(exc))
-    return JsonResponse(_check_body(backend_test(choice)))
-
-
-def _check_body(result: CheckResult) -> dict[str, Any]:
+    result = backend_test(choice)
     if result.ok:
         shape = "" if result.json_reply else " (its reply was not JSON)"
         text = f"{result.model} answered in {result.latency_ms} ms{shape}."
@@ -405,7 +398,9 @@ def _check_body(result: CheckResult) -> dict[str, Any]:
         found = BACKEND_REFUSALS.get(result.error_type)
         lead = found[2] if found else "the summary model failed"
         text = f"{result.model} failed: {lead} ({result.error})."
-    return {"ok": result.ok, "model": result.model, "latency_ms": result.latency_ms, "text": text}
+    return JsonResponse(
+        {"ok": result.ok, "model": result.model, "latency_ms": result.latency_ms, "text": text}
+    )
 
 
 @require_http_methods(["POST"])

@@ -2,10 +2,7 @@ from django.apps import AppConfig
 
 
 class RealtimeConfig(AppConfig):
-    """The WebSocket layer. Listed before ``summaries`` in INSTALLED_APPS: receivers run in
-    the order they were connected, and an inline summary pass (run by summaries'
-    ``turn_ended`` receiver) announces its summary at once, so the turn's own end frame
-    must go first."""
+    """The WebSocket layer (why it precedes ``summaries``: see INSTALLED_APPS)."""
 
     name = "kirocrew_site.realtime"
     label = "realtime"

@@ -1,14 +1,9 @@
-"""The dashboard socket (``/ws/dashboard/``): authenticate, join one group, relay frames.
-
-A dashboard user (session cookie, same-origin) joins ``dashboard``; an app (bearer token,
-in the Authorization header or the ``bearer`` subprotocol) joins its own ``app-<id>``.
-A revoked credential closes the socket with 4401 (``receivers.py``), and before relaying
-a frame a socket re-validates its credential if it has not for ``REVALIDATE_SECONDS``
-(what no message announces: an expired session, a lost message, a token changed by hand).
-
-The Origin rule is Django's CSRF origin check applied to the handshake: a browser always
-sends Origin, so a cross-site page cannot open a socket that rides the dashboard's session
-cookie. Non-browser clients (bearer token) may omit it.
+"""The dashboard socket (``/ws/dashboard/``): a session user (same-origin) joins
+``dashboard``, an app (bearer token: header or ``bearer`` subprotocol) its ``app-<id>``.
+A revoked credential closes it with 4401; before a frame it re-validates every
+``REVALIDATE_SECONDS`` (an expired session, a lost message, a token changed by hand).
+The Origin rule is Django's CSRF origin check on the handshake, so a cross-site page
+cannot ride the session cookie; non-browser (bearer) clients may omit Origin.
 """
 
 from __future__ import annotations
@@ -54,10 +49,8 @@ _app_for_token = sync_to_async(app_authenticate)
 
 
 def header(scope: Any, name: bytes) -> str | None:
-    for key, value in scope.get("headers", []):
-        if key == name:
-            return str(value.decode("latin1"))
-    return None
+    """The first ``name`` header of the handshake."""
+    return next((str(v.decode("latin1")) for k, v in scope.get("headers", []) if k == name), None)
 
 
 DEFAULT_PORTS = {"http": 80, "https": 443}
@@ -186,9 +179,6 @@ class DashboardConsumer(AsyncJsonWebsocketConsumer):
         await self.send_json(HelloFrame(data=HelloData(scope=scope)).wire())
 
     async def disconnect(self, code: int) -> None:
-        await self._leave()
-
-    async def _leave(self) -> None:
         group, self.group = self.group, None
         if group is not None:
             await self.channel_layer.group_discard(group, self.channel_name)
@@ -208,7 +198,7 @@ class DashboardConsumer(AsyncJsonWebsocketConsumer):
     async def _revoke(self) -> None:
         # Out of its group first, so no frame already on its way is relayed after the close.
         self.revoked = True
-        await self._leave()
+        await self.disconnect(CLOSE_UNAUTHENTICATED)
         await self.close(code=CLOSE_UNAUTHENTICATED)
 
     async def receive(
@@ -229,11 +219,11 @@ class DashboardConsumer(AsyncJsonWebsocketConsumer):
         if due and not await self._credential_holds():
             await self._revoke()
             return
-        frame = await self._frame_for_me(event.get("frame"))
+        frame = await self._frame_for_me(event.get("frame"), self.group)
         if frame is not None:
             await self.send_json(frame)
 
-    async def _frame_for_me(self, frame: object) -> dict[str, Any] | None:
+    async def _frame_for_me(self, frame: object, group: str) -> dict[str, Any] | None:
         """The frame to relay, or None. Checked whatever layer delivered it: whoever can
         write to Redis can send any message to any group."""
         try:
@@ -245,9 +235,6 @@ class DashboardConsumer(AsyncJsonWebsocketConsumer):
         slot = data.get("key") if isinstance(data, dict) else None
         if not isinstance(slot, str):
             self._dropped("a frame naming no slot", str(wire.get("type")))
-            return None
-        group = self.group
-        if group is None:
             return None
         if group != DASHBOARD_GROUP and slot not in self.seen_slots:
             if not await _group_sees_slot(group, slot):

@@ -18,10 +18,7 @@ def app_group(app_id: int) -> str:
 
 def slot_groups(slot_name: str) -> list[str]:
     app_id = Slot.objects.filter(name=slot_name).values_list("app_id", flat=True).first()
-    groups = [DASHBOARD_GROUP]
-    if app_id is not None:
-        groups.append(app_group(app_id))
-    return groups
+    return [DASHBOARD_GROUP] if app_id is None else [DASHBOARD_GROUP, app_group(app_id)]
 
 
 def group_sees_slot(group: str, slot_name: str) -> bool:

@@ -1,17 +1,10 @@
-"""Signals in, messages out: what transcripts and summaries announce, pushed to the
-sockets as frames, and what revokes a socket's credential, as a revocation.
-
-Every signal here is sent after the commit that made it true, so a frame never announces
-something that could still roll back. Frames are hints: a receiver never raises into its
-sender (a write or a summary pass); a failed send is logged, never retried, and the
-client converges on its next read. ``session_deleted`` and ``session_rewritten`` have no
-frame: an open page learns of a delete or a rewind from its next read.
-
-A socket is authenticated once, at connect, so whatever later revokes its credential must
-tell it: ``auth.revoked`` (close now) or ``auth.recheck`` (re-validate; a socket opened with
-a rotated token's successor stays open), sent after the commit (a recheck before it would
-still see the old row). A failed send is logged; the consumer's periodic re-validation
-closes the socket in the end.
+"""Signals in, messages out: transcripts' and summaries' news as frames (hints: a failed
+send is logged, never retried or raised into its sender; the client converges on its next
+read), and credential changes as ``auth.revoked`` (close now) or ``auth.recheck``
+(re-validate: a rotated token's successor stays open). All are sent after the commit (a
+frame never announces a rollback; a recheck before it would see the old row); a lost
+revocation is caught by the consumer's periodic re-validation. A delete or a rewind has no
+frame: an open page learns of it from its next read.
 """
 
 from __future__ import annotations

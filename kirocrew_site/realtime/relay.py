@@ -1,8 +1,7 @@
-"""The frame relay: frames from other processes reach the server's sockets without Redis
-(an ``InMemoryChannelLayer`` exists once per process). The server runs a relay task,
-started on its first connection (daphne sends no lifespan event), that touches the
-heartbeat and sends the spooled files' frames (``core.spool``); other processes spool
-while the heartbeat is fresh, and write nothing with no server running.
+"""The frame relay: other processes' frames reach the server's sockets without Redis (an
+``InMemoryChannelLayer`` is per process). The server's relay task (started on its first
+connection: daphne sends no lifespan event) touches the heartbeat and sends spooled frames;
+other processes spool only while the heartbeat is fresh.
 """
 
 from __future__ import annotations

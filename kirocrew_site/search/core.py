@@ -1,16 +1,11 @@
-"""The search index's pure rules (no Django): how a person's words become a query, how a
-marked snippet becomes safe fragments, and what text a row or a summary contributes.
+"""The search index's pure rules (no Django): query words, snippet fragments, indexed text.
 
-Neither engine's own query language reaches the database: FTS5 would read ``"``, ``*``,
-``NEAR`` or ``col:`` as syntax (a typo is an error, a column filter a probe), so the text
-is cut into words and every word is required, quoted as a literal on FTS5 and handed to
-PostgreSQL's ``plainto_tsquery``. The engines mark matches with two private-use characters
-(never HTML) and fragments carry text only, so transcript text can never become markup.
-
-The index holds what is stored (rows are redacted at the write boundary). Long texts are
-cut into chunks: PostgreSQL refuses a ``tsvector`` over 1 MB, and both engines re-read a
-hit's whole text to cut its snippet (``ts_headline`` on twenty 16 000-character chunks
-took ~105 ms, on 2 000 ~7 ms).
+No engine's query language reaches the database (FTS5 reads ``"``, ``*``, ``NEAR``,
+``col:`` as syntax: a typo errors, a column filter probes): every word is required, quoted
+on FTS5, ``plainto_tsquery`` on PostgreSQL. Matches are marked with two private-use
+characters and fragments carry text only, so transcript text never becomes markup. Long
+texts are chunked: PostgreSQL refuses a ``tsvector`` over 1 MB, and snippets re-read a
+hit's whole text (``ts_headline``: ~105 ms on 16 000-character chunks, ~7 ms on 2 000).
 """
 
 from __future__ import annotations
@@ -108,11 +103,8 @@ def _leaves(value: Any, out: list[str], depth: int) -> None:
     if isinstance(value, str):
         if value.strip():
             out.append(value)
-    elif isinstance(value, dict):
-        for item in value.values():
-            _leaves(item, out, depth + 1)
-    elif isinstance(value, list):
-        for item in value:
+    elif isinstance(value, dict | list):
+        for item in value.values() if isinstance(value, dict) else value:
             _leaves(item, out, depth + 1)
 
 

@@ -50,11 +50,8 @@ class RawHit:
 
 
 def _sqlite(scope: Scope, terms: Terms, limit: int, rows_only: bool) -> list[RawHit]:
-    """Two steps: the best ``limit`` doc ids by bm25, then snippets for those alone.
-
-    In one statement SQLite computes every result column before it sorts, so
-    ``snippet()`` ran for every match (a common word: every row of the index).
-    """
+    """The best ``limit`` doc ids by bm25, then snippets for those alone: in one statement
+    SQLite ran ``snippet()`` for every match before sorting (a common word: every row)."""
     where: list[str] = ["search_fts MATCH %s"]
     params: list[Any] = [terms.fts5()]
     if scope is None:

@@ -1,9 +1,6 @@
-"""Index writes: rows after the session's mark, a summary replaced, a session forgotten,
-the whole index rebuilt from the files (the truth; the index is derived).
-
-Rows are read with the cursor reader, so an append costs the rows it added. Each session's
-writes hold its mark row locked (SQLite's IMMEDIATE transactions serialise writers), so
-two catch-ups of one session never index a row twice.
+"""Index writes, derived from the files: rows after the session's mark (read with the cursor
+reader, so an append costs the rows it added), summaries, forgetting, rebuilding. Writes
+hold the session's mark row locked, so two catch-ups never index a row twice.
 """
 
 from __future__ import annotations
@@ -63,30 +60,19 @@ def search_revise_row(session: Session, target_ts: str) -> int:
     before it (rows between have no text, so no turn either). Revisions almost always
     target the running turn, so this reads a few rows."""
     with transaction.atomic():
-        _mark_before(session, target_ts)
+        mark = _locked_mark(session)
+        rows = SearchDoc.objects.filter(session=session, kind=DocKind.ROW)
+        # Not indexed yet (or a row without text): the catch-up reads it.
+        target = rows.filter(cursor=target_ts).order_by("seq").first()
+        if target is not None:
+            before = rows.filter(seq__lt=target.seq).order_by("-seq").first()
+            if before is None:
+                mark.cursor, mark.rows, mark.turns = "", 0, 0
+            else:
+                mark.cursor, mark.rows, mark.turns = before.cursor, before.seq + 1, before.turn
+            rows.filter(seq__gte=mark.rows).delete()
+            mark.save()
     return search_index_session(session)
-
-
-def _mark_before(session: Session, target_ts: str) -> None:
-    mark = _locked_mark(session)
-    target = (
-        SearchDoc.objects.filter(session=session, kind=DocKind.ROW, cursor=target_ts)
-        .order_by("seq")
-        .first()
-    )
-    if target is None:  # not indexed yet (or a row without text): the catch-up reads it
-        return
-    before = (
-        SearchDoc.objects.filter(session=session, kind=DocKind.ROW, seq__lt=target.seq)
-        .order_by("-seq")
-        .first()
-    )
-    if before is None:
-        mark.cursor, mark.rows, mark.turns = "", 0, 0
-    else:
-        mark.cursor, mark.rows, mark.turns = before.cursor, before.seq + 1, before.turn
-    SearchDoc.objects.filter(session=session, kind=DocKind.ROW, seq__gte=mark.rows).delete()
-    mark.save()
 
 
 def search_index_summary(session: Session) -> int:
@@ -153,10 +139,9 @@ def _locked_mark(session: Session) -> SearchMark:
 
 
 def _catch_up(session: Session) -> int:
-    """Index the rows after the mark, a page per transaction: a long session (an import's
-    first catch-up) never holds the database's write lock for its whole read, which on
-    SQLite would stall every other writer past its busy timeout. Raises ``InvalidCursor``
-    (the page that met it rolls back; the pages before it were read while it was valid)."""
+    """Index the rows after the mark, a page per transaction (a long session's whole read
+    under SQLite's write lock would stall other writers past their busy timeout).
+    ``InvalidCursor`` rolls back only the page that met it."""
     read = 0
     while True:
         with transaction.atomic():

@@ -1,9 +1,7 @@
-"""Django's SQLite backend, plus reads from a database on a read-only filesystem.
-
-A WAL database whose ``-wal``/``-shm`` files are gone cannot be opened on a read-only
-mount, not even with ``mode=ro`` (SQLite would create the shared memory file). With no
-``-wal`` file every commit is in the main file, so it is opened ``immutable``: reads are
-exact and a write fails with SQLITE_READONLY (the API's 503). Decided per connection.
+"""Django's SQLite backend, plus reads from a database on a read-only filesystem: a WAL
+database cannot be opened there even ``mode=ro`` (SQLite would create ``-shm``). With no
+``-wal`` file every commit is in the main file, so it is opened ``immutable``: exact reads,
+and a write fails with SQLITE_READONLY (the API's 503).
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from django.test import Client
 
-from kirocrew_site.dashboard.present import MIN_BAR_SHARE, STATE_LABELS, timeline_layout
+from kirocrew_site.dashboard.present import MIN_BAR_SHARE, timeline_layout
 from summaries.core.gate import PassResult
 from summaries.services import summary_generate
 from tests.fixtures.summaries import use_backend
@@ -35,7 +35,6 @@ def test_lanes_follow_the_order_work_started_so_a_nested_intent_sits_below_its_h
         ],
         turns=10,
         covered=10,
-        labels=STATE_LABELS,
     )
     assert timeline is not None
     assert [x.title for x in timeline.lanes] == [
@@ -56,7 +55,6 @@ def test_a_dormant_stretch_between_two_ranges_is_drawn_between_their_bars() -> N
         [lane("Payments", "in-progress", [[8, 9], [1, 3]])],
         turns=12,
         covered=12,
-        labels=STATE_LABELS,
     )
     assert timeline is not None
     (only,) = timeline.lanes
@@ -70,7 +68,6 @@ def test_a_one_turn_range_of_a_long_session_still_gets_a_bar_inside_the_axis() -
         [lane("Last-minute fix", "done", [[1000, 1000]])],
         turns=1000,
         covered=1000,
-        labels=STATE_LABELS,
     )
     assert timeline is not None
     (bar,) = timeline.lanes[0].bars
@@ -79,22 +76,19 @@ def test_a_one_turn_range_of_a_long_session_still_gets_a_bar_inside_the_axis() -
 
 
 def test_malformed_ranges_are_dropped_and_no_ranges_draw_no_timeline() -> None:
-    assert timeline_layout([], turns=5, covered=5, labels=STATE_LABELS) is None
+    assert timeline_layout([], turns=5, covered=5) is None
     assert (
         timeline_layout(
             [lane("No turns", "done", []), {"title": "x", "ranges": [[True, 2], [0, 1], "1-2"]}],
             turns=5,
             covered=5,
-            labels=STATE_LABELS,
         )
         is None
     )
 
 
 def test_turns_after_the_summary_are_marked_not_summarized_and_the_axis_fits_every_range() -> None:
-    timeline = timeline_layout(
-        [lane("Fix", "in-progress", [[1, 7]])], turns=5, covered=3, labels=STATE_LABELS
-    )
+    timeline = timeline_layout([lane("Fix", "in-progress", [[1, 7]])], turns=5, covered=3)
     assert timeline is not None
     assert timeline.turns == 7  # a range past the mirror's count (a rewind) still fits
     assert (timeline.uncovered_x, timeline.uncovered_width) == ("3", "4")

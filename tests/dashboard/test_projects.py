@@ -16,7 +16,6 @@ from urllib.parse import quote
 import pytest
 from django.test import Client
 
-from kirocrew_site.dashboard.present import STATE_LABELS
 from kirocrew_site.dashboard.projects import (
     NO_PROJECT,
     SessionIntents,
@@ -188,8 +187,7 @@ def test_open_items_put_the_most_recent_session_first_then_its_latest_turn() -> 
         [
             session("older", 1, ("Old late turn", "in-progress", 30), ("Old done", "done", 29)),
             session("newer", 5, ("New early", "needs-you", 2), ("New later", "in-progress", 9)),
-        ],
-        STATE_LABELS,
+        ]
     )
     assert [i.title for i in items] == ["New later", "New early", "Old late turn"]
     assert [i.anchor for i in items] == ["turn-9", "turn-2", "turn-30"]

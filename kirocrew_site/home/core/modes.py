@@ -79,22 +79,16 @@ def _tighten_one(report: TightenReport, path: Path, name: str, dir_fd: int | Non
     target = name if dir_fd is not None else str(path)
     try:
         mode = os.stat(target, dir_fd=dir_fd, follow_symlinks=False).st_mode
-    except FileNotFoundError:
-        return  # removed while we walked
-    except OSError as exc:
-        report.failed.append((path, exc.strerror or str(exc)))
-        return
-    if not (stat.S_ISDIR(mode) or stat.S_ISREG(mode)):
-        report.skipped.append((path, kind_of(mode)))
-        return
-    old = stat.S_IMODE(mode)
-    new = old & ~PRIVATE_BITS
-    if new == old:
-        return
-    try:
+        if not (stat.S_ISDIR(mode) or stat.S_ISREG(mode)):
+            report.skipped.append((path, kind_of(mode)))
+            return
+        old = stat.S_IMODE(mode)
+        new = old & ~PRIVATE_BITS
+        if new == old:
+            return
         os.chmod(target, new, dir_fd=dir_fd, follow_symlinks=False)
     except FileNotFoundError:
-        return
+        return  # removed while we walked
     except OSError as exc:
         report.failed.append((path, exc.strerror or str(exc)))
         return

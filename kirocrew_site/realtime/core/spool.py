@@ -1,11 +1,7 @@
-"""The frame spool: files in ``$KIROCREW_HOME/frames/`` that the server's relay takes,
-oldest first, and sends on its own layer (``realtime.relay``).
-
-One JSON object per file: ``{"sends": [{"groups": [...], "frames": [...]}]}``. A writer
-collects the sends of ``LINGER_S`` into one file: an import's first poll announces every
-row it imported, and a file per frame costs a third of a millisecond. Delivery is at most
-once and best effort, like the layer it stands in for: a file is deleted before its
-frames are sent, and a stale one is dropped unread.
+"""The frame spool: ``$KIROCREW_HOME/frames/*.json`` (``{"sends": [{"groups", "frames"}]}``),
+taken oldest first by the server's relay. A writer batches ``LINGER_S`` of sends per file
+(an import announces every row; a file per frame costs 0.3 ms). At most once, best effort,
+like the layer it stands in for: a file is deleted before it is sent, a stale one unread.
 """
 
 from __future__ import annotations
@@ -88,36 +84,29 @@ def heartbeat_touch(folder: Path, token: str) -> None:
         _write_atomic(folder, HEARTBEAT, token.encode())
 
 
-def heartbeat_fresh(folder: Path, now: float, fresh_s: float = FRESH_S) -> bool:
-    """A relay touched the heartbeat within ``fresh_s`` (either way: clocks step)."""
+def heartbeat_fresh(folder: Path, now: float) -> bool:
+    """A relay touched the heartbeat within ``FRESH_S`` (either way: clocks step)."""
     try:
         mtime = os.lstat(folder / HEARTBEAT).st_mtime
     except OSError:
         return False
-    return abs(now - mtime) < fresh_s
+    return abs(now - mtime) < FRESH_S
 
 
 def heartbeat_drop(folder: Path, token: str) -> None:
     path = folder / HEARTBEAT
-    try:
+    with contextlib.suppress(OSError):
         if path.read_bytes() == token.encode():
             path.unlink()
-    except OSError:
-        pass
 
 
 Send = tuple[Sequence[str], Sequence[dict[str, Any]]]  # (groups, frames)
 
 
 class SpoolWriter:
-    """Writes frame files whose names sort in the order they were written: the stamp is
-    the wall clock in ns, forced to grow within the process (a clock step back cannot
-    reorder them), and the lock spans the rename.
-
-    ``send`` buffers: the first send starts a ``linger_s`` timer that writes every send
-    buffered by then as one file. The timer is a non-daemon thread, so a command's last
-    sends are written before its process exits.
-    """
+    """Frame files whose names sort as they were written (ns stamps forced to grow, so a
+    clock step back cannot reorder them; the lock spans the rename). ``send`` buffers for
+    ``linger_s`` on a non-daemon timer, so a command's last sends are written before exit."""
 
     def __init__(self, linger_s: float = LINGER_S, most: int = MAX_SENDS) -> None:
         self._linger_s = linger_s
@@ -189,12 +178,9 @@ def spool_take(
     accept_group: Callable[[str], bool],
     accept_frame: Callable[[dict[str, Any]], dict[str, Any]],
     limit: int = TAKE_LIMIT,
-    stale_s: float = STALE_S,
 ) -> Taken:
-    """Take (read and delete) up to ``limit`` frame files, oldest first. A file not exactly
-    the expected shape is deleted and reported in ``malformed``; one older than ``stale_s``
-    is deleted unread; a temporary file is left to its writer until stale.
-    """
+    """Take (read and delete) up to ``limit`` frame files, oldest first: a misshapen one is
+    reported in ``malformed``, a stale one dropped unread, a temporary one left until stale."""
     taken = Taken()
     with os.scandir(folder) as entries:
         names = sorted(entry.name for entry in entries)
@@ -203,7 +189,7 @@ def spool_take(
             continue
         path = folder / name
         if name.startswith("."):  # mid-write, or its writer died before the rename
-            if _age(path, now) > stale_s:
+            if _age(path, now) > STALE_S:
                 _unlink(path)
             continue
         if len(taken.batches) >= limit:
@@ -221,7 +207,7 @@ def spool_take(
             taken.malformed.append((name, "not a regular file"))
             _unlink(path)
             continue
-        if now - info.st_mtime > stale_s:
+        if now - info.st_mtime > STALE_S:
             taken.stale += 1
             _unlink(path)
             continue

@@ -73,11 +73,10 @@ class Command(BaseCommand):
         except DemoError as exc:  # another program on that port: it never gets the token
             self.stdout.write(login_box(login))  # the password is still shown only now
             raise CommandError(f"skipped the replay: {exc}") from None
-        if not answered:
-            self.stdout.write(login_box(login))
-            raise CommandError(f"no server answered at {options['url']}; skipped the replay")
         # After the server's start-up banner, so the login is the last thing set up prints.
         self.stdout.write(login_box(login))
+        if not answered:
+            raise CommandError(f"no server answered at {options['url']}; skipped the replay")
         try:
             replay(DemoClient(options["url"], token), pause=options["pause"], say=self._say)
         except DemoError as exc:

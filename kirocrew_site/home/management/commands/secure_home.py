@@ -24,15 +24,14 @@ class Command(BaseCommand):
         home = settings.KIROCREW_HOME
         verbosity = int(options["verbosity"])
         report = tighten(home)
-        for change in report.changed:
-            if verbosity >= 2:
+        if verbosity >= 2:
+            for change in report.changed:
                 self.stdout.write(f"{change.path}: {change.old:o} -> {change.new:o}")
-        for path, why in report.skipped:
-            if verbosity >= 2:
+            for path, why in report.skipped:
                 self.stdout.write(f"{path}: skipped, {why}")
         for path, error in report.failed:
             self.stderr.write(f"{path}: could not change: {error}")
-        folders = sum(1 for change in report.changed if change.folder)
+        folders = sum(change.folder for change in report.changed)
         files = len(report.changed) - folders
         skipped = (
             f"; {len(report.skipped)} skipped (not a file or folder)" if report.skipped else ""
