@@ -16,7 +16,7 @@ from typing import Any
 from summaries.core.backends import HEURISTIC
 from summaries.core.intents import intent_state
 from transcripts.core.fold import FoldReport
-from transcripts.core.paging import parse_cursor
+from transcripts.core.paging import cursor_of, parse_cursor
 from transcripts.core.roles import TOOL_ROLES, Role
 from transcripts.core.timestamps import parse_ts, source_ts
 from transcripts.core.user_turns import is_injected, is_user_turn
@@ -175,7 +175,7 @@ def transcript_items(
     for row in rows:
         stamp = row_stamp(row)
         seen[stamp] += 1
-        cursor = stamp if seen[stamp] == 1 else f"{stamp}#{seen[stamp]}"
+        cursor = cursor_of(stamp, seen[stamp])
         text = text_of(row.get("content"))
         kind = row_kind(row)
         role = str(row.get("role") or "row")

@@ -11,7 +11,7 @@ from django.db.models import QuerySet
 from transcripts.core.content import bound_rows
 from transcripts.core.errors import SessionNotFound
 from transcripts.core.fold import FoldReport
-from transcripts.core.paging import TurnMarks, turn_marks
+from transcripts.core.paging import TurnMarks, cursor_of, turn_marks
 from transcripts.core.provenance import SOURCE_LABELS
 from transcripts.core.user_turns import is_user_turn
 from transcripts.models import App, Session
@@ -160,7 +160,7 @@ def _window_folded(key: str, first: int, last: int | None) -> TurnWindow:
     window = TurnWindow(rows[start:stop], report, False, first, end, total, seen=seen)
     if start:
         stamp = row_stamp(rows[start - 1])
-        window.after = stamp if seen[stamp] == 1 else f"{stamp}#{seen[stamp]}"
+        window.after = cursor_of(stamp, seen[stamp])
     return window
 
 

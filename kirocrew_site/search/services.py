@@ -15,7 +15,7 @@ from django.db.models import F
 from summaries.models import IntentSummary, OneLineSummary
 from transcripts.core.errors import SessionNotFound
 from transcripts.core.keys import DASHBOARD_PREFIX
-from transcripts.core.paging import parse_cursor
+from transcripts.core.paging import cursor_of, parse_cursor
 from transcripts.core.user_turns import is_user_turn
 from transcripts.models import Session, Slot
 from transcripts.selectors import InvalidCursor, session_transcript
@@ -165,7 +165,7 @@ def _catch_up_page(session: Session, mark: SearchMark) -> tuple[int, bool]:
     for row in page:
         ts = str(row.get("ts"))
         seen[ts] = seen.get(ts, 0) + 1
-        cursor = ts if seen[ts] == 1 else f"{ts}#{seen[ts]}"  # as the reader counts them
+        cursor = cursor_of(ts, seen[ts])  # as the reader counts them
         if is_user_turn(row):
             mark.turns += 1
         role = str(row.get("role") or "")[:64]
