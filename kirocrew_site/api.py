@@ -62,8 +62,9 @@ class HealthOut(Schema):
     "/health", response={200: HealthOut, 401: ErrorOut}, operation_id="health", tags=["health"]
 )
 def health(request: HttpRequest) -> dict[str, bool]:
-    """A liveness check (no disk, one token lookup) and the baseline arm of
-    bench/bench_summary_rps.py. Authenticated like every route: anonymous is 401."""
+    """A trivial authenticated JSON answer (no disk, one token lookup): a liveness check
+    for callers and the baseline arm of bench/bench_summary_rps.py. Authenticated like
+    every API route, so an anonymous request is 401."""
     return {"ok": True}
 
 
