@@ -121,7 +121,7 @@ class FileIndex:
         self.tail = False  # an unterminated line follows ``scanned``
         self.head = b""
         self.mark = b""
-        self.mtime_ns = -1
+        self.times = (-1, -1)  # (mtime, ctime) in ns when last indexed
 
     @property
     def entries(self) -> int:
@@ -133,8 +133,10 @@ class FileIndex:
             return False
         if st.st_size < self.scanned:
             return False
-        if st.st_size == self.scanned and st.st_mtime_ns == self.mtime_ns:
-            return True  # untouched since indexed (every append moves mtime: strict sig)
+        if st.st_size == self.scanned and (st.st_mtime_ns, st.st_ctime_ns) == self.times:
+            # Untouched since indexed. Not mtime alone: a rewrite keeps the old mtime on
+            # purpose, and its new file can reuse the old inode and size; ctime moves.
+            return True
         if os.pread(fd, len(self.head), 0) != self.head:
             return False
         start = max(0, self.scanned - MARK_BYTES)
@@ -143,7 +145,7 @@ class FileIndex:
     def extend(self, fd: int, st: os.stat_result, max_line: int) -> None:
         """Fold the complete lines in ``[scanned, size)``; an unterminated one waits."""
         size = st.st_size
-        self.mtime_ns = st.st_mtime_ns
+        self.times = (st.st_mtime_ns, st.st_ctime_ns)
         if size <= self.scanned:
             self.tail = False  # (a smaller file was reset and rebuilt from 0 by matches())
             return
