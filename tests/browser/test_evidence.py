@@ -45,12 +45,13 @@ def test_evidence_shows_under_the_badge_and_links_to_its_row(page: Any, server: 
     reason.wait_for()
     assert reason.inner_text().startswith("Tests passed (turn 1)")
     assert "Tests passed." in reason.inner_text()
-    # under the badge: below it on screen, in the same summary line
-    badge_box = card.locator("summary .badge").bounding_box()
-    reason_box = reason.bounding_box()
-    assert badge_box is not None
-    assert reason_box is not None
-    assert reason_box["y"] > badge_box["y"]
+    # under the badge: below it on screen, in the same summary line (both measured in one
+    # evaluation: a live frame may re-render the panel between two separate reads)
+    badge_y, reason_y = card.locator("summary").first.evaluate(
+        """(s) => [s.querySelector(".badge"), s.querySelector(".evidence")]
+            .map((e) => e.getBoundingClientRect().y)"""
+    )
+    assert reason_y > badge_y
 
     row = page.locator(f'#transcript li.row:has(time[datetime="{stamp}"])')
     assert row.count() == 1
