@@ -12,6 +12,7 @@ from typing import Any
 
 from summaries.core.intents import is_open, open_question
 from summaries.runtime import summary_config
+from summaries.selectors import summary_behind
 from transcripts.core.provenance import MAX_PROJECT, short_project
 
 from .present import STATE_LABELS, panel_intents
@@ -163,7 +164,11 @@ def project_get(*, path: str, app: str = "") -> ProjectView | None:
                 last_activity=session.last_activity,
                 turns=session.user_turns,
                 behind=mirror is not None
-                and (mirror.sig, mirror.gen) != (session.sig, session.gen),
+                and summary_behind(
+                    moved=(mirror.sig, mirror.gen) != (session.sig, session.gen),
+                    user_turns_now=session.user_turns,
+                    covers=mirror.user_turns,
+                ),
                 # Each intent's state as the panel's badge and the list's filter read it.
                 intents=panel_intents(list(raw)) if isinstance(raw, list) else [],
             )

@@ -1,6 +1,6 @@
 """A summary is behind the conversation only when the conversation moved: a bookkeeping
-line (a revision of a row, a metadata edit) leaves the panel's banner and the list's
-"Summary behind" chip off; a new turn turns both on."""
+line (a revision of a row, a metadata edit) leaves the panel's banner, the list's
+"Summary behind" chip and the project page's badge off; a new turn turns all three on."""
 
 from __future__ import annotations
 
@@ -15,9 +15,12 @@ from transcripts.services import (
     session_append_revision,
     session_append_row,
     session_set_title,
+    session_update_metadata,
 )
 
 pytestmark = pytest.mark.django_db
+
+PROJECT = "/srv/notes"
 
 
 @pytest.fixture
@@ -31,14 +34,17 @@ def summarized(make_session: Any, configure: Any) -> Any:
         ],
         title="Notes",
     )
+    session_update_metadata(key=slot.session.key, updates={"cwd": PROJECT})
     assert summary_generate(slot_name="notes", force=True).reason == "stored"
     return slot
 
 
-def behind(client: Client) -> tuple[bool, bool]:
+def behind(client: Client) -> tuple[bool, bool, bool]:
     panel = client.get("/s/notes/summary/").json()["stale"]
     chip = "Summary behind" in client.get("/").content.decode()
-    return panel, chip
+    project = client.get("/project/", {"path": PROJECT}).content.decode()
+    assert "Add a logout button" in project  # the intent is listed on its project's page
+    return panel, chip, "Summary behind" in project
 
 
 def test_bookkeeping_lines_do_not_put_the_summary_behind(
@@ -48,9 +54,9 @@ def test_bookkeeping_lines_do_not_put_the_summary_behind(
     target = get_store().read_session(key).rows[-1]["ts"]
     session_append_revision(key=key, target_ts=target, patch={"content": "Added it (fixed)."})
     session_set_title(key=key, title="Header work")
-    assert behind(client_in) == (False, False)
+    assert behind(client_in) == (False, False, False)
 
 
 def test_a_new_turn_puts_the_summary_behind(client_in: Client, summarized: Any) -> None:
     session_append_row(key=summarized.session.key, role="user", content="Now add a test")
-    assert behind(client_in) == (True, True)
+    assert behind(client_in) == (True, True, True)
