@@ -1,5 +1,7 @@
 from django.contrib import admin
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.urls import include, path
+from django.views.defaults import page_not_found
 
 from .api import api
 from .dashboard.throttle import ThrottledAdminAuthenticationForm
@@ -7,7 +9,17 @@ from .dashboard.throttle import ThrottledAdminAuthenticationForm
 # The admin's login goes through the same throttle (the backend) and explains a lockout.
 admin.site.login_form = ThrottledAdminAuthenticationForm
 
-# A 404 under /api/ is JSON through middleware.ApiJsonErrors, like every other error there.
+
+def not_found(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
+    """JSON for API paths, built here: Django's page (which middleware.ApiJsonErrors would
+    replace) reads the login session to render, adding ``Vary: Cookie``. The page elsewhere."""
+    if request.path.startswith("/api/"):
+        return JsonResponse({"error": "not found", "code": "not_found"}, status=404)
+    return page_not_found(request, exception or Exception("not found"))
+
+
+handler404 = not_found
+
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/", api.urls),

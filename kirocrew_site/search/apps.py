@@ -17,7 +17,7 @@ class SearchConfig(AppConfig):
         for signal, receiver in (
             (signals.rows_appended, receivers.on_rows_appended),
             (signals.revision_appended, receivers.on_revision_appended),
-            (signals.turn_ended, receivers.on_rows_appended),
+            (signals.turn_ended, receivers.on_turn_ended),
             (signals.session_rewritten, receivers.on_session_rewritten),
             (signals.session_deleted, receivers.on_session_deleted),
             (signals.import_finished, receivers.on_import_finished),

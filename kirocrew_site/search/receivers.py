@@ -41,7 +41,13 @@ def _on_slot(receiver: Callable[..., None]) -> Callable[..., None]:
 
 @_on_slot
 def on_rows_appended(session: Session, **_: Any) -> None:
-    # Also on turn_ended: rows written without an announcement (a plain service append).
+    services.search_index_session(session)
+
+
+@_on_slot
+def on_turn_ended(session: Session, **_: Any) -> None:
+    # Rows written without an announcement (a plain service append) are caught up here; a
+    # receiver of its own, so a failure's log line names the turn end.
     services.search_index_session(session)
 
 

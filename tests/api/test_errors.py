@@ -170,6 +170,19 @@ def test_an_unknown_api_route_is_404_json(
         assert assert_clean_error(response, 404)["code"] == "not_found"
 
 
+@pytest.mark.parametrize("persona", ["owner", "dashboard", "anonymous"])
+def test_an_unknown_api_route_is_answered_without_reading_the_login_session(
+    request: pytest.FixtureRequest, db: None, persona: str
+) -> None:
+    """A path no route matches gets the API's own 404, not the dashboard's HTML page
+    rendered and then replaced: rendering it reads the login session, which adds
+    ``Vary: Cookie`` to an answer that does not depend on it."""
+    caller: Persona = request.getfixturevalue(persona)
+    response = caller.call("GET", "/api/nope", {})
+    assert assert_clean_error(response, 404)["code"] == "not_found"
+    assert not response.has_header("Vary")
+
+
 @pytest.mark.parametrize("debug", [False, True])
 def test_the_api_root_answers_json(owner: Persona, settings: Any, debug: bool) -> None:
     settings.DEBUG = debug

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
+import pytest
 from django.core.management import call_command
 
+from kirocrew_site.search import services
 from tests.search.conftest import Caller
 
 
@@ -233,3 +236,21 @@ def test_a_session_longer_than_a_page_is_indexed_through_its_end(
     assert SearchMark.objects.get(session=session).turns == PAGE_ROWS + 1
     [hit] = alpha.found("jackal")
     assert hit["turn"] == 490  # the count carried across page boundaries
+
+
+def test_a_failed_index_update_at_a_turn_end_is_logged_as_the_turn_ends(
+    apps: tuple[Caller, Caller], monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The catch-up a turn end runs (rows written without an announcement) names its own
+    receiver when it fails, so the log tells a turn end's failure from an append's."""
+    alpha, _ = apps
+
+    def index_down(session: Any) -> int:
+        raise RuntimeError("index down")
+
+    monkeypatch.setattr(services, "search_index_session", index_down)
+    with caplog.at_level(logging.ERROR, logger="kirocrew_site.search.receivers"):
+        alpha.turn("alpha-1", "Is the index up?", "Not right now.")
+    messages = [record.getMessage() for record in caplog.records]
+    assert "search index update failed (on_turn_ended)" in messages
+    assert "search index update failed (on_rows_appended)" in messages
