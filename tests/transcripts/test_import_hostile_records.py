@@ -24,6 +24,7 @@ from .import_attack_helpers import (
     bash_call,
     bash_result,
     bulk_tree,
+    claude,
     codex_assistant,
     codex_event,
     codex_item,
@@ -108,6 +109,29 @@ def test_a_record_type_that_is_a_list_or_an_object_never_stalls_a_claude_file(
 ) -> None:
     path = project_dir(tmp_path) / f"{SID}.jsonl"
     odd = {**prompt(2, "odd"), "type": kind}
+    path.write_text(jl(prompt(1, "run it"), odd, reply(3, "done")))
+    later = jl(prompt(4, "the record appended later"))
+    _poisoned_then_appended(store, path, "claude-code", f"claude:{SID}", later)
+
+
+@pytest.mark.parametrize("message", ["hello", ["hello"], 5])
+@pytest.mark.parametrize("kind", ["user", "assistant"])
+def test_a_claude_message_that_is_not_an_object_never_stalls_the_file(
+    tmp_path: Path, store: TranscriptStore, kind: str, message: Any
+) -> None:
+    path = project_dir(tmp_path) / f"{SID}.jsonl"
+    odd = claude(kind, 2, message=message)
+    path.write_text(jl(prompt(1, "run it"), odd, reply(3, "done")))
+    later = jl(prompt(4, "the record appended later"))
+    _poisoned_then_appended(store, path, "claude-code", f"claude:{SID}", later)
+
+
+@pytest.mark.parametrize("subtype", [["turn_duration"], {"a": 1}])
+def test_a_claude_system_subtype_that_is_a_list_or_an_object_never_stalls_the_file(
+    tmp_path: Path, store: TranscriptStore, subtype: Any
+) -> None:
+    path = project_dir(tmp_path) / f"{SID}.jsonl"
+    odd = claude("system", 2, subtype=subtype, content="x")
     path.write_text(jl(prompt(1, "run it"), odd, reply(3, "done")))
     later = jl(prompt(4, "the record appended later"))
     _poisoned_then_appended(store, path, "claude-code", f"claude:{SID}", later)

@@ -173,13 +173,19 @@ def _blocks(content: Any) -> list[Any] | None:
     return content if isinstance(content, list) else None
 
 
+def _message(rec: dict[str, Any]) -> dict[str, Any]:
+    """The record's message object; a hostile one (a string, a list) reads as empty."""
+    message = rec.get("message")
+    return message if isinstance(message, dict) else {}
+
+
 def _user(rec: dict[str, Any], state: ConvState, ts: Any) -> Step:
     if rec.get("isCompactSummary"):
-        text = _text_of((rec.get("message") or {}).get("content"))
+        text = _text_of(_message(rec).get("content"))
         return Step([row("notice", text, kind="compact_summary", source_ts=ts)])
     if rec.get("isMeta"):
         return Step(bucket=f"{DROPPED}:meta")
-    blocks = _blocks((rec.get("message") or {}).get("content"))
+    blocks = _blocks(_message(rec).get("content"))
     if blocks is None:
         return Step(bucket=f"{DROPPED}:empty")
     step = Step()
@@ -220,7 +226,7 @@ def _result(
 
 
 def _assistant(rec: dict[str, Any], state: ConvState, ts: Any) -> Step:
-    message = rec.get("message") or {}
+    message = _message(rec)
     if rec.get("isApiErrorMessage") or message.get("model") == "<synthetic>":
         return Step(
             [row("notice", _text_of(message.get("content")), kind="api_error", source_ts=ts)]
@@ -259,6 +265,8 @@ def _assistant(rec: dict[str, Any], state: ConvState, ts: Any) -> Step:
 
 def _system(rec: dict[str, Any], state: ConvState, ts: Any) -> Step:
     sub = rec.get("subtype")
+    if not isinstance(sub, str):  # a list or an object would not hash in the sets below
+        return Step(bucket=f"{UNKNOWN}:system/{label(sub)}")
     if sub in SYSTEM_BOOKKEEPING:
         step = Step(bucket=f"{DROPPED}:bookkeeping")
         if sub == "turn_duration" and state.open and not state.pending:
