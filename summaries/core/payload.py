@@ -88,7 +88,8 @@ def _coerce_intent(raw: object) -> dict[str, Any] | None:
     title = raw.get("title")
     if not isinstance(title, str) or not title.strip():
         return None
-    status = raw["status"] if raw.get("status") in STATUSES else "active"
+    status = raw.get("status")
+    status = status if isinstance(status, str) and status in STATUSES else "active"
     verified = raw["verified"] if isinstance(raw.get("verified"), bool) else None
     origin = raw.get("origin_turn")
     # Overlaps are kept: nested and resumed intents are real.

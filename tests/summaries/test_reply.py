@@ -1,12 +1,17 @@
-"""parse_reply: tolerant of wrapping, strict about ambiguity, never raises."""
+"""parse_reply: tolerant of wrapping, strict about ambiguity, never raises; shape_reply never
+raises on a reply whose fields have the wrong JSON types."""
 
 from __future__ import annotations
 
+import copy
 import json
+from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
-from summaries.core.reply import parse_reply
+from summaries.core.extract import extract_turns
+from summaries.core.reply import parse_reply, shape_reply
 
 PAYLOAD = {"intents": [{"title": "Fix the build", "ranges": [[1, 3]]}], "constraints": []}
 OTHER = {"intents": [{"title": "Something else", "ranges": [[4, 4]]}]}
@@ -92,3 +97,63 @@ def test_deeply_nested_but_valid_payload_never_raises() -> None:
 
 def test_payload_after_deep_bracket_run() -> None:
     assert parse_reply("[" * 5000 + TEXT + "]" * 5000) == PAYLOAD
+
+
+# A lying model: any field of a full reply (an incremental one too) set to a value of another
+# JSON type is dropped or coerced by the checks and the shaping; the pass never raises on it.
+FULL_REPLY: dict[str, Any] = {
+    "intents": [
+        {
+            "title": "Fix the parser",
+            "initial_intent": "it crashed",
+            "progress": ["guarded None"],
+            "next_steps": [{"what": "release", "why": "users wait", "expect": "a tag"}],
+            "ranges": [[1, 2]],
+            "status": "completed",
+            "verified": True,
+            "origin_turn": 1,
+            "cites": ["U1", "F1.2"],
+        },
+        {"id": 1},
+    ],
+    "constraints": [{"text": "use uv run for everything", "cite": "U1"}, "use uv run"],
+}
+ROWS: list[dict[str, Any]] = [
+    {"role": "user", "content": "Fix the parser crash, use uv run for everything", "ts": "t01"},
+    {"role": "tool_call", "content": "src/parse.py: guard None", "meta": {"tool": "edit"}},
+    {"role": "tool_result", "content": "ok", "ts": "t02", "meta": {"tool": "edit", "exit_code": 0}},
+    {"role": "assistant", "content": "Fixed.", "ts": "t03"},
+    {"role": "user", "content": "great, that works", "ts": "t04"},
+]
+ODD: list[Any] = ["s", "", ["x"], [], {"a": 1}, {}, 5, -1, 2**70, 1.5, True, None, [[]]]
+
+
+def _paths(value: Any, path: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
+    if path:
+        yield path
+    if isinstance(value, (dict, list)):
+        for key, inner in value.items() if isinstance(value, dict) else enumerate(value):
+            yield from _paths(inner, (*path, key))
+
+
+@pytest.mark.parametrize("incremental", [False, True])
+def test_no_field_of_another_json_type_makes_shaping_a_reply_raise(incremental: bool) -> None:
+    turns = extract_turns(ROWS)
+    previous = None
+    if incremental:
+        first = {**FULL_REPLY, "intents": FULL_REPLY["intents"][:1]}
+        previous = shape_reply(json.dumps(first), turns).payload
+        assert previous is not None
+    raised = []
+    for path in _paths(FULL_REPLY):
+        for value in ODD:
+            reply = copy.deepcopy(FULL_REPLY)
+            inner: Any = reply
+            for key in path[:-1]:
+                inner = inner[key]
+            inner[path[-1]] = value
+            try:
+                shape_reply(json.dumps(reply), turns, previous=previous)
+            except Exception as exc:  # every raise is the finding
+                raised.append(f"{path} = {value!r}: {exc!r}")
+    assert not raised, f"{len(raised)} raises, e.g. {raised[:3]}"
