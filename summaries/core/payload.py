@@ -70,7 +70,7 @@ def evidence_of(value: object) -> dict[str, Any] | None:
     if not isinstance(value, dict):
         return None
     turn, ts, kind, quote = (value.get(k) for k in ("turn", "ts", "kind", "quote"))
-    known = kind in EVIDENCE_KINDS and is_json_int(turn) and turn >= 1
+    known = isinstance(kind, str) and kind in EVIDENCE_KINDS and is_json_int(turn) and turn >= 1
     if not (known and isinstance(quote, str) and quote.strip()):
         return None
     stamp = ts.strip() if isinstance(ts, str) else ""

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from pydantic import ValidationError
 
@@ -17,7 +19,7 @@ from summaries.core.intents import (
 from summaries.core.payload import normalize_payload
 from summaries.core.sidecar import summary_of
 
-GOOD = {
+GOOD: dict[str, Any] = {
     "title": "Fix the build",
     "initial_intent": "CI was red",
     "progress": ["tests pass locally"],
@@ -77,8 +79,16 @@ def test_an_intent_that_does_not_fit_is_dropped_not_the_summary() -> None:
     assert summary.constraints == ["a"]
 
 
-def test_bad_evidence_reads_as_none() -> None:
-    summary = summary_of({"intents": [{**GOOD, "evidence": {"turn": "x", "kind": "nope"}}]})
+@pytest.mark.parametrize(
+    "evidence",
+    [
+        {"turn": "x", "kind": "nope"},
+        {**GOOD["evidence"], "kind": ["merged_unverified"]},  # a hand-edited sidecar
+        {**GOOD["evidence"], "kind": {"a": 1}},
+    ],
+)
+def test_bad_evidence_reads_as_none(evidence: dict[str, Any]) -> None:
+    summary = summary_of({"intents": [{**GOOD, "evidence": evidence}]})
     assert summary.intents[0].evidence is None
 
 

@@ -114,7 +114,10 @@ FULL_REPLY: dict[str, Any] = {
             "origin_turn": 1,
             "cites": ["U1", "F1.2"],
         },
-        {"id": 1},
+        {
+            "id": 1,  # an incremental reply's change: its fields replace the previous intent's
+            "evidence": {"turn": 2, "ts": "t04", "kind": "person_confirmed", "quote": "great"},
+        },
     ],
     "constraints": [{"text": "use uv run for everything", "cite": "U1"}, "use uv run"],
 }
