@@ -126,6 +126,18 @@ def test_a_claude_message_that_is_not_an_object_never_stalls_the_file(
     _poisoned_then_appended(store, path, "claude-code", f"claude:{SID}", later)
 
 
+@pytest.mark.parametrize("kind", [["user"], {"type": "user"}])
+def test_a_file_whose_first_record_type_is_a_list_or_object_is_bad_and_the_folder_imports(
+    tmp_path: Path, store: TranscriptStore, kind: Any
+) -> None:
+    folder = project_dir(tmp_path)
+    (folder / "odd.jsonl").write_text(jl({"type": kind, "note": "not a session"}))
+    (folder / f"{SID}.jsonl").write_text(jl(prompt(1, "hello"), reply(2, "hi")))
+    code, out = run(str(folder))
+    assert (code, store.exists(f"claude:{SID}")) == (1, True), out
+    assert "odd.jsonl: bad: format not recognised" in out
+
+
 @pytest.mark.parametrize("subtype", [["turn_duration"], {"a": 1}])
 def test_a_claude_system_subtype_that_is_a_list_or_an_object_never_stalls_the_file(
     tmp_path: Path, store: TranscriptStore, subtype: Any

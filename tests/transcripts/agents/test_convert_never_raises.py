@@ -1,5 +1,6 @@
-"""A converter never raises on a JSON value: any field of a real record's shape, replaced by
-a value of another JSON type, becomes a bucket or a row, and the records after it convert.
+"""Format detection and the converters never raise on a JSON value: any field of a real
+record's shape, replaced by a value of another JSON type, is detected as some format or none,
+becomes a bucket or a row, and the records after it convert.
 
 One raise would stop ``import_transcripts`` at that file (the hostile-folder rule: one
 record never stalls a source). The records below are each format's shapes; every field path
@@ -8,6 +9,7 @@ of each is set, in turn, to every value of ``ODD``."""
 from __future__ import annotations
 
 import copy
+import json
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -15,6 +17,7 @@ import pytest
 
 from transcripts.core.agents import claude_code, codex
 from transcripts.core.agents.common import ConvState, Step
+from transcripts.core.agents.source import detect_lines
 
 ODD: list[Any] = ["s", "", ["x"], [], {"a": 1}, {}, 5, -1, 2**70, 1.5, True, None, [[]]]
 ODD += [[{"type": "text"}]]
@@ -149,4 +152,25 @@ def test_no_field_of_another_json_type_makes_a_converter_raise(
                         convert(copy.deepcopy(after), state)
                 except Exception as exc:  # every raise is the finding
                     raised.append(f"{record.get('type')} {path} = {value!r}: {exc!r}")
+    assert not raised, f"{len(raised)} raises, e.g. {raised[:3]}"
+
+
+@pytest.mark.parametrize("records", [CLAUDE, CODEX])
+def test_no_field_of_another_json_type_makes_format_detection_raise(
+    records: list[dict[str, Any]],
+) -> None:
+    raised = []
+    for record in records:
+        for path in _paths(record):
+            for value in ODD:
+                head = json.dumps(_replaced(record, path, value)).encode()
+                for lines in (
+                    [head],
+                    [head, head],
+                    [head, *map(str.encode, map(json.dumps, records))],
+                ):
+                    try:
+                        detect_lines(lines)
+                    except Exception as exc:  # every raise is the finding
+                        raised.append(f"{record.get('type')} {path} = {value!r}: {exc!r}")
     assert not raised, f"{len(raised)} raises, e.g. {raised[:3]}"

@@ -69,7 +69,8 @@ def detect_lines(lines: list[bytes]) -> str | None:
         if _claude(record):
             return "claude-code"
         seen.append(record)
-    if all("payload" not in r and r.get("type") in CLAUDE_BOOKKEEPING for r in seen):
+    # str(): a type that is a list or an object would not hash
+    if all("payload" not in r and str(r.get("type")) in CLAUDE_BOOKKEEPING for r in seen):
         return "claude-code"  # a session that so far holds only snapshots and queue lines
     if "payload" in first and "type" in first:
         return "codex"
