@@ -136,7 +136,7 @@ class FoldState(Folded):
         record_type = obj.get("_type")
         if record_type is None:
             self._row(obj, data, offset)
-        elif record_type in ROW_CHANGES:
+        elif isinstance(record_type, str) and record_type in ROW_CHANGES:  # a list won't hash
             self._change(obj, ROW_CHANGES[record_type](obj), offset)
         elif record_type == RecordKind.METADATA and first:
             self.metadata = obj

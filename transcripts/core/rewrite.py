@@ -147,7 +147,8 @@ def _classify(data: bytes | None) -> tuple[str, str | None]:
     name = name if isinstance(name, str) else None
     if kind is None:
         return "row", name
-    return ("change", name) if kind in ROW_CHANGES else ("other", None)
+    changes = isinstance(kind, str) and kind in ROW_CHANGES  # a list or object won't hash
+    return ("change", name) if changes else ("other", None)
 
 
 def _archive_or_fail(
