@@ -146,6 +146,8 @@ def preview(text: str, limit: int = 90) -> str:
 
 def row_kind(row: dict[str, Any]) -> RowKind:
     role = row.get("role")
+    if not isinstance(role, str):  # a hand-edited list or object: shown, never hashed
+        return RowKind.NOTE
     if role == Role.USER:
         return RowKind.USER if is_user_turn(row) else RowKind.NOTE
     if role in {Role.ASSISTANT, Role.MERGED_SUMMARY}:
