@@ -11,7 +11,6 @@ encoded by forked workers (``prepare``), whose bytes then take that same path.
 
 from __future__ import annotations
 
-import contextlib
 import fcntl
 import hashlib
 import os
@@ -210,19 +209,6 @@ def drop_pending(path: Path) -> None:
     pending_path(path).unlink(missing_ok=True)
 
 
-@contextlib.contextmanager
-def source_lock(fd: int) -> Iterator[None]:
-    """Hold the source itself (``flock`` on its read-only fd, advisory: the file is not
-    changed and needs no lock file of its own); ``LockTimeout`` after ``LOCK_TIMEOUT_S``."""
-    locking.wait_flock(
-        fd, time.monotonic() + LOCK_TIMEOUT_S, "another import of this source is running"
-    )
-    try:
-        yield
-    finally:
-        fcntl.flock(fd, fcntl.LOCK_UN)
-
-
 def _write(path: Path, batch: Batch, state: SourceState, fresh: bool, run: _Run) -> tuple[str, ...]:
     """One store write of the batch's rows and one transaction for the mirror. A
     ``fresh`` key is encoded as one new session file (``_create``, as a worker's), unless
@@ -303,9 +289,14 @@ def _import_file(path: Path, run: _Run, prepared: Prepared | None = None) -> Fil
     try:
         check_size(st.st_size, import_max_bytes())
         # One importer per source at a time (a --follow and a manual run): each reads the
-        # offset the other left, never the same records twice.
-        with source_lock(fd):
+        # offset the other left, never the same records twice. The source itself is held
+        # (``flock`` on its read-only fd, advisory: it needs no lock file of its own).
+        deadline = time.monotonic() + LOCK_TIMEOUT_S
+        locking.wait_flock(fd, deadline, "another import of this source is running")
+        try:
             return _import_open(path, fd, st, run, prepared)
+        finally:
+            fcntl.flock(fd, fcntl.LOCK_UN)
     except ImportRefused as exc:
         return skipped_file(label, exc)
     except LockTimeout:
