@@ -11,7 +11,6 @@ encoded by forked workers (``prepare``), whose bytes then take that same path.
 
 from __future__ import annotations
 
-import contextlib
 import fcntl
 import hashlib
 import os
@@ -60,6 +59,7 @@ from ..core.redaction import prefilter
 from ..models import App, Slot
 from ..runtime import get_store
 from ..signals import rows_appended, turn_ended
+from .announce import announce
 from .errors import ImportSourceError
 from .importing import (
     FileOutcome,
@@ -209,28 +209,14 @@ def drop_pending(path: Path) -> None:
     pending_path(path).unlink(missing_ok=True)
 
 
-@contextlib.contextmanager
-def source_lock(fd: int) -> Iterator[None]:
-    """Hold the source itself (``flock`` on its read-only fd, advisory: the file is not
-    changed and needs no lock file of its own); ``LockTimeout`` after ``LOCK_TIMEOUT_S``."""
-    locking.wait_flock(
-        fd, time.monotonic() + LOCK_TIMEOUT_S, "another import of this source is running"
-    )
-    try:
-        yield
-    finally:
-        fcntl.flock(fd, fcntl.LOCK_UN)
-
-
-def _write(
-    path: Path, batch: Batch, state: SourceState, meta: dict[str, Any], fresh: bool, run: _Run
-) -> list[str]:
+def _write(path: Path, batch: Batch, state: SourceState, fresh: bool, run: _Run) -> tuple[str, ...]:
     """One store write of the batch's rows and one transaction for the mirror. A
     ``fresh`` key is encoded as one new session file (``_create``, as a worker's), unless
     past the store's rotation size: then the store's append writes it (rotating at once)."""
-    store = get_store()
-    key = state.key
+    store, key = get_store(), state.key
+    meta: dict[str, Any] = {}
     if fresh:
+        meta = session_metadata(state, path, batch.rows, run.app.name if run.app else None)
         prepared = encoded(path, state, batch, meta, store.clock(), store.max_line, run.announce)
         if len(prepared.blob) <= store.max_bytes:
             return _create(prepared, run)
@@ -243,10 +229,10 @@ def _write(
             appended = session_append_rows(key=key, rows=batch.rows)
         roles = [r["role"] for r in batch.rows] if run.announce else []
         _announce(key, appended.ts, roles, bool(batch.turn_ends), run)
-    return list(warnings)
+    return warnings
 
 
-def _create(prepared: Prepared, run: _Run) -> list[str]:
+def _create(prepared: Prepared, run: _Run) -> tuple[str, ...]:
     """A new session encoded whole: its bytes linked into place (never over a file of
     that key: ``FileExistsError``), and its mirror from what was written."""
     store = get_store()
@@ -273,30 +259,25 @@ def _create(prepared: Prepared, run: _Run) -> list[str]:
     with transaction.atomic():
         _, warnings = session_index(key=key, app=run.app, state=state)
         _announce(key, prepared.stamps, prepared.roles, bool(prepared.turn_ends), run)
-    return list(warnings)
+    return warnings
 
 
 def _announce(key: str, stamps: list[str], roles: list[str], ended: bool, run: _Run) -> None:
     """After commit: the rows (``--follow``) and a turn end, as the turn API's: a clean stop
     recorded, then the gated pass, which reads the current state, so one per batch will do."""
     if run.announce and stamps:
-        name = slot_name_for_key(key)
-        send = rows_appended.send_robust
-        transaction.on_commit(partial(send, sender=Slot, slot_name=name, ts=stamps, roles=roles))
+        announce(rows_appended, Slot, slot_name=slot_name_for_key(key), ts=stamps, roles=roles)
     if ended:
-        _mark_clean_stop(key)
-        transaction.on_commit(partial(_announce_turn_end, key, run.frames))
+        _turn_end(key, run.frames)
 
 
-def _mark_clean_stop(key: str) -> None:
+def _turn_end(key: str, frames: bool) -> None:
+    """A clean stop, announced after commit: every receiver asks for the gated summary pass.
+    Without ``frames`` (a one-off import, not --follow) the turn end is ``quiet``: no
+    WebSocket frame per session."""
     Slot.objects.filter(session__key=key).update(running=False, last_stop_reason=CLEAN_STOP)
-
-
-def _announce_turn_end(key: str, frames: bool) -> None:
-    """Every receiver asks for the gated summary pass. Without ``frames`` (a one-off
-    import, not --follow) the turn end is ``quiet``: no WebSocket frame per session."""
     name = slot_name_for_key(key)
-    turn_ended.send_robust(sender=Slot, slot_name=name, stop_reason=CLEAN_STOP, quiet=not frames)
+    announce(turn_ended, Slot, slot_name=name, stop_reason=CLEAN_STOP, quiet=not frames)
 
 
 def _import_file(path: Path, run: _Run, prepared: Prepared | None = None) -> FileOutcome:
@@ -308,9 +289,14 @@ def _import_file(path: Path, run: _Run, prepared: Prepared | None = None) -> Fil
     try:
         check_size(st.st_size, import_max_bytes())
         # One importer per source at a time (a --follow and a manual run): each reads the
-        # offset the other left, never the same records twice.
-        with source_lock(fd):
+        # offset the other left, never the same records twice. The source itself is held
+        # (``flock`` on its read-only fd, advisory: it needs no lock file of its own).
+        deadline = time.monotonic() + LOCK_TIMEOUT_S
+        locking.wait_flock(fd, deadline, "another import of this source is running")
+        try:
             return _import_open(path, fd, st, run, prepared)
+        finally:
+            fcntl.flock(fd, fcntl.LOCK_UN)
     except ImportRefused as exc:
         return skipped_file(label, exc)
     except LockTimeout:
@@ -348,15 +334,24 @@ def _import_open(
         if st.st_size < state.offset:
             reason = "the source file shrank; not re-imported"
             return FileOutcome(label, ImportStatus.BAD, key, reason)
-        fingerprinted = _fingerprint(fd, st, state)
-        if fingerprinted is None:  # the bytes already read changed: not this file any more
+        # The bytes before the offset are no longer those digested: reading on would start
+        # mid-stream. A state without a digest (written before fingerprints) trusts its
+        # offset and gains one here.
+        tail = tail_digest(fd, state.offset)
+        if state.tail is not None and state.tail != tail:
             return FileOutcome(label, ImportStatus.BAD, key, REPLACED)
         if st.st_size == state.offset:
-            if _rewritten_in_place(fd, st, state):
+            # Its mtime moved: whether any byte read differs now, by the state's ``crc``
+            # (one read of the file, only in this case). A file that also grew is judged by
+            # the 4 KiB tail alone: reading every grown file whole on every poll would make
+            # a follow O(file).
+            moved = state.mtime_ns != st.st_mtime_ns and state.crc is not None
+            if moved and prefix_crc(fd, 0, state.offset) != state.crc:
                 return FileOutcome(label, ImportStatus.BAD, key, REPLACED)
-            if fingerprinted != state and not run.dry_run:
+            touched = replace(state, mtime_ns=st.st_mtime_ns, tail=tail)
+            if touched != state and not run.dry_run:
                 # Touched, or a state from before fingerprints: the next run is stat-only.
-                save_state(path, fingerprinted)
+                save_state(path, touched)
             return FileOutcome(label, ImportStatus.UNCHANGED, key)
         if not get_store().exists(key):  # deleted here on purpose: not brought back
             reason = "its session was deleted from the store; not re-imported"
@@ -364,14 +359,9 @@ def _import_open(
         fmt = state.format
     elif prepared is not None and _still_as_read(prepared, st):
         # Read, converted and encoded by a worker: only its bytes are written here.
-        key, ended = prepared.state.key, bool(prepared.turn_ends)
-        warnings = _record(path, prepared.state, ended, partial(_create, prepared, run))
-        if isinstance(warnings, str):
-            return FileOutcome(label, ImportStatus.BAD, key, warnings)
-        notes = tuple(prepared.warnings) + tuple(warnings)
-        return FileOutcome(
-            label, ImportStatus.IMPORTED, key, anomalies=prepared.state.tally, warnings=notes
-        )
+        write = partial(_create, prepared, run)
+        ended = bool(prepared.turn_ends)
+        return _record(path, prepared.state, ended, write, prepared.state.tally, prepared.warnings)
     else:
         head = head_lines(fd, st.st_size)
         found, detected = source_format(head, fmt)
@@ -423,37 +413,36 @@ def _import_open(
     if run.dry_run or batch.offset == state.offset:
         status = ImportStatus.UNCHANGED if batch.offset == state.offset else ImportStatus.IMPORTED
         return FileOutcome(label, status, key, anomalies=this_run, warnings=tuple(warnings))
-    app = run.app.name if run.app else None
-    meta = session_metadata(key, fmt, path, state.conv, batch.rows, app)
-    write = partial(_write, path, batch, after, meta, new, run)
-    written = _record(path, after, bool(batch.turn_ends), write)
-    if isinstance(written, str):
-        return FileOutcome(label, ImportStatus.BAD, key, written)
-    warnings += written
-    return FileOutcome(
-        label, ImportStatus.IMPORTED, key, anomalies=this_run, warnings=tuple(warnings)
-    )
+    write = partial(_write, path, batch, after, new, run)
+    return _record(path, after, bool(batch.turn_ends), write, this_run, warnings)
 
 
 def _record(
-    path: Path, state: SourceState, ended: bool, write: Callable[[], list[str]]
-) -> list[str] | str:
-    """``write`` the batch that leads the source to ``state``, then record that state; the
-    write's warnings, or why it was not written. Written ahead (``pending_path``): the
-    state, and the store file as it was before the batch, for ``_settle_pending``."""
-    size, inode = _store_mark(state.key)
+    path: Path,
+    state: SourceState,
+    ended: bool,
+    write: Callable[[], tuple[str, ...]],
+    tally: dict[str, int],
+    warnings: list[str],
+) -> FileOutcome:
+    """``write`` the batch that leads the source to ``state``, then record that state.
+    Written ahead (``pending_path``): the state, and the store file as it was before the
+    batch, for ``_settle_pending``."""
+    label, key = str(path), state.key
+    size, inode = _store_mark(key)
     _save(pending_path(path), Pending(state, size, inode, ended))
     try:
-        warnings = write()
+        written = write()
     except (TranscriptError, DatabaseError) as exc:
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-        return f"not written: {first}"
+        return FileOutcome(label, ImportStatus.BAD, key, f"not written: {first}")
     except OSError as exc:  # a new session's file not created (its key taken meanwhile)
         drop_pending(path)  # nothing of it landed: a file there now is another's
-        return f"not written: {exc.strerror or exc}"
+        return FileOutcome(label, ImportStatus.BAD, key, f"not written: {exc.strerror or exc}")
     save_state(path, state)
     drop_pending(path)
-    return warnings
+    notes = (*warnings, *written)
+    return FileOutcome(label, ImportStatus.IMPORTED, key, anomalies=tally, warnings=notes)
 
 
 def _still_as_read(prepared: Prepared, st: os.stat_result) -> bool:
@@ -462,26 +451,6 @@ def _still_as_read(prepared: Prepared, st: os.stat_result) -> bool:
     state = prepared.state
     same = (st.st_dev, st.st_ino) == (state.dev, state.ino)
     return same and st.st_size >= state.offset and not get_store().exists(state.key)
-
-
-def _rewritten_in_place(fd: int, st: os.stat_result, state: SourceState) -> bool:
-    """A source of the size its state read whose mtime moved: whether any byte it read
-    differs now, by the state's ``crc`` (one read of the file, only in this case). A file
-    that also grew is judged by the 4 KiB ``tail`` alone: reading every grown file whole
-    on every poll would make a follow O(file)."""
-    if state.mtime_ns == st.st_mtime_ns or state.crc is None:
-        return False
-    return prefix_crc(fd, 0, state.offset) != state.crc
-
-
-def _fingerprint(fd: int, st: os.stat_result, state: SourceState) -> SourceState | None:
-    """The state with the source's fingerprint at its offset, or None when the bytes before
-    its offset are no longer those it digested (reading on would start mid-stream). A
-    state without one (written before fingerprints) trusts its offset and gains it here."""
-    tail = tail_digest(fd, state.offset)
-    if state.tail is not None and state.tail != tail:
-        return None
-    return replace(state, mtime_ns=st.st_mtime_ns, tail=tail)
 
 
 def _store_mark(key: str) -> tuple[int, int | None]:
@@ -508,8 +477,7 @@ def _settle_pending(path: Path, app: App | None) -> None:
                 with transaction.atomic():
                     session_index(key=target.key, app=app)
                     if pending.ended:
-                        _mark_clean_stop(target.key)
-                        transaction.on_commit(partial(_announce_turn_end, target.key, False))
+                        _turn_end(target.key, frames=False)
                 save_state(path, target)
     drop_pending(path)  # none, torn, recorded by a later run, or settled now
 

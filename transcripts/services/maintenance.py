@@ -69,16 +69,10 @@ def retention_days() -> int:
     return int(settings.KIROCREW_ARCHIVE_RETENTION_DAYS)
 
 
-def archive_cleanup(*, days: int | None = None, dry_run: bool = False) -> list[RetentionDecision]:
+def archive_cleanup(*, days: int, dry_run: bool = False) -> list[RetentionDecision]:
     """Delete archives whose header ``archived_at`` is older than ``days``; re-sync their
     owners (rotation archives are part of their session: its counts change)."""
-    store = get_store()
-    decisions = cleanup_archives(
-        store.archive_dir,
-        retention_days() if days is None else days,
-        now_local(),
-        dry_run=dry_run,
-    )
+    decisions = cleanup_archives(get_store().archive_dir, days, now_local(), dry_run=dry_run)
     stems = {archive_stem(d.path.name) for d in decisions if d.expired}
     names = {stem for stem in stems if stem is not None}
     if dry_run or not stems:

@@ -23,7 +23,7 @@ from ..codec import METADATA, encode_record
 from ..content import MAX_TEXT_CHARS, check_content
 from ..errors import RecordRejected
 from ..fsutil import open_regular
-from ..redaction import RedactionReport, redact_text
+from ..redaction import redact_text
 from ..redaction.batch import all_unchanged
 from ..store import redact_row, row_order
 from ..timestamps import newest_activity
@@ -39,7 +39,7 @@ from .source import (
     head_lines_of,
     key_refusal,
     new_state,
-    read_whole,
+    read_range,
     session_key,
     session_metadata,
     source_format,
@@ -85,7 +85,7 @@ def prepare(path: Path, job: Job) -> Prepared | None:
     try:
         if st.st_size > job.limit:
             return None
-        data = read_whole(fd, st.st_size)  # read once for detection and conversion
+        data = read_range(fd, 0, st.st_size)  # read once for detection and conversion
         head = head_lines(fd, st.st_size) if data is None else head_lines_of(data)
         found, _ = source_format(head, job.fmt)
         if found not in CONVERTERS or (job.fmt != "auto" and found != job.fmt):
@@ -100,7 +100,7 @@ def prepare(path: Path, job: Job) -> Prepared | None:
         state = state_after(state, key, batch, fd, st, data)
     finally:
         os.close(fd)
-    meta = session_metadata(key, found, path, state.conv, batch.rows, job.app_name)
+    meta = session_metadata(state, path, batch.rows, job.app_name)
     try:
         prepared = encoded(path, state, batch, meta, job.clock(), job.max_line, job.stamps)
     except RecordRejected:
@@ -181,8 +181,8 @@ def encode_session(
             ordered["ts"] = stamps[number]
         if full:
             ordered, _ = redact_row(ordered)
-        elif not settled[number]:
-            ordered, _ = _redact_content(ordered)
+        elif not settled[number]:  # a string content, not a user row's: meta cannot change
+            ordered["content"] = redact_text(ordered["content"])[0]
         try:
             line = dumps(ordered, option=newline)  # encode_record's bytes
         except (TypeError, orjson.JSONEncodeError) as exc:
@@ -311,15 +311,6 @@ def _strings_into(value: Any, texts: list[str]) -> bool:
         elif node is not None and kind not in (int, float, bool):
             return False
     return True
-
-
-def _redact_content(row: dict[str, Any]) -> tuple[dict[str, Any], RedactionReport]:
-    """``redact_row`` of a row whose ``meta`` and ``variants`` cannot change."""
-    content = row.get("content")
-    if row.get("role") == "user" or not isinstance(content, str):
-        return row, {}
-    clean, report = redact_text(content)
-    return ({**row, "content": clean}, report) if report else (row, {})
 
 
 _INT_RANGE = (-(2**63), 2**64 - 1)  # what orjson can write (the rule's integer range)

@@ -248,13 +248,14 @@ def head_lines_of(data: bytes) -> list[bytes]:
     return lines
 
 
-def read_whole(fd: int, size: int) -> bytes | None:
-    """The file's ``size`` bytes in one read when they fit one block (None otherwise, or
-    when the file is shorter by now), for detection and conversion to share."""
-    if size > BLOCK:
+def read_range(fd: int, start: int, end: int) -> bytes | None:
+    """The bytes [start, end) in one read when they fit one block (None otherwise, or when
+    the file is shorter by now): a whole small file is read once for detection and
+    conversion to share."""
+    if end - start > BLOCK:
         return None
-    data = os.pread(fd, size, 0)
-    return data if len(data) == size else None
+    data = os.pread(fd, end - start, start)
+    return data if len(data) == end - start else None
 
 
 def convert_range(
@@ -262,16 +263,16 @@ def convert_range(
 ) -> Batch:
     """Every complete line in [start, end) converted; a torn last line waits (``offset``).
 
-    ``data``: the file's bytes [0, end) when the caller has read them (``read_whole``)."""
+    ``data``: the bytes [start, end) when the caller has read them (``read_range``)."""
     convert = CONVERTERS[fmt]
     batch = Batch(offset=start)
     rows, tally = batch.rows, batch.tally
     loads, decode_error = orjson.loads, orjson.JSONDecodeError
     turn_ends, foreign_at, offset = 0, 0, start
     if data is None:
-        lines = _lines(fd, start, end)
-    else:  # the whole of data, as a rule: no copy of it
-        lines = _split(data if start == 0 and end == len(data) else data[start:end], start)
+        data = read_range(fd, start, end)
+    # Longer than a block, or shrunk meanwhile: the careful reader.
+    lines = complete_lines(fd, start, end) if data is None else _split(data, start)
     for number, (line, after) in enumerate(lines, 1):
         offset = after
         if not line.strip():
@@ -293,15 +294,6 @@ def convert_range(
             foreign_at = number
     batch.offset, batch.turn_ends, batch.foreign_at = offset, turn_ends, foreign_at
     return batch
-
-
-def _lines(fd: int, start: int, end: int) -> Iterator[tuple[bytes, int]]:
-    """``complete_lines``, with a range of up to one block read at once and split in one call."""
-    data = os.pread(fd, end - start, start) if end - start <= BLOCK else b""
-    if len(data) != end - start:  # longer than a block, or shrank meanwhile: the careful reader
-        yield from complete_lines(fd, start, end)
-    else:
-        yield from _split(data, start)
 
 
 def _split(data: bytes, start: int) -> Iterator[tuple[bytes, int]]:
@@ -382,14 +374,15 @@ def _title(text: str) -> str:
 
 
 def session_metadata(
-    key: str, fmt: str, path: Path, conv: ConvState, rows: list[dict[str, Any]], app: str | None
+    state: SourceState, path: Path, rows: list[dict[str, Any]], app: str | None
 ) -> dict[str, Any]:
-    """Line 0 of the session (less what the store adds): its title, provenance of the source."""
-    prov = conv.prov
+    """Line 0 of the session (less what the store adds): its title, provenance of the
+    source (``state``: the source's once its first batch is recorded)."""
+    prov = state.conv.prov
     meta: dict[str, Any] = {
-        "key": key,
-        "title": session_title(rows, prov, conv.titles),
-        "source": fmt,
+        "key": state.key,
+        "title": session_title(rows, prov, state.conv.titles),
+        "source": state.format,
         "source_path": str(path.absolute()),
     }
     meta.update({k: clean_text(v) for k, v in prov.items() if isinstance(v, str)})
