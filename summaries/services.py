@@ -236,13 +236,13 @@ def summary_clear_beyond(slot: Slot) -> bool:
     """Remove the stored summary (sidecars, mirrors, turn mark) when it covers turns the
     transcript lost; True when it did."""
     slot.session.refresh_from_db()
-    summary, _stale = summary_for_panel(get_store(), slot.session.key)
+    store = get_store()
+    summary, _stale = summary_for_panel(store, slot.session.key)
     covers = summary.user_turns if summary is not None else None
     if covers is None or covers <= slot.session.user_turns:
         return False
-    root = get_store().root
     for kind in (INTENTS, ONE_LINE):
-        sidecar_path(root, slot.session.key, kind).unlink(missing_ok=True)
+        sidecar_path(store.root, slot.session.key, kind).unlink(missing_ok=True)
     with transaction.atomic():
         IntentSummary.objects.filter(session_id=slot.session_id).delete()
         OneLineSummary.objects.filter(session_id=slot.session_id).delete()
@@ -279,11 +279,12 @@ def _read_turns(
     store: TranscriptStore, key: str, identity: Identity, excerpt_chars: int
 ) -> tuple[list[TranscriptTurn], int]:
     """The turns the pass reads and the session's user turn count: the window when it can
-    stand for the session, else the whole session."""
+    stand for the session, else the whole session (its folded rows are not kept: the model
+    call takes seconds)."""
     bounded = _read_window(store, key, identity, excerpt_chars)
     if bounded is not None:
         return bounded
-    turns = _read_all(store, key, excerpt_chars)
+    turns = extract_turns(store.read_session(key).rows, assistant_excerpt_chars=excerpt_chars)
     return turns, count_user_turns(turns)
 
 
@@ -300,11 +301,6 @@ def _read_window(
         return None
     turns = window_turns(rows, mirror[3], assistant_excerpt_chars=excerpt_chars)
     return None if turns is None else (turns, mirror[3])
-
-
-def _read_all(store: TranscriptStore, key: str, excerpt_chars: int) -> list[TranscriptTurn]:
-    """A helper, so the folded rows do not outlive the read (the model call takes seconds)."""
-    return extract_turns(store.read_session(key).rows, assistant_excerpt_chars=excerpt_chars)
 
 
 def one_line_gist(payload: SummaryPayload) -> str:
@@ -441,7 +437,6 @@ def _checked_payload(
         max_intents=cfg.max_intents,
         max_constraints=cfg.max_constraints,
         previous=previous,
-        known_constraints=frozenset(previous.constraints if previous else ()),
     )
     if shaped.checks.total():
         log.info("Session summary checks for %s: %s", slot_name, shaped.checks.describe())
