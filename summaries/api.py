@@ -180,7 +180,6 @@ def generate_summary(request: HttpRequest, slot: str) -> Any:
     found.refresh_from_db()
     found.session.refresh_from_db()
     body = summary_body(found)  # read back from disk, not the pass's return value
-    if not body["intents"]:
+    if not body["intents"]:  # switched off meanwhile too: a body with intents is enabled
         raise slot_not_found() if slot_gone(found) else ApiError(*_UNAVAILABLE)
-    body["enabled"] = True
     return body
