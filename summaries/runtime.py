@@ -75,12 +75,12 @@ class _ChoiceSettings:
             same = _url(choice.base_url) == _url(settings.KIROCREW_OPENAI_BASE_URL)
             overrides["KIROCREW_OPENAI_API_KEY"] = settings.KIROCREW_OPENAI_API_KEY if same else ""
         if check:
-            for name in (
-                "KIROCREW_OPENAI_TIMEOUT",
-                "KIROCREW_ANTHROPIC_TIMEOUT",
-                "KIROCREW_CLI_TIMEOUT",
+            for name, value in (
+                ("KIROCREW_OPENAI_TIMEOUT", settings.KIROCREW_OPENAI_TIMEOUT),
+                ("KIROCREW_ANTHROPIC_TIMEOUT", settings.KIROCREW_ANTHROPIC_TIMEOUT),
+                ("KIROCREW_CLI_TIMEOUT", settings.KIROCREW_CLI_TIMEOUT),
             ):
-                overrides[name] = min(float(getattr(settings, name)), CHECK_TIMEOUT)
+                overrides[name] = min(float(value), CHECK_TIMEOUT)
         self._overrides = overrides
 
     def __getattr__(self, name: str) -> object:
