@@ -261,16 +261,8 @@ def _current(
     if IntentSummary.objects.filter(session_id=slot.session_id, sig=sig, gen=gen).exists():
         summary_turn_mark_set(slot.pk, user_turns)
         return PassOutcome(PassResult.CURRENT)
-    payload = sidecar.model_copy(
-        update={
-            "generated_at": sidecar.generated_at or time.time(),
-            "user_turns": user_turns,
-            "model": sidecar.model or "",
-            "duration_ms": sidecar.duration_ms or 0,
-        }
-    )
     # Sealed: a sidecar written before extraction redacted user rows may hold a secret.
-    payload = seal_model(payload)
+    payload = seal_model(sidecar.model_copy(update={"user_turns": user_turns}))
     _mirror(slot, payload, one_line_gist(payload), sig, gen)
     return PassOutcome(PassResult.CURRENT, announce=True)
 
