@@ -6,7 +6,7 @@ state already decides is its 409 at once; else the pass is queued and the answer
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Any
 
 from django.http import HttpRequest
 from ninja import Router, Schema
@@ -15,7 +15,7 @@ from kirocrew_site.auth import caller_of
 from transcripts.api import ERRORS, ApiError, slot_for_caller, slot_gone, slot_not_found
 from transcripts.core.keys import is_valid_slot_name
 
-from .core.gate import PassOutcome, PassResult, should_summarize
+from .core.gate import GenerateState, PassOutcome, PassResult, should_summarize
 from .core.intents import Intent
 from .runtime import summary_config
 from .selectors import slot_for_summary_read, slot_view, summary_body
@@ -36,7 +36,7 @@ class SummaryOut(Schema):
     generated_at: float | None
     user_turns: int | None
     last_activity: str | None
-    generate_state: Literal["ready", "generating", "too_few_turns", "unavailable"]
+    generate_state: GenerateState
     covers_through_turn: int | None
     new_turns: int | None
     model: str | None
