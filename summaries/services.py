@@ -375,18 +375,32 @@ def summary_reply_generate(
 ) -> tuple[SummaryPayload | None, int]:
     """The checked payload and its count of incremental passes. With ``previous`` the
     update prompt goes first; a reply the checks had to correct is thrown away for a full
-    pass."""
+    pass. A reply is parsed, checked against the transcript's rows and shaped (None:
+    unusable); what the checks changed is logged and kept with it."""
+
+    def checked(reply: str, update_of: StoredSummary | None) -> SummaryPayload | None:
+        shaped = shape_reply(
+            reply,
+            turns,
+            user_turns=user_turns,
+            max_intents=cfg.max_intents,
+            max_constraints=cfg.max_constraints,
+            previous=update_of,
+        )
+        if shaped.checks.total():
+            log.info("Session summary checks for %s: %s", slot_name, shaped.checks.describe())
+        return shaped.payload
+
     if previous is not None:
         since = previous.user_turns or 0
         reply = backend.generate(build_incremental_prompt(previous, turns, since), turns)
-        update = _checked_payload(slot_name, reply, turns, user_turns, cfg, previous)
+        update = checked(reply, previous)
         if update is None:
             return None, 0  # an unusable reply: a second call would pay again for garbage
         if update.checks is None or not update.checks.total():
             return update, (previous.incremental_passes or 0) + 1
         log.info("Session summary update for %s rejected by the checks: full pass", slot_name)
-    reply = _full_reply(backend, turns, slot_name)
-    return _checked_payload(slot_name, reply, turns, user_turns, cfg, None), 0
+    return checked(_full_reply(backend, turns, slot_name), None), 0
 
 
 def _full_reply(backend: SummaryBackend, turns: list[TranscriptTurn], slot_name: str) -> str:
@@ -410,26 +424,3 @@ def _full_reply(backend: SummaryBackend, turns: list[TranscriptTurn], slot_name:
                 smaller,
             )
             budget = smaller
-
-
-def _checked_payload(
-    slot_name: str,
-    reply: str,
-    turns: list[TranscriptTurn],
-    user_turns: int,
-    cfg: SessionSummaryConfig,
-    previous: StoredSummary | None,
-) -> SummaryPayload | None:
-    """The reply parsed, checked against the transcript's rows and shaped (None: unusable);
-    what the checks changed is logged and kept with it."""
-    shaped = shape_reply(
-        reply,
-        turns,
-        user_turns=user_turns,
-        max_intents=cfg.max_intents,
-        max_constraints=cfg.max_constraints,
-        previous=previous,
-    )
-    if shaped.checks.total():
-        log.info("Session summary checks for %s: %s", slot_name, shaped.checks.describe())
-    return shaped.payload
