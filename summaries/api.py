@@ -153,10 +153,7 @@ def generate_summary(request: HttpRequest, slot: str) -> Any:
     if dispatch_mode() is not DispatchMode.INLINE:
         # What the slot's state already decides is answered now, by the gate the pass asks.
         refusal = should_summarize(
-            summary_config(),
-            slot_view(found),
-            found.session.user_turns,
-            force=True,
+            summary_config(), slot_view(found), found.session.user_turns, force=True
         )
         if refusal is not None:
             if refusal.reason is PassResult.TOO_FEW_TURNS and summary_clear_beyond(found):
