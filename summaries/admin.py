@@ -17,7 +17,7 @@ from transcripts.admin import ReadOnlyAdmin, session_admin_extend
 from transcripts.models import Session
 
 from .api import REFUSALS
-from .core.gate import PassOutcome, PassResult
+from .core.gate import PassResult
 from .core.intents import SummaryChecks
 from .models import IntentSummary, OneLineSummary, SummaryState
 from .services import summary_generate
@@ -113,18 +113,15 @@ def summarize_now(
         modeladmin.message_user(request, "This session has no slot to summarize.", messages.ERROR)
         return
     outcome = summary_generate(slot_name=slot.name, force=True)
-    level = messages.SUCCESS if outcome.ok else messages.WARNING
-    modeladmin.message_user(request, summarize_now_told(slot.name, outcome), level)
-
-
-def summarize_now_told(name: str, outcome: PassOutcome) -> str:
-    """A sentence that starts with words, not the slot's name (the admin capitalizes a
-    message's first letter); why not in the API's own words."""
+    # A sentence that starts with words, not the slot's name (the admin capitalizes a
+    # message's first letter); why not in the API's own words.
     if outcome.reason is PassResult.STORED:
-        return f"A new summary of {name} was written."
-    if outcome.reason is PassResult.CURRENT:
-        return f"The summary of {name} is already up to date."
-    return f"No summary of {name} was written: {REFUSALS[outcome.reason][2]}."
+        told = f"A new summary of {slot.name} was written."
+    elif outcome.reason is PassResult.CURRENT:
+        told = f"The summary of {slot.name} is already up to date."
+    else:
+        told = f"No summary of {slot.name} was written: {REFUSALS[outcome.reason][2]}."
+    modeladmin.message_user(request, told, messages.SUCCESS if outcome.ok else messages.WARNING)
 
 
 # The session admin is transcripts', which knows nothing of summaries.

@@ -6,7 +6,7 @@ state already decides is its 409 at once; else the pass is queued and the answer
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Any
 
 from django.http import HttpRequest
 from ninja import Router, Schema
@@ -15,7 +15,7 @@ from kirocrew_site.auth import caller_of
 from transcripts.api import ERRORS, ApiError, slot_for_caller, slot_gone, slot_not_found
 from transcripts.core.keys import is_valid_slot_name
 
-from .core.gate import PassOutcome, PassResult, should_summarize
+from .core.gate import GenerateState, PassOutcome, PassResult, should_summarize
 from .core.intents import Intent
 from .runtime import summary_config
 from .selectors import slot_for_summary_read, slot_view, summary_body
@@ -36,7 +36,7 @@ class SummaryOut(Schema):
     generated_at: float | None
     user_turns: int | None
     last_activity: str | None
-    generate_state: Literal["ready", "generating", "too_few_turns", "unavailable"]
+    generate_state: GenerateState
     covers_through_turn: int | None
     new_turns: int | None
     model: str | None
@@ -153,10 +153,7 @@ def generate_summary(request: HttpRequest, slot: str) -> Any:
     if dispatch_mode() is not DispatchMode.INLINE:
         # What the slot's state already decides is answered now, by the gate the pass asks.
         refusal = should_summarize(
-            summary_config(),
-            slot_view(found),
-            found.session.user_turns,
-            force=True,
+            summary_config(), slot_view(found), found.session.user_turns, force=True
         )
         if refusal is not None:
             if refusal.reason is PassResult.TOO_FEW_TURNS and summary_clear_beyond(found):
@@ -180,7 +177,6 @@ def generate_summary(request: HttpRequest, slot: str) -> Any:
     found.refresh_from_db()
     found.session.refresh_from_db()
     body = summary_body(found)  # read back from disk, not the pass's return value
-    if not body["intents"]:
+    if not body["intents"]:  # switched off meanwhile too: a body with intents is enabled
         raise slot_not_found() if slot_gone(found) else ApiError(*_UNAVAILABLE)
-    body["enabled"] = True
     return body

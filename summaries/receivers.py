@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from django.conf import settings
+from django.core.signals import request_started
 from django.db import close_old_connections
 
 from .core.sweep_request import (
@@ -98,8 +99,6 @@ def on_import_finished(sender: Any, *, interrupted: bool, **_: Any) -> None:
 
 def on_first_request(sender: Any, **_: Any) -> None:
     """The server's first request, once: start the sweeper, queue the backlog."""
-    from django.core.signals import request_started
-
     request_started.disconnect(dispatch_uid=FIRST_REQUEST_UID)
     if dispatch_mode() is not DispatchMode.PROCESS:
         return  # Celery: a worker's redelivery and the imports' sweep; inline: tests

@@ -236,13 +236,13 @@ def summary_clear_beyond(slot: Slot) -> bool:
     """Remove the stored summary (sidecars, mirrors, turn mark) when it covers turns the
     transcript lost; True when it did."""
     slot.session.refresh_from_db()
-    summary, _stale = summary_for_panel(get_store(), slot.session.key)
+    store = get_store()
+    summary, _stale = summary_for_panel(store, slot.session.key)
     covers = summary.user_turns if summary is not None else None
     if covers is None or covers <= slot.session.user_turns:
         return False
-    root = get_store().root
     for kind in (INTENTS, ONE_LINE):
-        sidecar_path(root, slot.session.key, kind).unlink(missing_ok=True)
+        sidecar_path(store.root, slot.session.key, kind).unlink(missing_ok=True)
     with transaction.atomic():
         IntentSummary.objects.filter(session_id=slot.session_id).delete()
         OneLineSummary.objects.filter(session_id=slot.session_id).delete()
@@ -261,16 +261,8 @@ def _current(
     if IntentSummary.objects.filter(session_id=slot.session_id, sig=sig, gen=gen).exists():
         summary_turn_mark_set(slot.pk, user_turns)
         return PassOutcome(PassResult.CURRENT)
-    payload = sidecar.model_copy(
-        update={
-            "generated_at": sidecar.generated_at or time.time(),
-            "user_turns": user_turns,
-            "model": sidecar.model or "",
-            "duration_ms": sidecar.duration_ms or 0,
-        }
-    )
     # Sealed: a sidecar written before extraction redacted user rows may hold a secret.
-    payload = seal_model(payload)
+    payload = seal_model(sidecar.model_copy(update={"user_turns": user_turns}))
     _mirror(slot, payload, one_line_gist(payload), sig, gen)
     return PassOutcome(PassResult.CURRENT, announce=True)
 
@@ -279,11 +271,12 @@ def _read_turns(
     store: TranscriptStore, key: str, identity: Identity, excerpt_chars: int
 ) -> tuple[list[TranscriptTurn], int]:
     """The turns the pass reads and the session's user turn count: the window when it can
-    stand for the session, else the whole session."""
+    stand for the session, else the whole session (its folded rows are not kept: the model
+    call takes seconds)."""
     bounded = _read_window(store, key, identity, excerpt_chars)
     if bounded is not None:
         return bounded
-    turns = _read_all(store, key, excerpt_chars)
+    turns = extract_turns(store.read_session(key).rows, assistant_excerpt_chars=excerpt_chars)
     return turns, count_user_turns(turns)
 
 
@@ -300,11 +293,6 @@ def _read_window(
         return None
     turns = window_turns(rows, mirror[3], assistant_excerpt_chars=excerpt_chars)
     return None if turns is None else (turns, mirror[3])
-
-
-def _read_all(store: TranscriptStore, key: str, excerpt_chars: int) -> list[TranscriptTurn]:
-    """A helper, so the folded rows do not outlive the read (the model call takes seconds)."""
-    return extract_turns(store.read_session(key).rows, assistant_excerpt_chars=excerpt_chars)
 
 
 def one_line_gist(payload: SummaryPayload) -> str:
@@ -387,18 +375,32 @@ def summary_reply_generate(
 ) -> tuple[SummaryPayload | None, int]:
     """The checked payload and its count of incremental passes. With ``previous`` the
     update prompt goes first; a reply the checks had to correct is thrown away for a full
-    pass."""
+    pass. A reply is parsed, checked against the transcript's rows and shaped (None:
+    unusable); what the checks changed is logged and kept with it."""
+
+    def checked(reply: str, update_of: StoredSummary | None) -> SummaryPayload | None:
+        shaped = shape_reply(
+            reply,
+            turns,
+            user_turns=user_turns,
+            max_intents=cfg.max_intents,
+            max_constraints=cfg.max_constraints,
+            previous=update_of,
+        )
+        if shaped.checks.total():
+            log.info("Session summary checks for %s: %s", slot_name, shaped.checks.describe())
+        return shaped.payload
+
     if previous is not None:
         since = previous.user_turns or 0
         reply = backend.generate(build_incremental_prompt(previous, turns, since), turns)
-        update = _checked_payload(slot_name, reply, turns, user_turns, cfg, previous)
+        update = checked(reply, previous)
         if update is None:
             return None, 0  # an unusable reply: a second call would pay again for garbage
         if update.checks is None or not update.checks.total():
             return update, (previous.incremental_passes or 0) + 1
         log.info("Session summary update for %s rejected by the checks: full pass", slot_name)
-    reply = _full_reply(backend, turns, slot_name)
-    return _checked_payload(slot_name, reply, turns, user_turns, cfg, None), 0
+    return checked(_full_reply(backend, turns, slot_name), None), 0
 
 
 def _full_reply(backend: SummaryBackend, turns: list[TranscriptTurn], slot_name: str) -> str:
@@ -422,27 +424,3 @@ def _full_reply(backend: SummaryBackend, turns: list[TranscriptTurn], slot_name:
                 smaller,
             )
             budget = smaller
-
-
-def _checked_payload(
-    slot_name: str,
-    reply: str,
-    turns: list[TranscriptTurn],
-    user_turns: int,
-    cfg: SessionSummaryConfig,
-    previous: StoredSummary | None,
-) -> SummaryPayload | None:
-    """The reply parsed, checked against the transcript's rows and shaped (None: unusable);
-    what the checks changed is logged and kept with it."""
-    shaped = shape_reply(
-        reply,
-        turns,
-        user_turns=user_turns,
-        max_intents=cfg.max_intents,
-        max_constraints=cfg.max_constraints,
-        previous=previous,
-        known_constraints=frozenset(previous.constraints if previous else ()),
-    )
-    if shaped.checks.total():
-        log.info("Session summary checks for %s: %s", slot_name, shaped.checks.describe())
-    return shaped.payload

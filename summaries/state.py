@@ -1,7 +1,7 @@
 """Summaries' own state of a slot: the turn mark and the "generating" flag (``SummaryState``),
 and the back-off after a bad reply (Django's cache).
 
-Exclusion is the claim's (``core/claim.py``), not ``in_flight_until``: the flag is only what
+Exclusion is the claim's (``core/sidecar.py``), not ``in_flight_until``: the flag is only what
 the panel shows. A row is upserted on first need; one racing the slot's delete may outlive
 it until ``summary_state_reap``. A slot without a row reads as mark 0, nothing in flight.
 """

@@ -19,8 +19,10 @@ from transcripts.models import Slot
 
 from .core.gate import switched_off
 from .runtime import summary_config
+from .selectors import summary_backlog
 from .services import summary_generate
 from .state import pass_request_drop, pass_requested
+from .worker import summary_enqueue
 
 log = logging.getLogger(__name__)
 
@@ -81,8 +83,6 @@ def _enqueue(mode: DispatchMode, slot_name: str, force: bool, wait: bool) -> Non
                 (slot_name, False, asked.isoformat()), countdown=settings.KIROCREW_SUMMARY_SETTLE
             )
             return
-        from .worker import summary_enqueue
-
         app_id = Slot.objects.filter(name=slot_name).values_list("app_id", flat=True).first()
         summary_enqueue(app_id, slot_name, force=force, wait=wait)
     except Exception:
@@ -91,8 +91,6 @@ def _enqueue(mode: DispatchMode, slot_name: str, force: bool, wait: bool) -> Non
 
 def summary_backlog_dispatch(*, wait: bool, only: Collection[str] | None = None) -> int:
     """Queue a pass for every slot of the backlog (``only``: of these alone); how many."""
-    from .selectors import summary_backlog
-
     names = summary_backlog()
     if only is not None:
         names = [name for name in names if name in only]

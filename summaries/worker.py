@@ -125,9 +125,9 @@ def _ensure_workers() -> None:
             worker.start()
 
 
-def summary_enqueue(app: Hashable, slot_name: str, *, force: bool = False, wait: bool) -> bool:
-    """Queue a pass in ``app``'s queue; False when coalesced with a queued one, or dropped
-    because the queue is full (``wait``: wait for room first)."""
+def summary_enqueue(app: Hashable, slot_name: str, *, force: bool = False, wait: bool) -> None:
+    """Queue a pass in ``app``'s queue, coalesced with a queued one; dropped when the queue
+    is full (``wait``: wait for room first)."""
     _ensure_workers()
     with _cond:
         _asked.add(slot_name)
@@ -137,10 +137,9 @@ def summary_enqueue(app: Hashable, slot_name: str, *, force: bool = False, wait:
                 wait and _cond.wait_for(lambda: len(_queue) < limit, QUEUE_WAIT_S)
             ):
                 log.warning("Session summary queue full: pass for %s dropped", slot_name)
-                return False
-        queued = _queue.push(app, slot_name, force=force)
+                return
+        _queue.push(app, slot_name, force=force)
         _cond.notify_all()
-    return queued
 
 
 def summary_worker_asked() -> frozenset[str]:
@@ -150,7 +149,6 @@ def summary_worker_asked() -> frozenset[str]:
 
 
 def summary_worker_pending() -> int:
-    """Queued + running passes."""
     with _cond:
         return len(_queue) + len(_running)
 

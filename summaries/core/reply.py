@@ -140,20 +140,19 @@ def shape_reply(
     user_turns: int | None = None,
     max_intents: int = 50,
     max_constraints: int = 50,
-    known_constraints: frozenset[str] = frozenset(),
     previous: SummaryPayload | None = None,
 ) -> Shaped:
     """``reply`` (the backend's raw text) checked against ``turns`` and shaped. With
-    ``previous`` it answers the incremental prompt: merged first, then checked whole."""
+    ``previous`` it answers the incremental prompt: merged first, then checked whole (its
+    constraints known to the checks)."""
     total = count_user_turns(turns) if user_turns is None else user_turns
     raw: object = parse_reply(reply)
+    known: frozenset[str] = frozenset()
     if previous is not None:
         raw = merge_update(raw, previous)
+        known = frozenset(previous.constraints)
     checked, report = check_reply(
-        raw,
-        build_index(turns),
-        user_turns=total,
-        known_constraints=known_constraints,
+        raw, build_index(turns), user_turns=total, known_constraints=known
     )
     shaped = normalize_payload(checked, max_intents=max_intents, max_constraints=max_constraints)
     return Shaped(None if shaped is None else shaped.model_copy(update={"checks": report}), report)
