@@ -233,7 +233,7 @@ class HTTPBackend:
                         continue
                     wait = self._retry_wait(exc)
                     if attempt >= ATTEMPTS or wait is None:
-                        raise exc from exc
+                        raise
                     log.info(
                         "summary backend %s: attempt %d failed (%s: %s); retrying in %.1f s",
                         self.name,
