@@ -30,7 +30,7 @@ from summaries.runtime import (
     summary_backend_choice,
     summary_config,
 )
-from summaries.selectors import summary_behind, summary_body
+from summaries.selectors import summary_body
 from transcripts.core.errors import SessionNotFound
 from transcripts.core.provenance import SOURCE_LABELS, short_project
 from transcripts.core.words import counted
@@ -57,6 +57,7 @@ from .selectors import (
     app_names,
     dashboard_search,
     dashboard_sessions,
+    mirror_behind,
     transcript_gap,
     transcript_live,
     transcript_opening,
@@ -170,12 +171,7 @@ def _card(session: Any, enabled: bool) -> dict[str, Any]:
         "slot": getattr(session, "slot", None),
         "gist": gist.summary if gist else "",
         "chips": state_chips(intents.states) if intents else [],
-        "behind": intents is not None
-        and summary_behind(
-            moved=(intents.sig, intents.gen) != (session.sig, session.gen),
-            user_turns_now=session.user_turns,
-            covers=intents.user_turns,
-        ),
+        "behind": enabled and mirror_behind(session),
         "project": short_project(session.project) if session.project else "",
     }
 
