@@ -37,6 +37,7 @@ from transcripts.core.words import counted
 from transcripts.listing import InvalidListCursor, session_page
 from transcripts.selectors import InvalidCursor, session_get_for_caller
 
+from ..middleware import json_error
 from .markdown import rendered_texts
 from .positions import Gap, InvalidToken, Position, gap_request
 from .present import (
@@ -254,10 +255,6 @@ def _gap_rows(request: HttpRequest, found: Any) -> JsonResponse:
     return JsonResponse(
         {"gap": gap.token(), "html": html, "turns_text": counted(loaded.total, "turn")}
     )
-
-
-def json_error(status: int, code: str, error: str) -> JsonResponse:
-    return JsonResponse({"error": error, "code": code}, status=status)
 
 
 @login_required
