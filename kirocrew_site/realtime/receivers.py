@@ -50,10 +50,9 @@ def frame_send(slot_name: str, frame: Frame) -> None:
 
 
 def _group_send(groups: list[str], message: dict[str, Any]) -> None:
-    """A frame's wire form or a revocation to every group (frames are hints: not retried)."""
+    """A frame's wire form or a revocation to every group. Spooled in a process without
+    Redis that is not the server: the server's relay sends it (this layer reaches no socket)."""
     layer = get_channel_layer()
-    # Spooled from another process without Redis: the server's relay sends it, as this
-    # process's in-memory layer reaches no socket.
     if layer is None or frame_spool(layer, groups, [message]):
         return
     sent = layer_message(message)
