@@ -227,12 +227,12 @@ def state_chips(states: str) -> list[dict[str, Any]]:
     ]
 
 
-def panel_intents(intents: list[Any]) -> list[Any]:
-    """Every intent with its ``state`` derived as the summarizer derives it, so a summary
-    stored before the rule last changed shows the badge the list's filter finds."""
+def panel_intents(intents: object) -> list[Any]:
+    """Each intent with its ``state`` derived as the summarizer does, so a summary stored
+    before the rule last changed shows the badge the list's filter finds; no list: none."""
     return [
         {**intent, "state": intent_state(intent)} if isinstance(intent, dict) else intent
-        for intent in intents
+        for intent in (intents if isinstance(intents, list) else [])
     ]
 
 

@@ -154,7 +154,6 @@ def project_get(*, path: str, app: str = "") -> ProjectView | None:
     for session in found[:PROJECT_SESSIONS_MAX]:
         mirror = getattr(session, "intent_summary", None) if summaries else None
         payload = mirror.payload if mirror is not None and isinstance(mirror.payload, dict) else {}
-        raw = payload.get("intents")
         slot = getattr(session, "slot", None)
         sessions.append(
             SessionIntents(
@@ -164,7 +163,7 @@ def project_get(*, path: str, app: str = "") -> ProjectView | None:
                 turns=session.user_turns,
                 behind=summaries and mirror_behind(session),
                 # Each intent's state as the panel's badge and the list's filter read it.
-                intents=panel_intents(list(raw)) if isinstance(raw, list) else [],
+                intents=panel_intents(payload.get("intents")),
             )
         )
     items = open_items(sessions)

@@ -198,10 +198,9 @@ def _dashboard_slot(name: str) -> Any:
 def _panel_body(found: Any) -> dict[str, Any]:
     """The summary API's body plus ``rendered`` (its texts as sanitized inline HTML)."""
     body = summary_body(found)
-    intents = panel_intents(list(body.get("intents") or []))
     return {
         **body,
-        "intents": intents,
+        "intents": panel_intents(body.get("intents")),
         "rendered": rendered_texts(panel_texts(body)),
         "written_by": written_by(body.get("model")),
     }
@@ -281,7 +280,7 @@ def _timeline(found: Any, body: dict[str, Any]) -> Timeline | None:
         return None
     covers = body.get("covers_through_turn")
     return timeline_layout(
-        panel_intents(list(body.get("intents") or [])),
+        panel_intents(body.get("intents")),
         turns=found.session.user_turns,
         covered=covers if isinstance(covers, int) else None,
     )
