@@ -8,7 +8,7 @@ only, so they are never looked for inside code or produced from raw input.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from functools import lru_cache
 from html import escape
 from typing import Any
@@ -121,7 +121,3 @@ def render_inline(text: str) -> str:
     if len(text) > MAX_CHARS:
         return escape(text)
     return _clean(_parser().renderInline(text))
-
-
-def rendered_texts(values: Iterable[Any]) -> dict[str, str]:
-    return {v: render_inline(v) for v in values if isinstance(v, str) and v.strip()}

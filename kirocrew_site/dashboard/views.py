@@ -38,7 +38,7 @@ from transcripts.listing import InvalidListCursor, session_page
 from transcripts.selectors import InvalidCursor, session_get_for_caller
 
 from ..middleware import json_error
-from .markdown import rendered_texts
+from .markdown import render_inline
 from .positions import Gap, InvalidToken, Position, gap_request
 from .present import (
     EVIDENCE_LABELS,
@@ -201,7 +201,7 @@ def _panel_body(found: Any) -> dict[str, Any]:
     return {
         **body,
         "intents": panel_intents(body.get("intents")),
-        "rendered": rendered_texts(panel_texts(body)),
+        "rendered": {text: render_inline(text) for text in panel_texts(body)},
         "written_by": written_by(body.get("model")),
     }
 
