@@ -18,6 +18,11 @@ CODES = {
 }
 
 
+def json_error(status: int, code: str, error: str) -> JsonResponse:
+    """The ``{"error", "code"}`` envelope outside ninja (its handlers build their own)."""
+    return JsonResponse({"error": error, "code": code}, status=status)
+
+
 class _Middleware:
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponseBase]) -> None:
         self.get_response = get_response
@@ -37,9 +42,7 @@ class ApiJsonErrors(_Middleware):
         ):
             return response
         code, error = CODES.get(response.status_code, ("http_error", "request failed"))
-        replaced: HttpResponse = JsonResponse(
-            {"error": error, "code": code}, status=response.status_code
-        )
+        replaced = json_error(response.status_code, code, error)
         if response.has_header("Allow"):  # a 405's: the methods the path answers
             replaced["Allow"] = response["Allow"]
         return replaced

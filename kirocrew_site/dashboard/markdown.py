@@ -8,7 +8,7 @@ only, so they are never looked for inside code or produced from raw input.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from functools import lru_cache
 from html import escape
 from typing import Any
@@ -70,17 +70,16 @@ def _render_redacted(self: Any, tokens: Sequence[Token], idx: int, options: Any,
     return f'<mark class="redacted">{escape(tokens[idx].content)}</mark>'
 
 
-def _collapsible(default: Any) -> Any:
-    """Wrap a code block of more than LONG_CODE_LINES lines in a closed <details>."""
+def _long_code(html: str, lines: int, end: str = "") -> str:
+    if lines <= LONG_CODE_LINES:
+        return html
+    return f'<details class="code-long"><summary>Code, {lines} lines</summary>{html}</details>{end}'
 
+
+def _collapsible(default: Any) -> Any:
     def render(self: Any, tokens: Sequence[Token], idx: int, options: Any, env: Any) -> str:
         html = str(default(tokens, idx, options, env))
-        lines = tokens[idx].content.count("\n")
-        if lines <= LONG_CODE_LINES:
-            return html
-        return (
-            f'<details class="code-long"><summary>Code, {lines} lines</summary>{html}</details>\n'
-        )
+        return _long_code(html, tokens[idx].content.count("\n"), "\n")
 
     return render
 
@@ -115,18 +114,10 @@ def render_block(text: str) -> str:
 
 
 def render_code(text: str) -> str:
-    html = f"<pre><code>{escape(text)}</code></pre>"
-    lines = text.count("\n") + 1
-    if lines > LONG_CODE_LINES:
-        html = f'<details class="code-long"><summary>Code, {lines} lines</summary>{html}</details>'
-    return _clean(html)
+    return _clean(_long_code(f"<pre><code>{escape(text)}</code></pre>", text.count("\n") + 1))
 
 
 def render_inline(text: str) -> str:
     if len(text) > MAX_CHARS:
         return escape(text)
     return _clean(_parser().renderInline(text))
-
-
-def rendered_texts(values: Iterable[Any]) -> dict[str, str]:
-    return {v: render_inline(v) for v in values if isinstance(v, str) and v.strip()}

@@ -229,12 +229,12 @@ def state_chips(states: str) -> list[dict[str, Any]]:
     ]
 
 
-def panel_intents(intents: list[Any]) -> list[Any]:
-    """Every intent with its ``state`` derived as the summarizer derives it, so a summary
-    stored before the rule last changed shows the badge the list's filter finds."""
+def panel_intents(intents: object) -> list[Any]:
+    """Each intent with its ``state`` derived as the summarizer does, so a summary stored
+    before the rule last changed shows the badge the list's filter finds; no list: none."""
     return [
         {**intent, "state": intent_state(intent)} if isinstance(intent, dict) else intent
-        for intent in intents
+        for intent in (intents if isinstance(intents, list) else [])
     ]
 
 
@@ -244,12 +244,12 @@ def panel_texts(body: dict[str, Any]) -> list[str]:
         if not isinstance(intent, dict):
             continue
         texts += [intent.get("title"), intent.get("initial_intent")]
-        texts += [p for p in intent.get("progress") or [] if isinstance(p, str)]
+        texts += intent.get("progress") or []
         for step in intent.get("next_steps") or []:
             if isinstance(step, dict):
                 texts += [step.get("what"), step.get("why"), step.get("expect")]
-    texts += [c for c in body.get("constraints") or [] if isinstance(c, str)]
-    return [t for t in texts if isinstance(t, str)]
+    texts += body.get("constraints") or []
+    return [t for t in texts if isinstance(t, str) and t.strip()]
 
 
 MIN_BAR_SHARE = 0.012  # a one-turn range of a long session still gets a bar a finger can hit

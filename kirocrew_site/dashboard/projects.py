@@ -12,11 +12,10 @@ from typing import Any
 
 from summaries.core.intents import is_open, open_question
 from summaries.runtime import summary_config
-from summaries.selectors import summary_behind
 from transcripts.core.provenance import MAX_PROJECT, short_project
 
 from .present import STATE_LABELS, panel_intents
-from .selectors import dashboard_sessions
+from .selectors import dashboard_sessions, mirror_behind
 
 NO_PROJECT = ""  # Session.project of a session whose line 0 names no project
 NO_PROJECT_LABEL = "No project"
@@ -155,7 +154,6 @@ def project_get(*, path: str, app: str = "") -> ProjectView | None:
     for session in found[:PROJECT_SESSIONS_MAX]:
         mirror = getattr(session, "intent_summary", None) if summaries else None
         payload = mirror.payload if mirror is not None and isinstance(mirror.payload, dict) else {}
-        raw = payload.get("intents")
         slot = getattr(session, "slot", None)
         sessions.append(
             SessionIntents(
@@ -163,14 +161,9 @@ def project_get(*, path: str, app: str = "") -> ProjectView | None:
                 title=session.title or (slot.name if slot is not None else session.key),
                 last_activity=session.last_activity,
                 turns=session.user_turns,
-                behind=mirror is not None
-                and summary_behind(
-                    moved=(mirror.sig, mirror.gen) != (session.sig, session.gen),
-                    user_turns_now=session.user_turns,
-                    covers=mirror.user_turns,
-                ),
+                behind=summaries and mirror_behind(session),
                 # Each intent's state as the panel's badge and the list's filter read it.
-                intents=panel_intents(list(raw)) if isinstance(raw, list) else [],
+                intents=panel_intents(payload.get("intents")),
             )
         )
     items = open_items(sessions)

@@ -8,6 +8,7 @@ from typing import Any, Literal
 
 from django.db.models import QuerySet
 
+from summaries.selectors import summary_behind
 from transcripts.core.content import bound_rows
 from transcripts.core.errors import SessionNotFound
 from transcripts.core.fold import FoldReport
@@ -47,6 +48,17 @@ def dashboard_sessions(
     if source in SOURCE_LABELS:
         sessions = sessions.filter(source=source)
     return sessions
+
+
+def mirror_behind(session: Session) -> bool:
+    """Whether the session's summary mirror is behind the conversation (``summary_behind``):
+    the list card and the project page read it from the list's own query."""
+    mirror = getattr(session, "intent_summary", None)
+    return mirror is not None and summary_behind(
+        moved=(mirror.sig, mirror.gen) != (session.sig, session.gen),
+        user_turns_now=session.user_turns,
+        covers=mirror.user_turns,
+    )
 
 
 def _app_scope(app: str) -> App | Literal["", False] | None:

@@ -99,7 +99,7 @@ class ThrottledModelBackend(ModelBackend):
 
 def locked_for(request: HttpRequest | None) -> int | None:
     """Seconds the last ``authenticate()`` on this request was locked out for, if it was."""
-    wait = getattr(request, LOCKED_ATTR, None) if request is not None else None
+    wait = getattr(request, LOCKED_ATTR, None)
     return int(wait) if wait is not None else None
 
 

@@ -30,14 +30,15 @@ from summaries.runtime import (
     summary_backend_choice,
     summary_config,
 )
-from summaries.selectors import summary_behind, summary_body
+from summaries.selectors import summary_body
 from transcripts.core.errors import SessionNotFound
 from transcripts.core.provenance import SOURCE_LABELS, short_project
 from transcripts.core.words import counted
 from transcripts.listing import InvalidListCursor, session_page
 from transcripts.selectors import InvalidCursor, session_get_for_caller
 
-from .markdown import rendered_texts
+from ..middleware import json_error
+from .markdown import render_inline
 from .positions import Gap, InvalidToken, Position, gap_request
 from .present import (
     EVIDENCE_LABELS,
@@ -57,6 +58,7 @@ from .selectors import (
     app_names,
     dashboard_search,
     dashboard_sessions,
+    mirror_behind,
     transcript_gap,
     transcript_live,
     transcript_opening,
@@ -170,12 +172,7 @@ def _card(session: Any, enabled: bool) -> dict[str, Any]:
         "slot": getattr(session, "slot", None),
         "gist": gist.summary if gist else "",
         "chips": state_chips(intents.states) if intents else [],
-        "behind": intents is not None
-        and summary_behind(
-            moved=(intents.sig, intents.gen) != (session.sig, session.gen),
-            user_turns_now=session.user_turns,
-            covers=intents.user_turns,
-        ),
+        "behind": enabled and mirror_behind(session),
         "project": short_project(session.project) if session.project else "",
     }
 
@@ -201,11 +198,10 @@ def _dashboard_slot(name: str) -> Any:
 def _panel_body(found: Any) -> dict[str, Any]:
     """The summary API's body plus ``rendered`` (its texts as sanitized inline HTML)."""
     body = summary_body(found)
-    intents = panel_intents(list(body.get("intents") or []))
     return {
         **body,
-        "intents": intents,
-        "rendered": rendered_texts(panel_texts(body)),
+        "intents": panel_intents(body.get("intents")),
+        "rendered": {text: render_inline(text) for text in panel_texts(body)},
         "written_by": written_by(body.get("model")),
     }
 
@@ -260,10 +256,6 @@ def _gap_rows(request: HttpRequest, found: Any) -> JsonResponse:
     )
 
 
-def json_error(status: int, code: str, error: str) -> JsonResponse:
-    return JsonResponse({"error": error, "code": code}, status=status)
-
-
 @login_required
 @require_GET
 def session_summary_partial(request: HttpRequest, slot: str) -> JsonResponse:
@@ -288,7 +280,7 @@ def _timeline(found: Any, body: dict[str, Any]) -> Timeline | None:
         return None
     covers = body.get("covers_through_turn")
     return timeline_layout(
-        panel_intents(list(body.get("intents") or [])),
+        panel_intents(body.get("intents")),
         turns=found.session.user_turns,
         covered=covers if isinstance(covers, int) else None,
     )

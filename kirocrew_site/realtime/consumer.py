@@ -49,7 +49,6 @@ _app_for_token = sync_to_async(app_authenticate)
 
 
 def header(scope: Any, name: bytes) -> str | None:
-    """The first ``name`` header of the handshake."""
     return next((str(v.decode("latin1")) for k, v in scope.get("headers", []) if k == name), None)
 
 

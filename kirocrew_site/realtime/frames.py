@@ -122,6 +122,11 @@ PK_NAMES = frozenset({"user", "app"})  # named by their primary key, in decimal
 _TAG = re.compile(r"[0-9a-f]{32}")  # session_tag's form
 
 
+def layer_message(message: dict[str, Any]) -> dict[str, Any]:
+    """What a group send carries: a revocation as itself, a frame for ``frame_send``."""
+    return message if message["type"] in AUTH_KINDS else {"type": "frame.send", "frame": message}
+
+
 def session_tag(session_key: str) -> str:
     # Not the key itself: a message is readable by whoever reads the channel layer
     # (Redis), and a session key is a bearer credential.

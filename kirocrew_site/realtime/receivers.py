@@ -31,6 +31,7 @@ from .frames import (
     SlotRef,
     TurnData,
     TurnFrame,
+    layer_message,
     session_tag,
 )
 from .groups import DASHBOARD_GROUP, app_group, slot_groups
@@ -45,17 +46,20 @@ Receiver = Callable[..., None]
 
 def frame_send(slot_name: str, frame: Frame) -> None:
     """The one way a frame leaves the server: a group send to everyone who may see the slot."""
+    _group_send(slot_groups(slot_name), frame.wire())
+
+
+def _group_send(groups: list[str], message: dict[str, Any]) -> None:
+    """A frame's wire form or a revocation to every group. Spooled in a process without
+    Redis that is not the server: the server's relay sends it (this layer reaches no socket)."""
     layer = get_channel_layer()
-    if layer is None:
+    if layer is None or frame_spool(layer, groups, [message]):
         return
-    groups = slot_groups(slot_name)
-    wire = frame.wire()
-    if frame_spool(layer, groups, [wire]):
-        return  # the server's relay sends it: this process's in-memory layer reaches no socket
+    sent = layer_message(message)
 
     async def fan_out() -> None:  # one loop hop for every group, not one per group
         for group in groups:
-            await layer.group_send(group, {"type": "frame.send", "frame": wire})
+            await layer.group_send(group, sent)
 
     async_to_sync(fan_out)()
 
@@ -121,15 +125,8 @@ LOGIN_ONLY = frozenset({"last_login"})  # the save every login makes: nothing re
 
 
 def auth_send(group: str, kind: str, **names: str) -> None:
-    message = {"type": kind, **names}
-    try:
-        layer = get_channel_layer()
-        if layer is None:
-            return
-        # Sent from another process (a terminal's create_app --rotate) without Redis: the
-        # server's relay carries it to the sockets, as it carries frames.
-        if not frame_spool(layer, [group], [message]):
-            async_to_sync(layer.group_send)(group, message)
+    try:  # from a terminal (create_app --rotate) too: the relay carries it like a frame
+        _group_send([group], {"type": kind, **names})
     except Exception:
         log.warning("%s to %s failed", kind, group, exc_info=True)
 

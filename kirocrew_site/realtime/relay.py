@@ -28,7 +28,7 @@ from .core.spool import (
     spool_prepare,
     spool_take,
 )
-from .frames import AUTH_KINDS, auth_accepted, frame_validate
+from .frames import AUTH_KINDS, auth_accepted, frame_validate, layer_message
 from .groups import GROUP_NAME
 
 log = logging.getLogger(__name__)
@@ -116,10 +116,7 @@ async def relay_tick(layer: BaseChannelLayer) -> bool:
     if taken.stale:
         log.info("frame relay dropped %d stale frame file(s) unread", taken.stale)
     for spooled in taken.batches:
-        for frame in spooled.frames:
-            message = (
-                frame if frame["type"] in AUTH_KINDS else {"type": "frame.send", "frame": frame}
-            )
+        for message in map(layer_message, spooled.frames):
             for group in spooled.groups:
                 await layer.group_send(group, message)
         # The in-memory layer's sends never yield: let the consumers drain their queues

@@ -16,11 +16,9 @@ from transcripts.core.fsutil import kind_of
 PRIVATE_BITS = 0o077
 
 
-def private_umask() -> int:
-    """Returns the old umask."""
-    old = os.umask(PRIVATE_BITS)
+def private_umask() -> None:
+    old = os.umask(PRIVATE_BITS)  # the only way to read the umask is to set it
     os.umask(old | PRIVATE_BITS)
-    return old
 
 
 @dataclass(frozen=True, slots=True)

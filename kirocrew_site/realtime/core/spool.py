@@ -189,8 +189,9 @@ def spool_take(
             continue
         path = folder / name
         if name.startswith("."):  # mid-write, or its writer died before the rename
-            if _age(path, now) > STALE_S:
-                _unlink(path)
+            with contextlib.suppress(OSError):
+                if now - os.lstat(path).st_mtime > STALE_S:
+                    _unlink(path)
             continue
         if len(taken.batches) >= limit:
             taken.more = True
@@ -272,13 +273,6 @@ def _read(path: Path) -> bytes:
         return os.read(fd, MAX_FILE_BYTES + 1)
     finally:
         os.close(fd)
-
-
-def _age(path: Path, now: float) -> float:
-    try:
-        return now - os.lstat(path).st_mtime
-    except OSError:
-        return 0.0
 
 
 def _unlink(path: Path) -> bool:
