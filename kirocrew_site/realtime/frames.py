@@ -117,7 +117,8 @@ def frame_validate(frame: object) -> dict[str, Any]:
 
 AUTH_REVOKED = "auth.revoked"
 AUTH_RECHECK = "auth.recheck"
-AUTH_KINDS = frozenset({AUTH_REVOKED, AUTH_RECHECK})
+# A tuple: a forged type that is a list or an object compares unequal instead of failing to hash.
+AUTH_KINDS = (AUTH_REVOKED, AUTH_RECHECK)
 PK_NAMES = frozenset({"user", "app"})  # named by their primary key, in decimal
 _TAG = re.compile(r"[0-9a-f]{32}")  # session_tag's form
 

@@ -152,6 +152,8 @@ def test_only_the_frame_groups_are_accepted(group: str, ok: bool) -> None:
         {"type": "row", "data": {"key": "s"}},
         {"type": "turn", "data": {"key": "s", "running": "maybe"}},
         {"type": 3},
+        {"type": ["auth.revoked"], "session": "0" * 32},
+        {"type": {"a": 1}, "data": {"key": "s"}},
         {},
     ],
 )
