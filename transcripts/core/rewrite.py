@@ -324,12 +324,6 @@ def derived_paths(root: Path, key: str) -> list[Path]:
     return [path for paths_for_key in _OWNERS.values() for path in paths_for_key(root, key)]
 
 
-def reap_derived(root: Path, key: str) -> None:
-    for path in derived_paths(root, key):
-        with contextlib.suppress(FileNotFoundError):
-            path.unlink()
-
-
 def delete(store: StoreFiles, key: str) -> bool:
     """Remove the transcript, its archives and derived files (``register_derived``), and the
     ``.lock`` file when this lock is released (``locking.remove_when_released``: a waiting
@@ -339,10 +333,9 @@ def delete(store: StoreFiles, key: str) -> bool:
         locking.remove_when_released(str(store.lock_path(key)))
         path = store.path(key)
         existed = path.is_file()
-        for target in [path, *store.archive_paths(key)]:
+        for target in [path, *store.archive_paths(key), *derived_paths(store.root, key)]:
             with contextlib.suppress(FileNotFoundError):
                 target.unlink()
-        reap_derived(store.root, key)
         remove_stale_temps(path.parent, path.name)
         return existed
 

@@ -120,7 +120,6 @@ def _row_in(mm: mmap.mmap, ts: str) -> bool:
 
 
 class TranscriptStore(StoreFiles):
-    # ------------------------------------------------------------------ appends
     def create(
         self, key: str, metadata: dict[str, Any] | None = None, *, exist_ok: bool = False
     ) -> Identity:
