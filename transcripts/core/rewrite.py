@@ -40,7 +40,7 @@ from .errors import (
     SessionNotFound,
     TranscriptWriteError,
 )
-from .fold import Folded, FoldReport
+from .fold import Folded
 from .fsutil import atomic_write, remove_stale_temps
 from .reader import iter_lines, line_at, parse_json_line, parse_metadata_line
 from .storefiles import StoreFiles
@@ -246,7 +246,7 @@ def rotate_locked(store: StoreFiles, key: str, *, force: bool = False) -> int:
             return 0
     kept_indexes = by_physical[n - keep :]
     body = reencode(metadata) + b"".join(x + b"\n" for x in lines[n - keep :])
-    body += position_revisions(folded, kept_indexes, now)
+    body += position_revisions(folded.rows, kept_indexes, now)
     try:
         _replace(store, key, body, st, archive)
     except TranscriptWriteError:
@@ -286,20 +286,19 @@ def _refusal(folded: Folded, *, force: bool) -> str:
     return ""
 
 
-def position_revisions(folded: Folded, kept: list[int], now: Any) -> bytes:
-    """Re-express the folded order of kept rows as position revisions, if it differs."""
-    if folded.order is None:
-        return b""
+def position_revisions(rows: list[dict[str, Any]], kept: list[int], now: Any) -> bytes:
+    """Re-express the folded order of the ``kept`` rows (their indexes in ``rows``, in the
+    order they are written) as position revisions, if it differs."""
     wanted = sorted(kept)  # kept rows in folded order
     if wanted == kept:
         return b""
     out: list[bytes] = []
-    previous = str(folded.rows[kept[-1]].get("ts"))
+    previous = str(rows[kept[-1]].get("ts"))
     first_diff = next(i for i, (a, b) in enumerate(zip(wanted, kept, strict=True)) if a != b)
     for pos in range(first_diff, len(wanted)):
-        anchor = "" if pos == 0 else str(folded.rows[wanted[pos - 1]].get("ts"))
+        anchor = "" if pos == 0 else str(rows[wanted[pos - 1]].get("ts"))
         previous = monotonic_ts(previous, now)
-        target = folded.rows[wanted[pos]].get("ts")  # written as the row bears it
+        target = rows[wanted[pos]].get("ts")  # written as the row bears it
         out.append(encode_record(revision_record(target, {POSITION_HINT: anchor}, previous)))
     return b"".join(out)
 
@@ -396,7 +395,5 @@ def _seed_bytes(rows: list[dict[str, Any]], now: Any) -> bytes:
         # revision could not target: kept as folded.
         return b"".join(line + b"\n" for line in lines)
     by_ts = sorted(range(len(rows)), key=lambda i: ts_sort_key(stamps[i]))
-    physical = sorted(range(len(rows)), key=by_ts.__getitem__)  # the inverse permutation
-    folded = Folded(None, rows, FoldReport(), order=physical)
     body = b"".join(lines[i] + b"\n" for i in by_ts)
-    return body + position_revisions(folded, by_ts, now)
+    return body + position_revisions(rows, by_ts, now)
