@@ -222,10 +222,10 @@ def rotate_locked(store: StoreFiles, key: str, *, force: bool = False) -> int:
     now = store.clock()
     metadata.update(last_consolidated=0, rotated_at=now.isoformat())
     metadata["rotation_generation"] = generation(metadata) + 1
-    meta_bytes = len(reencode(metadata))
+    head = reencode(metadata)
     n = len(lines)
     keep = max(min(store.keep_lines, n), 1) if n else 0
-    while keep > 1 and meta_bytes + sum(len(x) + 1 for x in lines[n - keep :]) > store.max_bytes:
+    while keep > 1 and len(head) + sum(len(x) + 1 for x in lines[n - keep :]) > store.max_bytes:
         keep -= 1
     if keep >= n and not force and not folded.report.revisions and not folded.bad_lines:
         # Nothing to drop and nothing to fold: a single unsplittable row. (With revisions,
@@ -235,21 +235,13 @@ def rotate_locked(store: StoreFiles, key: str, *, force: bool = False) -> int:
     with path.open("rb") as fp:  # oversize lines go to the archive unread by the fold
         oversize_lines = [line_at(fp.fileno(), offset) for offset in oversize]
     dropped = lines[: n - keep] + folded.bad_lines + oversize_lines
-    archive = None
-    if dropped:
-        try:
-            archive = _archive_or_fail(
-                store, key, dropped, ROTATE_REASON, metadata["rotation_generation"]
-            )
-        except ArchiveError:
-            log.exception("rotation of %s failed closed", key)
-            return 0
-    kept_indexes = by_physical[n - keep :]
-    body = reencode(metadata) + b"".join(x + b"\n" for x in lines[n - keep :])
-    body += position_revisions(folded.rows, kept_indexes, now)
     try:
+        gen = metadata["rotation_generation"]
+        archive = _archive_or_fail(store, key, dropped, ROTATE_REASON, gen) if dropped else None
+        body = head + b"".join(x + b"\n" for x in lines[n - keep :])
+        body += position_revisions(folded.rows, by_physical[n - keep :], now)
         _replace(store, key, body, st, archive)
-    except TranscriptWriteError:
+    except (ArchiveError, TranscriptWriteError):
         log.exception("rotation of %s failed closed", key)
         return 0
     return n - keep
