@@ -168,7 +168,7 @@ class SessionAdmin(ReadOnlyAdmin):
 
     @admin.display(description="anomalies")
     def anomalies(self, obj: Session) -> int:
-        return obj.anomaly_total
+        return sum(v for v in (obj.anomaly_counts or {}).values() if isinstance(v, int))
 
     @admin.display(description="anomaly counts")
     def anomaly_counts_pretty(self, obj: Session) -> SafeString:

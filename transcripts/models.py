@@ -84,10 +84,6 @@ class Session(models.Model):
     def __str__(self) -> str:
         return f"{self.title} ({self.key})" if self.title else self.key
 
-    @property
-    def anomaly_total(self) -> int:
-        return sum(v for v in (self.anomaly_counts or {}).values() if isinstance(v, int))
-
 
 class Slot(models.Model):
     """The live handle a URL names (slot ``s1`` → transcript ``dashboard:s1``)."""

@@ -11,7 +11,7 @@ from django.db.models import F, Q, QuerySet
 from .core.content import bound_rows
 from .core.fold import FoldReport
 from .core.keys import is_valid_slot_name
-from .core.paging import InvalidCursor, cursor_of, read_page
+from .core.paging import InvalidCursor, cursor_of, parse_cursor, read_page
 from .listing import SessionPage, session_page
 from .models import App, Session, Slot
 from .runtime import get_store
@@ -21,7 +21,7 @@ MAX_PAGE = 1000
 __all__ = ["InvalidCursor"]  # defined with the paging reader; the API catches it from here
 
 
-def session_list(*, app: App | Literal[""] | None, search: str = "") -> QuerySet[Session]:
+def session_list(*, app: Caller | None, search: str = "") -> QuerySet[Session]:
     """Sessions newest activity first. ``app`` (no default: every caller states it): that
     app's, ``""`` all, None the unscoped ones."""
     sessions = Session.objects.select_related("app", "slot")
@@ -46,8 +46,7 @@ def session_get_for_caller(*, name: str, caller_app: Caller) -> Slot | None:
 
 
 def _start_after(rows: list[dict[str, Any]], after: str) -> int:
-    ts, _, nth = after.rpartition("#") if "#" in after else (after, "", "1")
-    wanted = int(nth) if nth.isdigit() and int(nth) > 0 else 0
+    ts, wanted = parse_cursor(after)
     seen = 0
     for index, row in enumerate(rows):
         if row.get("ts") == ts:
@@ -83,7 +82,7 @@ def session_transcript(
     return page, view.report, next_cursor
 
 
-def slot_list_page(*, scope: App | Literal[""], cursor: str | None, limit: int) -> SessionPage:
+def slot_list_page(*, scope: Caller, cursor: str | None, limit: int) -> SessionPage:
     """One keyset page of own sessions with a slot, joined with what the slot extras read
     (one query per page). Raises ``InvalidListCursor``."""
     related = ("slot__app", *(rel for extra in _slot_extras.values() for rel in extra.related))

@@ -8,6 +8,7 @@ are reported (docs/DESIGN.md, "Fold anomalies"). A file without revisions folds 
 
 from __future__ import annotations
 
+import io
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -86,11 +87,8 @@ class FoldState(Folded):
 
     def _index(self) -> dict[str, int]:
         if self.by_ts is None:
-            self.by_ts = {}
-            for i, row in enumerate(self.rows):
-                ts = row.get("ts")
-                if isinstance(ts, str):
-                    self.by_ts[ts] = i
+            stamps = ((row.get("ts"), i) for i, row in enumerate(self.rows))
+            self.by_ts = {ts: i for ts, i in stamps if isinstance(ts, str)}
         return self.by_ts
 
     def _check_ts(self, ts: Any, offset: int) -> None:
@@ -309,6 +307,4 @@ def fold_stream(
 
 
 def fold_bytes(data: bytes, *, file: str = "") -> Folded:
-    import io
-
     return fold_stream(io.BytesIO(data), file=file)

@@ -30,7 +30,7 @@ def transcript_key_for_slot(slot: str) -> str:
 
 def slot_name_for_key(key: str) -> str:
     """The slot an imported transcript gets: its key without the ``dashboard:`` prefix."""
-    return key[len(DASHBOARD_PREFIX) :] if key.startswith(DASHBOARD_PREFIX) else key
+    return key.removeprefix(DASHBOARD_PREFIX)
 
 
 def key_from_stem(stem: str) -> str:

@@ -371,7 +371,6 @@ class TurnMarks:
 
     files: list[tuple[Snapshot, int, str | None]]  # (file, its turns, the previous file's last ts)
     report: FoldReport  # the whole session's fold report
-    last: str | None  # the cursor of the session's last row; None: no rows
     total: int
 
     def mark(self, turn: int) -> TurnMark:
@@ -405,4 +404,4 @@ def turn_marks(store: StoreFiles, key: str, *, cache: IndexCache = PAGE_INDEX) -
             total += turns
             if count:
                 before = snap.last_ts
-        return TurnMarks(marks, report, before, total)
+        return TurnMarks(marks, report, total)

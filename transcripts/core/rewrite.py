@@ -40,7 +40,7 @@ from .errors import (
     SessionNotFound,
     TranscriptWriteError,
 )
-from .fold import Folded, FoldReport
+from .fold import Folded
 from .fsutil import atomic_write, remove_stale_temps
 from .reader import iter_lines, line_at, parse_json_line, parse_metadata_line
 from .storefiles import StoreFiles
@@ -223,10 +223,10 @@ def rotate_locked(store: StoreFiles, key: str, *, force: bool = False) -> int:
     now = store.clock()
     metadata.update(last_consolidated=0, rotated_at=now.isoformat())
     metadata["rotation_generation"] = generation(metadata) + 1
-    meta_bytes = len(reencode(metadata))
+    head = reencode(metadata)
     n = len(lines)
     keep = max(min(store.keep_lines, n), 1) if n else 0
-    while keep > 1 and meta_bytes + sum(len(x) + 1 for x in lines[n - keep :]) > store.max_bytes:
+    while keep > 1 and len(head) + sum(len(x) + 1 for x in lines[n - keep :]) > store.max_bytes:
         keep -= 1
     if keep >= n and not force and not folded.report.revisions and not folded.bad_lines:
         # Nothing to drop and nothing to fold: a single unsplittable row. (With revisions,
@@ -236,21 +236,13 @@ def rotate_locked(store: StoreFiles, key: str, *, force: bool = False) -> int:
     with path.open("rb") as fp:  # oversize lines go to the archive unread by the fold
         oversize_lines = [line_at(fp.fileno(), offset) for offset in oversize]
     dropped = lines[: n - keep] + folded.bad_lines + oversize_lines
-    archive = None
-    if dropped:
-        try:
-            archive = _archive_or_fail(
-                store, key, dropped, ROTATE_REASON, metadata["rotation_generation"]
-            )
-        except ArchiveError:
-            log.exception("rotation of %s failed closed", key)
-            return 0
-    kept_indexes = by_physical[n - keep :]
-    body = reencode(metadata) + b"".join(x + b"\n" for x in lines[n - keep :])
-    body += position_revisions(folded, kept_indexes, now)
     try:
+        gen = metadata["rotation_generation"]
+        archive = _archive_or_fail(store, key, dropped, ROTATE_REASON, gen) if dropped else None
+        body = head + b"".join(x + b"\n" for x in lines[n - keep :])
+        body += position_revisions(folded.rows, by_physical[n - keep :], now)
         _replace(store, key, body, st, archive)
-    except TranscriptWriteError:
+    except (ArchiveError, TranscriptWriteError):
         log.exception("rotation of %s failed closed", key)
         return 0
     return n - keep
@@ -287,20 +279,19 @@ def _refusal(folded: Folded, *, force: bool) -> str:
     return ""
 
 
-def position_revisions(folded: Folded, kept: list[int], now: Any) -> bytes:
-    """Re-express the folded order of kept rows as position revisions, if it differs."""
-    if folded.order is None:
-        return b""
+def position_revisions(rows: list[dict[str, Any]], kept: list[int], now: Any) -> bytes:
+    """Re-express the folded order of the ``kept`` rows (their indexes in ``rows``, in the
+    order they are written) as position revisions, if it differs."""
     wanted = sorted(kept)  # kept rows in folded order
     if wanted == kept:
         return b""
     out: list[bytes] = []
-    previous = str(folded.rows[kept[-1]].get("ts"))
+    previous = str(rows[kept[-1]].get("ts"))
     first_diff = next(i for i, (a, b) in enumerate(zip(wanted, kept, strict=True)) if a != b)
     for pos in range(first_diff, len(wanted)):
-        anchor = "" if pos == 0 else str(folded.rows[wanted[pos - 1]].get("ts"))
+        anchor = "" if pos == 0 else str(rows[wanted[pos - 1]].get("ts"))
         previous = monotonic_ts(previous, now)
-        target = folded.rows[wanted[pos]].get("ts")  # written as the row bears it
+        target = rows[wanted[pos]].get("ts")  # written as the row bears it
         out.append(encode_record(revision_record(target, {POSITION_HINT: anchor}, previous)))
     return b"".join(out)
 
@@ -325,12 +316,6 @@ def derived_paths(root: Path, key: str) -> list[Path]:
     return [path for paths_for_key in _OWNERS.values() for path in paths_for_key(root, key)]
 
 
-def reap_derived(root: Path, key: str) -> None:
-    for path in derived_paths(root, key):
-        with contextlib.suppress(FileNotFoundError):
-            path.unlink()
-
-
 def delete(store: StoreFiles, key: str) -> bool:
     """Remove the transcript, its archives and derived files (``register_derived``), and the
     ``.lock`` file when this lock is released (``locking.remove_when_released``: a waiting
@@ -340,10 +325,9 @@ def delete(store: StoreFiles, key: str) -> bool:
         locking.remove_when_released(str(store.lock_path(key)))
         path = store.path(key)
         existed = path.is_file()
-        for target in [path, *store.archive_paths(key)]:
+        for target in [path, *store.archive_paths(key), *derived_paths(store.root, key)]:
             with contextlib.suppress(FileNotFoundError):
                 target.unlink()
-        reap_derived(store.root, key)
         remove_stale_temps(path.parent, path.name)
         return existed
 
@@ -404,7 +388,5 @@ def _seed_bytes(rows: list[dict[str, Any]], now: Any) -> bytes:
         # revision could not target: kept as folded.
         return b"".join(line + b"\n" for line in lines)
     by_ts = sorted(range(len(rows)), key=lambda i: ts_sort_key(stamps[i]))
-    physical = sorted(range(len(rows)), key=by_ts.__getitem__)  # the inverse permutation
-    folded = Folded(None, rows, FoldReport(), order=physical)
     body = b"".join(lines[i] + b"\n" for i in by_ts)
-    return body + position_revisions(folded, by_ts, now)
+    return body + position_revisions(rows, by_ts, now)

@@ -55,7 +55,7 @@ class Appended:
     identity: Identity
     # The file's size just before this append: a mirror that recorded exactly this size
     # (same gen) mirrors everything before it and may be moved forward by these rows alone.
-    prior_size: int = -1
+    prior_size: int
 
 
 def row_order(row: dict[str, Any]) -> dict[str, Any]:
@@ -120,7 +120,6 @@ def _row_in(mm: mmap.mmap, ts: str) -> bool:
 
 
 class TranscriptStore(StoreFiles):
-    # ------------------------------------------------------------------ appends
     def create(
         self, key: str, metadata: dict[str, Any] | None = None, *, exist_ok: bool = False
     ) -> Identity:

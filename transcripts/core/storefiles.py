@@ -72,7 +72,6 @@ class StoreFiles:
         # (an oversize line, no line 0): retried only once the file has doubled.
         self._stuck: dict[tuple[int, int], int] = {}
 
-    # ------------------------------------------------------------------ paths
     @property
     def archive_dir(self) -> Path:
         return self.root / "archive"
@@ -101,7 +100,6 @@ class StoreFiles:
         with locking.hold(str(self.lock_path(key)), self.lock_timeout):
             yield
 
-    # ------------------------------------------------------------------ cheap reads
     def exists(self, key: str) -> bool:
         # os.path, not pathlib: a key too long for a file name (ENAMETOOLONG) is False.
         return os.path.isfile(self.path(key))
@@ -142,7 +140,6 @@ class StoreFiles:
             raise SessionNotFound(key)
         return identity
 
-    # ------------------------------------------------------------------ one file folded
     def read_file(self, key: str, *, keep_raw: bool = False) -> Folded:
         return self._fold(self.path(key), self.path(key).name, keep_raw)
 
@@ -150,7 +147,6 @@ class StoreFiles:
         with path.open("rb") as fp:
             return fold_stream(fp, file=label, keep_raw=keep_raw, max_line=self.max_line)
 
-    # ------------------------------------------------------------------ the session's chain
     def read_session(self, key: str) -> SessionView:
         """Archives + current file, each folded, rows in order. Only this session's own files: a
         fork holds its seed rows itself and no read follows line 0's ``forked_from``, so no
@@ -159,20 +155,15 @@ class StoreFiles:
         path = self.path(key)
         if not path.is_file():
             raise SessionNotFound(key)
-        report = FoldReport()
-        rows: list[dict[str, Any]] = []
-        files: list[str] = []
         try:
             current = self.read_file(key)
         except FileNotFoundError:  # deleted since the check: the same answer as before it
             raise SessionNotFound(key) from None
-        gen = generation(current.metadata)
-        for label, folded in self.chain_archives(key, gen, report, self._fold):
-            rows.extend(folded.rows)
-            files.append(label)
-        rows.extend(current.rows)
+        report = FoldReport()
+        chain = self.chain_archives(key, generation(current.metadata), report, self._fold)
+        rows = [row for _, folded in chain for row in folded.rows] + current.rows
         report.extend(current.report)
-        files.append(path.name)
+        files = [label for label, _ in chain] + [path.name]
         return SessionView(key, current.metadata, rows, report, files)
 
     def chain_archives(
