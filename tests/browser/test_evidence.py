@@ -45,13 +45,21 @@ def test_evidence_shows_under_the_badge_and_links_to_its_row(page: Any, server: 
     reason.wait_for()
     assert reason.inner_text().startswith("Tests passed (turn 1)")
     assert "Tests passed." in reason.inner_text()
-    # under the badge: below it on screen, in the same summary line (both measured in one
-    # evaluation: a live frame may re-render the panel between two separate reads)
-    badge_y, reason_y = card.locator("summary").first.evaluate(
-        """(s) => [s.querySelector(".badge"), s.querySelector(".evidence")]
-            .map((e) => e.getBoundingClientRect().y)"""
+    # under the badge: below it on screen, in the same summary line. Measured in the page
+    # on the panel as it is at each try: a live frame may re-render the panel, and a
+    # detached element measures 0 (the wait fails after its timeout if it is never below).
+    page.wait_for_function(
+        """() => {
+            const card = [...document.querySelectorAll("#summary-panel details.intent")]
+                .find((d) => d.textContent.includes("Fix the parser"));
+            const line = card && card.querySelector("summary");
+            const badge = line && line.querySelector(".badge");
+            const reason = line && line.querySelector(".evidence");
+            if (!badge || !reason) return false;
+            const [b, r] = [badge, reason].map((e) => e.getBoundingClientRect());
+            return b.height > 0 && r.height > 0 && r.y > b.y;
+        }"""
     )
-    assert reason_y > badge_y
 
     row = page.locator(f'#transcript li.row:has(time[datetime="{stamp}"])')
     assert row.count() == 1
