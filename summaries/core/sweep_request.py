@@ -8,6 +8,8 @@ import contextlib
 import os
 from pathlib import Path
 
+from transcripts.core.fsutil import touched_within
+
 TICK_S = 1.0  # how often a server's sweeper looks for a request (and beats)
 FRESH_S = 5.0  # a heartbeat older than this: no sweeper is running
 HEARTBEAT = ".sweeper"
@@ -25,12 +27,7 @@ def sweeper_beat(folder: Path) -> None:
 
 
 def sweeper_alive(folder: Path, now: float) -> bool:
-    """A sweeper beat within ``FRESH_S`` (either way: clocks step)."""
-    try:
-        mtime = os.lstat(folder / HEARTBEAT).st_mtime
-    except OSError:
-        return False
-    return abs(now - mtime) < FRESH_S
+    return touched_within(folder / HEARTBEAT, FRESH_S, now)
 
 
 def sweeper_gone(folder: Path) -> None:

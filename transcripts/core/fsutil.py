@@ -190,3 +190,13 @@ def regular_files(directory: Path) -> tuple[list[Path], list[Skipped]]:
         else:
             skipped.append(Skipped(Path(entry.path), f"not a regular file: {kind_of(mode)}"))
     return sorted(found), sorted(skipped, key=lambda s: s.path)
+
+
+def touched_within(path: Path, seconds: float, now: float) -> bool:
+    """Whether ``path`` (a heartbeat file) was touched within ``seconds`` of ``now``, either
+    way: clocks step. A missing or unreadable file was not."""
+    try:
+        mtime = os.lstat(path).st_mtime
+    except OSError:
+        return False
+    return abs(now - mtime) < seconds

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from transcripts.core.fsutil import atomic_write
+from transcripts.core.fsutil import atomic_write, touched_within
 
 FOLDER_MODE = 0o700  # frames name slots and row stamps: no other local user reads them
 FILE_MODE = 0o600
@@ -85,12 +85,7 @@ def heartbeat_touch(folder: Path, token: str) -> None:
 
 
 def heartbeat_fresh(folder: Path, now: float) -> bool:
-    """A relay touched the heartbeat within ``FRESH_S`` (either way: clocks step)."""
-    try:
-        mtime = os.lstat(folder / HEARTBEAT).st_mtime
-    except OSError:
-        return False
-    return abs(now - mtime) < FRESH_S
+    return touched_within(folder / HEARTBEAT, FRESH_S, now)
 
 
 def heartbeat_drop(folder: Path, token: str) -> None:
