@@ -3,15 +3,14 @@ raises on a reply whose fields have the wrong JSON types."""
 
 from __future__ import annotations
 
-import copy
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from summaries.core.extract import extract_turns
 from summaries.core.reply import parse_reply, shape_reply
+from tests.fixtures.odd_json import ODD_VALUES, field_paths, replaced
 
 PAYLOAD = {"intents": [{"title": "Fix the build", "ranges": [[1, 3]]}], "constraints": []}
 OTHER = {"intents": [{"title": "Something else", "ranges": [[4, 4]]}]}
@@ -128,15 +127,6 @@ ROWS: list[dict[str, Any]] = [
     {"role": "assistant", "content": "Fixed.", "ts": "t03"},
     {"role": "user", "content": "great, that works", "ts": "t04"},
 ]
-ODD: list[Any] = ["s", "", ["x"], [], {"a": 1}, {}, 5, -1, 2**70, 1.5, True, None, [[]]]
-
-
-def _paths(value: Any, path: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
-    if path:
-        yield path
-    if isinstance(value, (dict, list)):
-        for key, inner in value.items() if isinstance(value, dict) else enumerate(value):
-            yield from _paths(inner, (*path, key))
 
 
 @pytest.mark.parametrize("incremental", [False, True])
@@ -148,15 +138,10 @@ def test_no_field_of_another_json_type_makes_shaping_a_reply_raise(incremental: 
         previous = shape_reply(json.dumps(first), turns).payload
         assert previous is not None
     raised = []
-    for path in _paths(FULL_REPLY):
-        for value in ODD:
-            reply = copy.deepcopy(FULL_REPLY)
-            inner: Any = reply
-            for key in path[:-1]:
-                inner = inner[key]
-            inner[path[-1]] = value
+    for path in field_paths(FULL_REPLY):
+        for value in ODD_VALUES:
             try:
-                shape_reply(json.dumps(reply), turns, previous=previous)
+                shape_reply(json.dumps(replaced(FULL_REPLY, path, value)), turns, previous=previous)
             except Exception as exc:  # every raise is the finding
                 raised.append(f"{path} = {value!r}: {exc!r}")
     assert not raised, f"{len(raised)} raises, e.g. {raised[:3]}"

@@ -7,14 +7,14 @@ such a line raised out of every read of the session."""
 
 from __future__ import annotations
 
-import copy
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.fixtures.odd_json import field_paths, replaced
 from transcripts.core import paging, rewrite
 from transcripts.core.errors import RowNotFound
 from transcripts.core.store import TranscriptStore
@@ -22,23 +22,6 @@ from transcripts.core.store import TranscriptStore
 from .import_attack_helpers import run
 
 ODD: list[Any] = ["s", ["x"], {"a": 1}, 5, 2**70, True, None]
-
-
-def _paths(value: Any, path: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
-    if path:
-        yield path
-    if isinstance(value, (dict, list)):
-        for key, inner in value.items() if isinstance(value, dict) else enumerate(value):
-            yield from _paths(inner, (*path, key))
-
-
-def _replaced(record: dict[str, Any], path: tuple[Any, ...], value: Any) -> dict[str, Any]:
-    out = copy.deepcopy(record)
-    inner: Any = out
-    for key in path[:-1]:
-        inner = inner[key]
-    inner[path[-1]] = value
-    return out
 
 
 STEPS: list[tuple[str, Callable[[TranscriptStore, str], Any]]] = [
@@ -68,12 +51,12 @@ def test_no_field_of_another_json_type_breaks_a_read_or_a_rewrite(tmp_path: Path
     raised = []
     n = 0
     for i, record in enumerate(json.loads(text) for text in lines):
-        for path in _paths(record):
+        for path in field_paths(record):
             for value in ODD:
                 n += 1
                 store = TranscriptStore(tmp_path / f"s{n}")
                 store.path("k").parent.mkdir(parents=True, exist_ok=True)
-                hostile = [*lines[:i], json.dumps(_replaced(record, path, value)), *lines[i + 1 :]]
+                hostile = [*lines[:i], json.dumps(replaced(record, path, value)), *lines[i + 1 :]]
                 store.path("k").write_text("\n".join(hostile) + "\n")
                 for name, step in STEPS:
                     try:

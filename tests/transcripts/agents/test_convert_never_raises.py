@@ -10,17 +10,17 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 
+from tests.fixtures.odd_json import ODD_VALUES, field_paths, replaced
 from transcripts.core.agents import claude_code, codex
 from transcripts.core.agents.common import ConvState, Step
 from transcripts.core.agents.source import detect_lines
 
-ODD: list[Any] = ["s", "", ["x"], [], {"a": 1}, {}, 5, -1, 2**70, 1.5, True, None, [[]]]
-ODD += [[{"type": "text"}]]
+ODD = [*ODD_VALUES, [{"type": "text"}]]  # a content list whose block lacks its text
 
 CLAUDE = [
     {
@@ -116,23 +116,6 @@ CODEX = [
 ]
 
 
-def _paths(value: Any, path: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
-    if path:
-        yield path
-    if isinstance(value, (dict, list)):
-        for key, inner in value.items() if isinstance(value, dict) else enumerate(value):
-            yield from _paths(inner, (*path, key))
-
-
-def _replaced(record: dict[str, Any], path: tuple[Any, ...], value: Any) -> dict[str, Any]:
-    out = copy.deepcopy(record)
-    inner: Any = out
-    for key in path[:-1]:
-        inner = inner[key]
-    inner[path[-1]] = value
-    return out
-
-
 @pytest.mark.parametrize(
     ("convert", "records"), [(claude_code.convert, CLAUDE), (codex.convert, CODEX)]
 )
@@ -141,13 +124,13 @@ def test_no_field_of_another_json_type_makes_a_converter_raise(
 ) -> None:
     raised = []
     for record in records:
-        for path in _paths(record):
+        for path in field_paths(record):
             for value in ODD:
                 state = ConvState()
                 try:
                     for before in records[:4]:
                         convert(copy.deepcopy(before), state)
-                    convert(_replaced(record, path, value), state)
+                    convert(replaced(record, path, value), state)
                     for after in records:  # the records after it still convert
                         convert(copy.deepcopy(after), state)
                 except Exception as exc:  # every raise is the finding
@@ -161,9 +144,9 @@ def test_no_field_of_another_json_type_makes_format_detection_raise(
 ) -> None:
     raised = []
     for record in records:
-        for path in _paths(record):
+        for path in field_paths(record):
             for value in ODD:
-                head = json.dumps(_replaced(record, path, value)).encode()
+                head = json.dumps(replaced(record, path, value)).encode()
                 for lines in (
                     [head],
                     [head, head],
