@@ -1,10 +1,11 @@
 from django.contrib import admin
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import HttpRequest, HttpResponse
 from django.urls import include, path
 from django.views.defaults import page_not_found
 
 from .api import api
 from .dashboard.throttle import ThrottledAdminAuthenticationForm
+from .middleware import API_PREFIX, CODES, json_error
 
 # The admin's login goes through the same throttle (the backend) and explains a lockout.
 admin.site.login_form = ThrottledAdminAuthenticationForm
@@ -13,8 +14,8 @@ admin.site.login_form = ThrottledAdminAuthenticationForm
 def not_found(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
     """JSON for API paths, built here: Django's page (which middleware.ApiJsonErrors would
     replace) reads the login session to render, adding ``Vary: Cookie``. The page elsewhere."""
-    if request.path.startswith("/api/"):
-        return JsonResponse({"error": "not found", "code": "not_found"}, status=404)
+    if request.path.startswith(API_PREFIX):
+        return json_error(404, *CODES[404])
     return page_not_found(request, exception or Exception("not found"))
 
 
