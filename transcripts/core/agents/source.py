@@ -69,12 +69,15 @@ def detect_lines(lines: list[bytes]) -> str | None:
         if _claude(record):
             return "claude-code"
         seen.append(record)
-    # str(): a type that is a list or an object would not hash
-    if all("payload" not in r and str(r.get("type")) in CLAUDE_BOOKKEEPING for r in seen):
+    if all("payload" not in r and _bookkeeping(r.get("type")) for r in seen):
         return "claude-code"  # a session that so far holds only snapshots and queue lines
     if "payload" in first and "type" in first:
         return "codex"
     return None
+
+
+def _bookkeeping(kind: Any) -> bool:
+    return isinstance(kind, str) and kind in CLAUDE_BOOKKEEPING  # a list would not hash
 
 
 def _claude(record: dict[str, Any]) -> bool:
